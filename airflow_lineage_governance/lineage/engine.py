@@ -1,0 +1,195 @@
+"""column_lineage: a CTAS or INSERT ... SELECT and the catalog schema in, exact column lineage out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import traverse_scope
+
+from airflow_lineage_governance.lineage.errors import (
+    ColumnCountError,
+    LineageError,
+    StatementTooLargeError,
+    UnknownColumnError,
+    UnknownTableError,
+    UnnamedColumnError,
+)
+from airflow_lineage_governance.lineage.model import (
+    CREATE_TABLE_AS,
+    ColumnLineage,
+    OutputColumn,
+    merge,
+)
+from airflow_lineage_governance.lineage.redact import redacted_expression
+from airflow_lineage_governance.lineage.schema import Schema, normalized, place_tables
+from airflow_lineage_governance.lineage.scopes import ScopeReader
+from airflow_lineage_governance.lineage.statement import Statement, parse_statement
+
+
+def column_lineage(sql: str, schema: Mapping[str, Mapping[str, Mapping[str, str]]], *,
+                   dialect: str = "duckdb") -> ColumnLineage:
+    """Returns the column lineage of one `CREATE [OR REPLACE] TABLE … AS SELECT` or `INSERT INTO … SELECT`.
+
+    `schema` is `{db: {table: {column: type}}}` with every table the statement reads and, for an INSERT,
+    its target. Raises LineageError (a subclass naming the target, table and column at fault) whenever
+    the lineage cannot be read exactly; it never returns partial lineage.
+    """
+    try:
+        return _column_lineage(sql, normalized(schema), dialect)
+    except RecursionError:
+        raise StatementTooLargeError(None, "the statement is nested too deeply to read",
+                                     "flatten its subqueries into CTEs") from None
+
+
+def _column_lineage(sql: str, schema: Schema, dialect: str) -> ColumnLineage:
+    statement = parse_statement(sql, dialect)
+    target = _target_name(statement)
+    query = statement.query
+    sources = place_tables(query, schema, target)
+    if statement.kind == CREATE_TABLE_AS:
+        _check_named(query, target, dialect)
+    _mark_using(query)
+    qualified = _qualified(query, schema, target, sql, dialect)
+    _resolve_using_keys(qualified)
+    root, rows = ScopeReader(schema, target).read(traverse_scope(qualified))
+    if not root.placeable:
+        raise LineageError(target, "the query's result cannot be placed in catalog tables",
+                           "select from Iceberg tables of the catalog")
+    names = _written_names(statement, target, [name for name, _ in root.columns], schema)
+    projections = _leftmost_select(qualified).selects
+    columns = tuple(
+        OutputColumn(name, deps, redacted_expression(_unaliased(projection), dialect))
+        for name, (_, deps), projection in zip(names, root.columns, projections, strict=True))
+    return ColumnLineage(target, statement.kind, columns, merge(rows), tuple(sources))
+
+
+def _target_name(statement: Statement) -> str:
+    table = statement.target
+    name = ".".join(part for part in (table.db.lower(), table.name.lower()) if part)
+    if not table.db:
+        raise UnknownTableError(name, "the target names no namespace", f"write it as namespace.{name}")
+    if table.catalog:
+        raise UnknownTableError(name, "the target names a catalog, and only namespace.table is written",
+                                "drop the catalog part of the name")
+    return name
+
+
+def _leftmost_select(query: exp.Expr) -> exp.Select | None:
+    while isinstance(query, (exp.SetOperation, exp.Subquery)):
+        query = query.this if isinstance(query, exp.Subquery) else query.left
+    return query if isinstance(query, exp.Select) else None
+
+
+def _check_named(query: exp.Query, target: str, dialect: str) -> None:
+    select = _leftmost_select(query)
+    for projection in select.expressions if select else ():
+        if isinstance(projection, (exp.Column, exp.Star)) or (
+                isinstance(projection, exp.Alias) and projection.alias):
+            continue
+        raise UnnamedColumnError(
+            target, f"the output {redacted_expression(projection, dialect, 60)} has no name the table would "
+            "keep", "give it one with AS")
+
+
+def _mark_using(query: exp.Expr) -> None:
+    for node in query.find_all(exp.Coalesce):
+        node.meta["written"] = True
+    for join in query.find_all(exp.Join):
+        using = join.args.get("using")
+        if using:
+            join.meta["using"] = {identifier.name.lower() for identifier in using}
+
+
+def _resolve_using_keys(query: exp.Expr) -> None:
+    """Replaces the COALESCE that the qualifier writes for a USING key with the side the join keeps:
+    the left for INNER and LEFT joins, the right for RIGHT joins; a FULL join keeps both."""
+    for coalesce in list(query.find_all(exp.Coalesce)):
+        if coalesce.meta.get("written") or coalesce.find_ancestor(exp.Join):
+            continue
+        args = [coalesce.this, *coalesce.expressions]
+        select = coalesce.find_ancestor(exp.Select)
+        if select is None or not all(isinstance(arg, exp.Column) for arg in args):
+            continue
+        name = args[0].name.lower()
+        joins = [join for join in select.args.get("joins") or () if name in join.meta.get("using", ())]
+        if not joins or any((join.side or "").upper() == "FULL" for join in joins):
+            continue
+        keep = args[-1] if (joins[-1].side or "").upper() == "RIGHT" else args[0]
+        coalesce.replace(keep.copy())
+
+
+def _qualified(query: exp.Query, schema: Schema, target: str, sql: str, dialect: str) -> exp.Query:
+    try:
+        return qualify(query, schema=schema, dialect=dialect, validate_qualify_columns=False,
+                       quote_identifiers=False, identify=False)
+    except OptimizeError as error:
+        message = str(error)
+        if message.startswith("Unknown column:"):
+            raise _unknown_qualified_column(message.split(":", 1)[1].strip(), sql, schema, target,
+                                            dialect) from None
+        raise LineageError(target, f"the query cannot be read against the catalog ({message})",
+                           "check its table and column names") from None
+    except SqlglotError as error:
+        raise LineageError(target, f"the query cannot be read against the catalog ({error})",
+                           "check its table and column names") from None
+
+
+def _unknown_qualified_column(name: str, sql: str, schema: Schema, target: str,
+                              dialect: str) -> LineageError:
+    original = sqlglot.parse_one(sql, read=dialect)
+    aliases = {t.alias_or_name.lower(): t for t in original.find_all(exp.Table)}
+    ctes = {c.alias_or_name.lower() for c in original.find_all(exp.CTE)}
+    derived = {s.alias_or_name.lower() for s in original.find_all(exp.Subquery) if s.alias}
+    for column in original.find_all(exp.Column):
+        if column.name.lower() != name.lower() or not column.table:
+            continue
+        qualifier = column.table.lower()
+        table = aliases.get(qualifier)
+        if qualifier in derived:
+            return UnknownColumnError(target, f"the subquery {qualifier} has no column {name}",
+                                      "check the spelling against its SELECT list")
+        if qualifier in ctes:
+            return UnknownColumnError(target, f"the CTE {qualifier} has no column {name}",
+                                      "check the spelling against its SELECT list")
+        if table is not None and isinstance(table.this, exp.Identifier):
+            db = table.db.lower() or next((d for d, t in schema.items() if table.name.lower() in t), "")
+            if name.lower() not in schema.get(db, {}).get(table.name.lower(), {name.lower(): ""}):
+                return UnknownColumnError(target, f"{db}.{table.name.lower()} has no column {name}",
+                                          "check the spelling against the catalog")
+    return UnknownColumnError(target, f"no table the query reads has a column {name}",
+                              "check the spelling against the catalog")
+
+
+def _unaliased(node: exp.Expr | None) -> exp.Expr:
+    if node is None:
+        return exp.Null()
+    return node.this if isinstance(node, exp.Alias) else node
+
+
+def _written_names(statement: Statement, target: str, outputs: list[str], schema: Schema) -> list[str]:
+    if statement.kind == CREATE_TABLE_AS:
+        seen: set[str] = set()
+        for name in outputs:
+            if name in seen:
+                raise UnnamedColumnError(target, f"two output columns are named {name}",
+                                         "give each a distinct alias")
+            seen.add(name)
+        return outputs
+    db, table = target.split(".", 1)
+    existing = schema.get(db, {}).get(table)
+    if existing is None:
+        raise UnknownTableError(target, f"the catalog has no table {target} to insert into",
+                                "create it first (CREATE TABLE ... AS), or check the name")
+    written = list(statement.target_columns) or list(existing)
+    for name in written:
+        if name not in existing:
+            raise UnknownColumnError(target, f"{target} has no column {name}",
+                                     "check the INSERT's column list against the catalog")
+    if len(written) != len(outputs):
+        raise ColumnCountError(target, f"the INSERT writes {len(written)} columns, and its SELECT has "
+                               f"{len(outputs)} values", "make the two lists match by position")
+    return written

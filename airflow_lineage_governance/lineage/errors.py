@@ -1,0 +1,52 @@
+"""Errors of the lineage engine: each one sentence that names the target, the table and column at fault."""
+
+from __future__ import annotations
+
+
+class LineageError(Exception):
+    """Raised when a statement's column lineage cannot be read exactly; nothing should be written then."""
+
+    def __init__(self, target: str | None, problem: str, advice: str = "") -> None:
+        self.target = target or "the statement"
+        self.problem = problem
+        self.advice = advice
+        sentence = f"{self.target}: {problem}"
+        if advice:
+            sentence += f"; {advice}"
+        super().__init__(sentence if sentence.endswith(".") else sentence + ".")
+
+
+class UnsupportedStatementError(LineageError):
+    """Raised when the statement is not one CREATE [OR REPLACE] TABLE ... AS SELECT or INSERT INTO ... SELECT."""
+
+
+class SqlSyntaxError(LineageError):
+    """Raised when the statement does not parse as DuckDB SQL."""
+
+
+class UnknownTableError(LineageError):
+    """Raised when the statement reads or writes a table the catalog schema does not have."""
+
+
+class UnknownColumnError(LineageError):
+    """Raised when a column is in no table, CTE or subquery it could come from."""
+
+
+class AmbiguousColumnError(LineageError):
+    """Raised when an unqualified column could come from more than one table."""
+
+
+class UnplaceableSourceError(LineageError):
+    """Raised when a value comes from something that is not a catalog table (a file, a table function)."""
+
+
+class ColumnCountError(LineageError):
+    """Raised when an INSERT's SELECT has more or fewer values than the columns it writes."""
+
+
+class UnnamedColumnError(LineageError):
+    """Raised when a CTAS output column has no name the table would keep, or two outputs share a name."""
+
+
+class StatementTooLargeError(LineageError):
+    """Raised when a statement exceeds the engine's bounds on size or nesting."""

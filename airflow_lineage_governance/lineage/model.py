@@ -1,0 +1,135 @@
+"""The data model of column lineage: dependencies, output columns and a statement's lineage."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+DIRECT = "DIRECT"
+INDIRECT = "INDIRECT"
+
+IDENTITY = "IDENTITY"
+TRANSFORMATION = "TRANSFORMATION"
+AGGREGATION = "AGGREGATION"
+
+JOIN = "JOIN"
+FILTER = "FILTER"
+GROUP_BY = "GROUP_BY"
+SORT = "SORT"
+WINDOW = "WINDOW"
+CONDITIONAL = "CONDITIONAL"
+
+DIRECT_RANK = {IDENTITY: 0, TRANSFORMATION: 1, AGGREGATION: 2}
+
+CREATE_TABLE_AS = "CREATE TABLE AS"
+INSERT = "INSERT"
+
+
+@dataclass(frozen=True, order=True)
+class Dependency:
+    """One source column's part in an output column, or in every row of the target."""
+
+    source: str
+    type: str
+    subtype: str
+    masking: bool = False
+    description: str = field(default="", compare=False)
+
+    @property
+    def table(self) -> str:
+        """Returns the source's `db.table`."""
+        return self.source.rsplit(".", 1)[0]
+
+    @property
+    def column(self) -> str:
+        """Returns the source's column name."""
+        return self.source.rsplit(".", 1)[1]
+
+    def to_dict(self) -> dict[str, object]:
+        """Returns the dependency as plain JSON-ready data."""
+        return {
+            "source": self.source,
+            "type": self.type,
+            "subtype": self.subtype,
+            "masking": self.masking,
+            "description": self.description,
+        }
+
+
+@dataclass(frozen=True)
+class OutputColumn:
+    """A column the statement writes, with every source column its values depend on."""
+
+    name: str
+    inputs: tuple[Dependency, ...]
+    expression: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        """Returns the column as plain JSON-ready data."""
+        return {
+            "name": self.name,
+            "expression": self.expression,
+            "inputs": [dependency.to_dict() for dependency in self.inputs],
+        }
+
+
+@dataclass(frozen=True)
+class ColumnLineage:
+    """What one CTAS or INSERT ... SELECT writes, column by column, and what shapes its rows."""
+
+    target: str
+    kind: str
+    columns: tuple[OutputColumn, ...]
+    rows: tuple[Dependency, ...]
+    sources: tuple[str, ...]
+
+    def column(self, name: str) -> OutputColumn:
+        """Returns the output column called `name`; raises KeyError when the statement writes none."""
+        for output in self.columns:
+            if output.name == name:
+                return output
+        raise KeyError(f"{self.target} has no output column {name}")
+
+    @property
+    def edge_count(self) -> int:
+        """Returns the number of column-level and row-level edges."""
+        return sum(len(output.inputs) for output in self.columns) + len(self.rows)
+
+    def facet(self, namespace: str):
+        """Returns the OpenLineage ColumnLineageDatasetFacet for the target under `namespace`."""
+        from airflow_lineage_governance.lineage.facet import column_lineage_facet
+
+        return column_lineage_facet(self, namespace)
+
+    def to_dict(self) -> dict[str, object]:
+        """Returns the lineage as plain JSON-ready data."""
+        return {
+            "target": self.target,
+            "kind": self.kind,
+            "sources": list(self.sources),
+            "columns": [output.to_dict() for output in self.columns],
+            "rows": [dependency.to_dict() for dependency in self.rows],
+        }
+
+
+def merge(dependencies: Iterable[Dependency]) -> tuple[Dependency, ...]:
+    """Returns the dependencies with one DIRECT entry per source (the strongest subtype, masked only
+    when every path masks it) and one INDIRECT entry per source and subtype, sorted."""
+    direct: dict[str, Dependency] = {}
+    indirect: dict[tuple[str, str], Dependency] = {}
+    for dependency in dependencies:
+        if dependency.type == DIRECT:
+            known = direct.get(dependency.source)
+            if known is None:
+                direct[dependency.source] = dependency
+                continue
+            stronger = max(known, dependency, key=lambda d: DIRECT_RANK[d.subtype])
+            direct[dependency.source] = replace(stronger, masking=known.masking and dependency.masking)
+        else:
+            key = (dependency.source, dependency.subtype)
+            known = indirect.get(key)
+            if known is None:
+                indirect[key] = dependency
+            elif known.masking and not dependency.masking:
+                indirect[key] = replace(known, masking=False)
+    return tuple(sorted([*direct.values(), *indirect.values()]))

@@ -1,0 +1,30 @@
+"""SQL text with every literal replaced by `?`, so no value from a statement reaches an event or a log."""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+WITHHELD = "<statement withheld: it does not parse, and its literals cannot be masked>"
+_LITERALS = (exp.Literal, exp.HexString, exp.ByteString, exp.BitString, exp.RawString, exp.National)
+
+
+def _placeholder(node: exp.Expr) -> exp.Expr:
+    return exp.Placeholder() if isinstance(node, _LITERALS) else node
+
+
+def redacted_expression(node: exp.Expr, dialect: str = "duckdb", limit: int = 200) -> str:
+    """Returns the expression's SQL with literals as `?`, cut to `limit` characters."""
+    text = node.transform(_placeholder).sql(dialect=dialect)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def redacted_sql(sql: str, dialect: str = "duckdb") -> str:
+    """Returns the statements of `sql` with every literal replaced by `?`; a text that does not parse
+    is withheld whole rather than risk a value leaking."""
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except (SqlglotError, RecursionError, ValueError):
+        return WITHHELD
+    return ";\n".join(s.transform(_placeholder).sql(dialect=dialect, pretty=True) for s in statements)

@@ -1,0 +1,211 @@
+"""The lineage of every SELECT of a qualified query, scope by scope, children before parents: each scope's
+output columns in base source columns, and the columns of its row clauses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, ScopeType
+
+from airflow_lineage_governance.lineage.errors import (
+    AmbiguousColumnError,
+    LineageError,
+    UnknownColumnError,
+    UnplaceableSourceError,
+)
+from airflow_lineage_governance.lineage.model import (
+    DIRECT,
+    FILTER,
+    GROUP_BY,
+    IDENTITY,
+    INDIRECT,
+    JOIN,
+    SORT,
+    Dependency,
+    merge,
+)
+from airflow_lineage_governance.lineage.schema import Schema
+from airflow_lineage_governance.lineage.walk import Context, ExpressionWalker
+
+ROW_CLAUSES = (("where", FILTER, "WHERE"), ("group", GROUP_BY, "GROUP BY"), ("having", FILTER, "HAVING"),
+               ("qualify", FILTER, "QUALIFY"))
+
+
+@dataclass
+class ScopeLineage:
+    """One scope's output columns in order (name, dependencies in base columns) and the dependencies of
+    its row clauses."""
+
+    columns: list[tuple[str, tuple[Dependency, ...]]] = field(default_factory=list)
+    rows: list[Dependency] = field(default_factory=list)
+    placeable: bool = True
+
+    def __post_init__(self) -> None:
+        self.outputs: dict[str, tuple[Dependency, ...]] = {}
+        for name, deps in self.columns:
+            self.outputs.setdefault(name, deps)
+
+
+class ScopeReader:
+    """Reads the lineage of every scope of one statement; raises LineageError on any column it cannot place."""
+
+    def __init__(self, schema: Schema, target: str) -> None:
+        self._schema = schema
+        self._target = target
+        self._lineage: dict[int, ScopeLineage] = {}
+        self._base: dict[tuple[str, str], tuple[Dependency, ...]] = {}
+
+    def read(self, scopes: list[Scope]) -> tuple[ScopeLineage, list[Dependency]]:
+        """Returns the root scope's lineage and the row dependencies of every scope."""
+        rows: list[Dependency] = []
+        lineage = ScopeLineage()
+        for scope in scopes:
+            lineage = self._read_scope(scope)
+            self._lineage[id(scope.expression)] = lineage
+            rows.extend(lineage.rows)
+        return lineage, rows
+
+    def _read_scope(self, scope: Scope) -> ScopeLineage:
+        node = scope.expression
+        if isinstance(node, exp.Select):
+            return self._read_select(scope, node)
+        if isinstance(node, exp.SetOperation):
+            return self._read_set_operation(scope, node)
+        if isinstance(node, exp.Values):
+            alias = node.args.get("alias")
+            names = [c.name.lower() for c in alias.columns] if alias else []
+            return ScopeLineage(columns=[(name, ()) for name in names])
+        if isinstance(node, exp.Lateral):
+            inner = node.this.this if isinstance(node.this, exp.Subquery) else node.this
+            known = self._lineage.get(id(inner))
+            if known is not None:
+                return ScopeLineage(columns=list(known.columns))
+        return ScopeLineage(placeable=False)
+
+    def _walker(self, scope: Scope, aliases: dict[str, tuple[Dependency, ...]] | None = None) -> ExpressionWalker:
+        return ExpressionWalker(lambda column: self._resolve(column, scope, aliases), self._query_inputs)
+
+    def _read_select(self, scope: Scope, select: exp.Select) -> ScopeLineage:
+        walker = self._walker(scope)
+        columns = [(projection.alias_or_name.lower(), merge(walker.dependencies(projection)))
+                   for projection in select.selects]
+        outputs = dict(reversed(columns))
+        rows: list[Dependency] = []
+        for join in select.args.get("joins") or ():
+            on = join.args.get("on")
+            if on is not None:
+                rows.extend(walker.dependencies(on, Context(INDIRECT, JOIN, False, "JOIN ON")))
+        for key, subtype, clause in ROW_CLAUSES:
+            part = select.args.get(key)
+            if part is not None:
+                rows.extend(walker.dependencies(part, Context(INDIRECT, subtype, False, clause)))
+        order = select.args.get("order")
+        if order is not None:
+            by_alias = self._walker(scope, outputs)
+            rows.extend(by_alias.dependencies(order, Context(INDIRECT, SORT, False, "ORDER BY")))
+        return ScopeLineage(columns=columns, rows=rows)
+
+    def _read_set_operation(self, scope: Scope, node: exp.SetOperation) -> ScopeLineage:
+        branches = [self._lineage[id(branch.expression)] for branch in scope.set_operation_scopes]
+        names = [name for name, _ in branches[0].columns]
+        for branch in branches[1:]:
+            if len(branch.columns) != len(names):
+                raise LineageError(
+                    self._target, f"the branches of a {node.key.upper()} have {len(names)} and "
+                    f"{len(branch.columns)} columns", "give every branch the same columns")
+        columns = [(name, merge(dep for branch in branches for dep in branch.columns[i][1]))
+                   for i, name in enumerate(names)]
+        outputs = dict(reversed(columns))
+        rows: list[Dependency] = []
+        order = node.args.get("order")
+        if order is not None:
+            walker = self._walker(scope, outputs)
+            rows.extend(walker.dependencies(order, Context(INDIRECT, SORT, False, "ORDER BY")))
+        return ScopeLineage(columns=columns, rows=rows)
+
+    def _query_inputs(self, query: exp.Query) -> list[Dependency]:
+        known = self._lineage.get(id(query))
+        if known is None:
+            raise LineageError(self._target, f"the subquery {query.sql(dialect='duckdb')[:60]} could not be "
+                               "placed in the statement", "rewrite it as a CTE")
+        return [dep for _, deps in known.columns for dep in deps]
+
+    def _base_column(self, db: str, table: str, column: str) -> tuple[Dependency, ...]:
+        key = (f"{db}.{table}", column)
+        known = self._base.get(key)
+        if known is None:
+            if column not in self._schema[db][table]:
+                raise UnknownColumnError(self._target, f"{db}.{table} has no column {column}",
+                                         "check the spelling against the catalog")
+            known = (Dependency(f"{db}.{table}.{column}", DIRECT, IDENTITY, False, "copied as is"),)
+            self._base[key] = known
+        return known
+
+    def _source_columns(self, source: exp.Table | Scope) -> list[str]:
+        if isinstance(source, exp.Table):
+            return list(self._schema.get(source.db.lower(), {}).get(source.name.lower(), {}))
+        known = self._lineage.get(id(source.expression))
+        return list(known.outputs) if known else []
+
+    def _resolve(self, column: exp.Column, scope: Scope,
+                 aliases: dict[str, tuple[Dependency, ...]] | None) -> tuple[Dependency, ...]:
+        name, table = column.name.lower(), column.table.lower()
+        if not table:
+            return self._resolve_unqualified(column, name, scope, aliases)
+        holder: Scope | None = scope
+        while holder is not None:
+            source = holder.sources.get(table)
+            if source is not None:
+                return self._from_source(source, table, name)
+            holder = holder.parent
+        raise UnplaceableSourceError(self._target, f"{table}.{name} names {table}, which is no table, CTE or "
+                                     "subquery of the statement", "qualify the column with a table alias")
+
+    def _from_source(self, source: exp.Table | Scope, alias: str, name: str) -> tuple[Dependency, ...]:
+        if isinstance(source, exp.Table):
+            db, table = source.db.lower(), source.name.lower()
+            if table not in self._schema.get(db, {}):
+                raise UnplaceableSourceError(self._target, f"{alias}.{name} comes from {table}, which is "
+                                             "neither a catalog table nor a query", "name a catalog table")
+            return self._base_column(db, table, name)
+        known = self._lineage.get(id(source.expression))
+        if known is None or not known.placeable:
+            raise UnplaceableSourceError(
+                self._target, f"{alias}.{name} comes from {source.expression.sql(dialect='duckdb')[:60]}, "
+                "which is not a catalog table", "read it from an Iceberg table of the catalog")
+        deps = known.outputs.get(name)
+        if deps is None:
+            kind = "CTE" if source.scope_type == ScopeType.CTE else "subquery"
+            raise UnknownColumnError(self._target, f"the {kind} {alias} has no column {name}",
+                                     "check the spelling against its SELECT list")
+        return deps
+
+    def _resolve_unqualified(self, column: exp.Column, name: str, scope: Scope,
+                             aliases: dict[str, tuple[Dependency, ...]] | None) -> tuple[Dependency, ...]:
+        if aliases is not None and name in aliases:
+            return aliases[name]
+        holders: list[tuple[str, exp.Table | Scope]] = []
+        readable: list[str] = []
+        for alias, source in scope.sources.items():
+            readable.append(_describe(alias, source))
+            if name in self._source_columns(source):
+                holders.append((alias, source))
+        if len(holders) == 1:
+            alias, source = holders[0]
+            return self._from_source(source, alias, name)
+        if holders:
+            names = " or ".join(_describe(alias, source) for alias, source in holders)
+            raise AmbiguousColumnError(self._target, f"the column {name} could come from {names}",
+                                       "qualify it with its table's alias")
+        if len(readable) == 1:
+            raise UnknownColumnError(self._target, f"{readable[0]} has no column {name}",
+                                     "check the spelling against the catalog")
+        raise UnknownColumnError(self._target, f"no table the query reads has a column {name} (it reads "
+                                 f"{', '.join(readable) or 'no table'})", "check the spelling against the catalog")
+
+
+def _describe(alias: str, source: exp.Table | Scope) -> str:
+    if isinstance(source, exp.Table):
+        return f"{source.db.lower()}.{source.name.lower()}"
+    return f"the CTE {alias}" if source.scope_type == ScopeType.CTE else f"the subquery {alias}"

@@ -1,0 +1,170 @@
+"""Which statements the engine reads, and what they write: the target, its columns and the query."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from airflow_lineage_governance.lineage.errors import (
+    SqlSyntaxError,
+    StatementTooLargeError,
+    UnsupportedStatementError,
+)
+from airflow_lineage_governance.lineage.model import CREATE_TABLE_AS, INSERT
+
+# sqlglot logs the whole statement text at WARNING when it falls back to a raw command; a statement may
+# hold personal data in its literals, and no log line may carry it.
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+MAX_STATEMENT_CHARS = 2_000_000
+MAX_NESTING = 120
+
+_COMMENT = re.compile(r"\s*(--[^\n]*(\n|$)|/\*.*?\*/)", re.S)
+_FIRST_WORD = re.compile(r"[\s(]*([A-Za-z_]+)")
+_TARGET_AFTER = {
+    "MERGE": re.compile(r"\bMERGE\s+INTO\s+([\w.\"`]+)", re.I),
+    "UPDATE": re.compile(r"\bUPDATE\s+([\w.\"`]+)", re.I),
+    "DELETE": re.compile(r"\bDELETE\s+FROM\s+([\w.\"`]+)", re.I),
+    "CREATE": re.compile(r"\b(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?([\w.\"`]+)", re.I),
+    "INSERT": re.compile(r"\bINTO\s+([\w.\"`]+)", re.I),
+}
+_ONLY = "lineage is read only from CREATE ... AS SELECT and INSERT ... SELECT"
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A parsed CTAS or INSERT ... SELECT."""
+
+    kind: str
+    target: exp.Table
+    target_columns: tuple[str, ...]
+    query: exp.Query
+    replace: bool
+
+
+def _strip_leading_comments(sql: str) -> str:
+    while True:
+        match = _COMMENT.match(sql)
+        if not match:
+            return sql
+        sql = sql[match.end():]
+
+
+def _named_target(sql: str, keyword: str) -> str | None:
+    pattern = _TARGET_AFTER.get(keyword)
+    match = pattern.search(sql) if pattern else None
+    return match.group(1).replace('"', "").replace("`", "") if match else None
+
+
+def check_kind(sql: str) -> str:
+    """Returns the statement's first keyword (CREATE or INSERT); raises UnsupportedStatementError for any
+    other statement, before any parser is asked, and StatementTooLargeError past the size bound."""
+    if len(sql) > MAX_STATEMENT_CHARS:
+        raise StatementTooLargeError(
+            None, f"the statement has {len(sql):,} characters, more than the {MAX_STATEMENT_CHARS:,} read",
+            "split it into smaller statements")
+    body = _strip_leading_comments(sql)
+    match = _FIRST_WORD.match(body)
+    keyword = match.group(1).upper() if match else ""
+    if keyword not in ("CREATE", "INSERT"):
+        shown = keyword or "an empty statement"
+        raise UnsupportedStatementError(
+            _named_target(body, keyword), f"{_ONLY}, not from {shown}",
+            "write it as CREATE TABLE ... AS SELECT or INSERT INTO ... SELECT "
+            "(a MERGE as an INSERT ... SELECT of the rows it writes)")
+    return keyword
+
+
+def _one_statement(sql: str, dialect: str) -> exp.Expr:
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except (ParseError, TokenError) as error:
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise SqlSyntaxError(None, f"the statement does not parse as {dialect} SQL ({first})",
+                             "fix the syntax") from None
+    except RecursionError:
+        raise StatementTooLargeError(None, "the statement is nested too deeply to parse",
+                                     "flatten its subqueries into CTEs") from None
+    if len(statements) != 1:
+        raise UnsupportedStatementError(
+            None, f"the text holds {len(statements)} statements, and lineage is read from exactly one",
+            "give each statement a task of its own")
+    return statements[0]
+
+
+def _nesting(node: exp.Expr) -> int:
+    depth, deepest = 0, 0
+    for query in node.find_all(exp.Query):
+        depth = 0
+        parent = query
+        while parent is not None and depth <= MAX_NESTING:
+            if isinstance(parent, exp.Query):
+                depth += 1
+            parent = parent.parent
+        deepest = max(deepest, depth)
+        if deepest > MAX_NESTING:
+            break
+    return deepest
+
+
+def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
+    """Returns the parsed CTAS or INSERT ... SELECT; raises LineageError (a subclass) for anything else."""
+    keyword = check_kind(sql)
+    node = _one_statement(sql, dialect)
+    if isinstance(node, exp.Command):
+        raise SqlSyntaxError(_named_target(_strip_leading_comments(sql), keyword),
+                             f"the statement does not parse as {dialect} SQL", "fix the syntax")
+    if isinstance(node, exp.Create):
+        target = node.this.this if isinstance(node.this, exp.Schema) else node.this
+        name = target.sql(dialect=dialect) if isinstance(target, exp.Table) else None
+        query = node.expression
+        if (node.kind or "").upper() != "TABLE" or not isinstance(query, exp.Query):
+            raise UnsupportedStatementError(
+                name, f"{_ONLY}, not from CREATE {node.kind or ''} without AS SELECT".replace("  ", " "),
+                "write it as CREATE TABLE ... AS SELECT")
+        if node.args.get("exists"):
+            raise UnsupportedStatementError(
+                name, "CREATE TABLE IF NOT EXISTS ... AS may write nothing, so its lineage is not knowable",
+                "use CREATE OR REPLACE TABLE ... AS, or CREATE TABLE ... AS")
+        if isinstance(node.this, exp.Schema):
+            raise UnsupportedStatementError(
+                name, "a CREATE TABLE ... AS with a column list is not read",
+                "name the columns with aliases in the SELECT")
+        kind, columns, replace = CREATE_TABLE_AS, (), bool(node.args.get("replace"))
+    elif isinstance(node, exp.Insert):
+        target_node = node.this
+        columns = ()
+        if isinstance(target_node, exp.Schema):
+            columns = tuple(c.name.lower() for c in target_node.expressions)
+            target_node = target_node.this
+        target = target_node
+        name = target.sql(dialect=dialect) if isinstance(target, exp.Table) else None
+        query = node.expression
+        if not isinstance(query, exp.Query):
+            raise UnsupportedStatementError(
+                name, f"{_ONLY}, not from INSERT ... VALUES or DEFAULT VALUES",
+                "write the values as a SELECT")
+        if node.args.get("conflict") or node.args.get("overwrite") or node.args.get("alternative"):
+            raise UnsupportedStatementError(
+                name, "an INSERT that may update existing rows (OR REPLACE, ON CONFLICT) is not read",
+                "write a plain INSERT INTO ... SELECT")
+        kind, replace = INSERT, False
+    else:
+        raise UnsupportedStatementError(None, f"{_ONLY}, not from {keyword} {node.key.upper()}",
+                                        "write it as one of those")
+    if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
+        raise UnsupportedStatementError(None, "the statement's target is not a table name",
+                                        "name the target as namespace.table")
+    nested = next(query.find_all(exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command), None)
+    if nested is not None:
+        raise UnsupportedStatementError(
+            name, f"its query holds a {nested.key.upper()}, and {_ONLY}", "move that statement to a task of its own")
+    if _nesting(query) > MAX_NESTING:
+        raise StatementTooLargeError(
+            name, f"queries are nested more than {MAX_NESTING} deep", "flatten the subqueries into CTEs")
+    return Statement(kind, target, columns, query, replace)

@@ -1,0 +1,31 @@
+"""The platform's pipelines: one SQL file each in `dags/sql/`, rendered as Airflow renders them."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import jinja2
+
+NIGHTLY = datetime(2026, 10, 1, 2, 0, tzinfo=timezone.utc)
+"""The nominal logical date of the demo's nightly run."""
+
+PIPELINES = ("course_performance", "learner_activity", "marketing_audience", "review_corpus",
+             "birthday_offers", "daily_revenue")
+
+
+def sql_folder() -> Path:
+    """Returns the folder of the pipeline SQL files: $LINEAGE_GOVERNANCE_SQL_DIR, else the repo's dags/sql."""
+    configured = os.environ.get("LINEAGE_GOVERNANCE_SQL_DIR")
+    return Path(configured) if configured else Path(__file__).resolve().parents[2] / "dags" / "sql"
+
+
+def pipeline_sql(name: str, logical_date: datetime = NIGHTLY) -> str:
+    """Returns the pipeline's statement rendered for `logical_date` (the `ds` and `logical_date` that Airflow
+    passes); raises FileNotFoundError naming the file when the pipeline does not exist."""
+    path = sql_folder() / f"{name}.sql"
+    if not path.is_file():
+        raise FileNotFoundError(f"no pipeline {name}: {path} does not exist")
+    template = jinja2.Template(path.read_text(), undefined=jinja2.StrictUndefined)
+    return template.render(logical_date=logical_date, ds=logical_date.date().isoformat())

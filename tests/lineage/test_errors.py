@@ -1,0 +1,90 @@
+"""Every kind of LineageError, with the sentence a DAG author reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_lineage_governance.lineage import (
+    AmbiguousColumnError,
+    ColumnCountError,
+    LineageError,
+    SqlSyntaxError,
+    UnknownColumnError,
+    UnknownTableError,
+    UnnamedColumnError,
+    UnplaceableSourceError,
+    UnsupportedStatementError,
+)
+from tests.lineage.conftest import read
+
+CASES = [
+    ("merge into analytics.learner_activity a using crm.learners l on a.learner_id = l.learner_id "
+     "when matched then update set country = l.country", UnsupportedStatementError,
+     "analytics.learner_activity: lineage is read only from CREATE ... AS SELECT and INSERT ... SELECT, "
+     "not from MERGE; "),
+    ("update crm.learners set email = null", UnsupportedStatementError, "crm.learners: lineage is read only"),
+    ("delete from crm.learners where learner_id = 1", UnsupportedStatementError, "not from DELETE"),
+    ("select * from crm.learners", UnsupportedStatementError, "not from SELECT"),
+    ("create view out.v as select l.email from crm.learners l", UnsupportedStatementError,
+     "not from CREATE VIEW without AS SELECT"),
+    ("insert into analytics.daily_revenue values (current_date, 1.0)", UnsupportedStatementError,
+     "not from INSERT ... VALUES"),
+    ("create table out.t as select emial from crm.learners", UnknownColumnError,
+     "out.t: crm.learners has no column emial; check the spelling against the catalog."),
+    ("create table out.t as select l.emial from crm.learners l", UnknownColumnError,
+     "out.t: crm.learners has no column emial"),
+    ("create table out.t as with c as (select l.email from crm.learners l) select c.emial from c",
+     UnknownColumnError, "out.t: the CTE c has no column emial"),
+    ("create table out.t as select l.email from crm.learners l where l.statuss = 'x'", UnknownColumnError,
+     "out.t: crm.learners has no column statuss"),
+    ("create table out.t as with c as (select l.email from crm.learners l where l.contry = 'x') "
+     "select c.email from c", UnknownColumnError, "out.t: crm.learners has no column contry"),
+    ("create table out.t as select l.email from crm.learners l join billing.payments p "
+     "on p.learner_id = l.learner_id order by status", AmbiguousColumnError,
+     "out.t: the column status could come from crm.learners or billing.payments; qualify it"),
+    ("create table out.t as select status from crm.learners l join billing.payments p "
+     "on p.learner_id = l.learner_id", AmbiguousColumnError, "could come from crm.learners or billing.payments"),
+    ("create table out.t as select x.email from crm.learners l", UnplaceableSourceError,
+     "out.t: x.email names x, which is no table"),
+    ("create table out.t as select * from read_parquet('/tmp/x.parquet')", UnplaceableSourceError,
+     "is not a catalog table"),
+    ("create table out.t as select u.x from crm.learners l, unnest([1, 2]) as u(x)", UnplaceableSourceError,
+     "which is not a catalog table"),
+    ("create table out.t as select t.a from nowhere.things t", UnknownTableError,
+     "out.t: the catalog has no table nowhere.things"),
+    ("create table out.t as select t.a from things t", UnknownTableError,
+     "out.t: the table things is in no namespace of the catalog"),
+    ("insert into analytics.missing select 1", UnknownTableError,
+     "analytics.missing: the catalog has no table analytics.missing to insert into"),
+    ("insert into analytics.daily_revenue select cast(p.paid_at as date), sum(p.amount), count(*) "
+     "from billing.payments p group by 1", ColumnCountError,
+     "analytics.daily_revenue: the INSERT writes 2 columns, and its SELECT has 3 values"),
+    ("insert into analytics.daily_revenue (day) select cast(p.paid_at as date), 1 from billing.payments p",
+     ColumnCountError, "the INSERT writes 1 columns, and its SELECT has 2 values"),
+    ("insert into analytics.daily_revenue (dy) select cast(p.paid_at as date) from billing.payments p",
+     UnknownColumnError, "analytics.daily_revenue has no column dy"),
+    ("create table out.t as select sum(p.amount) from billing.payments p", UnnamedColumnError,
+     "out.t: the output SUM(p.amount) has no name the table would keep; give it one with AS."),
+    ("create table out.t as select l.email, l.email from crm.learners l", UnnamedColumnError,
+     "out.t: two output columns are named email"),
+    ("create table t as select l.email from crm.learners l", UnknownTableError,
+     "t: the target names no namespace"),
+    ("create table out.t as selec l.email from crm.learners l", SqlSyntaxError, "does not parse"),
+    ("create table out.t as select 1 as a; create table out.u as select 2 as b", UnsupportedStatementError,
+     "the text holds 2 statements"),
+]
+
+
+@pytest.mark.parametrize(("sql", "kind", "sentence"), CASES, ids=[c[2][:40] for c in CASES])
+def test_error_names_target_table_and_column(sql, kind, sentence, schema):
+    with pytest.raises(kind) as raised:
+        read(sql, schema)
+    assert isinstance(raised.value, LineageError)
+    assert sentence in str(raised.value)
+    assert str(raised.value).count("\n") == 0 and str(raised.value).endswith(".")
+
+
+def test_merge_is_refused_before_the_parser_runs(schema):
+    # Not even valid SQL after the keyword: the refusal must come from the statement kind alone.
+    with pytest.raises(UnsupportedStatementError, match="not from MERGE"):
+        read("merge into a.b using ((( nonsense", schema)
