@@ -1,0 +1,152 @@
+"""governance/metadata.toml (owners, classes, tiers) and governance/lineage.toml (namespace, class order,
+propagation, blast-radius weights), read into typed, validated data."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from airflow_lineage_governance.governance.errors import GovernanceConfigError
+
+DEFAULT_CLASSES = ("public", "internal", "personal", "sensitive")
+EDGE_TYPES = ("DIRECT", "INDIRECT")
+
+
+@dataclass(frozen=True)
+class TableMetadata:
+    """What metadata.toml declares for one table."""
+
+    name: str
+    owner: str | None
+    source: bool
+    tier: int | None
+    columns: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """Every table metadata.toml declares, by `namespace.table`."""
+
+    tables: dict[str, TableMetadata]
+
+    def declared(self) -> dict[str, str]:
+        """Returns every declared column class as `{namespace.table.column: class}`."""
+        return {f"{t.name}.{c}": cls for t in self.tables.values() for c, cls in t.columns.items()}
+
+    def owner(self, table: str) -> str | None:
+        """Returns the table's owner, or None when it has no metadata or no owner."""
+        known = self.tables.get(table)
+        return known.owner if known else None
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What lineage.toml sets."""
+
+    namespace: str = "iceberg://platform"
+    classes: tuple[str, ...] = DEFAULT_CLASSES
+    propagate_through: tuple[str, ...] = EDGE_TYPES
+    max_edges_per_event: int = 4096
+    tier_weights: dict[int, float] = field(default_factory=lambda: {1: 10.0, 2: 3.0, 3: 1.0})
+    default_weight: float = 1.0
+    gate_threshold: float = 25.0
+
+    def rank(self, cls: str) -> int:
+        """Returns the class's place on the line (0 is least protected); raises KeyError for an unknown class."""
+        return self.classes.index(cls)
+
+
+def governance_folder() -> Path:
+    """Returns $LINEAGE_GOVERNANCE_DIR, else the repo's governance/ folder, else ./governance."""
+    configured = os.environ.get("LINEAGE_GOVERNANCE_DIR")
+    if configured:
+        return Path(configured)
+    beside_package = Path(__file__).resolve().parents[2] / "governance"
+    return beside_package if beside_package.is_dir() else Path.cwd() / "governance"
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise GovernanceConfigError(path, None, "the file does not exist") from None
+    except tomllib.TOMLDecodeError as error:
+        raise GovernanceConfigError(path, None, f"it is not valid TOML ({error})") from None
+
+
+def _expect(value: Any, kind: type | tuple[type, ...], path: Path, key: str, wanted: str) -> Any:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise GovernanceConfigError(path, key, f"must be {wanted}, not {value!r}")
+    return value
+
+
+def load_rules(path: str | Path | None = None) -> Rules:
+    """Returns the rules of lineage.toml (default: governance_folder()/lineage.toml); raises
+    GovernanceConfigError naming the file and key for a malformed file, a wrong type or an unknown name."""
+    path = Path(path) if path else governance_folder() / "lineage.toml"
+    data = _read_toml(path)
+    classes = tuple(_expect(data.get("classes", list(DEFAULT_CLASSES)), list, path, "classes", "a list of names"))
+    if not classes or not all(isinstance(c, str) and c for c in classes) or len(set(classes)) != len(classes):
+        raise GovernanceConfigError(path, "classes", "must list distinct class names, least protected first")
+    through = tuple(_expect(data.get("propagate_through", list(EDGE_TYPES)), list, path, "propagate_through",
+                            "a list of edge types"))
+    for edge_type in through:
+        if edge_type not in EDGE_TYPES:
+            raise GovernanceConfigError(path, "propagate_through",
+                                        f"{edge_type!r} is not an edge type (use DIRECT and/or INDIRECT)")
+    blast = _expect(data.get("blast_radius", {}), dict, path, "blast_radius", "a table")
+    weights_raw = _expect(blast.get("tier_weights", {"1": 10.0, "2": 3.0, "3": 1.0}), dict, path,
+                          "blast_radius.tier_weights", "a table of tier = weight")
+    weights = {}
+    for tier, weight in weights_raw.items():
+        if not str(tier).isdigit():
+            raise GovernanceConfigError(path, f"blast_radius.tier_weights.{tier}", "a tier must be a whole number")
+        weights[int(tier)] = float(_expect(weight, (int, float), path, f"blast_radius.tier_weights.{tier}",
+                                           "a number"))
+    return Rules(
+        namespace=_expect(data.get("namespace", Rules.namespace), str, path, "namespace", "a string"),
+        classes=classes,
+        propagate_through=through,
+        max_edges_per_event=_expect(data.get("max_edges_per_event", 4096), int, path, "max_edges_per_event",
+                                    "a whole number"),
+        tier_weights=weights,
+        default_weight=float(_expect(blast.get("default_weight", 1.0), (int, float), path,
+                                     "blast_radius.default_weight", "a number")),
+        gate_threshold=float(_expect(blast.get("gate_threshold", 25.0), (int, float), path,
+                                     "blast_radius.gate_threshold", "a number")),
+    )
+
+
+def load_metadata(path: str | Path | None = None, rules: Rules | None = None) -> Metadata:
+    """Returns the tables of metadata.toml (default: governance_folder()/metadata.toml), every class checked
+    against the rules' classes; raises GovernanceConfigError naming the file and key."""
+    path = Path(path) if path else governance_folder() / "metadata.toml"
+    rules = rules or Rules()
+    data = _read_toml(path)
+    tables_raw = _expect(data.get("tables", {}), dict, path, "tables", "a table of tables")
+    tables = {}
+    for name, entry in tables_raw.items():
+        key = f'tables."{name}"'
+        if name.count(".") != 1:
+            raise GovernanceConfigError(path, key, "a table must be named namespace.table")
+        _expect(entry, dict, path, key, "a table")
+        columns = _expect(entry.get("columns", {}), dict, path, f"{key}.columns", "a table of column = class")
+        for column, cls in columns.items():
+            if cls not in rules.classes:
+                raise GovernanceConfigError(path, f"{key}.columns.{column}",
+                                            f"{cls!r} is not a class (use one of {', '.join(rules.classes)})")
+        owner = entry.get("owner")
+        tier = entry.get("tier")
+        tables[name] = TableMetadata(
+            name=name,
+            owner=_expect(owner, str, path, f"{key}.owner", "a string") if owner is not None else None,
+            source=_expect(entry.get("source", False), bool, path, f"{key}.source", "true or false"),
+            tier=_expect(tier, int, path, f"{key}.tier", "a whole number") if tier is not None else None,
+            columns=dict(columns),
+        )
+    return Metadata(tables)
