@@ -16,15 +16,16 @@ def _placeholder(node: exp.Expr) -> exp.Expr:
 
 def redacted_expression(node: exp.Expr, dialect: str = "duckdb", limit: int = 200) -> str:
     """Returns the expression's SQL with literals as `?`, cut to `limit` characters."""
-    text = node.transform(_placeholder).sql(dialect=dialect)
+    text = node.transform(_placeholder).sql(dialect=dialect, comments=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def redacted_sql(sql: str, dialect: str = "duckdb") -> str:
-    """Returns the statements of `sql` with every literal replaced by `?`; a text that does not parse
+    """Returns the statements of `sql` with every literal as `?` and no comments; a text that does not parse
     is withheld whole rather than risk a value leaking."""
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except (SqlglotError, RecursionError, ValueError):
         return WITHHELD
-    return ";\n".join(s.transform(_placeholder).sql(dialect=dialect, pretty=True) for s in statements)
+    return ";\n".join(s.transform(_placeholder).sql(dialect=dialect, pretty=True, comments=False)
+                       for s in statements)

@@ -168,3 +168,27 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
         raise StatementTooLargeError(
             name, f"queries are nested more than {MAX_NESTING} deep", "flatten the subqueries into CTEs")
     return Statement(kind, target, columns, query, replace)
+
+
+def target_of(sql: str) -> str | None:
+    """Returns the `namespace.table` a statement names as its target, read from its text alone (None when
+    none can be found); for messages and events of statements that may not parse."""
+    body = _strip_leading_comments(sql)
+    match = _FIRST_WORD.match(body)
+    name = _named_target(body, match.group(1).upper()) if match else None
+    return name.lower() if name else None
+
+
+def referenced_tables(sql: str, dialect: str = "duckdb") -> tuple[list[str], bool]:
+    """Returns the `namespace.table` names the statement reads and writes, and whether it also names tables
+    without a namespace (then the whole catalog must be read to place them). Raises LineageError."""
+    statement = parse_statement(sql, dialect)
+    ctes = {cte.alias_or_name.lower() for cte in statement.query.find_all(exp.CTE)}
+    names: dict[str, None] = {}
+    unplaced = False
+    for table in [statement.target, *statement.query.find_all(exp.Table)]:
+        if table.db:
+            names[f"{table.db.lower()}.{table.name.lower()}"] = None
+        elif table.name.lower() not in ctes:
+            unplaced = True
+    return list(names), unplaced

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import jinja2
 
-NIGHTLY = datetime(2026, 10, 1, 2, 0, tzinfo=timezone.utc)
+NIGHTLY = datetime(2026, 10, 1, 2, 0, tzinfo=UTC)
 """The nominal logical date of the demo's nightly run."""
 
 PIPELINES = ("course_performance", "learner_activity", "marketing_audience", "review_corpus",

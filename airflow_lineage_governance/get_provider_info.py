@@ -1,0 +1,36 @@
+"""The provider's registration with Airflow's providers manager (entry point `apache_airflow_provider`)."""
+
+from __future__ import annotations
+
+from airflow_lineage_governance import __version__
+
+
+def get_provider_info() -> dict:
+    """Returns the provider's metadata: package, connection type, hooks, operators and sensors."""
+    return {
+        "package-name": "airflow-lineage-governance",
+        "name": "Lineage Governance",
+        "description": "Exact column-level OpenLineage lineage for SQL over Apache Iceberg, and governance "
+                       "checks on the lineage a scheduler's runs sent.",
+        "versions": [__version__],
+        "integrations": [
+            {"integration-name": "Apache Iceberg (lineage governance)", "external-doc-url": "https://iceberg.apache.org/",
+             "tags": ["software"]},
+        ],
+        "hooks": [
+            {"integration-name": "Apache Iceberg (lineage governance)",
+             "python-modules": ["airflow_lineage_governance.hooks.iceberg"]},
+        ],
+        "operators": [
+            {"integration-name": "Apache Iceberg (lineage governance)",
+             "python-modules": ["airflow_lineage_governance.operators.iceberg_sql"]},
+        ],
+        "sensors": [
+            {"integration-name": "Apache Iceberg (lineage governance)",
+             "python-modules": ["airflow_lineage_governance.sensors.lineage_complete"]},
+        ],
+        "connection-types": [
+            {"hook-class-name": "airflow_lineage_governance.hooks.iceberg.IcebergHook",
+             "connection-type": "iceberg_catalog"},
+        ],
+    }

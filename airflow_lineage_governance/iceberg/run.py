@@ -1,0 +1,62 @@
+"""Running one statement's SELECT on DuckDB over pinned Iceberg reads, and writing its result."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import duckdb
+from pyiceberg.catalog import Catalog
+
+from airflow_lineage_governance.iceberg.errors import IcebergWriteError
+from airflow_lineage_governance.iceberg.read import PinnedRead, expose_tables
+from airflow_lineage_governance.iceberg.write import WriteResult, append_once, create_or_replace
+
+
+@dataclass(frozen=True)
+class StatementRun:
+    """What running a statement read and wrote, and how long each part took (seconds)."""
+
+    reads: list[PinnedRead]
+    write: WriteResult
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def run_statement(catalog: Catalog, *, kind: str, target: str, query: str, sources: list[str],
+                  insert_columns: list[str] | None = None,
+                  snapshot_properties: Mapping[str, str] | None = None) -> StatementRun:
+    """Runs `query` (the statement's SELECT) on DuckDB over `sources` pinned to their current snapshots and
+    writes the result to `target`: replaced whole for a CTAS, appended for an INSERT (into `insert_columns`
+    by position). Raises IcebergWriteError when DuckDB rejects the query; nothing is written then."""
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    connection = duckdb.connect()
+    try:
+        try:
+            reads = expose_tables(connection, catalog, sources)
+        except duckdb.Error as error:
+            first = re.sub(r"'[^']*'", "'?'", str(error).splitlines()[0])
+            raise IcebergWriteError(target, f"the tables it reads could not be opened in DuckDB ({first})",
+                                    "check the source tables; nothing was written") from None
+        timings["read"] = time.perf_counter() - started
+        started = time.perf_counter()
+        try:
+            result = connection.sql(query).to_arrow_table()
+        except duckdb.Error as error:
+            # DuckDB quotes the offending value in some messages; a value must never reach a log or event.
+            first = re.sub(r"'[^']*'", "'?'", str(error).splitlines()[0])
+            raise IcebergWriteError(target, f"DuckDB could not run the statement's SELECT ({first})",
+                                    "fix the statement; nothing was written") from None
+        timings["query"] = time.perf_counter() - started
+    finally:
+        connection.close()
+    started = time.perf_counter()
+    properties = dict(snapshot_properties or {})
+    if kind == "INSERT":
+        write = append_once(catalog, target, list(insert_columns or []), result, properties)
+    else:
+        write = create_or_replace(catalog, target, result, properties)
+    timings["write"] = time.perf_counter() - started
+    return StatementRun(reads, write, timings)

@@ -1,0 +1,154 @@
+"""Writing a query's result to the catalog in one Iceberg commit: CTAS creates or atomically replaces a
+table, INSERT appends once per Airflow task instance (a retried try finds its earlier commit)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyiceberg.catalog import Catalog
+from pyiceberg.exceptions import CommitFailedException, TableAlreadyExistsError
+from pyiceberg.table import Table
+
+from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergWriteError
+
+RUN_KEYS = ("airflow.dag_id", "airflow.run_id", "airflow.task_id", "airflow.map_index")
+TRY_KEY = "airflow.try_number"
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What one write did: the table, the snapshot it made (or found, for a repeated INSERT), the rows."""
+
+    table: str
+    snapshot_id: int | None
+    rows: int
+    replaced: bool = False
+    already_written: bool = False
+
+
+def writable(result: pa.Table) -> pa.Table:
+    """Returns the result with the types Iceberg has no place for cast to ones it has (unsigned to signed)."""
+    fields = []
+    for field in result.schema:
+        kind = field.type
+        if pa.types.is_unsigned_integer(kind):
+            kind = pa.int64() if kind.bit_width < 64 else pa.decimal128(20, 0)
+        elif pa.types.is_large_string(kind):
+            kind = pa.string()
+        fields.append(pa.field(field.name, kind, nullable=True))
+    schema = pa.schema(fields)
+    return result if schema.equals(result.schema) else result.cast(schema)
+
+
+def with_retries(action: Callable[[], WriteResult], table: str, attempts: int = 5,
+                 base_delay: float = 0.2) -> WriteResult:
+    """Returns `action()`, retried with jittered exponential backoff on Iceberg commit conflicts; raises
+    CommitConflictError naming the table after `attempts` conflicts."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return action()
+        except (CommitFailedException, TableAlreadyExistsError):
+            if attempt == attempts:
+                break
+            time.sleep(base_delay * 2 ** (attempt - 1) * (0.5 + random.random()))
+    raise CommitConflictError(table, f"{attempts} commits in a row conflicted with concurrent writers",
+                              "retry the task, or stagger the tasks that write this table")
+
+
+def _comparable(kind: pa.DataType) -> pa.DataType:
+    if pa.types.is_large_string(kind):
+        return pa.string()
+    if pa.types.is_large_binary(kind):
+        return pa.binary()
+    return kind
+
+
+def _replace_schema(table_tx, result: pa.Schema) -> None:
+    wanted = result.names
+    current = {f.name: _comparable(f.type) for f in table_tx.table_metadata.schema().as_arrow()}
+    stale = [name for name, kind in current.items()
+             if name not in wanted or kind != _comparable(result.field(name).type)]
+    if stale:
+        with table_tx.update_schema(allow_incompatible_changes=True) as update:
+            for name in stale:
+                update.delete_column(name)
+    with table_tx.update_schema() as update:
+        update.union_by_name(result)
+    with table_tx.update_schema() as update:
+        update.move_first(wanted[0])
+        for before, name in zip(wanted, wanted[1:], strict=False):
+            update.move_after(name, before)
+
+
+def create_or_replace(catalog: Catalog, name: str, result: pa.Table, properties: Mapping[str, str]) -> WriteResult:
+    """Creates `name` holding `result`, or replaces its schema and rows, in one commit; returns the snapshot."""
+    result = writable(result)
+    catalog.create_namespace_if_not_exists(name.rsplit(".", 1)[0])
+
+    def attempt() -> WriteResult:
+        if not catalog.table_exists(name):
+            transaction = catalog.create_table_transaction(name, schema=result.schema)
+            transaction.append(result, snapshot_properties=dict(properties))
+            table = transaction.commit_transaction()
+            return WriteResult(name, _snapshot_id(table), result.num_rows)
+        table = catalog.load_table(name)
+        with table.transaction() as transaction:
+            _replace_schema(transaction, result.schema)
+            transaction.overwrite(result, snapshot_properties=dict(properties))
+        return WriteResult(name, _snapshot_id(table), result.num_rows, replaced=True)
+
+    return with_retries(attempt, name)
+
+
+def _earlier_write(table: Table, name: str, properties: Mapping[str, str]) -> WriteResult | None:
+    key = tuple(properties.get(k) for k in RUN_KEYS)
+    if not all(key):
+        return None
+    for snapshot in table.snapshots():
+        summary = snapshot.summary
+        if summary is not None and tuple(summary.get(k) for k in RUN_KEYS) == key:
+            rows = int(summary.get("added-records", "0"))
+            return WriteResult(name, snapshot.snapshot_id, rows, already_written=True)
+    return None
+
+
+def append_once(catalog: Catalog, name: str, columns: list[str], result: pa.Table,
+                properties: Mapping[str, str]) -> WriteResult:
+    """Appends `result` to `name`, its columns matched by position to `columns` (the rest null), in one
+    commit; when a snapshot already carries this task instance's run keys, returns it and writes nothing.
+    Raises IcebergWriteError when a value cannot be written as the column's type."""
+    table = catalog.load_table(name)
+    target = table.schema().as_arrow()
+    renamed = result.rename_columns(columns)
+    arrays = []
+    for field in target:
+        if field.name in columns:
+            try:
+                arrays.append(renamed.column(field.name).cast(field.type))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+                raise IcebergWriteError(name, f"column {field.name} cannot take the SELECT's "
+                                        f"{renamed.column(field.name).type} values as {field.type} ({error})",
+                                        "cast the value in the SELECT") from None
+        else:
+            arrays.append(pa.nulls(renamed.num_rows, type=field.type))
+    rows = pa.Table.from_arrays(arrays, schema=target)
+
+    def attempt() -> WriteResult:
+        current = catalog.load_table(name)
+        earlier = _earlier_write(current, name, properties)
+        if earlier is not None:
+            return earlier
+        with current.transaction() as transaction:
+            transaction.append(rows, snapshot_properties=dict(properties))
+        return WriteResult(name, _snapshot_id(current), rows.num_rows)
+
+    return with_retries(attempt, name)
+
+
+def _snapshot_id(table: Table) -> int | None:
+    snapshot = table.current_snapshot()
+    return snapshot.snapshot_id if snapshot else None

@@ -1,0 +1,34 @@
+"""The learning platform's nightly pipelines: one IcebergSqlOperator per SQL file in dags/sql/, plus the
+marketing team's export, a plain Python task that sends no lineage of its own."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from airflow.sdk import DAG, task
+
+from airflow_lineage_governance.hooks.iceberg import IcebergHook
+from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
+from airflow_lineage_governance.platform.export import export_campaign_list
+
+SQL = Path(__file__).parent / "sql"
+
+with DAG(
+    dag_id="platform_nightly",
+    schedule="0 2 * * *",
+    start_date=datetime(2026, 9, 1),
+    catchup=False,
+    template_searchpath=[str(SQL)],
+    default_args={"retries": 1, "retry_delay": timedelta(seconds=5)},
+    tags=["platform", "lineage"],
+    doc_md=__doc__,
+) as dag:
+    pipelines = {path.stem: IcebergSqlOperator(task_id=path.stem, sql=path.name) for path in sorted(SQL.glob("*.sql"))}
+
+    @task(task_id="marketing_export")
+    def marketing_export() -> int:
+        """Copies marketing.audience into marketing.campaign_list for the email tool."""
+        return export_campaign_list(IcebergHook().get_conn())
+
+    pipelines["marketing_audience"] >> marketing_export()

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import pytest
+
+from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from airflow_lineage_governance.platform.seed import seed_platform
+from tests.integration.sandbox import Sandbox, migrate
+
+
+@pytest.fixture(scope="session")
+def airflow_template(tmp_path_factory):
+    home = tmp_path_factory.mktemp("airflow-template") / "airflow"
+    migrate(home)
+    return home
+
+
+@pytest.fixture
+def sandbox(tmp_path, airflow_template) -> Sandbox:
+    return Sandbox(tmp_path, airflow_template)
+
+
+@pytest.fixture
+def seeded(sandbox):
+    catalog = open_local_catalog(sandbox.catalog_folder)
+    seed_platform(catalog)
+    return catalog
