@@ -15,6 +15,8 @@ from pyiceberg.table import Table
 
 from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergWriteError
 
+# Row groups of DuckDB's own default size let DuckDB read a table with every core (one per row group).
+TABLE_PROPERTIES = {"write.parquet.row-group-limit": "122880"}
 RUN_KEYS = ("airflow.dag_id", "airflow.run_id", "airflow.task_id", "airflow.map_index")
 TRY_KEY = "airflow.try_number"
 
@@ -91,7 +93,7 @@ def create_or_replace(catalog: Catalog, name: str, result: pa.Table, properties:
 
     def attempt() -> WriteResult:
         if not catalog.table_exists(name):
-            transaction = catalog.create_table_transaction(name, schema=result.schema)
+            transaction = catalog.create_table_transaction(name, schema=result.schema, properties=TABLE_PROPERTIES)
             transaction.append(result, snapshot_properties=dict(properties))
             table = transaction.commit_transaction()
             return WriteResult(name, _snapshot_id(table), result.num_rows)

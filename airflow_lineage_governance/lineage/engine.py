@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
+from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.lineage.errors import (
     ColumnCountError,
@@ -49,12 +51,15 @@ def _column_lineage(sql: str, schema: Schema, dialect: str) -> ColumnLineage:
     statement = parse_statement(sql, dialect)
     target = _target_name(statement)
     query = statement.query
-    sources = place_tables(query, schema, target)
+    found = statement.survey
+    sources = place_tables(found.tables, found.ctes, schema, target)
     if statement.kind == CREATE_TABLE_AS:
         _check_named(query, target, dialect)
-    _mark_using(query)
+    if found.using_joins:
+        _mark_using(found.coalesces, found.using_joins)
     qualified = _qualified(query, schema, target, sql, dialect)
-    _resolve_using_keys(qualified)
+    if found.using_joins:
+        _resolve_using_keys(qualified)
     root, rows = ScopeReader(schema, target).read(traverse_scope(qualified))
     if not root.placeable:
         raise LineageError(target, "the query's result cannot be placed in catalog tables",
@@ -62,7 +67,7 @@ def _column_lineage(sql: str, schema: Schema, dialect: str) -> ColumnLineage:
     names = _written_names(statement, target, [name for name, _ in root.columns], schema)
     projections = _leftmost_select(qualified).selects
     columns = tuple(
-        OutputColumn(name, deps, redacted_expression(_unaliased(projection), dialect))
+        OutputColumn(name, deps, partial(redacted_expression, _unaliased(projection), dialect))
         for name, (_, deps), projection in zip(names, root.columns, projections, strict=True))
     return ColumnLineage(target, statement.kind, columns, merge(rows), tuple(sources))
 
@@ -95,13 +100,11 @@ def _check_named(query: exp.Query, target: str, dialect: str) -> None:
             "keep", "give it one with AS")
 
 
-def _mark_using(query: exp.Expr) -> None:
-    for node in query.find_all(exp.Coalesce):
+def _mark_using(coalesces: list[exp.Coalesce], using_joins: list[exp.Join]) -> None:
+    for node in coalesces:
         node.meta["written"] = True
-    for join in query.find_all(exp.Join):
-        using = join.args.get("using")
-        if using:
-            join.meta["using"] = {identifier.name.lower() for identifier in using}
+    for join in using_joins:
+        join.meta["using"] = {identifier.name.lower() for identifier in join.args["using"]}
 
 
 def _resolve_using_keys(query: exp.Expr) -> None:
@@ -124,7 +127,9 @@ def _resolve_using_keys(query: exp.Expr) -> None:
 
 def _qualified(query: exp.Query, schema: Schema, target: str, sql: str, dialect: str) -> exp.Query:
     try:
-        return qualify(query, schema=schema, dialect=dialect, validate_qualify_columns=False,
+        # The schema's names are already folded to lower case, as DuckDB folds them: no second normalization.
+        mapping = MappingSchema(schema, dialect=dialect, normalize=False)
+        return qualify(query, schema=mapping, dialect=dialect, validate_qualify_columns=False,
                        quote_identifiers=False, identify=False)
     except OptimizeError as error:
         message = str(error)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 DIRECT = "DIRECT"
 INDIRECT = "INDIRECT"
@@ -58,11 +59,20 @@ class Dependency:
 
 @dataclass(frozen=True)
 class OutputColumn:
-    """A column the statement writes, with every source column its values depend on."""
+    """A column the statement writes, with every source column its values depend on.
+
+    `expression` is the column's SQL with literals as `?`, rendered on first use (rendering every column of
+    a wide statement costs more than reading its lineage).
+    """
 
     name: str
     inputs: tuple[Dependency, ...]
-    expression: str = ""
+    render: Callable[[], str] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def expression(self) -> str:
+        """Returns the output's expression, literals masked."""
+        return self.render() if self.render else ""
 
     def to_dict(self) -> dict[str, object]:
         """Returns the column as plain JSON-ready data."""
@@ -115,6 +125,10 @@ class ColumnLineage:
 def merge(dependencies: Iterable[Dependency]) -> tuple[Dependency, ...]:
     """Returns the dependencies with one DIRECT entry per source (the strongest subtype, masked only
     when every path masks it) and one INDIRECT entry per source and subtype, sorted."""
+    if not isinstance(dependencies, (list, tuple)):
+        dependencies = list(dependencies)
+    if len(dependencies) <= 1:
+        return tuple(dependencies)
     direct: dict[str, Dependency] = {}
     indirect: dict[tuple[str, str], Dependency] = {}
     for dependency in dependencies:

@@ -13,5 +13,5 @@ def runnable_select(sql: str, schema: Mapping[str, Mapping[str, Mapping[str, str
     """Returns the statement's SELECT with each table given its namespace; raises LineageError."""
     statement = parse_statement(sql, dialect)
     target = f"{statement.target.db}.{statement.target.name}".lower()
-    place_tables(statement.query, normalized(schema), target)
+    place_tables(statement.survey.tables, statement.survey.ctes, normalized(schema), target)
     return statement.query.sql(dialect=dialect)

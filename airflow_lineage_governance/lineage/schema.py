@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from sqlglot import exp
 
@@ -20,17 +20,12 @@ def normalized(schema: Mapping[str, Mapping[str, Mapping[str, str]]]) -> Schema:
     }
 
 
-def cte_names(query: exp.Expr) -> set[str]:
-    """Returns the names of every CTE defined anywhere in the query."""
-    return {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
-
-
-def place_tables(query: exp.Expr, schema: Schema, target: str) -> list[str]:
-    """Gives every catalog table the query reads its namespace, in place, and returns their `db.table`
-    names in order of first appearance; raises UnknownTableError or UnplaceableSourceError."""
-    ctes = cte_names(query)
+def place_tables(tables: Iterable[exp.Table], ctes: set[str], schema: Schema, target: str) -> list[str]:
+    """Gives every catalog table among `tables` (those that are not references to `ctes`) its namespace, in
+    place, and returns their `db.table` names in order of first appearance; raises UnknownTableError or
+    UnplaceableSourceError."""
     read: dict[str, None] = {}
-    for table in query.find_all(exp.Table):
+    for table in tables:
         if not isinstance(table.this, exp.Identifier):
             raise UnplaceableSourceError(
                 target, f"{table.this.sql(dialect='duckdb')} is not a catalog table, so its columns "

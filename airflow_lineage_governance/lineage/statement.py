@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
@@ -36,6 +36,43 @@ _TARGET_AFTER = {
 _ONLY = "lineage is read only from CREATE ... AS SELECT and INSERT ... SELECT"
 
 
+@dataclass
+class Survey:
+    """The nodes of a query the engine needs, found in one walk of its tree."""
+
+    tables: list[exp.Table] = field(default_factory=list)
+    ctes: set[str] = field(default_factory=set)
+    using_joins: list[exp.Join] = field(default_factory=list)
+    coalesces: list[exp.Coalesce] = field(default_factory=list)
+    queries: int = 0
+    nested: exp.Expr | None = None
+
+
+_NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command)
+
+
+def survey(query: exp.Expr) -> Survey:
+    """Returns the tables, CTE names, USING joins, COALESCEs and nested statements of the query."""
+    found = Survey()
+    for node in query.walk():
+        if isinstance(node, exp.Column):
+            continue
+        if isinstance(node, exp.Table):
+            found.tables.append(node)
+        elif isinstance(node, exp.Query):
+            found.queries += 1
+        elif isinstance(node, exp.CTE):
+            found.ctes.add(node.alias_or_name.lower())
+        elif isinstance(node, exp.Join):
+            if node.args.get("using"):
+                found.using_joins.append(node)
+        elif isinstance(node, exp.Coalesce):
+            found.coalesces.append(node)
+        elif isinstance(node, _NESTED) and found.nested is None:
+            found.nested = node
+    return found
+
+
 @dataclass(frozen=True)
 class Statement:
     """A parsed CTAS or INSERT ... SELECT."""
@@ -45,6 +82,7 @@ class Statement:
     target_columns: tuple[str, ...]
     query: exp.Query
     replace: bool
+    survey: Survey
 
 
 def _strip_leading_comments(sql: str) -> str:
@@ -160,14 +198,16 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
     if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
         raise UnsupportedStatementError(None, "the statement's target is not a table name",
                                         "name the target as namespace.table")
-    nested = next(query.find_all(exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command), None)
-    if nested is not None:
+    found = survey(query)
+    if found.nested is not None:
         raise UnsupportedStatementError(
-            name, f"its query holds a {nested.key.upper()}, and {_ONLY}", "move that statement to a task of its own")
-    if _nesting(query) > MAX_NESTING:
+            name, f"its query holds a {found.nested.key.upper()}, and {_ONLY}",
+            "move that statement to a task of its own")
+    # Nesting cannot be deeper than the number of queries: measure it only when that could exceed the bound.
+    if found.queries > MAX_NESTING and _nesting(query) > MAX_NESTING:
         raise StatementTooLargeError(
             name, f"queries are nested more than {MAX_NESTING} deep", "flatten the subqueries into CTEs")
-    return Statement(kind, target, columns, query, replace)
+    return Statement(kind, target, columns, query, replace, found)
 
 
 def target_of(sql: str) -> str | None:
@@ -183,10 +223,10 @@ def referenced_tables(sql: str, dialect: str = "duckdb") -> tuple[list[str], boo
     """Returns the `namespace.table` names the statement reads and writes, and whether it also names tables
     without a namespace (then the whole catalog must be read to place them). Raises LineageError."""
     statement = parse_statement(sql, dialect)
-    ctes = {cte.alias_or_name.lower() for cte in statement.query.find_all(exp.CTE)}
+    ctes = statement.survey.ctes
     names: dict[str, None] = {}
     unplaced = False
-    for table in [statement.target, *statement.query.find_all(exp.Table)]:
+    for table in [statement.target, *statement.survey.tables]:
         if table.db:
             names[f"{table.db.lower()}.{table.name.lower()}"] = None
         elif table.name.lower() not in ctes:

@@ -3,6 +3,7 @@ OpenLineage column lineage read before anything is written."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +50,7 @@ class IcebergSqlOperator(BaseOperator):
         self._schema: dict[str, dict[str, dict[str, str]]] = {}
         self._run: StatementRun | None = None
         self._written_fields: list[tuple[str, str]] = []
+        self._timing_lineage = 0.0
 
     @property
     def hook(self) -> IcebergHook:
@@ -68,12 +70,14 @@ class IcebergSqlOperator(BaseOperator):
         """Reads the lineage, runs the statement, writes the result; returns the table, snapshot id and row
         count (XCom). Raises AirflowFailException, with the engine's sentence, when lineage is unreadable."""
         hook = self.hook
+        started = time.perf_counter()
         try:
             lineage = self._read_lineage(hook)
             query = runnable_select(self.sql, self._schema)
         except LineageError as error:
             self.log.error("Lineage cannot be read, so nothing was written: %s", error)
             raise AirflowFailException(str(error)) from None
+        self._timing_lineage = time.perf_counter() - started
         ti = context["ti"]
         properties = {
             "airflow.dag_id": ti.dag_id, "airflow.run_id": ti.run_id, "airflow.task_id": ti.task_id,

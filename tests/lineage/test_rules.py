@@ -229,3 +229,10 @@ def test_descriptions_never_carry_literals(schema):
     text = repr(lineage.to_dict())
     assert "example.com" not in text and "vip" not in text
     assert lineage.column("tier").expression == "CASE WHEN l.email = ? THEN ? END"
+
+
+def test_identifiers_are_case_insensitive_as_in_duckdb(schema):
+    lineage = read('CREATE TABLE Out.T AS SELECT L.EMAIL, "L"."Country" FROM CRM.Learners L', schema)
+    assert lineage.target == "out.t"
+    assert fields(lineage) == {"email": ["crm.learners.email DIRECT IDENTITY"],
+                               "country": ["crm.learners.country DIRECT IDENTITY"]}
