@@ -17,10 +17,9 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.iceberg_scan import facts  # noqa: E402
-
 from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_local_catalog  # noqa: E402
 from airflow_lineage_governance.iceberg.write import create_or_replace  # noqa: E402
+from benchmarks.iceberg_scan import facts  # noqa: E402
 
 ROWS = 1_000_000
 SQL = """create or replace table bench.summary as
@@ -47,9 +46,7 @@ def main() -> None:
             operator.get_openlineage_facets_on_start()
             start_facets = time.perf_counter() - started
             operator._lineage = None  # execute reads lineage again, as it does in a real task
-            begun = time.perf_counter()
             operator.execute({"ti": ti})
-            executed = time.perf_counter() - begun
             begun = time.perf_counter()
             operator.get_openlineage_facets_on_complete(ti)
             from openlineage.client.serde import Serde
