@@ -14,9 +14,12 @@ from pathlib import Path
 from openlineage.client.serde import Serde
 
 from airflow_lineage_governance.governance.errors import GovernanceConfigError
+from airflow_lineage_governance.graph.errors import EventSourceError, UnknownColumnError
 from airflow_lineage_governance.lineage import LineageError, column_lineage
 
+FINDINGS = 1
 BAD_INPUT = 2
+DEFAULT_EVENTS = ".demo/events.jsonl"
 
 
 class BadInput(Exception):
@@ -40,12 +43,17 @@ def _schema_from(args: argparse.Namespace) -> dict:
     return lineage_schema(open_local_catalog(folder))
 
 
-def cmd_lineage(args: argparse.Namespace) -> int:
-    """Prints the column lineage facet of one statement."""
-    path = Path(args.file)
+def _statement(path: Path, args: argparse.Namespace) -> str:
+    from airflow_lineage_governance.platform.pipelines import NIGHTLY, render
+
     if not path.is_file():
         raise BadInput(f"{path}: the SQL file does not exist.")
-    lineage = column_lineage(path.read_text(), _schema_from(args))
+    return render(path.read_text(), NIGHTLY)
+
+
+def cmd_lineage(args: argparse.Namespace) -> int:
+    """Prints the column lineage facet of one statement."""
+    lineage = column_lineage(_statement(Path(args.file), args), _schema_from(args))
     if args.json:
         print(Serde.to_json(lineage.facet(args.namespace)))
         return 0
@@ -74,6 +82,127 @@ def cmd_platform_seed(args: argparse.Namespace) -> int:
     return 0
 
 
+def _governance(args: argparse.Namespace):
+    from airflow_lineage_governance.governance.session import Governance
+
+    return Governance.load(args.events, rules_path=args.rules, metadata_path=args.metadata)
+
+
+def _edges(path) -> str:
+    return " -> ".join([path[0].source, *(f"{e.target} ({e.type} {e.subtype})" for e in path)]) if path else ""
+
+
+def cmd_impact(args: argparse.Namespace) -> int:
+    """Prints what a change to a column can reach."""
+    impact = _governance(args).impact(args.column)
+    if args.json:
+        print(json.dumps(impact.to_dict(), indent=2))
+        return 0
+    print(f"{impact.column}: {len(impact.values)} columns through values, {len(impact.rows)} tables through "
+          f"rows, {len(impact.columns_reached)} columns in all; blast-radius score {impact.score:g}")
+    print("  values can change: " + (", ".join(impact.values) or "none"))
+    print("  every row can change: " + (", ".join(impact.rows) or "none"))
+    for column in impact.columns_reached:
+        print(f"  {column}: {_edges(impact.paths[column])}")
+    print("  owners: " + (", ".join(f"{t} ({o or 'no owner'})" for t, o in impact.owners.items()) or "none"))
+    return 0
+
+
+def cmd_upstream(args: argparse.Namespace) -> int:
+    """Prints where a column comes from."""
+    provenance = _governance(args).provenance(args.column)
+    if args.json:
+        print(json.dumps(provenance.to_dict(), indent=2))
+        return 0
+    print(f"{provenance.column} depends on {len(provenance.sources)} columns:")
+    for source in provenance.sources:
+        print(f"  {_edges(provenance.paths[source])}")
+    return 0
+
+
+def cmd_propose(args: argparse.Namespace) -> int:
+    """Prints the proposed class of every written column."""
+    proposals = _governance(args).proposals
+    if args.json:
+        print(json.dumps([p.to_dict() for p in proposals.values()], indent=2))
+        return 0
+    for proposal in proposals.values():
+        decided = proposal.decided_by
+        why = f"from {decided.source} ({decided.type} {decided.subtype})" if decided else "no classified input"
+        declared = f", declared {proposal.declared}" if proposal.declared else ""
+        print(f"{proposal.column}: {proposal.proposed or 'unknown'}{declared}, {why}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Prints understated classes, unaccounted tables and tables with no metadata; exit 1 on any."""
+    from airflow_lineage_governance.governance.checks import missing_metadata, unaccounted
+    from airflow_lineage_governance.governance.classify import understated
+    from airflow_lineage_governance.iceberg.catalog import open_local_catalog, table_names
+
+    folder = Path(args.catalog)
+    if not (folder / "catalog.db").exists():
+        raise BadInput(f"{folder}: no local Iceberg catalog here (expected {folder / 'catalog.db'}).")
+    governance = _governance(args)
+    findings = [
+        *(f.to_dict() for f in understated(governance.proposals, governance.rules)),
+        *(f.to_dict() for f in unaccounted(table_names(open_local_catalog(folder)), governance.metadata,
+                                           governance.graph)),
+        *(f.to_dict() for f in missing_metadata(governance.graph, governance.metadata, governance.proposals)),
+    ]
+    if args.json:
+        print(json.dumps({"findings": findings, "events": governance.report.to_dict()}, indent=2))
+    else:
+        for finding in findings:
+            print(_finding_line(finding))
+        print(f"{len(findings)} findings; events read {governance.report.events}, malformed "
+              f"{governance.report.malformed + governance.report.truncated}")
+    return FINDINGS if findings else 0
+
+
+def _finding_line(finding: dict) -> str:
+    kind = finding["kind"]
+    if kind == "understated_classification":
+        decided = finding["decided_by"]
+        return (f"understated: {finding['column']} is declared {finding['declared']}, lineage proposes "
+                f"{finding['proposed']} (from {decided['source']}, {decided['type']} {decided['subtype']})")
+    if kind == "unaccounted_table":
+        return f"unaccounted: {finding['table']} is no declared source and no job's output in the lineage"
+    proposals = ", ".join(f"{c} {p or 'unknown'}" for c, p in finding["proposals"].items())
+    return f"missing metadata: {finding['table']}; lineage proposes {proposals}"
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    """Prints the impact of each column a SQL change alters or removes; exit 1 above the threshold."""
+    from airflow_lineage_governance.governance.gate import gate
+
+    schema = _schema_from(args)
+    before = column_lineage(_statement(Path(args.before), args), schema)
+    after_path = Path(args.after)
+    after = column_lineage(_statement(after_path, args), schema) if after_path.exists() else None
+    governance = _governance(args)
+    changes = gate(governance, before, after)
+    threshold = governance.rules.gate_threshold
+    blocked = [c for c in changes if c.score > threshold]
+    if args.json:
+        print(json.dumps({"changes": [c.to_dict() for c in changes], "threshold": threshold,
+                          "blocked": bool(blocked)}, indent=2))
+    else:
+        for change in changes:
+            reached = len(change.impact.columns_reached) if change.impact else 0
+            print(f"{change.column} {change.change}: {reached} columns downstream, score {change.score:g}")
+        verdict = f"BLOCKED: {len(blocked)} above the threshold {threshold:g}" if blocked else "passes"
+        print(f"{len(changes)} columns changed; {verdict}")
+    return FINDINGS if blocked else 0
+
+
+def _governance_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--events", default=DEFAULT_EVENTS, help="an OpenLineage JSONL file or a Marquez URL")
+    command.add_argument("--rules", help="lineage.toml (default: governance/lineage.toml)")
+    command.add_argument("--metadata", help="metadata.toml (default: governance/metadata.toml)")
+    command.add_argument("--json", action="store_true")
+
+
 def parser() -> argparse.ArgumentParser:
     """Returns the argument parser of every subcommand."""
     root = argparse.ArgumentParser(prog="lineage-governance", description=__doc__.splitlines()[0])
@@ -87,6 +216,28 @@ def parser() -> argparse.ArgumentParser:
     lineage.add_argument("--namespace", default="iceberg://platform")
     lineage.add_argument("--json", action="store_true", help="print the OpenLineage facet as JSON")
     lineage.set_defaults(run=cmd_lineage)
+
+    for name, run, text in (("impact", cmd_impact, "what a change to a column can reach"),
+                            ("upstream", cmd_upstream, "where a column comes from")):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("column", help="namespace.table.column")
+        _governance_options(command)
+        command.set_defaults(run=run)
+    command = commands.add_parser("propose", help="proposed classes of every written column")
+    _governance_options(command)
+    command.set_defaults(run=cmd_propose)
+    command = commands.add_parser("check", help="understated classes, unaccounted tables, missing metadata")
+    _governance_options(command)
+    command.add_argument("--catalog", default=".demo/catalog", help="a local Iceberg catalog folder")
+    command.set_defaults(run=cmd_check)
+    command = commands.add_parser("gate", help="impact of the columns a SQL change alters (for CI)")
+    command.add_argument("--before", required=True, help="the pipeline's SQL before the change")
+    command.add_argument("--after", required=True, help="the SQL after it (a missing file: the pipeline is removed)")
+    gate_schema = command.add_mutually_exclusive_group(required=True)
+    gate_schema.add_argument("--catalog", help="a local Iceberg catalog folder")
+    gate_schema.add_argument("--schema", help="a JSON file {db: {table: {column: type}}}")
+    _governance_options(command)
+    command.set_defaults(run=cmd_gate)
 
     platform = commands.add_parser("platform", help="the demo platform").add_subparsers(dest="action",
                                                                                        required=True)
@@ -105,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
-    except (BadInput, LineageError, GovernanceConfigError) as error:
+    except (BadInput, LineageError, GovernanceConfigError, EventSourceError, UnknownColumnError) as error:
         print(f"lineage-governance: {error}", file=sys.stderr)
         return BAD_INPUT
 

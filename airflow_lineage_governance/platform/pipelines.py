@@ -27,5 +27,10 @@ def pipeline_sql(name: str, logical_date: datetime = NIGHTLY) -> str:
     path = sql_folder() / f"{name}.sql"
     if not path.is_file():
         raise FileNotFoundError(f"no pipeline {name}: {path} does not exist")
-    template = jinja2.Template(path.read_text(), undefined=jinja2.StrictUndefined)
+    return render(path.read_text(), logical_date)
+
+
+def render(text: str, logical_date: datetime = NIGHTLY) -> str:
+    """Returns the SQL text with Airflow's `ds` and `logical_date` template variables filled in."""
+    template = jinja2.Template(text, undefined=jinja2.StrictUndefined)
     return template.render(logical_date=logical_date, ds=logical_date.date().isoformat())

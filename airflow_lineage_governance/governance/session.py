@@ -1,0 +1,48 @@
+"""Everything a governance question needs, loaded once: rules, metadata, events and the graph they describe."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from airflow_lineage_governance.governance.checks import owners, tier_weight
+from airflow_lineage_governance.governance.classify import Proposal, propose
+from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
+from airflow_lineage_governance.graph.build import LineageGraph, build_graph
+from airflow_lineage_governance.graph.events import ReadReport, RunEvent, open_event_source, read_events
+from airflow_lineage_governance.graph.impact import Impact, Provenance, downstream, upstream
+
+
+@dataclass
+class Governance:
+    """Rules and metadata from TOML, and the events of one source with the graph they describe."""
+
+    rules: Rules
+    metadata: Metadata
+    events: list[RunEvent]
+    report: ReadReport
+    graph: LineageGraph
+
+    @classmethod
+    def load(cls, events: str | Path, *, rules_path: str | Path | None = None,
+             metadata_path: str | Path | None = None, job_namespace: str | None = None) -> Governance:
+        """Returns the loaded governance; raises GovernanceConfigError for bad TOML and EventSourceError for an
+        unreadable source."""
+        rules = load_rules(rules_path)
+        metadata = load_metadata(metadata_path, rules)
+        received, report = read_events(open_event_source(events), job_namespace)
+        return cls(rules, metadata, received, report, build_graph(received, rules.namespace))
+
+    @cached_property
+    def proposals(self) -> dict[str, Proposal]:
+        """Returns the proposal of every written column, through the rules' edge types."""
+        return propose(self.graph, self.metadata.declared(), self.rules)
+
+    def impact(self, column: str) -> Impact:
+        """Returns the downstream impact of the column, with owners and the blast-radius score."""
+        return downstream(self.graph, column, owners(self.metadata), tier_weight(self.metadata, self.rules))
+
+    def provenance(self, column: str) -> Provenance:
+        """Returns the upstream provenance of the column."""
+        return upstream(self.graph, column)

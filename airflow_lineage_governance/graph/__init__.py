@@ -1,0 +1,1 @@
+"""Event sources and the column graph rebuilt from received OpenLineage events: impact and provenance."""

@@ -1,0 +1,159 @@
+"""The lineage graph, rebuilt from COMPLETE events alone (never from SQL), as a lineage server would.
+
+Nodes are columns (`db.table.column`) and tables (`db.table`). An edge runs from a source column to the
+column it feeds (column-level: DIRECT, or field-level INDIRECT), or to the table whose every row it shapes
+(the facet's `dataset` list: INDIRECT). Each edge carries type, subtype, masking, job, run and event time.
+The latest COMPLETE run of each job defines that job's edges: yesterday's edges of a changed job are gone.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from airflow_lineage_governance.graph.events import RunEvent
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One lineage edge as an event stated it."""
+
+    source: str
+    target: str
+    type: str
+    subtype: str
+    masking: bool
+    job: str
+    run_id: str
+    event_time: str
+
+    @property
+    def into_table(self) -> bool:
+        """Returns True when the edge shapes every row of its target table."""
+        return self.target.count(".") == 1
+
+    def to_dict(self) -> dict[str, object]:
+        """Returns the edge as the CLI's JSON shows it."""
+        return {"source": self.source, "target": self.target, "type": self.type, "subtype": self.subtype,
+                "masking": self.masking, "job": self.job}
+
+
+@dataclass
+class LineageGraph:
+    """The column graph and what the events said about tables."""
+
+    graph: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
+    table_columns: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    outputs: dict[str, str] = field(default_factory=dict)  # table -> job that writes it
+    inputs: set[str] = field(default_factory=set)
+    jobs: dict[str, RunEvent] = field(default_factory=dict)  # job -> its latest COMPLETE event
+
+    def edges(self) -> list[Edge]:
+        """Returns every edge."""
+        return [data["edge"] for _, _, data in self.graph.edges(data=True)]
+
+    def out_edges(self, node: str) -> list[Edge]:
+        """Returns the edges leaving `node`, in a stable order."""
+        if node not in self.graph:
+            return []
+        return sorted((data["edge"] for _, _, data in self.graph.out_edges(node, data=True)),
+                      key=lambda e: (e.target, e.type, e.subtype, e.source))
+
+    def in_edges(self, node: str) -> list[Edge]:
+        """Returns the edges entering `node`, in a stable order."""
+        if node not in self.graph:
+            return []
+        return sorted((data["edge"] for _, _, data in self.graph.in_edges(node, data=True)),
+                      key=lambda e: (e.type != "DIRECT", e.source, e.subtype))
+
+    def columns_of(self, table: str) -> list[str]:
+        """Returns the table's columns (`db.table.column`) as the events' schemas and lineage named them."""
+        return [f"{table}.{c}" for c in self.table_columns.get(table, [])]
+
+    def knows(self, column: str) -> bool:
+        """Returns True when some event mentions the column."""
+        return column in self.graph or column.rsplit(".", 1)[-1] in self.table_columns.get(
+            column.rsplit(".", 1)[0], [])
+
+
+def latest_completes(events: Iterable[RunEvent]) -> dict[str, RunEvent]:
+    """Returns the latest COMPLETE event of each job (by event time; the later read wins a tie)."""
+    latest: dict[str, RunEvent] = {}
+    for event in events:
+        if event.event_type != "COMPLETE":
+            continue
+        known = latest.get(event.job_name)
+        if known is None or event.event_time >= known.event_time:
+            latest[event.job_name] = event
+    return latest
+
+
+def _note_columns(lineage: LineageGraph, table: str, names: Iterable[str]) -> None:
+    known = lineage.table_columns[table]
+    for name in names:
+        if name not in known:
+            known.append(name)
+
+
+def _schema_names(dataset: dict) -> list[str]:
+    fields = ((dataset.get("facets") or {}).get("schema") or {}).get("fields") or []
+    return [f["name"] for f in fields if isinstance(f, dict) and isinstance(f.get("name"), str)]
+
+
+def _transformations(entry: dict) -> list[tuple[str, str, bool]]:
+    found = entry.get("transformations") or []
+    typed = [(t.get("type") or "DIRECT", t.get("subtype") or "", bool(t.get("masking")))
+             for t in found if isinstance(t, dict)]
+    return typed or [("DIRECT", "UNKNOWN", False)]
+
+
+def _add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) -> None:
+    def ours(dataset: dict) -> bool:
+        return isinstance(dataset, dict) and isinstance(dataset.get("name"), str) and (
+            namespace is None or dataset.get("namespace") == namespace)
+
+    for dataset in event.raw.get("inputs") or []:
+        if ours(dataset):
+            lineage.inputs.add(dataset["name"])
+            _note_columns(lineage, dataset["name"], _schema_names(dataset))
+    for dataset in event.raw.get("outputs") or []:
+        if not ours(dataset):
+            continue
+        table = dataset["name"]
+        lineage.outputs[table] = event.job_name
+        lineage.graph.add_node(table, kind="table")
+        facet = (dataset.get("facets") or {}).get("columnLineage") or {}
+        fields = facet.get("fields") if isinstance(facet.get("fields"), dict) else {}
+        _note_columns(lineage, table, [*_schema_names(dataset), *fields])
+        for column, entry in fields.items():
+            target = f"{table}.{column}"
+            lineage.graph.add_node(target, kind="column")
+            for source in (entry or {}).get("inputFields") or []:
+                _add_edges(lineage, event, namespace, source, target)
+        for source in facet.get("dataset") or []:
+            _add_edges(lineage, event, namespace, source, table)
+
+
+def _add_edges(lineage: LineageGraph, event: RunEvent, namespace: str | None, source: dict, target: str) -> None:
+    if not isinstance(source, dict) or not all(isinstance(source.get(k), str) for k in ("name", "field")):
+        return
+    if namespace is not None and source.get("namespace") != namespace:
+        return
+    origin = f"{source['name']}.{source['field']}"
+    _note_columns(lineage, source["name"], [source["field"]])
+    for kind, subtype, masking in _transformations(source):
+        edge = Edge(origin, target, kind, subtype, masking, event.job_name, event.run_id, event.event_time)
+        lineage.graph.add_edge(origin, target, key=(kind, subtype), edge=edge)
+
+
+def build_graph(events: Iterable[RunEvent], namespace: str | None = None) -> LineageGraph:
+    """Returns the graph of the latest COMPLETE event of every job; datasets of other namespaces are left out
+    when `namespace` is given."""
+    lineage = LineageGraph()
+    lineage.jobs = latest_completes(events)
+    for event in lineage.jobs.values():
+        _add_event(lineage, event, namespace)
+    return lineage

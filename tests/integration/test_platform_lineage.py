@@ -1,0 +1,145 @@
+"""The graph, impact, proposals and checks on the events of the platform's nightly run through real Airflow,
+and the CLI run as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from airflow_lineage_governance.governance.checks import unaccounted
+from airflow_lineage_governance.governance.classify import propose, understated
+from airflow_lineage_governance.governance.session import Governance
+from airflow_lineage_governance.iceberg.catalog import open_local_catalog, table_names
+from tests.integration.sandbox import VENV_BIN
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def governance(platform_run):
+    sandbox, run = platform_run
+    return Governance.load(run.events_path)
+
+
+def test_every_platform_task_completed_with_events(platform_run):
+    _, run = platform_run
+    for task in ("course_performance", "learner_activity", "marketing_audience", "review_corpus",
+                 "birthday_offers", "daily_revenue", "marketing_export"):
+        assert len(run.task_events(task, "COMPLETE")) == 1, task
+    assert run.task_events("marketing_export", "COMPLETE")[0]["outputs"] == []
+
+
+def test_email_reaches_only_the_audience_email(governance):
+    impact = governance.impact("crm.learners.email")
+    assert impact.values == ["marketing.audience.email"]
+    assert impact.columns_reached == ["marketing.audience.email"]
+    assert [(e.type, e.subtype) for e in impact.paths["marketing.audience.email"]] == [("DIRECT", "IDENTITY")]
+
+
+def test_consent_reaches_no_values_but_every_audience_row(governance):
+    impact = governance.impact("crm.learners.marketing_consent")
+    assert impact.values == []
+    audience = [c for c in impact.columns_reached if c.startswith("marketing.audience.")]
+    assert audience == sorted(f"marketing.audience.{c}" for c in
+                              ("learner_id", "full_name", "email", "country", "favourite_category"))
+    assert all([(e.type, e.subtype) for e in impact.paths[c]] == [("INDIRECT", "FILTER")] for c in audience)
+    assert "marketing.audience" in impact.rows
+
+
+def test_category_reaches_two_values_and_more_in_all(governance):
+    impact = governance.impact("learning.courses.category")
+    assert impact.values == ["analytics.course_performance.category", "marketing.audience.favourite_category"]
+    assert len(impact.columns_reached) == 12
+    assert impact.owners["analytics.course_performance"] == "analytics-team"
+    assert impact.score > len(impact.columns_reached)  # course_performance is tier 1
+
+
+def test_proposals_as_the_seed_reads_them(governance):
+    proposals = governance.proposals
+    personal = {c for c, p in proposals.items() if p.proposed == "personal" and not p.declared}
+    assert personal == {"marketing.audience.full_name", "marketing.audience.email", "ai.review_corpus.body"}
+    for table in ("marketing.audience", "ai.review_corpus"):
+        others = [p.proposed for c, p in proposals.items() if c.startswith(table + ".") and c not in personal]
+        assert set(others) == {"internal"}
+    favourite = proposals["marketing.audience.favourite_category"].decided_by
+    assert (favourite.source, favourite.type, favourite.subtype) == ("crm.learners.learner_id", "INDIRECT", "JOIN")
+    declared = governance.metadata.declared()
+    classified = [c for c in proposals if c.startswith(("analytics.course_performance.", "analytics.learner_activity."))]
+    assert len(classified) == 13
+    assert sum(proposals[c].proposed == declared[c] for c in classified) == 13
+    direct_only = propose(governance.graph, declared, governance.rules, ("DIRECT",))
+    assert sum(direct_only[c].proposed == declared[c] for c in classified) == 10
+
+
+def test_birthday_offers_understated_and_campaign_list_unaccounted(governance, platform_run):
+    sandbox, _ = platform_run
+    found = {(u.column, u.declared, u.proposed, u.decided_by.source, u.decided_by.subtype)
+             for u in understated(governance.proposals, governance.rules)}
+    assert found == {(f"marketing.birthday_offers.{c}", "internal", "personal", "crm.learners.date_of_birth", "FILTER")
+                     for c in ("learner_id", "country")}
+    tables = table_names(open_local_catalog(sandbox.catalog_folder))
+    assert [u.table for u in unaccounted(tables, governance.metadata, governance.graph)] == ["marketing.campaign_list"]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(VENV_BIN / "lineage-governance"), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_cli_impact_json_and_text(platform_run):
+    _, run = platform_run
+    done = cli("impact", "crm.learners.email", "--events", str(run.events_path), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["values"] == ["marketing.audience.email"] and data["rows"] == []
+    assert data["paths"]["marketing.audience.email"] == [{"source": "crm.learners.email",
+                                                          "target": "marketing.audience.email", "type": "DIRECT",
+                                                          "subtype": "IDENTITY", "masking": False,
+                                                          "job": "platform_nightly.marketing_audience"}]
+    assert set(data) == {"column", "values", "rows", "columns_reached", "paths", "owners", "score"}
+    text = cli("impact", "crm.learners.marketing_consent", "--events", str(run.events_path))
+    assert "0 columns through values" in text.stdout and "every row can change: marketing.audience" in text.stdout
+
+
+def test_cli_check_exit_codes_and_findings(platform_run):
+    sandbox, run = platform_run
+    done = cli("check", "--events", str(run.events_path), "--catalog", str(sandbox.catalog_folder), "--json")
+    assert done.returncode == 1
+    kinds = sorted({f["kind"] for f in json.loads(done.stdout)["findings"]})
+    assert kinds == ["missing_metadata", "unaccounted_table", "understated_classification"]
+
+
+def test_cli_upstream_propose_and_gate(platform_run, tmp_path):
+    sandbox, run = platform_run
+    upstream = cli("upstream", "marketing.audience.email", "--events", str(run.events_path), "--json")
+    assert "crm.learners.marketing_consent" in json.loads(upstream.stdout)["sources"]
+    proposals = json.loads(cli("propose", "--events", str(run.events_path), "--json").stdout)
+    assert {"column": "ai.review_corpus.body", "proposed": "personal", "declared": None,
+            "decided_by": {"source": "learning.reviews.body", "type": "DIRECT", "subtype": "IDENTITY"}} in proposals
+    from tests.integration.sandbox import REPO
+
+    before = REPO / "dags" / "sql" / "course_performance.sql"
+    after = tmp_path / "course_performance.sql"
+    after.write_text(before.read_text().replace("c.category,\n", "upper(c.category) as category,\n", 1))
+    gate = cli("gate", "--before", str(before), "--after", str(after), "--catalog", str(sandbox.catalog_folder),
+               "--events", str(run.events_path), "--json")
+    data = json.loads(gate.stdout)
+    assert [c["column"] for c in data["changes"]] == ["analytics.course_performance.category"]
+    removed = cli("gate", "--before", str(REPO / "dags" / "sql" / "marketing_audience.sql"), "--after",
+                  str(tmp_path / "gone.sql"), "--catalog", str(sandbox.catalog_folder), "--events",
+                  str(run.events_path), "--json")
+    assert {c["change"] for c in json.loads(removed.stdout)["changes"]} == {"removed"}
+
+
+@pytest.mark.parametrize(("args", "sentence"), [
+    (("impact", "crm.learners.emial"), "crm.learners.emial: no received lineage event mentions this column"),
+    (("impact", "email"), "email: no received lineage event mentions this column; name it as namespace.table.column."),
+    (("check", "--catalog", "/nonexistent"), "/nonexistent: no local Iceberg catalog here"),
+    (("propose", "--rules", "/nonexistent/lineage.toml"), "/nonexistent/lineage.toml: the file does not exist."),
+])
+def test_cli_bad_input_is_one_sentence_and_exit_2(platform_run, args, sentence):
+    _, run = platform_run
+    done = cli(*args, "--events", str(run.events_path))
+    assert done.returncode == 2
+    assert sentence in done.stderr and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
