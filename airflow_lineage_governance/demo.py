@@ -32,6 +32,9 @@ def demo_env(folder: Path) -> dict[str, str]:
             {"type": "file", "log_file_path": str(folder / "events.jsonl"), "append": True}),
         "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps({"conn_type": "iceberg_catalog", "extra": catalog}),
         "LINEAGE_GOVERNANCE_REPORT_DIR": str(folder),
+        "LINEAGE_GOVERNANCE_EVENTS": str(folder / "events.jsonl"),
+        "LINEAGE_GOVERNANCE_WAIT_SECONDS": os.environ.get("LINEAGE_GOVERNANCE_WAIT_SECONDS", "20"),
+        "LINEAGE_GOVERNANCE_POKE_SECONDS": "2",
         "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
     })
     if os.environ.get("OPENLINEAGE_DISABLED"):
@@ -71,6 +74,35 @@ def print_events(events_path: Path) -> None:
         print(f"  every row shaped by: {shaping or 'none'}")
 
 
+def print_governance(folder: Path, code: int) -> None:
+    """Prints the governance report's findings and coverage."""
+    report = folder / "governance-report.md"
+    verdict = "passed" if code == 0 else "ended failed (it fails on error findings, so alerting fires)"
+    print(f"\nlineage_governance {verdict}; its log: {folder / 'lineage_governance.log'}")
+    if report.exists():
+        print(report.read_text())
+    else:
+        print("No governance report was written; see the log.")
+
+
+def print_impact(events_path: Path) -> None:
+    """Prints the three impact answers of seed 000."""
+    from airflow_lineage_governance.governance.session import Governance
+    from airflow_lineage_governance.graph.errors import UnknownColumnError
+
+    governance, problem = Governance.load_tolerant(events_path)
+    print("Impact of a change, read from the received events" + (f" ({problem})" if problem else "") + ":")
+    for column in ("crm.learners.email", "crm.learners.marketing_consent", "learning.courses.category"):
+        try:
+            impact = governance.impact(column)
+        except UnknownColumnError as error:
+            print(f"  {error}")
+            continue
+        print(f"  {column}: values of {len(impact.values)} columns ({', '.join(impact.values) or 'none'}); "
+              f"every row of {', '.join(impact.rows) or 'no table'}; {len(impact.columns_reached)} columns in "
+              f"all; score {impact.score:g}")
+
+
 def main() -> int:
     """Runs the demo; returns 0 when it ran, whatever the governance run found."""
     folder = Path(os.environ.get("LINEAGE_GOVERNANCE_DEMO_DIR", Path.cwd() / ".demo")).resolve()
@@ -90,6 +122,9 @@ def main() -> int:
     print(f"platform_nightly ran ({'succeeded' if code == 0 else 'failed'}); its log: "
           f"{folder / 'platform_nightly.log'}")
     print_events(folder / "events.jsonl")
+    code = airflow(["dags", "test", "lineage_governance", LOGICAL_DATE], env, folder / "lineage_governance.log")
+    print_governance(folder, code)
+    print_impact(folder / "events.jsonl")
     print(f"\nDemo finished in {time.perf_counter() - started:.1f} s; its files are under {folder}")
     return 0
 

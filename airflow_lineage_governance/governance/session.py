@@ -10,6 +10,7 @@ from airflow_lineage_governance.governance.checks import owners, tier_weight
 from airflow_lineage_governance.governance.classify import Proposal, propose
 from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
 from airflow_lineage_governance.graph.build import LineageGraph, build_graph
+from airflow_lineage_governance.graph.errors import EventSourceError
 from airflow_lineage_governance.graph.events import ReadReport, RunEvent, open_event_source, read_events
 from airflow_lineage_governance.graph.impact import Impact, Provenance, downstream, upstream
 
@@ -33,6 +34,22 @@ class Governance:
         metadata = load_metadata(metadata_path, rules)
         received, report = read_events(open_event_source(events), job_namespace)
         return cls(rules, metadata, received, report, build_graph(received, rules.namespace))
+
+    @classmethod
+    def load_tolerant(cls, events: str | Path | None, **options) -> tuple[Governance, str | None]:
+        """Returns the governance and None, or, when the event source cannot be read (or none is given),
+        the governance over no events and the sentence saying why; TOML errors still raise."""
+        if events is not None:
+            try:
+                return cls.load(events, **options), None
+            except EventSourceError as error:
+                problem = str(error)
+        else:
+            problem = "no event source is configured"
+        rules = load_rules(options.get("rules_path"))
+        metadata = load_metadata(options.get("metadata_path"), rules)
+        report = ReadReport(source=str(events))
+        return cls(rules, metadata, [], report, build_graph([], rules.namespace)), problem
 
     @cached_property
     def proposals(self) -> dict[str, Proposal]:

@@ -82,6 +82,7 @@ class FileEventSource:
 
     def raw_events(self, report: ReadReport) -> Iterator[Any]:
         if not self.path.exists():
+            report.note(f"{self.path} does not exist: no event was ever written there")
             return  # no events at all is a finding for the checks, not an error of reading
         if self.path.is_dir():
             raise EventSourceError(f"{self.path}: is a folder, not an events file")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+UNREADABLE = "Lineage cannot be read"
+"""How a task that stopped on a LineageError begins its error message (the governance checks count these)."""
+
 
 class LineageError(Exception):
     """Raised when a statement's column lineage cannot be read exactly; nothing should be written then."""

@@ -14,6 +14,7 @@ from airflow_lineage_governance.hooks.iceberg import IcebergHook
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError
 from airflow_lineage_governance.iceberg.run import StatementRun, run_statement
 from airflow_lineage_governance.lineage import ColumnLineage, LineageError, column_lineage, redacted_sql
+from airflow_lineage_governance.lineage.errors import UNREADABLE
 from airflow_lineage_governance.lineage.runnable import runnable_select
 from airflow_lineage_governance.lineage.statement import referenced_tables, target_of
 from airflow_lineage_governance.operators.summary import lineage_summary
@@ -75,8 +76,8 @@ class IcebergSqlOperator(BaseOperator):
             lineage = self._read_lineage(hook)
             query = runnable_select(self.sql, self._schema)
         except LineageError as error:
-            self.log.error("Lineage cannot be read, so nothing was written: %s", error)
-            raise AirflowFailException(str(error)) from None
+            self.log.error("%s, so nothing was written: %s", UNREADABLE, error)
+            raise AirflowFailException(f"{UNREADABLE}: {error}") from None
         self._timing_lineage = time.perf_counter() - started
         ti = context["ti"]
         properties = {

@@ -66,7 +66,8 @@ def test_proposals_as_the_seed_reads_them(governance):
     favourite = proposals["marketing.audience.favourite_category"].decided_by
     assert (favourite.source, favourite.type, favourite.subtype) == ("crm.learners.learner_id", "INDIRECT", "JOIN")
     declared = governance.metadata.declared()
-    classified = [c for c in proposals if c.startswith(("analytics.course_performance.", "analytics.learner_activity."))]
+    classified = [c for c in proposals
+                  if c.startswith(("analytics.course_performance.", "analytics.learner_activity."))]
     assert len(classified) == 13
     assert sum(proposals[c].proposed == declared[c] for c in classified) == 13
     direct_only = propose(governance.graph, declared, governance.rules, ("DIRECT",))

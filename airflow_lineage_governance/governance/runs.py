@@ -1,0 +1,72 @@
+"""Runs with no COMPLETE event: the scheduler's task states held against the events that arrived."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from airflow_lineage_governance.graph.events import RunEvent
+from airflow_lineage_governance.lineage.errors import UNREADABLE
+
+SUCCESS = "success"
+FINISHED = frozenset({"success", "failed", "skipped", "upstream_failed", "removed"})
+
+
+@dataclass(frozen=True)
+class MissingComplete:
+    """A task instance that succeeded with no COMPLETE event of its job in the events received."""
+
+    job: str
+    task_id: str
+    try_number: int | None
+    state: str
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        """Returns the finding as the report's JSON shows it."""
+        found = {"kind": "missing_complete", "job": self.job, "task_id": self.task_id,
+                 "try_number": self.try_number, "state": self.state}
+        if self.reason:
+            found["reason"] = self.reason
+        return found
+
+
+def _run_id(event: RunEvent) -> str | None:
+    facet = event.raw.get("run", {}).get("facets", {}).get("airflow") or {}
+    return (facet.get("dagRun") or {}).get("run_id")
+
+
+def events_of_run(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[RunEvent]:
+    """Returns the task events of the DAG run `run_id` of `dag_id` (matched on the `airflow` run facet)."""
+    prefix = f"{dag_id}."
+    return [e for e in events if e.job_name.startswith(prefix) and _run_id(e) == run_id]
+
+
+def missing_completes(task_states: Mapping[str, str], events: Iterable[RunEvent], dag_id: str, run_id: str,
+                      reason: str = "") -> list[MissingComplete]:
+    """Returns every task that succeeded in the run with no COMPLETE event of its job for that run. A task
+    that failed or was skipped never had a COMPLETE to send; a retried task is matched on any try's COMPLETE
+    (only the try that succeeded sends one). The try number is the latest any event of the task names."""
+    of_run = events_of_run(events, dag_id, run_id)
+    completed = {e.job_name for e in of_run if e.event_type == "COMPLETE"}
+    tries: dict[str, int] = {}
+    for event in of_run:
+        number = event.airflow.get("try_number")
+        if isinstance(number, int):
+            tries[event.job_name] = max(number, tries.get(event.job_name, 0))
+    missing = []
+    for task_id, state in sorted(task_states.items()):
+        job = f"{dag_id}.{task_id}"
+        if state == SUCCESS and job not in completed:
+            missing.append(MissingComplete(job, task_id, tries.get(job), state, reason))
+    return missing
+
+
+def parse_failures(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[str]:
+    """Returns the jobs of the run whose FAIL event says their lineage could not be read."""
+    failed = []
+    for event in events_of_run(events, dag_id, run_id):
+        message = ((event.raw.get("run", {}).get("facets", {}).get("errorMessage") or {}).get("message") or "")
+        if event.event_type == "FAIL" and UNREADABLE in message:
+            failed.append(event.job_name)
+    return sorted(set(failed))

@@ -1,0 +1,122 @@
+"""LineageCompleteSensor: waits for a DAG's run of the same logical date to finish, then for a COMPLETE lineage
+event of every task instance that succeeded in it. It never waits forever: when its timeout ends the wait with
+events still missing, it succeeds and hands the missing list on (XCom) for the checks to report."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import BaseSensorOperator, PokeReturnValue
+from airflow.sdk.exceptions import AirflowSensorTimeout
+
+from airflow_lineage_governance.governance.runs import FINISHED, missing_completes
+from airflow_lineage_governance.graph.errors import EventSourceError
+from airflow_lineage_governance.graph.events import open_event_source, read_events
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+
+def default_event_source() -> str | None:
+    """Returns $LINEAGE_GOVERNANCE_EVENTS, else where the OpenLineage provider's transport sends events (a
+    file transport's path or an HTTP transport's URL), else None."""
+    configured = os.environ.get("LINEAGE_GOVERNANCE_EVENTS")
+    if configured:
+        return configured
+    try:
+        transport = json.loads(os.environ.get("AIRFLOW__OPENLINEAGE__TRANSPORT") or "{}")
+    except ValueError:
+        return None
+    if transport.get("type") == "file":
+        return transport.get("log_file_path")
+    if transport.get("type") == "http":
+        return transport.get("url")
+    return None
+
+
+def default_job_namespace() -> str:
+    """Returns the OpenLineage job namespace the provider uses (its config, else OPENLINEAGE_NAMESPACE, else
+    `default`)."""
+    return (os.environ.get("AIRFLOW__OPENLINEAGE__NAMESPACE") or os.environ.get("OPENLINEAGE_NAMESPACE")
+            or "default")
+
+
+class LineageCompleteSensor(BaseSensorOperator):
+    """Holds a DAG run's task states, read from the scheduler through the Task SDK, against the lineage
+    events received for it.
+
+    :param target_dag_id: the DAG whose run of the same logical date is checked.
+    :param events: an OpenLineage JSONL file or a Marquez URL (default: where the provider sends events).
+    :param job_namespace: the OpenLineage job namespace of the target's events (default: the provider's).
+    """
+
+    template_fields: Sequence[str] = ("target_dag_id", "events")
+
+    def __init__(self, *, target_dag_id: str, events: str | None = None, job_namespace: str | None = None,
+                 mode: str = "reschedule", poke_interval: float = 30, timeout: float = 600,
+                 **kwargs: Any) -> None:
+        super().__init__(mode=mode, poke_interval=poke_interval, timeout=timeout, **kwargs)
+        self.target_dag_id = target_dag_id
+        self.events = events
+        self.job_namespace = job_namespace
+
+    def _verdict(self, context: Context) -> dict[str, Any]:
+        ti = context["ti"]
+        runs = ti.get_task_states(dag_id=self.target_dag_id, logical_dates=[context["logical_date"]])
+        verdict: dict[str, Any] = {"target_dag_id": self.target_dag_id, "target_run_id": None, "finished": False,
+                                   "task_states": {}, "missing": [], "backend_problem": None,
+                                   "events": self.events or default_event_source()}
+        if not runs:
+            verdict["backend_problem"] = (f"no run of {self.target_dag_id} exists for the logical date "
+                                          f"{context['logical_date'].isoformat()}")
+            return verdict
+        run_id, states = sorted(runs.items())[-1]
+        states = {task: str(getattr(state, "value", state)) for task, state in states.items()}
+        verdict.update(target_run_id=run_id, task_states=states,
+                       finished=all(state in FINISHED for state in states.values()))
+        if not verdict["finished"]:
+            return verdict
+        source, reason = verdict["events"], ""
+        events = []
+        if source is None:
+            reason = "no event source is configured (set LINEAGE_GOVERNANCE_EVENTS)"
+        else:
+            try:
+                events, _ = read_events(open_event_source(source),
+                                        self.job_namespace or default_job_namespace())
+            except EventSourceError as error:
+                reason = f"the lineage backend was unreachable: {error}"
+        verdict["backend_problem"] = reason or None
+        verdict["missing"] = [m.to_dict() for m in missing_completes(states, events, self.target_dag_id, run_id,
+                                                                     reason)]
+        return verdict
+
+    def poke(self, context: Context) -> PokeReturnValue | bool:
+        """Returns done (with the verdict) once the target run finished and every success has its COMPLETE."""
+        verdict = self._verdict(context)
+        if not verdict["finished"]:
+            self.log.info("Waiting for %s run %s to finish: %s", self.target_dag_id, verdict["target_run_id"],
+                          verdict["backend_problem"] or verdict["task_states"])
+            return False
+        if verdict["missing"]:
+            self.log.info("Waiting for COMPLETE events of %s", ", ".join(m["job"] for m in verdict["missing"]))
+            return False
+        self.log.info("Every successful task of %s run %s has its COMPLETE event", self.target_dag_id,
+                      verdict["target_run_id"])
+        return PokeReturnValue(is_done=True, xcom_value=verdict)
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        """Returns the verdict: the target run, its task states, the missing COMPLETE events and any backend
+        problem; a timeout ends the wait with what is missing rather than failing."""
+        try:
+            done = super().execute(context)
+        except AirflowSensorTimeout:
+            verdict = self._verdict(context)
+            self.log.warning("Stopped waiting after %s s; %d task(s) of %s have no COMPLETE event%s",
+                             self.timeout, len(verdict["missing"]), self.target_dag_id,
+                             f" ({verdict['backend_problem']})" if verdict["backend_problem"] else "")
+            return verdict
+        return done if isinstance(done, dict) else self._verdict(context)
