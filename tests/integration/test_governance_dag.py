@@ -1,0 +1,139 @@
+"""The nightly governance DAG through real Airflow: the sensor reads the scheduler's task states through the
+Task SDK and the events the OpenLineage provider really wrote (or did not)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from airflow_lineage_governance.platform.seed import seed_platform
+
+pytestmark = pytest.mark.integration
+
+PLATFORM_TASKS = ["birthday_offers", "course_performance", "daily_revenue", "learner_activity",
+                  "marketing_audience", "marketing_export", "review_corpus"]
+
+
+def governance_env(sandbox, events_path=None) -> dict[str, str]:
+    return {"LINEAGE_GOVERNANCE_WAIT_SECONDS": "6", "LINEAGE_GOVERNANCE_POKE_SECONDS": "2",
+            "LINEAGE_GOVERNANCE_REPORT_DIR": str(sandbox.root / "report"),
+            "LINEAGE_GOVERNANCE_EVENTS": str(events_path or sandbox.events_path)}
+
+
+def run_governance(sandbox, dag_id="lineage_governance", events_path=None, **env):
+    run = sandbox.dags_test(dag_id, **governance_env(sandbox, events_path), **env)
+    report_path = sandbox.root / "report" / "governance-report.json"
+    assert report_path.exists(), run.log[-3000:]
+    return run, json.loads(report_path.read_text())
+
+
+def kinds(report: dict, kind: str) -> list[dict]:
+    return [f for f in report["findings"] if f["kind"] == kind]
+
+
+def test_clean_run_reports_only_the_platforms_real_problems(platform_run):
+    sandbox, _ = platform_run
+    run, report = run_governance(sandbox)
+    assert run.returncode != 0  # error findings fail the run, so Airflow's alerting fires
+    assert "governance error findings" in run.log
+    assert kinds(report, "missing_complete") == []
+    assert kinds(report, "unaccounted_table") == [{"kind": "unaccounted_table", "table": "marketing.campaign_list"}]
+    assert {(f["column"], f["decided_by"]["source"], f["decided_by"]["subtype"])
+            for f in kinds(report, "understated_classification")} == {
+        ("marketing.birthday_offers.learner_id", "crm.learners.date_of_birth", "FILTER"),
+        ("marketing.birthday_offers.country", "crm.learners.date_of_birth", "FILTER")}
+    assert [f["table"] for f in kinds(report, "missing_metadata")] == ["ai.review_corpus", "marketing.audience"]
+    assert kinds(report, "missing_metadata")[1]["proposals"]["email"] == "personal"
+    assert len(report["findings"]) == 1 + 2 + 2
+    assert set(report) == {"dag_id", "run_id", "logical_date", "findings", "coverage"}
+    coverage = report["coverage"]
+    assert (coverage["tasks_scheduled"], coverage["tasks_with_lineage"], coverage["parse_failures"]) == (7, 7, 0)
+    markdown = (sandbox.root / "report" / "governance-report.md").read_text()
+    assert "marketing.campaign_list: in the catalog, but no declared source" in markdown
+    assert "marketing.campaign_list: in the catalog" in run.log  # the report is shown in the task log
+
+
+def test_one_tasks_events_removed_is_exactly_that_task(platform_run):
+    sandbox, run = platform_run
+    kept = [line for line in run.events_path.read_text().splitlines()
+            if '"platform_nightly.review_corpus"' not in line]
+    partial = sandbox.root / "partial-events.jsonl"
+    partial.write_text("\n".join(kept) + "\n")
+    _, report = run_governance(sandbox, events_path=partial)
+    missing = kinds(report, "missing_complete")
+    assert [(m["job"], m["task_id"], m["state"]) for m in missing] == [
+        ("platform_nightly.review_corpus", "review_corpus", "success")]
+
+
+@pytest.mark.parametrize("lineage_off", [
+    {"OPENLINEAGE_DISABLED": "true"},
+    {"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "http", "url": "http://127.0.0.1:9", "timeout": 1})},
+], ids=["disabled", "dead-endpoint"])
+def test_lost_lineage_makes_every_platform_task_missing(sandbox, lineage_off):
+    seed_platform(open_local_catalog(sandbox.catalog_folder))
+    sandbox.copy_repo_dags()
+    platform = sandbox.dags_test("platform_nightly", **lineage_off)
+    assert platform.returncode == 0, platform.log[-3000:]
+    assert not sandbox.events_path.exists()
+    run, report = run_governance(sandbox)
+    assert run.returncode != 0
+    assert sorted(m["task_id"] for m in kinds(report, "missing_complete")) == PLATFORM_TASKS
+    assert report["coverage"]["tasks_with_lineage"] == 0
+
+
+TARGET_DAG = '''
+from datetime import datetime, timedelta
+from airflow.sdk import DAG, task
+from airflow.sdk.exceptions import AirflowSkipException
+from airflow_lineage_governance.dags.governance import governance_dag
+from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
+
+with DAG("target", schedule="0 2 * * *", start_date=datetime(2026, 9, 1), catchup=False) as target:
+    IcebergSqlOperator(task_id="good", sql="create or replace table marketing.ok as select l.learner_id from crm.learners l")
+    IcebergSqlOperator(task_id="broken", sql="create table marketing.typo as select l.emial from crm.learners l")
+
+    @task
+    def skipped():
+        raise AirflowSkipException("nothing to do today")
+
+    @task(retries=1, retry_delay=timedelta(0))
+    def flaky(**context):
+        if context["ti"].try_number == 1:
+            raise RuntimeError("first try fails")
+        return "ok"
+
+    skipped()
+    flaky()
+
+governance = governance_dag("target_governance", "target", schedule="0 2 * * *", start_date=datetime(2026, 9, 1))
+'''
+
+
+def test_failed_and_skipped_tasks_are_not_missing_and_retries_match_the_final_try(sandbox):
+    seed_platform(open_local_catalog(sandbox.catalog_folder))
+    sandbox.write_dag("target", TARGET_DAG)
+    target = sandbox.dags_test("target")
+    assert "first try fails" in target.log
+    run, report = run_governance(sandbox, dag_id="target_governance")
+    assert kinds(report, "missing_complete") == []
+    assert report["coverage"]["parse_failures"] == 1
+    assert report["coverage"]["tasks_succeeded"] == 2  # good, flaky (on its second try)
+    flaky = [e for e in target.events if e["job"]["name"] == "target.flaky" and e["eventType"] == "COMPLETE"]
+    assert [e["run"]["facets"]["airflow"]["taskInstance"]["try_number"] for e in flaky] == [2]
+
+
+def test_demo_with_lineage_disabled_reports_every_platform_task(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "OPENLINEAGE"))}
+    env.update({"OPENLINEAGE_DISABLED": "true", "LINEAGE_GOVERNANCE_DEMO_DIR": str(tmp_path / "demo"),
+                "LINEAGE_GOVERNANCE_WAIT_SECONDS": "4"})
+    done = subprocess.run([sys.executable, "-m", "airflow_lineage_governance.demo"], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads((tmp_path / "demo" / "governance-report.json").read_text())
+    assert sorted(m["task_id"] for m in kinds(report, "missing_complete")) == PLATFORM_TASKS
+    assert "no COMPLETE lineage event arrived" in done.stdout
