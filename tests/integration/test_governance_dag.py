@@ -72,7 +72,9 @@ def test_one_tasks_events_removed_is_exactly_that_task(platform_run):
 
 @pytest.mark.parametrize("lineage_off", [
     {"OPENLINEAGE_DISABLED": "true"},
-    {"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "http", "url": "http://127.0.0.1:9", "timeout": 1})},
+    # No retries: with the HTTP transport's default retries each of the 14 events waits about 10 s.
+    {"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "http", "url": "http://127.0.0.1:9", "timeout": 1,
+                                                    "retry": {"total": 0, "connect": 0, "read": 0}})},
 ], ids=["disabled", "dead-endpoint"])
 def test_lost_lineage_makes_every_platform_task_missing(sandbox, lineage_off):
     seed_platform(open_local_catalog(sandbox.catalog_folder))
