@@ -31,15 +31,10 @@ class MissingComplete:
         return found
 
 
-def _run_id(event: RunEvent) -> str | None:
-    facet = event.raw.get("run", {}).get("facets", {}).get("airflow") or {}
-    return (facet.get("dagRun") or {}).get("run_id")
-
-
 def events_of_run(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[RunEvent]:
     """Returns the task events of the DAG run `run_id` of `dag_id` (matched on the `airflow` run facet)."""
     prefix = f"{dag_id}."
-    return [e for e in events if e.job_name.startswith(prefix) and _run_id(e) == run_id]
+    return [e for e in events if e.job_name.startswith(prefix) and e.dag_run_id == run_id]
 
 
 def missing_completes(task_states: Mapping[str, str], events: Iterable[RunEvent], dag_id: str, run_id: str,
@@ -51,9 +46,8 @@ def missing_completes(task_states: Mapping[str, str], events: Iterable[RunEvent]
     completed = {e.job_name for e in of_run if e.event_type == "COMPLETE"}
     tries: dict[str, int] = {}
     for event in of_run:
-        number = event.airflow.get("try_number")
-        if isinstance(number, int):
-            tries[event.job_name] = max(number, tries.get(event.job_name, 0))
+        if event.try_number is not None:
+            tries[event.job_name] = max(event.try_number, tries.get(event.job_name, 0))
     missing = []
     for task_id, state in sorted(task_states.items()):
         job = f"{dag_id}.{task_id}"
@@ -66,7 +60,6 @@ def parse_failures(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list
     """Returns the jobs of the run whose FAIL event says their lineage could not be read."""
     failed = []
     for event in events_of_run(events, dag_id, run_id):
-        message = ((event.raw.get("run", {}).get("facets", {}).get("errorMessage") or {}).get("message") or "")
-        if event.event_type == "FAIL" and UNREADABLE in message:
+        if event.event_type == "FAIL" and UNREADABLE in event.error_message:
             failed.append(event.job_name)
     return sorted(set(failed))

@@ -11,7 +11,13 @@ from airflow_lineage_governance.governance.classify import Proposal, propose
 from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
 from airflow_lineage_governance.graph.build import LineageGraph, build_graph
 from airflow_lineage_governance.graph.errors import EventSourceError
-from airflow_lineage_governance.graph.events import ReadReport, RunEvent, open_event_source, read_events
+from airflow_lineage_governance.graph.events import (
+    ReadReport,
+    RunEvent,
+    open_event_source,
+    paused_collection,
+    read_events,
+)
 from airflow_lineage_governance.graph.impact import Impact, Provenance, downstream, upstream
 
 
@@ -32,8 +38,11 @@ class Governance:
         unreadable source."""
         rules = load_rules(rules_path)
         metadata = load_metadata(metadata_path, rules)
-        received, report = read_events(open_event_source(events), job_namespace)
-        return cls(rules, metadata, received, report, build_graph(received, rules.namespace))
+        with paused_collection():
+            received, report = read_events(open_event_source(events), job_namespace)
+            governance = cls(rules, metadata, received, report, build_graph(received, rules.namespace))
+            governance.proposals  # noqa: B018 -- computed here, while the collector is paused
+        return governance
 
     @classmethod
     def load_tolerant(cls, events: str | Path | None, **options) -> tuple[Governance, str | None]:

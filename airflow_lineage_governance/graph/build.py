@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import networkx as nx
 
 from airflow_lineage_governance.graph.events import RunEvent
 
 
-@dataclass(frozen=True)
-class Edge:
-    """One lineage edge as an event stated it."""
+class Edge(NamedTuple):
+    """One lineage edge as an event stated it (a named tuple: a graph holds hundreds of thousands)."""
 
     source: str
     target: str
@@ -43,31 +43,50 @@ class Edge:
 
 @dataclass
 class LineageGraph:
-    """The column graph and what the events said about tables."""
+    """The column graph (adjacency lists of edges, each node's edges in a stable order) and what the events
+    said about tables. `to_networkx()` gives the same graph as a networkx MultiDiGraph for other analyses."""
 
-    graph: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
     table_columns: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     outputs: dict[str, str] = field(default_factory=dict)  # table -> job that writes it
     inputs: set[str] = field(default_factory=set)
     jobs: dict[str, RunEvent] = field(default_factory=dict)  # job -> its latest COMPLETE event
+    _out: dict[str, list[Edge]] = field(default_factory=lambda: defaultdict(list), repr=False)
+    _in: dict[str, list[Edge]] = field(default_factory=lambda: defaultdict(list), repr=False)
+    _keys: set[tuple[str, str, str, str]] = field(default_factory=set, repr=False)
+    _sorted: bool = field(default=False, repr=False)
+
+    def add_edge(self, edge: Edge) -> None:
+        """Adds the edge unless an edge of the same source, target, type and subtype is there already."""
+        key = (edge.source, edge.target, edge.type, edge.subtype)
+        if key in self._keys:
+            return
+        self._keys.add(key)
+        self._out[edge.source].append(edge)
+        self._in[edge.target].append(edge)
+        self._sorted = False
+
+    def _sort(self) -> None:
+        for edges in self._out.values():
+            edges.sort(key=lambda e: (e.target, e.type, e.subtype, e.source))
+        for edges in self._in.values():
+            edges.sort(key=lambda e: (e.type != "DIRECT", e.source, e.subtype))
+        self._sorted = True
 
     def edges(self) -> list[Edge]:
         """Returns every edge."""
-        return [data["edge"] for _, _, data in self.graph.edges(data=True)]
+        return [edge for edges in self._out.values() for edge in edges]
 
     def out_edges(self, node: str) -> list[Edge]:
         """Returns the edges leaving `node`, in a stable order."""
-        if node not in self.graph:
-            return []
-        return sorted((data["edge"] for _, _, data in self.graph.out_edges(node, data=True)),
-                      key=lambda e: (e.target, e.type, e.subtype, e.source))
+        if not self._sorted:
+            self._sort()
+        return self._out.get(node, [])
 
     def in_edges(self, node: str) -> list[Edge]:
         """Returns the edges entering `node`, in a stable order."""
-        if node not in self.graph:
-            return []
-        return sorted((data["edge"] for _, _, data in self.graph.in_edges(node, data=True)),
-                      key=lambda e: (e.type != "DIRECT", e.source, e.subtype))
+        if not self._sorted:
+            self._sort()
+        return self._in.get(node, [])
 
     def columns_of(self, table: str) -> list[str]:
         """Returns the table's columns (`db.table.column`) as the events' schemas and lineage named them."""
@@ -75,15 +94,23 @@ class LineageGraph:
 
     def knows(self, column: str) -> bool:
         """Returns True when some event mentions the column."""
-        return column in self.graph or column.rsplit(".", 1)[-1] in self.table_columns.get(
-            column.rsplit(".", 1)[0], [])
+        table, name = column.rsplit(".", 1) if "." in column else ("", column)
+        return column in self._out or column in self._in or name in self.table_columns.get(table, [])
+
+    def to_networkx(self) -> nx.MultiDiGraph:
+        """Returns the graph as a networkx MultiDiGraph, each edge's `edge` attribute the Edge."""
+        graph = nx.MultiDiGraph()
+        graph.add_nodes_from(self.outputs, kind="table")
+        for edge in self.edges():
+            graph.add_edge(edge.source, edge.target, key=(edge.type, edge.subtype), edge=edge)
+        return graph
 
 
 def latest_completes(events: Iterable[RunEvent]) -> dict[str, RunEvent]:
     """Returns the latest COMPLETE event of each job (by event time; the later read wins a tie)."""
     latest: dict[str, RunEvent] = {}
     for event in events:
-        if event.event_type != "COMPLETE":
+        if event.event_type != "COMPLETE" or event.raw is None:
             continue
         known = latest.get(event.job_name)
         if known is None or event.event_time >= known.event_time:
@@ -124,13 +151,11 @@ def _add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) ->
             continue
         table = dataset["name"]
         lineage.outputs[table] = event.job_name
-        lineage.graph.add_node(table, kind="table")
         facet = (dataset.get("facets") or {}).get("columnLineage") or {}
         fields = facet.get("fields") if isinstance(facet.get("fields"), dict) else {}
         _note_columns(lineage, table, [*_schema_names(dataset), *fields])
         for column, entry in fields.items():
             target = f"{table}.{column}"
-            lineage.graph.add_node(target, kind="column")
             for source in (entry or {}).get("inputFields") or []:
                 _add_edges(lineage, event, namespace, source, target)
         for source in facet.get("dataset") or []:
@@ -145,8 +170,7 @@ def _add_edges(lineage: LineageGraph, event: RunEvent, namespace: str | None, so
     origin = f"{source['name']}.{source['field']}"
     _note_columns(lineage, source["name"], [source["field"]])
     for kind, subtype, masking in _transformations(source):
-        edge = Edge(origin, target, kind, subtype, masking, event.job_name, event.run_id, event.event_time)
-        lineage.graph.add_edge(origin, target, key=(kind, subtype), edge=edge)
+        lineage.add_edge(Edge(origin, target, kind, subtype, masking, event.job_name, event.run_id, event.event_time))
 
 
 def build_graph(events: Iterable[RunEvent], namespace: str | None = None) -> LineageGraph:

@@ -96,7 +96,8 @@ from airflow_lineage_governance.dags.governance import governance_dag
 from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
 
 with DAG("target", schedule="0 2 * * *", start_date=datetime(2026, 9, 1), catchup=False) as target:
-    IcebergSqlOperator(task_id="good", sql="create or replace table marketing.ok as select l.learner_id from crm.learners l")
+    IcebergSqlOperator(task_id="good",
+                       sql="create or replace table marketing.ok as select l.learner_id from crm.learners l")
     IcebergSqlOperator(task_id="broken", sql="create table marketing.typo as select l.emial from crm.learners l")
 
     @task
