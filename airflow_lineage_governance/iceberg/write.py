@@ -17,8 +17,15 @@ from airflow_lineage_governance.iceberg.errors import CommitConflictError, Icebe
 
 # Row groups of DuckDB's own default size let DuckDB read a table with every core (one per row group).
 TABLE_PROPERTIES = {"write.parquet.row-group-limit": "122880"}
-RUN_KEYS = ("airflow.dag_id", "airflow.run_id", "airflow.task_id", "airflow.map_index")
-TRY_KEY = "airflow.try_number"
+# The snapshot-summary key that names what wrote an append: the same key finds the earlier commit of a retried
+# try, a cleared task or a re-run for the same logical date, and nothing is appended twice.
+WRITE_KEY = "airflow.write_key"
+
+
+def write_key(dag_id: str, task_id: str, map_index: int, logical_date: str | None, run_id: str) -> str:
+    """Returns the key of one task instance's append: its DAG, task, map index and logical date (the run id
+    for runs without a logical date)."""
+    return f"{dag_id}/{task_id}/{map_index}/{logical_date or run_id}"
 
 
 @dataclass(frozen=True)
@@ -107,12 +114,12 @@ def create_or_replace(catalog: Catalog, name: str, result: pa.Table, properties:
 
 
 def _earlier_write(table: Table, name: str, properties: Mapping[str, str]) -> WriteResult | None:
-    key = tuple(properties.get(k) for k in RUN_KEYS)
-    if not all(key):
+    key = properties.get(WRITE_KEY)
+    if not key:
         return None
     for snapshot in table.snapshots():
         summary = snapshot.summary
-        if summary is not None and tuple(summary.get(k) for k in RUN_KEYS) == key:
+        if summary is not None and summary.get(WRITE_KEY) == key:
             rows = int(summary.get("added-records", "0"))
             return WriteResult(name, snapshot.snapshot_id, rows, already_written=True)
     return None
@@ -121,7 +128,7 @@ def _earlier_write(table: Table, name: str, properties: Mapping[str, str]) -> Wr
 def append_once(catalog: Catalog, name: str, columns: list[str], result: pa.Table,
                 properties: Mapping[str, str]) -> WriteResult:
     """Appends `result` to `name`, its columns matched by position to `columns` (the rest null), in one
-    commit; when a snapshot already carries this task instance's run keys, returns it and writes nothing.
+    commit; when a snapshot already carries the same WRITE_KEY, returns it and writes nothing.
     Raises IcebergWriteError when a value cannot be written as the column's type."""
     table = catalog.load_table(name)
     target = table.schema().as_arrow()

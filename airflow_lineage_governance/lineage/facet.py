@@ -4,10 +4,44 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
+import attr
+from openlineage.client.facet_v2 import RunFacet
 from openlineage.client.facet_v2 import column_lineage_dataset as ol
 
 from airflow_lineage_governance.lineage.model import DIRECT, DIRECT_RANK, ColumnLineage, Dependency
+
+DEFAULT_MAX_EDGES = 4096
+
+
+@attr.define
+class LineageTruncationRunFacet(RunFacet):
+    """Says that the run's column lineage facet was cut to `kept` of `edges` edges (at most `limit`)."""
+
+    edges: int
+    kept: int
+    limit: int
+    target: str
+
+    @staticmethod
+    def _get_schema() -> str:
+        return "https://airflow-lineage-governance.invalid/spec/LineageTruncationRunFacet.json"
+
+
+def bounded(lineage: ColumnLineage, limit: int = DEFAULT_MAX_EDGES) -> tuple[ColumnLineage, int]:
+    """Returns the lineage cut to at most `limit` edges and how many edges it had: the rows-shaping inputs
+    first, then each column's inputs in order; every output column keeps its entry, possibly empty."""
+    if lineage.edge_count <= limit:
+        return lineage, lineage.edge_count
+    rows = lineage.rows[:limit]
+    budget = limit - len(rows)
+    columns = []
+    for column in lineage.columns:
+        kept = column.inputs[:max(budget, 0)]
+        budget -= len(kept)
+        columns.append(replace(column, inputs=kept))
+    return replace(lineage, columns=tuple(columns), rows=rows), lineage.edge_count
 
 
 def _input_fields(dependencies: Iterable[Dependency], namespace: str) -> list[ol.InputField]:

@@ -13,8 +13,10 @@ from airflow.sdk.exceptions import AirflowFailException
 from airflow_lineage_governance.hooks.iceberg import IcebergHook
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError
 from airflow_lineage_governance.iceberg.run import StatementRun, run_statement
+from airflow_lineage_governance.iceberg.write import WRITE_KEY, write_key
 from airflow_lineage_governance.lineage import ColumnLineage, LineageError, column_lineage, redacted_sql
 from airflow_lineage_governance.lineage.errors import UNREADABLE
+from airflow_lineage_governance.lineage.facet import DEFAULT_MAX_EDGES, LineageTruncationRunFacet, bounded
 from airflow_lineage_governance.lineage.runnable import runnable_select
 from airflow_lineage_governance.lineage.statement import referenced_tables, target_of
 from airflow_lineage_governance.operators.summary import lineage_summary
@@ -34,6 +36,8 @@ class IcebergSqlOperator(BaseOperator):
     :param sql: the statement, or a path to a `.sql` file (templated).
     :param iceberg_conn_id: the `iceberg_catalog` connection.
     :param lineage_namespace: the OpenLineage dataset namespace; default: the connection's.
+    :param max_lineage_edges: past this many column-lineage edges the event's facet is cut, and a
+        `lineageTruncation` run facet says so (seed 002's bound: 4,096).
     """
 
     template_fields: Sequence[str] = ("sql",)
@@ -42,8 +46,10 @@ class IcebergSqlOperator(BaseOperator):
     ui_color = "#cfe8ff"
 
     def __init__(self, *, sql: str, iceberg_conn_id: str = IcebergHook.default_conn_name,
-                 lineage_namespace: str | None = None, **kwargs: Any) -> None:
+                 lineage_namespace: str | None = None, max_lineage_edges: int = DEFAULT_MAX_EDGES,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.max_lineage_edges = max_lineage_edges
         self.sql = sql
         self.iceberg_conn_id = iceberg_conn_id
         self.lineage_namespace = lineage_namespace
@@ -80,9 +86,13 @@ class IcebergSqlOperator(BaseOperator):
             raise AirflowFailException(f"{UNREADABLE}: {error}") from None
         self._timing_lineage = time.perf_counter() - started
         ti = context["ti"]
+        logical_date = context.get("logical_date")
+        logical = logical_date.isoformat() if logical_date else None
         properties = {
             "airflow.dag_id": ti.dag_id, "airflow.run_id": ti.run_id, "airflow.task_id": ti.task_id,
             "airflow.map_index": str(ti.map_index), "airflow.try_number": str(ti.try_number),
+            "airflow.logical_date": logical or "",
+            WRITE_KEY: write_key(ti.dag_id, ti.task_id, ti.map_index, logical, ti.run_id),
         }
         try:
             self._run = run_statement(
@@ -135,13 +145,20 @@ class IcebergSqlOperator(BaseOperator):
         pinned = {read.table: read.snapshot_id for read in self._run.reads} if complete and self._run else {}
         inputs = [input_dataset(namespace, name, _fields(self._schema, name), pinned.get(name))
                   for name in lineage.sources]
+        run_facets = {}
         if complete and self._run:
             write = self._run.write
-            outputs = [output_dataset(namespace, lineage.target, self._written_fields, lineage,
+            sent, edges = bounded(lineage, self.max_lineage_edges)
+            if edges > self.max_lineage_edges:
+                self.log.warning("The column lineage of %s has %d edges; the event carries the first %d",
+                                 lineage.target, edges, sent.edge_count)
+                run_facets["lineageTruncation"] = LineageTruncationRunFacet(
+                    edges=edges, kept=sent.edge_count, limit=self.max_lineage_edges, target=lineage.target)
+            outputs = [output_dataset(namespace, lineage.target, self._written_fields, sent,
                                       write.snapshot_id, write.rows)]
         else:
             outputs = [output_dataset(namespace, lineage.target, _fields(self._schema, lineage.target))]
-        return OperatorLineage(inputs=inputs, outputs=outputs, job_facets=job_facets)
+        return OperatorLineage(inputs=inputs, outputs=outputs, run_facets=run_facets, job_facets=job_facets)
 
 
 def _fields(schema: dict[str, dict[str, dict[str, str]]], name: str) -> list[tuple[str, str]]:

@@ -171,6 +171,9 @@ with DAG("operator_retry", schedule=None, start_date=datetime(2026, 1, 1), catch
         insert into analytics.daily_revenue (revenue_usd, day)
         select sum(p.amount) as total, cast(p.paid_at as date) as paid_day from billing.payments p
         where cast(p.paid_at as date) = date '2026-09-30' group by 2""")
+    IcebergSqlOperator(task_id="bounded", max_lineage_edges=3, sql="""
+        create or replace table marketing.bounded as
+        select l.learner_id, l.email, l.country, l.status from crm.learners l where l.marketing_consent""")
 '''
 
 
@@ -193,3 +196,15 @@ def test_insert_by_position_and_retry_without_duplicates(sandbox, seeded):
     assert len(run.task_events("daily_revenue", "COMPLETE")) == 1
     complete = run.task_events("daily_revenue", "COMPLETE")[0]
     assert complete["run"]["facets"]["airflow"]["taskInstance"]["try_number"] == 2
+
+    bounded = run.task_events("bounded", "COMPLETE")[0]
+    assert bounded["run"]["facets"]["lineageTruncation"]["edges"] == 5
+    assert bounded["run"]["facets"]["lineageTruncation"]["kept"] == 3
+    lineage = bounded["outputs"][0]["facets"]["columnLineage"]
+    assert sum(len(f["inputFields"]) for f in lineage["fields"].values()) + len(lineage["dataset"]) == 3
+    assert set(lineage["fields"]) == {"learner_id", "email", "country", "status"}
+
+    # A second DAG run for the same logical date (a new run id) appends nothing again.
+    again = sandbox.dags_test("operator_retry")
+    assert again.returncode == 0, again.log[-3000:]
+    assert len(seeded.load_table("analytics.daily_revenue").scan().to_arrow()) == 2
