@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
-from pyiceberg.exceptions import CommitFailedException, TableAlreadyExistsError
+from pyiceberg.exceptions import CommitFailedException, TableAlreadyExistsError, ValidationException
 from pyiceberg.table import Table
 
 from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergWriteError
@@ -55,12 +55,13 @@ def writable(result: pa.Table) -> pa.Table:
 
 def with_retries(action: Callable[[], WriteResult], table: str, attempts: int = 5,
                  base_delay: float = 0.2) -> WriteResult:
-    """Returns `action()`, retried with jittered exponential backoff on Iceberg commit conflicts; raises
+    """Returns `action()`, retried with jittered exponential backoff on Iceberg commit conflicts (another
+    writer committed first, created the table first, or changed what an overwrite replaces); raises
     CommitConflictError naming the table after `attempts` conflicts."""
     for attempt in range(1, attempts + 1):
         try:
             return action()
-        except (CommitFailedException, TableAlreadyExistsError):
+        except (CommitFailedException, TableAlreadyExistsError, ValidationException):
             if attempt == attempts:
                 break
             time.sleep(base_delay * 2 ** (attempt - 1) * (0.5 + random.random()))

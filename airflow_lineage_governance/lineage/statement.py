@@ -137,11 +137,11 @@ def _one_statement(sql: str, dialect: str) -> exp.Expr:
 
 def _nesting(node: exp.Expr) -> int:
     depth, deepest = 0, 0
-    for query in node.find_all(exp.Query):
+    for query in node.find_all(exp.Select):
         depth = 0
         parent = query
         while parent is not None and depth <= MAX_NESTING:
-            if isinstance(parent, exp.Query):
+            if isinstance(parent, (exp.Select, exp.SetOperation)):
                 depth += 1
             parent = parent.parent
         deepest = max(deepest, depth)

@@ -75,10 +75,14 @@ def test_one_tasks_events_removed_is_exactly_that_task(platform_run):
     # No retries: with the HTTP transport's default retries each of the 14 events waits about 10 s.
     {"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "http", "url": "http://127.0.0.1:9", "timeout": 1,
                                                     "retry": {"total": 0, "connect": 0, "read": 0}})},
-], ids=["disabled", "dead-endpoint"])
+    # A file transport that cannot write: its folder is a regular file (root ignores read-only modes).
+    {"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "file", "log_file_path": "{root}/blocked/events.jsonl"})},
+], ids=["disabled", "dead-endpoint", "unwritable-file"])
 def test_lost_lineage_makes_every_platform_task_missing(sandbox, lineage_off):
     seed_platform(open_local_catalog(sandbox.catalog_folder))
     sandbox.copy_repo_dags()
+    (sandbox.root / "blocked").write_text("not a folder")
+    lineage_off = {k: v.replace("{root}", str(sandbox.root)) for k, v in lineage_off.items()}
     platform = sandbox.dags_test("platform_nightly", **lineage_off)
     assert platform.returncode == 0, platform.log[-3000:]
     assert not sandbox.events_path.exists()

@@ -1,0 +1,35 @@
+"""A writer process for the reliability tests: one CTAS or a series of INSERTs through the operator's own
+write path (iceberg.run.run_statement), against a local catalog folder.
+
+    python -m tests.reliability.writer FOLDER ctas K          # replace bench.dst with src values + K
+    python -m tests.reliability.writer FOLDER insert WORKER N # N batches of INSERTs, each its own write key
+"""
+
+from __future__ import annotations
+
+import sys
+
+from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from airflow_lineage_governance.iceberg.run import run_statement
+
+
+def main() -> None:
+    folder, mode, number = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    catalog = open_local_catalog(folder)
+    print("started", flush=True)
+    if mode == "ctas":
+        run_statement(catalog, kind="CREATE TABLE AS", target="bench.dst", sources=["bench.src"],
+                      query=f"select s.id, s.value + {number} as value from bench.src s")
+    else:
+        batches = int(sys.argv[4])
+        for batch in range(batches):
+            offset = (number * batches + batch) * 1000
+            run_statement(catalog, kind="INSERT", target="bench.log", sources=["bench.src"],
+                          insert_columns=["id", "value"],
+                          query=f"select s.id + {offset} as id, s.value from bench.src s where s.id < 1000",
+                          snapshot_properties={"airflow.write_key": f"worker{number}/batch{batch}"})
+    print("done", flush=True)
+
+
+if __name__ == "__main__":
+    main()
