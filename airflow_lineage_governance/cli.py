@@ -138,6 +138,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Prints understated classes, unaccounted tables and tables with no metadata; exit 1 on any."""
     from airflow_lineage_governance.governance.checks import missing_metadata, unaccounted
     from airflow_lineage_governance.governance.classify import understated
+    from airflow_lineage_governance.governance.report import finding_line
     from airflow_lineage_governance.iceberg.catalog import open_local_catalog, table_names
 
     folder = Path(args.catalog)
@@ -154,22 +155,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(json.dumps({"findings": findings, "events": governance.report.to_dict()}, indent=2))
     else:
         for finding in findings:
-            print(_finding_line(finding))
+            print(f"{finding['kind'].replace('_', ' ')}: {finding_line(finding)}")
         print(f"{len(findings)} findings; events read {governance.report.events}, malformed "
               f"{governance.report.malformed + governance.report.truncated}")
     return FINDINGS if findings else 0
-
-
-def _finding_line(finding: dict) -> str:
-    kind = finding["kind"]
-    if kind == "understated_classification":
-        decided = finding["decided_by"]
-        return (f"understated: {finding['column']} is declared {finding['declared']}, lineage proposes "
-                f"{finding['proposed']} (from {decided['source']}, {decided['type']} {decided['subtype']})")
-    if kind == "unaccounted_table":
-        return f"unaccounted: {finding['table']} is no declared source and no job's output in the lineage"
-    proposals = ", ".join(f"{c} {p or 'unknown'}" for c, p in finding["proposals"].items())
-    return f"missing metadata: {finding['table']}; lineage proposes {proposals}"
 
 
 def cmd_gate(args: argparse.Namespace) -> int:

@@ -13,7 +13,8 @@ def test_provider_info_names_its_parts():
     assert info["package-name"] == "airflow-lineage-governance"
     assert info["connection-types"] == [{"hook-class-name": "airflow_lineage_governance.hooks.iceberg.IcebergHook",
                                          "connection-type": "iceberg_catalog"}]
-    modules = {m for group in ("hooks", "operators", "sensors") for entry in info[group] for m in entry["python-modules"]}
+    modules = {m for group in ("hooks", "operators", "sensors") for entry in info[group]
+               for m in entry["python-modules"]}
     for module in modules:
         __import__(module)
 
