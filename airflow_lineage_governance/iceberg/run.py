@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -10,7 +9,7 @@ from dataclasses import dataclass, field
 import duckdb
 from pyiceberg.catalog import Catalog
 
-from airflow_lineage_governance.iceberg.errors import IcebergWriteError
+from airflow_lineage_governance.iceberg.errors import IcebergWriteError, without_values
 from airflow_lineage_governance.iceberg.read import PinnedRead, expose_tables
 from airflow_lineage_governance.iceberg.write import WriteResult, append_once, create_or_replace
 
@@ -37,17 +36,16 @@ def run_statement(catalog: Catalog, *, kind: str, target: str, query: str, sourc
         try:
             reads = expose_tables(connection, catalog, sources)
         except duckdb.Error as error:
-            first = re.sub(r"'[^']*'", "'?'", str(error).splitlines()[0])
-            raise IcebergWriteError(target, f"the tables it reads could not be opened in DuckDB ({first})",
+            raise IcebergWriteError(target, f"the tables it reads could not be opened in DuckDB "
+                                    f"({without_values(str(error))})",
                                     "check the source tables; nothing was written") from None
         timings["read"] = time.perf_counter() - started
         started = time.perf_counter()
         try:
             result = connection.sql(query).to_arrow_table()
         except duckdb.Error as error:
-            # DuckDB quotes the offending value in some messages; a value must never reach a log or event.
-            first = re.sub(r"'[^']*'", "'?'", str(error).splitlines()[0])
-            raise IcebergWriteError(target, f"DuckDB could not run the statement's SELECT ({first})",
+            raise IcebergWriteError(target, f"DuckDB could not run the statement's SELECT "
+                                    f"({without_values(str(error))})",
                                     "fix the statement; nothing was written") from None
         timings["query"] = time.perf_counter() - started
     finally:

@@ -13,7 +13,7 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import CommitFailedException, TableAlreadyExistsError, ValidationException
 from pyiceberg.table import Table
 
-from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergWriteError
+from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergWriteError, without_values
 
 # Row groups of DuckDB's own default size let DuckDB read a table with every core (one per row group).
 TABLE_PROPERTIES = {"write.parquet.row-group-limit": "122880"}
@@ -141,7 +141,8 @@ def append_once(catalog: Catalog, name: str, columns: list[str], result: pa.Tabl
                 arrays.append(renamed.column(field.name).cast(field.type))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
                 raise IcebergWriteError(name, f"column {field.name} cannot take the SELECT's "
-                                        f"{renamed.column(field.name).type} values as {field.type} ({error})",
+                                        f"{renamed.column(field.name).type} values as {field.type} "
+                                        f"({without_values(str(error))})",
                                         "cast the value in the SELECT") from None
         else:
             arrays.append(pa.nulls(renamed.num_rows, type=field.type))

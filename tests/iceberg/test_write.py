@@ -1,0 +1,67 @@
+"""The write path's own rules: bounded retries with a sentence, types Iceberg has no place for, appends once."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from pyiceberg.exceptions import CommitFailedException
+
+from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergWriteError
+from airflow_lineage_governance.iceberg.write import (
+    WRITE_KEY,
+    WriteResult,
+    append_once,
+    create_or_replace,
+    with_retries,
+    writable,
+)
+
+
+def test_conflicts_are_retried_a_bounded_number_of_times_then_one_sentence():
+    calls = []
+
+    def always_conflicts() -> WriteResult:
+        calls.append(1)
+        raise CommitFailedException("someone else committed")
+
+    with pytest.raises(CommitConflictError) as raised:
+        with_retries(always_conflicts, "analytics.daily_revenue", attempts=3, base_delay=0.001)
+    assert len(calls) == 3
+    assert str(raised.value) == ("analytics.daily_revenue: 3 commits in a row conflicted with concurrent writers; "
+                                 "retry the task, or stagger the tasks that write this table.")
+
+
+def test_a_conflict_then_success_returns_the_write():
+    outcomes = [CommitFailedException("x"), WriteResult("a.b", 1, 2)]
+
+    def flaky() -> WriteResult:
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    assert with_retries(flaky, "a.b", base_delay=0.001) == WriteResult("a.b", 1, 2)
+
+
+def test_unsigned_and_large_types_become_ones_iceberg_has():
+    table = pa.table({"u": pa.array([1], pa.uint32()), "big": pa.array([1], pa.uint64()),
+                      "s": pa.array(["x"], pa.large_string())})
+    assert writable(table).schema.types == [pa.int64(), pa.decimal128(20, 0), pa.string()]
+
+
+def test_append_once_by_write_key_and_a_sentence_for_a_bad_cast(tmp_path):
+    catalog = open_local_catalog(tmp_path)
+    create_or_replace(catalog, "a.t", pa.table({"day": pa.array([], pa.date32()), "n": pa.array([], pa.int64())}), {})
+    rows = pa.table({"x": ["2026-10-01"], "y": [3]})
+    first = append_once(catalog, "a.t", ["day", "n"], rows.cast(pa.schema([("x", pa.date32()), ("y", pa.int64())])),
+                        {WRITE_KEY: "dag/task/-1/2026-10-01"})
+    again = append_once(catalog, "a.t", ["day", "n"], rows.cast(pa.schema([("x", pa.date32()), ("y", pa.int64())])),
+                        {WRITE_KEY: "dag/task/-1/2026-10-01"})
+    assert not first.already_written and again.already_written and again.snapshot_id == first.snapshot_id
+    assert catalog.load_table("a.t").scan().to_arrow().num_rows == 1
+    with pytest.raises(IcebergWriteError, match=r"a.t: column day cannot take the SELECT's string values as date32") \
+            as raised:
+        append_once(catalog, "a.t", ["day", "n"], pa.table({"x": ["not a date"], "y": [1]}), {})
+    assert "not a date" not in str(raised.value) and "'?'" in str(raised.value)
+    assert catalog.load_table("a.t").scan().to_arrow().num_rows == 1
