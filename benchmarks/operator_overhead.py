@@ -54,7 +54,7 @@ def main() -> None:
             Serde.to_json(operator._lineage.facet("iceberg://bench"))
             complete_facets = time.perf_counter() - begun
             total = time.perf_counter() - started
-            lineage_in_execute = operator._timing_lineage
+            lineage_in_execute = operator.lineage_seconds
             shares.append((start_facets + lineage_in_execute + complete_facets) / total)
             totals.append(total)
     print(f"CTAS of {ROWS:,} rows through the operator: {statistics.median(totals):.3f} s wall; lineage and facets "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -77,13 +78,21 @@ def test_one_tasks_events_removed_is_exactly_that_task(platform_run):
                                                     "retry": {"total": 0, "connect": 0, "read": 0}})},
     # A file transport that cannot write: its folder is a regular file (root ignores read-only modes).
     {"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "file", "log_file_path": "{root}/blocked/events.jsonl"})},
-], ids=["disabled", "dead-endpoint", "unwritable-file"])
+    # A backend that accepts the connection and never answers: each event waits out the transport's timeout.
+    {"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "http", "url": "{silent}", "timeout": 1,
+                                                    "retry": {"total": 0, "connect": 0, "read": 0}})},
+], ids=["disabled", "dead-endpoint", "unwritable-file", "silent-endpoint"])
 def test_lost_lineage_makes_every_platform_task_missing(sandbox, lineage_off):
     seed_platform(open_local_catalog(sandbox.catalog_folder))
     sandbox.copy_repo_dags()
     (sandbox.root / "blocked").write_text("not a folder")
-    lineage_off = {k: v.replace("{root}", str(sandbox.root)) for k, v in lineage_off.items()}
-    platform = sandbox.dags_test("platform_nightly", **lineage_off)
+    silent = socket.create_server(("127.0.0.1", 0), backlog=64)  # listens, never accepts a request's answer
+    url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+    lineage_off = {k: v.replace("{root}", str(sandbox.root)).replace("{silent}", url) for k, v in lineage_off.items()}
+    try:
+        platform = sandbox.dags_test("platform_nightly", **lineage_off)
+    finally:
+        silent.close()
     assert platform.returncode == 0, platform.log[-3000:]
     assert not sandbox.events_path.exists()
     run, report = run_governance(sandbox)
