@@ -6,6 +6,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
+from tests.iceberg.delete_files import add_position_deletes
+
 pytestmark = pytest.mark.integration
 
 SECRET = "zz-secret-literal@example.org"
@@ -58,7 +60,11 @@ def by_field(entries: list[dict]) -> dict[tuple[str, str], list[tuple[str, str, 
 
 
 def test_dag_run_emits_exact_lineage_and_writes_tables(sandbox, seeded):
-    # Reads must be right on the fallback path too: a copy-on-write delete and an evolved schema.
+    # Reads must be right on the fallback paths too: a real position delete file, a copy-on-write delete and
+    # an evolved schema.
+    payments = seeded.load_table("billing.payments")
+    data_file = next(iter(payments.scan().plan_files())).file.file_path
+    add_position_deletes(payments, data_file, list(range(0, 8000, 7)))
     seeded.load_table("learning.courses").delete(delete_filter="course_id = 1")
     refunds = seeded.load_table("billing.refunds")
     with refunds.update_schema() as update:
@@ -109,6 +115,8 @@ def test_dag_run_emits_exact_lineage_and_writes_tables(sandbox, seeded):
     assert spend.to_pylist() == expected.to_pylist()
     assert 1 not in [row["course_id"] for row in seeded.load_table("learning.courses").scan().to_arrow().to_pylist()]
     assert "via pyiceberg arrow reader (the table's schema has evolved)" in run.log
+    assert "via pyiceberg arrow reader (the snapshot has delete files)" in run.log
+    assert seeded.load_table("billing.payments").scan().to_arrow().num_rows == 8000 - len(range(0, 8000, 7))
     assert "every row shaped by:" in run.log
     assert "email_hash <- crm.learners.email (DIRECT TRANSFORMATION, masked)" in run.log
 

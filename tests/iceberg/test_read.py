@@ -1,0 +1,47 @@
+"""The read path: DuckDB scans Parquet files directly where that is right, and pyiceberg reads where it is not."""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+
+from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from airflow_lineage_governance.iceberg.read import ARROW_READER, DIRECT_SCAN, expose_table
+from airflow_lineage_governance.iceberg.write import create_or_replace
+from tests.iceberg.delete_files import add_position_deletes
+
+
+def ids(connection: duckdb.DuckDBPyConnection) -> list[int]:
+    return sorted(row[0] for row in connection.execute("select id from a.t").fetchall())
+
+
+def test_direct_scan_then_delete_file_then_schema_evolution(tmp_path):
+    catalog = open_local_catalog(tmp_path)
+    create_or_replace(catalog, "a.t", pa.table({"id": list(range(10)), "v": list(range(10))}), {})
+    connection = duckdb.connect()
+    read = expose_table(connection, catalog, "a.t")
+    assert read.path == DIRECT_SCAN and ids(connection) == list(range(10))
+
+    table = catalog.load_table("a.t")
+    add_position_deletes(table, next(iter(table.scan().plan_files())).file.file_path, [0, 3])
+    connection = duckdb.connect()
+    read = expose_table(connection, catalog, "a.t")
+    assert (read.path, read.reason) == (ARROW_READER, "the snapshot has delete files")
+    assert ids(connection) == [1, 2, 4, 5, 6, 7, 8, 9]
+    assert read.snapshot_id == catalog.load_table("a.t").current_snapshot().snapshot_id
+
+    with catalog.load_table("a.t").update_schema() as update:
+        update.rename_column("v", "value")
+    connection = duckdb.connect()
+    read = expose_table(connection, catalog, "a.t")
+    assert read.reason == "the table's schema has evolved"
+    assert connection.execute("select sum(value) from a.t").fetchone()[0] == sum(range(10)) - 3
+
+
+def test_an_empty_table_reads_as_empty(tmp_path):
+    catalog = open_local_catalog(tmp_path)
+    catalog.create_namespace("a")
+    catalog.create_table("a.t", schema=pa.schema([("id", pa.int64())]))
+    connection = duckdb.connect()
+    read = expose_table(connection, catalog, "a.t")
+    assert read.snapshot_id is None and ids(connection) == []
