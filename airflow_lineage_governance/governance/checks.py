@@ -53,13 +53,16 @@ def missing_metadata(lineage: LineageGraph, metadata: Metadata,
 
 
 def tier_weight(metadata: Metadata, rules: Rules) -> Callable[[str], float]:
-    """Returns the blast-radius weight of a table: its tier's weight in lineage.toml, else the default."""
+    """Returns the blast-radius weight of a table: its tier's weight in lineage.toml (else the default weight),
+    times its owner's weight there (else 1)."""
 
     def weight(table: str) -> float:
         known = metadata.tables.get(table)
-        if known is None or known.tier is None:
+        if known is None:
             return rules.default_weight
-        return rules.tier_weights.get(known.tier, rules.default_weight)
+        tier = rules.tier_weights.get(known.tier, rules.default_weight) if known.tier is not None else \
+            rules.default_weight
+        return tier * rules.owner_weights.get(known.owner or "", 1.0)
 
     return weight
 

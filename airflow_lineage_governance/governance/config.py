@@ -51,6 +51,7 @@ class Rules:
     propagate_through: tuple[str, ...] = EDGE_TYPES
     max_edges_per_event: int = 4096
     tier_weights: dict[int, float] = field(default_factory=lambda: {1: 10.0, 2: 3.0, 3: 1.0})
+    owner_weights: dict[str, float] = field(default_factory=dict)
     default_weight: float = 1.0
     gate_threshold: float = 25.0
 
@@ -108,7 +109,12 @@ def load_rules(path: str | Path | None = None) -> Rules:
             raise GovernanceConfigError(path, f"blast_radius.tier_weights.{tier}", "a tier must be a whole number")
         weights[int(tier)] = float(_expect(weight, (int, float), path, f"blast_radius.tier_weights.{tier}",
                                            "a number"))
+    owners_raw = _expect(blast.get("owner_weights", {}), dict, path, "blast_radius.owner_weights",
+                         "a table of owner = weight")
+    owner_weights = {str(owner): float(_expect(weight, (int, float), path, f"blast_radius.owner_weights.{owner}",
+                                               "a number")) for owner, weight in owners_raw.items()}
     return Rules(
+        owner_weights=owner_weights,
         namespace=_expect(data.get("namespace", Rules.namespace), str, path, "namespace", "a string"),
         classes=classes,
         propagate_through=through,
