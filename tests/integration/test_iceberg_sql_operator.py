@@ -3,6 +3,8 @@ the file transport, real DuckDB and a real pyiceberg catalog in a temp folder.""
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
 
@@ -21,12 +23,19 @@ CROSS_NAMESPACE_SELECT = """select l.country, c.category, sum(p.amount) as spent
 
 MAIN_DAG = f'''
 from datetime import datetime
-from airflow.sdk import DAG
+import json
+from airflow.sdk import DAG, task
 from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
 
 with DAG("operator_main", schedule=None, start_date=datetime(2026, 1, 1), catchup=False,
          template_searchpath=["{{sql_dir}}"]) as dag:
-    IcebergSqlOperator(task_id="marketing_audience", sql="marketing_audience.sql")
+    audience = IcebergSqlOperator(task_id="marketing_audience", sql="marketing_audience.sql")
+
+    @task
+    def show(result):
+        print("XCOM " + json.dumps(result))
+
+    show(audience.output)
     IcebergSqlOperator(task_id="hashed", sql="""
         create or replace table marketing.hashed as
         select md5(l.email) as email_hash, l.country
@@ -93,6 +102,9 @@ def test_dag_run_emits_exact_lineage_and_writes_tables(sandbox, seeded):
     assert output["facets"]["version"]["datasetVersion"] == str(audience.current_snapshot().snapshot_id)
     rows = audience.scan().to_arrow().num_rows
     assert output["outputFacets"]["outputStatistics"]["rowCount"] == rows > 0
+    xcom = json.loads(run.log.split("XCOM ", 1)[1].splitlines()[0])
+    assert xcom == {"table": "marketing.audience", "snapshot_id": audience.current_snapshot().snapshot_id,
+                    "rows": rows, "already_written": False}
     versions = {i["name"]: i["facets"]["version"]["datasetVersion"] for i in complete["inputs"]}
     assert versions["crm.learners"] == str(seeded.load_table("crm.learners").current_snapshot().snapshot_id)
     start = run.task_events("marketing_audience", "START")[0]
