@@ -53,6 +53,13 @@ def propose(lineage: LineageGraph, declared: Mapping[str, str], rules: Rules,
     through = through or rules.propagate_through
     written = set(written_columns(lineage))
     proposals: dict[str, Proposal] = {}
+    inputs: dict[str, list[Edge]] = {}
+
+    def inputs_of(column: str) -> list[Edge]:
+        known = inputs.get(column)
+        if known is None:
+            known = inputs[column] = _inputs(lineage, column, through)
+        return known
 
     def carried(column: str) -> str | None:
         if column in written:
@@ -64,7 +71,7 @@ def propose(lineage: LineageGraph, declared: Mapping[str, str], rules: Rules,
         stack, on_stack = [column], {column}
         while stack:
             current = stack[-1]
-            pending = [e.source for e in _inputs(lineage, current, through)
+            pending = [e.source for e in inputs_of(current)
                        if e.source in written and e.source not in proposals and e.source not in on_stack]
             if pending:
                 stack.append(pending[0])
@@ -75,12 +82,13 @@ def propose(lineage: LineageGraph, declared: Mapping[str, str], rules: Rules,
             if current in proposals:
                 continue
             best: tuple[int, Edge] | None = None
-            for edge in _inputs(lineage, current, through):
+            for edge in inputs_of(current):
                 cls = carried(edge.source)
                 if cls is not None and (best is None or rules.rank(cls) > best[0]):
                     best = (rules.rank(cls), edge)
             proposed = rules.classes[best[0]] if best else None
             proposals[current] = Proposal(current, proposed, best[1] if best else None, declared.get(current))
+            inputs.pop(current, None)  # settled: its inputs are not asked for again
     return {c: proposals[c] for c in sorted(written)}
 
 

@@ -46,7 +46,7 @@ class LineageGraph:
     """The column graph (adjacency lists of edges, each node's edges in a stable order) and what the events
     said about tables. `to_networkx()` gives the same graph as a networkx MultiDiGraph for other analyses."""
 
-    table_columns: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    table_columns: dict[str, dict[str, None]] = field(default_factory=lambda: defaultdict(dict))  # ordered sets
     outputs: dict[str, str] = field(default_factory=dict)  # table -> job that writes it
     inputs: set[str] = field(default_factory=set)
     jobs: dict[str, RunEvent] = field(default_factory=dict)  # job -> its latest COMPLETE event
@@ -90,12 +90,12 @@ class LineageGraph:
 
     def columns_of(self, table: str) -> list[str]:
         """Returns the table's columns (`db.table.column`) as the events' schemas and lineage named them."""
-        return [f"{table}.{c}" for c in self.table_columns.get(table, [])]
+        return [f"{table}.{c}" for c in self.table_columns.get(table, {})]
 
     def knows(self, column: str) -> bool:
         """Returns True when some event mentions the column."""
         table, name = column.rsplit(".", 1) if "." in column else ("", column)
-        return column in self._out or column in self._in or name in self.table_columns.get(table, [])
+        return column in self._out or column in self._in or name in self.table_columns.get(table, {})
 
     def to_networkx(self) -> nx.MultiDiGraph:
         """Returns the graph as a networkx MultiDiGraph, each edge's `edge` attribute the Edge."""
@@ -119,10 +119,7 @@ def latest_completes(events: Iterable[RunEvent]) -> dict[str, RunEvent]:
 
 
 def _note_columns(lineage: LineageGraph, table: str, names: Iterable[str]) -> None:
-    known = lineage.table_columns[table]
-    for name in names:
-        if name not in known:
-            known.append(name)
+    lineage.table_columns[table].update(dict.fromkeys(names))
 
 
 def _schema_names(dataset: dict) -> list[str]:
@@ -130,11 +127,16 @@ def _schema_names(dataset: dict) -> list[str]:
     return [f["name"] for f in fields if isinstance(f, dict) and isinstance(f.get("name"), str)]
 
 
-def _transformations(entry: dict) -> list[tuple[str, str, bool]]:
-    found = entry.get("transformations") or []
+UNTYPED = (("DIRECT", "UNKNOWN", False),)  # an input field with no transformations (older producers)
+
+
+def _transformations(entry: dict) -> list[tuple[str, str, bool]] | tuple[tuple[str, str, bool], ...]:
+    found = entry.get("transformations")
+    if type(found) is not list:
+        return UNTYPED
     typed = [(t.get("type") or "DIRECT", t.get("subtype") or "", bool(t.get("masking")))
-             for t in found if isinstance(t, dict)]
-    return typed or [("DIRECT", "UNKNOWN", False)]
+             for t in found if type(t) is dict]
+    return typed or UNTYPED
 
 
 def _add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) -> None:
@@ -163,12 +165,15 @@ def _add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) ->
 
 
 def _add_edges(lineage: LineageGraph, event: RunEvent, namespace: str | None, source: dict, target: str) -> None:
-    if not isinstance(source, dict) or not all(isinstance(source.get(k), str) for k in ("name", "field")):
+    if type(source) is not dict:
+        return
+    name, column = source.get("name"), source.get("field")
+    if type(name) is not str or type(column) is not str:
         return
     if namespace is not None and source.get("namespace") != namespace:
         return
-    origin = f"{source['name']}.{source['field']}"
-    _note_columns(lineage, source["name"], [source["field"]])
+    origin = f"{name}.{column}"
+    lineage.table_columns[name][column] = None
     for kind, subtype, masking in _transformations(source):
         lineage.add_edge(Edge(origin, target, kind, subtype, masking, event.job_name, event.run_id, event.event_time))
 
