@@ -26,6 +26,17 @@ class BadInput(Exception):
     """Raised for input the CLI cannot use; its message is the one sentence the user sees."""
 
 
+def _existing_catalog(folder: str | Path):
+    """Returns the local catalog in `folder`; raises BadInput when there is none (opening would create one)."""
+    from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+
+    folder = Path(folder)
+    if not (folder / "catalog.db").exists():
+        raise BadInput(f"{folder}: no local Iceberg catalog here (expected {folder / 'catalog.db'}); "
+                       "seed one with `lineage-governance platform seed`.")
+    return open_local_catalog(folder)
+
+
 def _schema_from(args: argparse.Namespace) -> dict:
     if args.schema:
         try:
@@ -34,13 +45,9 @@ def _schema_from(args: argparse.Namespace) -> dict:
             raise BadInput(f"{args.schema}: the schema file does not exist.") from None
         except json.JSONDecodeError as error:
             raise BadInput(f"{args.schema}: the schema file is not JSON ({error}).") from None
-    from airflow_lineage_governance.iceberg.catalog import lineage_schema, open_local_catalog
+    from airflow_lineage_governance.iceberg.catalog import lineage_schema
 
-    folder = Path(args.catalog)
-    if not (folder / "catalog.db").exists():
-        raise BadInput(f"{folder}: no local Iceberg catalog here (expected {folder / 'catalog.db'}); "
-                       "seed one with `lineage-governance platform seed`.")
-    return lineage_schema(open_local_catalog(folder))
+    return lineage_schema(_existing_catalog(args.catalog))
 
 
 def _statement(path: Path, args: argparse.Namespace) -> str:
@@ -139,15 +146,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     from airflow_lineage_governance.governance.checks import missing_metadata, unaccounted
     from airflow_lineage_governance.governance.classify import understated
     from airflow_lineage_governance.governance.report import finding_line
-    from airflow_lineage_governance.iceberg.catalog import open_local_catalog, table_names
+    from airflow_lineage_governance.iceberg.catalog import table_names
 
-    folder = Path(args.catalog)
-    if not (folder / "catalog.db").exists():
-        raise BadInput(f"{folder}: no local Iceberg catalog here (expected {folder / 'catalog.db'}).")
+    catalog = _existing_catalog(args.catalog)
     governance = _governance(args)
     findings = [
         *(f.to_dict() for f in understated(governance.proposals, governance.rules)),
-        *(f.to_dict() for f in unaccounted(table_names(open_local_catalog(folder)), governance.metadata,
+        *(f.to_dict() for f in unaccounted(table_names(catalog), governance.metadata,
                                            governance.graph)),
         *(f.to_dict() for f in missing_metadata(governance.graph, governance.metadata, governance.proposals)),
     ]

@@ -65,8 +65,3 @@ def tier_weight(metadata: Metadata, rules: Rules) -> Callable[[str], float]:
         return tier * rules.owner_weights.get(known.owner or "", 1.0)
 
     return weight
-
-
-def owners(metadata: Metadata) -> dict[str, str | None]:
-    """Returns every table's owner as metadata.toml declares it."""
-    return {name: table.owner for name, table in metadata.tables.items()}

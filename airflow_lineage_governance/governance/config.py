@@ -36,6 +36,10 @@ class Metadata:
         """Returns every declared column class as `{namespace.table.column: class}`."""
         return {f"{t.name}.{c}": cls for t in self.tables.values() for c, cls in t.columns.items()}
 
+    def owners(self) -> dict[str, str | None]:
+        """Returns every declared table's owner."""
+        return {name: table.owner for name, table in self.tables.items()}
+
     def owner(self, table: str) -> str | None:
         """Returns the table's owner, or None when it has no metadata or no owner."""
         known = self.tables.get(table)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from airflow_lineage_governance.governance.checks import owners, tier_weight
+from airflow_lineage_governance.governance.checks import tier_weight
 from airflow_lineage_governance.governance.classify import Proposal, propose
 from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
 from airflow_lineage_governance.graph.build import LineageGraph, build_graph
@@ -67,7 +67,7 @@ class Governance:
 
     def impact(self, column: str) -> Impact:
         """Returns the downstream impact of the column, with owners and the blast-radius score."""
-        return downstream(self.graph, column, owners(self.metadata), tier_weight(self.metadata, self.rules))
+        return downstream(self.graph, column, self.metadata.owners(), tier_weight(self.metadata, self.rules))
 
     def provenance(self, column: str) -> Provenance:
         """Returns the upstream provenance of the column."""

@@ -48,7 +48,6 @@ class LineageGraph:
 
     table_columns: dict[str, dict[str, None]] = field(default_factory=lambda: defaultdict(dict))  # ordered sets
     outputs: dict[str, str] = field(default_factory=dict)  # table -> job that writes it
-    inputs: set[str] = field(default_factory=set)
     jobs: dict[str, RunEvent] = field(default_factory=dict)  # job -> its latest COMPLETE event
     _out: dict[str, list[Edge]] = field(default_factory=lambda: defaultdict(list), repr=False)
     _in: dict[str, list[Edge]] = field(default_factory=lambda: defaultdict(list), repr=False)
@@ -146,7 +145,6 @@ def _add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) ->
 
     for dataset in event.raw.get("inputs") or []:
         if ours(dataset):
-            lineage.inputs.add(dataset["name"])
             _note_columns(lineage, dataset["name"], _schema_names(dataset))
     for dataset in event.raw.get("outputs") or []:
         if not ours(dataset):

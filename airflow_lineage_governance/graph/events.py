@@ -107,10 +107,6 @@ class FileEventSource:
                         report.note(f"line {number}: truncated (the file ends mid-event)")
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def to_run_event(raw: Any) -> RunEvent | None:
     """Returns the run event `raw` describes, or None when it lacks a run id, job name, type or event time.
     (Written for speed: it runs once per event read, and a night's history can be 100,000 events.)"""
