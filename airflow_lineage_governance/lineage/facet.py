@@ -26,7 +26,7 @@ class LineageTruncationRunFacet(RunFacet):
 
     @staticmethod
     def _get_schema() -> str:
-        return "https://airflow-lineage-governance.invalid/spec/LineageTruncationRunFacet.json"
+        return "https://airflow-lineage-governance.invalid/spec/LineageTruncationRunFacet.json#/$defs/LineageTruncationRunFacet"
 
 
 def bounded(lineage: ColumnLineage, limit: int = DEFAULT_MAX_EDGES) -> tuple[ColumnLineage, int]:
