@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite needs and the machine may lack: a compose client (the
+# docker-compose.yaml test), headless Chromium (the scheduler suite's screenshots), Java 17 and Maven (the
+# Iceberg REST catalog server). Idempotent: installs only what is missing. Needs root (as on CI).
+set -euo pipefail
+wanted=()
+command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || wanted+=(docker-compose)
+command -v chromium >/dev/null 2>&1 || wanted+=(chromium)
+command -v java >/dev/null 2>&1 || wanted+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null 2>&1 || wanted+=(maven)
+if [ ${#wanted[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+  echo "install-system-deps: missing ${wanted[*]}; install them with: sudo apt-get install ${wanted[*]}" >&2
+  exit 1
+fi
+echo "install-system-deps: installing ${wanted[*]}"
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${wanted[@]}" >/dev/null

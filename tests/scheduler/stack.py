@@ -1,0 +1,79 @@
+"""A running Airflow for the scheduler suite (scripts/airflow_stack.py) and a small client of its REST API."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "airflow_stack.py"
+TERMINAL = {"success", "failed"}
+
+
+def start_stack(home: Path, dags: Path, env: dict[str, str]) -> str:
+    """Starts the stack with scripts/airflow_stack.py; returns its URL. Fails the test with the script's sentence."""
+    args = [sys.executable, str(SCRIPT), "start", "--home", str(home), "--dags", str(dags), "--timeout", "300"]
+    for key, value in env.items():
+        args += ["--env", f"{key}={value}"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.strip() or done.stdout.strip())
+    return done.stdout.strip().splitlines()[-1]
+
+
+def stop_stack(home: Path) -> None:
+    """Stops every process of the stack by pid."""
+    subprocess.run([sys.executable, str(SCRIPT), "stop", "--home", str(home)], check=True, timeout=120)
+
+
+@dataclass
+class Api:
+    """The REST API of a running Airflow (SimpleAuthManager with every user an admin: no token needed)."""
+
+    url: str
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None,
+             accept: str = "application/json") -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(f"{self.url}/api/v2{path}", data=data, method=method,
+                                         headers={"Content-Type": "application/json", "Accept": accept})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            raw = response.read()
+        return json.loads(raw) if raw and accept == "application/json" else raw.decode()
+
+    def trigger(self, dag_id: str, logical_date: str) -> str:
+        """Unpauses the DAG and triggers a run for `logical_date`; returns its run id."""
+        self.call("PATCH", f"/dags/{dag_id}", {"is_paused": False})
+        run = self.call("POST", f"/dags/{dag_id}/dagRuns", {"logical_date": logical_date})
+        return str(run["dag_run_id"])
+
+    def run_state(self, dag_id: str, run_id: str) -> str:
+        return str(self.call("GET", f"/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id)}")["state"])
+
+    def wait_for(self, dag_id: str, run_id: str, timeout: float = 900) -> str:
+        """Returns the run's final state; raises TimeoutError when it is still running after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            state = self.run_state(dag_id, run_id)
+            if state in TERMINAL:
+                return state
+            time.sleep(3)
+        raise TimeoutError(f"{dag_id} run {run_id} did not finish within {timeout:g} s")
+
+    def task_instances(self, dag_id: str, run_id: str) -> dict[str, dict[str, Any]]:
+        found = self.call("GET", f"/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id)}/taskInstances")
+        return {ti["task_id"]: ti for ti in found["task_instances"]}
+
+    def log(self, dag_id: str, run_id: str, task_id: str, try_number: int = 1) -> str:
+        """Returns the task log's text as the UI shows it (every line's event)."""
+        found = self.call("GET", f"/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id)}/taskInstances/{task_id}"
+                                 f"/logs/{try_number}?full_content=true")
+        content = found.get("content", [])
+        return "\n".join(item.get("event", "") if isinstance(item, dict) else str(item) for item in content)
