@@ -25,6 +25,7 @@ rm -f "$folder/pid" "$folder/port"
 
 timeout="${ICEBERG_REST_START_TIMEOUT:-60}"
 java -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+  -Dorg.slf4j.simpleLogger.showDateTime=true -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS \
   -cp "$here/target/classes:$here/target/lib/*" lineagegovernance.icebergrest.LoopbackRestServer \
   --folder "$folder" --port "${ICEBERG_REST_PORT:-0}" </dev/null >"$folder/server.log" 2>&1 &
 pid=$!

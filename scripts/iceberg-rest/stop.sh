@@ -6,6 +6,14 @@ set -euo pipefail
 
 fail() { echo "iceberg-rest: $*" >&2; exit 1; }
 
+# Running, and not a zombie: an orphaned server's exit status is collected by PID 1, which here takes ~1.5 s.
+alive() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }"
+  [[ "${stat%% *}" != Z ]]
+}
+
 [[ $# -eq 1 ]] || fail "usage: stop.sh FOLDER"
 pidfile="$1/pid"
 [[ -f "$pidfile" ]] || exit 0
@@ -17,9 +25,9 @@ if ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'lineagegovernance.
 fi
 kill -TERM "$pid" 2>/dev/null || true
 deadline=$((SECONDS + ${ICEBERG_REST_STOP_TIMEOUT:-10}))
-while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
-if kill -0 "$pid" 2>/dev/null; then
+while alive "$pid" && ((SECONDS < deadline)); do sleep 0.05; done
+if alive "$pid"; then
   kill -KILL "$pid" 2>/dev/null || true
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  while alive "$pid"; do sleep 0.05; done
 fi
 rm -f "$pidfile" "$1/port"
