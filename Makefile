@@ -26,3 +26,8 @@ lint: setup
 
 clean:
 	rm -rf .demo .pytest_cache
+
+# Resolves the Iceberg REST catalog's jars (Maven Central) and compiles its launcher; start.sh does it when needed.
+.PHONY: iceberg-rest
+iceberg-rest:
+	bash scripts/iceberg-rest/build.sh
