@@ -6,9 +6,9 @@ import pytest
 import sqlglot
 
 from airflow_lineage_governance.iceberg.catalog import lineage_schema, open_local_catalog, table_names
-from airflow_lineage_governance.platform.pipelines import PIPELINES, pipeline_sql, sql_folder
-from airflow_lineage_governance.platform.seed import generate, seed_platform
-from airflow_lineage_governance.platform.tables import SOURCE_TABLES
+from learning_platform.pipelines import PIPELINES, pipeline_sql, sql_folder
+from learning_platform.seed import generate, seed_platform
+from learning_platform.tables import SOURCE_TABLES
 
 EXPECTED_COLUMNS = {
     "crm.learners": ["learner_id", "full_name", "email", "country", "marketing_consent", "status",
