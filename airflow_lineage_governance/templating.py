@@ -17,6 +17,15 @@ VARIABLES = ("ds", "ds_nodash", "ts", "ts_nodash", "ts_nodash_with_tz", "logical
              "data_interval_end", "macros")
 """The names a template may use (Airflow's names for the same values)."""
 
+FILTERS = {
+    "ds": lambda value: value.strftime("%Y-%m-%d"),
+    "ds_nodash": lambda value: value.strftime("%Y%m%d"),
+    "ts": lambda value: value.isoformat(),
+    "ts_nodash": lambda value: value.strftime("%Y%m%dT%H%M%S"),
+    "ts_nodash_with_tz": lambda value: value.isoformat().replace("-", "").replace(":", ""),
+}
+"""Airflow's date filters (`{{ data_interval_end | ds }}`)."""
+
 
 class TemplateRenderError(LineageGovernanceError):
     """Raised when a SQL template cannot be rendered safely: unsafe access, an undefined name, bad syntax."""
@@ -84,6 +93,7 @@ def render_sql(text: str, logical_date: datetime, name: str = "the SQL template"
     from jinja2.sandbox import SandboxedEnvironment
 
     environment = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    environment.filters.update(FILTERS)
     try:
         return environment.from_string(text).render(template_context(logical_date))
     except TemplateSyntaxError as error:

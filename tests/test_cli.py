@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.integration.sandbox import REPO, VENV_BIN, demo_pythonpath
 from tests.shop import write_shop
 
@@ -65,6 +67,7 @@ def clean_cli(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess:
                           timeout=120, cwd=work, env=base)
 
 
+@pytest.mark.reliability
 def test_a_template_reaching_for_python_internals_is_refused(tmp_path):
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps({"crm": {"learners": {"email": "string"}}}))

@@ -32,6 +32,8 @@ def test_renders_dates_methods_and_macros():
     sql = ("select {{ logical_date.month }}, '{{ ds }}', '{{ macros.ds_add(ds, 1) }}', "
            "'{{ logical_date.add(days=-1).strftime('%Y-%m-%d') }}', '{{ ds_nodash }}'")
     assert render_sql(sql, NIGHT) == "select 1, '2025-01-31', '2025-02-01', '2025-01-30', '20250131'"
+    filtered = "{{ data_interval_end | ds }} {{ logical_date | ts_nodash }} {{ logical_date | ts_nodash_with_tz }}"
+    assert render_sql(filtered, NIGHT) == "2025-01-31 20250131T020000 20250131T020000+0000"
 
 
 def test_keeps_text_without_templates_byte_for_byte():
@@ -39,6 +41,7 @@ def test_keeps_text_without_templates_byte_for_byte():
     assert render_sql(sql, NIGHT) == sql
 
 
+@pytest.mark.reliability
 @pytest.mark.parametrize("template", [
     "{{ ''.__class__.__mro__[1].__subclasses__() }}",
     "{{ logical_date.__class__.__init__.__globals__ }}",
