@@ -78,3 +78,11 @@ def test_sql_files_parse_as_duckdb(name):
     assert (sql_folder() / f"{name}.sql").is_file()
     statement = sqlglot.parse_one(pipeline_sql(name), read="duckdb")
     assert statement.key in ("create", "insert")
+
+
+def test_the_seed_command_refuses_a_scale_of_zero(tmp_path, capsys):
+    from learning_platform.seed import main
+
+    assert main(["--folder", str(tmp_path / "catalog"), "--scale", "0"]) == 2
+    assert capsys.readouterr().err == "learning_platform.seed: --scale must be above 0, not 0.0.\n"
+    assert not (tmp_path / "catalog").exists()
