@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import sqlglot
 
@@ -86,3 +88,12 @@ def test_the_seed_command_refuses_a_scale_of_zero(tmp_path, capsys):
     assert main(["--folder", str(tmp_path / "catalog"), "--scale", "0"]) == 2
     assert capsys.readouterr().err == "learning_platform.seed: --scale must be above 0, not 0.0.\n"
     assert not (tmp_path / "catalog").exists()
+
+
+def test_the_dag_processor_parses_the_dags_and_skips_the_demo_package():
+    from airflow.utils.file import list_py_file_paths
+
+    from tests.integration.sandbox import DAGS
+
+    assert sorted(Path(p).name for p in list_py_file_paths(str(DAGS))) == ["lineage_governance.py",
+                                                                           "platform_nightly.py"]
