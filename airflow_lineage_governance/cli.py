@@ -62,17 +62,17 @@ def _statement(path: Path, args: argparse.Namespace) -> str:
     return render_sql(path.read_text(), logical_date, str(path))
 
 
-def _rules_path(args: argparse.Namespace) -> Path:
-    """Returns --rules, else lineage.toml of [lineage_governance] governance_dir, else ./governance/lineage.toml;
-    raises MissingSettingError when none is given and ./governance has none."""
-    if args.rules:
-        return Path(args.rules)
+def _governance_file(given: str | None, name: str, flag: str) -> Path:
+    """Returns the file `flag` gives, else `name` in [lineage_governance] governance_dir, else in ./governance;
+    raises MissingSettingError naming the flag and the setting when none is given and ./governance has none."""
+    if given:
+        return Path(given)
     folder = settings.setting("governance_dir")
-    path = Path(folder or "governance") / "lineage.toml"
+    path = Path(folder or "governance") / name
     if not folder and not path.is_file():
         raise settings.MissingSettingError(
-            f"no governance rules: give --rules (and --metadata), or set [{settings.SECTION}] governance_dir "
-            f"in airflow.cfg or {settings.SETTINGS['governance_dir'].variable}, or run where governance/ is.")
+            f"no {name}: give {flag}, or set [{settings.SECTION}] governance_dir in airflow.cfg or "
+            f"{settings.SETTINGS['governance_dir'].variable}, or run where governance/{name} is.")
     return path
 
 
@@ -86,9 +86,8 @@ def _resolve_defaults(args: argparse.Namespace) -> None:
         args.catalog = settings.required("catalog_folder", "--catalog or --schema" if hasattr(args, "schema")
                                          else "--catalog")
     if hasattr(args, "metadata"):
-        rules = _rules_path(args)
-        args.metadata = args.metadata or str(rules.with_name("metadata.toml"))
-        args.rules = str(rules)
+        args.rules = str(_governance_file(args.rules, "lineage.toml", "--rules"))
+        args.metadata = str(_governance_file(args.metadata, "metadata.toml", "--metadata"))
 
 
 def cmd_lineage(args: argparse.Namespace) -> int:
@@ -99,7 +98,7 @@ def cmd_lineage(args: argparse.Namespace) -> int:
         if not namespace:
             from airflow_lineage_governance.governance.config import load_rules
 
-            namespace = load_rules(_rules_path(args)).namespace
+            namespace = load_rules(_governance_file(args.rules, "lineage.toml", "--rules or --namespace")).namespace
         print(Serde.to_json(lineage.facet(namespace)))
         return 0
     print(f"{lineage.target} ({lineage.kind}), reads {', '.join(lineage.sources)}")
@@ -217,7 +216,8 @@ def _governance_options(command: argparse.ArgumentParser) -> None:
                                           f"(default: [{settings.SECTION}] events)")
     command.add_argument("--rules", help=f"lineage.toml (default: lineage.toml in [{settings.SECTION}] "
                                          "governance_dir, else in ./governance)")
-    command.add_argument("--metadata", help="metadata.toml (default: metadata.toml beside the rules)")
+    command.add_argument("--metadata", help=f"metadata.toml (default: metadata.toml in [{settings.SECTION}] "
+                                            "governance_dir, else in ./governance)")
     command.add_argument("--json", action="store_true")
 
 

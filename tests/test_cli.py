@@ -111,15 +111,17 @@ def test_missing_values_say_which_flag_or_setting_to_give(tmp_path):
                              "[lineage_governance] events in airflow.cfg or AIRFLOW__LINEAGE_GOVERNANCE__EVENTS.\n")
     rules = clean_cli(tmp_path, "propose", "--events", str(tmp_path / "none.jsonl"))
     assert rules.returncode == 2
-    assert rules.stderr.startswith("lineage-governance: no governance rules: give --rules (and --metadata), or set "
-                                   "[lineage_governance] governance_dir")
+    assert rules.stderr == ("lineage-governance: no lineage.toml: give --rules, or set [lineage_governance] "
+                            "governance_dir in airflow.cfg or AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR, or run "
+                            "where governance/lineage.toml is.\n")
     catalog = clean_cli(tmp_path, "lineage", str(REPO / "dags" / "sql" / "birthday_offers.sql"))
     assert catalog.returncode == 2
     assert catalog.stderr == ("lineage-governance: the catalog_folder setting is not set: give --catalog or --schema "
                               "or set [lineage_governance] catalog_folder in airflow.cfg or "
                               "AIRFLOW__LINEAGE_GOVERNANCE__CATALOG_FOLDER.\n")
     no_catalog = clean_cli(tmp_path, "check", "--events", "x.jsonl", "--catalog", str(tmp_path / "nowhere"),
-                           "--rules", str(REPO / "governance" / "lineage.toml"))
+                           "--rules", str(REPO / "governance" / "lineage.toml"),
+                           "--metadata", str(REPO / "governance" / "metadata.toml"))
     assert no_catalog.returncode == 2 and "give the folder of an existing one with --catalog" in no_catalog.stderr
 
 
