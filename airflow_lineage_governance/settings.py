@@ -3,16 +3,19 @@
 Each setting is found, first to last, in
 1. the environment form Airflow reads, `AIRFLOW__LINEAGE_GOVERNANCE__<KEY>`;
 2. the older variable of this project, `LINEAGE_GOVERNANCE_<NAME>` (kept so existing deployments still work);
-3. Airflow's configuration (`airflow.cfg`, `_CMD`/`_SECRET` variants, the provider's declared default);
-4. the default declared here (None: no default).
-Steps 1 and 2 cost nothing; Airflow's configuration is imported only when they find nothing, so a CLI call
-that names every path on its command line never imports Airflow.
+3. Airflow's configuration file (`$AIRFLOW_CONFIG`, else `$AIRFLOW_HOME/airflow.cfg`), read through Airflow's
+   own `conf`;
+4. the default declared here, which the provider info declares to Airflow too (None: no default).
+Steps 1 and 2 cost nothing; Airflow's configuration (seconds to import) is imported only when they find nothing
+and the configuration file exists, so a CLI call that names every path on its command line, or runs where no
+airflow.cfg is, never imports Airflow.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from airflow_lineage_governance import __version__
@@ -65,7 +68,18 @@ class MissingSettingError(LineageGovernanceError):
     """Raised when a value is needed and neither its flag nor its setting gives one; the message says which."""
 
 
+def airflow_config_file() -> Path:
+    """Returns the file Airflow reads its configuration from: $AIRFLOW_CONFIG, else $AIRFLOW_HOME/airflow.cfg
+    (AIRFLOW_HOME defaults to ~/airflow)."""
+    explicit = os.environ.get("AIRFLOW_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    return Path(os.environ.get("AIRFLOW_HOME", "~/airflow")).expanduser() / "airflow.cfg"
+
+
 def _from_airflow(key: str) -> str | None:
+    if not airflow_config_file().is_file():
+        return None  # no file, and the environment was read already: Airflow would answer the default
     from airflow.configuration import conf
 
     value = conf.get(SECTION, key, fallback=None)

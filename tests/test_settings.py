@@ -61,3 +61,23 @@ def test_a_cli_call_with_every_path_given_never_imports_airflow(tmp_path):
                           env={**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow")})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[-1] == "0 []"
+
+
+def test_with_no_airflow_cfg_a_missing_value_is_answered_without_importing_airflow(tmp_path):
+    code = ("import sys; from airflow_lineage_governance import settings; "
+            "print(settings.setting('catalog_folder'), settings.setting('poke_seconds'), "
+            "any(m == 'airflow' or m.startswith('airflow.') for m in sys.modules))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LINEAGE_GOVERNANCE"))}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**env, "AIRFLOW_HOME": str(tmp_path / "empty")})
+    assert done.stdout.splitlines()[-1] == "None 30 False", done.stderr[-2000:]
+
+
+def test_airflow_cfg_is_read_through_airflows_conf(tmp_path):
+    config = tmp_path / "elsewhere.cfg"
+    config.write_text("[lineage_governance]\ncatalog_folder = /data/catalog\n")
+    code = "from airflow_lineage_governance import settings; print(settings.setting('catalog_folder'))"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LINEAGE_GOVERNANCE"))}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**env, "AIRFLOW_HOME": str(tmp_path / "home"), "AIRFLOW_CONFIG": str(config)})
+    assert done.stdout.splitlines()[-1] == "/data/catalog", done.stderr[-2000:]
