@@ -15,17 +15,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[test]'
 	touch $(STAMP)
 
+# The demo platform lives beside the DAGs (dags/learning_platform), not in the installed package.
 demo: setup
-	$(BIN)/python -m airflow_lineage_governance.demo
+	PYTHONPATH=dags $(BIN)/python -m learning_platform.demo
 
 test: setup
 	$(BIN)/python -m pytest -q
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 clean:
-	rm -rf .demo .pytest_cache
+	rm -rf .demo .pytest_cache .mypy_cache build dist
 
 # Resolves the Iceberg REST catalog's jars (Maven Central) and compiles its launcher; start.sh does it when needed.
 .PHONY: iceberg-rest

@@ -13,13 +13,14 @@ from pathlib import Path
 
 from openlineage.client.serde import Serde
 
+from airflow_lineage_governance import settings
+from airflow_lineage_governance.errors import LineageGovernanceError
 from airflow_lineage_governance.governance.errors import GovernanceConfigError
 from airflow_lineage_governance.graph.errors import EventSourceError, UnknownColumnError
 from airflow_lineage_governance.lineage import LineageError, column_lineage
 
 FINDINGS = 1
 BAD_INPUT = 2
-DEFAULT_EVENTS = ".demo/events.jsonl"
 
 
 class BadInput(Exception):
@@ -32,8 +33,8 @@ def _existing_catalog(folder: str | Path):
 
     folder = Path(folder)
     if not (folder / "catalog.db").exists():
-        raise BadInput(f"{folder}: no local Iceberg catalog here (expected {folder / 'catalog.db'}); "
-                       "seed one with `lineage-governance platform seed`.")
+        raise BadInput(f"{folder}: no local Iceberg catalog here (expected {folder / 'catalog.db'}); give the "
+                       f"folder of an existing one with --catalog or [{settings.SECTION}] catalog_folder.")
     return open_local_catalog(folder)
 
 
@@ -51,18 +52,54 @@ def _schema_from(args: argparse.Namespace) -> dict:
 
 
 def _statement(path: Path, args: argparse.Namespace) -> str:
-    from airflow_lineage_governance.platform.pipelines import NIGHTLY, render
+    """Returns the SQL file rendered in Jinja's sandbox for --logical-date (default: midnight UTC today);
+    raises BadInput for a missing file and TemplateRenderError for a template that cannot be rendered safely."""
+    from airflow_lineage_governance.templating import parse_logical_date, render_sql, start_of_today
 
     if not path.is_file():
         raise BadInput(f"{path}: the SQL file does not exist.")
-    return render(path.read_text(), NIGHTLY)
+    logical_date = parse_logical_date(args.logical_date) if args.logical_date else start_of_today()
+    return render_sql(path.read_text(), logical_date, str(path))
+
+
+def _governance_file(given: str | None, name: str, flag: str) -> Path:
+    """Returns the file `flag` gives, else `name` in [lineage_governance] governance_dir, else in ./governance;
+    raises MissingSettingError naming the flag and the setting when none is given and ./governance has none."""
+    if given:
+        return Path(given)
+    folder = settings.setting("governance_dir")
+    path = Path(folder or "governance") / name
+    if not folder and not path.is_file():
+        raise settings.MissingSettingError(
+            f"no {name}: give {flag}, or set [{settings.SECTION}] governance_dir in airflow.cfg or "
+            f"{settings.SETTINGS['governance_dir'].variable}, or run where governance/{name} is.")
+    return path
+
+
+def _resolve_defaults(args: argparse.Namespace) -> None:
+    """Fills in, from the [lineage_governance] settings, the options the command needs and its command line
+    left out (Airflow's configuration is read only then); raises MissingSettingError naming the flag and the
+    setting to give."""
+    if getattr(args, "events", "") is None:
+        args.events = settings.required("events", "--events")
+    if getattr(args, "catalog", "") is None and getattr(args, "schema", None) is None:
+        args.catalog = settings.required("catalog_folder", "--catalog or --schema" if hasattr(args, "schema")
+                                         else "--catalog")
+    if hasattr(args, "metadata"):
+        args.rules = str(_governance_file(args.rules, "lineage.toml", "--rules"))
+        args.metadata = str(_governance_file(args.metadata, "metadata.toml", "--metadata"))
 
 
 def cmd_lineage(args: argparse.Namespace) -> int:
     """Prints the column lineage facet of one statement."""
     lineage = column_lineage(_statement(Path(args.file), args), _schema_from(args))
     if args.json:
-        print(Serde.to_json(lineage.facet(args.namespace)))
+        namespace = args.namespace
+        if not namespace:
+            from airflow_lineage_governance.governance.config import load_rules
+
+            namespace = load_rules(_governance_file(args.rules, "lineage.toml", "--rules or --namespace")).namespace
+        print(Serde.to_json(lineage.facet(namespace)))
         return 0
     print(f"{lineage.target} ({lineage.kind}), reads {', '.join(lineage.sources)}")
     for output in lineage.columns:
@@ -70,22 +107,6 @@ def cmd_lineage(args: argparse.Namespace) -> int:
                             for d in output.inputs) or "no source column"
         print(f"  {output.name} <- {sources}")
     print("  every row shaped by: " + (", ".join(f"{d.source} {d.subtype}" for d in lineage.rows) or "none"))
-    return 0
-
-
-def cmd_platform_seed(args: argparse.Namespace) -> int:
-    """Seeds the demo platform into a local catalog folder."""
-    from airflow_lineage_governance.iceberg.catalog import open_local_catalog
-    from airflow_lineage_governance.platform.seed import seed_platform
-
-    if args.scale <= 0:
-        raise BadInput(f"--scale must be above 0, not {args.scale}.")
-    counts = seed_platform(open_local_catalog(args.folder), seed=args.seed, scale=args.scale)
-    if args.json:
-        print(json.dumps(counts, indent=2))
-    else:
-        for name, rows in counts.items():
-            print(f"{name}: {rows:,} rows")
     return 0
 
 
@@ -191,10 +212,19 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def _governance_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--events", default=DEFAULT_EVENTS, help="an OpenLineage JSONL file or a Marquez URL")
-    command.add_argument("--rules", help="lineage.toml (default: governance/lineage.toml)")
-    command.add_argument("--metadata", help="metadata.toml (default: governance/metadata.toml)")
+    command.add_argument("--events", help="an OpenLineage JSONL file or a Marquez URL "
+                                          f"(default: [{settings.SECTION}] events)")
+    command.add_argument("--rules", help=f"lineage.toml (default: lineage.toml in [{settings.SECTION}] "
+                                         "governance_dir, else in ./governance)")
+    command.add_argument("--metadata", help=f"metadata.toml (default: metadata.toml in [{settings.SECTION}] "
+                                            "governance_dir, else in ./governance)")
     command.add_argument("--json", action="store_true")
+
+
+def _template_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--logical-date", help="the logical date the SQL templates are rendered for, ISO 8601 "
+                                                "(default: midnight UTC today); gives ds, ts, logical_date, "
+                                                "data_interval_start/end as Airflow does")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -204,10 +234,13 @@ def parser() -> argparse.ArgumentParser:
 
     lineage = commands.add_parser("lineage", help="the column lineage facet of one CTAS or INSERT … SELECT")
     lineage.add_argument("file", help="the .sql file")
-    source = lineage.add_mutually_exclusive_group(required=True)
-    source.add_argument("--catalog", help="a local Iceberg catalog folder (catalog.db + warehouse/)")
+    source = lineage.add_mutually_exclusive_group()
+    source.add_argument("--catalog", help="a local Iceberg catalog folder (catalog.db + warehouse/; default: "
+                                          f"[{settings.SECTION}] catalog_folder)")
     source.add_argument("--schema", help="a JSON file {db: {table: {column: type}}}")
-    lineage.add_argument("--namespace", default="iceberg://platform")
+    lineage.add_argument("--namespace", help="the facet's dataset namespace (default: the rules' namespace)")
+    lineage.add_argument("--rules", help="lineage.toml whose namespace --json uses (default: as for impact)")
+    _template_options(lineage)
     lineage.add_argument("--json", action="store_true", help="print the OpenLineage facet as JSON")
     lineage.set_defaults(run=cmd_lineage)
 
@@ -222,25 +255,20 @@ def parser() -> argparse.ArgumentParser:
     command.set_defaults(run=cmd_propose)
     command = commands.add_parser("check", help="understated classes, unaccounted tables, missing metadata")
     _governance_options(command)
-    command.add_argument("--catalog", default=".demo/catalog", help="a local Iceberg catalog folder")
+    command.add_argument("--catalog", help=f"a local Iceberg catalog folder (default: [{settings.SECTION}] "
+                                           "catalog_folder)")
     command.set_defaults(run=cmd_check)
     command = commands.add_parser("gate", help="impact of the columns a SQL change alters (for CI)")
     command.add_argument("--before", required=True, help="the pipeline's SQL before the change")
     command.add_argument("--after", required=True, help="the SQL after it (a missing file: the pipeline is removed)")
-    gate_schema = command.add_mutually_exclusive_group(required=True)
-    gate_schema.add_argument("--catalog", help="a local Iceberg catalog folder")
+    gate_schema = command.add_mutually_exclusive_group()
+    gate_schema.add_argument("--catalog", help=f"a local Iceberg catalog folder (default: [{settings.SECTION}] "
+                                               "catalog_folder)")
     gate_schema.add_argument("--schema", help="a JSON file {db: {table: {column: type}}}")
+    _template_options(command)
     _governance_options(command)
     command.set_defaults(run=cmd_gate)
 
-    platform = commands.add_parser("platform", help="the demo platform").add_subparsers(dest="action",
-                                                                                       required=True)
-    seed = platform.add_parser("seed", help="create the eight source tables in a local catalog")
-    seed.add_argument("--folder", default=".demo/catalog")
-    seed.add_argument("--seed", type=int, default=7)
-    seed.add_argument("--scale", type=float, default=1.0)
-    seed.add_argument("--json", action="store_true")
-    seed.set_defaults(run=cmd_platform_seed)
     return root
 
 
@@ -249,8 +277,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
     try:
+        _resolve_defaults(args)
         return run(args)
-    except (BadInput, LineageError, GovernanceConfigError, EventSourceError, UnknownColumnError) as error:
+    except (BadInput, LineageGovernanceError, LineageError, GovernanceConfigError, EventSourceError,
+            UnknownColumnError) as error:
         print(f"lineage-governance: {error}", file=sys.stderr)
         return BAD_INPUT
 

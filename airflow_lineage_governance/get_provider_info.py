@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from airflow_lineage_governance import __version__
+from airflow_lineage_governance.settings import provider_config
 
 
-def get_provider_info() -> dict:
-    """Returns the provider's metadata: package, connection type, hooks, operators and sensors."""
+def get_provider_info() -> dict[str, Any]:
+    """Returns the provider's metadata: package, connection type, hooks, operators, sensors and the
+    `[lineage_governance]` config section (so `airflow config list` shows its options)."""
     return {
         "package-name": "airflow-lineage-governance",
         "name": "Lineage Governance",
@@ -33,4 +37,5 @@ def get_provider_info() -> dict:
             {"hook-class-name": "airflow_lineage_governance.hooks.iceberg.IcebergHook",
              "connection-type": "iceberg_catalog"},
         ],
+        "config": provider_config(),
     }

@@ -18,9 +18,10 @@ from pathlib import Path
 from sqlglot.lineage import lineage as sqlglot_lineage
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dags"))  # the demo platform, learning_platform
 
 from airflow_lineage_governance.lineage import column_lineage  # noqa: E402
-from airflow_lineage_governance.platform.tables import lineage_schema  # noqa: E402
+from learning_platform.tables import lineage_schema  # noqa: E402
 from tests.lineage.corpus import corpus  # noqa: E402
 
 

@@ -10,7 +10,7 @@ from airflow.sdk import DAG, task
 
 from airflow_lineage_governance.hooks.iceberg import IcebergHook
 from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
-from airflow_lineage_governance.platform.export import export_campaign_list
+from learning_platform.export import export_campaign_list
 
 SQL = Path(__file__).parent / "sql"
 

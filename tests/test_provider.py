@@ -28,3 +28,34 @@ def test_airflow_discovers_the_provider(tmp_path):
     hooks = subprocess.run([str(VENV_BIN / "airflow"), "providers", "hooks", "-o", "json"], env=env,
                            capture_output=True, text=True, timeout=120)
     assert "iceberg_catalog" in hooks.stdout
+
+
+def test_the_config_section_is_declared_with_descriptions_and_defaults():
+    section = get_provider_info()["config"]["lineage_governance"]
+    assert section["description"]
+    options = section["options"]
+    assert {"events", "governance_dir", "report_folder", "catalog_folder"} <= set(options)
+    for option in options.values():
+        assert set(option) == {"description", "version_added", "type", "example", "default"}
+        assert option["description"].endswith(".")
+    assert options["wait_seconds"]["default"] == "600"
+
+
+def test_airflow_config_shows_the_section_and_reads_its_environment_variable(tmp_path):
+    env = base_env(tmp_path / "airflow")
+    listed = subprocess.run([str(VENV_BIN / "airflow"), "config", "list", "--section", "lineage_governance",
+                             "--include-descriptions", "--include-examples", "--include-env-vars"],
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    assert "[lineage_governance]" in listed.stdout
+    assert "# The folder of metadata.toml" in listed.stdout
+    assert "Variable: AIRFLOW__LINEAGE_GOVERNANCE__EVENTS" in listed.stdout
+
+    def value(key: str) -> str:
+        done = subprocess.run([str(VENV_BIN / "airflow"), "config", "get-value", "lineage_governance", key],
+                              env=env, capture_output=True, text=True, timeout=120)
+        return done.stdout.strip()
+
+    env["AIRFLOW__LINEAGE_GOVERNANCE__EVENTS"] = "http://marquez:5000"
+    assert value("events") == "http://marquez:5000"
+    assert value("wait_seconds") == "600"  # the declared default

@@ -65,12 +65,15 @@ class Rules:
 
 
 def governance_folder() -> Path:
-    """Returns $LINEAGE_GOVERNANCE_DIR, else the repo's governance/ folder, else ./governance."""
-    configured = os.environ.get("LINEAGE_GOVERNANCE_DIR")
-    if configured:
-        return Path(configured)
-    beside_package = Path(__file__).resolve().parents[2] / "governance"
-    return beside_package if beside_package.is_dir() else Path.cwd() / "governance"
+    """Returns the folder of metadata.toml and lineage.toml when no path is given: the environment form of the
+    `[lineage_governance] governance_dir` setting ($AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR), else
+    $LINEAGE_GOVERNANCE_DIR, else ./governance of the working directory. (The Airflow shell and the CLI read
+    the setting from airflow.cfg too and pass the paths; this layer reads no Airflow configuration.)"""
+    for variable in ("AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR", "LINEAGE_GOVERNANCE_DIR"):
+        configured = os.environ.get(variable)
+        if configured:
+            return Path(configured)
+    return Path.cwd() / "governance"
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
-from airflow_lineage_governance.platform.seed import seed_platform
+from learning_platform.seed import seed_platform
 from tests.integration.sandbox import Sandbox, migrate
 
 

@@ -16,6 +16,14 @@ from airflow_lineage_governance.iceberg.catalog import local_catalog_properties
 
 VENV_BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
+DAGS = REPO / "dags"
+"""The repo's dags folder; it holds the demo platform package `learning_platform` too."""
+
+
+def demo_pythonpath() -> str:
+    """Returns a PYTHONPATH for a subprocess that imports the demo platform (dags/) and this repo's package."""
+    inherited = os.environ.get("PYTHONPATH")
+    return os.pathsep.join([str(DAGS), str(REPO), *([inherited] if inherited else [])])
 
 
 def base_env(home: Path) -> dict[str, str]:
@@ -70,7 +78,8 @@ class Sandbox:
             "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
                 {"type": "file", "log_file_path": str(self.events_path), "append": True}),
             "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps({"conn_type": "iceberg_catalog", "extra": self.catalog_extra()}),
-            "LINEAGE_GOVERNANCE_SQL_DIR": str(REPO / "dags" / "sql"),
+            "LINEAGE_GOVERNANCE_SQL_DIR": str(DAGS / "sql"),
+            "LINEAGE_GOVERNANCE_DIR": str(REPO / "governance"),
         })
         env.update(overrides)
         return env
@@ -81,7 +90,7 @@ class Sandbox:
         return path
 
     def copy_repo_dags(self) -> None:
-        for item in (REPO / "dags").iterdir():
+        for item in DAGS.iterdir():
             if item.name == "__pycache__":
                 continue
             target = self.dags / item.name

@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
-from airflow_lineage_governance.platform.seed import seed_platform
+from learning_platform.seed import seed_platform
+from tests.integration.sandbox import demo_pythonpath
 
 pytestmark = pytest.mark.integration
 
@@ -146,8 +147,8 @@ def test_failed_and_skipped_tasks_are_not_missing_and_retries_match_the_final_tr
 def test_demo_with_lineage_disabled_reports_every_platform_task(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "OPENLINEAGE"))}
     env.update({"OPENLINEAGE_DISABLED": "true", "LINEAGE_GOVERNANCE_DEMO_DIR": str(tmp_path / "demo"),
-                "LINEAGE_GOVERNANCE_WAIT_SECONDS": "4"})
-    done = subprocess.run([sys.executable, "-m", "airflow_lineage_governance.demo"], env=env, capture_output=True,
+                "LINEAGE_GOVERNANCE_WAIT_SECONDS": "4", "PYTHONPATH": demo_pythonpath()})
+    done = subprocess.run([sys.executable, "-m", "learning_platform.demo"], env=env, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     report = json.loads((tmp_path / "demo" / "governance-report.json").read_text())

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
-from airflow_lineage_governance.platform.seed import seed_platform
+from learning_platform.seed import seed_platform
 from tests.integration.test_governance_dag import governance_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.reliability]

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_lineage_governance.lineage import ColumnLineage, column_lineage
-from airflow_lineage_governance.platform.tables import lineage_schema
+from learning_platform.tables import lineage_schema
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from airflow_lineage_governance.platform.pipelines import PIPELINES, pipeline_sql
+from learning_platform.pipelines import PIPELINES, pipeline_sql
 
 CORPUS_FILE = Path(__file__).with_name("corpus.sql")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 from openlineage.client.serde import Serde
 
-from airflow_lineage_governance.platform.pipelines import pipeline_sql
+from learning_platform.pipelines import pipeline_sql
 from tests.lineage.conftest import read
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "resources" / "ColumnLineageDatasetFacet-1-2-0.json").read_text())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from airflow_lineage_governance.platform.pipelines import pipeline_sql
+from learning_platform.pipelines import pipeline_sql
 from tests.lineage.conftest import fields, read, rows
 
 

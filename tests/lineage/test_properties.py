@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_lineage_governance.lineage import LineageError, column_lineage
-from airflow_lineage_governance.platform.pipelines import PIPELINES, pipeline_sql
-from airflow_lineage_governance.platform.tables import lineage_schema
+from learning_platform.pipelines import PIPELINES, pipeline_sql
+from learning_platform.tables import lineage_schema
 
 SCHEMA = lineage_schema()
 SEEDS = [pipeline_sql(name) for name in PIPELINES] + [

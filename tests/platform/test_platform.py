@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import sqlglot
 
 from airflow_lineage_governance.iceberg.catalog import lineage_schema, open_local_catalog, table_names
-from airflow_lineage_governance.platform.pipelines import PIPELINES, pipeline_sql, sql_folder
-from airflow_lineage_governance.platform.seed import generate, seed_platform
-from airflow_lineage_governance.platform.tables import SOURCE_TABLES
+from learning_platform.pipelines import PIPELINES, pipeline_sql, sql_folder
+from learning_platform.seed import generate, seed_platform
+from learning_platform.tables import SOURCE_TABLES
 
 EXPECTED_COLUMNS = {
     "crm.learners": ["learner_id", "full_name", "email", "country", "marketing_consent", "status",
@@ -78,3 +80,20 @@ def test_sql_files_parse_as_duckdb(name):
     assert (sql_folder() / f"{name}.sql").is_file()
     statement = sqlglot.parse_one(pipeline_sql(name), read="duckdb")
     assert statement.key in ("create", "insert")
+
+
+def test_the_seed_command_refuses_a_scale_of_zero(tmp_path, capsys):
+    from learning_platform.seed import main
+
+    assert main(["--folder", str(tmp_path / "catalog"), "--scale", "0"]) == 2
+    assert capsys.readouterr().err == "learning_platform.seed: --scale must be above 0, not 0.0.\n"
+    assert not (tmp_path / "catalog").exists()
+
+
+def test_the_dag_processor_parses_the_dags_and_skips_the_demo_package():
+    from airflow.utils.file import list_py_file_paths
+
+    from tests.integration.sandbox import DAGS
+
+    assert sorted(Path(p).name for p in list_py_file_paths(str(DAGS))) == ["lineage_governance.py",
+                                                                           "platform_nightly.py"]

@@ -10,7 +10,7 @@ import tracemalloc
 import pytest
 
 from airflow_lineage_governance.lineage import LineageError, StatementTooLargeError, column_lineage
-from airflow_lineage_governance.platform.tables import lineage_schema
+from learning_platform.tables import lineage_schema
 
 pytestmark = pytest.mark.reliability
 SCHEMA = lineage_schema()

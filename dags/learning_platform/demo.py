@@ -1,5 +1,8 @@
 """`make demo`: seeds the platform, runs the nightly platform DAG through real Airflow with the OpenLineage
-file transport, and prints what the events say. Every file lives under .demo/."""
+file transport, and prints what the events say. Every file lives under .demo/.
+
+    PYTHONPATH=dags python -m learning_platform.demo
+"""
 
 from __future__ import annotations
 
@@ -12,10 +15,14 @@ import time
 from pathlib import Path
 
 from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_local_catalog
-from airflow_lineage_governance.platform.seed import seed_platform
+from learning_platform.pipelines import NIGHTLY
+from learning_platform.seed import seed_platform
 
-REPO = Path(__file__).resolve().parents[1]
-LOGICAL_DATE = "2026-10-01T02:00:00+00:00"
+DAGS_FOLDER = Path(__file__).resolve().parents[1]
+"""The dags folder this package lives in (Airflow puts it on sys.path, so the DAGs import `learning_platform`)."""
+GOVERNANCE_FOLDER = DAGS_FOLDER.parent / "governance"
+"""The repository's governance/ folder: metadata.toml and lineage.toml of the platform."""
+LOGICAL_DATE = NIGHTLY.isoformat()
 
 
 def demo_env(folder: Path) -> dict[str, str]:
@@ -25,7 +32,7 @@ def demo_env(folder: Path) -> dict[str, str]:
                "lineage_namespace": "iceberg://platform"}
     env.update({
         "AIRFLOW_HOME": str(folder / "airflow"),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__OPENLINEAGE__NAMESPACE": "platform",
         "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
@@ -33,6 +40,7 @@ def demo_env(folder: Path) -> dict[str, str]:
         "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps({"conn_type": "iceberg_catalog", "extra": catalog}),
         "LINEAGE_GOVERNANCE_REPORT_DIR": str(folder),
         "LINEAGE_GOVERNANCE_EVENTS": str(folder / "events.jsonl"),
+        "LINEAGE_GOVERNANCE_DIR": str(GOVERNANCE_FOLDER),
         "LINEAGE_GOVERNANCE_WAIT_SECONDS": os.environ.get("LINEAGE_GOVERNANCE_WAIT_SECONDS", "20"),
         "LINEAGE_GOVERNANCE_POKE_SECONDS": "2",
         "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
@@ -90,7 +98,8 @@ def print_impact(events_path: Path) -> None:
     from airflow_lineage_governance.governance.session import Governance
     from airflow_lineage_governance.graph.errors import UnknownColumnError
 
-    governance, problem = Governance.load_tolerant(events_path)
+    governance, problem = Governance.load_tolerant(events_path, rules_path=GOVERNANCE_FOLDER / "lineage.toml",
+                                                   metadata_path=GOVERNANCE_FOLDER / "metadata.toml")
     print("Impact of a change, read from the received events" + (f" ({problem})" if problem else "") + ":")
     for column in ("crm.learners.email", "crm.learners.marketing_consent", "learning.courses.category"):
         try:

@@ -3,7 +3,10 @@ pyiceberg, telling OpenLineage nothing (the uninstrumented job of seed 000)."""
 
 from __future__ import annotations
 
-from pyiceberg.catalog import Catalog
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the DAG file imports this module at parse time: no pyiceberg import then
+    from pyiceberg.catalog import Catalog
 
 EXPORT_COLUMNS = ("learner_id", "full_name", "email")
 

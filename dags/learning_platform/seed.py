@@ -1,15 +1,23 @@
-"""Seeds the demo platform's eight source tables into an Iceberg catalog, deterministically for a seed."""
+"""Seeds the demo platform's eight source tables into an Iceberg catalog, deterministically for a seed.
+
+    PYTHONPATH=dags python -m learning_platform.seed --folder .demo/catalog [--seed 7] [--scale 1.0] [--json]
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
 import random
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
 
-from airflow_lineage_governance.platform.tables import INCREMENTAL_TABLES, SOURCE_TABLES
+from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from learning_platform.tables import INCREMENTAL_TABLES, SOURCE_TABLES
 
 EPOCH = datetime(2024, 1, 1)
 DAYS = 1010  # from 2024-01-01 to a week past the demo's nightly date, 2026-10-01
@@ -115,3 +123,27 @@ def seed_platform(catalog: Catalog, seed: int = 7, scale: float = 1.0) -> dict[s
         if not catalog.table_exists(name):
             catalog.create_table(name, schema=schema)
     return counts
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Seeds the platform into the local catalog folder of `--folder`; returns the exit code (2 for a bad scale)."""
+    parser = argparse.ArgumentParser(prog="python -m learning_platform.seed", description=__doc__.splitlines()[0])
+    parser.add_argument("--folder", default=".demo/catalog", help="the local catalog folder (default: .demo/catalog)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--json", action="store_true", help="print the row counts as JSON")
+    args = parser.parse_args(argv)
+    if not args.scale > 0:
+        print(f"learning_platform.seed: --scale must be above 0, not {args.scale}.", file=sys.stderr)
+        return 2
+    counts = seed_platform(open_local_catalog(args.folder), seed=args.seed, scale=args.scale)
+    if args.json:
+        print(json.dumps(counts, indent=2))
+    else:
+        for name, rows in counts.items():
+            print(f"{name}: {rows:,} rows")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,7 +6,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-import jinja2
+from airflow_lineage_governance.templating import render_sql
 
 NIGHTLY = datetime(2026, 10, 1, 2, 0, tzinfo=UTC)
 """The nominal logical date of the demo's nightly run."""
@@ -16,9 +16,9 @@ PIPELINES = ("course_performance", "learner_activity", "marketing_audience", "re
 
 
 def sql_folder() -> Path:
-    """Returns the folder of the pipeline SQL files: $LINEAGE_GOVERNANCE_SQL_DIR, else the repo's dags/sql."""
+    """Returns the folder of the pipeline SQL files: $LINEAGE_GOVERNANCE_SQL_DIR, else the dags folder's sql/."""
     configured = os.environ.get("LINEAGE_GOVERNANCE_SQL_DIR")
-    return Path(configured) if configured else Path(__file__).resolve().parents[2] / "dags" / "sql"
+    return Path(configured) if configured else Path(__file__).resolve().parents[1] / "sql"
 
 
 def pipeline_sql(name: str, logical_date: datetime = NIGHTLY) -> str:
@@ -27,10 +27,10 @@ def pipeline_sql(name: str, logical_date: datetime = NIGHTLY) -> str:
     path = sql_folder() / f"{name}.sql"
     if not path.is_file():
         raise FileNotFoundError(f"no pipeline {name}: {path} does not exist")
-    return render(path.read_text(), logical_date)
+    return render(path.read_text(), logical_date, str(path))
 
 
-def render(text: str, logical_date: datetime = NIGHTLY) -> str:
-    """Returns the SQL text with Airflow's `ds` and `logical_date` template variables filled in."""
-    template = jinja2.Template(text, undefined=jinja2.StrictUndefined)
-    return template.render(logical_date=logical_date, ds=logical_date.date().isoformat())
+def render(text: str, logical_date: datetime = NIGHTLY, name: str = "the SQL template") -> str:
+    """Returns the SQL text with Airflow's template variables for `logical_date` filled in, in Jinja's sandbox;
+    raises TemplateRenderError naming `name` for a template that cannot be rendered safely."""
+    return render_sql(text, logical_date, name)

@@ -1,0 +1,118 @@
+"""The provider's settings: Airflow's `[lineage_governance]` config section, read lazily.
+
+Each setting is found, first to last, in
+1. the environment form Airflow reads, `AIRFLOW__LINEAGE_GOVERNANCE__<KEY>`;
+2. the older variable of this project, `LINEAGE_GOVERNANCE_<NAME>` (kept so existing deployments still work);
+3. Airflow's configuration file (`$AIRFLOW_CONFIG`, else `$AIRFLOW_HOME/airflow.cfg`), read through Airflow's
+   own `conf`;
+4. the default declared here, which the provider info declares to Airflow too (None: no default).
+Steps 1 and 2 cost nothing; Airflow's configuration (seconds to import) is imported only when they find nothing
+and the configuration file exists, so a CLI call that names every path on its command line, or runs where no
+airflow.cfg is, never imports Airflow.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from airflow_lineage_governance import __version__
+from airflow_lineage_governance.errors import LineageGovernanceError
+
+SECTION = "lineage_governance"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One option of the `[lineage_governance]` section."""
+
+    key: str
+    description: str
+    example: str | None = None
+    default: str | None = None
+    legacy_variable: str | None = None
+    type: str = "string"
+
+    @property
+    def variable(self) -> str:
+        """Returns the environment variable Airflow reads for this option."""
+        return f"AIRFLOW__{SECTION.upper()}__{self.key.upper()}"
+
+    @property
+    def flag_or_setting(self) -> str:
+        """Returns how a person sets this option, for error sentences."""
+        return f"[{SECTION}] {self.key} in airflow.cfg or {self.variable}"
+
+
+SETTINGS: dict[str, Setting] = {setting.key: setting for setting in (
+    Setting("events", "Where the governance checks read OpenLineage events: a JSONL file (the file transport's "
+            "log_file_path) or a Marquez URL. Unset: the sensor reads the OpenLineage provider's file transport; "
+            "the CLI needs --events.", example="http://marquez:5000", legacy_variable="LINEAGE_GOVERNANCE_EVENTS"),
+    Setting("governance_dir", "The folder of metadata.toml (owners, tiers, classes) and lineage.toml (namespace, "
+            "class order, weights, the gate's threshold). Unset: ./governance of the working directory.",
+            example="/opt/airflow/governance", legacy_variable="LINEAGE_GOVERNANCE_DIR"),
+    Setting("catalog_folder", "A local Iceberg catalog folder (catalog.db + warehouse/) that the CLI's check, "
+            "lineage and gate commands read when --catalog is not given.", example="/data/catalog"),
+    Setting("report_folder", "Where the governance DAG writes its reports. Unset: $AIRFLOW_HOME/governance-reports.",
+            example="/opt/airflow/governance-reports", legacy_variable="LINEAGE_GOVERNANCE_REPORT_DIR"),
+    Setting("wait_seconds", "How long the governance DAG's sensor waits for the target run and its lineage.",
+            example="600", default="600", legacy_variable="LINEAGE_GOVERNANCE_WAIT_SECONDS", type="float"),
+    Setting("poke_seconds", "How often the governance DAG's sensor looks again.", example="30", default="30",
+            legacy_variable="LINEAGE_GOVERNANCE_POKE_SECONDS", type="float"),
+)}
+
+
+class MissingSettingError(LineageGovernanceError):
+    """Raised when a value is needed and neither its flag nor its setting gives one; the message says which."""
+
+
+def airflow_config_file() -> Path:
+    """Returns the file Airflow reads its configuration from: $AIRFLOW_CONFIG, else $AIRFLOW_HOME/airflow.cfg
+    (AIRFLOW_HOME defaults to ~/airflow)."""
+    explicit = os.environ.get("AIRFLOW_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    return Path(os.environ.get("AIRFLOW_HOME", "~/airflow")).expanduser() / "airflow.cfg"
+
+
+def _from_airflow(key: str) -> str | None:
+    if not airflow_config_file().is_file():
+        return None  # no file, and the environment was read already: Airflow would answer the default
+    from airflow.configuration import conf
+
+    value = conf.get(SECTION, key, fallback=None)
+    return str(value) if value not in (None, "") else None
+
+
+def setting(key: str) -> str | None:
+    """Returns the value of `[lineage_governance] <key>` found in the order the module describes, or None
+    when nothing sets it and it has no default; raises KeyError for a key that is not declared."""
+    declared = SETTINGS[key]
+    for variable in (declared.variable, declared.legacy_variable):
+        value = os.environ.get(variable) if variable else None
+        if value:
+            return value
+    return _from_airflow(key) or declared.default
+
+
+def required(key: str, flag: str | None) -> str:
+    """Returns the value of `[lineage_governance] <key>`; raises MissingSettingError naming `flag` (the
+    command-line flag that also gives it) and the setting when nothing sets it."""
+    value = setting(key)
+    if value is None:
+        give = f"give {flag} or set " if flag else "set "
+        raise MissingSettingError(f"the {key} setting is not set: {give}{SETTINGS[key].flag_or_setting}.")
+    return value
+
+
+def provider_config() -> dict[str, Any]:
+    """Returns the `config` entry of the provider info: the section with each option's description, type,
+    example and default, as `airflow config list` shows them."""
+    return {SECTION: {
+        "description": "Settings of the lineage governance checks, the governance DAG and the "
+                       "`lineage-governance` CLI.",
+        "options": {s.key: {"description": s.description, "version_added": __version__, "type": s.type,
+                            "example": s.example, "default": s.default} for s in SETTINGS.values()},
+    }}

@@ -1,0 +1,83 @@
+"""The `[lineage_governance]` settings: where each value is found, and that Airflow is read only when needed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from airflow_lineage_governance import settings
+from airflow_lineage_governance.errors import LineageGovernanceError
+from tests.shop import write_shop
+
+
+@pytest.fixture
+def no_settings(monkeypatch, tmp_path):
+    for name in list(os.environ):
+        if name.startswith(("AIRFLOW__LINEAGE_GOVERNANCE__", "LINEAGE_GOVERNANCE_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow"))
+
+
+def test_airflows_variable_wins_over_the_older_one(no_settings, monkeypatch):
+    monkeypatch.setenv("LINEAGE_GOVERNANCE_EVENTS", "old.jsonl")
+    assert settings.setting("events") == "old.jsonl"
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__EVENTS", "new.jsonl")
+    assert settings.setting("events") == "new.jsonl"
+
+
+def test_the_older_variables_keep_their_names(no_settings, monkeypatch):
+    for key, variable in (("governance_dir", "LINEAGE_GOVERNANCE_DIR"),
+                          ("report_folder", "LINEAGE_GOVERNANCE_REPORT_DIR"),
+                          ("wait_seconds", "LINEAGE_GOVERNANCE_WAIT_SECONDS"),
+                          ("poke_seconds", "LINEAGE_GOVERNANCE_POKE_SECONDS")):
+        monkeypatch.setenv(variable, "7")
+        assert settings.setting(key) == "7"
+
+
+def test_a_needed_value_nothing_sets_is_one_sentence_naming_flag_and_setting(no_settings):
+    assert settings.setting("catalog_folder") is None
+    assert settings.setting("wait_seconds") == "600"
+    with pytest.raises(LineageGovernanceError) as caught:
+        settings.required("catalog_folder", "--catalog")
+    assert str(caught.value) == ("the catalog_folder setting is not set: give --catalog or set [lineage_governance] "
+                                 "catalog_folder in airflow.cfg or AIRFLOW__LINEAGE_GOVERNANCE__CATALOG_FOLDER.")
+
+
+def test_an_undeclared_key_is_a_key_error():
+    with pytest.raises(KeyError):
+        settings.setting("evnets")
+
+
+def test_a_cli_call_with_every_path_given_never_imports_airflow(tmp_path):
+    events, governance = write_shop(tmp_path)
+    code = ("import sys; from airflow_lineage_governance.cli import main; "
+            f"code = main(['impact', 'sales.customers.email', '--events', {str(events)!r}, "
+            f"'--rules', {str(governance / 'lineage.toml')!r}, '--metadata', {str(governance / 'metadata.toml')!r}]); "
+            "print(code, sorted(m for m in sys.modules if m == 'airflow' or m.startswith('airflow.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "0 []"
+
+
+def test_with_no_airflow_cfg_a_missing_value_is_answered_without_importing_airflow(tmp_path):
+    code = ("import sys; from airflow_lineage_governance import settings; "
+            "print(settings.setting('catalog_folder'), settings.setting('poke_seconds'), "
+            "any(m == 'airflow' or m.startswith('airflow.') for m in sys.modules))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LINEAGE_GOVERNANCE"))}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**env, "AIRFLOW_HOME": str(tmp_path / "empty")})
+    assert done.stdout.splitlines()[-1] == "None 30 False", done.stderr[-2000:]
+
+
+def test_airflow_cfg_is_read_through_airflows_conf(tmp_path):
+    config = tmp_path / "elsewhere.cfg"
+    config.write_text("[lineage_governance]\ncatalog_folder = /data/catalog\n")
+    code = "from airflow_lineage_governance import settings; print(settings.setting('catalog_folder'))"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LINEAGE_GOVERNANCE"))}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**env, "AIRFLOW_HOME": str(tmp_path / "home"), "AIRFLOW_CONFIG": str(config)})
+    assert done.stdout.splitlines()[-1] == "/data/catalog", done.stderr[-2000:]
