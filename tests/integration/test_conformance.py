@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
-from airflow_lineage_governance.platform.seed import seed_platform
+from learning_platform.seed import seed_platform
 from tests.integration.test_governance_dag import governance_env
 from tests.openlineage_spec import PROVIDER_FACETS, conformance
 

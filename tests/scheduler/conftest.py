@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_local_catalog
-from airflow_lineage_governance.platform.seed import seed_platform
+from learning_platform.seed import seed_platform
 from tests.scheduler.stack import REPO, Api, start_stack, stop_stack
 
 
@@ -27,6 +27,7 @@ def stack(tmp_path_factory):
                                                        "append": True}),
         "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps({"conn_type": "iceberg_catalog", "extra": catalog}),
         "LINEAGE_GOVERNANCE_EVENTS": str(events),
+        "LINEAGE_GOVERNANCE_DIR": str(REPO / "governance"),
         "LINEAGE_GOVERNANCE_REPORT_DIR": str(root / "reports"),
         "LINEAGE_GOVERNANCE_WAIT_SECONDS": "300",
         "LINEAGE_GOVERNANCE_POKE_SECONDS": "5",
