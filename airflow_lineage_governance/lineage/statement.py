@@ -125,15 +125,15 @@ def table_ref(table: exp.Table, target: TableRef | str | None = None) -> TableRe
     ("a", "b")), or None when it names no namespace. Raises UnknownTableError when the namespace is deeper than
     DuckDB can name."""
     parts = [part.name.lower() for part in table.parts]
-    if len(parts) - 1 > MAX_NAMESPACE_LEVELS:
-        name = ".".join(parts)
-        raise UnknownTableError(
-            target if target is not None else name,
-            f"{name} has a namespace of {len(parts) - 1} levels, and DuckDB names at most {MAX_NAMESPACE_LEVELS}",
-            "keep the table in a namespace of one or two levels")
     if len(parts) < 2:
         return None
-    return TableRef(tuple(parts[:-1]), parts[-1])
+    ref = TableRef(tuple(parts[:-1]), parts[-1])
+    if len(ref.namespace) > MAX_NAMESPACE_LEVELS:
+        raise UnknownTableError(
+            target if target is not None else ref,
+            f"{ref} has a namespace of {len(ref.namespace)} levels, and DuckDB names at most {MAX_NAMESPACE_LEVELS}",
+            "keep the table in a namespace of one or two levels")
+    return ref
 
 
 def _strip_leading_comments(sql: str) -> str:
