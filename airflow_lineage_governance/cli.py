@@ -64,7 +64,7 @@ def cmd_lineage(args: argparse.Namespace) -> int:
     if args.json:
         print(Serde.to_json(lineage.facet(args.namespace)))
         return 0
-    print(f"{lineage.target} ({lineage.kind}), reads {', '.join(lineage.sources)}")
+    print(f"{lineage.target} ({lineage.kind}), reads {', '.join(map(str, lineage.sources))}")
     for output in lineage.columns:
         sources = ", ".join(f"{d.source} {d.type} {d.subtype}{' masked' if d.masking else ''}"
                             for d in output.inputs) or "no source column"

@@ -9,6 +9,7 @@ from airflow_lineage_governance.iceberg.catalog import lineage_schema, open_loca
 from airflow_lineage_governance.platform.pipelines import PIPELINES, pipeline_sql, sql_folder
 from airflow_lineage_governance.platform.seed import generate, seed_platform
 from airflow_lineage_governance.platform.tables import SOURCE_TABLES
+from airflow_lineage_governance.refs import TableRef
 
 EXPECTED_COLUMNS = {
     "crm.learners": ["learner_id", "full_name", "email", "country", "marketing_consent", "status",
@@ -37,8 +38,7 @@ def test_eight_source_tables_with_the_named_columns(catalog):
     assert len(SOURCE_TABLES) == 8
     schema = lineage_schema(catalog)
     for table, columns in EXPECTED_COLUMNS.items():
-        db, name = table.split(".")
-        assert list(schema[db][name]) == columns
+        assert list(schema[TableRef.parse(table)]) == columns
 
 
 def test_row_counts_are_deterministic(catalog):
