@@ -101,7 +101,7 @@ def cmd_lineage(args: argparse.Namespace) -> int:
             namespace = load_rules(_governance_file(args.rules, "lineage.toml", "--rules or --namespace")).namespace
         print(Serde.to_json(lineage.facet(namespace)))
         return 0
-    print(f"{lineage.target} ({lineage.kind}), reads {', '.join(lineage.sources)}")
+    print(f"{lineage.target} ({lineage.kind}), reads {', '.join(map(str, lineage.sources))}")
     for output in lineage.columns:
         sources = ", ".join(f"{d.source} {d.type} {d.subtype}{' masked' if d.masking else ''}"
                             for d in output.inputs) or "no source column"

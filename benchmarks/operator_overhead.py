@@ -45,16 +45,20 @@ def main() -> None:
             started = time.perf_counter()
             operator.get_openlineage_facets_on_start()
             start_facets = time.perf_counter() - started
-            operator._lineage = None  # execute reads lineage again, as it does in a real task
+            # The provider reads START facets in a fork of the task's process: execute's process reads the
+            # lineage again (the statement was parsed before the fork, when the template was rendered).
+            operator._read = None
+            begun = time.perf_counter()
+            operator.lineage_read()
+            lineage_in_execute = time.perf_counter() - begun
             operator.execute({"ti": ti})
             begun = time.perf_counter()
             operator.get_openlineage_facets_on_complete(ti)
             from openlineage.client.serde import Serde
 
-            Serde.to_json(operator._lineage.facet("iceberg://bench"))
+            Serde.to_json(operator.lineage_read().lineage.facet("iceberg://bench"))
             complete_facets = time.perf_counter() - begun
             total = time.perf_counter() - started
-            lineage_in_execute = operator.lineage_seconds
             shares.append((start_facets + lineage_in_execute + complete_facets) / total)
             totals.append(total)
     print(f"CTAS of {ROWS:,} rows through the operator: {statistics.median(totals):.3f} s wall; lineage and facets "

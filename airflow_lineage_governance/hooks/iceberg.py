@@ -8,12 +8,15 @@ keys of ours: `catalog_name` (default: the connection id) and `lineage_namespace
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
-from pyiceberg.catalog import Catalog
 
-from airflow_lineage_governance.iceberg.catalog import lineage_schema, open_catalog
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+
+    from airflow_lineage_governance.refs import TableRef
 
 OUR_KEYS = ("catalog_name", "lineage_namespace", "password_property")
 
@@ -56,12 +59,16 @@ class IcebergHook(BaseHook):
         """Returns the pyiceberg catalog (opened once per hook)."""
         if self._catalog is None:
             settings = self._settings()
+            from airflow_lineage_governance.iceberg.catalog import open_catalog
+
             properties = {k: str(v) for k, v in settings.items() if k not in OUR_KEYS}
             self._catalog = open_catalog(self.catalog_name, properties)
         return self._catalog
 
-    def get_lineage_schema(self, tables: list[str] | None = None) -> dict[str, dict[str, dict[str, str]]]:
-        """Returns `{db: {table: {column: type}}}` of the named tables (all when None), for the lineage engine."""
+    def get_lineage_schema(self, tables: Iterable[TableRef | str] | None = None) -> dict[TableRef, dict[str, str]]:
+        """Returns `{table: {column: type}}` of the named tables (all when None), for the lineage engine."""
+        from airflow_lineage_governance.iceberg.catalog import lineage_schema
+
         return lineage_schema(self.get_conn(), tables)
 
     @classmethod

@@ -1,4 +1,4 @@
-"""Opening a catalog, and reading its schema in the form the lineage engine takes."""
+"""Opening a catalog, listing its tables, and reading its schema in the form the lineage engine takes."""
 
 from __future__ import annotations
 
@@ -8,8 +8,19 @@ from pathlib import Path
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.table import Table
+
+from airflow_lineage_governance.refs import TableRef
 
 LOCAL_CATALOG_NAME = "platform"
+
+TableName = TableRef | str
+"""A table as this layer's functions take it: a TableRef, or its dataset name (`a.b.table`)."""
+
+
+def as_table(table: TableName) -> TableRef:
+    """Returns the table `table` names; raises InvalidNameError for a text that names no table."""
+    return table if isinstance(table, TableRef) else TableRef.parse(table)
 
 
 def local_catalog_properties(folder: str | Path) -> dict[str, str]:
@@ -31,24 +42,45 @@ def open_catalog(name: str, properties: Mapping[str, str]) -> Catalog:
     return load_catalog(name, **dict(properties))
 
 
+def catalog_tables(catalog: Catalog) -> list[TableRef]:
+    """Returns every table of the catalog, in namespaces of any depth, sorted."""
+    found: list[TableRef] = []
+    pending = list(catalog.list_namespaces())
+    seen: set[tuple[str, ...]] = set()
+    while pending:
+        namespace = tuple(pending.pop())
+        if namespace in seen:
+            continue
+        seen.add(namespace)
+        found.extend(TableRef.of(identifier) for identifier in catalog.list_tables(namespace))
+        pending.extend(child for child in catalog.list_namespaces(namespace) if tuple(child) != namespace)
+    return sorted(set(found))
+
+
 def table_names(catalog: Catalog) -> list[str]:
-    """Returns every table of the catalog as `namespace.table`, sorted."""
-    names = []
-    for namespace in catalog.list_namespaces():
-        for identifier in catalog.list_tables(namespace):
-            names.append(".".join(identifier))
-    return sorted(names)
+    """Returns the OpenLineage dataset name (`namespace.table`) of every table of the catalog, sorted."""
+    return sorted(str(ref) for ref in catalog_tables(catalog))
 
 
-def lineage_schema(catalog: Catalog, tables: Iterable[str] | None = None) -> dict[str, dict[str, dict[str, str]]]:
-    """Returns `{db: {table: {column: type}}}` from the tables' current Iceberg schemas (all tables when
-    `tables` is None); a named table that does not exist is left out, for the engine to report."""
-    nested: dict[str, dict[str, dict[str, str]]] = {}
-    for identifier in (table_names(catalog) if tables is None else tables):
+def load_tables(catalog: Catalog, tables: Iterable[TableName]) -> dict[TableRef, Table]:
+    """Returns each named table loaded once, in order; a table that does not exist is left out."""
+    loaded: dict[TableRef, Table] = {}
+    for ref in dict.fromkeys(map(as_table, tables)):
         try:
-            table = catalog.load_table(identifier)
+            loaded[ref] = catalog.load_table(ref.identifier)
         except NoSuchTableError:
             continue
-        db, name = identifier.rsplit(".", 1)
-        nested.setdefault(db, {})[name] = {f.name: str(f.field_type) for f in table.schema().fields}
-    return nested
+    return loaded
+
+
+def table_columns(table: Table) -> dict[str, str]:
+    """Returns the table's current columns and their Iceberg types, in order."""
+    return {field.name: str(field.field_type) for field in table.schema().fields}
+
+
+def lineage_schema(catalog: Catalog, tables: Iterable[TableName] | None = None) -> dict[TableRef, dict[str, str]]:
+    """Returns each table's current columns and types, `{table: {column: type}}` as the lineage engine takes it
+    (all tables when `tables` is None); a named table that does not exist is left out, for the engine to
+    report."""
+    loaded = load_tables(catalog, catalog_tables(catalog) if tables is None else tables)
+    return {ref: table_columns(table) for ref, table in loaded.items()}

@@ -1,8 +1,11 @@
-"""Errors of the Iceberg layer: each one sentence naming the table."""
+"""Errors of the Iceberg layer: each one sentence naming the table. `IcebergError` is the layer's root."""
 
 from __future__ import annotations
 
 import re
+
+from airflow_lineage_governance.errors import LineageGovernanceError
+from airflow_lineage_governance.refs import TableRef
 
 _QUOTED = re.compile(r"'[^']*'")
 
@@ -14,13 +17,20 @@ def without_values(message: str) -> str:
     return _QUOTED.sub("'?'", first)
 
 
-class IcebergWriteError(Exception):
-    """Raised when a result cannot be written to its table; the table is left as it was."""
+class IcebergError(LineageGovernanceError):
+    """Raised when a catalog table cannot be read or written as asked; the message names the table."""
 
-    def __init__(self, table: str, problem: str, advice: str = "") -> None:
-        self.table = table
-        sentence = f"{table}: {problem}" + (f"; {advice}" if advice else "")
-        super().__init__(sentence if sentence.endswith(".") else sentence + ".")
+    def __init__(self, table: TableRef | str, problem: str, advice: str = "") -> None:
+        self.table = str(table)
+        super().__init__(f"{table}: {problem}" + (f"; {advice}" if advice else ""))
+
+
+class NamespaceTooDeepError(IcebergError):
+    """Raised when a table's namespace has more levels than DuckDB can name (catalog.schema: two)."""
+
+
+class IcebergWriteError(IcebergError):
+    """Raised when a result cannot be written to its table; the table is left as it was."""
 
 
 class CommitConflictError(IcebergWriteError):

@@ -1,4 +1,6 @@
-"""Exposing Iceberg tables to DuckDB under their `namespace.table` names, each pinned to one snapshot.
+"""Exposing Iceberg tables to DuckDB under their names, each pinned to one snapshot: a table of a one-level
+namespace as `schema.table`, of a two-level namespace `a.b` as `a.b.table` (an in-memory DuckDB catalog `a`
+holding the schema `b`).
 
 Fast path: DuckDB scans the snapshot's Parquet data files directly. A table with delete files, more than
 one schema in its history, or data outside the local file system takes the correct path instead: pyiceberg
@@ -7,6 +9,7 @@ applies deletes and schema evolution and streams Arrow batches into DuckDB.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
@@ -14,6 +17,10 @@ import duckdb
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
 from pyiceberg.table import Table
+
+from airflow_lineage_governance.iceberg.catalog import TableName, as_table
+from airflow_lineage_governance.iceberg.errors import NamespaceTooDeepError
+from airflow_lineage_governance.refs import TableRef
 
 DIRECT_SCAN = "direct parquet scan"
 ARROW_READER = "pyiceberg arrow reader"
@@ -23,7 +30,7 @@ ARROW_READER = "pyiceberg arrow reader"
 class PinnedRead:
     """One table as the statement read it."""
 
-    table: str
+    table: TableRef
     snapshot_id: int | None
     path: str
     reason: str = ""
@@ -40,6 +47,22 @@ def _local_path(location: str) -> str | None:
     if parsed.scheme == "" and location.startswith("/"):
         return location
     return None
+
+
+def duckdb_name(connection: duckdb.DuckDBPyConnection, ref: TableRef) -> str:
+    """Returns the quoted name under which DuckDB finds `ref`, creating its schema (and, for a two-level
+    namespace, its in-memory catalog) when missing; raises NamespaceTooDeepError past two levels."""
+    if len(ref.namespace) == 1:
+        schema = _quoted(ref.namespace[0])
+    elif len(ref.namespace) == 2:
+        catalog = _quoted(ref.namespace[0])
+        connection.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {catalog}")
+        schema = f"{catalog}.{_quoted(ref.namespace[1])}"
+    else:
+        raise NamespaceTooDeepError(ref, f"its namespace has {len(ref.namespace)} levels, and DuckDB names at "
+                                    "most two (catalog.schema)", "keep the table in a namespace of one or two levels")
+    connection.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    return f"{schema}.{_quoted(ref.name)}"
 
 
 def _fallback_reason(table: Table, snapshot_id: int | None) -> tuple[str, list[str]]:
@@ -59,28 +82,30 @@ def _fallback_reason(table: Table, snapshot_id: int | None) -> tuple[str, list[s
     return "", paths
 
 
-def expose_table(connection: duckdb.DuckDBPyConnection, catalog: Catalog, name: str) -> PinnedRead:
-    """Creates `name` (namespace.table) in DuckDB as the table's current snapshot and returns how it was
-    read; raises pyiceberg's NoSuchTableError when the catalog has no such table."""
-    table = catalog.load_table(name)
+def expose_table(connection: duckdb.DuckDBPyConnection, catalog: Catalog, name: TableName,
+                 table: Table | None = None) -> PinnedRead:
+    """Creates `ref` in DuckDB as the table's current snapshot (of `table` when given, already loaded, else
+    loaded from the catalog) and returns how it was read; raises pyiceberg's NoSuchTableError when the catalog
+    has no such table, NamespaceTooDeepError when DuckDB cannot name it."""
+    ref = as_table(name)
+    target = duckdb_name(connection, ref)
+    if table is None:
+        table = catalog.load_table(ref.identifier)
     snapshot = table.current_snapshot()
     snapshot_id = snapshot.snapshot_id if snapshot else None
-    namespace, table_name = name.rsplit(".", 1)
-    target = f"{_quoted(namespace)}.{_quoted(table_name)}"
-    connection.execute(f"CREATE SCHEMA IF NOT EXISTS {_quoted(namespace)}")
     schema = table.schema()
     columns = ", ".join(_quoted(field.name) for field in schema.fields)
     reason, paths = _fallback_reason(table, snapshot_id)
     if not reason and paths:
         files = ", ".join("'" + path.replace("'", "''") + "'" for path in paths)
         connection.execute(f"CREATE VIEW {target} AS SELECT {columns} FROM read_parquet([{files}])")
-        return PinnedRead(name, snapshot_id, DIRECT_SCAN)
+        return PinnedRead(ref, snapshot_id, DIRECT_SCAN)
     if snapshot_id is None:
         empty = schema.as_arrow().empty_table()
         reader = pa.RecordBatchReader.from_batches(empty.schema, empty.to_batches())
     else:
         reader = table.scan(snapshot_id=snapshot_id).to_arrow_batch_reader()
-    relation = f"__iceberg_{namespace}_{table_name}"
+    relation = "__iceberg_" + "_".join(ref.identifier)
     # The reader projects by field id in the current schema's order, but may keep the data files' names.
     renamed = ", ".join(f"{_quoted(old)} AS {_quoted(field.name)}"
                         for old, field in zip(reader.schema.names, schema.fields, strict=True))
@@ -89,9 +114,12 @@ def expose_table(connection: duckdb.DuckDBPyConnection, catalog: Catalog, name: 
         connection.execute(f"CREATE TABLE {target} AS SELECT {renamed} FROM {_quoted(relation)}")
     finally:
         connection.unregister(relation)
-    return PinnedRead(name, snapshot_id, ARROW_READER, reason or "the table is empty")
+    return PinnedRead(ref, snapshot_id, ARROW_READER, reason or "the table is empty")
 
 
-def expose_tables(connection: duckdb.DuckDBPyConnection, catalog: Catalog, names: list[str]) -> list[PinnedRead]:
-    """Exposes every table in `names` and returns how each was read, in the same order."""
-    return [expose_table(connection, catalog, name) for name in names]
+def expose_tables(connection: duckdb.DuckDBPyConnection, catalog: Catalog, tables: Sequence[TableName],
+                  loaded: Mapping[TableRef, Table] | None = None) -> list[PinnedRead]:
+    """Exposes every table in `tables` (those in `loaded` as loaded there) and returns how each was read, in
+    the same order."""
+    known = loaded or {}
+    return [expose_table(connection, catalog, ref, known.get(ref)) for ref in map(as_table, tables)]

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import CommitFailedException, TableAlreadyExistsError, ValidationException
-from pyiceberg.table import Table
+from pyiceberg.table import Table, Transaction
 
+from airflow_lineage_governance.iceberg.catalog import TableName, as_table, table_columns
 from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergWriteError, without_values
+from airflow_lineage_governance.refs import TableRef
 
 # Row groups of DuckDB's own default size let DuckDB read a table with every core (one per row group).
 TABLE_PROPERTIES = {"write.parquet.row-group-limit": "122880"}
@@ -22,7 +24,7 @@ TABLE_PROPERTIES = {"write.parquet.row-group-limit": "122880"}
 WRITE_KEY = "airflow.write_key"
 
 
-def write_key(dag_id: str, task_id: str, map_index: int, logical_date: str | None, run_id: str) -> str:
+def write_key(dag_id: str, task_id: str, map_index: int | None, logical_date: str | None, run_id: str) -> str:
     """Returns the key of one task instance's append: its DAG, task, map index and logical date (the run id
     for runs without a logical date)."""
     return f"{dag_id}/{task_id}/{map_index}/{logical_date or run_id}"
@@ -30,13 +32,15 @@ def write_key(dag_id: str, task_id: str, map_index: int, logical_date: str | Non
 
 @dataclass(frozen=True)
 class WriteResult:
-    """What one write did: the table, the snapshot it made (or found, for a repeated INSERT), the rows."""
+    """What one write did: the table, the snapshot it made (or found, for a repeated INSERT), the rows, and the
+    table's columns and types after the write."""
 
-    table: str
+    table: TableRef
     snapshot_id: int | None
     rows: int
     replaced: bool = False
     already_written: bool = False
+    columns: tuple[tuple[str, str], ...] = ()
 
 
 def writable(result: pa.Table) -> pa.Table:
@@ -53,7 +57,7 @@ def writable(result: pa.Table) -> pa.Table:
     return result if schema.equals(result.schema) else result.cast(schema)
 
 
-def with_retries(action: Callable[[], WriteResult], table: str, attempts: int = 5,
+def with_retries(action: Callable[[], WriteResult], table: TableRef | str, attempts: int = 5,
                  base_delay: float = 0.2) -> WriteResult:
     """Returns `action()`, retried with jittered exponential backoff on Iceberg commit conflicts (another
     writer committed first, created the table first, or changed what an overwrite replaces); raises
@@ -77,7 +81,7 @@ def _comparable(kind: pa.DataType) -> pa.DataType:
     return kind
 
 
-def _replace_schema(table_tx, result: pa.Schema) -> None:
+def _replace_schema(table_tx: Transaction, result: pa.Schema) -> None:
     wanted = result.names
     current = {f.name: _comparable(f.type) for f in table_tx.table_metadata.schema().as_arrow()}
     stale = [name for name, kind in current.items()
@@ -94,27 +98,50 @@ def _replace_schema(table_tx, result: pa.Schema) -> None:
             update.move_after(name, before)
 
 
-def create_or_replace(catalog: Catalog, name: str, result: pa.Table, properties: Mapping[str, str]) -> WriteResult:
-    """Creates `name` holding `result`, or replaces its schema and rows, in one commit; returns the snapshot."""
+def _columns(table: Table) -> tuple[tuple[str, str], ...]:
+    return tuple(table_columns(table).items())
+
+
+def _create(catalog: Catalog, ref: TableRef, result: pa.Table, properties: Mapping[str, str]) -> Table:
+    """Creates the table holding `result`: in one commit for a one-level namespace; pyiceberg stages no table in
+    a nested namespace, so there the table is created, then its rows appended (it is empty for that moment)."""
+    if len(ref.namespace) == 1:
+        creation = catalog.create_table_transaction(ref.identifier, schema=result.schema, properties=TABLE_PROPERTIES)
+        creation.append(result, snapshot_properties=dict(properties))
+        return creation.commit_transaction()
+    table = catalog.create_table(ref.identifier, schema=result.schema, properties=TABLE_PROPERTIES)
+    with table.transaction() as transaction:
+        transaction.append(result, snapshot_properties=dict(properties))
+    return table
+
+
+def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, properties: Mapping[str, str],
+                      table: Table | None = None) -> WriteResult:
+    """Creates `ref` holding `result`, or replaces its schema and rows, in one commit (`table`: the table as
+    already loaded, when it exists; a retried attempt loads it afresh); returns the snapshot. Raises
+    CommitConflictError."""
+    ref = as_table(name)
     result = writable(result)
-    catalog.create_namespace_if_not_exists(name.rsplit(".", 1)[0])
+    if table is None:
+        catalog.create_namespace_if_not_exists(ref.namespace)
+    loaded = [table] if table is not None else []
 
     def attempt() -> WriteResult:
-        if not catalog.table_exists(name):
-            transaction = catalog.create_table_transaction(name, schema=result.schema, properties=TABLE_PROPERTIES)
-            transaction.append(result, snapshot_properties=dict(properties))
-            table = transaction.commit_transaction()
-            return WriteResult(name, _snapshot_id(table), result.num_rows)
-        table = catalog.load_table(name)
-        with table.transaction() as transaction:
+        current = loaded.pop() if loaded else None
+        if current is None:
+            if not catalog.table_exists(ref.identifier):
+                created = _create(catalog, ref, result, properties)
+                return WriteResult(ref, _snapshot_id(created), result.num_rows, columns=_columns(created))
+            current = catalog.load_table(ref.identifier)
+        with current.transaction() as transaction:
             _replace_schema(transaction, result.schema)
             transaction.overwrite(result, snapshot_properties=dict(properties))
-        return WriteResult(name, _snapshot_id(table), result.num_rows, replaced=True)
+        return WriteResult(ref, _snapshot_id(current), result.num_rows, replaced=True, columns=_columns(current))
 
-    return with_retries(attempt, name)
+    return with_retries(attempt, ref)
 
 
-def _earlier_write(table: Table, name: str, properties: Mapping[str, str]) -> WriteResult | None:
+def _earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult | None:
     key = properties.get(WRITE_KEY)
     if not key:
         return None
@@ -122,17 +149,18 @@ def _earlier_write(table: Table, name: str, properties: Mapping[str, str]) -> Wr
         summary = snapshot.summary
         if summary is not None and summary.get(WRITE_KEY) == key:
             rows = int(summary.get("added-records", "0"))
-            return WriteResult(name, snapshot.snapshot_id, rows, already_written=True)
+            return WriteResult(ref, snapshot.snapshot_id, rows, already_written=True, columns=_columns(table))
     return None
 
 
-def append_once(catalog: Catalog, name: str, columns: list[str], result: pa.Table,
-                properties: Mapping[str, str]) -> WriteResult:
-    """Appends `result` to `name`, its columns matched by position to `columns` (the rest null), in one
-    commit; when a snapshot already carries the same WRITE_KEY, returns it and writes nothing.
-    Raises IcebergWriteError when a value cannot be written as the column's type."""
-    table = catalog.load_table(name)
-    target = table.schema().as_arrow()
+def append_once(catalog: Catalog, name: TableName, columns: list[str], result: pa.Table,
+                properties: Mapping[str, str], table: Table | None = None) -> WriteResult:
+    """Appends `result` to `ref` (`table`: as already loaded), its columns matched by position to `columns`
+    (the rest null), in one commit; when a snapshot already carries the same WRITE_KEY, returns it and writes
+    nothing. Raises IcebergWriteError when a value cannot be written as the column's type, CommitConflictError."""
+    ref = as_table(name)
+    current = table if table is not None else catalog.load_table(ref.identifier)
+    target = current.schema().as_arrow()
     renamed = result.rename_columns(columns)
     arrays = []
     for field in target:
@@ -140,24 +168,25 @@ def append_once(catalog: Catalog, name: str, columns: list[str], result: pa.Tabl
             try:
                 arrays.append(renamed.column(field.name).cast(field.type))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
-                raise IcebergWriteError(name, f"column {field.name} cannot take the SELECT's "
+                raise IcebergWriteError(ref, f"column {field.name} cannot take the SELECT's "
                                         f"{renamed.column(field.name).type} values as {field.type} "
                                         f"({without_values(str(error))})",
                                         "cast the value in the SELECT") from None
         else:
             arrays.append(pa.nulls(renamed.num_rows, type=field.type))
     rows = pa.Table.from_arrays(arrays, schema=target)
+    loaded = [current]
 
     def attempt() -> WriteResult:
-        current = catalog.load_table(name)
-        earlier = _earlier_write(current, name, properties)
+        table = loaded.pop() if loaded else catalog.load_table(ref.identifier)
+        earlier = _earlier_write(table, ref, properties)
         if earlier is not None:
             return earlier
-        with current.transaction() as transaction:
+        with table.transaction() as transaction:
             transaction.append(rows, snapshot_properties=dict(properties))
-        return WriteResult(name, _snapshot_id(current), rows.num_rows)
+        return WriteResult(ref, _snapshot_id(table), rows.num_rows, columns=_columns(table))
 
-    return with_retries(attempt, name)
+    return with_retries(attempt, ref)
 
 
 def _snapshot_id(table: Table) -> int | None:

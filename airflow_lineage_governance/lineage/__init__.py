@@ -1,4 +1,7 @@
-"""Exact column lineage of one CTAS or INSERT ... SELECT: DIRECT and INDIRECT, strict, Airflow-free."""
+"""Exact column lineage of one CTAS or INSERT ... SELECT: DIRECT and INDIRECT, strict, Airflow-free.
+
+Parse a statement once (`parse_statement`) and pass the Statement to `column_lineage`, `runnable_select` and
+`redacted_sql`; each also takes the text."""
 
 from airflow_lineage_governance.lineage.engine import column_lineage
 from airflow_lineage_governance.lineage.errors import (
@@ -15,15 +18,21 @@ from airflow_lineage_governance.lineage.errors import (
 )
 from airflow_lineage_governance.lineage.model import ColumnLineage, Dependency, OutputColumn
 from airflow_lineage_governance.lineage.redact import redacted_sql
+from airflow_lineage_governance.lineage.runnable import runnable_select
+from airflow_lineage_governance.lineage.schema import CatalogSchema, NestedSchema, schema_from_nested
+from airflow_lineage_governance.lineage.statement import Statement, parse_statement
 
 __all__ = [
     "AmbiguousColumnError",
+    "CatalogSchema",
     "ColumnCountError",
     "ColumnLineage",
     "Dependency",
     "LineageError",
+    "NestedSchema",
     "OutputColumn",
     "SqlSyntaxError",
+    "Statement",
     "StatementTooLargeError",
     "UnknownColumnError",
     "UnknownTableError",
@@ -31,5 +40,8 @@ __all__ = [
     "UnplaceableSourceError",
     "UnsupportedStatementError",
     "column_lineage",
+    "parse_statement",
     "redacted_sql",
+    "runnable_select",
+    "schema_from_nested",
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import partial
 
 import sqlglot
@@ -12,6 +11,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.schema import MappingSchema
 
+from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.lineage.errors import (
     ColumnCountError,
     LineageError,
@@ -20,67 +20,79 @@ from airflow_lineage_governance.lineage.errors import (
     UnknownTableError,
     UnnamedColumnError,
 )
-from airflow_lineage_governance.lineage.model import (
-    CREATE_TABLE_AS,
-    ColumnLineage,
-    OutputColumn,
-    merge,
-)
+from airflow_lineage_governance.lineage.model import ColumnLineage, OutputColumn, merge
 from airflow_lineage_governance.lineage.redact import redacted_expression
-from airflow_lineage_governance.lineage.schema import Schema, normalized, place_tables
+from airflow_lineage_governance.lineage.schema import (
+    CatalogSchema,
+    NestedSchema,
+    Schema,
+    engine_key,
+    name_for_engine,
+    normalized,
+    place_tables,
+    read_tables,
+)
 from airflow_lineage_governance.lineage.scopes import ScopeReader
-from airflow_lineage_governance.lineage.statement import Statement, parse_statement
+from airflow_lineage_governance.lineage.statement import (
+    Statement,
+    Survey,
+    parse_statement,
+    quiet_sqlglot,
+    survey,
+    table_ref,
+)
+from airflow_lineage_governance.refs import TableRef
 
 
-def column_lineage(sql: str, schema: Mapping[str, Mapping[str, Mapping[str, str]]], *,
+def column_lineage(statement: Statement | str, schema: CatalogSchema | NestedSchema, *,
                    dialect: str = "duckdb") -> ColumnLineage:
-    """Returns the column lineage of one `CREATE [OR REPLACE] TABLE … AS SELECT` or `INSERT INTO … SELECT`.
+    """Returns the column lineage of one `CREATE [OR REPLACE] TABLE … AS SELECT` or `INSERT INTO … SELECT`,
+    given parsed (parse_statement) or as text (parsed here, in `dialect`).
 
-    `schema` is `{db: {table: {column: type}}}` with every table the statement reads and, for an INSERT,
-    its target. Raises LineageError (a subclass naming the target, table and column at fault) whenever
-    the lineage cannot be read exactly; it never returns partial lineage.
+    `schema` maps every table the statement reads and, for an INSERT, its target to `{column: type}` (the JSON
+    form `{namespace: {table: {column: type}}}` is taken too). Raises LineageError (a subclass naming the
+    target, table and column at fault) whenever the lineage cannot be read exactly; it never returns partial
+    lineage. A Statement given is not changed: the engine reads a copy of its tree.
     """
     try:
-        return _column_lineage(sql, normalized(schema), dialect)
+        if isinstance(statement, str):
+            parsed = parse_statement(statement, dialect)
+            return _column_lineage(parsed, parsed.tree, parsed.survey, normalized(schema), statement)
+        work = statement.tree.copy()
+        query = work.expression
+        return _column_lineage(statement, work, survey(query), normalized(schema), statement.tree)
     except RecursionError:
         raise StatementTooLargeError(None, "the statement is nested too deeply to read",
                                      "flatten its subqueries into CTEs") from None
 
 
-def _column_lineage(sql: str, schema: Schema, dialect: str) -> ColumnLineage:
-    statement = parse_statement(sql, dialect)
-    target = _target_name(statement)
-    query = statement.query
-    found = statement.survey
-    sources = place_tables(found.tables, found.ctes, schema, target)
-    if statement.kind == CREATE_TABLE_AS:
+def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema: Schema,
+                    original: exp.Expr | str) -> ColumnLineage:
+    """Reads the lineage from `work` (a tree of `statement` the engine may change) and its survey `found`;
+    `original` (an unchanged tree, or the text to parse again) explains an unknown column."""
+    target, dialect = statement.target, statement.dialect
+    query = work.expression
+    placed = place_tables(found.tables, found.ctes, schema, target)
+    for table, ref in placed:
+        name_for_engine(table, ref)
+    if statement.kind == StatementKind.CREATE_TABLE_AS:
         _check_named(query, target, dialect)
     if found.using_joins:
         _mark_using(found.coalesces, found.using_joins)
-    qualified = _qualified(query, schema, target, sql, dialect)
+    qualified = _qualified(query, schema, target, original, dialect)
     if found.using_joins:
         _resolve_using_keys(qualified)
     root, rows = ScopeReader(schema, target).read(traverse_scope(qualified))
     if not root.placeable:
         raise LineageError(target, "the query's result cannot be placed in catalog tables",
                            "select from Iceberg tables of the catalog")
-    names = _written_names(statement, target, [name for name, _ in root.columns], schema)
-    projections = _leftmost_select(qualified).selects
+    names = _written_names(statement, [name for name, _ in root.columns], schema)
+    leftmost = _leftmost_select(qualified)
+    projections = leftmost.selects if leftmost is not None else []
     columns = tuple(
         OutputColumn(name, deps, partial(redacted_expression, _unaliased(projection), dialect))
         for name, (_, deps), projection in zip(names, root.columns, projections, strict=True))
-    return ColumnLineage(target, statement.kind, columns, merge(rows), tuple(sources))
-
-
-def _target_name(statement: Statement) -> str:
-    table = statement.target
-    name = ".".join(part for part in (table.db.lower(), table.name.lower()) if part)
-    if not table.db:
-        raise UnknownTableError(name, "the target names no namespace", f"write it as namespace.{name}")
-    if table.catalog:
-        raise UnknownTableError(name, "the target names a catalog, and only namespace.table is written",
-                                "drop the catalog part of the name")
-    return name
+    return ColumnLineage(target, statement.kind, columns, merge(rows), read_tables(placed))
 
 
 def _leftmost_select(query: exp.Expr) -> exp.Select | None:
@@ -89,7 +101,7 @@ def _leftmost_select(query: exp.Expr) -> exp.Select | None:
     return query if isinstance(query, exp.Select) else None
 
 
-def _check_named(query: exp.Query, target: str, dialect: str) -> None:
+def _check_named(query: exp.Query, target: TableRef, dialect: str) -> None:
     select = _leftmost_select(query)
     for projection in select.expressions if select else ():
         if isinstance(projection, (exp.Column, exp.Star)) or (
@@ -125,16 +137,23 @@ def _resolve_using_keys(query: exp.Expr) -> None:
         coalesce.replace(keep.copy())
 
 
-def _qualified(query: exp.Query, schema: Schema, target: str, sql: str, dialect: str) -> exp.Query:
+def _qualified(query: exp.Query, schema: Schema, target: TableRef, original: exp.Expr | str,
+               dialect: str) -> exp.Query:
+    nested: dict[str, object] = {}
+    for ref, columns in schema.items():
+        db, name = engine_key(ref)
+        tables = nested.setdefault(db, {})
+        assert isinstance(tables, dict)
+        tables[name] = columns
     try:
         # The schema's names are already folded to lower case, as DuckDB folds them: no second normalization.
-        mapping = MappingSchema(schema, dialect=dialect, normalize=False)
+        mapping = MappingSchema(nested, dialect=dialect, normalize=False)
         return qualify(query, schema=mapping, dialect=dialect, validate_qualify_columns=False,
                        quote_identifiers=False, identify=False)
     except OptimizeError as error:
         message = str(error)
         if message.startswith("Unknown column:"):
-            raise _unknown_qualified_column(message.split(":", 1)[1].strip(), sql, schema, target,
+            raise _unknown_qualified_column(message.split(":", 1)[1].strip(), original, schema, target,
                                             dialect) from None
         raise LineageError(target, f"the query cannot be read against the catalog ({message})",
                            "check its table and column names") from None
@@ -143,9 +162,11 @@ def _qualified(query: exp.Query, schema: Schema, target: str, sql: str, dialect:
                            "check its table and column names") from None
 
 
-def _unknown_qualified_column(name: str, sql: str, schema: Schema, target: str,
+def _unknown_qualified_column(name: str, original: exp.Expr | str, schema: Schema, target: TableRef,
                               dialect: str) -> LineageError:
-    original = sqlglot.parse_one(sql, read=dialect)
+    if isinstance(original, str):  # the engine changed the only tree: read the text again, on this error only
+        with quiet_sqlglot():
+            original = sqlglot.parse_one(original, read=dialect)
     aliases = {t.alias_or_name.lower(): t for t in original.find_all(exp.Table)}
     ctes = {c.alias_or_name.lower() for c in original.find_all(exp.CTE)}
     derived = {s.alias_or_name.lower() for s in original.find_all(exp.Subquery) if s.alias}
@@ -161,9 +182,9 @@ def _unknown_qualified_column(name: str, sql: str, schema: Schema, target: str,
             return UnknownColumnError(target, f"the CTE {qualifier} has no column {name}",
                                       "check the spelling against its SELECT list")
         if table is not None and isinstance(table.this, exp.Identifier):
-            db = table.db.lower() or next((d for d, t in schema.items() if table.name.lower() in t), "")
-            if name.lower() not in schema.get(db, {}).get(table.name.lower(), {name.lower(): ""}):
-                return UnknownColumnError(target, f"{db}.{table.name.lower()} has no column {name}",
+            ref = table_ref(table) or next((r for r in schema if r.name == table.name.lower()), None)
+            if ref is not None and name.lower() not in schema.get(ref, {name.lower(): ""}):
+                return UnknownColumnError(target, f"{ref} has no column {name}",
                                           "check the spelling against the catalog")
     return UnknownColumnError(target, f"no table the query reads has a column {name}",
                               "check the spelling against the catalog")
@@ -175,8 +196,9 @@ def _unaliased(node: exp.Expr | None) -> exp.Expr:
     return node.this if isinstance(node, exp.Alias) else node
 
 
-def _written_names(statement: Statement, target: str, outputs: list[str], schema: Schema) -> list[str]:
-    if statement.kind == CREATE_TABLE_AS:
+def _written_names(statement: Statement, outputs: list[str], schema: Schema) -> list[str]:
+    target = statement.target
+    if statement.kind == StatementKind.CREATE_TABLE_AS:
         seen: set[str] = set()
         for name in outputs:
             if name in seen:
@@ -184,8 +206,7 @@ def _written_names(statement: Statement, target: str, outputs: list[str], schema
                                          "give each a distinct alias")
             seen.add(name)
         return outputs
-    db, table = target.split(".", 1)
-    existing = schema.get(db, {}).get(table)
+    existing = schema.get(target)
     if existing is None:
         raise UnknownTableError(target, f"the catalog has no table {target} to insert into",
                                 "create it first (CREATE TABLE ... AS), or check the name")

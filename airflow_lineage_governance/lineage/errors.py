@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from airflow_lineage_governance.errors import LineageGovernanceError
+from airflow_lineage_governance.refs import TableRef
+
 UNREADABLE = "Lineage cannot be read"
 """How a task that stopped on a LineageError begins its error message (the governance checks count these)."""
 
 
-class LineageError(Exception):
-    """Raised when a statement's column lineage cannot be read exactly; nothing should be written then."""
+class LineageError(LineageGovernanceError):
+    """Raised when a statement's column lineage cannot be read exactly; nothing should be written then. The
+    layer's root: every error of `lineage/` derives from it."""
 
-    def __init__(self, target: str | None, problem: str, advice: str = "") -> None:
-        self.target = target or "the statement"
+    def __init__(self, target: TableRef | str | None, problem: str, advice: str = "") -> None:
+        self.table = str(target) if target else None
+        """The dataset name of the statement's target, None when it is not known."""
+        self.target = self.table or "the statement"
         self.problem = problem
         self.advice = advice
         sentence = f"{self.target}: {problem}"
         if advice:
             sentence += f"; {advice}"
-        super().__init__(sentence if sentence.endswith(".") else sentence + ".")
+        super().__init__(sentence)
 
 
 class UnsupportedStatementError(LineageError):

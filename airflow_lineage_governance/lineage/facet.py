@@ -7,10 +7,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 import attr
-from openlineage.client.facet_v2 import RunFacet
+from openlineage.client.facet_v2 import RunFacet, extraction_error_run
 from openlineage.client.facet_v2 import column_lineage_dataset as ol
 
-from airflow_lineage_governance.lineage.model import DIRECT, DIRECT_RANK, ColumnLineage, Dependency
+from airflow_lineage_governance.kinds import DIRECT_RANK, EdgeType
+from airflow_lineage_governance.lineage.errors import LineageError
+from airflow_lineage_governance.lineage.model import ColumnLineage, Dependency
+from airflow_lineage_governance.refs import ColumnRef
 
 DEFAULT_MAX_EDGES = 4096
 
@@ -23,10 +26,20 @@ class LineageTruncationRunFacet(RunFacet):
     kept: int
     limit: int
     target: str
+    """The dataset name (`str(TableRef)`) of the table whose lineage was cut."""
 
     @staticmethod
     def _get_schema() -> str:
         return "https://airflow-lineage-governance.invalid/spec/LineageTruncationRunFacet.json#/$defs/LineageTruncationRunFacet"
+
+
+def extraction_error_facet(error: LineageError) -> extraction_error_run.ExtractionErrorRunFacet:
+    """Returns the `extractionError` run facet of a statement whose lineage cannot be read: one task, failed,
+    its error the engine's sentence and its task the target's dataset name (`statement` when not known). The
+    governance checks recognise a failed lineage read by this facet."""
+    return extraction_error_run.ExtractionErrorRunFacet(
+        totalTasks=1, failedTasks=1,
+        errors=[extraction_error_run.Error(errorMessage=str(error), task=error.table or "statement")])
 
 
 def bounded(lineage: ColumnLineage, limit: int = DEFAULT_MAX_EDGES) -> tuple[ColumnLineage, int]:
@@ -45,32 +58,33 @@ def bounded(lineage: ColumnLineage, limit: int = DEFAULT_MAX_EDGES) -> tuple[Col
 
 
 def _input_fields(dependencies: Iterable[Dependency], namespace: str) -> list[ol.InputField]:
-    by_source: dict[str, list[Dependency]] = defaultdict(list)
+    by_source: dict[ColumnRef, list[Dependency]] = defaultdict(list)
     for dependency in dependencies:
         by_source[dependency.source].append(dependency)
     return [
         ol.InputField(
             namespace=namespace,
-            name=source.rsplit(".", 1)[0],
-            field=source.rsplit(".", 1)[1],
+            name=str(source.table),
+            field=source.field,
             transformations=[
-                ol.Transformation(type=d.type, subtype=d.subtype, description=d.description, masking=d.masking)
+                ol.Transformation(type=str(d.type), subtype=str(d.subtype), description=d.description,
+                                  masking=d.masking)
                 for d in deps
             ],
         )
-        for source, deps in sorted(by_source.items())
+        for source, deps in sorted(by_source.items(), key=lambda item: str(item[0]))
     ]
 
 
 def deprecated_transformation_type(dependencies: Sequence[Dependency]) -> str:
     """Returns the per-field transformationType that Marquez stores: MASKED when every value input is
     hashed, else the strongest DIRECT subtype, else INDIRECT (only row or condition inputs), else ''."""
-    direct = [d for d in dependencies if d.type == DIRECT]
+    direct = [d for d in dependencies if d.type == EdgeType.DIRECT]
     if not direct:
         return "INDIRECT" if dependencies else ""
     if all(d.masking for d in direct):
         return "MASKED"
-    return max(direct, key=lambda d: DIRECT_RANK[d.subtype]).subtype
+    return str(max(direct, key=lambda d: DIRECT_RANK[d.subtype]).subtype)
 
 
 def column_lineage_facet(lineage: ColumnLineage, namespace: str) -> ol.ColumnLineageDatasetFacet:

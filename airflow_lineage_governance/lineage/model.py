@@ -5,53 +5,45 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-DIRECT = "DIRECT"
-INDIRECT = "INDIRECT"
+from airflow_lineage_governance.kinds import DIRECT_RANK, EdgeType, StatementKind, Subtype
+from airflow_lineage_governance.refs import ColumnRef, TableRef
 
-IDENTITY = "IDENTITY"
-TRANSFORMATION = "TRANSFORMATION"
-AGGREGATION = "AGGREGATION"
-
-JOIN = "JOIN"
-FILTER = "FILTER"
-GROUP_BY = "GROUP_BY"
-SORT = "SORT"
-WINDOW = "WINDOW"
-CONDITIONAL = "CONDITIONAL"
-
-DIRECT_RANK = {IDENTITY: 0, TRANSFORMATION: 1, AGGREGATION: 2}
-
-CREATE_TABLE_AS = "CREATE TABLE AS"
-INSERT = "INSERT"
+if TYPE_CHECKING:
+    from openlineage.client.facet_v2 import column_lineage_dataset
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Dependency:
     """One source column's part in an output column, or in every row of the target."""
 
-    source: str
-    type: str
-    subtype: str
+    source: ColumnRef
+    type: EdgeType
+    subtype: Subtype
     masking: bool = False
     description: str = field(default="", compare=False)
 
     @property
-    def table(self) -> str:
-        """Returns the source's `db.table`."""
-        return self.source.rsplit(".", 1)[0]
+    def table(self) -> TableRef:
+        """Returns the source's table."""
+        return self.source.table
 
     @property
     def column(self) -> str:
         """Returns the source's column name."""
-        return self.source.rsplit(".", 1)[1]
+        return self.source.field
+
+    def sort_key(self) -> tuple[str, str, str, bool]:
+        """Returns the order dependencies are listed in: by the source's dotted name, then type and subtype."""
+        return str(self.source), self.type, self.subtype, self.masking
 
     def to_dict(self) -> dict[str, object]:
         """Returns the dependency as plain JSON-ready data."""
         return {
-            "source": self.source,
-            "type": self.type,
-            "subtype": self.subtype,
+            "source": str(self.source),
+            "type": str(self.type),
+            "subtype": str(self.subtype),
             "masking": self.masking,
             "description": self.description,
         }
@@ -87,11 +79,11 @@ class OutputColumn:
 class ColumnLineage:
     """What one CTAS or INSERT ... SELECT writes, column by column, and what shapes its rows."""
 
-    target: str
-    kind: str
+    target: TableRef
+    kind: StatementKind
     columns: tuple[OutputColumn, ...]
     rows: tuple[Dependency, ...]
-    sources: tuple[str, ...]
+    sources: tuple[TableRef, ...]
 
     def column(self, name: str) -> OutputColumn:
         """Returns the output column called `name`; raises KeyError when the statement writes none."""
@@ -105,7 +97,7 @@ class ColumnLineage:
         """Returns the number of column-level and row-level edges."""
         return sum(len(output.inputs) for output in self.columns) + len(self.rows)
 
-    def facet(self, namespace: str):
+    def facet(self, namespace: str) -> column_lineage_dataset.ColumnLineageDatasetFacet:
         """Returns the OpenLineage ColumnLineageDatasetFacet for the target under `namespace`."""
         from airflow_lineage_governance.lineage.facet import column_lineage_facet
 
@@ -114,9 +106,9 @@ class ColumnLineage:
     def to_dict(self) -> dict[str, object]:
         """Returns the lineage as plain JSON-ready data."""
         return {
-            "target": self.target,
-            "kind": self.kind,
-            "sources": list(self.sources),
+            "target": str(self.target),
+            "kind": str(self.kind),
+            "sources": [str(source) for source in self.sources],
             "columns": [output.to_dict() for output in self.columns],
             "rows": [dependency.to_dict() for dependency in self.rows],
         }
@@ -129,10 +121,10 @@ def merge(dependencies: Iterable[Dependency]) -> tuple[Dependency, ...]:
         dependencies = list(dependencies)
     if len(dependencies) <= 1:
         return tuple(dependencies)
-    direct: dict[str, Dependency] = {}
-    indirect: dict[tuple[str, str], Dependency] = {}
+    direct: dict[ColumnRef, Dependency] = {}
+    indirect: dict[tuple[ColumnRef, Subtype], Dependency] = {}
     for dependency in dependencies:
-        if dependency.type == DIRECT:
+        if dependency.type == EdgeType.DIRECT:
             known = direct.get(dependency.source)
             if known is None:
                 direct[dependency.source] = dependency
@@ -146,4 +138,4 @@ def merge(dependencies: Iterable[Dependency]) -> tuple[Dependency, ...]:
                 indirect[key] = dependency
             elif known.masking and not dependency.masking:
                 indirect[key] = replace(known, masking=False)
-    return tuple(sorted([*direct.values(), *indirect.values()]))
+    return tuple(sorted([*direct.values(), *indirect.values()], key=Dependency.sort_key))

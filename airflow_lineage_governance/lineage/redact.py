@@ -6,6 +6,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from airflow_lineage_governance.lineage.statement import Statement, quiet_sqlglot
+
 WITHHELD = "<statement withheld: it does not parse, and its literals cannot be masked>"
 _LITERALS = (exp.Literal, exp.HexString, exp.ByteString, exp.BitString, exp.RawString, exp.National)
 
@@ -20,11 +22,14 @@ def redacted_expression(node: exp.Expr, dialect: str = "duckdb", limit: int = 20
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def redacted_sql(sql: str, dialect: str = "duckdb") -> str:
-    """Returns the statements of `sql` with every literal as `?` and no comments; a text that does not parse
-    is withheld whole rather than risk a value leaking."""
+def redacted_sql(sql: Statement | str, dialect: str = "duckdb") -> str:
+    """Returns the statement (parsed, or the statements of a text) with every literal as `?` and no comments; a
+    text that does not parse is withheld whole rather than risk a value leaking. Changes no tree it is given."""
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        if isinstance(sql, Statement):
+            return sql.tree.transform(_placeholder).sql(dialect=sql.dialect, pretty=True, comments=False)
+        with quiet_sqlglot():
+            statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except (SqlglotError, RecursionError, ValueError):
         return WITHHELD
     return ";\n".join(s.transform(_placeholder).sql(dialect=dialect, pretty=True, comments=False)

@@ -1,17 +1,26 @@
-"""The SELECT of a statement as DuckDB runs it: every table named `namespace.table`."""
+"""The SELECT of a statement as DuckDB runs it: every table named by its full namespace."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from airflow_lineage_governance.lineage.schema import (
+    CatalogSchema,
+    NestedSchema,
+    name_for_duckdb,
+    normalized,
+    place_tables,
+)
+from airflow_lineage_governance.lineage.statement import Statement, parse_statement, survey
 
-from airflow_lineage_governance.lineage.schema import normalized, place_tables
-from airflow_lineage_governance.lineage.statement import parse_statement
 
-
-def runnable_select(sql: str, schema: Mapping[str, Mapping[str, Mapping[str, str]]], *,
+def runnable_select(statement: Statement | str, schema: CatalogSchema | NestedSchema, *,
                     dialect: str = "duckdb") -> str:
-    """Returns the statement's SELECT with each table given its namespace; raises LineageError."""
-    statement = parse_statement(sql, dialect)
-    target = f"{statement.target.db}.{statement.target.name}".lower()
-    place_tables(statement.survey.tables, statement.survey.ctes, normalized(schema), target)
-    return statement.query.sql(dialect=dialect)
+    """Returns the statement's SELECT with each table named as DuckDB finds it (`schema.table`, or
+    `catalog.schema.table` for a two-level namespace), a table named without namespace given its own; raises
+    LineageError. A Statement given is not changed (its query is copied)."""
+    if isinstance(statement, str):
+        statement = parse_statement(statement, dialect)
+    query = statement.query.copy()
+    found = survey(query)
+    for table, ref in place_tables(found.tables, found.ctes, normalized(schema), statement.target):
+        name_for_duckdb(table, ref)
+    return query.sql(dialect=statement.dialect)

@@ -8,28 +8,20 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, ScopeType
 
+from airflow_lineage_governance.kinds import EdgeType, Subtype
 from airflow_lineage_governance.lineage.errors import (
     AmbiguousColumnError,
     LineageError,
     UnknownColumnError,
     UnplaceableSourceError,
 )
-from airflow_lineage_governance.lineage.model import (
-    DIRECT,
-    FILTER,
-    GROUP_BY,
-    IDENTITY,
-    INDIRECT,
-    JOIN,
-    SORT,
-    Dependency,
-    merge,
-)
-from airflow_lineage_governance.lineage.schema import Schema
+from airflow_lineage_governance.lineage.model import Dependency, merge
+from airflow_lineage_governance.lineage.schema import Schema, engine_key
 from airflow_lineage_governance.lineage.walk import Context, ExpressionWalker
+from airflow_lineage_governance.refs import TableRef
 
-ROW_CLAUSES = (("where", FILTER, "WHERE"), ("group", GROUP_BY, "GROUP BY"), ("having", FILTER, "HAVING"),
-               ("qualify", FILTER, "QUALIFY"))
+ROW_CLAUSES = (("where", Subtype.FILTER, "WHERE"), ("group", Subtype.GROUP_BY, "GROUP BY"),
+               ("having", Subtype.FILTER, "HAVING"), ("qualify", Subtype.FILTER, "QUALIFY"))
 
 
 @dataclass
@@ -50,11 +42,12 @@ class ScopeLineage:
 class ScopeReader:
     """Reads the lineage of every scope of one statement; raises LineageError on any column it cannot place."""
 
-    def __init__(self, schema: Schema, target: str) -> None:
+    def __init__(self, schema: Schema, target: TableRef) -> None:
         self._schema = schema
         self._target = target
+        self._refs = {engine_key(ref): ref for ref in schema}
         self._lineage: dict[int, ScopeLineage] = {}
-        self._base: dict[tuple[str, str], tuple[Dependency, ...]] = {}
+        self._base: dict[tuple[TableRef, str], tuple[Dependency, ...]] = {}
 
     def read(self, scopes: list[Scope]) -> tuple[ScopeLineage, list[Dependency]]:
         """Returns the root scope's lineage and the row dependencies of every scope."""
@@ -95,15 +88,15 @@ class ScopeReader:
         for join in select.args.get("joins") or ():
             on = join.args.get("on")
             if on is not None:
-                rows.extend(walker.dependencies(on, Context(INDIRECT, JOIN, False, "JOIN ON")))
+                rows.extend(walker.dependencies(on, Context(EdgeType.INDIRECT, Subtype.JOIN, False, "JOIN ON")))
         for key, subtype, clause in ROW_CLAUSES:
             part = select.args.get(key)
             if part is not None:
-                rows.extend(walker.dependencies(part, Context(INDIRECT, subtype, False, clause)))
+                rows.extend(walker.dependencies(part, Context(EdgeType.INDIRECT, subtype, False, clause)))
         order = select.args.get("order")
         if order is not None:
             by_alias = self._walker(scope, outputs)
-            rows.extend(by_alias.dependencies(order, Context(INDIRECT, SORT, False, "ORDER BY")))
+            rows.extend(by_alias.dependencies(order, Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")))
         return ScopeLineage(columns=columns, rows=rows)
 
     def _read_set_operation(self, scope: Scope, node: exp.SetOperation) -> ScopeLineage:
@@ -121,7 +114,7 @@ class ScopeReader:
         order = node.args.get("order")
         if order is not None:
             walker = self._walker(scope, outputs)
-            rows.extend(walker.dependencies(order, Context(INDIRECT, SORT, False, "ORDER BY")))
+            rows.extend(walker.dependencies(order, Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")))
         return ScopeLineage(columns=columns, rows=rows)
 
     def _query_inputs(self, query: exp.Query) -> list[Dependency]:
@@ -131,20 +124,24 @@ class ScopeReader:
                                "placed in the statement", "rewrite it as a CTE")
         return [dep for _, deps in known.columns for dep in deps]
 
-    def _base_column(self, db: str, table: str, column: str) -> tuple[Dependency, ...]:
-        key = (f"{db}.{table}", column)
+    def _table(self, source: exp.Table) -> TableRef | None:
+        return self._refs.get((source.db.lower(), source.name.lower()))
+
+    def _base_column(self, table: TableRef, column: str) -> tuple[Dependency, ...]:
+        key = (table, column)
         known = self._base.get(key)
         if known is None:
-            if column not in self._schema[db][table]:
-                raise UnknownColumnError(self._target, f"{db}.{table} has no column {column}",
+            if column not in self._schema[table]:
+                raise UnknownColumnError(self._target, f"{table} has no column {column}",
                                          "check the spelling against the catalog")
-            known = (Dependency(f"{db}.{table}.{column}", DIRECT, IDENTITY, False, "copied as is"),)
+            known = (Dependency(table.column(column), EdgeType.DIRECT, Subtype.IDENTITY, False, "copied as is"),)
             self._base[key] = known
         return known
 
     def _source_columns(self, source: exp.Table | Scope) -> list[str]:
         if isinstance(source, exp.Table):
-            return list(self._schema.get(source.db.lower(), {}).get(source.name.lower(), {}))
+            table = self._table(source)
+            return list(self._schema[table]) if table is not None else []
         known = self._lineage.get(id(source.expression))
         return list(known.outputs) if known else []
 
@@ -164,11 +161,12 @@ class ScopeReader:
 
     def _from_source(self, source: exp.Table | Scope, alias: str, name: str) -> tuple[Dependency, ...]:
         if isinstance(source, exp.Table):
-            db, table = source.db.lower(), source.name.lower()
-            if table not in self._schema.get(db, {}):
-                raise UnplaceableSourceError(self._target, f"{alias}.{name} comes from {table}, which is "
-                                             "neither a catalog table nor a query", "name a catalog table")
-            return self._base_column(db, table, name)
+            table = self._table(source)
+            if table is None:
+                raise UnplaceableSourceError(self._target, f"{alias}.{name} comes from {source.name.lower()}, "
+                                             "which is neither a catalog table nor a query",
+                                             "name a catalog table")
+            return self._base_column(table, name)
         known = self._lineage.get(id(source.expression))
         if known is None or not known.placeable:
             raise UnplaceableSourceError(
@@ -188,14 +186,14 @@ class ScopeReader:
         holders: list[tuple[str, exp.Table | Scope]] = []
         readable: list[str] = []
         for alias, source in scope.sources.items():
-            readable.append(_describe(alias, source))
+            readable.append(self._describe(alias, source))
             if name in self._source_columns(source):
                 holders.append((alias, source))
         if len(holders) == 1:
             alias, source = holders[0]
             return self._from_source(source, alias, name)
         if holders:
-            names = " or ".join(_describe(alias, source) for alias, source in holders)
+            names = " or ".join(self._describe(alias, source) for alias, source in holders)
             raise AmbiguousColumnError(self._target, f"the column {name} could come from {names}",
                                        "qualify it with its table's alias")
         if len(readable) == 1:
@@ -204,8 +202,8 @@ class ScopeReader:
         raise UnknownColumnError(self._target, f"no table the query reads has a column {name} (it reads "
                                  f"{', '.join(readable) or 'no table'})", "check the spelling against the catalog")
 
-
-def _describe(alias: str, source: exp.Table | Scope) -> str:
-    if isinstance(source, exp.Table):
-        return f"{source.db.lower()}.{source.name.lower()}"
-    return f"the CTE {alias}" if source.scope_type == ScopeType.CTE else f"the subquery {alias}"
+    def _describe(self, alias: str, source: exp.Table | Scope) -> str:
+        if isinstance(source, exp.Table):
+            table = self._table(source)
+            return str(table) if table is not None else source.name.lower()
+        return f"the CTE {alias}" if source.scope_type == ScopeType.CTE else f"the subquery {alias}"

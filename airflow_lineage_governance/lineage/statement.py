@@ -4,24 +4,26 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.lineage.errors import (
     SqlSyntaxError,
     StatementTooLargeError,
+    UnknownTableError,
     UnsupportedStatementError,
 )
-from airflow_lineage_governance.lineage.model import CREATE_TABLE_AS, INSERT
-
-# sqlglot logs the whole statement text at WARNING when it falls back to a raw command; a statement may
-# hold personal data in its literals, and no log line may carry it.
-logging.getLogger("sqlglot").setLevel(logging.ERROR)
+from airflow_lineage_governance.refs import TableRef
 
 MAX_STATEMENT_CHARS = 2_000_000
+MAX_NAMESPACE_LEVELS = 2
+"""DuckDB names a table by at most catalog.schema.table, so a namespace has at most two levels."""
 MAX_NESTING = 120
 
 _COMMENT = re.compile(r"\s*(--[^\n]*(\n|$)|/\*.*?\*/)", re.S)
@@ -75,14 +77,63 @@ def survey(query: exp.Expr) -> Survey:
 
 @dataclass(frozen=True)
 class Statement:
-    """A parsed CTAS or INSERT ... SELECT."""
+    """A parsed CTAS or INSERT ... SELECT: what it does, the table it writes, the tables it names, and the
+    sqlglot tree. Parsed once and read by everything downstream, which never changes `tree` in place (the
+    lineage engine and `runnable_select` work on copies)."""
 
-    kind: str
-    target: exp.Table
+    kind: StatementKind
+    target: TableRef
     target_columns: tuple[str, ...]
-    query: exp.Query
+    sources: tuple[TableRef, ...]
+    """The tables the query names with a namespace, in order of first appearance (the target left out)."""
+    unplaced: bool
+    """Whether the query also names tables without a namespace (then the whole catalog places them)."""
     replace: bool
-    survey: Survey
+    tree: exp.Expr = field(repr=False, compare=False)
+    dialect: str = "duckdb"
+    survey: Survey = field(default_factory=Survey, repr=False, compare=False)
+
+    @property
+    def query(self) -> exp.Query:
+        """Returns the statement's SELECT, a node of `tree` (not a copy: do not change it)."""
+        query = self.tree.expression
+        assert isinstance(query, exp.Query)
+        return query
+
+    @property
+    def tables(self) -> tuple[TableRef, ...]:
+        """Returns the target and the namespaced sources, each once: every table whose schema lineage needs."""
+        return tuple(dict.fromkeys((self.target, *self.sources)))
+
+
+@contextmanager
+def quiet_sqlglot() -> Iterator[None]:
+    """Raises sqlglot's logger to ERROR while parsing, and restores it: sqlglot logs the whole statement text at
+    WARNING when it falls back to a raw command, a statement may hold personal data in its literals, and no log
+    line may carry it."""
+    logger = logging.getLogger("sqlglot")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def table_ref(table: exp.Table, target: TableRef | str | None = None) -> TableRef | None:
+    """Returns the catalog table a sqlglot table node names (names folded to lower case; `a.b.t` is namespace
+    ("a", "b")), or None when it names no namespace. Raises UnknownTableError when the namespace is deeper than
+    DuckDB can name."""
+    parts = [part.name.lower() for part in table.parts]
+    if len(parts) < 2:
+        return None
+    ref = TableRef(tuple(parts[:-1]), parts[-1])
+    if len(ref.namespace) > MAX_NAMESPACE_LEVELS:
+        raise UnknownTableError(
+            target if target is not None else ref,
+            f"{ref} has a namespace of {len(ref.namespace)} levels, and DuckDB names at most {MAX_NAMESPACE_LEVELS}",
+            "keep the table in a namespace of one or two levels")
+    return ref
 
 
 def _strip_leading_comments(sql: str) -> str:
@@ -120,7 +171,8 @@ def check_kind(sql: str) -> str:
 
 def _one_statement(sql: str, dialect: str) -> exp.Expr:
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        with quiet_sqlglot():
+            statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except (ParseError, TokenError) as error:
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise SqlSyntaxError(None, f"the statement does not parse as {dialect} SQL ({first})",
@@ -139,7 +191,7 @@ def _nesting(node: exp.Expr) -> int:
     depth, deepest = 0, 0
     for query in node.find_all(exp.Select):
         depth = 0
-        parent = query
+        parent: exp.Expr | None = query
         while parent is not None and depth <= MAX_NESTING:
             if isinstance(parent, (exp.Select, exp.SetOperation)):
                 depth += 1
@@ -151,7 +203,8 @@ def _nesting(node: exp.Expr) -> int:
 
 
 def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
-    """Returns the parsed CTAS or INSERT ... SELECT; raises LineageError (a subclass) for anything else."""
+    """Returns the parsed CTAS or INSERT ... SELECT (the one parse of its text); raises LineageError (a
+    subclass) for anything else, and for a target without a namespace."""
     keyword = check_kind(sql)
     node = _one_statement(sql, dialect)
     if isinstance(node, exp.Command):
@@ -173,7 +226,7 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
             raise UnsupportedStatementError(
                 name, "a CREATE TABLE ... AS with a column list is not read",
                 "name the columns with aliases in the SELECT")
-        kind, columns, replace = CREATE_TABLE_AS, (), bool(node.args.get("replace"))
+        kind, columns, replace = StatementKind.CREATE_TABLE_AS, (), bool(node.args.get("replace"))
     elif isinstance(node, exp.Insert):
         target_node = node.this
         columns = ()
@@ -191,11 +244,11 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
             raise UnsupportedStatementError(
                 name, "an INSERT that may update existing rows (OR REPLACE, ON CONFLICT) is not read",
                 "write a plain INSERT INTO ... SELECT")
-        kind, replace = INSERT, False
+        kind, replace = StatementKind.INSERT, False
     else:
         raise UnsupportedStatementError(None, f"{_ONLY}, not from {keyword} {node.key.upper()}",
                                         "write it as one of those")
-    if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
+    if not isinstance(target, exp.Table) or not isinstance(target.this, (exp.Identifier, exp.Dot)):
         raise UnsupportedStatementError(None, "the statement's target is not a table name",
                                         "name the target as namespace.table")
     found = survey(query)
@@ -207,7 +260,32 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
     if found.queries > MAX_NESTING and _nesting(query) > MAX_NESTING:
         raise StatementTooLargeError(
             name, f"queries are nested more than {MAX_NESTING} deep", "flatten the subqueries into CTEs")
-    return Statement(kind, target, columns, query, replace, found)
+    target_ref = _target_ref(target)
+    sources, unplaced = _named_tables(found, target_ref)
+    return Statement(kind, target_ref, columns, sources, unplaced, replace, node, dialect, found)
+
+
+def _target_ref(target: exp.Table) -> TableRef:
+    ref = table_ref(target)
+    if ref is None:
+        name = target.name.lower()
+        raise UnknownTableError(name, "the target names no namespace", f"write it as namespace.{name}")
+    return ref
+
+
+def _named_tables(found: Survey, target: TableRef) -> tuple[tuple[TableRef, ...], bool]:
+    names: dict[TableRef, None] = {}
+    unplaced = False
+    for table in found.tables:
+        if not isinstance(table.this, (exp.Identifier, exp.Dot)):
+            continue  # a table function or a file: the engine names it when it reads the query
+        ref = table_ref(table, target)
+        if ref is not None:
+            names[ref] = None
+        elif table.name.lower() not in found.ctes:
+            unplaced = True
+    names.pop(target, None)
+    return tuple(names), unplaced
 
 
 def target_of(sql: str) -> str | None:
@@ -217,18 +295,3 @@ def target_of(sql: str) -> str | None:
     match = _FIRST_WORD.match(body)
     name = _named_target(body, match.group(1).upper()) if match else None
     return name.lower() if name else None
-
-
-def referenced_tables(sql: str, dialect: str = "duckdb") -> tuple[list[str], bool]:
-    """Returns the `namespace.table` names the statement reads and writes, and whether it also names tables
-    without a namespace (then the whole catalog must be read to place them). Raises LineageError."""
-    statement = parse_statement(sql, dialect)
-    ctes = statement.survey.ctes
-    names: dict[str, None] = {}
-    unplaced = False
-    for table in [statement.target, *statement.survey.tables]:
-        if table.db:
-            names[f"{table.db.lower()}.{table.name.lower()}"] = None
-        elif table.name.lower() not in ctes:
-            unplaced = True
-    return list(names), unplaced

@@ -8,19 +8,8 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from airflow_lineage_governance.lineage.model import (
-    AGGREGATION,
-    CONDITIONAL,
-    DIRECT,
-    DIRECT_RANK,
-    FILTER,
-    IDENTITY,
-    INDIRECT,
-    SORT,
-    TRANSFORMATION,
-    WINDOW,
-    Dependency,
-)
+from airflow_lineage_governance.kinds import DIRECT_RANK, EdgeType, Subtype
+from airflow_lineage_governance.lineage.model import Dependency
 
 HASH_FUNCTIONS = (exp.MD5, exp.MD5Digest, exp.SHA, exp.SHA2, exp.StandardHash)
 # Window functions that pick a row's value rather than aggregate: TRANSFORMATION, not AGGREGATION.
@@ -34,13 +23,13 @@ HASH_NAMES = frozenset({"md5", "md5_number", "md5_number_lower", "md5_number_upp
 class Context:
     """Where in an expression a column sits: how its value reaches the output."""
 
-    type: str
-    subtype: str
+    type: EdgeType
+    subtype: Subtype
     masking: bool = False
     description: str = ""
 
 
-ROOT = Context(DIRECT, IDENTITY, False, "copied as is")
+ROOT = Context(EdgeType.DIRECT, Subtype.IDENTITY, False, "copied as is")
 
 ResolveColumn = Callable[[exp.Column], tuple[Dependency, ...]]
 ResolveQuery = Callable[[exp.Query], Iterable[Dependency]]
@@ -49,33 +38,33 @@ ResolveQuery = Callable[[exp.Query], Iterable[Dependency]]
 def compose(dependency: Dependency, context: Context) -> Dependency:
     """Returns a dependency of a derived column seen through the context that reads that column."""
     masking = dependency.masking or context.masking
-    if context.type == INDIRECT:
-        return Dependency(dependency.source, INDIRECT, context.subtype, masking, context.description)
-    if dependency.type == INDIRECT:
+    if context.type == EdgeType.INDIRECT:
+        return Dependency(dependency.source, EdgeType.INDIRECT, context.subtype, masking, context.description)
+    if dependency.type == EdgeType.INDIRECT:
         return replace(dependency, masking=masking) if masking != dependency.masking else dependency
     if DIRECT_RANK[context.subtype] > DIRECT_RANK[dependency.subtype]:
-        return Dependency(dependency.source, DIRECT, context.subtype, masking, context.description)
+        return Dependency(dependency.source, EdgeType.DIRECT, context.subtype, masking, context.description)
     if masking == dependency.masking:
         return dependency
     return replace(dependency, masking=masking)
 
 
 def _as_value(context: Context, node: exp.Expr) -> Context:
-    if context.type != DIRECT or context.subtype != IDENTITY:
+    if context.type != EdgeType.DIRECT or context.subtype != Subtype.IDENTITY:
         return context
-    return Context(DIRECT, TRANSFORMATION, context.masking, f"computed by {_name(node)}")
+    return Context(EdgeType.DIRECT, Subtype.TRANSFORMATION, context.masking, f"computed by {_name(node)}")
 
 
 def _as_aggregate(context: Context, node: exp.Expr) -> Context:
-    if context.type != DIRECT or context.subtype == AGGREGATION:
+    if context.type != EdgeType.DIRECT or context.subtype == Subtype.AGGREGATION:
         return context
-    return Context(DIRECT, AGGREGATION, context.masking, f"aggregated by {_name(node)}")
+    return Context(EdgeType.DIRECT, Subtype.AGGREGATION, context.masking, f"aggregated by {_name(node)}")
 
 
-def _indirect(context: Context, subtype: str, description: str) -> Context:
-    if context.type == INDIRECT:
+def _indirect(context: Context, subtype: Subtype, description: str) -> Context:
+    if context.type == EdgeType.INDIRECT:
         return context
-    return Context(INDIRECT, subtype, context.masking, description)
+    return Context(EdgeType.INDIRECT, subtype, context.masking, description)
 
 
 def _name(node: exp.Expr) -> str:
@@ -121,11 +110,12 @@ class ExpressionWalker:
         elif isinstance(node, exp.Filter):
             self._walk(node.this, context, found)
             where = node.expression
-            self._walk(where, _indirect(context, FILTER, f"FILTER (WHERE …) of {_name(node.this)}"), found)
+            filtered = _indirect(context, Subtype.FILTER, f"FILTER (WHERE …) of {_name(node.this)}")
+            self._walk(where, filtered, found)
         elif isinstance(node, exp.Case):
             self._walk_case(node, context, found)
         elif isinstance(node, exp.If):
-            condition = _indirect(context, CONDITIONAL, "condition of IF")
+            condition = _indirect(context, Subtype.CONDITIONAL, "condition of IF")
             self._walk(node.this, condition, found)
             for branch in (node.args.get("true"), node.args.get("false")):
                 if branch is not None:
@@ -150,7 +140,7 @@ class ExpressionWalker:
         for child in node.iter_expressions():
             if isinstance(child, exp.Order):
                 self._walk(child.this, context, found)
-                sort = _indirect(context, SORT, f"ORDER BY inside {_name(node)}")
+                sort = _indirect(context, Subtype.SORT, f"ORDER BY inside {_name(node)}")
                 for key in child.expressions:
                     self._walk(key, sort, found)
             else:
@@ -165,7 +155,7 @@ class ExpressionWalker:
             self._walk(function, context, found)
         else:
             self._walk_children(function, _as_value(context, function), found)
-        window = _indirect(context, WINDOW, f"PARTITION BY / ORDER BY of the {_name(function)} window")
+        window = _indirect(context, Subtype.WINDOW, f"PARTITION BY / ORDER BY of the {_name(function)} window")
         for key in node.args.get("partition_by") or ():
             self._walk(key, window, found)
         order = node.args.get("order")
@@ -174,7 +164,7 @@ class ExpressionWalker:
                 self._walk(key, window, found)
 
     def _walk_case(self, node: exp.Case, context: Context, found: list[Dependency]) -> None:
-        condition = _indirect(context, CONDITIONAL, "condition of CASE")
+        condition = _indirect(context, Subtype.CONDITIONAL, "condition of CASE")
         value = _as_value(context, node)
         if node.this is not None:
             self._walk(node.this, condition, found)

@@ -1,29 +1,46 @@
 """IcebergSqlOperator: one CTAS or INSERT … SELECT over an Iceberg catalog, run on DuckDB, with exact
-OpenLineage column lineage read before anything is written."""
+OpenLineage column lineage read before anything is written.
+
+Importing this module loads no pyiceberg, DuckDB, pyarrow, sqlglot or OpenLineage client (DAG parsing stays
+cheap): the work's modules are imported when a task runs."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
 from airflow_lineage_governance.hooks.iceberg import IcebergHook
-from airflow_lineage_governance.iceberg.errors import IcebergWriteError
-from airflow_lineage_governance.iceberg.run import StatementRun, run_statement
-from airflow_lineage_governance.iceberg.write import WRITE_KEY, write_key
-from airflow_lineage_governance.lineage import ColumnLineage, LineageError, column_lineage, redacted_sql
-from airflow_lineage_governance.lineage.errors import UNREADABLE
-from airflow_lineage_governance.lineage.facet import DEFAULT_MAX_EDGES, LineageTruncationRunFacet, bounded
-from airflow_lineage_governance.lineage.runnable import runnable_select
-from airflow_lineage_governance.lineage.statement import referenced_tables, target_of
-from airflow_lineage_governance.operators.summary import lineage_summary
 
 if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage
     from airflow.sdk import Context
+    from jinja2 import Environment
+    from pyiceberg.table import Table
+
+    from airflow_lineage_governance.iceberg.run import StatementRun
+    from airflow_lineage_governance.lineage import ColumnLineage, LineageError, Statement
+    from airflow_lineage_governance.refs import TableRef
+
+DEFAULT_MAX_EDGES = 4096
+"""The default bound of column-lineage edges an event carries (lineage.facet.DEFAULT_MAX_EDGES)."""
+
+
+@dataclass(frozen=True)
+class LineageRead:
+    """What one try read before running the statement: the parsed statement, the tables loaded (once), their
+    schema, the lineage and the SELECT as DuckDB runs it."""
+
+    statement: Statement
+    tables: Mapping[TableRef, Table]
+    schema: Mapping[TableRef, Mapping[str, str]]
+    lineage: ColumnLineage
+    query: str
 
 
 class IcebergSqlOperator(BaseOperator):
@@ -31,7 +48,8 @@ class IcebergSqlOperator(BaseOperator):
     Iceberg catalog on DuckDB, and writes the result back to the catalog in one commit.
 
     The statement's column lineage is read first, against the catalog's current schema; a statement whose
-    lineage cannot be read exactly fails the task before anything is written.
+    lineage cannot be read exactly fails the task before anything is written. The rendered statement is parsed
+    once per try, the catalog opened once, and each table it names loaded once.
 
     :param sql: the statement, or a path to a `.sql` file (templated).
     :param iceberg_conn_id: the `iceberg_catalog` connection.
@@ -53,38 +71,79 @@ class IcebergSqlOperator(BaseOperator):
         self.sql = sql
         self.iceberg_conn_id = iceberg_conn_id
         self.lineage_namespace = lineage_namespace
-        self._lineage: ColumnLineage | None = None
-        self._schema: dict[str, dict[str, dict[str, str]]] = {}
+        self._parsed: tuple[str, Statement | LineageError] | None = None
+        self._read: tuple[str, LineageRead | LineageError] | None = None
         self._run: StatementRun | None = None
-        self._written_fields: list[tuple[str, str]] = []
-        self.lineage_seconds = 0.0  # time execute() spent reading lineage (benchmarks/operator_overhead.py)
 
-    @property
+    @cached_property
     def hook(self) -> IcebergHook:
-        """Returns the hook of the operator's connection."""
+        """Returns the hook of the operator's connection (one per operator: the catalog is opened once)."""
         return IcebergHook(self.iceberg_conn_id)
 
-    def _namespace(self, hook: IcebergHook) -> str:
-        return self.lineage_namespace or hook.lineage_namespace
+    def render_template_fields(self, context: Context, jinja_env: Environment | None = None) -> None:
+        """Renders `sql`, then parses it: the OpenLineage listener reads facets in a forked process, which
+        inherits the parsed statement instead of parsing it again."""
+        super().render_template_fields(context, jinja_env)
+        with suppress(Exception):  # execute() and the facets report why the statement cannot be read
+            self.statement()
 
-    def _read_lineage(self, hook: IcebergHook) -> ColumnLineage:
-        names, unplaced = referenced_tables(self.sql)
-        self._schema = hook.get_lineage_schema(None if unplaced else names)
-        self._lineage = column_lineage(self.sql, self._schema)
-        return self._lineage
+    def statement(self) -> Statement:
+        """Returns the rendered statement, parsed once (again only if `sql` changes); raises LineageError, the
+        same one on every call, when it cannot be read."""
+        if self._parsed is None or self._parsed[0] != self.sql:
+            from airflow_lineage_governance.lineage import LineageError, parse_statement
+
+            parsed: Statement | LineageError
+            try:
+                parsed = parse_statement(self.sql)
+            except LineageError as error:
+                parsed = error
+            self._parsed = (self.sql, parsed)
+        parsed = self._parsed[1]
+        if isinstance(parsed, Exception):
+            raise parsed
+        return parsed
+
+    def lineage_read(self) -> LineageRead:
+        """Returns the try's lineage read (made on first use, by the START facets or execute, whichever runs
+        first): the statement, its tables loaded once, their schema, the lineage and the runnable SELECT.
+        Raises LineageError when the lineage cannot be read exactly, other errors when the catalog cannot."""
+        if self._read is None or self._read[0] != self.sql:
+            from airflow_lineage_governance.iceberg.catalog import catalog_tables, load_tables, table_columns
+            from airflow_lineage_governance.lineage import LineageError, column_lineage, runnable_select
+
+            read: LineageRead | LineageError
+            try:
+                statement = self.statement()
+                catalog = self.hook.get_conn()
+                tables = load_tables(catalog, catalog_tables(catalog) if statement.unplaced else statement.tables)
+                schema = {ref: table_columns(table) for ref, table in tables.items()}
+                read = LineageRead(statement, tables, schema, column_lineage(statement, schema),
+                                   runnable_select(statement, schema))
+            except LineageError as error:
+                read = error
+            self._read = (self.sql, read)
+        read = self._read[1]
+        if isinstance(read, Exception):
+            raise read
+        return read
 
     def execute(self, context: Context) -> dict[str, Any]:
         """Reads the lineage, runs the statement, writes the result; returns the table, snapshot id and row
         count (XCom). Raises AirflowFailException, with the engine's sentence, when lineage is unreadable."""
-        hook = self.hook
-        started = time.perf_counter()
+        from airflow_lineage_governance.iceberg.errors import IcebergError
+        from airflow_lineage_governance.iceberg.run import run_statement
+        from airflow_lineage_governance.iceberg.write import WRITE_KEY, write_key
+        from airflow_lineage_governance.lineage import LineageError
+        from airflow_lineage_governance.lineage.errors import UNREADABLE
+        from airflow_lineage_governance.operators.summary import lineage_summary
+
         try:
-            lineage = self._read_lineage(hook)
-            query = runnable_select(self.sql, self._schema)
+            read = self.lineage_read()
         except LineageError as error:
             self.log.error("%s, so nothing was written: %s", UNREADABLE, error)
             raise AirflowFailException(f"{UNREADABLE}: {error}") from None
-        self.lineage_seconds = time.perf_counter() - started
+        lineage = read.lineage
         ti = context["ti"]
         logical_date = context.get("logical_date")
         logical = logical_date.isoformat() if logical_date else None
@@ -96,21 +155,19 @@ class IcebergSqlOperator(BaseOperator):
         }
         try:
             self._run = run_statement(
-                hook.get_conn(), kind=lineage.kind, target=lineage.target, query=query,
+                self.hook.get_conn(), kind=lineage.kind, target=lineage.target, query=read.query,
                 sources=list(lineage.sources), insert_columns=[c.name for c in lineage.columns],
-                snapshot_properties=properties)
-        except IcebergWriteError as error:
+                snapshot_properties=properties, loaded=read.tables)
+        except IcebergError as error:
             self.log.error("%s", error)
             raise AirflowFailException(str(error)) from None
-        written = hook.get_conn().load_table(lineage.target).schema()
-        self._written_fields = [(f.name, str(f.field_type)) for f in written.fields]
         for line in lineage_summary(lineage, self._run):
             self.log.info("%s", line)
         write = self._run.write
-        return {"table": write.table, "snapshot_id": write.snapshot_id, "rows": write.rows,
+        return {"table": str(write.table), "snapshot_id": write.snapshot_id, "rows": write.rows,
                 "already_written": write.already_written}
 
-    # OpenLineage: called by the provider's listener in the task's process.
+    # OpenLineage: called by the provider's listener in the task's process (or a fork of it).
 
     def get_openlineage_facets_on_start(self) -> OperatorLineage:
         """Returns the inputs (with schemas) and the output the statement will write."""
@@ -122,30 +179,43 @@ class IcebergSqlOperator(BaseOperator):
         return self._facets(complete=self._run is not None)
 
     def get_openlineage_facets_on_failure(self, task_instance: Any) -> OperatorLineage:
-        """Returns what START returned; the provider adds the error."""
-        return self._facets(complete=False)
+        """Returns what START returned and, when the lineage could not be read, the `extractionError` run
+        facet with the engine's sentence; the provider adds the task's error."""
+        return self._facets(complete=False, failed=True)
 
-    def _facets(self, complete: bool) -> OperatorLineage:
+    def _facets(self, complete: bool, failed: bool = False) -> OperatorLineage:
         from airflow.providers.openlineage.extractors import OperatorLineage
-        from openlineage.client.facet_v2 import sql_job
+        from openlineage.client.facet_v2 import RunFacet, sql_job
 
+        from airflow_lineage_governance.lineage import LineageError, redacted_sql
         from airflow_lineage_governance.lineage.datasets import input_dataset, output_dataset
+        from airflow_lineage_governance.lineage.facet import (
+            LineageTruncationRunFacet,
+            bounded,
+            extraction_error_facet,
+        )
+        from airflow_lineage_governance.lineage.statement import target_of
 
-        job_facets = {"sql": sql_job.SQLJobFacet(query=redacted_sql(self.sql))}
-        hook = self.hook
-        namespace = self.lineage_namespace or "iceberg://unknown"
         try:
-            namespace = self._namespace(hook)
-            lineage = self._lineage or self._read_lineage(hook)
+            shown: Statement | str = self.statement()
+        except LineageError:
+            shown = self.sql
+        job_facets = {"sql": sql_job.SQLJobFacet(query=redacted_sql(shown))}
+        namespace = self.lineage_namespace or "iceberg://unknown"
+        run_facets: dict[str, RunFacet] = {}
+        try:
+            namespace = self.lineage_namespace or self.hook.lineage_namespace
+            read = self.lineage_read()
         except Exception as error:  # lineage must never fail the task from here; execute() will say why
             self.log.warning("OpenLineage facets carry no lineage for this statement: %s", error)
-            target = target_of(self.sql)
+            target = str(shown.target) if not isinstance(shown, str) else target_of(self.sql)
+            if failed and isinstance(error, LineageError):
+                run_facets["extractionError"] = extraction_error_facet(error)
             outputs = [output_dataset(namespace, target)] if target else []
-            return OperatorLineage(inputs=[], outputs=outputs, job_facets=job_facets)
-        pinned = {read.table: read.snapshot_id for read in self._run.reads} if complete and self._run else {}
-        inputs = [input_dataset(namespace, name, _fields(self._schema, name), pinned.get(name))
-                  for name in lineage.sources]
-        run_facets = {}
+            return OperatorLineage(inputs=[], outputs=outputs, run_facets=run_facets, job_facets=job_facets)
+        lineage, schema = read.lineage, read.schema
+        pinned = {r.table: r.snapshot_id for r in self._run.reads} if complete and self._run else {}
+        inputs = [input_dataset(namespace, ref, _fields(schema, ref), pinned.get(ref)) for ref in lineage.sources]
         if complete and self._run:
             write = self._run.write
             sent, edges = bounded(lineage, self.max_lineage_edges)
@@ -153,14 +223,13 @@ class IcebergSqlOperator(BaseOperator):
                 self.log.warning("The column lineage of %s has %d edges; the event carries the first %d",
                                  lineage.target, edges, sent.edge_count)
                 run_facets["lineageTruncation"] = LineageTruncationRunFacet(
-                    edges=edges, kept=sent.edge_count, limit=self.max_lineage_edges, target=lineage.target)
-            outputs = [output_dataset(namespace, lineage.target, self._written_fields, sent,
+                    edges=edges, kept=sent.edge_count, limit=self.max_lineage_edges, target=str(lineage.target))
+            outputs = [output_dataset(namespace, lineage.target, list(write.columns), sent,
                                       write.snapshot_id, write.rows)]
         else:
-            outputs = [output_dataset(namespace, lineage.target, _fields(self._schema, lineage.target))]
+            outputs = [output_dataset(namespace, lineage.target, _fields(schema, lineage.target))]
         return OperatorLineage(inputs=inputs, outputs=outputs, run_facets=run_facets, job_facets=job_facets)
 
 
-def _fields(schema: dict[str, dict[str, dict[str, str]]], name: str) -> list[tuple[str, str]]:
-    db, table = name.split(".", 1)
-    return list(schema.get(db, {}).get(table, {}).items())
+def _fields(schema: Mapping[TableRef, Mapping[str, str]], table: TableRef) -> list[tuple[str, str]]:
+    return list(schema.get(table, {}).items())

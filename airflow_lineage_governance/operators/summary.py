@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from airflow_lineage_governance.iceberg.run import StatementRun
+from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.lineage import ColumnLineage
+from airflow_lineage_governance.lineage.model import Dependency
 
 
-def _dependency(d) -> str:
+def _dependency(d: Dependency) -> str:
     masked = ", masked" if d.masking else ""
     return f"{d.source} ({d.type} {d.subtype}{masked})"
 
@@ -15,7 +17,7 @@ def lineage_summary(lineage: ColumnLineage, run: StatementRun) -> list[str]:
     """Returns the summary lines: target, each output column with its sources, the rows-shaping inputs,
     the snapshots read and written, and the rows written."""
     write = run.write
-    verb = "appended to" if lineage.kind == "INSERT" else "replaced" if write.replaced else "created"
+    verb = "appended to" if lineage.kind is StatementKind.INSERT else "replaced" if write.replaced else "created"
     lines = [f"Lineage of {lineage.target} ({lineage.kind}): {len(lineage.columns)} columns, "
              f"{lineage.edge_count} edges"]
     width = max((len(c.name) for c in lineage.columns), default=0)

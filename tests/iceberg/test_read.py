@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import duckdb
 import pyarrow as pa
+import pytest
 
+from airflow_lineage_governance.errors import LineageGovernanceError
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from airflow_lineage_governance.iceberg.errors import IcebergError, NamespaceTooDeepError
 from airflow_lineage_governance.iceberg.read import ARROW_READER, DIRECT_SCAN, expose_table
 from airflow_lineage_governance.iceberg.write import create_or_replace
+from airflow_lineage_governance.refs import TableRef
 from tests.iceberg.delete_files import add_position_deletes
 
 
@@ -45,3 +49,24 @@ def test_an_empty_table_reads_as_empty(tmp_path):
     connection = duckdb.connect()
     read = expose_table(connection, catalog, "a.t")
     assert read.snapshot_id is None and ids(connection) == []
+
+
+def test_a_two_level_namespace_is_exposed_as_catalog_schema_table(tmp_path):
+    catalog = open_local_catalog(tmp_path)
+    create_or_replace(catalog, TableRef(("a", "b"), "events"), pa.table({"id": [1, 2, 3]}), {})
+    create_or_replace(catalog, TableRef(("b",), "events"), pa.table({"id": [9]}), {})
+    connection = duckdb.connect()
+    nested = expose_table(connection, catalog, TableRef(("a", "b"), "events"))
+    flat = expose_table(connection, catalog, TableRef(("b",), "events"))
+    assert nested.table == TableRef(("a", "b"), "events") and flat.table == TableRef(("b",), "events")
+    assert connection.execute("select sum(id) from a.b.events").fetchone() == (6,)
+    assert connection.execute("select sum(id) from b.events").fetchone() == (9,)
+
+
+def test_a_namespace_deeper_than_duckdb_names_is_a_sentence(tmp_path):
+    catalog = open_local_catalog(tmp_path)
+    with pytest.raises(NamespaceTooDeepError) as raised:
+        expose_table(duckdb.connect(), catalog, TableRef(("a", "b", "c"), "events"))
+    assert str(raised.value) == ("a.b.c.events: its namespace has 3 levels, and DuckDB names at most two "
+                                 "(catalog.schema); keep the table in a namespace of one or two levels.")
+    assert issubclass(NamespaceTooDeepError, IcebergError) and issubclass(IcebergError, LineageGovernanceError)

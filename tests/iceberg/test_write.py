@@ -6,8 +6,10 @@ import pyarrow as pa
 import pytest
 from pyiceberg.exceptions import CommitFailedException
 
-from airflow_lineage_governance.iceberg.catalog import open_local_catalog
-from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergWriteError
+from airflow_lineage_governance.errors import LineageGovernanceError
+from airflow_lineage_governance.iceberg.catalog import catalog_tables, open_local_catalog
+from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergError, IcebergWriteError
+from airflow_lineage_governance.iceberg.run import run_statement
 from airflow_lineage_governance.iceberg.write import (
     WRITE_KEY,
     WriteResult,
@@ -16,6 +18,8 @@ from airflow_lineage_governance.iceberg.write import (
     with_retries,
     writable,
 )
+from airflow_lineage_governance.kinds import StatementKind
+from airflow_lineage_governance.refs import TableRef
 
 
 def test_conflicts_are_retried_a_bounded_number_of_times_then_one_sentence():
@@ -33,7 +37,7 @@ def test_conflicts_are_retried_a_bounded_number_of_times_then_one_sentence():
 
 
 def test_a_conflict_then_success_returns_the_write():
-    outcomes = [CommitFailedException("x"), WriteResult("a.b", 1, 2)]
+    outcomes = [CommitFailedException("x"), WriteResult(TableRef.parse("a.b"), 1, 2)]
 
     def flaky() -> WriteResult:
         outcome = outcomes.pop(0)
@@ -41,7 +45,7 @@ def test_a_conflict_then_success_returns_the_write():
             raise outcome
         return outcome
 
-    assert with_retries(flaky, "a.b", base_delay=0.001) == WriteResult("a.b", 1, 2)
+    assert with_retries(flaky, "a.b", base_delay=0.001) == WriteResult(TableRef.parse("a.b"), 1, 2)
 
 
 def test_unsigned_and_large_types_become_ones_iceberg_has():
@@ -65,3 +69,25 @@ def test_append_once_by_write_key_and_a_sentence_for_a_bad_cast(tmp_path):
         append_once(catalog, "a.t", ["day", "n"], pa.table({"x": ["not a date"], "y": [1]}), {})
     assert "not a date" not in str(raised.value) and "'?'" in str(raised.value)
     assert catalog.load_table("a.t").scan().to_arrow().num_rows == 1
+
+
+def test_a_statement_reads_and_writes_a_two_level_namespace(tmp_path):
+    catalog = open_local_catalog(tmp_path)
+    source, out = TableRef(("a", "b"), "src"), TableRef(("a", "b"), "out")
+    create_or_replace(catalog, source, pa.table({"id": [1, 2, 3], "v": [10, 20, 30]}), {})
+    run = run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target=out, sources=[source],
+                        query="select s.id, s.v * 2 as v from a.b.src s where s.id > 1")
+    assert run.reads[0].table == source and run.write.table == out
+    assert run.write.columns == (("id", "long"), ("v", "long"))
+    assert catalog.load_table(("a", "b", "out")).scan().to_arrow().to_pylist() == [{"id": 2, "v": 40},
+                                                                                   {"id": 3, "v": 60}]
+    again = run_statement(catalog, kind=StatementKind.INSERT, target=out, sources=[source], insert_columns=["id", "v"],
+                          query="select s.id, s.v from a.b.src s where s.id = 1",
+                          snapshot_properties={WRITE_KEY: "k"})
+    assert (again.write.rows, again.write.already_written) == (1, False)
+    assert sorted(r["id"] for r in catalog.load_table(("a", "b", "out")).scan().to_arrow().to_pylist()) == [1, 2, 3]
+    assert TableRef(("a", "b"), "out") in catalog_tables(catalog)
+
+
+def test_write_errors_share_the_package_root():
+    assert issubclass(IcebergWriteError, IcebergError) and issubclass(IcebergError, LineageGovernanceError)

@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 
 import duckdb
+import pyarrow as pa
 import pytest
 
+from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from airflow_lineage_governance.iceberg.write import create_or_replace
+from airflow_lineage_governance.refs import TableRef
 from tests.iceberg.delete_files import add_position_deletes
 
 pytestmark = pytest.mark.integration
@@ -49,10 +53,10 @@ def ground_truth(catalog, tables, select):
     """The SELECT's result over pyiceberg's own reads (deletes and schema evolution applied by pyiceberg)."""
     connection = duckdb.connect()
     for name in tables:
-        db, table = name.split(".")
-        connection.execute(f"create schema if not exists {db}")
+        table = TableRef.parse(name)
+        connection.execute(f"create schema if not exists {table.namespace_name}")
         connection.register("incoming", catalog.load_table(name).scan().to_arrow())
-        connection.execute(f"create table {db}.{table} as select * from incoming")
+        connection.execute(f"create table {table} as select * from incoming")
         connection.unregister("incoming")
     return connection.sql(select).to_arrow_table()
 
@@ -165,6 +169,13 @@ def test_misspelt_column_fails_before_writing(sandbox, seeded):
     assert len(run.task_events("misspelt_ctas", "FAIL")) == 1
     failed = run.task_events("misspelt_ctas", "FAIL")[0]
     assert "has no column emial" in failed["run"]["facets"]["errorMessage"]["message"]
+    extraction = failed["run"]["facets"]["extractionError"]
+    assert (extraction["totalTasks"], extraction["failedTasks"]) == (1, 1)
+    assert [(e["errorMessage"], e["task"]) for e in extraction["errors"]] == [
+        ("marketing.typo: crm.learners has no column emial; check the spelling against the catalog.", "marketing.typo")]
+    insert_failed = run.task_events("misspelt_insert", "FAIL")[0]["run"]["facets"]["extractionError"]
+    assert insert_failed["errors"][0]["task"] == "analytics.daily_revenue"
+    assert "billing.payments has no column statuss" in insert_failed["errors"][0]["errorMessage"]
     assert failed["outputs"][0]["name"] == "marketing.typo"
     assert not seeded.table_exists("marketing.typo")
     assert seeded.load_table("analytics.daily_revenue").metadata.current_snapshot_id == before
@@ -228,3 +239,44 @@ def test_insert_by_position_and_retry_without_duplicates(sandbox, seeded):
     again = sandbox.dags_test("operator_retry")
     assert again.returncode == 0, again.log[-3000:]
     assert len(seeded.load_table("analytics.daily_revenue").scan().to_arrow()) == 2
+
+
+NESTED_DAG = '''
+from datetime import datetime
+from airflow.sdk import DAG
+from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
+
+with DAG("operator_nested", schedule=None, start_date=datetime(2026, 1, 1), catchup=False) as dag:
+    ctas = IcebergSqlOperator(task_id="nested_ctas", sql="""
+        create or replace table a.b.out as
+        select s.id, upper(s.name) as name from a.b.src s where s.id > 1""")
+    insert = IcebergSqlOperator(task_id="nested_insert", sql="""
+        insert into a.b.out (id, name) select s.id, s.name from src s where s.id = 1""")
+    ctas >> insert
+'''
+
+
+def test_a_nested_namespace_is_read_and_written_through_airflow(sandbox):
+    catalog = open_local_catalog(sandbox.catalog_folder)
+    create_or_replace(catalog, TableRef(("a", "b"), "src"), pa.table({"id": [1, 2, 3], "name": ["x", "y", "z"]}), {})
+    sandbox.write_dag("operator_nested", NESTED_DAG)
+
+    run = sandbox.dags_test("operator_nested")
+
+    assert run.returncode == 0, run.log[-3000:]
+    written = catalog.load_table(("a", "b", "out")).scan().to_arrow().sort_by("id").to_pylist()
+    assert written == [{"id": 1, "name": "x"}, {"id": 2, "name": "Y"}, {"id": 3, "name": "Z"}]
+    start = run.task_events("nested_ctas", "START")[0]
+    assert [i["name"] for i in start["inputs"]] == ["a.b.src"]
+    complete = run.task_events("nested_ctas", "COMPLETE")[0]
+    assert [i["name"] for i in complete["inputs"]] == ["a.b.src"]
+    output = complete["outputs"][0]
+    assert (output["namespace"], output["name"]) == ("iceberg://platform", "a.b.out")
+    name = output["facets"]["columnLineage"]["fields"]["name"]["inputFields"]
+    assert [(f["name"], f["field"]) for f in name] == [("a.b.src", "name")]
+    dataset = by_field(output["facets"]["columnLineage"]["dataset"])
+    assert dataset == {("a.b.src", "id"): [("INDIRECT", "FILTER", False)]}
+    inserted = run.task_events("nested_insert", "COMPLETE")[0]
+    assert [i["name"] for i in inserted["inputs"]] == ["a.b.src"]
+    assert inserted["outputs"][0]["name"] == "a.b.out"
+    assert inserted["outputs"][0]["outputFacets"]["outputStatistics"]["rowCount"] == 1

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from airflow_lineage_governance.kinds import StatementKind
+from airflow_lineage_governance.refs import TableRef
 from learning_platform.pipelines import pipeline_sql
 from tests.lineage.conftest import fields, read, rows
 
 
 def test_marketing_audience(schema):
     lineage = read(pipeline_sql("marketing_audience"), schema)
-    assert lineage.target == "marketing.audience"
+    assert lineage.target == TableRef.parse("marketing.audience")
     assert fields(lineage) == {
         "learner_id": ["crm.learners.learner_id DIRECT IDENTITY"],
         "full_name": ["crm.learners.full_name DIRECT IDENTITY"],
@@ -56,6 +58,6 @@ def test_birthday_offers_is_filtered_on_date_of_birth(schema):
 
 def test_daily_revenue_insert(schema):
     lineage = read(pipeline_sql("daily_revenue"), schema)
-    assert lineage.kind == "INSERT"
+    assert lineage.kind is StatementKind.INSERT
     assert fields(lineage) == {"day": ["billing.payments.paid_at DIRECT TRANSFORMATION"],
                                "revenue_usd": ["billing.payments.amount DIRECT AGGREGATION"]}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from airflow_lineage_governance.kinds import StatementKind
+from airflow_lineage_governance.refs import TableRef
 from tests.lineage.conftest import fields, read, rows
 
 CTAS = "create table out.t as "
@@ -202,7 +204,7 @@ def test_insert_takes_the_targets_names_by_position(schema):
     lineage = read("""insert into analytics.daily_revenue
         select cast(p.paid_at as date), sum(p.amount) from billing.payments p
         where p.status = 'succeeded' group by 1""", schema)
-    assert lineage.kind == "INSERT"
+    assert lineage.kind is StatementKind.INSERT
     assert fields(lineage) == {"day": ["billing.payments.paid_at DIRECT TRANSFORMATION"],
                                "revenue_usd": ["billing.payments.amount DIRECT AGGREGATION"]}
     assert rows(lineage) == ["billing.payments.paid_at GROUP_BY", "billing.payments.status FILTER"]
@@ -219,8 +221,8 @@ def test_insert_with_a_column_list_follows_the_list(schema):
 def test_sources_are_every_table_read(schema):
     lineage = read(CTAS + """select l.email from crm.learners l
         where exists (select 1 from support.tickets t where t.learner_id = l.learner_id)""", schema)
-    assert lineage.target == "out.t"
-    assert lineage.sources == ("crm.learners", "support.tickets")
+    assert lineage.target == TableRef.parse("out.t")
+    assert lineage.sources == (TableRef.parse("crm.learners"), TableRef.parse("support.tickets"))
 
 
 def test_descriptions_never_carry_literals(schema):
@@ -233,6 +235,6 @@ def test_descriptions_never_carry_literals(schema):
 
 def test_identifiers_are_case_insensitive_as_in_duckdb(schema):
     lineage = read('CREATE TABLE Out.T AS SELECT L.EMAIL, "L"."Country" FROM CRM.Learners L', schema)
-    assert lineage.target == "out.t"
+    assert lineage.target == TableRef.parse("out.t")
     assert fields(lineage) == {"email": ["crm.learners.email DIRECT IDENTITY"],
                                "country": ["crm.learners.country DIRECT IDENTITY"]}

@@ -8,6 +8,7 @@ import pytest
 import sqlglot
 
 from airflow_lineage_governance.iceberg.catalog import lineage_schema, open_local_catalog, table_names
+from airflow_lineage_governance.refs import TableRef
 from learning_platform.pipelines import PIPELINES, pipeline_sql, sql_folder
 from learning_platform.seed import generate, seed_platform
 from learning_platform.tables import SOURCE_TABLES
@@ -39,8 +40,7 @@ def test_eight_source_tables_with_the_named_columns(catalog):
     assert len(SOURCE_TABLES) == 8
     schema = lineage_schema(catalog)
     for table, columns in EXPECTED_COLUMNS.items():
-        db, name = table.split(".")
-        assert list(schema[db][name]) == columns
+        assert list(schema[TableRef.parse(table)]) == columns
 
 
 def test_row_counts_are_deterministic(catalog):

@@ -10,6 +10,7 @@ import tracemalloc
 import pytest
 
 from airflow_lineage_governance.lineage import LineageError, StatementTooLargeError, column_lineage
+from airflow_lineage_governance.refs import ColumnRef
 from learning_platform.tables import lineage_schema
 
 pytestmark = pytest.mark.reliability
@@ -52,7 +53,7 @@ def test_subqueries_nested_200_deep_are_refused_with_a_sentence():
 def test_subqueries_nested_100_deep_are_read():
     sql = "create table out.t as " + "select s.email from (" * 100 + "select l.email from crm.learners l" + ") s" * 100
     lineage = bounded(sql)
-    assert [d.source for d in lineage.column("email").inputs] == ["crm.learners.email"]
+    assert [d.source for d in lineage.column("email").inputs] == [ColumnRef.parse("crm.learners.email")]
 
 
 def test_expressions_nested_3000_deep_raise_lineage_error_not_recursion_error():
@@ -72,4 +73,4 @@ def test_unicode_and_quoted_identifiers():
     lineage = bounded('create table out."Tabelle" as select e."prénom", e."Order Id" as "Bestell Nr", '
                       'e."e-mail" from crm."élèves" e where e."e-mail" like ?', schema)
     assert [c.name for c in lineage.columns] == ["prénom", "bestell nr", "e-mail"]
-    assert lineage.column("bestell nr").inputs[0].source == "crm.élèves.order id"
+    assert lineage.column("bestell nr").inputs[0].source == ColumnRef.parse("crm.élèves.order id")

@@ -11,6 +11,10 @@ import sys
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from airflow_lineage_governance.iceberg.run import run_statement
+from airflow_lineage_governance.kinds import StatementKind
+from airflow_lineage_governance.refs import TableRef
+
+SOURCE = TableRef(("bench",), "src")
 
 
 def main() -> None:
@@ -18,13 +22,13 @@ def main() -> None:
     catalog = open_local_catalog(folder)
     print("started", flush=True)
     if mode == "ctas":
-        run_statement(catalog, kind="CREATE TABLE AS", target="bench.dst", sources=["bench.src"],
+        run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target=TableRef(("bench",), "dst"), sources=[SOURCE],
                       query=f"select s.id, s.value + {number} as value from bench.src s")
     else:
         batches = int(sys.argv[4])
         for batch in range(batches):
             offset = (number * batches + batch) * 1000
-            run_statement(catalog, kind="INSERT", target="bench.log", sources=["bench.src"],
+            run_statement(catalog, kind=StatementKind.INSERT, target=TableRef(("bench",), "log"), sources=[SOURCE],
                           insert_columns=["id", "value"],
                           query=f"select s.id + {offset} as id, s.value from bench.src s where s.id < 1000",
                           snapshot_properties={"airflow.write_key": f"worker{number}/batch{batch}"})
