@@ -92,19 +92,3 @@ def test_wrong_type_names_file_and_key(tmp_path):
 def test_missing_file_is_named(tmp_path):
     with pytest.raises(GovernanceConfigError, match="does not exist"):
         load_rules(tmp_path / "nope.toml")
-
-
-def test_blast_radius_weights_multiply_tier_and_owner(tmp_path):
-    from airflow_lineage_governance.governance.checks import tier_weight
-
-    rules_file = tmp_path / "lineage.toml"
-    rules_file.write_text('[blast_radius]\ntier_weights = { 1 = 10.0, 3 = 1.0 }\ndefault_weight = 2.0\n'
-                          'owner_weights = { "finance" = 3.0 }\n')
-    metadata_file = tmp_path / "metadata.toml"
-    metadata_file.write_text('[tables."a.gold"]\nowner = "finance"\ntier = 1\n'
-                             '[tables."a.scratch"]\nowner = "someone"\ntier = 3\n'
-                             '[tables."a.untiered"]\nowner = "finance"\n')
-    rules = load_rules(rules_file)
-    weight = tier_weight(load_metadata(metadata_file, rules), rules)
-    assert (weight(T("a.gold")), weight(T("a.scratch")), weight(T("a.untiered")), weight(T("a.unknown"))) == (
-        30.0, 1.0, 6.0, 2.0)
