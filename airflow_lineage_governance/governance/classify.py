@@ -41,60 +41,50 @@ def written_columns(lineage: LineageGraph) -> list[ColumnRef]:
     return sorted((c for table in lineage.outputs for c in lineage.columns_of(table)), key=lineage.name_of)
 
 
-def _inputs(lineage: LineageGraph, column: ColumnRef, through: tuple[str, ...]) -> list[Edge]:
-    edges = [*lineage.in_edges(column), *lineage.in_edges(column.table)]
-    return [e for e in edges if e.type in through]
+Inputs = list[tuple[str, Edge]]  # a column's input edges, each with its source's name
 
 
-def _dependency_order(order: list[ColumnRef], written: set[ColumnRef],
-                      inputs_of: Callable[[ColumnRef], list[Edge]]) -> tuple[list[ColumnRef], bool]:
-    """Returns the written columns with every written input before the columns it feeds (a depth-first
-    post-order), and whether a cycle was met (then the order is not topological)."""
-    done: set[ColumnRef] = set()
-    found: list[ColumnRef] = []
-    cyclic = False
+def _settle_in_dependency_order(order: list[str], written: set[str], settled: Mapping[str, object],
+                                inputs_of: Callable[[str], Inputs], settle: Callable[[str], None]) -> bool:
+    """Settles each written column (by name) after the written columns it reads, depth first in `order`;
+    returns False when done, or True as soon as a cycle is met (what was settled is to be settled again)."""
     for column in order:
-        if column in done:
+        if column in settled:
             continue
         stack, on_stack = [column], {column}
         while stack:
             current = stack[-1]
             pending = None
-            for edge in inputs_of(current):
-                source = edge.source
-                if source in written and source not in done:
+            for source, _ in inputs_of(current):
+                if source in written and source not in settled:
                     if source in on_stack:
-                        cyclic = True
-                    else:
-                        pending = source
-                        break
+                        return True
+                    pending = source
+                    break
             if pending is not None:
                 stack.append(pending)
                 on_stack.add(pending)
                 continue
             stack.pop()
             on_stack.discard(current)
-            done.add(current)
-            found.append(current)
-    return found, cyclic
+            settle(current)
+    return False
 
 
-def _components(written: Iterable[ColumnRef], inputs_of: Callable[[ColumnRef], list[Edge]]
-                ) -> list[tuple[list[ColumnRef], bool]]:
+def _components(written: list[str], inputs_of: Callable[[str], Inputs]) -> list[tuple[list[str], bool]]:
     """Returns the strongly connected components of the written columns (through their input edges), each
     component after every component that feeds it, with whether it is a cycle (more than one column, or a
     column that reads itself)."""
     import networkx as nx
 
     graph = nx.DiGraph()
-    columns = list(written)
-    graph.add_nodes_from(columns)
-    known = set(columns)
-    graph.add_edges_from((e.source, c) for c in columns for e in inputs_of(c) if e.source in known)
+    graph.add_nodes_from(written)
+    known = set(written)
+    graph.add_edges_from((source, c) for c in written for source, _ in inputs_of(c) if source in known)
     condensed = nx.condensation(graph)
     found = []
     for component in nx.topological_sort(condensed):
-        members = list(condensed.nodes[component]["members"])
+        members = sorted(condensed.nodes[component]["members"])
         found.append((members, len(members) > 1 or graph.has_edge(members[0], members[0])))
     return found
 
@@ -105,42 +95,54 @@ def propose(lineage: LineageGraph, declared: Mapping[ColumnRef, str], rules: Rul
     that decided it (DIRECT edges first among equals, then by source name). Inputs that are themselves
     written carry their effective class. A column on a cycle gets the strictest class of everything that
     reaches its cycle, the declared classes of the cycle's columns included."""
+    # Columns are keyed by name inside: a name's hash is computed once, a ref's at every lookup.
     through = through or rules.propagate_through
-    order = written_columns(lineage)
+    columns = {lineage.name_of(c): c for c in written_columns(lineage)}
+    order = list(columns)
     written = set(order)
-    proposals: dict[ColumnRef, Proposal] = {}
-    inputs: dict[ColumnRef, list[Edge]] = {}
+    classes = {str(c): cls for c, cls in declared.items()}
+    proposals: dict[str, Proposal] = {}
+    carries: dict[str, str | None] = {}  # a settled column's effective class
+    inputs: dict[str, Inputs] = {}
+    names = lineage.name_of
 
-    def inputs_of(column: ColumnRef) -> list[Edge]:
+    def inputs_of(column: str) -> Inputs:
         known = inputs.get(column)
         if known is None:
-            known = inputs[column] = _inputs(lineage, column, through)
+            ref = columns[column]
+            edges = [*lineage.in_edges(ref), *lineage.in_edges(ref.table)]
+            known = inputs[column] = [(names(e.source), e) for e in edges if e.type in through]
         return known
 
-    def carried(column: ColumnRef) -> str | None:
-        known = proposals.get(column)
-        return known.effective(rules) if known else declared.get(column)
+    def carried(column: str) -> str | None:
+        return carries[column] if column in carries else classes.get(column)
 
-    settled, cyclic = _dependency_order(order, written, inputs_of)
-    groups = _components(order, inputs_of) if cyclic else [([c], False) for c in settled]
-    for members, cycle in groups:
+    def settle(members: list[str], cycle: bool) -> None:
         within: str | None = None  # the class a cycle's columns carry around it
         on_cycle = set(members) if cycle else set()
         if cycle:
-            reaching = [declared.get(c) for c in members]
-            reaching += [carried(e.source) for c in members for e in inputs_of(c) if e.source not in on_cycle]
+            reaching = [classes.get(c) for c in members]
+            reaching += [carried(s) for c in members for s, _ in inputs_of(c) if s not in on_cycle]
             within = _strictest(reaching, rules)
         for column in members:
             best: tuple[int, Edge] | None = None
-            for edge in inputs_of(column):
-                cls = within if edge.source in on_cycle else carried(edge.source)
+            for source, edge in inputs_of(column):
+                cls = within if source in on_cycle else carried(source)
                 if cls is not None and (best is None or rules.rank(cls) > best[0]):
                     best = (rules.rank(cls), edge)
             proposed = rules.classes[best[0]] if best else None
-            proposals[column] = Proposal(column, proposed, best[1] if best else None, declared.get(column))
+            proposal = Proposal(columns[column], proposed, best[1] if best else None, classes.get(column))
+            proposals[column] = proposal
+            carries[column] = proposal.effective(rules)
         for column in members:
             inputs.pop(column, None)  # settled: its inputs are not asked for again
-    return {c: proposals[c] for c in order}
+
+    if _settle_in_dependency_order(order, written, proposals, inputs_of, lambda column: settle([column], False)):
+        proposals.clear()  # a cycle: settle again, component by component
+        carries.clear()
+        for members, cycle in _components(order, inputs_of):
+            settle(members, cycle)
+    return {columns[c]: proposals[c] for c in order}
 
 
 def _strictest(classes: Iterable[str | None], rules: Rules) -> str | None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.events import COMPLETE, RunEvent
-from airflow_lineage_governance.kinds import EdgeType, Subtype
+from airflow_lineage_governance.kinds import EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 if TYPE_CHECKING:
@@ -26,7 +26,8 @@ Node = ColumnRef | TableRef
 
 class Edge(NamedTuple):
     """One lineage edge as an event stated it (a named tuple: a graph holds hundreds of thousands). `type` and
-    `subtype` are EdgeType/Subtype members when the event used a known value, else the event's text."""
+    `subtype` are the event's text: an EdgeType and a Subtype value (StrEnums compare equal to them) or, from
+    another producer, a value of its own."""
 
     source: ColumnRef
     target: ColumnRef | TableRef
@@ -59,10 +60,12 @@ class LineageGraph:
     jobs: dict[str, RunEvent] = field(default_factory=dict)  # job -> its latest COMPLETE event
     names: dict[Node, str] = field(default_factory=dict, repr=False)
     _tables: dict[str, TableRef | None] = field(default_factory=dict, repr=False)  # dataset name -> its ref
+    _columns: dict[str, dict[str, ColumnRef]] = field(default_factory=dict, repr=False)  # dataset name -> columns
     _out: dict[ColumnRef, list[Edge]] = field(default_factory=lambda: defaultdict(list), repr=False)
     _in: dict[Node, list[Edge]] = field(default_factory=lambda: defaultdict(list), repr=False)
     _keys: set[tuple[Node, Node, str, str]] = field(default_factory=set, repr=False)
-    _sorted: bool = field(default=False, repr=False)
+    _sorted_out: set[Node] = field(default_factory=set, repr=False)  # nodes whose edges are in order already
+    _sorted_in: set[Node] = field(default_factory=set, repr=False)
 
     def table_ref(self, name: str) -> TableRef | None:
         """Returns the table a dataset name names (parsed once per name), or None when it names no table."""
@@ -77,6 +80,7 @@ class LineageGraph:
             return None
         self._tables[name] = ref
         self.names[ref] = name
+        self._columns[name] = self.table_columns[ref]  # the same dict: columns found by dataset name or by ref
         return ref
 
     def column_ref(self, table: TableRef, column: str) -> ColumnRef:
@@ -94,37 +98,48 @@ class LineageGraph:
 
     def add_edge(self, edge: Edge) -> None:
         """Adds the edge unless an edge of the same source, target, type and subtype is there already."""
+        for ref in (edge.source, edge.target):
+            if ref not in self.names:
+                self.names[ref] = str(ref)
+        self._add(edge)
+
+    def _add(self, edge: Edge) -> None:
         key = (edge.source, edge.target, edge.type, edge.subtype)
         if key in self._keys:
             return
         self._keys.add(key)
         self._out[edge.source].append(edge)
         self._in[edge.target].append(edge)
-        self._sorted = False
-
-    def _sort(self) -> None:
-        name = self.name_of
-        for edges in self._out.values():
-            edges.sort(key=lambda e: (name(e.target), e.type, e.subtype, name(e.source)))
-        for edges in self._in.values():
-            edges.sort(key=lambda e: (e.type != EdgeType.DIRECT, name(e.source), e.subtype))
-        self._sorted = True
+        if self._sorted_out or self._sorted_in:
+            self._sorted_out.clear()
+            self._sorted_in.clear()
 
     def edges(self) -> list[Edge]:
         """Returns every edge."""
         return [edge for edges in self._out.values() for edge in edges]
 
     def out_edges(self, node: ColumnRef) -> list[Edge]:
-        """Returns the edges leaving the column, in a stable order."""
-        if not self._sorted:
-            self._sort()
-        return self._out.get(node, [])
+        """Returns the edges leaving the column, by target, type, subtype and source (sorted when first asked)."""
+        edges = self._out.get(node)
+        if edges is None:
+            return []
+        if node not in self._sorted_out:
+            names = self.names
+            edges.sort(key=lambda e: (names[e.target], e.type, e.subtype, names[e.source]))
+            self._sorted_out.add(node)
+        return edges
 
     def in_edges(self, node: Node) -> list[Edge]:
-        """Returns the edges entering the column or table, in a stable order."""
-        if not self._sorted:
-            self._sort()
-        return self._in.get(node, [])
+        """Returns the edges entering the column or table, DIRECT first, then by source and subtype (sorted when
+        first asked)."""
+        edges = self._in.get(node)
+        if edges is None:
+            return []
+        if node not in self._sorted_in:
+            names = self.names
+            edges.sort(key=lambda e: (e.type != EdgeType.DIRECT, names[e.source], e.subtype))
+            self._sorted_in.add(node)
+        return edges
 
     def columns_of(self, table: TableRef) -> list[ColumnRef]:
         """Returns the table's columns as the events' schemas and lineage named them."""
@@ -166,8 +181,6 @@ def _schema_names(dataset: dict[str, Any]) -> list[str]:
     return [f["name"] for f in fields if type(f) is dict and type(f.get("name")) is str]
 
 
-EDGE_TYPES: dict[str, str] = {str(t): t for t in EdgeType}
-SUBTYPES: dict[str, str] = {str(s): s for s in Subtype}
 UNTYPED = ((EdgeType.DIRECT, "UNKNOWN", False),)  # an input field with no transformations (older producers)
 
 
@@ -181,7 +194,7 @@ def _transformations(entry: dict[str, Any]) -> list[tuple[str, str, bool]] | tup
             continue
         kind, subtype = t.get("type") or EdgeType.DIRECT, t.get("subtype") or ""
         if type(kind) is str and type(subtype) is str:  # a value of another JSON type is of the wrong shape
-            typed.append((EDGE_TYPES.get(kind, kind), SUBTYPES.get(subtype, subtype), bool(t.get("masking"))))
+            typed.append((kind, subtype, bool(t.get("masking"))))
     return typed or UNTYPED
 
 
@@ -230,12 +243,16 @@ def _add_edges(lineage: LineageGraph, event: RunEvent, namespace: str | None, so
         return
     if namespace is not None and source.get("namespace") != namespace:
         return
-    table = lineage.table_ref(name)
-    if table is None:
-        return
-    origin = lineage.column_ref(table, column)
+    known = lineage._columns.get(name)  # the build's fast path: one lookup per known column
+    origin = known.get(column) if known is not None else None
+    if origin is None:
+        table = lineage.table_ref(name)
+        if table is None:
+            return
+        origin = lineage.column_ref(table, column)
     for kind, subtype, masking in _transformations(source):
-        lineage.add_edge(Edge(origin, target, kind, subtype, masking, event.job_name, event.run_id, event.event_time))
+        lineage._add(Edge(origin, target, kind, subtype, masking, event.job_name, event.run_id,
+                          event.event_time))
 
 
 def build_graph(events: Iterable[RunEvent], namespace: str | None = None) -> LineageGraph:
