@@ -142,7 +142,7 @@ def cmd_propose(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Prints unaccounted tables, tables with no metadata and understated classes; exit 1 on any."""
+    """Prints understated classes, unaccounted tables and tables with no metadata; exit 1 on any."""
     from airflow_lineage_governance.governance.checks import run_checks
     from airflow_lineage_governance.iceberg.catalog import table_names
 

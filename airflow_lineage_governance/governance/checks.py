@@ -1,6 +1,6 @@
 """The governance checks, run by one function for the nightly DAG and the CLI alike: runs with no COMPLETE
-event (from the sensor's verdict), tables no lineage accounts for, written tables with no metadata, and
-declared classes lower than lineage proposes; and the blast-radius weight of a table."""
+event (from the sensor's verdict), declared classes lower than lineage proposes, tables no lineage accounts
+for, and written tables with no metadata; and the blast-radius weight of a table."""
 
 from __future__ import annotations
 
@@ -55,17 +55,17 @@ def understated_classes(proposals: Mapping[ColumnRef, Proposal], rules: Rules) -
 def run_checks(governance: Governance, catalog_tables: Iterable[TableRef | str],
                verdict: Mapping[str, Any] | None = None) -> list[Finding]:
     """Returns every finding, in the report's order: with the sensor's `verdict`, an unfinished target run and
-    the tasks with no COMPLETE event first; then unaccounted tables, tables with no metadata and understated
-    classes. Raises ValueError when the verdict holds a finding of an unknown kind."""
+    the tasks with no COMPLETE event first; then understated classes, unaccounted tables and tables with no
+    metadata. Raises ValueError when the verdict holds a finding of an unknown kind."""
     found: list[Finding] = []
     if verdict is not None:
         if not verdict.get("finished"):
             found.append(findings.target_run_unfinished(verdict.get("target_dag_id"), verdict.get("target_run_id"),
                                                          verdict.get("backend_problem")))
         found.extend(Finding.from_dict(m) for m in verdict.get("missing") or [])
+    found.extend(understated_classes(governance.proposals, governance.rules))
     found.extend(unaccounted(catalog_tables, governance.metadata, governance.graph))
     found.extend(missing_metadata(governance.graph, governance.metadata, governance.proposals))
-    found.extend(understated_classes(governance.proposals, governance.rules))
     return found
 
 

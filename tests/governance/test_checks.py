@@ -29,15 +29,15 @@ def governance(tmp_path):
 def test_run_checks_without_a_verdict(governance):
     found = run_checks(governance, ["crm.learners", "marketing.offers", "marketing.audience", "marketing.list"])
     assert [f.to_dict() for f in found] == [
-        {"kind": "unaccounted_table", "table": "marketing.list"},
-        {"kind": "missing_metadata", "table": "marketing.audience",
-         "proposals": {"email": "personal", "country": "internal"}},
         {"kind": "understated_classification", "column": "marketing.offers.country", "declared": "internal",
          "proposed": "personal", "decided_by": {"source": "crm.learners.email", "type": "INDIRECT",
                                                 "subtype": "FILTER"}},
         {"kind": "understated_classification", "column": "marketing.offers.learner_id", "declared": "internal",
          "proposed": "personal", "decided_by": {"source": "crm.learners.email", "type": "INDIRECT",
                                                 "subtype": "FILTER"}},
+        {"kind": "unaccounted_table", "table": "marketing.list"},
+        {"kind": "missing_metadata", "table": "marketing.audience",
+         "proposals": {"email": "personal", "country": "internal"}},
     ]
 
 
@@ -47,13 +47,13 @@ def test_run_checks_with_the_sensors_verdict_puts_the_runs_first(governance):
                "missing": [missing]}
     found = run_checks(governance, [T("crm.learners"), T("marketing.offers"), T("marketing.audience")], verdict)
     assert [f.kind for f in found] == [FindingKind.TARGET_RUN_UNFINISHED, FindingKind.MISSING_COMPLETE,
-                                       FindingKind.MISSING_METADATA, FindingKind.UNDERSTATED_CLASSIFICATION,
-                                       FindingKind.UNDERSTATED_CLASSIFICATION]
+                                       FindingKind.UNDERSTATED_CLASSIFICATION,
+                                       FindingKind.UNDERSTATED_CLASSIFICATION, FindingKind.MISSING_METADATA]
     assert found[0].to_dict() == {"kind": "target_run_unfinished", "dag_id": "p", "run_id": "r",
                                   "reason": "still running"}
     assert found[1].to_dict() == missing
     assert [f.kind for f in run_checks(governance, [], {"finished": True, "missing": []})][0] is \
-        FindingKind.MISSING_METADATA
+        FindingKind.UNDERSTATED_CLASSIFICATION
 
 
 def test_unaccounted_and_missing_metadata_alone(governance):
