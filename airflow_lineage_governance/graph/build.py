@@ -222,10 +222,12 @@ def _add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) ->
         found = facets.get("columnLineage") if type(facets) is dict else None
         facet: dict[str, Any] = found if type(found) is dict else {}
         fields: dict[str, Any] = facet["fields"] if type(facet.get("fields")) is dict else {}
+        known = lineage.table_columns[table]
         for name in (*_schema_names(dataset), *fields):
-            lineage.column_ref(table, name)
+            if name not in known:
+                lineage.column_ref(table, name)
         for column, entry in fields.items():
-            target = lineage.column_ref(table, column)
+            target = known[column]
             sources = entry.get("inputFields") if type(entry) is dict else None
             for source in sources if type(sources) is list else ():
                 _add_edges(lineage, event, namespace, source, target)
