@@ -15,15 +15,13 @@ from openlineage.client.serde import Serde
 
 from airflow_lineage_governance import settings
 from airflow_lineage_governance.errors import LineageGovernanceError
-from airflow_lineage_governance.governance.errors import GovernanceConfigError
-from airflow_lineage_governance.graph.errors import EventSourceError, UnknownColumnError
-from airflow_lineage_governance.lineage import LineageError, column_lineage
+from airflow_lineage_governance.lineage import column_lineage
 
 FINDINGS = 1
 BAD_INPUT = 2
 
 
-class BadInput(Exception):
+class BadInput(LineageGovernanceError):
     """Raised for input the CLI cannot use; its message is the one sentence the user sees."""
 
 
@@ -117,7 +115,7 @@ def _governance(args: argparse.Namespace):
 
 
 def _edges(path) -> str:
-    return " -> ".join([path[0].source, *(f"{e.target} ({e.type} {e.subtype})" for e in path)]) if path else ""
+    return " -> ".join([str(path[0].source), *(f"{e.target} ({e.type} {e.subtype})" for e in path)]) if path else ""
 
 
 def cmd_impact(args: argparse.Namespace) -> int:
@@ -128,8 +126,8 @@ def cmd_impact(args: argparse.Namespace) -> int:
         return 0
     print(f"{impact.column}: {len(impact.values)} columns through values, {len(impact.rows)} tables through "
           f"rows, {len(impact.columns_reached)} columns in all; blast-radius score {impact.score:g}")
-    print("  values can change: " + (", ".join(impact.values) or "none"))
-    print("  every row can change: " + (", ".join(impact.rows) or "none"))
+    print("  values can change: " + (", ".join(map(str, impact.values)) or "none"))
+    print("  every row can change: " + (", ".join(map(str, impact.rows)) or "none"))
     for column in impact.columns_reached:
         print(f"  {column}: {_edges(impact.paths[column])}")
     print("  owners: " + (", ".join(f"{t} ({o or 'no owner'})" for t, o in impact.owners.items()) or "none"))
@@ -164,24 +162,18 @@ def cmd_propose(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Prints understated classes, unaccounted tables and tables with no metadata; exit 1 on any."""
-    from airflow_lineage_governance.governance.checks import missing_metadata, unaccounted
-    from airflow_lineage_governance.governance.classify import understated
-    from airflow_lineage_governance.governance.report import finding_line
+    from airflow_lineage_governance.governance.checks import run_checks
     from airflow_lineage_governance.iceberg.catalog import table_names
 
     catalog = _existing_catalog(args.catalog)
     governance = _governance(args)
-    findings = [
-        *(f.to_dict() for f in understated(governance.proposals, governance.rules)),
-        *(f.to_dict() for f in unaccounted(table_names(catalog), governance.metadata,
-                                           governance.graph)),
-        *(f.to_dict() for f in missing_metadata(governance.graph, governance.metadata, governance.proposals)),
-    ]
+    findings = run_checks(governance, table_names(catalog))
     if args.json:
-        print(json.dumps({"findings": findings, "events": governance.report.to_dict()}, indent=2))
+        print(json.dumps({"findings": [f.to_dict() for f in findings], "events": governance.report.to_dict()},
+                         indent=2))
     else:
         for finding in findings:
-            print(f"{finding['kind'].replace('_', ' ')}: {finding_line(finding)}")
+            print(finding.line())
         print(f"{len(findings)} findings; events read {governance.report.events}, malformed "
               f"{governance.report.malformed + governance.report.truncated}")
     return FINDINGS if findings else 0
@@ -279,8 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _resolve_defaults(args)
         return run(args)
-    except (BadInput, LineageGovernanceError, LineageError, GovernanceConfigError, EventSourceError,
-            UnknownColumnError) as error:
+    except LineageGovernanceError as error:
         print(f"lineage-governance: {error}", file=sys.stderr)
         return BAD_INPUT
 

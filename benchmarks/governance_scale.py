@@ -24,7 +24,8 @@ from airflow_lineage_governance.governance.classify import propose, understated 
 from airflow_lineage_governance.governance.config import Metadata, Rules, TableMetadata  # noqa: E402
 from airflow_lineage_governance.graph.build import build_graph  # noqa: E402
 from airflow_lineage_governance.graph.events import FileEventSource, paused_collection, read_events  # noqa: E402
-from airflow_lineage_governance.graph.impact import downstream  # noqa: E402
+from airflow_lineage_governance.graph.impact import column_asked, downstream  # noqa: E402
+from airflow_lineage_governance.refs import TableRef  # noqa: E402
 
 JOBS, RUNS, COLUMNS, SOURCES = 10_000, 10, 4, 200
 REPEATS = 3  # the floor and the pass are each the median of this many runs
@@ -82,8 +83,8 @@ def main() -> None:
         floor = statistics.median(floors)
 
         rules = Rules(namespace=NS)
-        sources = {f"src.s{i}": TableMetadata(f"src.s{i}", "owner", True, 2,
-                                              {f"c{c}": rng_class(i, c) for c in range(COLUMNS)})
+        sources = {TableRef(("src",), f"s{i}"): TableMetadata(TableRef(("src",), f"s{i}"), "owner", True, 2,
+                                                              {f"c{c}": rng_class(i, c) for c in range(COLUMNS)})
                    for i in range(SOURCES)}
         metadata = Metadata(sources)
         declared = metadata.declared()
@@ -106,7 +107,7 @@ def main() -> None:
         timings = []
         for column in columns:
             begun = time.perf_counter()
-            downstream(graph, column)
+            downstream(graph, column_asked(column))
             timings.append(time.perf_counter() - begun)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     p50, p95 = statistics.median(timings) * 1000, sorted(timings)[949] * 1000

@@ -34,7 +34,7 @@ def governance_dag(dag_id: str, target_dag_id: str, *, schedule: Any, start_date
                                      timeout=wait_seconds, poke_interval=poke_seconds)
 
         @task
-        def run_checks(verdict: dict, **context: Any) -> dict:
+        def run_checks(verdict: dict[str, Any], **context: Any) -> dict[str, Any]:
             """Runs every check over the received lineage; returns the report as data."""
             from airflow_lineage_governance.governance.nightly import nightly_report
             from airflow_lineage_governance.governance.session import Governance
@@ -48,11 +48,11 @@ def governance_dag(dag_id: str, target_dag_id: str, *, schedule: Any, start_date
             return report.to_dict()
 
         @task
-        def write_report(report: dict) -> str:
+        def write_report(report: dict[str, Any]) -> str:
             """Writes the report, shows it in the task log, and fails the run on error findings."""
             from airflow_lineage_governance.governance.report import GovernanceReport, markdown
 
-            governance_report = GovernanceReport(**report)
+            governance_report = GovernanceReport.from_dict(report)
             json_path, md_path = governance_report.write(report_folder())
             print(markdown(governance_report))
             print(f"Report written to {json_path} and {md_path}")
@@ -61,5 +61,5 @@ def governance_dag(dag_id: str, target_dag_id: str, *, schedule: Any, start_date
                                            f"see {md_path}")
             return str(json_path)
 
-        write_report(run_checks(wait.output))
+        write_report(run_checks(wait.output))  # type: ignore[arg-type]  # XComArgs, resolved when the tasks run
     return dag

@@ -1,62 +1,79 @@
-"""The checks that guard lineage itself: tables no lineage accounts for, written tables with no metadata,
-and the blast-radius weight of a table."""
+"""The governance checks, run by one function for the nightly DAG and the CLI alike: runs with no COMPLETE
+event (from the sensor's verdict), declared classes lower than lineage proposes, tables no lineage accounts
+for, and written tables with no metadata; and the blast-radius weight of a table."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from airflow_lineage_governance.governance.classify import Proposal
+from airflow_lineage_governance.governance import findings
+from airflow_lineage_governance.governance.classify import Proposal, understated
 from airflow_lineage_governance.governance.config import Metadata, Rules
+from airflow_lineage_governance.governance.findings import Finding
 from airflow_lineage_governance.graph.build import LineageGraph
+from airflow_lineage_governance.refs import ColumnRef, TableRef
+
+if TYPE_CHECKING:
+    from airflow_lineage_governance.governance.session import Governance
 
 
-@dataclass(frozen=True)
-class Unaccounted:
-    """A catalog table that is neither a declared source nor the output of any job in the events."""
-
-    table: str
-
-    def to_dict(self) -> dict[str, object]:
-        """Returns the finding as the report's JSON shows it."""
-        return {"kind": "unaccounted_table", "table": self.table}
-
-
-@dataclass(frozen=True)
-class MissingMetadata:
-    """A table some job wrote that metadata.toml says nothing about, with lineage's proposals for it."""
-
-    table: str
-    proposals: dict[str, str | None]
-
-    def to_dict(self) -> dict[str, object]:
-        """Returns the finding as the report's JSON shows it."""
-        return {"kind": "missing_metadata", "table": self.table, "proposals": self.proposals}
-
-
-def unaccounted(catalog_tables: Iterable[str], metadata: Metadata, lineage: LineageGraph) -> list[Unaccounted]:
-    """Returns the catalog tables that are neither sources declared in metadata.toml nor outputs of a job."""
+def unaccounted(catalog_tables: Iterable[TableRef | str], metadata: Metadata,
+                lineage: LineageGraph) -> list[Finding]:
+    """Returns a finding for each catalog table (a ref or its dotted name) that is neither a source declared in
+    metadata.toml nor the output of a job, sorted by name. Raises InvalidNameError for a name of no table."""
     sources = {name for name, table in metadata.tables.items() if table.source}
-    return [Unaccounted(t) for t in sorted(set(catalog_tables)) if t not in sources and t not in lineage.outputs]
+    tables = {t if isinstance(t, TableRef) else TableRef.parse(t) for t in catalog_tables}
+    return [findings.unaccounted_table(t) for t in sorted(tables, key=str)
+            if t not in sources and t not in lineage.outputs]
 
 
 def missing_metadata(lineage: LineageGraph, metadata: Metadata,
-                     proposals: Mapping[str, Proposal]) -> list[MissingMetadata]:
-    """Returns every written table with no metadata, each with the class proposed for each of its columns."""
+                     proposals: Mapping[ColumnRef, Proposal]) -> list[Finding]:
+    """Returns a finding for every written table with no metadata, each with the class proposed for each of
+    its columns, sorted by table name."""
     found = []
-    for table in sorted(lineage.outputs):
+    for table in sorted(lineage.outputs, key=lineage.name_of):
         if table in metadata.tables:
             continue
-        columns = {c.rsplit(".", 1)[1]: proposals[c].proposed for c in lineage.columns_of(table) if c in proposals}
-        found.append(MissingMetadata(table, columns))
+        columns = {c.field: proposals[c].proposed for c in lineage.columns_of(table) if c in proposals}
+        found.append(findings.missing_metadata(table, columns))
     return found
 
 
-def tier_weight(metadata: Metadata, rules: Rules) -> Callable[[str], float]:
+def understated_classes(proposals: Mapping[ColumnRef, Proposal], rules: Rules) -> list[Finding]:
+    """Returns a finding for every written column whose declared class is lower than lineage proposes."""
+    found = []
+    for p in understated(proposals, rules):
+        assert p.declared is not None and p.proposed is not None and p.decided_by is not None
+        edge = p.decided_by
+        found.append(findings.understated_classification(p.column, p.declared, p.proposed, edge.source, edge.type,
+                                                         edge.subtype))
+    return found
+
+
+def run_checks(governance: Governance, catalog_tables: Iterable[TableRef | str],
+               verdict: Mapping[str, Any] | None = None) -> list[Finding]:
+    """Returns every finding, in the report's order: with the sensor's `verdict`, an unfinished target run and
+    the tasks with no COMPLETE event first; then understated classes, unaccounted tables and tables with no
+    metadata. Raises ValueError when the verdict holds a finding of an unknown kind."""
+    found: list[Finding] = []
+    if verdict is not None:
+        if not verdict.get("finished"):
+            found.append(findings.target_run_unfinished(verdict.get("target_dag_id"), verdict.get("target_run_id"),
+                                                         verdict.get("backend_problem")))
+        found.extend(Finding.from_dict(m) for m in verdict.get("missing") or [])
+    found.extend(understated_classes(governance.proposals, governance.rules))
+    found.extend(unaccounted(catalog_tables, governance.metadata, governance.graph))
+    found.extend(missing_metadata(governance.graph, governance.metadata, governance.proposals))
+    return found
+
+
+def tier_weight(metadata: Metadata, rules: Rules) -> Callable[[TableRef], float]:
     """Returns the blast-radius weight of a table: its tier's weight in lineage.toml (else the default weight),
     times its owner's weight there (else 1)."""
 
-    def weight(table: str) -> float:
+    def weight(table: TableRef) -> float:
         known = metadata.tables.get(table)
         if known is None:
             return rules.default_weight

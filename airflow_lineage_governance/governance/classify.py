@@ -1,22 +1,24 @@
 """Classification proposals from lineage: each written column gets the stricter of its inputs' classes
 (Denning's join on the line of classes), through the edge types lineage.toml lists. Masking never lowers a
 class, and a declared class is never lowered: downstream, a column carries the stricter of its declared and
-proposed class."""
+proposed class. Columns on a lineage cycle (an incremental job reading its own output) form one strongly
+connected component, and each gets the strictest class of everything that reaches the component."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from airflow_lineage_governance.governance.config import Rules
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
+from airflow_lineage_governance.refs import ColumnRef
 
 
 @dataclass(frozen=True)
 class Proposal:
     """What lineage proposes for one written column."""
 
-    column: str
+    column: ColumnRef
     proposed: str | None
     decided_by: Edge | None
     declared: str | None
@@ -27,89 +29,130 @@ class Proposal:
         return max(known, key=rules.rank) if known else None
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the proposal as plain data."""
+        """Returns the proposal as plain data (refs as their dotted names)."""
         decided = self.decided_by
-        return {"column": self.column, "proposed": self.proposed, "declared": self.declared,
-                "decided_by": {"source": decided.source, "type": decided.type, "subtype": decided.subtype}
-                if decided else None}
+        return {"column": str(self.column), "proposed": self.proposed, "declared": self.declared,
+                "decided_by": {"source": str(decided.source), "type": str(decided.type),
+                               "subtype": str(decided.subtype)} if decided else None}
 
 
-def written_columns(lineage: LineageGraph) -> list[str]:
-    """Returns every column of every table some job's events say it wrote, sorted."""
-    return sorted(c for table in lineage.outputs for c in lineage.columns_of(table))
+def written_columns(lineage: LineageGraph) -> list[ColumnRef]:
+    """Returns every column of every table some job's events say it wrote, sorted by name."""
+    return sorted((c for table in lineage.outputs for c in lineage.columns_of(table)), key=lineage.name_of)
 
 
-def _inputs(lineage: LineageGraph, column: str, through: tuple[str, ...]) -> list[Edge]:
-    table = column.rsplit(".", 1)[0]
-    edges = [*lineage.in_edges(column), *lineage.in_edges(table)]
-    return [e for e in edges if e.type in through]
+Inputs = list[tuple[str, Edge]]  # a column's input edges, each with its source's name
 
 
-def propose(lineage: LineageGraph, declared: Mapping[str, str], rules: Rules,
-            through: tuple[str, ...] | None = None) -> dict[str, Proposal]:
-    """Returns a proposal for every written column: its inputs' strictest class and the edge that decided
-    it (DIRECT edges first among equals, then by source name). Inputs that are themselves written carry
-    their effective class; cycles are cut where they close."""
-    through = through or rules.propagate_through
-    written = set(written_columns(lineage))
-    proposals: dict[str, Proposal] = {}
-    inputs: dict[str, list[Edge]] = {}
-
-    def inputs_of(column: str) -> list[Edge]:
-        known = inputs.get(column)
-        if known is None:
-            known = inputs[column] = _inputs(lineage, column, through)
-        return known
-
-    def carried(column: str) -> str | None:
-        if column in written:
-            known = proposals.get(column)
-            return known.effective(rules) if known else declared.get(column)
-        return declared.get(column)
-
-    for column in sorted(written):
+def _settle_in_dependency_order(order: list[str], written: set[str], settled: Mapping[str, object],
+                                inputs_of: Callable[[str], Inputs], settle: Callable[[str], None]) -> bool:
+    """Settles each written column (by name) after the written columns it reads, depth first in `order`;
+    returns False when done, or True as soon as a cycle is met (what was settled is to be settled again)."""
+    for column in order:
+        if column in settled:
+            continue
         stack, on_stack = [column], {column}
         while stack:
             current = stack[-1]
-            pending = [e.source for e in inputs_of(current)
-                       if e.source in written and e.source not in proposals and e.source not in on_stack]
-            if pending:
-                stack.append(pending[0])
-                on_stack.add(pending[0])
+            pending = None
+            for source, _ in inputs_of(current):
+                if source in written and source not in settled:
+                    if source in on_stack:
+                        return True
+                    pending = source
+                    break
+            if pending is not None:
+                stack.append(pending)
+                on_stack.add(pending)
                 continue
             stack.pop()
             on_stack.discard(current)
-            if current in proposals:
-                continue
+            settle(current)
+    return False
+
+
+def _components(written: list[str], inputs_of: Callable[[str], Inputs]) -> list[tuple[list[str], bool]]:
+    """Returns the strongly connected components of the written columns (through their input edges), each
+    component after every component that feeds it, with whether it is a cycle (more than one column, or a
+    column that reads itself)."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    graph.add_nodes_from(written)
+    known = set(written)
+    graph.add_edges_from((source, c) for c in written for source, _ in inputs_of(c) if source in known)
+    condensed = nx.condensation(graph)
+    found = []
+    for component in nx.topological_sort(condensed):
+        members = sorted(condensed.nodes[component]["members"])
+        found.append((members, len(members) > 1 or graph.has_edge(members[0], members[0])))
+    return found
+
+
+def propose(lineage: LineageGraph, declared: Mapping[ColumnRef, str], rules: Rules,
+            through: tuple[str, ...] | None = None) -> dict[ColumnRef, Proposal]:
+    """Returns a proposal for every written column (sorted by name): its inputs' strictest class and the edge
+    that decided it (DIRECT edges first among equals, then by source name). Inputs that are themselves
+    written carry their effective class. A column on a cycle gets the strictest class of everything that
+    reaches its cycle, the declared classes of the cycle's columns included."""
+    # Columns are keyed by name inside: a name's hash is computed once, a ref's at every lookup.
+    through = through or rules.propagate_through
+    columns = {lineage.name_of(c): c for c in written_columns(lineage)}
+    order = list(columns)
+    written = set(order)
+    classes = {str(c): cls for c, cls in declared.items()}
+    proposals: dict[str, Proposal] = {}
+    carries: dict[str, str | None] = {}  # a settled column's effective class
+    inputs: dict[str, Inputs] = {}
+    names = lineage.name_of
+
+    def inputs_of(column: str) -> Inputs:
+        known = inputs.get(column)
+        if known is None:
+            ref = columns[column]
+            edges = [*lineage.in_edges(ref), *lineage.in_edges(ref.table)]
+            known = inputs[column] = [(names(e.source), e) for e in edges if e.type in through]
+        return known
+
+    def carried(column: str) -> str | None:
+        return carries[column] if column in carries else classes.get(column)
+
+    def settle(members: list[str], cycle: bool) -> None:
+        within: str | None = None  # the class a cycle's columns carry around it
+        on_cycle = set(members) if cycle else set()
+        if cycle:
+            reaching = [classes.get(c) for c in members]
+            reaching += [carried(s) for c in members for s, _ in inputs_of(c) if s not in on_cycle]
+            within = _strictest(reaching, rules)
+        for column in members:
             best: tuple[int, Edge] | None = None
-            for edge in inputs_of(current):
-                cls = carried(edge.source)
+            for source, edge in inputs_of(column):
+                cls = within if source in on_cycle else carried(source)
                 if cls is not None and (best is None or rules.rank(cls) > best[0]):
                     best = (rules.rank(cls), edge)
             proposed = rules.classes[best[0]] if best else None
-            proposals[current] = Proposal(current, proposed, best[1] if best else None, declared.get(current))
-            inputs.pop(current, None)  # settled: its inputs are not asked for again
-    return {c: proposals[c] for c in sorted(written)}
+            proposal = Proposal(columns[column], proposed, best[1] if best else None, classes.get(column))
+            proposals[column] = proposal
+            carries[column] = proposal.effective(rules)
+        for column in members:
+            inputs.pop(column, None)  # settled: its inputs are not asked for again
+
+    if _settle_in_dependency_order(order, written, proposals, inputs_of, lambda column: settle([column], False)):
+        proposals.clear()  # a cycle: settle again, component by component
+        carries.clear()
+        for members, cycle in _components(order, inputs_of):
+            settle(members, cycle)
+    return {columns[c]: proposals[c] for c in order}
 
 
-@dataclass(frozen=True)
-class Understated:
-    """A declared class lower than lineage proposes."""
-
-    column: str
-    declared: str
-    proposed: str
-    decided_by: Edge
-
-    def to_dict(self) -> dict[str, object]:
-        """Returns the finding as the report's JSON shows it."""
-        return {"kind": "understated_classification", "column": self.column, "declared": self.declared,
-                "proposed": self.proposed, "decided_by": {"source": self.decided_by.source,
-                                                          "type": self.decided_by.type,
-                                                          "subtype": self.decided_by.subtype}}
+def _strictest(classes: Iterable[str | None], rules: Rules) -> str | None:
+    known = [c for c in classes if c is not None]
+    return max(known, key=rules.rank) if known else None
 
 
-def understated(proposals: Mapping[str, Proposal], rules: Rules) -> list[Understated]:
-    """Returns every written column whose declared class is lower than lineage proposes, sorted."""
-    return [Understated(p.column, p.declared, p.proposed, p.decided_by) for p in proposals.values()
+def understated(proposals: Mapping[ColumnRef, Proposal], rules: Rules) -> list[Proposal]:
+    """Returns the proposal of every written column whose declared class is lower than lineage proposes, in
+    the proposals' order."""
+    return [p for p in proposals.values()
             if p.declared and p.proposed and p.decided_by and rules.rank(p.declared) < rules.rank(p.proposed)]
+

@@ -9,17 +9,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.governance.errors import GovernanceConfigError
+from airflow_lineage_governance.kinds import EdgeType
+from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 DEFAULT_CLASSES = ("public", "internal", "personal", "sensitive")
-EDGE_TYPES = ("DIRECT", "INDIRECT")
+EDGE_TYPES = tuple(EdgeType)
 
 
 @dataclass(frozen=True)
 class TableMetadata:
     """What metadata.toml declares for one table."""
 
-    name: str
+    name: TableRef
     owner: str | None
     source: bool
     tier: int | None
@@ -28,19 +31,19 @@ class TableMetadata:
 
 @dataclass(frozen=True)
 class Metadata:
-    """Every table metadata.toml declares, by `namespace.table`."""
+    """Every table metadata.toml declares, by its ref."""
 
-    tables: dict[str, TableMetadata]
+    tables: dict[TableRef, TableMetadata]
 
-    def declared(self) -> dict[str, str]:
-        """Returns every declared column class as `{namespace.table.column: class}`."""
-        return {f"{t.name}.{c}": cls for t in self.tables.values() for c, cls in t.columns.items()}
+    def declared(self) -> dict[ColumnRef, str]:
+        """Returns every declared column class as `{column: class}`."""
+        return {t.name.column(c): cls for t in self.tables.values() for c, cls in t.columns.items()}
 
-    def owners(self) -> dict[str, str | None]:
+    def owners(self) -> dict[TableRef, str | None]:
         """Returns every declared table's owner."""
         return {name: table.owner for name, table in self.tables.items()}
 
-    def owner(self, table: str) -> str | None:
+    def owner(self, table: TableRef) -> str | None:
         """Returns the table's owner, or None when it has no metadata or no owner."""
         known = self.tables.get(table)
         return known.owner if known else None
@@ -52,8 +55,7 @@ class Rules:
 
     namespace: str = "iceberg://platform"
     classes: tuple[str, ...] = DEFAULT_CLASSES
-    propagate_through: tuple[str, ...] = EDGE_TYPES
-    max_edges_per_event: int = 4096
+    propagate_through: tuple[EdgeType, ...] = EDGE_TYPES
     tier_weights: dict[int, float] = field(default_factory=lambda: {1: 10.0, 2: 3.0, 3: 1.0})
     owner_weights: dict[str, float] = field(default_factory=dict)
     default_weight: float = 1.0
@@ -107,6 +109,7 @@ def load_rules(path: str | Path | None = None) -> Rules:
         if edge_type not in EDGE_TYPES:
             raise GovernanceConfigError(path, "propagate_through",
                                         f"{edge_type!r} is not an edge type (use DIRECT and/or INDIRECT)")
+    through = tuple(EdgeType(t) for t in through)
     blast = _expect(data.get("blast_radius", {}), dict, path, "blast_radius", "a table")
     weights_raw = _expect(blast.get("tier_weights", {"1": 10.0, "2": 3.0, "3": 1.0}), dict, path,
                           "blast_radius.tier_weights", "a table of tier = weight")
@@ -125,8 +128,6 @@ def load_rules(path: str | Path | None = None) -> Rules:
         namespace=_expect(data.get("namespace", Rules.namespace), str, path, "namespace", "a string"),
         classes=classes,
         propagate_through=through,
-        max_edges_per_event=_expect(data.get("max_edges_per_event", 4096), int, path, "max_edges_per_event",
-                                    "a whole number"),
         tier_weights=weights,
         default_weight=float(_expect(blast.get("default_weight", 1.0), (int, float), path,
                                      "blast_radius.default_weight", "a number")),
@@ -142,11 +143,13 @@ def load_metadata(path: str | Path | None = None, rules: Rules | None = None) ->
     rules = rules or Rules()
     data = _read_toml(path)
     tables_raw = _expect(data.get("tables", {}), dict, path, "tables", "a table of tables")
-    tables = {}
+    tables: dict[TableRef, TableMetadata] = {}
     for name, entry in tables_raw.items():
         key = f'tables."{name}"'
-        if name.count(".") != 1:
-            raise GovernanceConfigError(path, key, "a table must be named namespace.table")
+        try:
+            table = TableRef.parse(name)
+        except InvalidNameError:
+            raise GovernanceConfigError(path, key, "a table must be named namespace.table") from None
         _expect(entry, dict, path, key, "a table")
         columns = _expect(entry.get("columns", {}), dict, path, f"{key}.columns", "a table of column = class")
         for column, cls in columns.items():
@@ -155,8 +158,8 @@ def load_metadata(path: str | Path | None = None, rules: Rules | None = None) ->
                                             f"{cls!r} is not a class (use one of {', '.join(rules.classes)})")
         owner = entry.get("owner")
         tier = entry.get("tier")
-        tables[name] = TableMetadata(
-            name=name,
+        tables[table] = TableMetadata(
+            name=table,
             owner=_expect(owner, str, path, f"{key}.owner", "a string") if owner is not None else None,
             source=_expect(entry.get("source", False), bool, path, f"{key}.source", "true or false"),
             tier=_expect(tier, int, path, f"{key}.tier", "a whole number") if tier is not None else None,

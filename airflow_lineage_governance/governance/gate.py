@@ -5,16 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from airflow_lineage_governance.governance.session import Governance
-from airflow_lineage_governance.graph.errors import UnknownColumnError
+from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
 from airflow_lineage_governance.graph.impact import Impact
 from airflow_lineage_governance.lineage import ColumnLineage
+from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 
 @dataclass(frozen=True)
 class ColumnChange:
     """One output column a change alters or removes, with its impact on what lineage says reads it."""
 
-    column: str
+    column: ColumnRef
     change: str
     impact: Impact | None
 
@@ -25,17 +26,18 @@ class ColumnChange:
 
     def to_dict(self) -> dict[str, object]:
         """Returns the change as the CLI's JSON prints it."""
-        return {"column": self.column, "change": self.change, "score": round(self.score, 3),
+        return {"column": str(self.column), "change": self.change, "score": round(self.score, 3),
                 "impact": self.impact.to_dict() if self.impact else None}
 
 
-def changed_columns(before: ColumnLineage, after: ColumnLineage | None) -> list[tuple[str, str]]:
+def changed_columns(before: ColumnLineage, after: ColumnLineage | None) -> list[tuple[ColumnRef, str]]:
     """Returns (column, 'removed' | 'changed') for every output column of `before` that `after` drops or
     computes differently (other inputs, types or expression); a dropped statement removes every column."""
     now = {c.name: c for c in after.columns} if after and after.target == before.target else {}
+    target = before.target if isinstance(before.target, TableRef) else TableRef.parse(before.target)
     found = []
     for column in before.columns:
-        name = f"{before.target}.{column.name}"
+        name = target.column(column.name)
         new = now.get(column.name)
         if new is None:
             found.append((name, "removed"))
@@ -50,7 +52,7 @@ def gate(governance: Governance, before: ColumnLineage, after: ColumnLineage | N
     for column, change in changed_columns(before, after):
         try:
             impact = governance.impact(column)
-        except UnknownColumnError:
+        except ColumnNotInLineageError:
             impact = None
         changes.append(ColumnChange(column, change, impact))
     return changes

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ERROR_KINDS = frozenset({"missing_complete", "unaccounted_table", "understated_classification",
-                         "target_run_unfinished"})
+from airflow_lineage_governance.governance.findings import Finding
+from airflow_lineage_governance.kinds import Severity
 
 
 @dataclass
@@ -18,18 +19,24 @@ class GovernanceReport:
     dag_id: str
     run_id: str
     logical_date: str
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     coverage: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def errors(self) -> list[dict[str, Any]]:
+    def errors(self) -> list[Finding]:
         """Returns the findings that fail the governance run (all but missing metadata, a warning)."""
-        return [f for f in self.findings if f["kind"] in ERROR_KINDS]
+        return [f for f in self.findings if f.severity is Severity.ERROR]
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the report as plain data."""
+        """Returns the report as plain data (JSON- and XCom-ready)."""
         return {"dag_id": self.dag_id, "run_id": self.run_id, "logical_date": self.logical_date,
-                "findings": self.findings, "coverage": self.coverage}
+                "findings": [f.to_dict() for f in self.findings], "coverage": self.coverage}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GovernanceReport:
+        """Returns the report `to_dict()` gave; raises ValueError for a finding of an unknown kind."""
+        return cls(data["dag_id"], data["run_id"], data["logical_date"],
+                   [Finding.from_dict(f) for f in data.get("findings") or []], dict(data.get("coverage") or {}))
 
     def write(self, folder: str | Path) -> tuple[Path, Path]:
         """Writes governance-report.json and .md into `folder` (created when missing); returns both paths."""
@@ -41,37 +48,17 @@ class GovernanceReport:
         return json_path, md_path
 
 
-def finding_line(finding: dict[str, Any]) -> str:
-    """Returns one finding as a sentence."""
-    kind = finding["kind"]
-    if kind == "missing_complete":
-        tried = f", try {finding['try_number']}" if finding.get("try_number") else ""
-        why = f" ({finding['reason']})" if finding.get("reason") else ""
-        state = "succeeded" if finding["state"] == "success" else finding["state"]
-        return f"{finding['job']}: the task {state}{tried}, but no COMPLETE lineage event arrived{why}"
-    if kind == "unaccounted_table":
-        return f"{finding['table']}: in the catalog, but no declared source and no job's output in the lineage"
-    if kind == "understated_classification":
-        decided = finding["decided_by"]
-        return (f"{finding['column']}: declared {finding['declared']}, lineage proposes {finding['proposed']} "
-                f"(from {decided['source']}, {decided['type']} {decided['subtype']})")
-    if kind == "target_run_unfinished":
-        return f"{finding['dag_id']}: its run had not finished when the wait ended ({finding.get('reason')})"
-    if kind == "missing_metadata":
-        proposals = ", ".join(f"{c} {p or 'unknown'}" for c, p in finding["proposals"].items())
-        return f"{finding['table']}: written with no metadata; lineage proposes {proposals}"
-    return json.dumps(finding)
-
-
 def markdown(report: GovernanceReport) -> str:
-    """Returns the report as Markdown."""
+    """Returns the report as Markdown: a section per finding kind, then the coverage."""
     lines = [f"# Lineage governance: {report.dag_id}", "",
              f"Run `{report.run_id}`, logical date {report.logical_date}: {len(report.errors)} errors, "
              f"{len(report.findings) - len(report.errors)} warnings.", ""]
-    kinds = sorted({f["kind"] for f in report.findings})
+    kinds = sorted({f.kind for f in report.findings})
     for kind in kinds:
-        lines.append(f"## {kind.replace('_', ' ')}{'' if kind in ERROR_KINDS else ' (warning)'}")
-        lines.extend(f"- {finding_line(f)}" for f in report.findings if f["kind"] == kind)
+        found = [f for f in report.findings if f.kind is kind]
+        warning = "" if kind.severity is Severity.ERROR else " (warning)"
+        lines.append(f"## {found[0].heading}{warning}")
+        lines.extend(f"- {f.sentence()}" for f in found)
         lines.append("")
     if not kinds:
         lines.extend(["No findings.", ""])

@@ -3,32 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
-from airflow_lineage_governance.graph.events import RunEvent
-from airflow_lineage_governance.lineage.errors import UNREADABLE
+from airflow_lineage_governance.governance import findings
+from airflow_lineage_governance.governance.findings import Finding
+from airflow_lineage_governance.graph.events import COMPLETE, FAIL, RunEvent
 
 SUCCESS = "success"
 FINISHED = frozenset({"success", "failed", "skipped", "upstream_failed", "removed"})
-
-
-@dataclass(frozen=True)
-class MissingComplete:
-    """A task instance that succeeded with no COMPLETE event of its job in the events received."""
-
-    job: str
-    task_id: str
-    try_number: int | None
-    state: str
-    reason: str = ""
-
-    def to_dict(self) -> dict[str, object]:
-        """Returns the finding as the report's JSON shows it."""
-        found = {"kind": "missing_complete", "job": self.job, "task_id": self.task_id,
-                 "try_number": self.try_number, "state": self.state}
-        if self.reason:
-            found["reason"] = self.reason
-        return found
 
 
 def events_of_run(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[RunEvent]:
@@ -38,12 +19,13 @@ def events_of_run(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[
 
 
 def missing_completes(task_states: Mapping[str, str], events: Iterable[RunEvent], dag_id: str, run_id: str,
-                      reason: str = "") -> list[MissingComplete]:
-    """Returns every task that succeeded in the run with no COMPLETE event of its job for that run. A task
-    that failed or was skipped never had a COMPLETE to send; a retried task is matched on any try's COMPLETE
-    (only the try that succeeded sends one). The try number is the latest any event of the task names."""
+                      reason: str = "") -> list[Finding]:
+    """Returns a missing_complete finding for every task that succeeded in the run with no COMPLETE event of
+    its job for that run, by task id. A task that failed or was skipped never had a COMPLETE to send; a
+    retried task is matched on any try's COMPLETE (only the try that succeeded sends one). The try number is
+    the latest any event of the task names."""
     of_run = events_of_run(events, dag_id, run_id)
-    completed = {e.job_name for e in of_run if e.event_type == "COMPLETE"}
+    completed = {e.job_name for e in of_run if e.event_type == COMPLETE}
     tries: dict[str, int] = {}
     for event in of_run:
         if event.try_number is not None:
@@ -52,14 +34,12 @@ def missing_completes(task_states: Mapping[str, str], events: Iterable[RunEvent]
     for task_id, state in sorted(task_states.items()):
         job = f"{dag_id}.{task_id}"
         if state == SUCCESS and job not in completed:
-            missing.append(MissingComplete(job, task_id, tries.get(job), state, reason))
+            missing.append(findings.missing_complete(job, task_id, tries.get(job), state, reason))
     return missing
 
 
 def parse_failures(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[str]:
-    """Returns the jobs of the run whose FAIL event says their lineage could not be read."""
-    failed = []
-    for event in events_of_run(events, dag_id, run_id):
-        if event.event_type == "FAIL" and UNREADABLE in event.error_message:
-            failed.append(event.job_name)
-    return sorted(set(failed))
+    """Returns the jobs of the run whose FAIL event carries an `extractionError` run facet (OpenLineage's
+    ExtractionErrorRunFacet: their lineage could not be read), sorted."""
+    return sorted({e.job_name for e in events_of_run(events, dag_id, run_id)
+                   if e.event_type == FAIL and e.extraction_failed})

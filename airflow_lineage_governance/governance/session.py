@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from airflow_lineage_governance.governance.checks import tier_weight
 from airflow_lineage_governance.governance.classify import Proposal, propose
@@ -18,7 +19,8 @@ from airflow_lineage_governance.graph.events import (
     paused_collection,
     read_events,
 )
-from airflow_lineage_governance.graph.impact import Impact, Provenance, downstream, upstream
+from airflow_lineage_governance.graph.impact import Impact, Provenance, column_asked, downstream, upstream
+from airflow_lineage_governance.refs import ColumnRef
 
 
 @dataclass
@@ -45,7 +47,7 @@ class Governance:
         return governance
 
     @classmethod
-    def load_tolerant(cls, events: str | Path | None, **options) -> tuple[Governance, str | None]:
+    def load_tolerant(cls, events: str | Path | None, **options: Any) -> tuple[Governance, str | None]:
         """Returns the governance and None, or, when the event source cannot be read (or none is given),
         the governance over no events and the sentence saying why; TOML errors still raise."""
         if events is not None:
@@ -61,14 +63,20 @@ class Governance:
         return cls(rules, metadata, [], report, build_graph([], rules.namespace)), problem
 
     @cached_property
-    def proposals(self) -> dict[str, Proposal]:
+    def proposals(self) -> dict[ColumnRef, Proposal]:
         """Returns the proposal of every written column, through the rules' edge types."""
         return propose(self.graph, self.metadata.declared(), self.rules)
 
-    def impact(self, column: str) -> Impact:
-        """Returns the downstream impact of the column, with owners and the blast-radius score."""
-        return downstream(self.graph, column, self.metadata.owners(), tier_weight(self.metadata, self.rules))
+    def impact(self, column: ColumnRef | str) -> Impact:
+        """Returns the downstream impact of the column (a ref, or its dotted name as a person writes it), with
+        owners and the blast-radius score; raises ColumnNotInLineageError."""
+        return downstream(self.graph, _column(column), self.metadata.owners(), tier_weight(self.metadata, self.rules))
 
-    def provenance(self, column: str) -> Provenance:
-        """Returns the upstream provenance of the column."""
-        return upstream(self.graph, column)
+    def provenance(self, column: ColumnRef | str) -> Provenance:
+        """Returns the upstream provenance of the column (a ref or its dotted name); raises
+        ColumnNotInLineageError."""
+        return upstream(self.graph, _column(column))
+
+
+def _column(column: ColumnRef | str) -> ColumnRef:
+    return column if isinstance(column, ColumnRef) else column_asked(column)

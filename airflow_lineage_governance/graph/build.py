@@ -1,9 +1,9 @@
 """The lineage graph, rebuilt from COMPLETE events alone (never from SQL), as a lineage server would.
 
-Nodes are columns (`db.table.column`) and tables (`db.table`). An edge runs from a source column to the
-column it feeds (column-level: DIRECT, or field-level INDIRECT), or to the table whose every row it shapes
-(the facet's `dataset` list: INDIRECT). Each edge carries type, subtype, masking, job, run and event time.
-The latest COMPLETE run of each job defines that job's edges: yesterday's edges of a changed job are gone.
+Nodes are columns (`ColumnRef`) and tables (`TableRef`). An edge runs from a source column to the column it
+feeds (column-level: DIRECT, or field-level INDIRECT), or to the table whose every row it shapes (the facet's
+`dataset` list: INDIRECT). Each edge carries type, subtype, masking, job, run and event time. The latest
+COMPLETE run of each job defines that job's edges: yesterday's edges of a changed job are gone.
 """
 
 from __future__ import annotations
@@ -11,18 +11,26 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import networkx as nx
+from airflow_lineage_governance.errors import InvalidNameError
+from airflow_lineage_governance.graph.events import COMPLETE, RunEvent
+from airflow_lineage_governance.kinds import EdgeType
+from airflow_lineage_governance.refs import ColumnRef, TableRef
 
-from airflow_lineage_governance.graph.events import RunEvent
+if TYPE_CHECKING:
+    import networkx as nx
+
+Node = ColumnRef | TableRef
 
 
 class Edge(NamedTuple):
-    """One lineage edge as an event stated it (a named tuple: a graph holds hundreds of thousands)."""
+    """One lineage edge as an event stated it (a named tuple: a graph holds hundreds of thousands). `type` and
+    `subtype` are the event's text: an EdgeType and a Subtype value (StrEnums compare equal to them) or, from
+    another producer, a value of its own."""
 
-    source: str
-    target: str
+    source: ColumnRef
+    target: ColumnRef | TableRef
     type: str
     subtype: str
     masking: bool
@@ -33,71 +41,118 @@ class Edge(NamedTuple):
     @property
     def into_table(self) -> bool:
         """Returns True when the edge shapes every row of its target table."""
-        return self.target.count(".") == 1
+        return type(self.target) is TableRef
 
     def to_dict(self) -> dict[str, object]:
         """Returns the edge as the CLI's JSON shows it."""
-        return {"source": self.source, "target": self.target, "type": self.type, "subtype": self.subtype,
-                "masking": self.masking, "job": self.job}
+        return {"source": str(self.source), "target": str(self.target), "type": str(self.type),
+                "subtype": str(self.subtype), "masking": self.masking, "job": self.job}
 
 
 @dataclass
 class LineageGraph:
     """The column graph (adjacency lists of edges, each node's edges in a stable order) and what the events
-    said about tables. `to_networkx()` gives the same graph as a networkx MultiDiGraph for other analyses."""
+    said about tables. `to_networkx()` gives the same graph as a networkx MultiDiGraph for other analyses.
+    `names` holds the text form of every ref the events named, so ordering refs by name costs no formatting."""
 
-    table_columns: dict[str, dict[str, None]] = field(default_factory=lambda: defaultdict(dict))  # ordered sets
-    outputs: dict[str, str] = field(default_factory=dict)  # table -> job that writes it
+    table_columns: dict[TableRef, dict[str, ColumnRef]] = field(default_factory=lambda: defaultdict(dict))
+    outputs: dict[TableRef, str] = field(default_factory=dict)  # table -> job that writes it
     jobs: dict[str, RunEvent] = field(default_factory=dict)  # job -> its latest COMPLETE event
-    _out: dict[str, list[Edge]] = field(default_factory=lambda: defaultdict(list), repr=False)
-    _in: dict[str, list[Edge]] = field(default_factory=lambda: defaultdict(list), repr=False)
-    _keys: set[tuple[str, str, str, str]] = field(default_factory=set, repr=False)
-    _sorted: bool = field(default=False, repr=False)
+    names: dict[Node, str] = field(default_factory=dict, repr=False)
+    _tables: dict[str, TableRef | None] = field(default_factory=dict, repr=False)  # dataset name -> its ref
+    _columns: dict[str, dict[str, ColumnRef]] = field(default_factory=dict, repr=False)  # dataset name -> columns
+    _out: dict[ColumnRef, list[Edge]] = field(default_factory=lambda: defaultdict(list), repr=False)
+    _in: dict[Node, list[Edge]] = field(default_factory=lambda: defaultdict(list), repr=False)
+    _keys: set[tuple[Node, Node, str, str]] = field(default_factory=set, repr=False)
+    _sorted_out: set[Node] = field(default_factory=set, repr=False)  # nodes whose edges are in order already
+    _sorted_in: set[Node] = field(default_factory=set, repr=False)
+
+    def table_ref(self, name: str) -> TableRef | None:
+        """Returns the table a dataset name names (parsed once per name), or None when it names no table."""
+        try:
+            return self._tables[name]
+        except KeyError:
+            pass
+        try:
+            ref = TableRef.parse(name)
+        except InvalidNameError:
+            self._tables[name] = None
+            return None
+        self._tables[name] = ref
+        self.names[ref] = name
+        self._columns[name] = self.table_columns[ref]  # the same dict: columns found by dataset name or by ref
+        return ref
+
+    def column_ref(self, table: TableRef, column: str) -> ColumnRef:
+        """Returns the table's column `column` (one ColumnRef per column), noting the column as the table's."""
+        columns = self.table_columns[table]
+        ref = columns.get(column)
+        if ref is None:
+            ref = columns[column] = ColumnRef(table, column)
+            self.names[ref] = f"{self.names.get(table) or table}.{column}"
+        return ref
+
+    def name_of(self, ref: Node) -> str:
+        """Returns the text form of the ref (`str(ref)`), from the names the events gave when known."""
+        return self.names.get(ref) or str(ref)
 
     def add_edge(self, edge: Edge) -> None:
         """Adds the edge unless an edge of the same source, target, type and subtype is there already."""
+        for ref in (edge.source, edge.target):
+            if ref not in self.names:
+                self.names[ref] = str(ref)
+        self._add(edge)
+
+    def _add(self, edge: Edge) -> None:
         key = (edge.source, edge.target, edge.type, edge.subtype)
         if key in self._keys:
             return
         self._keys.add(key)
         self._out[edge.source].append(edge)
         self._in[edge.target].append(edge)
-        self._sorted = False
-
-    def _sort(self) -> None:
-        for edges in self._out.values():
-            edges.sort(key=lambda e: (e.target, e.type, e.subtype, e.source))
-        for edges in self._in.values():
-            edges.sort(key=lambda e: (e.type != "DIRECT", e.source, e.subtype))
-        self._sorted = True
+        if self._sorted_out or self._sorted_in:
+            self._sorted_out.clear()
+            self._sorted_in.clear()
 
     def edges(self) -> list[Edge]:
         """Returns every edge."""
         return [edge for edges in self._out.values() for edge in edges]
 
-    def out_edges(self, node: str) -> list[Edge]:
-        """Returns the edges leaving `node`, in a stable order."""
-        if not self._sorted:
-            self._sort()
-        return self._out.get(node, [])
+    def out_edges(self, node: ColumnRef) -> list[Edge]:
+        """Returns the edges leaving the column, by target, type, subtype and source (sorted when first asked)."""
+        edges = self._out.get(node)
+        if edges is None:
+            return []
+        if node not in self._sorted_out:
+            names = self.names
+            edges.sort(key=lambda e: (names[e.target], e.type, e.subtype, names[e.source]))
+            self._sorted_out.add(node)
+        return edges
 
-    def in_edges(self, node: str) -> list[Edge]:
-        """Returns the edges entering `node`, in a stable order."""
-        if not self._sorted:
-            self._sort()
-        return self._in.get(node, [])
+    def in_edges(self, node: Node) -> list[Edge]:
+        """Returns the edges entering the column or table, DIRECT first, then by source and subtype (sorted when
+        first asked)."""
+        edges = self._in.get(node)
+        if edges is None:
+            return []
+        if node not in self._sorted_in:
+            names = self.names
+            edges.sort(key=lambda e: (e.type != EdgeType.DIRECT, names[e.source], e.subtype))
+            self._sorted_in.add(node)
+        return edges
 
-    def columns_of(self, table: str) -> list[str]:
-        """Returns the table's columns (`db.table.column`) as the events' schemas and lineage named them."""
-        return [f"{table}.{c}" for c in self.table_columns.get(table, {})]
+    def columns_of(self, table: TableRef) -> list[ColumnRef]:
+        """Returns the table's columns as the events' schemas and lineage named them."""
+        return list(self.table_columns.get(table, {}).values())
 
-    def knows(self, column: str) -> bool:
+    def knows(self, column: ColumnRef) -> bool:
         """Returns True when some event mentions the column."""
-        table, name = column.rsplit(".", 1) if "." in column else ("", column)
-        return column in self._out or column in self._in or name in self.table_columns.get(table, {})
+        return column in self._out or column in self._in or column.field in self.table_columns.get(column.table, {})
 
     def to_networkx(self) -> nx.MultiDiGraph:
         """Returns the graph as a networkx MultiDiGraph, each edge's `edge` attribute the Edge."""
+        import networkx as nx
+
         graph = nx.MultiDiGraph()
         graph.add_nodes_from(self.outputs, kind="table")
         for edge in self.edges():
@@ -109,7 +164,7 @@ def latest_completes(events: Iterable[RunEvent]) -> dict[str, RunEvent]:
     """Returns the latest COMPLETE event of each job (by event time; the later read wins a tie)."""
     latest: dict[str, RunEvent] = {}
     for event in events:
-        if event.event_type != "COMPLETE" or event.raw is None:
+        if event.event_type != COMPLETE or event.raw is None:
             continue
         known = latest.get(event.job_name)
         if known is None or event.event_time >= known.event_time:
@@ -117,52 +172,72 @@ def latest_completes(events: Iterable[RunEvent]) -> dict[str, RunEvent]:
     return latest
 
 
-def _note_columns(lineage: LineageGraph, table: str, names: Iterable[str]) -> None:
-    lineage.table_columns[table].update(dict.fromkeys(names))
+def _schema_names(dataset: dict[str, Any]) -> list[str]:
+    facets = dataset.get("facets")
+    schema = facets.get("schema") if type(facets) is dict else None
+    fields = schema.get("fields") if type(schema) is dict else None
+    if type(fields) is not list:
+        return []
+    return [f["name"] for f in fields if type(f) is dict and type(f.get("name")) is str]
 
 
-def _schema_names(dataset: dict) -> list[str]:
-    fields = ((dataset.get("facets") or {}).get("schema") or {}).get("fields") or []
-    return [f["name"] for f in fields if isinstance(f, dict) and isinstance(f.get("name"), str)]
+UNTYPED = ((EdgeType.DIRECT, "UNKNOWN", False),)  # an input field with no transformations (older producers)
 
 
-UNTYPED = (("DIRECT", "UNKNOWN", False),)  # an input field with no transformations (older producers)
-
-
-def _transformations(entry: dict) -> list[tuple[str, str, bool]] | tuple[tuple[str, str, bool], ...]:
+def _transformations(entry: dict[str, Any]) -> list[tuple[str, str, bool]] | tuple[tuple[str, str, bool], ...]:
     found = entry.get("transformations")
     if type(found) is not list:
         return UNTYPED
-    typed = [(t.get("type") or "DIRECT", t.get("subtype") or "", bool(t.get("masking")))
-             for t in found if type(t) is dict]
+    typed = []
+    for t in found:
+        if type(t) is not dict:
+            continue
+        kind, subtype = t.get("type") or EdgeType.DIRECT, t.get("subtype") or ""
+        if type(kind) is str and type(subtype) is str:  # a value of another JSON type is of the wrong shape
+            typed.append((kind, subtype, bool(t.get("masking"))))
     return typed or UNTYPED
 
 
-def _add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) -> None:
-    def ours(dataset: dict) -> bool:
-        return isinstance(dataset, dict) and isinstance(dataset.get("name"), str) and (
-            namespace is None or dataset.get("namespace") == namespace)
+def _datasets(event: RunEvent, key: str, namespace: str | None) -> list[dict[str, Any]]:
+    assert event.raw is not None
+    found = event.raw.get(key)
+    if type(found) is not list:
+        return []
+    return [d for d in found if type(d) is dict and type(d.get("name")) is str
+            and (namespace is None or d.get("namespace") == namespace)]
 
-    for dataset in event.raw.get("inputs") or []:
-        if ours(dataset):
-            _note_columns(lineage, dataset["name"], _schema_names(dataset))
-    for dataset in event.raw.get("outputs") or []:
-        if not ours(dataset):
+
+def _add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) -> None:
+    for dataset in _datasets(event, "inputs", namespace):
+        table = lineage.table_ref(dataset["name"])
+        if table is not None:
+            for name in _schema_names(dataset):
+                lineage.column_ref(table, name)
+    for dataset in _datasets(event, "outputs", namespace):
+        table = lineage.table_ref(dataset["name"])
+        if table is None:
             continue
-        table = dataset["name"]
         lineage.outputs[table] = event.job_name
-        facet = (dataset.get("facets") or {}).get("columnLineage") or {}
-        fields = facet.get("fields") if isinstance(facet.get("fields"), dict) else {}
-        _note_columns(lineage, table, [*_schema_names(dataset), *fields])
+        facets = dataset.get("facets")
+        found = facets.get("columnLineage") if type(facets) is dict else None
+        facet: dict[str, Any] = found if type(found) is dict else {}
+        fields: dict[str, Any] = facet["fields"] if type(facet.get("fields")) is dict else {}
+        known = lineage.table_columns[table]
+        for name in (*_schema_names(dataset), *fields):
+            if name not in known:
+                lineage.column_ref(table, name)
         for column, entry in fields.items():
-            target = f"{table}.{column}"
-            for source in (entry or {}).get("inputFields") or []:
+            target = known[column]
+            sources = entry.get("inputFields") if type(entry) is dict else None
+            for source in sources if type(sources) is list else ():
                 _add_edges(lineage, event, namespace, source, target)
-        for source in facet.get("dataset") or []:
+        rows = facet.get("dataset")
+        for source in rows if type(rows) is list else ():
             _add_edges(lineage, event, namespace, source, table)
 
 
-def _add_edges(lineage: LineageGraph, event: RunEvent, namespace: str | None, source: dict, target: str) -> None:
+def _add_edges(lineage: LineageGraph, event: RunEvent, namespace: str | None, source: Any,
+               target: ColumnRef | TableRef) -> None:
     if type(source) is not dict:
         return
     name, column = source.get("name"), source.get("field")
@@ -170,15 +245,21 @@ def _add_edges(lineage: LineageGraph, event: RunEvent, namespace: str | None, so
         return
     if namespace is not None and source.get("namespace") != namespace:
         return
-    origin = f"{name}.{column}"
-    lineage.table_columns[name][column] = None
+    known = lineage._columns.get(name)  # the build's fast path: one lookup per known column
+    origin = known.get(column) if known is not None else None
+    if origin is None:
+        table = lineage.table_ref(name)
+        if table is None:
+            return
+        origin = lineage.column_ref(table, column)
     for kind, subtype, masking in _transformations(source):
-        lineage.add_edge(Edge(origin, target, kind, subtype, masking, event.job_name, event.run_id, event.event_time))
+        lineage._add(Edge(origin, target, kind, subtype, masking, event.job_name, event.run_id,
+                          event.event_time))
 
 
 def build_graph(events: Iterable[RunEvent], namespace: str | None = None) -> LineageGraph:
     """Returns the graph of the latest COMPLETE event of every job; datasets of other namespaces are left out
-    when `namespace` is given."""
+    when `namespace` is given, and so are datasets whose name names no table (no namespace part)."""
     lineage = LineageGraph()
     lineage.jobs = latest_completes(events)
     for event in lineage.jobs.values():

@@ -17,7 +17,9 @@ import orjson
 
 from airflow_lineage_governance.graph.errors import EventSourceError
 
-TERMINAL = ("COMPLETE", "FAIL", "ABORT")
+COMPLETE = "COMPLETE"
+FAIL = "FAIL"
+TERMINAL = (COMPLETE, FAIL, "ABORT")
 EVENT_TYPES = ("START", "RUNNING", "OTHER", *TERMINAL)
 
 
@@ -44,6 +46,7 @@ class ReadReport:
         return data
 
     def note(self, problem: str) -> None:
+        """Keeps `problem` as an example (the first 50 only)."""
         if len(self.problems) < 50:
             self.problems.append(problem)
 
@@ -60,8 +63,8 @@ class RunEvent:
     job_name: str
     dag_run_id: str | None = None
     try_number: int | None = None
-    error_message: str = ""
-    raw: dict | None = field(default=None, repr=False, compare=False)
+    extraction_failed: bool = False  # the run facets hold an `extractionError`: its lineage could not be read
+    raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
 
 class EventSource(Protocol):
@@ -82,6 +85,8 @@ class FileEventSource:
         self.description = str(self.path)
 
     def raw_events(self, report: ReadReport) -> Iterator[Any]:
+        """Yields each line's parsed JSON; counts lines that are not JSON. Raises EventSourceError for a folder
+        or a file that cannot be opened; a missing file yields nothing."""
         if not self.path.exists():
             report.note(f"{self.path} does not exist: no event was ever written there")
             return  # no events at all is a finding for the checks, not an error of reading
@@ -119,8 +124,9 @@ def to_run_event(raw: Any) -> RunEvent | None:
             and run_id and name and event_time and event_type):
         return None
     namespace = job.get("namespace", "")
-    dag_run_id = try_number = None
-    message = ""
+    dag_run_id: str | None = None
+    try_number: int | None = None
+    extraction_failed = False
     facets = run.get("facets")
     if type(facets) is dict:
         airflow = facets.get("airflow")
@@ -130,11 +136,9 @@ def to_run_event(raw: Any) -> RunEvent | None:
                 dag_run_id = dag_run["run_id"]
             if type(task) is dict and type(task.get("try_number")) is int:
                 try_number = task["try_number"]
-        error = facets.get("errorMessage")
-        if type(error) is dict and type(error.get("message")) is str:
-            message = error["message"]
+        extraction_failed = type(facets.get("extractionError")) is dict
     return RunEvent(event_type, event_time, run_id, namespace if type(namespace) is str else "", name, dag_run_id,
-                    try_number, message, raw)
+                    try_number, extraction_failed, raw)
 
 
 def read_events(source: EventSource, job_namespace: str | None = None,
@@ -182,7 +186,7 @@ def _read(source: EventSource, job_namespace: str | None, report: ReadReport) ->
             report.duplicates += 1
             continue
         seen.add(key)
-        if event.event_type == "COMPLETE":
+        if event.event_type == COMPLETE:
             known = latest.get(event.job_name)
             if known is None or event.event_time >= events[known].event_time:
                 if known is not None:

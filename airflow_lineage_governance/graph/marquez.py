@@ -35,7 +35,8 @@ class MarquezEventSource:
         for attempt in range(1, self.attempts + 1):
             try:
                 with urllib.request.urlopen(url, timeout=self.timeout) as response:
-                    return json.loads(response.read())
+                    page: dict[str, Any] = json.loads(response.read())
+                    return page
             except urllib.error.HTTPError as error:
                 problem = f"answered HTTP {error.code} {error.reason}"
                 if error.code < 500:
@@ -54,6 +55,7 @@ class MarquezEventSource:
                                "check that it runs and that the URL is right")
 
     def raw_events(self, report: ReadReport) -> Iterator[Any]:
+        """Yields every event of every page, oldest first; raises EventSourceError when a page cannot be had."""
         offset = 0
         while True:
             page = self._page(offset)

@@ -14,7 +14,7 @@ from airflow.sdk.exceptions import AirflowSensorTimeout
 
 from airflow_lineage_governance.governance.runs import FINISHED, missing_completes
 from airflow_lineage_governance.graph.errors import EventSourceError
-from airflow_lineage_governance.graph.events import open_event_source, read_events
+from airflow_lineage_governance.graph.events import RunEvent, open_event_source, read_events
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -30,11 +30,11 @@ def default_event_source() -> str | None:
         transport = json.loads(os.environ.get("AIRFLOW__OPENLINEAGE__TRANSPORT") or "{}")
     except ValueError:
         return None
-    if transport.get("type") == "file":
-        return transport.get("log_file_path")
-    if transport.get("type") == "http":
-        return transport.get("url")
-    return None
+    if not isinstance(transport, dict):
+        return None
+    key = {"file": "log_file_path", "http": "url"}.get(str(transport.get("type")))
+    found = transport.get(key) if key else None
+    return found if isinstance(found, str) else None
 
 
 def default_job_namespace() -> str:
@@ -80,7 +80,7 @@ class LineageCompleteSensor(BaseSensorOperator):
         if not verdict["finished"]:
             return verdict
         source, reason = verdict["events"], ""
-        events = []
+        events: list[RunEvent] = []
         if source is None:
             reason = "no event source is configured (set LINEAGE_GOVERNANCE_EVENTS)"
         else:

@@ -96,7 +96,7 @@ def print_governance(folder: Path, code: int) -> None:
 def print_impact(events_path: Path) -> None:
     """Prints the three impact answers of seed 000."""
     from airflow_lineage_governance.governance.session import Governance
-    from airflow_lineage_governance.graph.errors import UnknownColumnError
+    from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
 
     governance, problem = Governance.load_tolerant(events_path, rules_path=GOVERNANCE_FOLDER / "lineage.toml",
                                                    metadata_path=GOVERNANCE_FOLDER / "metadata.toml")
@@ -104,11 +104,12 @@ def print_impact(events_path: Path) -> None:
     for column in ("crm.learners.email", "crm.learners.marketing_consent", "learning.courses.category"):
         try:
             impact = governance.impact(column)
-        except UnknownColumnError as error:
+        except ColumnNotInLineageError as error:
             print(f"  {error}")
             continue
-        print(f"  {column}: values of {len(impact.values)} columns ({', '.join(impact.values) or 'none'}); "
-              f"every row of {', '.join(impact.rows) or 'no table'}; {len(impact.columns_reached)} columns in "
+        values, rows = ", ".join(map(str, impact.values)), ", ".join(map(str, impact.rows))
+        print(f"  {column}: values of {len(impact.values)} columns ({values or 'none'}); "
+              f"every row of {rows or 'no table'}; {len(impact.columns_reached)} columns in "
               f"all; score {impact.score:g}")
 
 

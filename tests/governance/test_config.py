@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_lineage_governance.governance.config import load_metadata, load_rules
-from airflow_lineage_governance.governance.errors import GovernanceConfigError
+from airflow_lineage_governance.errors import LineageGovernanceError
+from airflow_lineage_governance.governance.config import Rules, load_metadata, load_rules
+from airflow_lineage_governance.governance.errors import GovernanceConfigError, GovernanceError
+from airflow_lineage_governance.kinds import EdgeType
+from airflow_lineage_governance.refs import ColumnRef, TableRef
+
+C = ColumnRef.parse
+T = TableRef.parse
 
 
 def test_repo_files_load():
@@ -13,20 +19,41 @@ def test_repo_files_load():
     metadata = load_metadata(rules=rules)
     assert rules.namespace == "iceberg://platform"
     assert rules.classes == ("public", "internal", "personal", "sensitive")
-    assert rules.propagate_through == ("DIRECT", "INDIRECT")
+    assert rules.propagate_through == ("DIRECT", "INDIRECT") == (EdgeType.DIRECT, EdgeType.INDIRECT)
     declared = metadata.declared()
-    assert {declared[c] for c in ("crm.learners.full_name", "crm.learners.email", "crm.learners.date_of_birth",
-                                  "learning.reviews.body")} == {"personal"}
-    assert set(metadata.tables["learning.courses"].columns.values()) == {"public"}
-    assert "marketing.audience" not in metadata.tables and "ai.review_corpus" not in metadata.tables
-    assert set(metadata.tables["marketing.birthday_offers"].columns.values()) == {"internal"}
-    assert set(metadata.tables["marketing.campaign_list"].columns.values()) == {"internal"}
-    assert sum(len(metadata.tables[t].columns) for t in ("analytics.course_performance",
-                                                         "analytics.learner_activity")) == 13
-    assert metadata.owner("crm.learners") == "crm-team"
-    assert {name for name, table in metadata.tables.items() if table.source} == {
+    assert {declared[C(c)] for c in ("crm.learners.full_name", "crm.learners.email", "crm.learners.date_of_birth",
+                                     "learning.reviews.body")} == {"personal"}
+    assert set(metadata.tables[T("learning.courses")].columns.values()) == {"public"}
+    assert T("marketing.audience") not in metadata.tables and T("ai.review_corpus") not in metadata.tables
+    assert set(metadata.tables[T("marketing.birthday_offers")].columns.values()) == {"internal"}
+    assert set(metadata.tables[T("marketing.campaign_list")].columns.values()) == {"internal"}
+    assert sum(len(metadata.tables[T(t)].columns) for t in ("analytics.course_performance",
+                                                            "analytics.learner_activity")) == 13
+    assert metadata.owner(T("crm.learners")) == "crm-team"
+    assert {str(name) for name, table in metadata.tables.items() if table.source} == {
         "crm.learners", "learning.courses", "learning.enrollments", "learning.reviews", "learning.events",
         "billing.payments", "billing.refunds", "support.tickets"}
+
+
+def test_every_key_of_lineage_toml_is_read():
+    rules = load_rules()
+    assert not hasattr(rules, "max_edges_per_event")
+    assert (rules.tier_weights, rules.default_weight, rules.owner_weights, rules.gate_threshold) == (
+        {1: 10.0, 2: 3.0, 3: 1.0}, 1.0, {"analytics-team": 1.5}, 25.0)
+    assert rules == Rules(owner_weights={"analytics-team": 1.5})  # the file says what the defaults say
+
+
+def test_a_nested_namespace_names_a_table_and_a_bare_name_is_refused(tmp_path):
+    nested = tmp_path / "metadata.toml"
+    nested.write_text('[tables."a.b.events"]\nowner = "x"\ncolumns = { tag = "internal" }\n')
+    metadata = load_metadata(nested)
+    assert metadata.declared() == {ColumnRef(TableRef(("a", "b"), "events"), "tag"): "internal"}
+    bare = tmp_path / "bare.toml"
+    bare.write_text('[tables."events"]\nowner = "x"\n')
+    with pytest.raises(GovernanceConfigError) as raised:
+        load_metadata(bare)
+    assert str(raised.value) == f'{bare}, key tables."events": a table must be named namespace.table.'
+    assert isinstance(raised.value, GovernanceError) and isinstance(raised.value, LineageGovernanceError)
 
 
 def test_malformed_toml_names_the_file(tmp_path):
@@ -65,18 +92,3 @@ def test_wrong_type_names_file_and_key(tmp_path):
 def test_missing_file_is_named(tmp_path):
     with pytest.raises(GovernanceConfigError, match="does not exist"):
         load_rules(tmp_path / "nope.toml")
-
-
-def test_blast_radius_weights_multiply_tier_and_owner(tmp_path):
-    from airflow_lineage_governance.governance.checks import tier_weight
-
-    rules_file = tmp_path / "lineage.toml"
-    rules_file.write_text('[blast_radius]\ntier_weights = { 1 = 10.0, 3 = 1.0 }\ndefault_weight = 2.0\n'
-                          'owner_weights = { "finance" = 3.0 }\n')
-    metadata_file = tmp_path / "metadata.toml"
-    metadata_file.write_text('[tables."a.gold"]\nowner = "finance"\ntier = 1\n'
-                             '[tables."a.scratch"]\nowner = "someone"\ntier = 3\n'
-                             '[tables."a.untiered"]\nowner = "finance"\n')
-    rules = load_rules(rules_file)
-    weight = tier_weight(load_metadata(metadata_file, rules), rules)
-    assert (weight("a.gold"), weight("a.scratch"), weight("a.untiered"), weight("a.unknown")) == (30.0, 1.0, 6.0, 2.0)

@@ -1,41 +1,25 @@
-"""Reading events tolerantly and building the graph from them: pure functions on files written here."""
+"""Reading events tolerantly: pure functions on files written here."""
 
 from __future__ import annotations
 
 import json
 
-from airflow_lineage_governance.graph.build import build_graph
-from airflow_lineage_governance.graph.events import FileEventSource, final_events, read_events
-from airflow_lineage_governance.graph.impact import downstream
-
-NS = "iceberg://platform"
-
-
-def event(kind: str, run: str, job: str, time: str, fields: dict | None = None, dataset: list | None = None,
-          namespace: str = "platform") -> dict:
-    outputs = []
-    if fields is not None:
-        facet = {"fields": {name: {"inputFields": [
-            {"namespace": NS, "name": src.rsplit(".", 1)[0], "field": src.rsplit(".", 1)[1],
-             "transformations": [{"type": "DIRECT", "subtype": "IDENTITY", "masking": False}]}
-            for src in sources]} for name, sources in fields.items()},
-            "dataset": [{"namespace": NS, "name": src.rsplit(".", 1)[0], "field": src.rsplit(".", 1)[1],
-                         "transformations": [{"type": "INDIRECT", "subtype": "FILTER"}]} for src in dataset or []]}
-        outputs = [{"namespace": NS, "name": "out.t", "facets": {"columnLineage": facet}}]
-    return {"eventType": kind, "eventTime": time, "run": {"runId": run}, "job": {"namespace": namespace, "name": job},
-            "inputs": [], "outputs": outputs}
-
-
-def write(path, lines: list) -> None:
-    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+from airflow_lineage_governance.graph.events import (
+    FileEventSource,
+    final_events,
+    open_event_source,
+    read_events,
+    to_run_event,
+)
+from tests.events import complete, event, extraction_error, output, write
 
 
 def test_bad_lines_are_counted_never_raised(tmp_path):
     path = tmp_path / "events.jsonl"
-    good = event("COMPLETE", "r1", "dag.a", "2026-10-01T02:00:00Z", {"x": ["crm.learners.email"]})
+    good = complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}), run="r1")
     write(path, [good, "{not json", json.dumps([1, 2]), {"eventType": "COMPLETE"},
-                 event("WEIRD", "r2", "dag.b", "2026-10-01T02:00:00Z"), good,
-                 event("COMPLETE", "r3", "dag.c", "2026-10-01T02:00:00Z", namespace="elsewhere")])
+                 event("WEIRD", "dag.b", run="r2"), good,
+                 complete("dag.c", run="r3", namespace="elsewhere")])
     with path.open("a") as handle:
         handle.write('{"eventType": "COMPLETE", "run": {"runId"')  # truncated last line, no newline
     events, report = read_events(FileEventSource(path), job_namespace="platform")
@@ -47,26 +31,44 @@ def test_bad_lines_are_counted_never_raised(tmp_path):
 def test_missing_file_is_no_events(tmp_path):
     events, report = read_events(FileEventSource(tmp_path / "none.jsonl"))
     assert events == [] and report.events == 0
+    assert report.problems == [f"{tmp_path / 'none.jsonl'} does not exist: no event was ever written there"]
 
 
 def test_a_late_start_never_hides_a_complete(tmp_path):
     path = tmp_path / "events.jsonl"
-    write(path, [event("START", "r1", "dag.a", "2026-10-01T02:00:00Z"),
-                 event("COMPLETE", "r1", "dag.a", "2026-10-01T02:01:00Z"),
-                 event("START", "r1", "dag.a", "2026-10-01T02:02:00Z")])
+    write(path, [event("START", "dag.a", run="r1", time="2026-10-01T02:00:00Z"),
+                 event("COMPLETE", "dag.a", run="r1", time="2026-10-01T02:01:00Z"),
+                 event("START", "dag.a", run="r1", time="2026-10-01T02:02:00Z")])
     events, report = read_events(FileEventSource(path))
     final = final_events(events, report)
     assert final["r1"].event_type == "COMPLETE" and report.late == 1
 
 
-def test_the_latest_run_of_a_job_defines_its_edges(tmp_path):
-    path = tmp_path / "events.jsonl"
-    write(path, [event("COMPLETE", "r2", "dag.a", "2026-10-02T02:00:00Z", {"x": ["crm.learners.full_name"]},
-                       ["crm.learners.status"]),
-                 event("COMPLETE", "r1", "dag.a", "2026-10-01T02:00:00Z", {"x": ["crm.learners.email"]})])
+def test_only_the_latest_complete_of_a_job_keeps_its_whole_event(tmp_path):
+    path = write(tmp_path / "events.jsonl", [complete("dag.a", run="r1", time="2026-10-01T02:00:00Z"),
+                                             complete("dag.a", run="r2", time="2026-10-02T02:00:00Z"),
+                                             event("START", "dag.a", run="r3", time="2026-10-03T02:00:00Z")])
     events, _ = read_events(FileEventSource(path))
-    graph = build_graph(events, NS)
-    assert {(e.source, e.target) for e in graph.edges()} == {("crm.learners.full_name", "out.t.x"),
-                                                             ("crm.learners.status", "out.t")}
-    assert downstream(graph, "crm.learners.status").rows == ["out.t"]
-    assert downstream(graph, "crm.learners.status").columns_reached == ["out.t.x"]
+    assert [(e.run_id, e.raw is not None) for e in events] == [("r1", False), ("r2", True), ("r3", False)]
+
+
+def test_run_facets_give_the_dag_run_try_and_extraction_error():
+    failed = to_run_event(event("FAIL", "p.t", dag_run="run-1", try_number=3, run_facets=extraction_error()))
+    assert failed is not None
+    assert (failed.dag_run_id, failed.try_number, failed.extraction_failed) == ("run-1", 3, True)
+    plain = to_run_event(event("FAIL", "p.t", run_facets={"errorMessage": {
+        "message": "Lineage cannot be read: said only in text", "programmingLanguage": "python"}}))
+    assert plain is not None and plain.extraction_failed is False  # recognised by the facet, never by text
+    odd = to_run_event(event("FAIL", "p.t", run_facets={"extractionError": "not an object"}))
+    assert odd is not None and odd.extraction_failed is False
+
+
+def test_wrong_shapes_are_no_run_event():
+    assert to_run_event([1]) is None
+    assert to_run_event({"run": {"runId": 7}, "job": {"name": "x"}, "eventTime": "t", "eventType": "COMPLETE"}) is None
+    assert to_run_event({"run": {"runId": "r"}, "job": {"name": ""}, "eventTime": "t", "eventType": "START"}) is None
+
+
+def test_open_event_source_picks_file_or_marquez(tmp_path):
+    assert isinstance(open_event_source(tmp_path / "e.jsonl"), FileEventSource)
+    assert type(open_event_source("http://127.0.0.1:1")).__name__ == "MarquezEventSource"

@@ -12,9 +12,15 @@ from airflow_lineage_governance.governance.checks import unaccounted
 from airflow_lineage_governance.governance.classify import propose, understated
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog, table_names
+from airflow_lineage_governance.refs import ColumnRef, TableRef
 from tests.integration.sandbox import VENV_BIN
 
 pytestmark = pytest.mark.integration
+C = ColumnRef.parse
+
+
+def names(refs) -> list[str]:
+    return [str(ref) for ref in refs]
 
 
 @pytest.fixture(scope="module")
@@ -32,42 +38,43 @@ def test_every_platform_task_completed_with_events(platform_run):
 
 
 def test_email_reaches_only_the_audience_email(governance):
-    impact = governance.impact("crm.learners.email")
-    assert impact.values == ["marketing.audience.email"]
-    assert impact.columns_reached == ["marketing.audience.email"]
-    assert [(e.type, e.subtype) for e in impact.paths["marketing.audience.email"]] == [("DIRECT", "IDENTITY")]
+    impact = governance.impact(C("crm.learners.email"))
+    assert impact.values == [C("marketing.audience.email")]
+    assert impact.columns_reached == [C("marketing.audience.email")]
+    assert [(e.type, e.subtype) for e in impact.paths[C("marketing.audience.email")]] == [("DIRECT", "IDENTITY")]
 
 
 def test_consent_reaches_no_values_but_every_audience_row(governance):
-    impact = governance.impact("crm.learners.marketing_consent")
+    impact = governance.impact(C("crm.learners.marketing_consent"))
     assert impact.values == []
-    audience = [c for c in impact.columns_reached if c.startswith("marketing.audience.")]
-    assert audience == sorted(f"marketing.audience.{c}" for c in
-                              ("learner_id", "full_name", "email", "country", "favourite_category"))
+    audience = [c for c in impact.columns_reached if c.table == TableRef.parse("marketing.audience")]
+    assert names(audience) == sorted(f"marketing.audience.{c}" for c in
+                                     ("learner_id", "full_name", "email", "country", "favourite_category"))
     assert all([(e.type, e.subtype) for e in impact.paths[c]] == [("INDIRECT", "FILTER")] for c in audience)
-    assert "marketing.audience" in impact.rows
+    assert TableRef.parse("marketing.audience") in impact.rows
 
 
 def test_category_reaches_two_values_and_more_in_all(governance):
-    impact = governance.impact("learning.courses.category")
-    assert impact.values == ["analytics.course_performance.category", "marketing.audience.favourite_category"]
+    impact = governance.impact(C("learning.courses.category"))
+    assert names(impact.values) == ["analytics.course_performance.category", "marketing.audience.favourite_category"]
     assert len(impact.columns_reached) == 12
-    assert impact.owners["analytics.course_performance"] == "analytics-team"
+    assert impact.owners[TableRef.parse("analytics.course_performance")] == "analytics-team"
     assert impact.score > len(impact.columns_reached)  # course_performance is tier 1
 
 
 def test_proposals_as_the_seed_reads_them(governance):
     proposals = governance.proposals
-    personal = {c for c, p in proposals.items() if p.proposed == "personal" and not p.declared}
+    personal = {str(c) for c, p in proposals.items() if p.proposed == "personal" and not p.declared}
     assert personal == {"marketing.audience.full_name", "marketing.audience.email", "ai.review_corpus.body"}
     for table in ("marketing.audience", "ai.review_corpus"):
-        others = [p.proposed for c, p in proposals.items() if c.startswith(table + ".") and c not in personal]
+        others = [p.proposed for c, p in proposals.items() if str(c.table) == table and str(c) not in personal]
         assert set(others) == {"internal"}
-    favourite = proposals["marketing.audience.favourite_category"].decided_by
-    assert (favourite.source, favourite.type, favourite.subtype) == ("crm.learners.learner_id", "INDIRECT", "JOIN")
+    favourite = proposals[C("marketing.audience.favourite_category")].decided_by
+    assert (str(favourite.source), favourite.type, favourite.subtype) == ("crm.learners.learner_id", "INDIRECT",
+                                                                          "JOIN")
     declared = governance.metadata.declared()
     classified = [c for c in proposals
-                  if c.startswith(("analytics.course_performance.", "analytics.learner_activity."))]
+                  if str(c.table) in ("analytics.course_performance", "analytics.learner_activity")]
     assert len(classified) == 13
     assert sum(proposals[c].proposed == declared[c] for c in classified) == 13
     direct_only = propose(governance.graph, declared, governance.rules, ("DIRECT",))
@@ -76,12 +83,13 @@ def test_proposals_as_the_seed_reads_them(governance):
 
 def test_birthday_offers_understated_and_campaign_list_unaccounted(governance, platform_run):
     sandbox, _ = platform_run
-    found = {(u.column, u.declared, u.proposed, u.decided_by.source, u.decided_by.subtype)
+    found = {(str(u.column), u.declared, u.proposed, str(u.decided_by.source), u.decided_by.subtype)
              for u in understated(governance.proposals, governance.rules)}
     assert found == {(f"marketing.birthday_offers.{c}", "internal", "personal", "crm.learners.date_of_birth", "FILTER")
                      for c in ("learner_id", "country")}
     tables = table_names(open_local_catalog(sandbox.catalog_folder))
-    assert [u.table for u in unaccounted(tables, governance.metadata, governance.graph)] == ["marketing.campaign_list"]
+    assert [str(u.table) for u in unaccounted(tables, governance.metadata, governance.graph)] == [
+        "marketing.campaign_list"]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

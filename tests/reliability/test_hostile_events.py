@@ -12,6 +12,7 @@ import pytest
 from airflow_lineage_governance.governance.classify import understated
 from airflow_lineage_governance.governance.runs import missing_completes
 from airflow_lineage_governance.governance.session import Governance
+from airflow_lineage_governance.refs import ColumnRef
 
 pytestmark = pytest.mark.reliability
 NS = "iceberg://platform"
@@ -66,9 +67,10 @@ def test_a_100_megabyte_file_of_mostly_garbage_keeps_every_finding(tmp_path):
     assert report.unknown_type > 0 and report.wrong_shape > 0 and report.malformed > 0
     found = understated(governance.proposals, governance.rules)
     assert [(u.column, u.proposed, u.decided_by.source) for u in found] == [
-        ("marketing.birthday_offers.learner_id", "personal", "crm.learners.date_of_birth")]
+        (ColumnRef.parse("marketing.birthday_offers.learner_id"), "personal",
+         ColumnRef.parse("crm.learners.date_of_birth"))]
     states = {"birthday_offers": "success", "course_performance": "success"}
     missing = missing_completes(states, governance.events, "p", "run-1")
-    assert [m.task_id for m in missing] == ["course_performance"]
+    assert [m.evidence["task_id"] for m in missing] == ["course_performance"]
     (tmp_path / "figures.json").write_text(json.dumps({"megabytes": 100, "seconds": round(seconds, 1)}))
     assert seconds < 60

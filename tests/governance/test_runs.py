@@ -1,0 +1,47 @@
+"""Runs with no COMPLETE event, and runs whose lineage could not be read (by the extractionError facet)."""
+
+from __future__ import annotations
+
+from airflow_lineage_governance.governance.runs import events_of_run, missing_completes, parse_failures
+from airflow_lineage_governance.graph.events import to_run_event
+from airflow_lineage_governance.kinds import FindingKind
+from tests.events import event, extraction_error
+
+
+def received(*raw):
+    return [to_run_event(r) for r in raw]
+
+
+EVENTS = received(
+    event("START", "p.good", dag_run="run-1"), event("COMPLETE", "p.good", dag_run="run-1"),
+    event("START", "p.flaky", dag_run="run-1", try_number=1), event("FAIL", "p.flaky", dag_run="run-1", try_number=1),
+    event("START", "p.flaky", dag_run="run-1", try_number=2),
+    event("START", "p.broken", dag_run="run-1"),
+    event("FAIL", "p.broken", dag_run="run-1", run_facets=extraction_error()),
+    event("FAIL", "p.crashed", dag_run="run-1", run_facets={"errorMessage": {
+        "message": "Lineage cannot be read: only the text says so", "programmingLanguage": "python"}}),
+    event("FAIL", "p.other_run", dag_run="run-0", run_facets=extraction_error()),
+    event("COMPLETE", "q.good", dag_run="run-1"))
+
+
+def test_events_of_run_match_dag_and_run():
+    assert {e.job_name for e in events_of_run(EVENTS, "p", "run-1")} == {"p.good", "p.flaky", "p.broken",
+                                                                           "p.crashed"}
+
+
+def test_a_success_with_no_complete_is_missing_with_its_latest_try():
+    states = {"good": "success", "flaky": "success", "broken": "failed", "skipped": "skipped", "gone": "success"}
+    missing = missing_completes(states, EVENTS, "p", "run-1", reason="the wait ended")
+    assert [f.to_dict() for f in missing] == [
+        {"kind": "missing_complete", "job": "p.flaky", "task_id": "flaky", "try_number": 2, "state": "success",
+         "reason": "the wait ended"},
+        {"kind": "missing_complete", "job": "p.gone", "task_id": "gone", "try_number": None, "state": "success",
+         "reason": "the wait ended"}]
+    assert all(f.kind is FindingKind.MISSING_COMPLETE for f in missing)
+
+
+def test_parse_failures_are_fail_events_with_the_extraction_error_facet():
+    assert parse_failures(EVENTS, "p", "run-1") == ["p.broken"]
+    assert parse_failures(EVENTS, "p", "run-0") == ["p.other_run"]
+    complete_with_facet = received(event("COMPLETE", "p.x", dag_run="run-2", run_facets=extraction_error()))
+    assert parse_failures(complete_with_facet, "p", "run-2") == []
