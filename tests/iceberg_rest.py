@@ -10,8 +10,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
+
+import pytest
+from pyiceberg.catalog import Catalog
+from pyiceberg.exceptions import NoSuchNamespaceError
+
+from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_catalog
 
 BASH = shutil.which("bash") or "/bin/bash"
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts" / "iceberg-rest"
@@ -54,3 +60,39 @@ def rest_catalog(folder: Path) -> Iterator[dict[str, str]]:
         yield properties
     finally:
         stop_rest_catalog(folder)
+
+
+CATALOG_KINDS = ("sql", "rest")
+"""The catalog kinds the parametrised fixtures run on: pyiceberg's SqlCatalog on SQLite, and the REST server."""
+
+
+def clear_catalog(catalog: Catalog) -> None:
+    """Drops every table and namespace of `catalog` (deepest first), so a test on the shared REST server starts
+    from an empty catalog; the files stay in the server's warehouse."""
+    namespaces: list[tuple[str, ...]] = []
+    pending = [tuple(namespace) for namespace in catalog.list_namespaces()]
+    while pending:
+        namespace = pending.pop()
+        namespaces.append(namespace)
+        pending.extend(tuple(child) for child in catalog.list_namespaces(namespace) if tuple(child) != namespace)
+    # A JDBC catalog lists the parent of a nested namespace (`a` of `a.b`) without holding it as a namespace.
+    for namespace in sorted(namespaces, key=len, reverse=True):
+        with suppress(NoSuchNamespaceError):
+            for identifier in catalog.list_tables(namespace):
+                catalog.drop_table(identifier)
+            catalog.drop_namespace(namespace)
+
+
+def catalog_properties(kind: str, request: pytest.FixtureRequest, folder: Path) -> Iterator[dict[str, str]]:
+    """Yields the pyiceberg properties of an empty catalog of `kind` for one test: a SQLite catalog in `folder`,
+    or the session's REST server (started on first use) emptied before and after the test."""
+    if kind == "sql":
+        (folder / "warehouse").mkdir(parents=True, exist_ok=True)
+        yield local_catalog_properties(folder)
+        return
+    properties: dict[str, str] = request.getfixturevalue("rest_catalog_properties")
+    clear_catalog(open_catalog("clear", properties))
+    try:
+        yield properties
+    finally:
+        clear_catalog(open_catalog("clear", properties))

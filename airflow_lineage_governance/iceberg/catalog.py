@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from pathlib import Path
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
-from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
 
 from airflow_lineage_governance.refs import TableRef
@@ -52,7 +53,9 @@ def catalog_tables(catalog: Catalog) -> list[TableRef]:
         if namespace in seen:
             continue
         seen.add(namespace)
-        found.extend(TableRef.of(identifier) for identifier in catalog.list_tables(namespace))
+        # A REST catalog over JDBC lists the parent of a nested namespace (`a` of `a.b`) without holding it.
+        with suppress(NoSuchNamespaceError):
+            found.extend(TableRef.of(identifier) for identifier in catalog.list_tables(namespace))
         pending.extend(child for child in catalog.list_namespaces(namespace) if tuple(child) != namespace)
     return sorted(set(found))
 

@@ -7,7 +7,6 @@ import pyarrow as pa
 import pytest
 
 from airflow_lineage_governance.errors import LineageGovernanceError
-from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from airflow_lineage_governance.iceberg.errors import IcebergError, NamespaceTooDeepError
 from airflow_lineage_governance.iceberg.read import ARROW_READER, DIRECT_SCAN, expose_table
 from airflow_lineage_governance.iceberg.write import create_or_replace
@@ -19,8 +18,7 @@ def ids(connection: duckdb.DuckDBPyConnection) -> list[int]:
     return sorted(row[0] for row in connection.execute("select id from a.t").fetchall())
 
 
-def test_direct_scan_then_delete_file_then_schema_evolution(tmp_path):
-    catalog = open_local_catalog(tmp_path)
+def test_direct_scan_then_delete_file_then_schema_evolution(catalog):
     create_or_replace(catalog, "a.t", pa.table({"id": list(range(10)), "v": list(range(10))}), {})
     connection = duckdb.connect()
     read = expose_table(connection, catalog, "a.t")
@@ -42,8 +40,7 @@ def test_direct_scan_then_delete_file_then_schema_evolution(tmp_path):
     assert connection.execute("select sum(value) from a.t").fetchone()[0] == sum(range(10)) - 3
 
 
-def test_an_empty_table_reads_as_empty(tmp_path):
-    catalog = open_local_catalog(tmp_path)
+def test_an_empty_table_reads_as_empty(catalog):
     catalog.create_namespace("a")
     catalog.create_table("a.t", schema=pa.schema([("id", pa.int64())]))
     connection = duckdb.connect()
@@ -51,8 +48,7 @@ def test_an_empty_table_reads_as_empty(tmp_path):
     assert read.snapshot_id is None and ids(connection) == []
 
 
-def test_a_two_level_namespace_is_exposed_as_catalog_schema_table(tmp_path):
-    catalog = open_local_catalog(tmp_path)
+def test_a_two_level_namespace_is_exposed_as_catalog_schema_table(catalog):
     create_or_replace(catalog, TableRef(("a", "b"), "events"), pa.table({"id": [1, 2, 3]}), {})
     create_or_replace(catalog, TableRef(("b",), "events"), pa.table({"id": [9]}), {})
     connection = duckdb.connect()
@@ -63,8 +59,7 @@ def test_a_two_level_namespace_is_exposed_as_catalog_schema_table(tmp_path):
     assert connection.execute("select sum(id) from b.events").fetchone() == (9,)
 
 
-def test_a_namespace_deeper_than_duckdb_names_is_a_sentence(tmp_path):
-    catalog = open_local_catalog(tmp_path)
+def test_a_namespace_deeper_than_duckdb_names_is_a_sentence(catalog):
     with pytest.raises(NamespaceTooDeepError) as raised:
         expose_table(duckdb.connect(), catalog, TableRef(("a", "b", "c"), "events"))
     assert str(raised.value) == ("a.b.c.events: its namespace has 3 levels, and DuckDB names at most two "

@@ -7,7 +7,7 @@ import pytest
 from pyiceberg.exceptions import CommitFailedException
 
 from airflow_lineage_governance.errors import LineageGovernanceError
-from airflow_lineage_governance.iceberg.catalog import catalog_tables, open_local_catalog
+from airflow_lineage_governance.iceberg.catalog import catalog_tables
 from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergError, IcebergWriteError
 from airflow_lineage_governance.iceberg.run import run_statement
 from airflow_lineage_governance.iceberg.write import (
@@ -54,8 +54,7 @@ def test_unsigned_and_large_types_become_ones_iceberg_has():
     assert writable(table).schema.types == [pa.int64(), pa.decimal128(20, 0), pa.string()]
 
 
-def test_append_once_by_write_key_and_a_sentence_for_a_bad_cast(tmp_path):
-    catalog = open_local_catalog(tmp_path)
+def test_append_once_by_write_key_and_a_sentence_for_a_bad_cast(catalog):
     create_or_replace(catalog, "a.t", pa.table({"day": pa.array([], pa.date32()), "n": pa.array([], pa.int64())}), {})
     rows = pa.table({"x": ["2026-10-01"], "y": [3]})
     first = append_once(catalog, "a.t", ["day", "n"], rows.cast(pa.schema([("x", pa.date32()), ("y", pa.int64())])),
@@ -71,8 +70,7 @@ def test_append_once_by_write_key_and_a_sentence_for_a_bad_cast(tmp_path):
     assert catalog.load_table("a.t").scan().to_arrow().num_rows == 1
 
 
-def test_a_statement_reads_and_writes_a_two_level_namespace(tmp_path):
-    catalog = open_local_catalog(tmp_path)
+def test_a_statement_reads_and_writes_a_two_level_namespace(catalog):
     source, out = TableRef(("a", "b"), "src"), TableRef(("a", "b"), "out")
     create_or_replace(catalog, source, pa.table({"id": [1, 2, 3], "v": [10, 20, 30]}), {})
     run = run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target=out, sources=[source],
