@@ -27,4 +27,5 @@ def catalog_kind(request: pytest.FixtureRequest) -> str:
 def empty_catalog_properties(catalog_kind: str, request: pytest.FixtureRequest,
                              tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """Yields the pyiceberg properties of an empty catalog of the test's `catalog_kind`."""
-    yield from catalog_properties(catalog_kind, request, tmp_path_factory.mktemp("catalog"))
+    with catalog_properties(catalog_kind, request, tmp_path_factory.mktemp("catalog")) as properties:
+        yield properties

@@ -83,8 +83,9 @@ def clear_catalog(catalog: Catalog) -> None:
             catalog.drop_namespace(namespace)
 
 
+@contextmanager
 def catalog_properties(kind: str, request: pytest.FixtureRequest, folder: Path) -> Iterator[dict[str, str]]:
-    """Yields the pyiceberg properties of an empty catalog of `kind` for one test: a SQLite catalog in `folder`,
+    """Gives the pyiceberg properties of an empty catalog of `kind` for one test: a SQLite catalog in `folder`,
     or the session's REST server (started on first use) emptied before and after the test."""
     if kind == "sql":
         (folder / "warehouse").mkdir(parents=True, exist_ok=True)

@@ -39,7 +39,14 @@ def open_local_catalog(folder: str | Path, name: str = LOCAL_CATALOG_NAME) -> Sq
 
 
 def open_catalog(name: str, properties: Mapping[str, str]) -> Catalog:
-    """Returns the pyiceberg catalog `name` described by `properties` (type, uri, warehouse, credentials…)."""
+    """Returns the pyiceberg catalog `name` described by `properties` (type, uri, warehouse, credentials…); a REST
+    catalog's requests are bounded by `request-timeout-seconds` (rest.BoundedRestCatalog). Raises
+    CatalogUnreachableError when a REST catalog does not answer."""
+    from airflow_lineage_governance.iceberg.rest import CATALOG_IMPL, is_rest
+
+    if is_rest(properties):
+        rest = {k: v for k, v in properties.items() if k != "type"}
+        return load_catalog(name, **{**rest, "py-catalog-impl": CATALOG_IMPL})
     return load_catalog(name, **dict(properties))
 
 

@@ -35,3 +35,14 @@ class IcebergWriteError(IcebergError):
 
 class CommitConflictError(IcebergWriteError):
     """Raised when concurrent writers kept winning the table's commit past the retry bound."""
+
+
+class CatalogUnreachableError(IcebergError):
+    """Raised when a REST catalog does not answer: down, unreachable, or slower than its request timeout. The
+    request it refused wrote nothing; a commit it did not answer in time is atomic (the table holds all of the
+    write or none of it, and a retried INSERT finds its own earlier commit by write key)."""
+
+    def __init__(self, catalog: str, uri: str, problem: str) -> None:
+        self.catalog = catalog
+        super().__init__(f"catalog {catalog}", f"the REST catalog at {uri} {problem}",
+                         "check that the catalog server is running and reachable, then retry the task.")

@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from airflow_lineage_governance.hooks.iceberg import IcebergHook
 
@@ -131,7 +131,7 @@ class IcebergSqlOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         """Reads the lineage, runs the statement, writes the result; returns the table, snapshot id and row
         count (XCom). Raises AirflowFailException, with the engine's sentence, when lineage is unreadable."""
-        from airflow_lineage_governance.iceberg.errors import IcebergError
+        from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError, IcebergError
         from airflow_lineage_governance.iceberg.run import run_statement
         from airflow_lineage_governance.iceberg.write import WRITE_KEY, write_key
         from airflow_lineage_governance.lineage import LineageError
@@ -143,6 +143,9 @@ class IcebergSqlOperator(BaseOperator):
         except LineageError as error:
             self.log.error("%s, so nothing was written: %s", UNREADABLE, error)
             raise AirflowFailException(f"{UNREADABLE}: {error}") from None
+        except CatalogUnreachableError as error:  # a REST catalog down or slow: the task may be retried
+            self.log.error("%s", error)
+            raise AirflowException(str(error)) from None
         lineage = read.lineage
         ti = context["ti"]
         logical_date = context.get("logical_date")
@@ -158,6 +161,9 @@ class IcebergSqlOperator(BaseOperator):
                 self.hook.get_conn(), kind=lineage.kind, target=lineage.target, query=read.query,
                 sources=list(lineage.sources), insert_columns=[c.name for c in lineage.columns],
                 snapshot_properties=properties, loaded=read.tables)
+        except CatalogUnreachableError as error:
+            self.log.error("%s", error)
+            raise AirflowException(str(error)) from None
         except IcebergError as error:
             self.log.error("%s", error)
             raise AirflowFailException(str(error)) from None

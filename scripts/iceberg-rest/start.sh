@@ -4,7 +4,8 @@
 # (FOLDER/warehouse) and output (FOLDER/server.log) in FOLDER, writes FOLDER/pid and FOLDER/port, waits until
 # GET /v1/config answers and prints the server's URI. Builds first when needed (build.sh).
 # Environment: ICEBERG_REST_PORT (default 0: a free port), ICEBERG_REST_START_TIMEOUT seconds (default 60),
-# CATALOG_* (extra catalog properties, read by the server).
+# CATALOG_* (extra catalog properties, read by the server), ICEBERG_REST_TOKEN (every request must carry it as a
+# bearer token) and ICEBERG_REST_CREDENTIAL (CLIENT_ID:SECRET, for which POST /v1/oauth/tokens vends the token).
 set -euo pipefail
 
 fail() { echo "iceberg-rest: $*" >&2; exit 1; }
@@ -31,6 +32,8 @@ java -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
 pid=$!
 echo "$pid" >"$folder/pid"
 
+auth=()
+[[ -n "${ICEBERG_REST_TOKEN:-}" ]] && auth=(-H "Authorization: Bearer $ICEBERG_REST_TOKEN")
 deadline=$((SECONDS + timeout))
 while ((SECONDS < deadline)); do
   if ! kill -0 "$pid" 2>/dev/null; then
@@ -39,7 +42,7 @@ while ((SECONDS < deadline)); do
   fi
   if [[ -s "$folder/port" ]]; then
     uri="http://127.0.0.1:$(cat "$folder/port")"
-    if curl -fsS -o /dev/null --max-time 2 "$uri/v1/config"; then
+    if curl -fs -o /dev/null --max-time 2 "${auth[@]}" "$uri/v1/config"; then
       echo "$uri"
       exit 0
     fi

@@ -4,6 +4,7 @@ import pytest
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from learning_platform.seed import seed_platform
+from tests.iceberg_rest import CATALOG_KINDS, catalog_properties
 from tests.integration.sandbox import Sandbox, migrate
 
 
@@ -19,11 +20,16 @@ def sandbox(tmp_path, airflow_template) -> Sandbox:
     return Sandbox(tmp_path, airflow_template)
 
 
-@pytest.fixture
-def seeded(sandbox):
-    catalog = open_local_catalog(sandbox.catalog_folder)
-    seed_platform(catalog)
-    return catalog
+@pytest.fixture(params=CATALOG_KINDS)
+def seeded(request, sandbox):
+    """The seeded platform catalog of the sandbox's DAGs, once on each catalog kind: a local SQLite catalog, and
+    the session's REST server (emptied before and after the test) through an `iceberg_catalog` connection of
+    `{"type": "rest", "uri": …}`."""
+    with catalog_properties(request.param, request, sandbox.catalog_folder) as properties:
+        sandbox.catalog_properties = properties
+        catalog = sandbox.open_catalog()
+        seed_platform(catalog)
+        yield catalog
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from airflow_lineage_governance.iceberg.catalog import local_catalog_properties
+from pyiceberg.catalog import Catalog
+
+from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_catalog
 
 VENV_BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
@@ -64,11 +66,28 @@ class Sandbox:
         self.dags = root / "dags"
         self.dags.mkdir()
         self.catalog_folder = root / "catalog"
+        self.catalog_properties = local_catalog_properties(self.catalog_folder)
+        """The pyiceberg properties of the `iceberg_default` connection: a local SQLite catalog unless the test
+        puts another (a REST catalog's `{"type": "rest", "uri": …}`) here."""
+        self.catalog_password: str | None = None
+        """The connection's password (the hook passes it as the property `password_property` names)."""
         self.events_path = root / "events.jsonl"
 
     def catalog_extra(self) -> dict[str, str]:
-        return {**local_catalog_properties(self.catalog_folder), "catalog_name": "platform",
-                "lineage_namespace": "iceberg://platform"}
+        return {**self.catalog_properties, "catalog_name": "platform", "lineage_namespace": "iceberg://platform"}
+
+    def catalog_connection(self) -> str:
+        """Returns the `iceberg_default` connection as Airflow reads it from AIRFLOW_CONN_ICEBERG_DEFAULT."""
+        connection: dict[str, object] = {"conn_type": "iceberg_catalog", "extra": self.catalog_extra()}
+        if self.catalog_password is not None:
+            connection["password"] = self.catalog_password
+        return json.dumps(connection)
+
+    def open_catalog(self) -> Catalog:
+        """Returns the catalog the sandbox's DAGs use, opened in the test's process."""
+        if self.catalog_properties.get("type") == "sql":
+            (self.catalog_folder / "warehouse").mkdir(parents=True, exist_ok=True)
+        return open_catalog("platform", self.catalog_properties)
 
     def env(self, **overrides: str) -> dict[str, str]:
         env = base_env(self.home)
@@ -77,7 +96,7 @@ class Sandbox:
             "AIRFLOW__OPENLINEAGE__NAMESPACE": "platform",
             "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
                 {"type": "file", "log_file_path": str(self.events_path), "append": True}),
-            "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps({"conn_type": "iceberg_catalog", "extra": self.catalog_extra()}),
+            "AIRFLOW_CONN_ICEBERG_DEFAULT": self.catalog_connection(),
             "LINEAGE_GOVERNANCE_SQL_DIR": str(DAGS / "sql"),
             "LINEAGE_GOVERNANCE_DIR": str(REPO / "governance"),
         })

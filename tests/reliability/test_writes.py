@@ -13,16 +13,15 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 
-from airflow_lineage_governance.iceberg.catalog import open_local_catalog
-from tests.reliability.conftest import ROWS
+from tests.reliability.conftest import ROWS, BenchCatalog
 
 pytestmark = pytest.mark.reliability
 REPO = Path(__file__).resolve().parents[2]
 FIGURES = REPO / ".cache" / "reliability"
 
 
-def writer(folder: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tests.reliability.writer", str(folder), *args], cwd=REPO,
+def writer(bench: BenchCatalog, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tests.reliability.writer", bench.argument, *args], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -30,17 +29,17 @@ def wait_started(process: subprocess.Popen) -> None:
     assert process.stdout.readline().strip() == "started", process.stderr.read()
 
 
-def table_sum(folder: Path, name: str) -> tuple[int, int]:
-    table = open_local_catalog(folder).load_table(name).scan().to_arrow()
+def table_sum(bench: BenchCatalog, name: str) -> tuple[int, int]:
+    table = bench.open().load_table(name).scan().to_arrow()
     return table.num_rows, pc.sum(table.column("value")).as_py() or 0
 
 
-def referenced_files(folder: Path, name: str) -> set[str]:
-    table = open_local_catalog(folder).load_table(name)
+def referenced_files(bench: BenchCatalog, name: str) -> set[str]:
+    table = bench.open().load_table(name)
     files = set()
     for snapshot in table.snapshots():
         for task in table.scan(snapshot_id=snapshot.snapshot_id).plan_files():
-            files.add(task.file.file_path.removeprefix("file://"))
+            files.add(task.file.file_path.removeprefix("file://"))  # a REST catalog's tables: file:///
     return files
 
 
@@ -50,9 +49,10 @@ def record(name: str, figures: dict) -> None:
 
 
 def test_sigkill_at_random_points_leaves_the_table_whole(bench_catalog):
-    folder, _ = bench_catalog
+    bench, _ = bench_catalog
+    written_after = time.time()
     base = ROWS * (ROWS - 1) // 2
-    full = writer(folder, "ctas", "1")
+    full = writer(bench, "ctas", "1")
     wait_started(full)
     started = time.perf_counter()
     assert full.wait(timeout=120) == 0, full.stderr.read()
@@ -61,12 +61,12 @@ def test_sigkill_at_random_points_leaves_the_table_whole(bench_catalog):
     outcomes = {"unchanged": 0, "written": 0}
     current = 1
     for attempt in range(2, 22):
-        process = writer(folder, "ctas", str(attempt))
+        process = writer(bench, "ctas", str(attempt))
         wait_started(process)
         time.sleep(rng.uniform(0, duration))
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
-        rows, total = table_sum(folder, "bench.dst")  # the catalog always loads, the table always reads
+        rows, total = table_sum(bench, "bench.dst")  # the catalog always loads, the table always reads
         assert rows == ROWS
         if total == base + ROWS * attempt:
             outcomes["written"] += 1
@@ -74,33 +74,36 @@ def test_sigkill_at_random_points_leaves_the_table_whole(bench_catalog):
         else:
             assert total == base + ROWS * current, "the table holds a mix of two writes"
             outcomes["unchanged"] += 1
-    data_files = {str(p) for p in (folder / "warehouse").rglob("*.parquet") if "/bench/dst/" in str(p)}
-    orphans = len(data_files - referenced_files(folder, "bench.dst"))
-    record("sigkill", {"kills": 20, **outcomes, "orphan_data_files": orphans,
+    # On the REST server the warehouse is the session's: only this test's table files count.
+    data_files = {str(p) for p in bench.warehouse.rglob("*.parquet")
+                  if "/bench/dst/" in str(p) and p.stat().st_mtime >= written_after}
+    orphans = len(data_files - referenced_files(bench, "bench.dst"))
+    record(bench.figures_name("sigkill"), {"kills": 20, **outcomes, "orphan_data_files": orphans,
                        "uninterrupted_write_seconds": round(duration, 2)})
     assert outcomes["unchanged"] + outcomes["written"] == 20
 
 
 def test_four_writers_insert_every_row_exactly_once(bench_catalog):
-    folder, _ = bench_catalog
+    bench, _ = bench_catalog
     started = time.perf_counter()
-    processes = [writer(folder, "insert", str(worker), "25") for worker in range(4)]
+    processes = [writer(bench, "insert", str(worker), "25") for worker in range(4)]
     for process in processes:
         out, err = process.communicate(timeout=600)
         assert process.returncode == 0, err[-2000:]
     seconds = time.perf_counter() - started
-    table = open_local_catalog(folder).load_table("bench.log").scan().to_arrow()
+    table = bench.open().load_table("bench.log").scan().to_arrow()
     ids = table.column("id").to_pylist()
     assert len(ids) == 4 * 25 * 1000 and len(set(ids)) == len(ids)
-    record("concurrent_inserts", {"writers": 4, "batches_each": 25, "rows": len(ids), "seconds": round(seconds, 1)})
+    record(bench.figures_name("concurrent_inserts"),
+           {"writers": 4, "batches_each": 25, "rows": len(ids), "seconds": round(seconds, 1)})
 
 
 def test_two_concurrent_ctas_one_wins_whole(bench_catalog):
-    folder, _ = bench_catalog
+    bench, _ = bench_catalog
     base = ROWS * (ROWS - 1) // 2
-    processes = [writer(folder, "ctas", k) for k in ("100", "200")]
+    processes = [writer(bench, "ctas", k) for k in ("100", "200")]
     for process in processes:
         out, err = process.communicate(timeout=300)
         assert process.returncode == 0, err[-2000:]
-    rows, total = table_sum(folder, "bench.dst")
+    rows, total = table_sum(bench, "bench.dst")
     assert rows == ROWS and total in (base + ROWS * 100, base + ROWS * 200)

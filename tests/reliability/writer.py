@@ -1,15 +1,16 @@
 """A writer process for the reliability tests: one CTAS or a series of INSERTs through the operator's own
-write path (iceberg.run.run_statement), against a local catalog folder.
+write path (iceberg.run.run_statement), against the catalog that PROPERTIES (pyiceberg properties as JSON) describe.
 
-    python -m tests.reliability.writer FOLDER ctas K          # replace bench.dst with src values + K
-    python -m tests.reliability.writer FOLDER insert WORKER N # N batches of INSERTs, each its own write key
+    python -m tests.reliability.writer PROPERTIES ctas K          # replace bench.dst with src values + K
+    python -m tests.reliability.writer PROPERTIES insert WORKER N # N batches of INSERTs, each its own write key
 """
 
 from __future__ import annotations
 
+import json
 import sys
 
-from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from airflow_lineage_governance.iceberg.catalog import open_catalog
 from airflow_lineage_governance.iceberg.run import run_statement
 from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.refs import TableRef
@@ -18,8 +19,8 @@ SOURCE = TableRef(("bench",), "src")
 
 
 def main() -> None:
-    folder, mode, number = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    catalog = open_local_catalog(folder)
+    properties, mode, number = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    catalog = open_catalog("bench", properties)
     print("started", flush=True)
     if mode == "ctas":
         run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target=TableRef(("bench",), "dst"), sources=[SOURCE],

@@ -8,6 +8,9 @@ import java.nio.file.StandardCopyOption;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
@@ -15,8 +18,10 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.jdbc.JdbcCatalog;
 import org.apache.iceberg.rest.RESTCatalogAdapter;
 import org.apache.iceberg.rest.RESTCatalogServlet;
+import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.HandlerWrapper;
 import org.eclipse.jetty.servlet.ServletContextHandler;
 import org.eclipse.jetty.servlet.ServletHolder;
 
@@ -30,6 +35,11 @@ import org.eclipse.jetty.servlet.ServletHolder;
  *
  * <p>{@code CATALOG_*} environment variables add or override catalog properties, as in Iceberg's REST fixture
  * image: {@code __} becomes {@code -}, {@code _} becomes {@code .}, lower-cased (CATALOG_JDBC_USER → jdbc.user).
+ *
+ * <p>{@code ICEBERG_REST_TOKEN} makes it a catalog that wants credentials: every request must carry
+ * {@code Authorization: Bearer TOKEN} (401 otherwise). With {@code ICEBERG_REST_CREDENTIAL=CLIENT_ID:SECRET} too,
+ * {@code POST /v1/oauth/tokens} vends TOKEN for that client credential (OAuth2 client_credentials) and refuses
+ * any other.
  */
 public final class LoopbackRestServer {
   static final String HOST = "127.0.0.1";
@@ -53,7 +63,14 @@ public final class LoopbackRestServer {
     server.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler(ServletContextHandler.NO_SESSIONS);
     context.addServlet(new ServletHolder(new RESTCatalogServlet(adapter)), "/*");
-    server.setHandler(context);
+    String token = System.getenv("ICEBERG_REST_TOKEN");
+    if (token != null && !token.isEmpty()) {
+      BearerTokenGuard guard = new BearerTokenGuard(token, System.getenv("ICEBERG_REST_CREDENTIAL"));
+      guard.setHandler(context);
+      server.setHandler(guard);
+    } else {
+      server.setHandler(context);
+    }
     server.setStopAtShutdown(true);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> closeQuietly(adapter)));
     server.start();
@@ -119,6 +136,47 @@ public final class LoopbackRestServer {
       closeable.close();
     } catch (Exception ignored) {
       // the process is exiting; nothing is left to release
+    }
+  }
+
+  /** Answers 401 to a request without the bearer token; vends the token for the client credential, if set. */
+  static final class BearerTokenGuard extends HandlerWrapper {
+    private final String token;
+    private final String credential;
+
+    BearerTokenGuard(String token, String credential) {
+      this.token = token;
+      this.credential = credential == null || credential.isEmpty() ? null : credential;
+    }
+
+    @Override
+    public void handle(String target, Request base, HttpServletRequest request, HttpServletResponse response)
+        throws IOException, ServletException {
+      if (credential != null && "POST".equals(request.getMethod()) && target.endsWith("/v1/oauth/tokens")) {
+        base.setHandled(true);
+        String offered = request.getParameter("client_id") + ":" + request.getParameter("client_secret");
+        if (credential.equals(offered)) {
+          answer(response, 200, "{\"access_token\": \"" + token + "\", \"token_type\": \"bearer\", "
+              + "\"issued_token_type\": \"urn:ietf:params:oauth:token-type:access_token\"}");
+        } else {
+          answer(response, 401, "{\"error\": \"invalid_client\", "
+              + "\"error_description\": \"The client credential is not valid.\"}");
+        }
+        return;
+      }
+      if (!("Bearer " + token).equals(request.getHeader("Authorization"))) {
+        base.setHandled(true);
+        answer(response, 401, "{\"error\": {\"message\": \"A valid bearer token is required.\", "
+            + "\"type\": \"NotAuthorizedException\", \"code\": 401}}");
+        return;
+      }
+      super.handle(target, base, request, response);
+    }
+
+    private static void answer(HttpServletResponse response, int status, String json) throws IOException {
+      response.setStatus(status);
+      response.setContentType("application/json");
+      response.getWriter().write(json);
     }
   }
 }
