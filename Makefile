@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The demo's Iceberg catalog: sql (a local SQLite catalog) or rest (a real Iceberg REST catalog server on 127.0.0.1).
+CATALOG ?= sql
 
 .PHONY: setup demo test lint clean
 
@@ -16,10 +18,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The demo platform lives beside the DAGs (dags/learning_platform), not in the installed package.
+# `make demo CATALOG=rest` runs it on the REST catalog (scripts/iceberg-rest; needs Java 17 and Maven).
 demo: setup
-	PYTHONPATH=dags $(BIN)/python -m learning_platform.demo
+	LINEAGE_GOVERNANCE_DEMO_CATALOG=$(CATALOG) PYTHONPATH=dags $(BIN)/python -m learning_platform.demo
 
-test: setup
+# The catalog tests run on both the SQL and the REST catalog: the REST server's jars are resolved first.
+test: setup iceberg-rest
 	$(BIN)/python -m pytest -q
 
 lint: setup
@@ -29,7 +33,8 @@ lint: setup
 clean:
 	rm -rf .demo .pytest_cache .mypy_cache build dist
 
-# Resolves the Iceberg REST catalog's jars (Maven Central) and compiles its launcher; start.sh does it when needed.
+# Resolves the Iceberg REST catalog's jars (Maven Central) and compiles its launcher (a no-op when up to date); a
+# missing Java or Maven is one sentence saying what to install.
 .PHONY: iceberg-rest
 iceberg-rest:
 	bash scripts/iceberg-rest/build.sh

@@ -2,6 +2,10 @@
 file transport, and prints what the events say. Every file lives under .demo/.
 
     PYTHONPATH=dags python -m learning_platform.demo
+    LINEAGE_GOVERNANCE_DEMO_CATALOG=rest PYTHONPATH=dags python -m learning_platform.demo   # `make demo CATALOG=rest`
+
+The catalog is a local SQLite catalog (`sql`, the default) or a real Iceberg REST catalog server (`rest`) that
+scripts/iceberg-rest starts on 127.0.0.1 for the demo's length.
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_local_catalog
+from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_catalog, open_local_catalog
 from learning_platform.pipelines import NIGHTLY
 from learning_platform.seed import seed_platform
 
@@ -23,13 +29,55 @@ DAGS_FOLDER = Path(__file__).resolve().parents[1]
 GOVERNANCE_FOLDER = DAGS_FOLDER.parent / "governance"
 """The repository's governance/ folder: metadata.toml and lineage.toml of the platform."""
 LOGICAL_DATE = NIGHTLY.isoformat()
+REST_SCRIPTS = DAGS_FOLDER.parent / "scripts" / "iceberg-rest"
+"""scripts/iceberg-rest: start.sh FOLDER and stop.sh FOLDER of the loopback Iceberg REST catalog server."""
+CATALOG_KINDS = ("sql", "rest")
 
 
-def demo_env(folder: Path) -> dict[str, str]:
-    """Returns the environment of the demo's Airflow: local catalog, SQLite, OpenLineage file transport."""
+class DemoCatalogError(Exception):
+    """Raised when the demo's catalog cannot be had; the message is one sentence saying what to do."""
+
+
+def demo_catalog_kind() -> str:
+    """Returns the demo's catalog kind (LINEAGE_GOVERNANCE_DEMO_CATALOG: `sql`, the default, or `rest`); raises
+    DemoCatalogError for another."""
+    kind = os.environ.get("LINEAGE_GOVERNANCE_DEMO_CATALOG", "").strip().lower() or "sql"
+    if kind not in CATALOG_KINDS:
+        raise DemoCatalogError(f"LINEAGE_GOVERNANCE_DEMO_CATALOG (make demo CATALOG=…) is {kind!r}; use sql or rest.")
+    return kind
+
+
+def _rest_script(name: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(REST_SCRIPTS / name), str(folder)], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, check=False)
+
+
+@contextmanager
+def demo_catalog(folder: Path, kind: str) -> Iterator[dict[str, str]]:
+    """Gives the pyiceberg properties of the demo's catalog of `kind`, empty: a SQLite catalog in FOLDER/catalog,
+    or a REST catalog server started in FOLDER/rest-catalog (its log: server.log) and stopped afterwards.
+    Raises DemoCatalogError with start.sh's sentence when the server does not start."""
+    if kind == "sql":
+        yield local_catalog_properties(folder / "catalog")
+        return
+    server = folder / "rest-catalog"
+    _rest_script("stop.sh", server)  # one a killed demo left running
+    shutil.rmtree(server, ignore_errors=True)
+    started = _rest_script("start.sh", server)
+    if started.returncode != 0:
+        raise DemoCatalogError(started.stderr.strip() or f"start.sh exited {started.returncode}.")
+    try:
+        yield {"type": "rest", "uri": started.stdout.strip().splitlines()[-1]}
+    finally:
+        _rest_script("stop.sh", server)
+
+
+def demo_env(folder: Path, catalog_properties: dict[str, str] | None = None) -> dict[str, str]:
+    """Returns the environment of the demo's Airflow: its catalog (`catalog_properties`, the local SQLite catalog
+    by default), SQLite, OpenLineage file transport."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-    catalog = {**local_catalog_properties(folder / "catalog"), "catalog_name": "platform",
-               "lineage_namespace": "iceberg://platform"}
+    properties = catalog_properties or local_catalog_properties(folder / "catalog")
+    catalog = {**properties, "catalog_name": "platform", "lineage_namespace": "iceberg://platform"}
     env.update({
         "AIRFLOW_HOME": str(folder / "airflow"),
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
@@ -114,16 +162,32 @@ def print_impact(events_path: Path) -> None:
 
 
 def main() -> int:
-    """Runs the demo; returns 0 when it ran, whatever the governance run found."""
+    """Runs the demo; returns 0 when it ran, whatever the governance run found (1 when its catalog or Airflow's
+    database cannot be had)."""
     folder = Path(os.environ.get("LINEAGE_GOVERNANCE_DEMO_DIR", Path.cwd() / ".demo")).resolve()
     for stale in ("catalog", "events.jsonl"):
         path = folder / stale
         shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
     folder.mkdir(parents=True, exist_ok=True)
+    try:
+        kind = demo_catalog_kind()
+        with demo_catalog(folder, kind) as properties:
+            return run_demo(folder, kind, properties)
+    except DemoCatalogError as error:
+        print(f"The demo's catalog could not be had: {error}", file=sys.stderr)
+        return 1
+
+
+def run_demo(folder: Path, kind: str, catalog_properties: dict[str, str]) -> int:
+    """Seeds the platform into the catalog, runs the nightly and governance DAGs and prints what they say;
+    returns 0 when it ran, 1 when Airflow's database cannot be created."""
     started = time.perf_counter()
-    counts = seed_platform(open_local_catalog(folder / "catalog"))
-    print("Seeded the platform:", ", ".join(f"{name} {rows:,}" for name, rows in counts.items()))
-    env = demo_env(folder)
+    catalog = (open_local_catalog(folder / "catalog") if kind == "sql"
+               else open_catalog("platform", catalog_properties))
+    counts = seed_platform(catalog)
+    where = "the local SQLite catalog" if kind == "sql" else f"the REST catalog at {catalog_properties['uri']}"
+    print(f"Seeded the platform into {where}:", ", ".join(f"{name} {rows:,}" for name, rows in counts.items()))
+    env = demo_env(folder, catalog_properties)
     if not (folder / "airflow" / "airflow.db").exists():
         if airflow(["db", "migrate"], env, folder / "airflow-migrate.log") != 0:
             print(f"Airflow's database could not be created; see {folder / 'airflow-migrate.log'}")

@@ -1,6 +1,7 @@
 """Seeds the demo platform's eight source tables into an Iceberg catalog, deterministically for a seed.
 
     PYTHONPATH=dags python -m learning_platform.seed --folder .demo/catalog [--seed 7] [--scale 1.0] [--json]
+    PYTHONPATH=dags python -m learning_platform.seed --rest-uri http://127.0.0.1:PORT [...]  # a REST catalog
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from datetime import date, datetime, timedelta
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
 
-from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from airflow_lineage_governance.iceberg.catalog import open_catalog, open_local_catalog
 from learning_platform.tables import INCREMENTAL_TABLES, SOURCE_TABLES
 
 EPOCH = datetime(2024, 1, 1)
@@ -126,9 +127,11 @@ def seed_platform(catalog: Catalog, seed: int = 7, scale: float = 1.0) -> dict[s
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Seeds the platform into the local catalog folder of `--folder`; returns the exit code (2 for a bad scale)."""
+    """Seeds the platform into the local catalog folder of `--folder`, or the REST catalog at `--rest-uri`;
+    returns the exit code (2 for a bad scale)."""
     parser = argparse.ArgumentParser(prog="python -m learning_platform.seed", description=__doc__.splitlines()[0])
     parser.add_argument("--folder", default=".demo/catalog", help="the local catalog folder (default: .demo/catalog)")
+    parser.add_argument("--rest-uri", help="seed the Iceberg REST catalog at this URI instead of --folder")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--json", action="store_true", help="print the row counts as JSON")
@@ -136,7 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.scale > 0:
         print(f"learning_platform.seed: --scale must be above 0, not {args.scale}.", file=sys.stderr)
         return 2
-    counts = seed_platform(open_local_catalog(args.folder), seed=args.seed, scale=args.scale)
+    catalog = (open_catalog("platform", {"type": "rest", "uri": args.rest_uri}) if args.rest_uri
+               else open_local_catalog(args.folder))
+    counts = seed_platform(catalog, seed=args.seed, scale=args.scale)
     if args.json:
         print(json.dumps(counts, indent=2))
     else:

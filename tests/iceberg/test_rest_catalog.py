@@ -1,6 +1,7 @@
 """A real Apache Iceberg REST catalog (scripts/iceberg-rest): what a pyiceberg caller sees where REST differs from
 the embedded SQL catalog: commits checked by the server (409), `file:/` metadata locations, a loopback-only
-socket, and a server that starts and stops by our scripts."""
+socket, a server that starts and stops by our scripts, and requests bounded by a timeout (a server that does not
+answer is one sentence). The read and write tests (test_read.py, test_write.py) run on both catalog kinds."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ from pyiceberg.exceptions import CommitFailedException, ValidationException
 from pyiceberg.types import StringType
 
 from airflow_lineage_governance.iceberg.catalog import open_catalog, open_local_catalog
+from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError, IcebergError
 from airflow_lineage_governance.iceberg.read import DIRECT_SCAN, _local_path, expose_table
+from airflow_lineage_governance.iceberg.rest import DEFAULT_TIMEOUT_S, BoundedRestCatalog, is_rest
 from tests.iceberg_rest import RestCatalogStartError, start_rest_catalog, stop_rest_catalog
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
@@ -299,3 +302,29 @@ def servers_for(folder: Path) -> list[int]:
         if "lineagegovernance.icebergrest.LoopbackRestServer" in cmdline and str(folder) in cmdline:
             pids.append(int(entry.name))
     return pids
+
+
+def test_a_catalog_that_does_not_answer_in_time_is_one_sentence():
+    # A socket that accepts connections (the backlog) and never answers.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        uri = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        with pytest.raises(CatalogUnreachableError) as raised:
+            open_catalog("platform", {"type": "rest", "uri": uri, "request-timeout-seconds": "1"})
+    assert str(raised.value) == (f"catalog platform: the REST catalog at {uri} did not answer within 1 s; "
+                                 "check that the catalog server is running and reachable, then retry the task.")
+    assert isinstance(raised.value, IcebergError) and raised.value.catalog == "platform"
+
+
+def test_a_timeout_that_is_not_a_positive_number_is_refused():
+    with pytest.raises(ValueError, match="request-timeout-seconds must be a positive number"):
+        open_catalog("platform", {"type": "rest", "uri": "http://127.0.0.1:9", "request-timeout-seconds": "0"})
+
+
+def test_every_request_of_the_rest_catalog_is_bounded(rest_catalog_properties: dict[str, str]):
+    catalog = open_catalog("platform", rest_catalog_properties)
+    assert isinstance(catalog, BoundedRestCatalog)
+    adapter = catalog._session.get_adapter(rest_catalog_properties["uri"])
+    assert adapter.timeout == DEFAULT_TIMEOUT_S
+    assert is_rest({"uri": "https://catalog.example.org"}) and not is_rest({"type": "sql", "uri": "sqlite://"})
