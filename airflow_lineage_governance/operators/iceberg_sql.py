@@ -130,7 +130,8 @@ class IcebergSqlOperator(BaseOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         """Reads the lineage, runs the statement, writes the result; returns the table, snapshot id and row
-        count (XCom). Raises AirflowFailException, with the engine's sentence, when lineage is unreadable."""
+        count (XCom). Raises AirflowFailException, with the engine's sentence, when lineage is unreadable, and
+        AirflowException (retried when the task has retries) naming the catalog when a REST catalog does not answer."""
         from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError, IcebergError
         from airflow_lineage_governance.iceberg.run import run_statement
         from airflow_lineage_governance.iceberg.write import WRITE_KEY, write_key
