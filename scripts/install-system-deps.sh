@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite needs and the machine may lack: a compose client (the
-# docker-compose.yaml test), headless Chromium (the scheduler suite's screenshots), Java 17 and Maven (the
-# Iceberg REST catalog server). Idempotent: installs only what is missing. Needs root (as on CI).
+# docker-compose.yaml test), headless Chromium (the scheduler suite's screenshots), a Java 17 JDK, Maven and curl
+# (the Iceberg REST catalog server, built from source by scripts/iceberg-rest/build.sh). Idempotent: installs only what is missing. Needs root (as on CI).
 set -euo pipefail
 wanted=()
 command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || wanted+=(docker-compose)
 command -v chromium >/dev/null 2>&1 || wanted+=(chromium)
-command -v java >/dev/null 2>&1 || wanted+=(openjdk-17-jre-headless)
+command -v javac >/dev/null 2>&1 || wanted+=(openjdk-17-jdk-headless)
+command -v curl >/dev/null 2>&1 || wanted+=(curl)
 command -v mvn >/dev/null 2>&1 || wanted+=(maven)
 if [ ${#wanted[@]} -eq 0 ]; then
   exit 0
