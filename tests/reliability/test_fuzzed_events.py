@@ -18,8 +18,7 @@ from airflow_lineage_governance.governance.config import Rules, load_metadata
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.graph.build import build_graph
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
-from airflow_lineage_governance.graph.events import FileEventSource, ReadReport, read_events
-from airflow_lineage_governance.graph.events import final_events
+from airflow_lineage_governance.graph.events import FileEventSource, ReadReport, final_events, read_events
 from tests.events import NS, complete, output, source
 
 pytestmark = pytest.mark.reliability
