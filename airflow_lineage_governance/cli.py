@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
+from datetime import UTC
 from pathlib import Path
 
 from openlineage.client.serde import Serde
@@ -19,6 +21,20 @@ from airflow_lineage_governance.lineage import column_lineage
 
 FINDINGS = 1
 BAD_INPUT = 2
+
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def escaped(text: str) -> str:
+    """Returns the text with newlines, terminal escapes and other control characters written as `\\n`,
+    `\\x1b`, ...: a name from an event or a file can never forge an output line or drive the terminal."""
+    return CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
+
+
+def say(text: str) -> None:
+    """Prints one line of the text output, escaped."""
+    print(escaped(text))
 
 
 class BadInput(LineageGovernanceError):
@@ -99,19 +115,47 @@ def cmd_lineage(args: argparse.Namespace) -> int:
             namespace = load_rules(_governance_file(args.rules, "lineage.toml", "--rules or --namespace")).namespace
         print(Serde.to_json(lineage.facet(namespace)))
         return 0
-    print(f"{lineage.target} ({lineage.kind}), reads {', '.join(map(str, lineage.sources))}")
+    say(f"{lineage.target} ({lineage.kind}), reads {', '.join(map(str, lineage.sources))}")
     for output in lineage.columns:
         sources = ", ".join(f"{d.source} {d.type} {d.subtype}{' masked' if d.masking else ''}"
                             for d in output.inputs) or "no source column"
-        print(f"  {output.name} <- {sources}")
-    print("  every row shaped by: " + (", ".join(f"{d.source} {d.subtype}" for d in lineage.rows) or "none"))
+        say(f"  {output.name} <- {sources}")
+    say("  every row shaped by: " + (", ".join(f"{d.source} {d.subtype}" for d in lineage.rows) or "none"))
     return 0
+
+
+ALL_NAMESPACES = "*"
+
+
+def job_namespaces(given: list[str] | None) -> list[str] | None:
+    """Returns the job namespaces whose events the governance reads: those given with --job-namespace (`*`:
+    every namespace, None), else the OpenLineage provider's configured namespace, else None (every namespace:
+    outside an Airflow deployment the provider's fallback `default` would only be a guess)."""
+    if given:
+        return None if ALL_NAMESPACES in given else given
+    configured = settings.openlineage_namespace()
+    return [configured] if configured else None
 
 
 def _governance(args: argparse.Namespace):
     from airflow_lineage_governance.governance.session import Governance
 
-    return Governance.load(args.events, rules_path=args.rules, metadata_path=args.metadata)
+    return Governance.load(args.events, rules_path=args.rules, metadata_path=args.metadata,
+                           job_namespaces=job_namespaces(args.job_namespace), after=_time(args.since, "--since"),
+                           before=_time(args.until, "--until"))
+
+
+def _time(given: str | None, flag: str) -> str | None:
+    """Returns the ISO 8601 time `flag` gives, in UTC with a `Z` (as Marquez reads it); raises BadInput for
+    text that is no time."""
+    if given is None:
+        return None
+    from airflow_lineage_governance.graph.events import parse_time
+
+    parsed = parse_time(given)
+    if parsed is None:
+        raise BadInput(f"{flag} {given!r}: not an ISO 8601 time; write e.g. 2030-01-31T00:00:00Z.")
+    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _edges(path) -> str:
@@ -124,13 +168,13 @@ def cmd_impact(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(impact.to_dict(), indent=2))
         return 0
-    print(f"{impact.column}: {len(impact.values)} columns through values, {len(impact.rows)} tables through "
+    say(f"{impact.column}: {len(impact.values)} columns through values, {len(impact.rows)} tables through "
           f"rows, {len(impact.columns_reached)} columns in all; blast-radius score {impact.score:g}")
-    print("  values can change: " + (", ".join(map(str, impact.values)) or "none"))
-    print("  every row can change: " + (", ".join(map(str, impact.rows)) or "none"))
+    say("  values can change: " + (", ".join(map(str, impact.values)) or "none"))
+    say("  every row can change: " + (", ".join(map(str, impact.rows)) or "none"))
     for column in impact.columns_reached:
-        print(f"  {column}: {_edges(impact.paths[column])}")
-    print("  owners: " + (", ".join(f"{t} ({o or 'no owner'})" for t, o in impact.owners.items()) or "none"))
+        say(f"  {column}: {_edges(impact.paths[column])}")
+    say("  owners: " + (", ".join(f"{t} ({o or 'no owner'})" for t, o in impact.owners.items()) or "none"))
     return 0
 
 
@@ -140,9 +184,9 @@ def cmd_upstream(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(provenance.to_dict(), indent=2))
         return 0
-    print(f"{provenance.column} depends on {len(provenance.sources)} columns:")
+    say(f"{provenance.column} depends on {len(provenance.sources)} columns:")
     for source in provenance.sources:
-        print(f"  {_edges(provenance.paths[source])}")
+        say(f"  {_edges(provenance.paths[source])}")
     return 0
 
 
@@ -156,7 +200,7 @@ def cmd_propose(args: argparse.Namespace) -> int:
         decided = proposal.decided_by
         why = f"from {decided.source} ({decided.type} {decided.subtype})" if decided else "no classified input"
         declared = f", declared {proposal.declared}" if proposal.declared else ""
-        print(f"{proposal.column}: {proposal.proposed or 'unknown'}{declared}, {why}")
+        say(f"{proposal.column}: {proposal.proposed or 'unknown'}{declared}, {why}")
     return 0
 
 
@@ -173,9 +217,10 @@ def cmd_check(args: argparse.Namespace) -> int:
                          indent=2))
     else:
         for finding in findings:
-            print(finding.line())
-        print(f"{len(findings)} findings; events read {governance.report.events}, malformed "
-              f"{governance.report.malformed + governance.report.truncated}")
+            say(finding.line())
+        read = governance.report
+        say(f"{len(findings)} findings; events read {read.events}, malformed {read.malformed + read.truncated}"
+            + (f", of other job namespaces {read.other_namespace} (left out)" if read.other_namespace else ""))
     return FINDINGS if findings else 0
 
 
@@ -197,9 +242,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
     else:
         for change in changes:
             reached = len(change.impact.columns_reached) if change.impact else 0
-            print(f"{change.column} {change.change}: {reached} columns downstream, score {change.score:g}")
+            say(f"{change.column} {change.change}: {reached} columns downstream, score {change.score:g}")
         verdict = f"BLOCKED: {len(blocked)} above the threshold {threshold:g}" if blocked else "passes"
-        print(f"{len(changes)} columns changed; {verdict}")
+        say(f"{len(changes)} columns changed; {verdict}")
     return FINDINGS if blocked else 0
 
 
@@ -210,6 +255,13 @@ def _governance_options(command: argparse.ArgumentParser) -> None:
                                          "governance_dir, else in ./governance)")
     command.add_argument("--metadata", help=f"metadata.toml (default: metadata.toml in [{settings.SECTION}] "
                                             "governance_dir, else in ./governance)")
+    command.add_argument("--job-namespace", action="append", metavar="NAMESPACE",
+                         help="read only the events of this OpenLineage job namespace (repeatable; `*`: every "
+                              "namespace; default: [openlineage] namespace when set, else every namespace)")
+    command.add_argument("--since", help="a Marquez source: read events after this ISO 8601 time "
+                                         "(default: 1970-01-01, sent explicitly)")
+    command.add_argument("--until", help="a Marquez source: read events before this ISO 8601 time "
+                                         "(default: 9999-12-31, sent explicitly)")
     command.add_argument("--json", action="store_true")
 
 
@@ -272,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _resolve_defaults(args)
         return run(args)
     except LineageGovernanceError as error:
-        print(f"lineage-governance: {error}", file=sys.stderr)
+        print(f"lineage-governance: {escaped(str(error))}", file=sys.stderr)
         return BAD_INPUT
 
 

@@ -54,6 +54,8 @@ class FindingKind(StrEnum):
     UNACCOUNTED_TABLE = "unaccounted_table"
     UNDERSTATED_CLASSIFICATION = "understated_classification"
     MISSING_METADATA = "missing_metadata"
+    LINEAGE_UNAVAILABLE = "lineage_unavailable"
+    """The event source could not be read (or only in part): the checks that need the lineage were skipped."""
 
     @property
     def severity(self) -> Severity:

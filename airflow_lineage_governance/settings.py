@@ -116,3 +116,19 @@ def provider_config() -> dict[str, Any]:
         "options": {s.key: {"description": s.description, "version_added": __version__, "type": s.type,
                             "example": s.example, "default": s.default} for s in SETTINGS.values()},
     }}
+
+
+def openlineage_namespace() -> str | None:
+    """Returns the job namespace the OpenLineage provider is configured with (`[openlineage] namespace`: its
+    environment form, then OPENLINEAGE_NAMESPACE, then Airflow's configuration file), or None when nothing
+    sets one (the provider would then use `default`)."""
+    for variable in ("AIRFLOW__OPENLINEAGE__NAMESPACE", "OPENLINEAGE_NAMESPACE"):
+        value = os.environ.get(variable)
+        if value:
+            return value
+    if not airflow_config_file().is_file():
+        return None
+    from airflow.configuration import conf
+
+    value = conf.get("openlineage", "namespace", fallback=None)
+    return str(value) if value not in (None, "") else None

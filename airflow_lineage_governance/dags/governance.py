@@ -11,7 +11,11 @@ from typing import Any
 from airflow.sdk import DAG, task
 from airflow.sdk.exceptions import AirflowFailException
 
-from airflow_lineage_governance.sensors.lineage_complete import LineageCompleteSensor, default_event_source
+from airflow_lineage_governance.sensors.lineage_complete import (
+    LineageCompleteSensor,
+    default_event_source,
+    default_job_namespace,
+)
 
 
 def report_folder() -> Path:
@@ -41,7 +45,9 @@ def governance_dag(dag_id: str, target_dag_id: str, *, schedule: Any, start_date
             from airflow_lineage_governance.hooks.iceberg import IcebergHook
             from airflow_lineage_governance.iceberg.catalog import table_names
 
-            governance, problem = Governance.load_tolerant(verdict.get("events") or default_event_source())
+            governance, problem = Governance.load_tolerant(verdict.get("events") or default_event_source(),
+                                                           job_namespaces=verdict.get("job_namespace")
+                                                           or default_job_namespace())
             report = nightly_report(verdict, governance, table_names(IcebergHook(iceberg_conn_id).get_conn()),
                                     dag_id=context["dag"].dag_id, run_id=context["run_id"],
                                     logical_date=context["logical_date"].isoformat(), backend_problem=problem)

@@ -53,16 +53,21 @@ def understated_classes(proposals: Mapping[ColumnRef, Proposal], rules: Rules) -
 
 
 def run_checks(governance: Governance, catalog_tables: Iterable[TableRef | str],
-               verdict: Mapping[str, Any] | None = None) -> list[Finding]:
+               verdict: Mapping[str, Any] | None = None, lineage_problem: str | None = None) -> list[Finding]:
     """Returns every finding, in the report's order: with the sensor's `verdict`, an unfinished target run and
     the tasks with no COMPLETE event first; then understated classes, unaccounted tables and tables with no
-    metadata. Raises ValueError when the verdict holds a finding of an unknown kind."""
+    metadata. With `lineage_problem` (the sentence saying why the event source could not be read, or was read
+    only in part), those three checks would answer from missing lineage: one lineage_unavailable finding takes
+    their place. Raises ValueError when the verdict holds a finding of an unknown kind."""
     found: list[Finding] = []
     if verdict is not None:
         if not verdict.get("finished"):
             found.append(findings.target_run_unfinished(verdict.get("target_dag_id"), verdict.get("target_run_id"),
                                                          verdict.get("backend_problem")))
         found.extend(Finding.from_dict(m) for m in verdict.get("missing") or [])
+    if lineage_problem is not None:
+        found.append(findings.lineage_unavailable(governance.report.source, lineage_problem))
+        return found
     found.extend(understated_classes(governance.proposals, governance.rules))
     found.extend(unaccounted(catalog_tables, governance.metadata, governance.graph))
     found.extend(missing_metadata(governance.graph, governance.metadata, governance.proposals))

@@ -3,6 +3,7 @@ propagation, blast-radius weights), read into typed, validated data."""
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -95,6 +96,14 @@ def _expect(value: Any, kind: type | tuple[type, ...], path: Path, key: str, wan
     return value
 
 
+def _weight(value: Any, path: Path, key: str) -> float:
+    """Returns the number as a weight; raises GovernanceConfigError unless it is finite and not negative."""
+    number = float(_expect(value, (int, float), path, key, "a number"))
+    if not math.isfinite(number) or number < 0:
+        raise GovernanceConfigError(path, key, f"must be a finite number, 0 or more, not {value!r}")
+    return number
+
+
 def load_rules(path: str | Path | None = None) -> Rules:
     """Returns the rules of lineage.toml (default: governance_folder()/lineage.toml); raises
     GovernanceConfigError naming the file and key for a malformed file, a wrong type or an unknown name."""
@@ -117,22 +126,19 @@ def load_rules(path: str | Path | None = None) -> Rules:
     for tier, weight in weights_raw.items():
         if not str(tier).isdigit():
             raise GovernanceConfigError(path, f"blast_radius.tier_weights.{tier}", "a tier must be a whole number")
-        weights[int(tier)] = float(_expect(weight, (int, float), path, f"blast_radius.tier_weights.{tier}",
-                                           "a number"))
+        weights[int(tier)] = _weight(weight, path, f"blast_radius.tier_weights.{tier}")
     owners_raw = _expect(blast.get("owner_weights", {}), dict, path, "blast_radius.owner_weights",
                          "a table of owner = weight")
-    owner_weights = {str(owner): float(_expect(weight, (int, float), path, f"blast_radius.owner_weights.{owner}",
-                                               "a number")) for owner, weight in owners_raw.items()}
+    owner_weights = {str(owner): _weight(weight, path, f"blast_radius.owner_weights.{owner}")
+                     for owner, weight in owners_raw.items()}
     return Rules(
         owner_weights=owner_weights,
         namespace=_expect(data.get("namespace", Rules.namespace), str, path, "namespace", "a string"),
         classes=classes,
         propagate_through=through,
         tier_weights=weights,
-        default_weight=float(_expect(blast.get("default_weight", 1.0), (int, float), path,
-                                     "blast_radius.default_weight", "a number")),
-        gate_threshold=float(_expect(blast.get("gate_threshold", 25.0), (int, float), path,
-                                     "blast_radius.gate_threshold", "a number")),
+        default_weight=_weight(blast.get("default_weight", 1.0), path, "blast_radius.default_weight"),
+        gate_threshold=_weight(blast.get("gate_threshold", 25.0), path, "blast_radius.gate_threshold"),
     )
 
 

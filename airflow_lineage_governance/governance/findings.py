@@ -98,6 +98,17 @@ def missing_metadata(table: TableRef, proposals: Mapping[str, str | None]) -> Fi
     return Finding(FindingKind.MISSING_METADATA, table=table, evidence={"proposals": dict(proposals)})
 
 
+SKIPPED_WITHOUT_LINEAGE = ("understated_classification", "unaccounted_table", "missing_metadata")
+"""The checks whose answer would be false over lineage that could not be read."""
+
+
+def lineage_unavailable(source: str, reason: str) -> Finding:
+    """Returns the finding that the event source could not be read (unreachable, or the read stopped part way),
+    so the checks that need the lineage were skipped: not failed, not passed."""
+    return Finding(FindingKind.LINEAGE_UNAVAILABLE,
+                   evidence={"source": source, "reason": reason, "skipped": list(SKIPPED_WITHOUT_LINEAGE)})
+
+
 def _missing_complete(f: Finding) -> str:
     tried = f", try {f.evidence['try_number']}" if f.evidence.get("try_number") else ""
     why = f" ({f.evidence['reason']})" if f.evidence.get("reason") else ""
@@ -124,4 +135,7 @@ SENTENCES: dict[FindingKind, Callable[[Finding], str]] = {
     FindingKind.TARGET_RUN_UNFINISHED:
         lambda f: f"{f.evidence['dag_id']}: its run had not finished when the wait ended ({f.evidence.get('reason')})",
     FindingKind.MISSING_METADATA: _missing_metadata,
+    FindingKind.LINEAGE_UNAVAILABLE:
+        lambda f: f"{f.evidence['source']}: the lineage events could not be read ({f.evidence['reason']}), so "
+                  f"the checks {', '.join(f.evidence['skipped'])} were skipped: not passed, not failed",
 }

@@ -3,34 +3,45 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from airflow_lineage_governance.governance.checks import run_checks
 from airflow_lineage_governance.governance.report import GovernanceReport
-from airflow_lineage_governance.governance.runs import SUCCESS, parse_failures
+from airflow_lineage_governance.governance.runs import SUCCESS, events_of_run, parse_failures
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.refs import TableRef
 
 
 def nightly_report(verdict: Mapping[str, Any], governance: Governance, catalog_tables: Iterable[TableRef | str], *,
-                   dag_id: str, run_id: str, logical_date: str, backend_problem: str | None = None) -> GovernanceReport:
+                   dag_id: str, run_id: str, logical_date: str, backend_problem: str | None = None,
+                   now: datetime | None = None) -> GovernanceReport:
     """Returns the report of one governance run: every finding `run_checks` gives (missing COMPLETE events
     from the sensor's verdict, unaccounted tables, missing metadata with proposals, understated classes) and
-    the coverage. Raises ValueError when the verdict holds a finding of an unknown kind."""
-    findings = run_checks(governance, catalog_tables, verdict)
-    return GovernanceReport(dag_id, run_id, logical_date, findings, coverage(verdict, governance, backend_problem))
+    the coverage. `backend_problem` is why the event source could not be read (or only in part): the checks
+    that need lineage are then one lineage_unavailable finding. Raises ValueError when the verdict holds a
+    finding of an unknown kind."""
+    findings = run_checks(governance, catalog_tables, verdict, backend_problem)
+    return GovernanceReport(dag_id, run_id, logical_date, findings,
+                            coverage(verdict, governance, backend_problem, now))
 
 
-def coverage(verdict: Mapping[str, Any], governance: Governance, backend_problem: str | None = None) -> dict[str, Any]:
-    """Returns what the run's lineage covered: tasks scheduled, succeeded and with lineage, written columns
-    with lineage, lineage parse failures, and what reading the events found."""
+def coverage(verdict: Mapping[str, Any], governance: Governance, backend_problem: str | None = None,
+             now: datetime | None = None) -> dict[str, Any]:
+    """Returns what the target run's lineage covered: tasks scheduled, succeeded and with lineage, the columns
+    its own COMPLETE events gave lineage for, its events and lineage parse failures; the jobs of the target DAG
+    whose lineage was taken from an earlier run (with that run, its time and its age at `now`); and what reading
+    the events found (events of other job namespaces counted, never used)."""
     states = verdict.get("task_states") or {}
     succeeded = [t for t, s in states.items() if s == SUCCESS]
     missing_tasks = {m["task_id"] for m in verdict.get("missing") or []}
     target, target_run = verdict.get("target_dag_id") or "", verdict.get("target_run_id") or ""
     report = governance.report
     graph = governance.graph
-    written = [c for table in graph.outputs for c in graph.columns_of(table)]
+    of_run = events_of_run(governance.events, target, target_run) if target else []
+    prefix = f"{target}."
+    this_run = {job for job, e in graph.jobs.items() if job.startswith(prefix) and e.dag_run_id == target_run}
+    written = [c for table, job in graph.outputs.items() if job in this_run for c in graph.columns_of(table)]
     found: dict[str, Any] = {
         "target_dag_id": target,
         "target_run_id": target_run,
@@ -39,13 +50,46 @@ def coverage(verdict: Mapping[str, Any], governance: Governance, backend_problem
         "tasks_with_lineage": len([t for t in succeeded if t not in missing_tasks]),
         "columns_with_lineage": len([c for c in written if graph.in_edges(c)]),
         "parse_failures": len(parse_failures(governance.events, target, target_run)),
+        "events_of_target_run": len(of_run),
         "events_read": report.events,
         "events_malformed": report.malformed + report.truncated + report.wrong_shape + report.unknown_type,
         "events_duplicated": report.duplicates,
         "events_late": report.late,
+        "events_other_namespace": report.other_namespace,
         "lineage_backend": backend_problem or verdict.get("backend_problem") or "reachable",
         "event_source": report.source,
     }
+    if report.wrong_parts:
+        found["event_parts_wrong_shape"] = report.wrong_parts
+    earlier = earlier_answers(governance, target, target_run, now or datetime.now(UTC))
+    if earlier:
+        found["lineage_from_earlier_runs"] = earlier
     if report.problems:
         found["event_source_notes"] = "; ".join(report.problems[:3])
     return found
+
+
+def earlier_answers(governance: Governance, dag_id: str, run_id: str, now: datetime) -> dict[str, str]:
+    """Returns, for each job of `dag_id` whose lineage in the graph comes from a run other than `run_id`, by job:
+    the run it came from, that event's time and its age at `now` (`run scheduled__x, 2030-01-31T02:00:00+00:00,
+    1 d 2 h old`)."""
+    prefix = f"{dag_id}."
+    found = {}
+    for job, event in sorted(governance.graph.jobs.items()):
+        if dag_id and job.startswith(prefix) and event.dag_run_id != run_id:
+            found[job] = (f"run {event.dag_run_id or 'unknown'}, {event.at.isoformat()}, "
+                          f"{age((now - event.at).total_seconds())} old")
+    return found
+
+
+def age(seconds: float) -> str:
+    """Returns a duration as a person reads it: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`."""
+    seconds = max(0, int(seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min" if minutes else f"{seconds} s"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -35,14 +36,21 @@ class Governance:
 
     @classmethod
     def load(cls, events: str | Path, *, rules_path: str | Path | None = None,
-             metadata_path: str | Path | None = None, job_namespace: str | None = None) -> Governance:
-        """Returns the loaded governance; raises GovernanceConfigError for bad TOML and EventSourceError for an
-        unreadable source."""
+             metadata_path: str | Path | None = None, job_namespaces: str | Iterable[str] | None = None,
+             job_namespace: str | None = None, after: str | None = None, before: str | None = None) -> Governance:
+        """Returns the loaded governance over the events of our job namespaces (`job_namespaces`, one or several;
+        None reads every namespace), between `after` and `before` for a Marquez source (ISO 8601; the widest
+        window when not given). Raises GovernanceConfigError for bad TOML and EventSourceError for an unreadable
+        source."""
         rules = load_rules(rules_path)
         metadata = load_metadata(metadata_path, rules)
+        scope = job_namespaces if job_namespaces is not None else job_namespace
+        options = {k: v for k, v in (("after", after), ("before", before)) if v is not None}
         with paused_collection():
-            received, report = read_events(open_event_source(events), job_namespace)
-            governance = cls(rules, metadata, received, report, build_graph(received, rules.namespace))
+            received, report = read_events(open_event_source(events, **options), scope)
+            graph = build_graph(received, rules.namespace)
+            report.wrong_parts += graph.wrong_parts
+            governance = cls(rules, metadata, received, report, graph)
             governance.proposals  # noqa: B018 -- computed here, while the collector is paused
         return governance
 

@@ -58,6 +58,8 @@ class LineageGraph:
     table_columns: dict[TableRef, dict[str, ColumnRef]] = field(default_factory=lambda: defaultdict(dict))
     outputs: dict[TableRef, str] = field(default_factory=dict)  # table -> job that writes it
     jobs: dict[str, RunEvent] = field(default_factory=dict)  # job -> its latest COMPLETE event
+    wrong_parts: int = 0  # parts of the events (datasets, fields, input fields, transformations) of the wrong
+    # JSON shape, left out of the graph
     names: dict[Node, str] = field(default_factory=dict, repr=False)
     _tables: dict[str, TableRef | None] = field(default_factory=dict, repr=False)  # dataset name -> its ref
     _columns: dict[str, dict[str, ColumnRef]] = field(default_factory=dict, repr=False)  # dataset name -> columns
@@ -161,13 +163,15 @@ class LineageGraph:
 
 
 def latest_completes(events: Iterable[RunEvent]) -> dict[str, RunEvent]:
-    """Returns the latest COMPLETE event of each job (by event time; the later read wins a tie)."""
+    """Returns the latest COMPLETE event of each job name, by `RunEvent.order` (the parsed event time, then a
+    stable key), whatever order the source sent them in. Read events of our job namespaces only: every job
+    namespace read is taken as one deployment's (see `read_events`)."""
     latest: dict[str, RunEvent] = {}
     for event in events:
         if event.event_type != COMPLETE or event.raw is None:
             continue
         known = latest.get(event.job_name)
-        if known is None or event.event_time >= known.event_time:
+        if known is None or event.order >= known.order:
             latest[event.job_name] = event
     return latest
 
@@ -184,36 +188,43 @@ def _schema_names(dataset: dict[str, Any]) -> list[str]:
 UNTYPED = ((EdgeType.DIRECT, "UNKNOWN", False),)  # an input field with no transformations (older producers)
 
 
-def _transformations(entry: dict[str, Any]) -> list[tuple[str, str, bool]] | tuple[tuple[str, str, bool], ...]:
+def _transformations(lineage: LineageGraph,
+                     entry: dict[str, Any]) -> list[tuple[str, str, bool]] | tuple[tuple[str, str, bool], ...]:
     found = entry.get("transformations")
     if type(found) is not list:
+        if found is not None:
+            lineage.wrong_parts += 1
         return UNTYPED
     typed = []
     for t in found:
-        if type(t) is not dict:
-            continue
-        kind, subtype = t.get("type") or EdgeType.DIRECT, t.get("subtype") or ""
+        kind = t.get("type") or EdgeType.DIRECT if type(t) is dict else None
+        subtype = t.get("subtype") or "" if type(t) is dict else None
         if type(kind) is str and type(subtype) is str:  # a value of another JSON type is of the wrong shape
-            typed.append((kind, subtype, bool(t.get("masking"))))
+            typed.append((kind, subtype, t.get("masking") is True))
+        else:
+            lineage.wrong_parts += 1
     return typed or UNTYPED
 
 
-def _datasets(event: RunEvent, key: str, namespace: str | None) -> list[dict[str, Any]]:
+def _datasets(lineage: LineageGraph, event: RunEvent, key: str, namespace: str | None) -> list[dict[str, Any]]:
     assert event.raw is not None
     found = event.raw.get(key)
     if type(found) is not list:
+        if found is not None:
+            lineage.wrong_parts += 1
         return []
-    return [d for d in found if type(d) is dict and type(d.get("name")) is str
-            and (namespace is None or d.get("namespace") == namespace)]
+    shaped = [d for d in found if type(d) is dict and type(d.get("name")) is str]
+    lineage.wrong_parts += len(found) - len(shaped)
+    return [d for d in shaped if namespace is None or d.get("namespace") == namespace]
 
 
 def _add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) -> None:
-    for dataset in _datasets(event, "inputs", namespace):
+    for dataset in _datasets(lineage, event, "inputs", namespace):
         table = lineage.table_ref(dataset["name"])
         if table is not None:
             for name in _schema_names(dataset):
                 lineage.column_ref(table, name)
-    for dataset in _datasets(event, "outputs", namespace):
+    for dataset in _datasets(lineage, event, "outputs", namespace):
         table = lineage.table_ref(dataset["name"])
         if table is None:
             continue
@@ -229,9 +240,14 @@ def _add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) ->
         for column, entry in fields.items():
             target = known[column]
             sources = entry.get("inputFields") if type(entry) is dict else None
-            for source in sources if type(sources) is list else ():
+            if type(sources) is not list:
+                lineage.wrong_parts += 1
+                continue
+            for source in sources:
                 _add_edges(lineage, event, namespace, source, target)
         rows = facet.get("dataset")
+        if rows is not None and type(rows) is not list:
+            lineage.wrong_parts += 1
         for source in rows if type(rows) is list else ():
             _add_edges(lineage, event, namespace, source, table)
 
@@ -239,9 +255,11 @@ def _add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) ->
 def _add_edges(lineage: LineageGraph, event: RunEvent, namespace: str | None, source: Any,
                target: ColumnRef | TableRef) -> None:
     if type(source) is not dict:
+        lineage.wrong_parts += 1
         return
     name, column = source.get("name"), source.get("field")
     if type(name) is not str or type(column) is not str:
+        lineage.wrong_parts += 1
         return
     if namespace is not None and source.get("namespace") != namespace:
         return
@@ -252,7 +270,7 @@ def _add_edges(lineage: LineageGraph, event: RunEvent, namespace: str | None, so
         if table is None:
             return
         origin = lineage.column_ref(table, column)
-    for kind, subtype, masking in _transformations(source):
+    for kind, subtype, masking in _transformations(lineage, source):
         lineage._add(Edge(origin, target, kind, subtype, masking, event.job_name, event.run_id,
                           event.event_time))
 

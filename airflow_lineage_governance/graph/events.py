@@ -7,9 +7,10 @@ event types, duplicates and events of other namespaces are counted in a ReadRepo
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,6 +22,8 @@ COMPLETE = "COMPLETE"
 FAIL = "FAIL"
 TERMINAL = (COMPLETE, FAIL, "ABORT")
 EVENT_TYPES = ("START", "RUNNING", "OTHER", *TERMINAL)
+TYPE_RANK = {"START": 0, "RUNNING": 1, "OTHER": 1, "ABORT": 2, "FAIL": 3, COMPLETE: 4}
+"""How an event type ranks when two events of a run or job have the same time: COMPLETE beats START."""
 
 
 @dataclass
@@ -37,6 +40,7 @@ class ReadReport:
     duplicates: int = 0
     other_namespace: int = 0
     late: int = 0
+    wrong_parts: int = 0  # parts of a kept event (datasets, fields, transformations) of the wrong shape, left out
     problems: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -61,10 +65,28 @@ class RunEvent:
     run_id: str
     job_namespace: str
     job_name: str
+    at: datetime = field(default=datetime.min.replace(tzinfo=UTC), compare=False)  # event_time, parsed (aware)
     dag_run_id: str | None = None
     try_number: int | None = None
     extraction_failed: bool = False  # the run facets hold an `extractionError`: its lineage could not be read
     raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def order(self) -> tuple[datetime, int, str, str]:
+        """Returns the key that orders events in time: the parsed event time (so `…46.54148Z` and
+        `…46.541480+00:00` are the same instant), then the type (COMPLETE beats START at the same instant), then
+        the run id and the time as written (a stable key, whatever order the source sent them in)."""
+        return (self.at, TYPE_RANK.get(self.event_type, 1), self.run_id, self.event_time)
+
+
+def parse_time(text: str) -> datetime | None:
+    """Returns the event time as an aware datetime (a time with no offset is read as UTC, as the producers of
+    this project never write one), or None when the text is no ISO 8601 time."""
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
 
 
 class EventSource(Protocol):
@@ -85,8 +107,9 @@ class FileEventSource:
         self.description = str(self.path)
 
     def raw_events(self, report: ReadReport) -> Iterator[Any]:
-        """Yields each line's parsed JSON; counts lines that are not JSON. Raises EventSourceError for a folder
-        or a file that cannot be opened; a missing file yields nothing."""
+        """Yields each line's parsed JSON; counts lines that are not JSON. Raises EventSourceError for a folder,
+        a file that cannot be opened or one that holds a JSON array (not JSON Lines); a missing file yields
+        nothing."""
         if not self.path.exists():
             report.note(f"{self.path} does not exist: no event was ever written there")
             return  # no events at all is a finding for the checks, not an error of reading
@@ -97,9 +120,14 @@ class FileEventSource:
         except OSError as error:
             raise EventSourceError(f"{self.path}: cannot be read ({error.strerror})") from None
         with handle:
+            first = True
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
+                if first and line.lstrip().startswith(b"["):
+                    raise EventSourceError(f"{self.path}: is a JSON array, not JSON Lines; write one event per "
+                                           "line, as the OpenLineage file transport does")
+                first = False
                 report.lines += 1
                 try:
                     yield orjson.loads(line)
@@ -121,7 +149,10 @@ def to_run_event(raw: Any) -> RunEvent | None:
     except (KeyError, TypeError, IndexError):
         return None
     if not (type(run_id) is str and type(name) is str and type(event_time) is str and type(event_type) is str
-            and run_id and name and event_time and event_type):
+            and run_id and name and event_time and event_type and type(job) is dict and type(run) is dict):
+        return None
+    at = parse_time(event_time)
+    if at is None:
         return None
     namespace = job.get("namespace", "")
     dag_run_id: str | None = None
@@ -137,17 +168,25 @@ def to_run_event(raw: Any) -> RunEvent | None:
             if type(task) is dict and type(task.get("try_number")) is int:
                 try_number = task["try_number"]
         extraction_failed = type(facets.get("extractionError")) is dict
-    return RunEvent(event_type, event_time, run_id, namespace if type(namespace) is str else "", name, dag_run_id,
-                    try_number, extraction_failed, raw)
+    return RunEvent(event_type, event_time, run_id, namespace if type(namespace) is str else "", name, at,
+                    dag_run_id, try_number, extraction_failed, raw)
 
 
-def read_events(source: EventSource, job_namespace: str | None = None,
+def namespaces_of(job_namespaces: str | Iterable[str] | None) -> frozenset[str] | None:
+    """Returns the job namespaces to keep as a set (one name, or several), or None to keep every namespace."""
+    if job_namespaces is None:
+        return None
+    return frozenset((job_namespaces,) if isinstance(job_namespaces, str) else job_namespaces)
+
+
+def read_events(source: EventSource, job_namespace: str | Iterable[str] | None = None,
                 report: ReadReport | None = None) -> tuple[list[RunEvent], ReadReport]:
-    """Returns the good, distinct run events of `source` (of `job_namespace` when given) in the order read,
-    and the report of what was left out."""
+    """Returns the good, distinct run events of `source` in the order read, and the report of what was left
+    out. With `job_namespace` (one namespace or several), events of other job namespaces are counted in the
+    report (`other_namespace`) and left out: a same-named job of another deployment never replaces ours."""
     report = report or ReadReport(source=source.description)
     with paused_collection():
-        return _read(source, job_namespace, report)
+        return _read(source, namespaces_of(job_namespace), report)
 
 
 @contextmanager
@@ -164,34 +203,36 @@ def paused_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _read(source: EventSource, job_namespace: str | None, report: ReadReport) -> tuple[list[RunEvent], ReadReport]:
-    seen: set[tuple[str, str, str]] = set()
+def _read(source: EventSource, namespaces: Collection[str] | None,
+          report: ReadReport) -> tuple[list[RunEvent], ReadReport]:
+    seen: set[tuple[str, str, datetime]] = set()
     events: list[RunEvent] = []
-    latest: dict[str, int] = {}  # job -> index of its latest COMPLETE, the only events that keep `raw`
+    latest: dict[tuple[str, str], int] = {}  # job -> index of its latest COMPLETE, the only events that keep `raw`
     for raw in source.raw_events(report):
         event = to_run_event(raw)
         if event is None:
             report.wrong_shape += 1
-            report.note("an event without a run id, job name, event type or event time")
+            report.note("an event without a run id, job name, event type or ISO 8601 event time")
             continue
         if event.event_type not in EVENT_TYPES:
             report.unknown_type += 1
             report.note(f"{event.job_name}: unknown event type {event.event_type!r}")
             continue
-        if job_namespace is not None and event.job_namespace != job_namespace:
+        if namespaces is not None and event.job_namespace not in namespaces:
             report.other_namespace += 1
             continue
-        key = (event.run_id, event.event_type, event.event_time)
+        key = (event.run_id, event.event_type, event.at)  # the same instant however the source wrote it
         if key in seen:
             report.duplicates += 1
             continue
         seen.add(key)
         if event.event_type == COMPLETE:
-            known = latest.get(event.job_name)
-            if known is None or event.event_time >= events[known].event_time:
+            job = (event.job_namespace, event.job_name)
+            known = latest.get(job)
+            if known is None or event.order >= events[known].order:
                 if known is not None:
                     events[known].raw = None
-                latest[event.job_name] = len(events)
+                latest[job] = len(events)
             else:
                 event.raw = None
         else:
@@ -203,7 +244,8 @@ def _read(source: EventSource, job_namespace: str | None, report: ReadReport) ->
 
 def final_events(events: Iterable[RunEvent], report: ReadReport | None = None) -> dict[str, RunEvent]:
     """Returns, per run id, the event that says how the run ended: the latest terminal event, else the latest
-    event of any type. A START that arrives after the run's COMPLETE never hides it (counted as late)."""
+    event of any type (by `RunEvent.order`: parsed time, then type, then a stable key). A START that arrives
+    after the run's COMPLETE never hides it (counted as late)."""
     final: dict[str, RunEvent] = {}
     for event in events:
         known = final.get(event.run_id)
@@ -215,7 +257,7 @@ def final_events(events: Iterable[RunEvent], report: ReadReport | None = None) -
             if report is not None:
                 report.late += 1
             continue
-        if terminal and not known_terminal or event.event_time >= known.event_time:
+        if terminal and not known_terminal or event.order >= known.order:
             final[event.run_id] = event
     return final
 

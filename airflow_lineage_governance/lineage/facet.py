@@ -10,7 +10,7 @@ import attr
 from openlineage.client.facet_v2 import RunFacet, extraction_error_run
 from openlineage.client.facet_v2 import column_lineage_dataset as ol
 
-from airflow_lineage_governance.kinds import DIRECT_RANK, EdgeType
+from airflow_lineage_governance.kinds import EdgeType
 from airflow_lineage_governance.lineage.errors import LineageError
 from airflow_lineage_governance.lineage.model import ColumnLineage, Dependency
 from airflow_lineage_governance.refs import ColumnRef
@@ -77,14 +77,19 @@ def _input_fields(dependencies: Iterable[Dependency], namespace: str) -> list[ol
 
 
 def deprecated_transformation_type(dependencies: Sequence[Dependency]) -> str:
-    """Returns the per-field transformationType that Marquez stores: MASKED when every value input is
-    hashed, else the strongest DIRECT subtype, else INDIRECT (only row or condition inputs), else ''."""
-    direct = [d for d in dependencies if d.type == EdgeType.DIRECT]
-    if not direct:
-        return "INDIRECT" if dependencies else ""
-    if all(d.masking for d in direct):
+    """Returns the deprecated per-field transformationType, set only where it cannot mislead: Marquez applies
+    this one label to every input of the column (its column lineage keeps DIRECT edges only), so it is the
+    inputs' one subtype when every input is DIRECT with the same subtype (MASKED when every one is hashed),
+    and '' otherwise (no inputs, an INDIRECT input, or DIRECT inputs of different subtypes). The typed
+    `transformations` of each input field always say everything."""
+    if not dependencies or any(d.type != EdgeType.DIRECT for d in dependencies):
+        return ""
+    subtypes = {d.subtype for d in dependencies}
+    if len(subtypes) != 1:
+        return ""
+    if all(d.masking for d in dependencies):
         return "MASKED"
-    return str(max(direct, key=lambda d: DIRECT_RANK[d.subtype]).subtype)
+    return str(subtypes.pop())
 
 
 def column_lineage_facet(lineage: ColumnLineage, namespace: str) -> ol.ColumnLineageDatasetFacet:

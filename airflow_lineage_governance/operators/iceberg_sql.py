@@ -218,7 +218,8 @@ class IcebergSqlOperator(BaseOperator):
             target = str(shown.target) if not isinstance(shown, str) else target_of(self.sql)
             if failed and isinstance(error, LineageError):
                 run_facets["extractionError"] = extraction_error_facet(error)
-            outputs = [output_dataset(namespace, target)] if target else []
+            # START never names an output with no schema (a backend stores it as a new, empty version).
+            outputs = [output_dataset(namespace, target)] if target and failed else []
             return OperatorLineage(inputs=[], outputs=outputs, run_facets=run_facets, job_facets=job_facets)
         lineage, schema = read.lineage, read.schema
         pinned = {r.table: r.snapshot_id for r in self._run.reads} if complete and self._run else {}
@@ -234,9 +235,26 @@ class IcebergSqlOperator(BaseOperator):
             outputs = [output_dataset(namespace, lineage.target, list(write.columns), sent,
                                       write.snapshot_id, write.rows)]
         else:
-            outputs = [output_dataset(namespace, lineage.target, _fields(schema, lineage.target))]
+            outputs = _planned_output(namespace, lineage, schema)
         return OperatorLineage(inputs=inputs, outputs=outputs, run_facets=run_facets, job_facets=job_facets)
 
 
 def _fields(schema: Mapping[TableRef, Mapping[str, str]], table: TableRef) -> list[tuple[str, str]]:
     return list(schema.get(table, {}).items())
+
+
+def _planned_output(namespace: str, lineage: ColumnLineage,
+                    schema: Mapping[TableRef, Mapping[str, str]]) -> list[Any]:
+    """Returns the output START names: the target with the schema the lineage read gives it (the output
+    columns, each with the catalog's type when the target exists and has that column, else with no type), or
+    nothing when no output column is known. Never a schema-less output: a backend (Marquez) stores one as a new,
+    empty version of the dataset."""
+    from openlineage.client.event_v2 import OutputDataset
+    from openlineage.client.facet_v2 import schema_dataset
+
+    if not lineage.columns:
+        return []
+    types = schema.get(lineage.target, {})
+    fields = [schema_dataset.SchemaDatasetFacetFields(name=c.name, type=types.get(c.name)) for c in lineage.columns]
+    return [OutputDataset(namespace=namespace, name=str(lineage.target),
+                          facets={"schema": schema_dataset.SchemaDatasetFacet(fields=fields)})]

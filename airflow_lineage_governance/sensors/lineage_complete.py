@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowSensorTimeout
 
+from airflow_lineage_governance import settings
 from airflow_lineage_governance.governance.runs import FINISHED, missing_completes
 from airflow_lineage_governance.graph.errors import EventSourceError
 from airflow_lineage_governance.graph.events import RunEvent, open_event_source, read_events
@@ -40,8 +41,7 @@ def default_event_source() -> str | None:
 def default_job_namespace() -> str:
     """Returns the OpenLineage job namespace the provider uses (its config, else OPENLINEAGE_NAMESPACE, else
     `default`)."""
-    return (os.environ.get("AIRFLOW__OPENLINEAGE__NAMESPACE") or os.environ.get("OPENLINEAGE_NAMESPACE")
-            or "default")
+    return settings.openlineage_namespace() or "default"
 
 
 class LineageCompleteSensor(BaseSensorOperator):
@@ -68,7 +68,8 @@ class LineageCompleteSensor(BaseSensorOperator):
         runs = ti.get_task_states(dag_id=self.target_dag_id, logical_dates=[context["logical_date"]])
         verdict: dict[str, Any] = {"target_dag_id": self.target_dag_id, "target_run_id": None, "finished": False,
                                    "task_states": {}, "missing": [], "backend_problem": None,
-                                   "events": self.events or default_event_source()}
+                                   "events": self.events or default_event_source(),
+                                   "job_namespace": self.job_namespace or default_job_namespace()}
         if not runs:
             verdict["backend_problem"] = (f"no run of {self.target_dag_id} exists for the logical date "
                                           f"{context['logical_date'].isoformat()}")
@@ -85,8 +86,7 @@ class LineageCompleteSensor(BaseSensorOperator):
             reason = "no event source is configured (set LINEAGE_GOVERNANCE_EVENTS)"
         else:
             try:
-                events, _ = read_events(open_event_source(source),
-                                        self.job_namespace or default_job_namespace())
+                events, _ = read_events(open_event_source(source), verdict["job_namespace"])
             except EventSourceError as error:
                 reason = f"the lineage backend was unreachable: {error}"
         verdict["backend_problem"] = reason or None

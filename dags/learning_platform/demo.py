@@ -1,11 +1,20 @@
-"""`make demo`: seeds the platform, runs the nightly platform DAG through real Airflow with the OpenLineage
-file transport, and prints what the events say. Every file lives under .demo/.
+"""`make demo`: seeds the platform, runs the nightly platform DAG through real Airflow, and prints what the
+events say. Every file lives under .demo/.
 
     PYTHONPATH=dags python -m learning_platform.demo
     LINEAGE_GOVERNANCE_DEMO_CATALOG=rest PYTHONPATH=dags python -m learning_platform.demo   # `make demo CATALOG=rest`
 
 The catalog is a local SQLite catalog (`sql`, the default) or a real Iceberg REST catalog server (`rest`) that
 scripts/iceberg-rest starts on 127.0.0.1 for the demo's length.
+
+By default the OpenLineage file transport writes .demo/events.jsonl and the governance reads it. Two variables,
+when set, are honoured as given (every other AIRFLOW* variable is left out, so a developer's own Airflow
+settings never leak in):
+
+- AIRFLOW__OPENLINEAGE__TRANSPORT: the provider's transport, e.g. an HTTP transport pointed at Marquez:
+  `{"type": "http", "url": "http://localhost:5000", "timeout": 2, "retry": {"total": 1, "connect": 1, "read": 1}}`
+- LINEAGE_GOVERNANCE_EVENTS: where the governance DAG and the printed answers read events (a JSONL file or a
+  Marquez URL). Unset: the file transport's file, or the HTTP transport's URL.
 """
 
 from __future__ import annotations
@@ -72,9 +81,34 @@ def demo_catalog(folder: Path, kind: str) -> Iterator[dict[str, str]]:
         _rest_script("stop.sh", server)
 
 
+def demo_transport(folder: Path) -> str:
+    """Returns the OpenLineage transport of the demo: $AIRFLOW__OPENLINEAGE__TRANSPORT when set, else the file
+    transport appending to events.jsonl in `folder`."""
+    return os.environ.get("AIRFLOW__OPENLINEAGE__TRANSPORT") or json.dumps(
+        {"type": "file", "log_file_path": str(folder / "events.jsonl"), "append": True})
+
+
+def demo_events(folder: Path) -> str:
+    """Returns where the demo reads events: $LINEAGE_GOVERNANCE_EVENTS when set, else where the transport sends
+    them (the file transport's file, the HTTP transport's URL), else events.jsonl in `folder`."""
+    configured = os.environ.get("LINEAGE_GOVERNANCE_EVENTS")
+    if configured:
+        return configured
+    try:
+        transport = json.loads(demo_transport(folder))
+    except ValueError:
+        transport = {}
+    if isinstance(transport, dict):
+        found = transport.get({"file": "log_file_path", "http": "url"}.get(str(transport.get("type")), ""))
+        if isinstance(found, str) and found:
+            return found
+    return str(folder / "events.jsonl")
+
+
 def demo_env(folder: Path, catalog_properties: dict[str, str] | None = None) -> dict[str, str]:
     """Returns the environment of the demo's Airflow: its catalog (`catalog_properties`, the local SQLite catalog
-    by default), SQLite, OpenLineage file transport."""
+    by default), SQLite, and the OpenLineage transport and event source of `demo_transport` and `demo_events`
+    (the file transport unless the caller's environment names another)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     properties = catalog_properties or local_catalog_properties(folder / "catalog")
     catalog = {**properties, "catalog_name": "platform", "lineage_namespace": "iceberg://platform"}
@@ -83,11 +117,10 @@ def demo_env(folder: Path, catalog_properties: dict[str, str] | None = None) -> 
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__OPENLINEAGE__NAMESPACE": "platform",
-        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-            {"type": "file", "log_file_path": str(folder / "events.jsonl"), "append": True}),
+        "AIRFLOW__OPENLINEAGE__TRANSPORT": demo_transport(folder),
         "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps({"conn_type": "iceberg_catalog", "extra": catalog}),
         "LINEAGE_GOVERNANCE_REPORT_DIR": str(folder),
-        "LINEAGE_GOVERNANCE_EVENTS": str(folder / "events.jsonl"),
+        "LINEAGE_GOVERNANCE_EVENTS": demo_events(folder),
         "LINEAGE_GOVERNANCE_DIR": str(GOVERNANCE_FOLDER),
         "LINEAGE_GOVERNANCE_WAIT_SECONDS": os.environ.get("LINEAGE_GOVERNANCE_WAIT_SECONDS", "20"),
         "LINEAGE_GOVERNANCE_POKE_SECONDS": "2",
@@ -106,27 +139,36 @@ def airflow(args: list[str], env: dict[str, str], log: Path) -> int:
     return done.returncode
 
 
-def print_events(events_path: Path) -> None:
-    """Prints, per task, what its COMPLETE event says it wrote and where each column came from."""
-    if not events_path.exists():
+def print_events(events: str) -> None:
+    """Prints, per task, what its COMPLETE event says it wrote and where each column came from (the events read
+    from a JSONL file or a Marquez URL)."""
+    from airflow_lineage_governance.graph.errors import EventSourceError
+    from airflow_lineage_governance.graph.events import ReadReport, open_event_source
+
+    if not events.startswith(("http://", "https://")) and not Path(events).exists():
         print("No OpenLineage events were written (is OPENLINEAGE_DISABLED set?).")
         return
-    events = [json.loads(line) for line in events_path.read_text().splitlines() if line.strip()]
-    for event in events:
-        if event["eventType"] != "COMPLETE" or not event.get("outputs"):
+    try:
+        received = [e for e in open_event_source(events).raw_events(ReadReport()) if isinstance(e, dict)]
+    except EventSourceError as error:
+        print(f"The events could not be read: {error}")
+        return
+    for event in received:
+        if event.get("eventType") != "COMPLETE" or not event.get("outputs"):
             continue
         output = event["outputs"][0]
-        rows = output.get("outputFacets", {}).get("outputStatistics", {}).get("rowCount")
-        lineage = output.get("facets", {}).get("columnLineage", {})
+        rows = (output.get("outputFacets") or {}).get("outputStatistics", {}).get("rowCount")
+        facets = output.get("facets") or {}
+        lineage = facets.get("columnLineage") or {}
         print(f"\n{event['job']['name']} wrote {output['name']}: {rows} rows, "
-              f"snapshot {output.get('facets', {}).get('version', {}).get('datasetVersion')}")
-        for column, entry in lineage.get("fields", {}).items():
+              f"snapshot {(facets.get('version') or {}).get('datasetVersion')}")
+        for column, entry in (lineage.get("fields") or {}).items():
             sources = ", ".join(
                 f"{f['name']}.{f['field']} ({' '.join(t['type'] + ' ' + t['subtype'] for t in f['transformations'])})"
                 for f in entry["inputFields"]) or "no source column"
             print(f"  {column} <- {sources}")
         shaping = ", ".join(f"{d['name']}.{d['field']} {'/'.join(t['subtype'] for t in d['transformations'])}"
-                            for d in lineage.get("dataset", []))
+                            for d in lineage.get("dataset") or [])
         print(f"  every row shaped by: {shaping or 'none'}")
 
 
@@ -141,13 +183,14 @@ def print_governance(folder: Path, code: int) -> None:
         print("No governance report was written; see the log.")
 
 
-def print_impact(events_path: Path) -> None:
-    """Prints the three impact answers of seed 000."""
+def print_impact(events_path: str | Path) -> None:
+    """Prints the three impact answers of seed 000 (the events read from a JSONL file or a Marquez URL)."""
     from airflow_lineage_governance.governance.session import Governance
     from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
 
     governance, problem = Governance.load_tolerant(events_path, rules_path=GOVERNANCE_FOLDER / "lineage.toml",
-                                                   metadata_path=GOVERNANCE_FOLDER / "metadata.toml")
+                                                   metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
+                                                   job_namespaces=["platform"])
     print("Impact of a change, read from the received events" + (f" ({problem})" if problem else "") + ":")
     for column in ("crm.learners.email", "crm.learners.marketing_consent", "learning.courses.category"):
         try:
@@ -195,10 +238,13 @@ def run_demo(folder: Path, kind: str, catalog_properties: dict[str, str]) -> int
     code = airflow(["dags", "test", "platform_nightly", LOGICAL_DATE], env, folder / "platform_nightly.log")
     print(f"platform_nightly ran ({'succeeded' if code == 0 else 'failed'}); its log: "
           f"{folder / 'platform_nightly.log'}")
-    print_events(folder / "events.jsonl")
+    events = demo_events(folder)
+    if events != str(folder / "events.jsonl"):
+        print(f"Events sent with {env['AIRFLOW__OPENLINEAGE__TRANSPORT']}; read from {events}")
+    print_events(events)
     code = airflow(["dags", "test", "lineage_governance", LOGICAL_DATE], env, folder / "lineage_governance.log")
     print_governance(folder, code)
-    print_impact(folder / "events.jsonl")
+    print_impact(events)
     print(f"\nDemo finished in {time.perf_counter() - started:.1f} s; its files are under {folder}")
     return 0
 

@@ -23,6 +23,7 @@ EVERY_KIND = [
     findings.understated_classification(C("marketing.offers.country"), "internal", "personal", C("crm.l.dob"),
                                         EdgeType.INDIRECT, Subtype.FILTER),
     findings.missing_metadata(T("a.b.audience"), {"email": "personal", "note": None}),
+    findings.lineage_unavailable("http://marquez:5000", "Marquez at http://marquez:5000 is unreachable"),
 ]
 
 
@@ -37,6 +38,9 @@ def test_the_json_shape_of_every_kind():
         {"kind": "understated_classification", "column": "marketing.offers.country", "declared": "internal",
          "proposed": "personal", "decided_by": {"source": "crm.l.dob", "type": "INDIRECT", "subtype": "FILTER"}},
         {"kind": "missing_metadata", "table": "a.b.audience", "proposals": {"email": "personal", "note": None}},
+        {"kind": "lineage_unavailable", "source": "http://marquez:5000",
+         "reason": "Marquez at http://marquez:5000 is unreachable",
+         "skipped": ["understated_classification", "unaccounted_table", "missing_metadata"]},
     ]
     assert [list(f.to_dict()) for f in EVERY_KIND][4] == ["kind", "column", "declared", "proposed", "decided_by"]
 
@@ -52,7 +56,7 @@ def test_plain_data_round_trips_through_json():
 
 
 def test_severity_comes_from_the_kind():
-    assert [f.severity for f in EVERY_KIND] == [Severity.ERROR] * 5 + [Severity.WARNING]
+    assert [f.severity for f in EVERY_KIND] == [Severity.ERROR] * 5 + [Severity.WARNING, Severity.ERROR]
     assert all(f.severity is f.kind.severity for f in EVERY_KIND)
 
 
@@ -65,6 +69,9 @@ def test_sentences():
         "marketing.campaign_list: in the catalog, but no declared source and no job's output in the lineage",
         "marketing.offers.country: declared internal, lineage proposes personal (from crm.l.dob, INDIRECT FILTER)",
         "a.b.audience: written with no metadata; lineage proposes email personal, note unknown",
+        "http://marquez:5000: the lineage events could not be read (Marquez at http://marquez:5000 is "
+        "unreachable), so the checks understated_classification, unaccounted_table, missing_metadata were "
+        "skipped: not passed, not failed",
     ]
     assert EVERY_KIND[3].line() == ("unaccounted table: marketing.campaign_list: in the catalog, but no declared "
                                     "source and no job's output in the lineage")
@@ -77,13 +84,14 @@ def test_the_report_round_trips_and_renders_from_the_findings(tmp_path):
     data = json.loads(json.dumps(report.to_dict()))
     assert set(data) == {"dag_id", "run_id", "logical_date", "findings", "coverage"}
     again = GovernanceReport.from_dict(data)
-    assert again == report and len(again.errors) == 5
+    assert again == report and len(again.errors) == 6
     text = markdown(report)
     assert text.startswith("# Lineage governance: lineage_governance\n\nRun `manual__1`, logical date "
-                           "2026-10-01T02:00:00+00:00: 5 errors, 1 warnings.\n")
+                           "2026-10-01T02:00:00+00:00: 6 errors, 1 warnings.\n")
     assert "## missing metadata (warning)\n- a.b.audience: written with no metadata" in text
     assert "## unaccounted table\n- marketing.campaign_list: in the catalog" in text
     assert text.index("## missing complete") < text.index("## missing metadata") < text.index("## target run")
+    assert "## lineage unavailable\n- http://marquez:5000: the lineage events could not be read" in text
     assert text.endswith("## Coverage\n- tasks scheduled: 7\n- event source: events.jsonl\n")
     json_path, md_path = report.write(tmp_path / "out")
     assert json.loads(json_path.read_text()) == report.to_dict() and md_path.read_text() == text

@@ -26,9 +26,9 @@ def test_a_report_of_the_verdict_and_the_lineage(tmp_path):
                                                                 "table": "marketing.stray"}]
     assert report.coverage == {
         "target_dag_id": "p", "target_run_id": "run-1", "tasks_scheduled": 3, "tasks_succeeded": 2,
-        "tasks_with_lineage": 1, "columns_with_lineage": 2, "parse_failures": 1, "events_read": 2,
-        "events_malformed": 0, "events_duplicated": 0, "events_late": 0, "lineage_backend": "reachable",
-        "event_source": "in-process"}
+        "tasks_with_lineage": 1, "columns_with_lineage": 2, "parse_failures": 1, "events_of_target_run": 2,
+        "events_read": 2, "events_malformed": 0, "events_duplicated": 0, "events_late": 0,
+        "events_other_namespace": 0, "lineage_backend": "reachable", "event_source": "in-process"}
     assert len(report.errors) == 2
     assert GovernanceReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
 
@@ -42,6 +42,8 @@ def test_an_unfinished_target_and_an_unreachable_backend(tmp_path):
                             backend_problem="Marquez at http://x is unreachable.")
     assert [f.to_dict() for f in report.findings] == [
         {"kind": "target_run_unfinished", "dag_id": "p", "run_id": None,
-         "reason": "no run of p exists for the logical date 2026-10-01T00:00:00+00:00"}]
+         "reason": "no run of p exists for the logical date 2026-10-01T00:00:00+00:00"},
+        {"kind": "lineage_unavailable", "source": "in-process", "reason": "Marquez at http://x is unreachable.",
+         "skipped": ["understated_classification", "unaccounted_table", "missing_metadata"]}]
     assert report.coverage["lineage_backend"] == "Marquez at http://x is unreachable."
     assert report.coverage["tasks_scheduled"] == 0 and report.coverage["target_run_id"] == ""

@@ -107,3 +107,10 @@ def test_a_server_that_is_down_or_slow_is_one_sentence(serve):
     slow = serve([event(1)], delay=1.0)
     with pytest.raises(EventSourceError, match="did not answer within 0.2 s"):
         read_events(open_event_source(slow.url, attempts=1, timeout=0.2))
+
+
+def test_both_bounds_are_always_sent_the_widest_when_none_is_given(serve):
+    server = serve([event(1)])
+    read_events(open_event_source(server.url))
+    assert server.requests[0]["after"] == ["1970-01-01T00:00:00Z"]
+    assert server.requests[0]["before"] == ["9999-12-31T23:59:59Z"]  # Marquez's own default stops at 2030-01-01

@@ -72,6 +72,20 @@ def test_one_tasks_events_removed_is_exactly_that_task(platform_run):
         ("platform_nightly.review_corpus", "review_corpus", "success")]
 
 
+def test_a_backend_that_is_down_is_one_finding_not_false_unaccounted_tables(platform_run):
+    # With Marquez unreachable, unaccounted was computed from an empty graph: 6 of 7 findings were false.
+    sandbox, _ = platform_run
+    run, report = run_governance(sandbox, events_path="http://127.0.0.1:9")
+    assert run.returncode != 0
+    assert sorted(m["task_id"] for m in kinds(report, "missing_complete")) == PLATFORM_TASKS
+    unavailable = kinds(report, "lineage_unavailable")
+    assert len(unavailable) == 1 and "Marquez at http://127.0.0.1:9 is unreachable" in unavailable[0]["reason"]
+    assert unavailable[0]["skipped"] == ["understated_classification", "unaccounted_table", "missing_metadata"]
+    assert kinds(report, "unaccounted_table") == kinds(report, "understated_classification") == []
+    assert kinds(report, "missing_metadata") == []
+    assert "is unreachable" in report["coverage"]["lineage_backend"]
+
+
 @pytest.mark.parametrize("lineage_off", [
     {"OPENLINEAGE_DISABLED": "true"},
     # No retries: with the HTTP transport's default retries each of the 14 events waits about 10 s.

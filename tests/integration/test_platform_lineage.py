@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from airflow_lineage_governance.governance.checks import unaccounted
+from airflow_lineage_governance.governance.checks import run_checks, unaccounted
 from airflow_lineage_governance.governance.classify import propose, understated
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog, table_names
@@ -35,6 +35,43 @@ def test_every_platform_task_completed_with_events(platform_run):
                  "birthday_offers", "daily_revenue", "marketing_export"):
         assert len(run.task_events(task, "COMPLETE")) == 1, task
     assert run.task_events("marketing_export", "COMPLETE")[0]["outputs"] == []
+
+
+def test_start_never_names_an_output_without_a_schema(platform_run):
+    # A backend (Marquez) stores a schema-less output as a new, empty dataset version (issue 13 item 4).
+    _, run = platform_run
+    for start in (e for e in run.events if e["eventType"] == "START" and "." in e["job"]["name"]):
+        for dataset in start.get("outputs") or []:
+            assert dataset["facets"]["schema"]["fields"], (start["job"]["name"], dataset["name"])
+    birthday = run.task_events("birthday_offers", "START")[0]["outputs"][0]  # a CTAS of a new table: names only
+    complete = run.task_events("birthday_offers", "COMPLETE")[0]["outputs"][0]
+    assert [f["name"] for f in birthday["facets"]["schema"]["fields"]] == [
+        f["name"] for f in complete["facets"]["schema"]["fields"]]
+    assert all("type" not in f for f in birthday["facets"]["schema"]["fields"])
+    revenue = run.task_events("daily_revenue", "START")[0]["outputs"][0]  # an INSERT: the catalog's types
+    assert [(f["name"], f["type"]) for f in revenue["facets"]["schema"]["fields"]] == [
+        (f["name"], f["type"]) for f in run.task_events("daily_revenue", "COMPLETE")[0]["outputs"][0]["facets"][
+            "schema"]["fields"]]
+
+
+def test_a_staging_complete_of_the_same_job_changes_no_finding(platform_run, tmp_path):
+    # On a shared Marquez a COMPLETE of a same-named job from "staging" replaced ours (5 findings became 3).
+    sandbox, run = platform_run
+    catalog = table_names(open_local_catalog(sandbox.catalog_folder))
+    ours = Governance.load(run.events_path, job_namespaces=["platform"])
+    before = [f.to_dict() for f in run_checks(ours, catalog)]
+    assert len(before) == 5
+    staging = json.loads(json.dumps(run.task_events("birthday_offers", "COMPLETE")[0]))
+    staging["job"]["namespace"] = "staging"
+    staging["run"]["runId"] = "01999a2e-0000-7000-8000-00000000beef"
+    staging["eventTime"] = "2099-01-01T00:00:00Z"
+    staging["outputs"][0]["facets"]["columnLineage"]["dataset"] = []
+    shared = tmp_path / "shared.jsonl"
+    shared.write_text(run.events_path.read_text() + json.dumps(staging) + "\n")
+    scoped = Governance.load(shared, job_namespaces=["platform"])
+    assert [f.to_dict() for f in run_checks(scoped, catalog)] == before
+    assert scoped.report.other_namespace == 1
+    assert len(run_checks(Governance.load(shared), catalog)) == 3  # every namespace read: what went wrong
 
 
 def test_email_reaches_only_the_audience_email(governance):
