@@ -12,6 +12,7 @@ from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.kinds import StatementKind
+from airflow_lineage_governance.lineage.constructs import refuse_untraceable, refuse_whole_rows
 from airflow_lineage_governance.lineage.errors import (
     ColumnCountError,
     LineageError,
@@ -77,9 +78,11 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
         name_for_engine(table, ref)
     if statement.kind == StatementKind.CREATE_TABLE_AS:
         _check_named(query, target, dialect)
+    refuse_untraceable(query, target, dialect)
     if found.using_joins:
         _mark_using(found.coalesces, found.using_joins)
     qualified = _qualified(query, schema, target, original, dialect)
+    refuse_whole_rows(qualified, target)
     if found.using_joins:
         _resolve_using_keys(qualified)
     root, rows = ScopeReader(schema, target).read(traverse_scope(qualified))
@@ -160,6 +163,10 @@ def _qualified(query: exp.Query, schema: Schema, target: TableRef, original: exp
     except SqlglotError as error:
         raise LineageError(target, f"the query cannot be read against the catalog ({error})",
                            "check its table and column names") from None
+    except (AssertionError, AttributeError, KeyError, TypeError, ValueError):
+        # sqlglot's qualifier asserts its own assumptions (a positional ORDER BY over a struct's .*, ...)
+        raise LineageError(target, "the query uses a construct the lineage engine cannot qualify",
+                           "simplify it (name each output column with AS, avoid .* over expressions)") from None
 
 
 def _unknown_qualified_column(name: str, original: exp.Expr | str, schema: Schema, target: TableRef,
