@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 
 import sqlglot
@@ -89,13 +90,27 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
     if not root.placeable:
         raise LineageError(target, "the query's result cannot be placed in catalog tables",
                            "select from Iceberg tables of the catalog")
-    names = _written_names(statement, [name for name, _ in root.columns], schema)
     leftmost = _leftmost_select(qualified)
     projections = leftmost.selects if leftmost is not None else []
+    names = _written_names(statement, _as_written(root.columns, projections), schema)
     columns = tuple(
         OutputColumn(name, deps, partial(redacted_expression, _unaliased(projection), dialect))
         for name, (_, deps), projection in zip(names, root.columns, projections, strict=True))
     return ColumnLineage(target, statement.kind, columns, merge(rows), read_tables(placed))
+
+
+WRITTEN_NAME = "written_name"
+"""The meta key of an output alias's name as the statement writes it (DuckDB keeps an alias's case)."""
+
+
+def _as_written(columns: Sequence[tuple[str, object]], projections: Sequence[exp.Expr]) -> list[str]:
+    """Returns the output names as DuckDB names the written columns: an alias in the case it is written in, a
+    column by its catalog name."""
+    names = []
+    for (name, _), projection in zip(columns, projections, strict=False):
+        alias = projection.args.get("alias") if isinstance(projection, exp.Alias) else None
+        names.append(alias.meta.get(WRITTEN_NAME, name) if isinstance(alias, exp.Identifier) else name)
+    return names + [name for name, _ in columns[len(names):]]
 
 
 def _leftmost_select(query: exp.Expr) -> exp.Select | None:
@@ -105,10 +120,21 @@ def _leftmost_select(query: exp.Expr) -> exp.Select | None:
 
 
 def _check_named(query: exp.Query, target: TableRef, dialect: str) -> None:
+    """Raises UnnamedColumnError for an output DuckDB would name after its expression's text; unwraps a
+    parenthesised column (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x) and marks each alias with
+    the case it is written in (DuckDB keeps it, quoted or not)."""
     select = _leftmost_select(query)
-    for projection in select.expressions if select else ():
-        if isinstance(projection, (exp.Column, exp.Star)) or (
-                isinstance(projection, exp.Alias) and projection.alias):
+    for projection in list(select.expressions) if select else ():
+        inner = projection
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        if inner is not projection and isinstance(inner, exp.Column):
+            projection.replace(inner)
+            continue
+        if isinstance(projection, (exp.Column, exp.Star)):
+            continue
+        if isinstance(projection, exp.Alias) and projection.alias:
+            projection.args["alias"].meta[WRITTEN_NAME] = projection.alias
             continue
         raise UnnamedColumnError(
             target, f"the output {redacted_expression(projection, dialect, 60)} has no name the table would "
@@ -208,10 +234,10 @@ def _written_names(statement: Statement, outputs: list[str], schema: Schema) -> 
     if statement.kind == StatementKind.CREATE_TABLE_AS:
         seen: set[str] = set()
         for name in outputs:
-            if name in seen:
+            if name.lower() in seen:  # DuckDB's names are case-insensitive
                 raise UnnamedColumnError(target, f"two output columns are named {name}",
                                          "give each a distinct alias")
-            seen.add(name)
+            seen.add(name.lower())
         return outputs
     existing = schema.get(target)
     if existing is None:

@@ -157,7 +157,7 @@ class IcebergSqlOperator(BaseOperator):
             self._run = run_statement(
                 self.hook.get_conn(), kind=lineage.kind, target=lineage.target, query=read.query,
                 sources=list(lineage.sources), insert_columns=[c.name for c in lineage.columns],
-                snapshot_properties=properties, loaded=read.tables)
+                snapshot_properties=properties, loaded=read.tables, replace=read.statement.replace)
         except IcebergError as error:
             self.log.error("%s", error)
             raise AirflowFailException(str(error)) from None

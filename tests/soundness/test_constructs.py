@@ -44,6 +44,9 @@ TRACED = [
     "on p.learner_id = l.learner_id and p.paid_at >= l.created_at",
     "select p.payment_id, l.email from billing.payments p positional join crm.learners l",
     "select p.payment_id from billing.payments p order by p.paid_at limit 5 offset 2",
+    "select (p.amount) from billing.payments p",
+    "select distinct(p.status) from billing.payments p",
+    "select p.amount as \"Excess Discount Amount\", p.status as Status from billing.payments p",
 ]
 REFUSED = [
     ("select l.learner_id, l from crm.learners l", "as a whole row"),
@@ -63,6 +66,9 @@ REFUSED = [
     ("select l.email from crm.learners l cross join lateral read_text('/etc/hostname') f", "not a catalog table"),
     ("select * from read_csv('/etc/passwd')", "not a catalog table"),
     ("select s.* from (select md5(p.status), p.payment_id from billing.payments p) s", "has no name"),
+    ("select sum(p.amount) from billing.payments p", "has no name the table would keep; give it one with AS"),
+    ("select p.amount, p.amount from billing.payments p", "two output columns are named amount"),
+    ("select p.amount as a, p.status as A from billing.payments p", "two output columns are named A"),
     ("select u.x from crm.learners l, unnest([1, 2]) with ordinality as u(x, i)", "not a catalog table"),
 ]
 
@@ -89,6 +95,12 @@ def test_unnest_of_a_list_column_is_exact():
     assert [(str(d.source), d.type, d.subtype) for d in tag.inputs] == [
         ("learning.events.tags", "DIRECT", "TRANSFORMATION")]
     assert [(str(d.source), d.type) for d in verdict.lineage.rows] == [("learning.events.tags", "INDIRECT")]
+
+
+def test_output_names_are_duckdbs():
+    verdict = check(CTAS + TRACED[-1], shared_runner())
+    assert verdict.lineage is not None
+    assert [c.name for c in verdict.lineage.columns] == ["Excess Discount Amount", "Status"]
 
 
 def test_distinct_on_keys_shape_the_rows():
