@@ -30,6 +30,34 @@ def _construct(node: exp.Expr) -> tuple[str, str] | None:
     return None
 
 
+def inline_named_windows(query: exp.Query) -> None:
+    """Writes each `OVER w` of a SELECT with a `WINDOW w AS (...)` clause as the window it names (its PARTITION
+    BY, ORDER BY and frame, the reference's own ORDER BY or frame added), and drops the clause: the same query,
+    whose window columns the engine then reads. A reference it cannot place is left for refuse_untraceable."""
+    for select in list(query.find_all(exp.Select)):
+        definitions = {str(w.this.name).lower(): w for w in select.args.get("windows") or ()
+                       if isinstance(w.this, exp.Identifier)}
+        if not definitions or len(definitions) != len(select.args["windows"]):
+            continue
+        uses = [w for w in select.find_all(exp.Window) if w.args.get("alias") is not None
+                and w.find_ancestor(exp.Select) is select and w.arg_key != "windows"]
+        if any(str(w.args["alias"].name).lower() not in definitions or w.args.get("partition_by") for w in uses):
+            continue
+        if any(isinstance(d.this, exp.Identifier) and d.args.get("alias") for d in definitions.values()):
+            continue
+        for use in uses:
+            definition = definitions[str(use.args["alias"].name).lower()]
+            if use.args.get("order") is not None and definition.args.get("order") is not None:
+                break
+            for key in ("partition_by", "order", "spec"):
+                if not use.args.get(key) and definition.args.get(key):
+                    use.set(key, definition.args[key].copy() if key != "partition_by"
+                            else [part.copy() for part in definition.args[key]])
+            use.set("alias", None)
+        else:
+            select.set("windows", None)
+
+
 def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None:
     """Raises UnsupportedConstructError naming the first construct of `query` the engine does not trace, and
     UnnamedColumnError for an unnamed output of a derived table, CTE or set-operation branch (whose name DuckDB

@@ -13,7 +13,7 @@ from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.kinds import StatementKind
-from airflow_lineage_governance.lineage.constructs import refuse_untraceable, refuse_whole_rows
+from airflow_lineage_governance.lineage.constructs import inline_named_windows, refuse_untraceable, refuse_whole_rows
 from airflow_lineage_governance.lineage.errors import (
     ColumnCountError,
     LineageError,
@@ -79,6 +79,7 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
         name_for_engine(table, ref)
     if statement.kind == StatementKind.CREATE_TABLE_AS:
         _check_named(query, target, dialect)
+    inline_named_windows(query)
     refuse_untraceable(query, target, dialect)
     if found.using_joins:
         _mark_using(found.coalesces, found.using_joins)

@@ -68,3 +68,37 @@ def test_no_value_reaches_the_log_or_an_event(sandbox):
     assert "out.existing: the table already exists, and a plain CREATE TABLE ... AS does not replace" in run.log
     assert catalog.load_table("out.existing").scan().to_arrow().column("person_id").to_pylist() == [7]
     assert not catalog.table_exists("out.a")
+
+
+RETRY_DAG = '''
+from datetime import datetime, timedelta
+from airflow.sdk import DAG
+from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
+
+
+class FailsAfterCommit(IcebergSqlOperator):
+    def execute(self, context):
+        result = super().execute(context)
+        if context["ti"].try_number == 1:
+            raise RuntimeError("the worker lost its connection after the commit")
+        return result
+
+
+with DAG("plain_ctas_retry", schedule=None, start_date=datetime(2026, 1, 1), catchup=False) as dag:
+    FailsAfterCommit(task_id="copy", sql="create table out.copy as select p.person_id from crm.people p",
+                     retries=1, retry_delay=timedelta(0))
+'''
+
+
+def test_a_retried_plain_ctas_replaces_its_own_write(sandbox):
+    catalog = open_local_catalog(sandbox.catalog_folder)
+    create_or_replace(catalog, "crm.people", PEOPLE, {})
+    sandbox.write_dag("plain_ctas_retry", RETRY_DAG)
+
+    run = sandbox.dags_test("plain_ctas_retry")
+
+    assert run.returncode == 0, run.log[-3000:]
+    table = catalog.load_table("out.copy")
+    assert sorted(table.scan().to_arrow().column("person_id").to_pylist()) == [1, 2]
+    assert table.current_snapshot().summary["airflow.try_number"] == "2"  # try 2 replaced what try 1 wrote
+    assert len({s.summary["airflow.try_number"] for s in table.snapshots() if s.summary}) == 2

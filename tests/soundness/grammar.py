@@ -19,6 +19,7 @@ PLAIN = ["{a}.{s}", "{a}.{o}", "upper({a}.{s})", "{a}.{s} || '-' || {a}.{s2}", "
          "({a}.{s})", "{{'k': {a}.{s}}}.k", "list_value({a}.{s})[1]", "md5({a}.{s})", "length({a}.{s})",
          "case when {a}.{o} is null then {a}.{s} else {a}.{s2} end",
          "count(distinct {a}.{s}) over (partition by {a}.{s2})", "row_number() over w",
+         "first_value({a}.{s}) over (partition by {a}.{s2} order by {a}.{o}, {a}.{s})",
          "first_value({a}.{s}) over w", "sum(length({a}.{s})) over (order by {a}.{o})",
          "(select max(x.amount) from billing.payments x where x.learner_id = {a}.learner_id)",
          "{a}.*", "* exclude ({s})", "* replace (upper({s}) as {s})", "columns('{s}')", "columns('.*_id')",
@@ -43,7 +44,7 @@ def select(draw: st.DrawFn, alias: str | None = None) -> str:
     projections = []
     for index in range(count):
         text = draw(st.sampled_from(PLAIN)).format(**picks)
-        if "*" not in text and "columns(" not in text and draw(st.booleans()):
+        if "*" not in text and "columns(" not in text and draw(st.integers(0, 4)) > 0:
             text += f" as c{index}"
         projections.append(text)
     distinct = draw(st.sampled_from(["", "distinct ", f"distinct on ({a}.{picks['s']}) "]))
@@ -63,7 +64,8 @@ def select(draw: st.DrawFn, alias: str | None = None) -> str:
         projections.append("k.n")
     where = draw(st.sampled_from(WHERE)).format(**picks)
     tail = draw(st.sampled_from(TAIL)).format(**picks)
-    window = WINDOW.format(**picks) if draw(st.booleans()) or "over w" in " ".join(projections) + tail else ""
+    named = "over w" in " ".join(projections) + tail
+    window = WINDOW.format(**picks) if named or draw(st.integers(0, 5)) == 0 else ""
     group = ""
     if draw(st.integers(0, 5)) == 0:
         projections = [f"{a}.{picks['s']}", f"count(*) as n{draw(st.integers(0, 9))}"]
@@ -77,7 +79,8 @@ def statement(draw: st.DrawFn) -> str:
     """Returns a CTAS over a generated query: a SELECT, a set operation, a derived table, PIVOT or UNPIVOT."""
     shape = draw(st.sampled_from(["select", "select", "union", "derived", "pivot", "unpivot"]))
     if shape == "union":
-        operator = draw(st.sampled_from(["union", "union all", "union by name", "union all by name"]))
+        operator = draw(st.sampled_from(["union", "union all", "union", "union all", "union by name",
+                                         "union all by name"]))
         left = draw(select())
         right = draw(select())
         query = f"({left}) {operator} ({right})"

@@ -44,6 +44,12 @@ TRACED = [
     "on p.learner_id = l.learner_id and p.paid_at >= l.created_at",
     "select p.payment_id, l.email from billing.payments p positional join crm.learners l",
     "select p.payment_id from billing.payments p order by p.paid_at limit 5 offset 2",
+    "select p.payment_id, sum(p.amount) over w as s from billing.payments p "
+    "window w as (partition by p.learner_id order by p.paid_at)",
+    "select p.payment_id from billing.payments p qualify row_number() over w = 1 "
+    "window w as (partition by p.learner_id order by p.paid_at)",
+    "select p.payment_id, row_number() over (w order by p.paid_at) as r from billing.payments p "
+    "window w as (partition by p.learner_id)",
     "select (p.amount) from billing.payments p",
     "select distinct(p.status) from billing.payments p",
     "select p.amount as \"Excess Discount Amount\", p.status as Status from billing.payments p",
@@ -56,9 +62,7 @@ REFUSED = [
     ("select {'e': l.email, 'n': l.full_name}.* from crm.learners l", "has no name"),
     ("select s.* from (select {'e': l.email, 'n': l.full_name}.* from crm.learners l) s", "has no name"),
     ("select s.* from (select {'e': l.email, 'n': l.full_name}.* as x from crm.learners l) s", ".* over a value"),
-    ("select p.payment_id, sum(p.amount) over w as s from billing.payments p "
-     "window w as (partition by p.learner_id order by p.paid_at)", "named WINDOW"),
-    ("select p.payment_id from billing.payments p qualify row_number() over w = 1 "
+    ("select p.payment_id, sum(p.amount) over v as s from billing.payments p "
      "window w as (partition by p.learner_id order by p.paid_at)", "named WINDOW"),
     ("select p.payment_id from billing.payments p where columns('amount') > 30", "COLUMNS(...)"),
     ("select l.email, l.country from crm.learners l union all by name "
@@ -95,6 +99,14 @@ def test_unnest_of_a_list_column_is_exact():
     assert [(str(d.source), d.type, d.subtype) for d in tag.inputs] == [
         ("learning.events.tags", "DIRECT", "TRANSFORMATION")]
     assert [(str(d.source), d.type) for d in verdict.lineage.rows] == [("learning.events.tags", "INDIRECT")]
+
+
+def test_a_named_window_is_read_as_written_inline():
+    verdict = check(CTAS + next(q for q in TRACED if "over w as s" in q), shared_runner())
+    assert verdict.lineage is not None
+    assert {(str(d.source), d.subtype) for d in verdict.lineage.column("s").inputs} == {
+        ("billing.payments.amount", "AGGREGATION"), ("billing.payments.learner_id", "WINDOW"),
+        ("billing.payments.paid_at", "WINDOW")}
 
 
 def test_output_names_are_duckdbs():
