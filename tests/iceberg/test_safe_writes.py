@@ -14,6 +14,8 @@ from airflow_lineage_governance.iceberg.write import WRITE_KEY, create_or_replac
 from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.refs import TableRef
 
+pytestmark = pytest.mark.reliability
+
 CTAS = StatementKind.CREATE_TABLE_AS
 
 

@@ -14,6 +14,8 @@ from airflow_lineage_governance.iceberg.run import run_statement
 from airflow_lineage_governance.iceberg.write import create_or_replace
 from airflow_lineage_governance.kinds import StatementKind
 
+pytestmark = pytest.mark.reliability
+
 HOSTILE = [
     "select * from read_text('/etc/hostname')",
     "select s.id, f.content from crm.people s cross join lateral read_text('/etc/hostname') f",

@@ -15,7 +15,7 @@ from pyiceberg.types import DateType, NestedField, StringType
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from airflow_lineage_governance.iceberg.write import create_or_replace
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.reliability]
 
 EMAILS = ["ada.lovelace@example.org", "grace.hopper@example.net"]
 NAMES = ["Ada Lovelace", "Grace Hopper"]

@@ -8,6 +8,8 @@ import pytest
 from airflow_lineage_governance.lineage import LineageError
 from tests.soundness.oracle import check, shared_runner
 
+pytestmark = pytest.mark.reliability
+
 CTAS = "create table out.t as "
 TRACED = [
     "select e.event_id, t.tag from learning.events e, unnest(e.tags) as t(tag)",

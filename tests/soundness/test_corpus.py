@@ -7,6 +7,8 @@ import pytest
 from tests.lineage.corpus import corpus
 from tests.soundness.oracle import check, shared_runner
 
+pytestmark = pytest.mark.reliability
+
 
 @pytest.mark.parametrize("sql", corpus(), ids=lambda sql: " ".join(sql.split())[:60])
 def test_corpus_statement_is_read_and_sound(sql):

@@ -3,11 +3,14 @@ holds on DuckDB. SOUNDNESS_EXAMPLES sets how many are tried (150 by default)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from tests.soundness.conftest import EXAMPLES
 from tests.soundness.grammar import statement
 from tests.soundness.oracle import DuckDBRejected, check, shared_runner
+
+pytestmark = pytest.mark.reliability
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
