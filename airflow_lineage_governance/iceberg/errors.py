@@ -7,14 +7,26 @@ import re
 from airflow_lineage_governance.errors import LineageGovernanceError
 from airflow_lineage_governance.refs import TableRef
 
-_QUOTED = re.compile(r"'[^']*'")
+_QUOTED = re.compile(r"(?<!\w)'(?:[^']|'')*'?|\"(?:[^\"]|\"\")*\"?|`[^`]*`?")
+# A number standing alone (not part of a name like INT32 or decimal128): a value DuckDB or Arrow shows unquoted,
+# as in "with value 300 can't be cast" or "Integer value 300 not in range", dates and times included.
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.:/-]\d+)*(?:[eE][-+]?\d+)?(?![\w])")
+_MAX_CHARS = 300
+_FREE_TEXT_ERRORS = frozenset({"Invalid Input Error", "Invalid Error"})
 
 
 def without_values(message: str) -> str:
-    """Returns the first line of an engine's error message with every quoted value replaced by '?': DuckDB and
-    Arrow quote the offending value, and no value may reach a log line or an event."""
-    first = message.splitlines()[0] if message else ""
-    return _QUOTED.sub("'?'", first)
+    """Returns the first line of an engine's error message, cut to 300 characters, with every quoted text
+    (single quotes opening after a non-letter, double or back quotes, an unclosed quote to the end) replaced by
+    '?' and every standalone number by ?: DuckDB, Arrow and pyiceberg quote the offending value, or show it
+    bare, and no value may reach a log line or an event."""
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    masked = _NUMBER.sub("?", _QUOTED.sub("'?'", first))
+    kind, _, detail = masked.partition(": ")
+    if kind in _FREE_TEXT_ERRORS and "'?'" not in detail:
+        # DuckDB's error() and regex errors show the text they were given bare: withhold all of it.
+        masked = f"{kind}: details withheld, as they may hold a value"
+    return masked if len(masked) <= _MAX_CHARS else masked[: _MAX_CHARS - 1] + "…"
 
 
 class IcebergError(LineageGovernanceError):

@@ -10,7 +10,7 @@ applies deletes and schema evolution and streams Arrow batches into DuckDB.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
 import duckdb
@@ -34,6 +34,29 @@ class PinnedRead:
     snapshot_id: int | None
     path: str
     reason: str = ""
+    files: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    """The local data files DuckDB reads for the direct scan (empty when the rows came through Arrow)."""
+
+
+UNSAFE_DEFAULTS = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
+def sandboxed_connection() -> duckdb.DuckDBPyConnection:
+    """Returns an in-memory DuckDB connection that installs and loads no extension on its own; call lock_down once
+    the tables are exposed."""
+    return duckdb.connect(config=dict(UNSAFE_DEFAULTS))
+
+
+def lock_down(connection: duckdb.DuckDBPyConnection, reads: Sequence[PinnedRead]) -> None:
+    """Confines the connection to the data files of the pinned snapshots: external access off but for those
+    files (no other file, URL, ATTACH, COPY or extension), and the configuration locked so a query cannot
+    undo it."""
+    files = sorted({path for read in reads for path in read.files})
+    if files:
+        listed = ", ".join("'" + path.replace("'", "''") + "'" for path in files)
+        connection.execute(f"SET allowed_paths = [{listed}]")
+    connection.execute("SET enable_external_access = false")
+    connection.execute("SET lock_configuration = true")
 
 
 def _quoted(name: str) -> str:
@@ -99,7 +122,7 @@ def expose_table(connection: duckdb.DuckDBPyConnection, catalog: Catalog, name: 
     if not reason and paths:
         files = ", ".join("'" + path.replace("'", "''") + "'" for path in paths)
         connection.execute(f"CREATE VIEW {target} AS SELECT {columns} FROM read_parquet([{files}])")
-        return PinnedRead(ref, snapshot_id, DIRECT_SCAN)
+        return PinnedRead(ref, snapshot_id, DIRECT_SCAN, files=tuple(paths))
     if snapshot_id is None:
         empty = schema.as_arrow().empty_table()
         reader = pa.RecordBatchReader.from_batches(empty.schema, empty.to_batches())

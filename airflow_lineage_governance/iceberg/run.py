@@ -7,15 +7,35 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import duckdb
+import pyarrow as pa
 from pyiceberg.catalog import Catalog
 from pyiceberg.table import Table
 
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
-from airflow_lineage_governance.iceberg.read import PinnedRead, expose_tables
-from airflow_lineage_governance.iceberg.write import WriteResult, append_once, create_or_replace
+from airflow_lineage_governance.iceberg.read import PinnedRead, expose_tables, lock_down, sandboxed_connection
+from airflow_lineage_governance.iceberg.write import WriteResult, append_once, check_target_name, create_or_replace
 from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.refs import TableRef
+
+# DuckDB types an Iceberg table cannot hold, and the cast to suggest for each.
+_UNSTORABLE = {"HUGEINT": "CAST(... AS DECIMAL(38, 0)) or CAST(... AS BIGINT)",
+               "UHUGEINT": "CAST(... AS DECIMAL(38, 0)) or CAST(... AS BIGINT)",
+               "INTERVAL": "CAST(... AS VARCHAR), or epoch(...) for seconds as a number",
+               "TIMESTAMP_NS": "CAST(... AS TIMESTAMP) (microseconds)", "TIME_NS": "CAST(... AS TIME)",
+               "UNION": "CAST(... AS VARCHAR)", "\"NULL\"": "CAST(NULL AS VARCHAR), or the type the column should have",
+               "NULL": "CAST(NULL AS VARCHAR), or the type the column should have", "BIT": "CAST(... AS VARCHAR)"}
+
+
+def _check_result_types(target: TableRef, names: Sequence[str], types: Sequence[str]) -> None:
+    """Raises IcebergWriteError naming the first result column whose DuckDB type (or a type nested in it) an
+    Iceberg table cannot hold, and the cast to write instead."""
+    for name, kind in zip(names, types, strict=True):
+        words = set(kind.replace("(", " ").replace(")", " ").replace(",", " ").replace("[", " ").split())
+        for unstorable, cast in _UNSTORABLE.items():
+            if unstorable in words or kind.startswith(unstorable + "("):
+                raise IcebergWriteError(target, f"column {name} has the type {kind}, which an Iceberg table cannot "
+                                        "hold", f"write it as {cast} in the SELECT; nothing was written")
 
 
 @dataclass(frozen=True)
@@ -30,19 +50,24 @@ class StatementRun:
 def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, query: str,
                   sources: Sequence[TableName], insert_columns: Sequence[str] | None = None,
                   snapshot_properties: Mapping[str, str] | None = None,
-                  loaded: Mapping[TableRef, Table] | None = None) -> StatementRun:
+                  loaded: Mapping[TableRef, Table] | None = None, replace: bool = True) -> StatementRun:
     """Runs `query` (the statement's SELECT) on DuckDB over `sources` pinned to their current snapshots and
     writes the result to `target`: replaced whole for a CTAS, appended for an INSERT (into `insert_columns`
     by position). `loaded` holds tables already loaded (as the lineage read them): they are not loaded again.
-    Raises IcebergWriteError when DuckDB rejects the query; nothing is written then."""
+    `replace` False (a plain CREATE TABLE ... AS) replaces an existing target only when this task instance wrote it
+    (the WRITE_KEY of `snapshot_properties`). DuckDB runs sandboxed: it reads only the pinned snapshots' data files.
+    Raises IcebergWriteError when the target's name cannot be stored, DuckDB rejects the query, or the target
+    exists and may not be replaced; nothing is written then."""
     known = loaded or {}
     target = as_table(target)
+    check_target_name(target)
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    connection = duckdb.connect()
+    connection = sandboxed_connection()
     try:
         try:
             reads = expose_tables(connection, catalog, sources, known)
+            lock_down(connection, reads)
         except NamespaceTooDeepError as error:
             raise IcebergWriteError(target, f"it reads {error.table}, whose namespace DuckDB cannot name",
                                     "keep the table in a namespace of one or two levels") from None
@@ -53,7 +78,9 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
         timings["read"] = time.perf_counter() - started
         started = time.perf_counter()
         try:
-            result = connection.sql(query).to_arrow_table()
+            relation = connection.sql(query)
+            _check_result_types(target, relation.columns, [str(kind) for kind in relation.types])
+            result = relation.to_arrow_table()
         except duckdb.Error as error:
             raise IcebergWriteError(target, f"DuckDB could not run the statement's SELECT "
                                     f"({without_values(str(error))})",
@@ -63,9 +90,13 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
         connection.close()
     started = time.perf_counter()
     properties = dict(snapshot_properties or {})
-    if kind == StatementKind.INSERT:
-        write = append_once(catalog, target, list(insert_columns or []), result, properties, known.get(target))
-    else:
-        write = create_or_replace(catalog, target, result, properties, known.get(target))
+    try:
+        if kind == StatementKind.INSERT:
+            write = append_once(catalog, target, list(insert_columns or []), result, properties, known.get(target))
+        else:
+            write = create_or_replace(catalog, target, result, properties, known.get(target), replace=replace)
+    except (ValueError, TypeError, pa.ArrowException) as error:
+        raise IcebergWriteError(target, f"the result could not be written ({without_values(str(error))})",
+                                "cast the SELECT's values to the table's types; nothing was written") from None
     timings["write"] = time.perf_counter() - started
     return StatementRun(reads, write, timings)

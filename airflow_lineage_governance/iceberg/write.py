@@ -43,6 +43,57 @@ class WriteResult:
     columns: tuple[tuple[str, str], ...] = ()
 
 
+SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "main", "temp", "system"})
+"""DuckDB's own schemas: a table named into one would be found there, not in the catalog."""
+_UNSAFE_CHARACTERS = frozenset("./\\")
+
+
+def check_target_name(ref: TableRef) -> None:
+    """Raises IcebergWriteError when pyiceberg cannot store the target's name faithfully (a part that is empty,
+    blank or holds a dot, slash or backslash) or its namespace is one of DuckDB's system schemas."""
+    for part in ref.identifier:
+        if not part.strip() or _UNSAFE_CHARACTERS & set(part) or part != part.strip():
+            raise IcebergWriteError(ref, "a part of the table's name is empty, blank, or holds a dot or a slash, "
+                                    "which the catalog cannot store as written", "name it namespace.table with "
+                                    "letters, digits and underscores; nothing was written")
+    if ref.namespace[0].lower() in SYSTEM_SCHEMAS:
+        raise IcebergWriteError(ref, f"{ref.namespace[0]} is a schema of DuckDB itself, not a catalog namespace",
+                                "write the table into a namespace of its own; nothing was written")
+
+
+def _unstorable(kind: pa.DataType) -> str | None:
+    """Returns the cast to suggest when Iceberg cannot hold `kind` (None when it can)."""
+    if pa.types.is_null(kind):
+        return "CAST(NULL AS VARCHAR), or the type the column should have"
+    if pa.types.is_interval(kind) or pa.types.is_duration(kind):
+        return "CAST(... AS VARCHAR), or epoch(...) for seconds as a number"
+    if pa.types.is_union(kind):
+        return "CAST(... AS VARCHAR)"
+    if pa.types.is_decimal(kind) and kind.precision > 38:
+        return "CAST(... AS DECIMAL(38, 0)) or CAST(... AS BIGINT)"
+    if pa.types.is_timestamp(kind) and kind.unit == "ns":
+        return "CAST(... AS TIMESTAMP) (microseconds)"
+    if pa.types.is_time(kind) and kind.unit == "ns":
+        return "CAST(... AS TIME)"
+    if pa.types.is_dictionary(kind) or pa.types.is_map(kind) and kind.key_type != pa.string():
+        return "CAST(... AS VARCHAR)"
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return _unstorable(kind.value_type)
+    if pa.types.is_struct(kind):
+        return next((cast for cast in map(_unstorable, (f.type for f in kind)) if cast), None)
+    return None
+
+
+def check_storable(table: TableRef, result: pa.Schema) -> None:
+    """Raises IcebergWriteError naming the first column whose type Iceberg cannot hold (INTERVAL, UNION, HUGEINT,
+    TIMESTAMP_NS, an all-NULL column with no type) and the cast to write instead; nothing is written then."""
+    for field in result:
+        cast = _unstorable(field.type)
+        if cast is not None:
+            raise IcebergWriteError(table, f"column {field.name} has the type {field.type}, which an Iceberg table "
+                                    "cannot hold", f"write it as {cast} in the SELECT; nothing was written")
+
+
 def writable(result: pa.Table) -> pa.Table:
     """Returns the result with the types Iceberg has no place for cast to ones it has (unsigned to signed)."""
     fields = []
@@ -116,11 +167,14 @@ def _create(catalog: Catalog, ref: TableRef, result: pa.Table, properties: Mappi
 
 
 def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, properties: Mapping[str, str],
-                      table: Table | None = None) -> WriteResult:
+                      table: Table | None = None, *, replace: bool = True) -> WriteResult:
     """Creates `ref` holding `result`, or replaces its schema and rows, in one commit (`table`: the table as
-    already loaded, when it exists; a retried attempt loads it afresh); returns the snapshot. Raises
-    CommitConflictError."""
+    already loaded, when it exists; a retried attempt loads it afresh); returns the snapshot. With `replace`
+    False (a plain CREATE TABLE ... AS) an existing table is replaced only when a snapshot of it carries the same
+    WRITE_KEY (this task instance wrote it: a retry); otherwise raises IcebergWriteError. Raises
+    IcebergWriteError for a column type Iceberg cannot hold, CommitConflictError."""
     ref = as_table(name)
+    check_storable(ref, result.schema)
     result = writable(result)
     if table is None:
         catalog.create_namespace_if_not_exists(ref.namespace)
@@ -133,6 +187,10 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, prope
                 created = _create(catalog, ref, result, properties)
                 return WriteResult(ref, _snapshot_id(created), result.num_rows, columns=_columns(created))
             current = catalog.load_table(ref.identifier)
+        if not replace and _earlier_write(current, ref, properties) is None:
+            raise IcebergWriteError(ref, "the table already exists, and a plain CREATE TABLE ... AS does not replace "
+                                    "a table this task did not write", "write CREATE OR REPLACE TABLE ... AS to "
+                                    "replace it, or INSERT INTO to add rows; nothing was written")
         with current.transaction() as transaction:
             _replace_schema(transaction, result.schema)
             transaction.overwrite(result, snapshot_properties=dict(properties))
@@ -148,7 +206,7 @@ def _earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -
     for snapshot in table.snapshots():
         summary = snapshot.summary
         if summary is not None and summary.get(WRITE_KEY) == key:
-            rows = int(summary.get("added-records", "0"))
+            rows = int(summary.get("added-records") or 0)  # a 0-row append records no count
             return WriteResult(ref, snapshot.snapshot_id, rows, already_written=True, columns=_columns(table))
     return None
 

@@ -14,6 +14,7 @@ from airflow_lineage_governance.lineage.errors import (
     UnknownTableError,
     UnnamedColumnError,
     UnplaceableSourceError,
+    UnsupportedConstructError,
     UnsupportedStatementError,
 )
 from airflow_lineage_governance.lineage.model import ColumnLineage, Dependency, OutputColumn
@@ -38,6 +39,7 @@ __all__ = [
     "UnknownTableError",
     "UnnamedColumnError",
     "UnplaceableSourceError",
+    "UnsupportedConstructError",
     "UnsupportedStatementError",
     "column_lineage",
     "parse_statement",

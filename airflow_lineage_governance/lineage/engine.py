@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 
 import sqlglot
@@ -12,6 +13,7 @@ from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.kinds import StatementKind
+from airflow_lineage_governance.lineage.constructs import inline_named_windows, refuse_untraceable, refuse_whole_rows
 from airflow_lineage_governance.lineage.errors import (
     ColumnCountError,
     LineageError,
@@ -77,22 +79,39 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
         name_for_engine(table, ref)
     if statement.kind == StatementKind.CREATE_TABLE_AS:
         _check_named(query, target, dialect)
+    inline_named_windows(query)
+    refuse_untraceable(query, target, dialect)
     if found.using_joins:
         _mark_using(found.coalesces, found.using_joins)
     qualified = _qualified(query, schema, target, original, dialect)
+    refuse_whole_rows(qualified, target)
     if found.using_joins:
         _resolve_using_keys(qualified)
     root, rows = ScopeReader(schema, target).read(traverse_scope(qualified))
     if not root.placeable:
         raise LineageError(target, "the query's result cannot be placed in catalog tables",
                            "select from Iceberg tables of the catalog")
-    names = _written_names(statement, [name for name, _ in root.columns], schema)
     leftmost = _leftmost_select(qualified)
     projections = leftmost.selects if leftmost is not None else []
+    names = _written_names(statement, _as_written(root.columns, projections), schema)
     columns = tuple(
         OutputColumn(name, deps, partial(redacted_expression, _unaliased(projection), dialect))
         for name, (_, deps), projection in zip(names, root.columns, projections, strict=True))
     return ColumnLineage(target, statement.kind, columns, merge(rows), read_tables(placed))
+
+
+WRITTEN_NAME = "written_name"
+"""The meta key of an output alias's name as the statement writes it (DuckDB keeps an alias's case)."""
+
+
+def _as_written(columns: Sequence[tuple[str, object]], projections: Sequence[exp.Expr]) -> list[str]:
+    """Returns the output names as DuckDB names the written columns: an alias in the case it is written in, a
+    column by its catalog name."""
+    names = []
+    for (name, _), projection in zip(columns, projections, strict=False):
+        alias = projection.args.get("alias") if isinstance(projection, exp.Alias) else None
+        names.append(alias.meta.get(WRITTEN_NAME, name) if isinstance(alias, exp.Identifier) else name)
+    return names + [name for name, _ in columns[len(names):]]
 
 
 def _leftmost_select(query: exp.Expr) -> exp.Select | None:
@@ -102,10 +121,21 @@ def _leftmost_select(query: exp.Expr) -> exp.Select | None:
 
 
 def _check_named(query: exp.Query, target: TableRef, dialect: str) -> None:
+    """Raises UnnamedColumnError for an output DuckDB would name after its expression's text; unwraps a
+    parenthesised column (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x) and marks each alias with
+    the case it is written in (DuckDB keeps it, quoted or not)."""
     select = _leftmost_select(query)
-    for projection in select.expressions if select else ():
-        if isinstance(projection, (exp.Column, exp.Star)) or (
-                isinstance(projection, exp.Alias) and projection.alias):
+    for projection in list(select.expressions) if select else ():
+        inner = projection
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        if inner is not projection and isinstance(inner, exp.Column):
+            projection.replace(inner)
+            continue
+        if isinstance(projection, (exp.Column, exp.Star)):
+            continue
+        if isinstance(projection, exp.Alias) and projection.alias:
+            projection.args["alias"].meta[WRITTEN_NAME] = projection.alias
             continue
         raise UnnamedColumnError(
             target, f"the output {redacted_expression(projection, dialect, 60)} has no name the table would "
@@ -160,6 +190,10 @@ def _qualified(query: exp.Query, schema: Schema, target: TableRef, original: exp
     except SqlglotError as error:
         raise LineageError(target, f"the query cannot be read against the catalog ({error})",
                            "check its table and column names") from None
+    except (AssertionError, AttributeError, KeyError, TypeError, ValueError):
+        # sqlglot's qualifier asserts its own assumptions (a positional ORDER BY over a struct's .*, ...)
+        raise LineageError(target, "the query uses a construct the lineage engine cannot qualify",
+                           "simplify it (name each output column with AS, avoid .* over expressions)") from None
 
 
 def _unknown_qualified_column(name: str, original: exp.Expr | str, schema: Schema, target: TableRef,
@@ -201,10 +235,10 @@ def _written_names(statement: Statement, outputs: list[str], schema: Schema) -> 
     if statement.kind == StatementKind.CREATE_TABLE_AS:
         seen: set[str] = set()
         for name in outputs:
-            if name in seen:
+            if name.lower() in seen:  # DuckDB's names are case-insensitive
                 raise UnnamedColumnError(target, f"two output columns are named {name}",
                                          "give each a distinct alias")
-            seen.add(name)
+            seen.add(name.lower())
         return outputs
     existing = schema.get(target)
     if existing is None:

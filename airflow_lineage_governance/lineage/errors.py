@@ -29,6 +29,11 @@ class UnsupportedStatementError(LineageError):
     """Raised when the statement is not one CREATE [OR REPLACE] TABLE ... AS SELECT or INSERT INTO ... SELECT."""
 
 
+class UnsupportedConstructError(LineageError):
+    """Raised when the query uses a construct whose lineage the engine does not trace (PIVOT, a named WINDOW,
+    COLUMNS(...), UNION BY NAME, a whole-row value, a .* over a struct)."""
+
+
 class SqlSyntaxError(LineageError):
     """Raised when the statement does not parse as DuckDB SQL."""
 

@@ -14,12 +14,14 @@ from airflow_lineage_governance.lineage.errors import (
     LineageError,
     UnknownColumnError,
     UnplaceableSourceError,
+    UnsupportedConstructError,
 )
 from airflow_lineage_governance.lineage.model import Dependency, merge
 from airflow_lineage_governance.lineage.schema import Schema, engine_key
-from airflow_lineage_governance.lineage.walk import Context, ExpressionWalker
+from airflow_lineage_governance.lineage.walk import Context, ExpressionWalker, compose
 from airflow_lineage_governance.refs import TableRef
 
+_NAMED_SCOPES = (ScopeType.DERIVED_TABLE, ScopeType.CTE, ScopeType.SET_OPERATION)
 ROW_CLAUSES = (("where", Subtype.FILTER, "WHERE"), ("group", Subtype.GROUP_BY, "GROUP BY"),
                ("having", Subtype.FILTER, "HAVING"), ("qualify", Subtype.FILTER, "QUALIFY"))
 
@@ -39,6 +41,14 @@ class ScopeLineage:
             self.outputs.setdefault(name, deps)
 
 
+def _distinct(scope: Scope) -> bool:
+    """Returns whether the scope's query removes duplicate rows (SELECT DISTINCT, UNION without ALL)."""
+    node = scope.expression
+    if isinstance(node, exp.Select):
+        return node.args.get("distinct") is not None
+    return isinstance(node, exp.SetOperation) and bool(node.args.get("distinct"))
+
+
 class ScopeReader:
     """Reads the lineage of every scope of one statement; raises LineageError on any column it cannot place."""
 
@@ -55,6 +65,10 @@ class ScopeReader:
         lineage = ScopeLineage()
         for scope in scopes:
             lineage = self._read_scope(scope)
+            if scope.scope_type in _NAMED_SCOPES and _distinct(scope):
+                # The outer query may drop a column this DISTINCT (or UNION) compared: every output shapes the rows.
+                context = Context(EdgeType.INDIRECT, Subtype.GROUP_BY, False, "DISTINCT of a subquery")
+                lineage.rows.extend(compose(dep, context) for _, deps in lineage.columns for dep in deps)
             self._lineage[id(scope.expression)] = lineage
             rows.extend(lineage.rows)
         return lineage, rows
@@ -69,6 +83,8 @@ class ScopeReader:
             alias = node.args.get("alias")
             names = [c.name.lower() for c in alias.columns] if alias else []
             return ScopeLineage(columns=[(name, ()) for name in names])
+        if isinstance(node, exp.Unnest):
+            return self._read_unnest(scope, node)
         if isinstance(node, exp.Lateral):
             inner = node.this.this if isinstance(node.this, exp.Subquery) else node.this
             known = self._lineage.get(id(inner))
@@ -93,10 +109,28 @@ class ScopeReader:
             part = select.args.get(key)
             if part is not None:
                 rows.extend(walker.dependencies(part, Context(EdgeType.INDIRECT, subtype, False, clause)))
+        distinct = select.args.get("distinct")
+        if distinct is not None and distinct.args.get("on") is not None:
+            rows.extend(walker.dependencies(distinct.args["on"],
+                                            Context(EdgeType.INDIRECT, Subtype.GROUP_BY, False, "DISTINCT ON")))
         order = select.args.get("order")
         if order is not None:
             by_alias = self._walker(scope, outputs)
             rows.extend(by_alias.dependencies(order, Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")))
+        return ScopeLineage(columns=columns, rows=rows)
+
+    def _read_unnest(self, scope: Scope, node: exp.Unnest) -> ScopeLineage:
+        """An UNNEST of list columns as a source (`FROM t, unnest(t.tags) AS u(tag)`): each named output is its
+        list's elements (DIRECT TRANSFORMATION), and the lists shape the rows (INDIRECT JOIN)."""
+        alias = node.args.get("alias")
+        names = [column.name.lower() for column in alias.columns] if alias else []
+        if len(names) != len(node.expressions) or node.args.get("offset"):
+            return ScopeLineage(placeable=False)
+        walker = self._walker(scope)
+        element = Context(EdgeType.DIRECT, Subtype.TRANSFORMATION, False, "an element of the list UNNEST reads")
+        columns = [(name, merge(walker.dependencies(value, element)))
+                   for name, value in zip(names, node.expressions, strict=True)]
+        rows = walker.dependencies(node, Context(EdgeType.INDIRECT, Subtype.JOIN, False, "rows made by UNNEST"))
         return ScopeLineage(columns=columns, rows=rows)
 
     def _read_set_operation(self, scope: Scope, node: exp.SetOperation) -> ScopeLineage:
@@ -183,6 +217,11 @@ class ScopeReader:
                              aliases: dict[str, tuple[Dependency, ...]] | None) -> tuple[Dependency, ...]:
         if aliases is not None and name in aliases:
             return aliases[name]
+        if name in scope.sources and not any(name in self._source_columns(source)
+                                             for source in scope.sources.values()):
+            raise UnsupportedConstructError(
+                self._target, f"the query reads {name} as a whole row, whose lineage is not traced",
+                f"select the columns of {name} it needs by name")
         holders: list[tuple[str, exp.Table | Scope]] = []
         readable: list[str] = []
         for alias, source in scope.sources.items():

@@ -161,7 +161,7 @@ class IcebergSqlOperator(BaseOperator):
             self._run = run_statement(
                 self.hook.get_conn(), kind=lineage.kind, target=lineage.target, query=read.query,
                 sources=list(lineage.sources), insert_columns=[c.name for c in lineage.columns],
-                snapshot_properties=properties, loaded=read.tables)
+                snapshot_properties=properties, loaded=read.tables, replace=read.statement.replace)
         except CatalogUnreachableError as error:
             self.log.error("%s", error)
             raise AirflowException(str(error)) from None

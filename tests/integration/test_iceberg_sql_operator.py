@@ -45,7 +45,8 @@ with DAG("operator_main", schedule=None, start_date=datetime(2026, 1, 1), catchu
         select md5(l.email) as email_hash, l.country
         from crm.learners l
         where l.email <> '{SECRET}' and l.status = 'active'""")
-    IcebergSqlOperator(task_id="cross_namespace", sql="""create table analytics.spend as {CROSS_NAMESPACE_SELECT}""")
+    IcebergSqlOperator(task_id="cross_namespace",
+                       sql="""create or replace table analytics.spend as {CROSS_NAMESPACE_SELECT}""")
 '''
 
 

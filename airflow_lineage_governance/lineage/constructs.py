@@ -1,0 +1,105 @@
+"""Constructs whose lineage the engine does not trace: each is refused with a sentence naming it, before the
+query is read, rather than given lineage that would leave out a column the output depends on."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from airflow_lineage_governance.lineage.errors import (
+    UnnamedColumnError,
+    UnplaceableSourceError,
+    UnsupportedConstructError,
+)
+from airflow_lineage_governance.lineage.redact import redacted_expression
+from airflow_lineage_governance.refs import TableRef
+
+
+def _construct(node: exp.Expr) -> tuple[str, str] | None:
+    """Returns (what the construct is, what to write instead) when `node` is one the engine refuses."""
+    if isinstance(node, exp.Pivot):
+        return "PIVOT or UNPIVOT", "write the pivot with CASE (or FILTER) aggregates, one aliased column each"
+    if isinstance(node, exp.Select) and node.args.get("windows") or (
+            isinstance(node, exp.Window) and node.args.get("alias") is not None):
+        return "a named WINDOW", "write the window's PARTITION BY and ORDER BY inside each OVER (...)"
+    if isinstance(node, exp.Columns):
+        return "COLUMNS(...)", "name the columns"
+    if isinstance(node, exp.SetOperation) and node.args.get("by_name"):
+        return "UNION ... BY NAME", "list the columns of each branch in the same order and drop BY NAME"
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Star):
+        return "a .* over a value that is not a table", "name each field with AS"
+    return None
+
+
+def inline_named_windows(query: exp.Query) -> None:
+    """Writes each `OVER w` of a SELECT with a `WINDOW w AS (...)` clause as the window it names (its PARTITION
+    BY, ORDER BY and frame, the reference's own ORDER BY or frame added), and drops the clause: the same query,
+    whose window columns the engine then reads. A reference it cannot place is left for refuse_untraceable."""
+    for select in list(query.find_all(exp.Select)):
+        definitions = {str(w.this.name).lower(): w for w in select.args.get("windows") or ()
+                       if isinstance(w.this, exp.Identifier)}
+        if not definitions or len(definitions) != len(select.args["windows"]):
+            continue
+        uses = [w for w in select.find_all(exp.Window) if w.args.get("alias") is not None
+                and w.find_ancestor(exp.Select) is select and w.arg_key != "windows"]
+        if any(str(w.args["alias"].name).lower() not in definitions or w.args.get("partition_by") for w in uses):
+            continue
+        if any(isinstance(d.this, exp.Identifier) and d.args.get("alias") for d in definitions.values()):
+            continue
+        for use in uses:
+            definition = definitions[str(use.args["alias"].name).lower()]
+            if use.args.get("order") is not None and definition.args.get("order") is not None:
+                break
+            for key in ("partition_by", "order", "spec"):
+                if not use.args.get(key) and definition.args.get(key):
+                    use.set(key, definition.args[key].copy() if key != "partition_by"
+                            else [part.copy() for part in definition.args[key]])
+            use.set("alias", None)
+        else:
+            select.set("windows", None)
+
+
+def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None:
+    """Raises UnsupportedConstructError naming the first construct of `query` the engine does not trace, and
+    UnnamedColumnError for an unnamed output of a derived table, CTE or set-operation branch (whose name DuckDB
+    makes up from the expression's text)."""
+    for node in query.walk():
+        if isinstance(node, exp.Lateral) and not isinstance(node.this, (exp.Query, exp.Subquery, exp.Unnest)):
+            raise UnplaceableSourceError(
+                target, f"{redacted_expression(node.this, dialect, 60)} is not a catalog table, so its columns "
+                "cannot be placed", "read the data through an Iceberg table of the catalog")
+        found = _construct(node)
+        if found is not None:
+            what, advice = found
+            raise UnsupportedConstructError(target, f"the query uses {what}, whose lineage is not traced", advice)
+        if isinstance(node, exp.Select) and _names_matter(node):
+            for projection in node.expressions:
+                if isinstance(projection, (exp.Column, exp.Star)) or (
+                        isinstance(projection, exp.Alias) and projection.alias):
+                    continue
+                raise UnnamedColumnError(
+                    target, f"the output {redacted_expression(projection, dialect, 60)} of a subquery has no name "
+                    "the lineage can follow", "give it one with AS")
+
+
+def _names_matter(select: exp.Select) -> bool:
+    """Returns whether the outer query reads this SELECT's outputs by name: a derived table, a CTE, a branch of a
+    set operation."""
+    parent = select.parent
+    while isinstance(parent, (exp.Subquery, exp.SetOperation)) and not isinstance(parent.parent, exp.Create):
+        if isinstance(parent, exp.Subquery) and (parent.alias or isinstance(parent.parent, (exp.From, exp.Join))):
+            return True
+        if isinstance(parent, exp.SetOperation):
+            return True
+        parent = parent.parent
+    return isinstance(parent, exp.CTE) or (isinstance(parent, exp.Subquery)
+                                           and isinstance(parent.parent, (exp.From, exp.Join)))
+
+
+def refuse_whole_rows(qualified: exp.Expr, target: TableRef) -> None:
+    """Raises UnsupportedConstructError when the qualified query reads a table's whole row as one value (`SELECT
+    l FROM t AS l`): a struct of every column, which lineage would show with no inputs."""
+    node = qualified.find(exp.TableColumn)
+    if node is not None:
+        raise UnsupportedConstructError(
+            target, f"the query reads {node.name} as a whole row, whose lineage is not traced",
+            f"select the columns of {node.name} it needs by name")
