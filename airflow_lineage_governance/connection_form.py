@@ -14,14 +14,17 @@ UI_FIELD_BEHAVIOUR: dict[str, Any] = {
     "hidden-fields": ["host", "schema", "login", "port"],
     "relabeling": {"password": "Catalog credential or token"},
     "placeholders": {
-        "extra": '{"type": "sql", "uri": "sqlite:////data/catalog.db", "warehouse": "file:///data/warehouse", '
+        "extra": '{"uri": "sqlite:////data/catalog.db", "warehouse": "file:///data/warehouse", '
                  '"catalog_name": "platform"}',
         "password": "only for a catalog that needs one (sent as the `credential` property)",
     },
 }
 
 CONN_FIELDS: dict[str, Any] = {
-    "type": {"label": "Catalog type", "description": "pyiceberg's catalog type: sql, rest, glue, hive, …",
+    "type": {"label": "Catalog type",
+             "description": "pyiceberg's catalog type (glue, dynamodb, …); leave it empty when the URI says it "
+                            "(sqlite:// or postgresql:// is sql, http(s):// rest, thrift:// hive): Airflow registers "
+                            "every extra value as a secret, and one under 5 characters warns in each task log",
              "schema": {"type": ["string", "null"]}},
     "uri": {"label": "Catalog URI", "description": "The catalog's database URL (sql) or endpoint (rest, hive).",
             "schema": {"type": ["string", "null"]}},

@@ -161,8 +161,8 @@ class IcebergSqlOperator(BaseOperator):
             raise AirflowFailException(f"{UNREADABLE}: {error}") from None
         lineage = read.lineage
         if self.target is not None and self.declared_target != lineage.target:
-            raise AirflowFailException(f"the statement writes {lineage.target}, not the declared target "
-                                       f"{self.target}: fix target= or the statement, so nothing was written")
+            raise AirflowFailException(f"the statement writes {lineage.target}, not its declared target "
+                                       f"{self.target}, so nothing was written: fix target= or the statement")
         ti = context["ti"]
         logical_date = context.get("logical_date")
         logical = logical_date.isoformat() if logical_date else None
