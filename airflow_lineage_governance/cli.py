@@ -133,7 +133,7 @@ def job_namespaces(given: list[str] | None) -> list[str] | None:
     outside an Airflow deployment the provider's fallback `default` would only be a guess)."""
     if given:
         return None if ALL_NAMESPACES in given else given
-    configured = settings.openlineage_namespace()
+    configured = settings.configured_openlineage_namespace()
     return [configured] if configured else None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from airflow_lineage_governance import __version__
+from airflow_lineage_governance.connection_form import connection_type
 from airflow_lineage_governance.settings import provider_config
 
 
@@ -33,9 +34,6 @@ def get_provider_info() -> dict[str, Any]:
             {"integration-name": "Apache Iceberg (lineage governance)",
              "python-modules": ["airflow_lineage_governance.sensors.lineage_complete"]},
         ],
-        "connection-types": [
-            {"hook-class-name": "airflow_lineage_governance.hooks.iceberg.IcebergHook",
-             "connection-type": "iceberg_catalog"},
-        ],
+        "connection-types": [connection_type()],
         "config": provider_config(),
     }

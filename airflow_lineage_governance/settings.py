@@ -118,7 +118,52 @@ def provider_config() -> dict[str, Any]:
     }}
 
 
-def openlineage_namespace() -> str | None:
+def seconds(key: str) -> float:
+    """Returns a seconds option (`wait_seconds`, `poke_seconds`) as a float; raises MissingSettingError naming
+    the setting when its value is not a number."""
+    value = required(key, None)
+    try:
+        return float(value)
+    except ValueError:
+        raise MissingSettingError(f"the {key} setting is not a number of seconds: set "
+                                  f"{SETTINGS[key].flag_or_setting} to one.") from None
+
+
+def report_folder() -> Path:
+    """Returns the folder the governance DAG writes its reports under: `[lineage_governance] report_folder`,
+    else $AIRFLOW_HOME/governance-reports (AIRFLOW_HOME defaults to ~/airflow)."""
+    configured = setting("report_folder")
+    if configured:
+        return Path(configured).expanduser()
+    return Path(os.environ.get("AIRFLOW_HOME", "~/airflow")).expanduser() / "governance-reports"
+
+
+def run_report_folder(dag_id: str, run_id: str) -> Path:
+    """Returns `<report folder>/<dag_id>/<run_id>`: one run's own folder, which no other run writes into (a
+    `/` in either id becomes `_`)."""
+    return report_folder() / dag_id.replace("/", "_") / run_id.replace("/", "_")
+
+
+def openlineage_transport() -> dict[str, Any]:
+    """Returns the OpenLineage provider's `[openlineage] transport`, read by the provider's own `conf` module
+    (airflow.cfg, AIRFLOW__OPENLINEAGE__TRANSPORT, its precedence); {} when none is set or it is not a dict."""
+    from airflow.providers.openlineage import conf as openlineage_conf
+
+    try:
+        return openlineage_conf.transport()
+    except ValueError:
+        return {}
+
+
+def openlineage_namespace() -> str:
+    """Returns the OpenLineage job namespace as the provider reads it: `[openlineage] namespace`, else
+    $OPENLINEAGE_NAMESPACE, else `default`."""
+    from airflow.providers.openlineage import conf as openlineage_conf
+
+    return str(openlineage_conf.namespace())
+
+
+def configured_openlineage_namespace() -> str | None:
     """Returns the job namespace the OpenLineage provider is configured with (`[openlineage] namespace`: its
     environment form, then OPENLINEAGE_NAMESPACE, then Airflow's configuration file), or None when nothing
     sets one (the provider would then use `default`)."""

@@ -26,7 +26,8 @@ with DAG(
 ) as dag:
     pipelines = {path.stem: IcebergSqlOperator(task_id=path.stem, sql=path.name) for path in sorted(SQL.glob("*.sql"))}
 
-    @task(task_id="marketing_export")
+    # The export overwrites marketing.campaign_list whole, with no retry on a commit conflict: one run at a time.
+    @task(task_id="marketing_export", max_active_tis_per_dag=1)
     def marketing_export() -> int:
         """Copies marketing.audience into marketing.campaign_list for the email tool."""
         return export_campaign_list(IcebergHook().get_conn())

@@ -38,7 +38,7 @@ def free_port() -> int:
 
 def stack_env(home: Path, dags: Path, port: int, extra: dict[str, str]) -> dict[str, str]:
     """Returns the environment every component runs with."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "OPENLINEAGE", "LINEAGE_GOVERNANCE"))}
     env.update({
         "AIRFLOW_HOME": str(home),
         "AIRFLOW__CORE__DAGS_FOLDER": str(dags),

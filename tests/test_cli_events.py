@@ -67,7 +67,7 @@ def test_since_and_until_are_sent_to_marquez(files, capsys):
     assert (second["after"], second["before"]) == (["1970-01-01T00:00:00Z"], ["9999-12-31T23:59:59Z"])
     assert main(["propose", *options, "--since", "last tuesday"]) == 2
     assert capsys.readouterr().err == ("lineage-governance: --since 'last tuesday': not an ISO 8601 time; write e.g. "
-                                       "2026-10-01T00:00:00Z.\n")
+                                       "2030-01-31T00:00:00Z.\n")
 
 
 def test_a_json_array_in_place_of_jsonl_is_bad_input(files, capsys):

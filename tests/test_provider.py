@@ -11,8 +11,16 @@ from tests.integration.sandbox import VENV_BIN, base_env
 def test_provider_info_names_its_parts():
     info = get_provider_info()
     assert info["package-name"] == "airflow-lineage-governance"
-    assert info["connection-types"] == [{"hook-class-name": "airflow_lineage_governance.hooks.iceberg.IcebergHook",
-                                         "connection-type": "iceberg_catalog"}]
+    [connection] = info["connection-types"]
+    assert connection["hook-class-name"] == "airflow_lineage_governance.hooks.iceberg.IcebergHook"
+    assert connection["connection-type"] == "iceberg_catalog"
+    assert connection["hook-name"] == "Apache Iceberg catalog"
+    behaviour = connection["ui-field-behaviour"]
+    assert set(behaviour["hidden-fields"]) == {"host", "schema", "login", "port"}
+    assert behaviour["relabeling"]["password"] and '"warehouse"' in behaviour["placeholders"]["extra"]
+    assert set(connection["conn-fields"]) == {"type", "uri", "warehouse", "catalog_name"}
+    for field in connection["conn-fields"].values():
+        assert field["label"] and field["schema"]["type"] == ["string", "null"]
     modules = {m for group in ("hooks", "operators", "sensors") for entry in info[group]
                for m in entry["python-modules"]}
     for module in modules:

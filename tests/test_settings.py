@@ -81,3 +81,36 @@ def test_airflow_cfg_is_read_through_airflows_conf(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env={**env, "AIRFLOW_HOME": str(tmp_path / "home"), "AIRFLOW_CONFIG": str(config)})
     assert done.stdout.splitlines()[-1] == "/data/catalog", done.stderr[-2000:]
+
+
+def test_the_openlineage_transport_and_namespace_in_airflow_cfg_only_reach_the_sensor(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    transport = '{"type": "file", "log_file_path": "/data/events.jsonl", "append": true}'
+    (home / "airflow.cfg").write_text(f"[openlineage]\nnamespace = platform\ntransport = {transport}\n\n"
+                                      "[lineage_governance]\nwait_seconds = 42\nreport_folder = /data/reports\n")
+    code = ("from airflow_lineage_governance import settings\n"
+            "from airflow_lineage_governance.sensors.lineage_complete import default_event_source, "
+            "default_job_namespace\n"
+            "print(default_event_source(), default_job_namespace(), settings.seconds('wait_seconds'), "
+            "settings.seconds('poke_seconds'), settings.run_report_folder('gov', 'manual__1'))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LINEAGE_GOVERNANCE", "OPENLINEAGE"))}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**env, "AIRFLOW_HOME": str(home)})
+    assert done.stdout.splitlines()[-1] == "/data/events.jsonl platform 42.0 30.0 /data/reports/gov/manual__1", \
+        done.stderr[-2000:]
+    env["AIRFLOW__LINEAGE_GOVERNANCE__EVENTS"] = "http://marquez:5000"  # the governance setting comes first
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**env, "AIRFLOW_HOME": str(home)})
+    assert done.stdout.splitlines()[-1].startswith("http://marquez:5000 platform"), done.stderr[-2000:]
+
+
+def test_the_report_folder_defaults_under_airflow_home(no_settings, tmp_path):
+    assert settings.run_report_folder("gov", "scheduled__2026-10-01T02:00:00+00:00") == \
+        tmp_path / "airflow" / "governance-reports" / "gov" / "scheduled__2026-10-01T02:00:00+00:00"
+
+
+def test_a_seconds_setting_that_is_no_number_is_one_sentence(no_settings, monkeypatch):
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__WAIT_SECONDS", "ten")
+    with pytest.raises(LineageGovernanceError, match="^the wait_seconds setting is not a number of seconds"):
+        settings.seconds("wait_seconds")

@@ -1,27 +1,24 @@
 """The nightly governance DAG, as a factory: waits for a target DAG's run of the same logical date and its
-lineage, runs every check, writes governance-report.json and .md, and fails on error findings."""
+lineage, runs every check, writes the run's own governance-report.json and .md, shows the findings in the task
+log, and fails on error findings."""
 
 from __future__ import annotations
 
-import os
+import logging
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from airflow.sdk import DAG, task
 from airflow.sdk.exceptions import AirflowFailException
 
+from airflow_lineage_governance import settings
 from airflow_lineage_governance.sensors.lineage_complete import (
     LineageCompleteSensor,
     default_event_source,
     default_job_namespace,
 )
 
-
-def report_folder() -> Path:
-    """Returns $LINEAGE_GOVERNANCE_REPORT_DIR, else $AIRFLOW_HOME/governance-reports."""
-    configured = os.environ.get("LINEAGE_GOVERNANCE_REPORT_DIR")
-    return Path(configured) if configured else Path(os.environ.get("AIRFLOW_HOME", ".")) / "governance-reports"
+log = logging.getLogger(__name__)
 
 
 def governance_dag(dag_id: str, target_dag_id: str, *, schedule: Any, start_date: datetime,
@@ -29,10 +26,10 @@ def governance_dag(dag_id: str, target_dag_id: str, *, schedule: Any, start_date
                    poke_seconds: float | None = None, iceberg_conn_id: str = "iceberg_default",
                    **dag_kwargs: Any) -> DAG:
     """Returns the governance DAG for `target_dag_id`; give it the target's schedule so logical dates match.
-    The wait defaults to $LINEAGE_GOVERNANCE_WAIT_SECONDS (600) and the poke interval to
-    $LINEAGE_GOVERNANCE_POKE_SECONDS (30)."""
-    wait_seconds = wait_seconds or float(os.environ.get("LINEAGE_GOVERNANCE_WAIT_SECONDS", "600"))
-    poke_seconds = poke_seconds or float(os.environ.get("LINEAGE_GOVERNANCE_POKE_SECONDS", "30"))
+    The wait and the poke interval default to `[lineage_governance] wait_seconds` (600) and `poke_seconds` (30).
+    Raises MissingSettingError when either setting is not a number."""
+    wait_seconds = wait_seconds or settings.seconds("wait_seconds")
+    poke_seconds = poke_seconds or settings.seconds("poke_seconds")
     with DAG(dag_id=dag_id, schedule=schedule, start_date=start_date, catchup=False, **dag_kwargs) as dag:
         wait = LineageCompleteSensor(task_id="wait_for_lineage", target_dag_id=target_dag_id, events=events,
                                      timeout=wait_seconds, poke_interval=poke_seconds)
@@ -54,18 +51,41 @@ def governance_dag(dag_id: str, target_dag_id: str, *, schedule: Any, start_date
             return report.to_dict()
 
         @task
-        def write_report(report: dict[str, Any]) -> str:
-            """Writes the report, shows it in the task log, and fails the run on error findings."""
-            from airflow_lineage_governance.governance.report import GovernanceReport, markdown
+        def write_report(report: dict[str, Any], **context: Any) -> dict[str, Any]:
+            """Writes the run's report into its own folder, logs each finding on one line, pushes the report's
+            paths and counts (XCom `report`, and the return value), and fails the run on error findings."""
+            from airflow_lineage_governance.governance.report import GovernanceReport
 
             governance_report = GovernanceReport.from_dict(report)
-            json_path, md_path = governance_report.write(report_folder())
-            print(markdown(governance_report))
-            print(f"Report written to {json_path} and {md_path}")
+            folder = settings.run_report_folder(context["dag"].dag_id, context["run_id"])
+            json_path, md_path = governance_report.write(folder)
+            summary = report_summary(governance_report, json_path, md_path)
+            log_report(governance_report, summary)
+            context["ti"].xcom_push(key="report", value=summary)  # also there when the run fails
             if governance_report.errors:
-                raise AirflowFailException(f"{len(governance_report.errors)} governance error findings; "
-                                           f"see {md_path}")
-            return str(json_path)
+                raise AirflowFailException(f"{summary['errors']} governance error findings; see {md_path}")
+            return summary
 
         write_report(run_checks(wait.output))  # type: ignore[arg-type]  # XComArgs, resolved when the tasks run
     return dag
+
+
+def report_summary(report: Any, json_path: Any, md_path: Any) -> dict[str, Any]:
+    """Returns what the report task hands on (XCom): the report's two paths and its counts."""
+    return {"report": str(json_path), "markdown": str(md_path), "findings": len(report.findings),
+            "errors": len(report.errors), "warnings": len(report.findings) - len(report.errors)}
+
+
+def log_report(report: Any, summary: dict[str, Any]) -> None:
+    """Logs the report through the task's logger: each finding on one line (errors at ERROR, warnings at
+    WARNING), then the counts, the coverage and the report's paths."""
+    from airflow_lineage_governance.kinds import Severity
+
+    for finding in report.findings:
+        level = logging.ERROR if finding.severity is Severity.ERROR else logging.WARNING
+        log.log(level, "%s", finding.line())
+    log.info("Governance of %s: %d errors, %d warnings", report.coverage.get("target_run_id") or report.run_id,
+             summary["errors"], summary["warnings"])
+    for key, value in report.coverage.items():
+        log.info("Coverage %s: %s", key.replace("_", " "), value)
+    log.info("Report written to %s and %s", summary["report"], summary["markdown"])

@@ -8,10 +8,13 @@ keys of ours: `catalog_name` (default: the connection id) and `lineage_namespace
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
+
+from airflow_lineage_governance.connection_form import HOOK_NAME
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -19,6 +22,35 @@ if TYPE_CHECKING:
     from airflow_lineage_governance.refs import TableRef
 
 OUR_KEYS = ("catalog_name", "lineage_namespace", "password_property")
+FORM_PREFIX = "extra__iceberg_catalog__"
+"""How older connection forms prefix an extra field's key; such keys are read without it."""
+
+
+def connection_extra(raw: str | None) -> dict[str, Any]:
+    """Returns the connection's extra JSON as a dict (form-prefixed keys unprefixed, empty form fields
+    dropped), after masking in logs the value of every key Airflow counts as sensitive (`credential`,
+    `token`, `secret`, …). Parsed here rather than through `extra_dejson`, which registers every value as a
+    secret: a short one such as `"type": "sql"` makes each task log warn that it is too short to mask.
+    Raises ValueError when the extra is not a JSON object."""
+    extra = json.loads(raw) if raw else {}
+    if not isinstance(extra, dict):
+        raise ValueError("the iceberg_catalog connection's extra is not a JSON object: give one, such as "
+                         '{"type": "sql", "uri": "…", "warehouse": "…"}')
+    found = {key.removeprefix(FORM_PREFIX): value for key, value in extra.items() if value not in (None, "")}
+    mask_sensitive(found)
+    return found
+
+
+def mask_sensitive(extra: Mapping[str, Any]) -> None:
+    """Registers with Airflow's secrets masker the value of each key it counts as sensitive, and of the key
+    `password_property` names."""
+    from airflow.sdk._shared.secrets_masker import should_hide_value_for_key
+    from airflow.sdk.log import mask_secret
+
+    password_key = extra.get("password_property", "credential")
+    for key, value in extra.items():
+        if key == password_key or should_hide_value_for_key(key):
+            mask_secret(value if isinstance(value, str) else json.dumps(value), key)
 
 
 class IcebergHook(BaseHook):
@@ -27,7 +59,7 @@ class IcebergHook(BaseHook):
     conn_name_attr = "iceberg_conn_id"
     default_conn_name = "iceberg_default"
     conn_type = "iceberg_catalog"
-    hook_name = "Apache Iceberg catalog"
+    hook_name = HOOK_NAME
 
     def __init__(self, iceberg_conn_id: str = default_conn_name) -> None:
         super().__init__()
@@ -38,7 +70,7 @@ class IcebergHook(BaseHook):
     def _settings(self) -> dict[str, Any]:
         if self._extra is None:
             connection = self.get_connection(self.iceberg_conn_id)
-            extra = dict(connection.extra_dejson)
+            extra = connection_extra(connection.extra)
             if connection.password:
                 extra.setdefault(extra.get("password_property", "credential"), connection.password)
             extra.setdefault("catalog_name", self.iceberg_conn_id)
@@ -73,8 +105,8 @@ class IcebergHook(BaseHook):
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
-        """Returns how the connection form shows the fields: only the extra JSON and a password matter."""
-        return {"hidden_fields": ["schema", "port", "host", "login"],
-                "relabeling": {"password": "Catalog credential or token"},
-                "placeholders": {"extra": '{"type": "sql", "uri": "sqlite:///…/catalog.db", '
-                                          '"warehouse": "file:///…/warehouse", "catalog_name": "platform"}'}}
+        """Returns how the connection form shows the fields (the provider info declares the same, which is
+        what Airflow 3.3 reads): only the extra JSON, the typed extra fields and a password matter."""
+        from airflow_lineage_governance.connection_form import UI_FIELD_BEHAVIOUR
+
+        return {key.replace("-", "_"): value for key, value in UI_FIELD_BEHAVIOUR.items()}

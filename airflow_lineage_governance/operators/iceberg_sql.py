@@ -16,10 +16,11 @@ from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from airflow_lineage_governance.hooks.iceberg import IcebergHook
+from airflow_lineage_governance.operators.assets import declared_target, table_asset
 
 if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage
-    from airflow.sdk import Context
+    from airflow.sdk import Asset, Context
     from jinja2 import Environment
     from pyiceberg.table import Table
 
@@ -56,6 +57,9 @@ class IcebergSqlOperator(BaseOperator):
     :param lineage_namespace: the OpenLineage dataset namespace; default: the connection's.
     :param max_lineage_edges: past this many column-lineage edges the event's facet is cut, and a
         `lineageTruncation` run facet says so (seed 002's bound: 4,096).
+    :param target: the table the statement writes (`db.table`), declared as the task's outlet asset; default:
+        read from the statement's text (or its .sql file) when the DAG is parsed, without a SQL parser. Given,
+        a statement that writes another table fails the task before anything is written.
     """
 
     template_fields: Sequence[str] = ("sql",)
@@ -65,7 +69,7 @@ class IcebergSqlOperator(BaseOperator):
 
     def __init__(self, *, sql: str, iceberg_conn_id: str = IcebergHook.default_conn_name,
                  lineage_namespace: str | None = None, max_lineage_edges: int = DEFAULT_MAX_EDGES,
-                 **kwargs: Any) -> None:
+                 target: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.max_lineage_edges = max_lineage_edges
         self.sql = sql
@@ -74,6 +78,18 @@ class IcebergSqlOperator(BaseOperator):
         self._parsed: tuple[str, Statement | LineageError] | None = None
         self._read: tuple[str, LineageRead | LineageError] | None = None
         self._run: StatementRun | None = None
+        self.target = target
+        self.declared_target = declared_target(sql, target, self.template_ext, self.dag if self.has_dag() else None)
+        if self.declared_target is not None:
+            self.outlets = [*self.outlets, self.outlet_asset()]
+
+    def outlet_asset(self) -> Asset:
+        """Returns the asset of the declared target: `<lineage namespace>/<db>/<table>`, the namespace being the
+        operator's `lineage_namespace`, else `iceberg://<connection id>` (no connection is read at parse time).
+        Raises ValueError when no target is declared."""
+        if self.declared_target is None:
+            raise ValueError(f"the task {self.task_id} declares no target table: give target='db.table'")
+        return table_asset(self.lineage_namespace or f"iceberg://{self.iceberg_conn_id}", self.declared_target)
 
     @cached_property
     def hook(self) -> IcebergHook:
@@ -148,6 +164,9 @@ class IcebergSqlOperator(BaseOperator):
             self.log.error("%s", error)
             raise AirflowException(str(error)) from None
         lineage = read.lineage
+        if self.target is not None and self.declared_target != lineage.target:
+            raise AirflowFailException(f"the statement writes {lineage.target}, not its declared target "
+                                       f"{self.target}, so nothing was written: fix target= or the statement")
         ti = context["ti"]
         logical_date = context.get("logical_date")
         logical = logical_date.isoformat() if logical_date else None
@@ -171,8 +190,21 @@ class IcebergSqlOperator(BaseOperator):
         for line in lineage_summary(lineage, self._run):
             self.log.info("%s", line)
         write = self._run.write
+        self._record_asset_event(context, write.table, {"snapshot_id": write.snapshot_id, "rows": write.rows,
+                                                        "table": str(write.table)})
         return {"table": str(write.table), "snapshot_id": write.snapshot_id, "rows": write.rows,
                 "already_written": write.already_written}
+
+    def _record_asset_event(self, context: Context, written: TableRef, extra: dict[str, Any]) -> None:
+        """Puts the snapshot id and row count on the outlet asset's event, when the table written is the one
+        declared."""
+        if self.declared_target is None:
+            return
+        if written != self.declared_target:
+            self.log.warning("The statement wrote %s, not %s as read when the DAG was parsed; its asset event "
+                             "carries no snapshot", written, self.declared_target)
+            return
+        context["outlet_events"][self.outlet_asset()].extra = extra
 
     # OpenLineage: called by the provider's listener in the task's process (or a fork of it).
 

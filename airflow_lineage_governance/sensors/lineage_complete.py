@@ -4,8 +4,6 @@ events still missing, it succeeds and hands the missing list on (XCom) for the c
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,26 +20,21 @@ if TYPE_CHECKING:
 
 
 def default_event_source() -> str | None:
-    """Returns $LINEAGE_GOVERNANCE_EVENTS, else where the OpenLineage provider's transport sends events (a
-    file transport's path or an HTTP transport's URL), else None."""
-    configured = os.environ.get("LINEAGE_GOVERNANCE_EVENTS")
+    """Returns `[lineage_governance] events`, else where the OpenLineage provider's transport sends events (a
+    file transport's path or an HTTP transport's URL, read the way the provider reads its config), else None."""
+    configured = settings.setting("events")
     if configured:
         return configured
-    try:
-        transport = json.loads(os.environ.get("AIRFLOW__OPENLINEAGE__TRANSPORT") or "{}")
-    except ValueError:
-        return None
-    if not isinstance(transport, dict):
-        return None
+    transport = settings.openlineage_transport()
     key = {"file": "log_file_path", "http": "url"}.get(str(transport.get("type")))
     found = transport.get(key) if key else None
     return found if isinstance(found, str) else None
 
 
 def default_job_namespace() -> str:
-    """Returns the OpenLineage job namespace the provider uses (its config, else OPENLINEAGE_NAMESPACE, else
-    `default`)."""
-    return settings.openlineage_namespace() or "default"
+    """Returns the OpenLineage job namespace the provider uses (`[openlineage] namespace`, else
+    OPENLINEAGE_NAMESPACE, else `default`)."""
+    return settings.openlineage_namespace()
 
 
 class LineageCompleteSensor(BaseSensorOperator):
@@ -83,7 +76,7 @@ class LineageCompleteSensor(BaseSensorOperator):
         source, reason = verdict["events"], ""
         events: list[RunEvent] = []
         if source is None:
-            reason = "no event source is configured (set LINEAGE_GOVERNANCE_EVENTS)"
+            reason = f"no event source is configured (set {settings.SETTINGS['events'].flag_or_setting})"
         else:
             try:
                 events, _ = read_events(open_event_source(source), verdict["job_namespace"])

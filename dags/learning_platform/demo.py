@@ -174,7 +174,8 @@ def print_events(events: str) -> None:
 
 def print_governance(folder: Path, code: int) -> None:
     """Prints the governance report's findings and coverage."""
-    report = folder / "governance-report.md"
+    reports = sorted((folder / "lineage_governance").glob("*/governance-report.md"), key=lambda p: p.stat().st_mtime)
+    report = reports[-1] if reports else folder / "lineage_governance" / "governance-report.md"
     verdict = "passed" if code == 0 else "ended failed (it fails on error findings, so alerting fires)"
     print(f"\nlineage_governance {verdict}; its log: {folder / 'lineage_governance.log'}")
     if report.exists():

@@ -15,6 +15,7 @@ from pathlib import Path
 from pyiceberg.catalog import Catalog
 
 from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_catalog
+from airflow_lineage_governance.iceberg.rest import is_rest
 
 VENV_BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
@@ -85,7 +86,7 @@ class Sandbox:
 
     def open_catalog(self) -> Catalog:
         """Returns the catalog the sandbox's DAGs use, opened in the test's process."""
-        if self.catalog_properties.get("type") == "sql":
+        if not is_rest(self.catalog_properties):
             (self.catalog_folder / "warehouse").mkdir(parents=True, exist_ok=True)
         return open_catalog("platform", self.catalog_properties)
 

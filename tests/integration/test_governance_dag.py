@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -27,10 +29,20 @@ def governance_env(sandbox, events_path=None) -> dict[str, str]:
             "LINEAGE_GOVERNANCE_EVENTS": str(events_path or sandbox.events_path)}
 
 
+def run_report(folder, dag_id, log: str):
+    """Returns the report file of the run whose log is `log`: <report folder>/<dag_id>/<run_id>/, the run id
+    read from the path the log names."""
+    found = re.search(r"Report written to (\S+governance-report\.json)", log)
+    assert found, log[-3000:]
+    path = Path(found.group(1))
+    assert path.parent.parent == folder / dag_id and path.exists()
+    return path
+
+
 def run_governance(sandbox, dag_id="lineage_governance", events_path=None, **env):
     run = sandbox.dags_test(dag_id, **governance_env(sandbox, events_path), **env)
-    report_path = sandbox.root / "report" / "governance-report.json"
-    assert report_path.exists(), run.log[-3000:]
+    report_path = run_report(sandbox.root / "report", dag_id, run.log)
+    run.report_path = report_path
     return run, json.loads(report_path.read_text())
 
 
@@ -55,7 +67,7 @@ def test_clean_run_reports_only_the_platforms_real_problems(platform_run):
     assert set(report) == {"dag_id", "run_id", "logical_date", "findings", "coverage"}
     coverage = report["coverage"]
     assert (coverage["tasks_scheduled"], coverage["tasks_with_lineage"], coverage["parse_failures"]) == (7, 7, 0)
-    markdown = (sandbox.root / "report" / "governance-report.md").read_text()
+    markdown = run.report_path.with_suffix(".md").read_text()
     assert "marketing.campaign_list: in the catalog, but no declared source" in markdown
     assert "marketing.campaign_list: in the catalog" in run.log  # the report is shown in the task log
 
@@ -165,6 +177,7 @@ def test_demo_with_lineage_disabled_reports_every_platform_task(tmp_path):
     done = subprocess.run([sys.executable, "-m", "learning_platform.demo"], env=env, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    report = json.loads((tmp_path / "demo" / "governance-report.json").read_text())
+    [report_path] = (tmp_path / "demo" / "lineage_governance").glob("*/governance-report.json")
+    report = json.loads(report_path.read_text())
     assert sorted(m["task_id"] for m in kinds(report, "missing_complete")) == PLATFORM_TASKS
     assert "no COMPLETE lineage event arrived" in done.stdout

@@ -9,7 +9,7 @@ import pytest
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from learning_platform.seed import seed_platform
-from tests.integration.test_governance_dag import governance_env
+from tests.integration.test_governance_dag import governance_env, run_report
 
 pytestmark = [pytest.mark.integration, pytest.mark.reliability]
 
@@ -49,7 +49,7 @@ def test_no_secret_literal_or_value_anywhere(sandbox):
     assert "vip" in run.log and catalog.load_table("marketing.vip").scan().to_arrow().num_rows > 0
     governance = sandbox.dags_test("secrets_governance", AIRFLOW_CONN_ICEBERG_DEFAULT=connection,
                                    **governance_env(sandbox))
-    report = sandbox.root / "report"
+    report = run_report(sandbox.root / "report", "secrets_governance", governance.log).parent
     files = {"events": run.events_path.read_text(), "task log": run.log + governance.log,
              "report json": (report / "governance-report.json").read_text(),
              "report md": (report / "governance-report.md").read_text()}

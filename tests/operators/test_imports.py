@@ -24,3 +24,11 @@ def test_the_operator_default_edge_bound_is_the_facet_s():
     from airflow_lineage_governance.operators import iceberg_sql
 
     assert iceberg_sql.DEFAULT_MAX_EDGES == DEFAULT_MAX_EDGES
+
+
+def test_the_extra_is_read_without_registering_short_values_as_secrets():
+    from airflow_lineage_governance.hooks.iceberg import connection_extra
+
+    extra = connection_extra('{"type": "sql", "extra__iceberg_catalog__warehouse": "file:///w", "uri": "", '
+                             '"token": "s3cr3t-token"}')
+    assert extra == {"type": "sql", "warehouse": "file:///w", "token": "s3cr3t-token"}

@@ -26,6 +26,8 @@ def _run(url: str, *flags: str, profile: Path) -> str:
             f"--user-data-dir={profile}", f"--window-size={WINDOW}", f"--virtual-time-budget={BUDGET_MS}",
             *flags, url]
     done = subprocess.run(args, capture_output=True, text=True, timeout=180)
+    profile.mkdir(parents=True, exist_ok=True)
+    (profile / "chromium.log").write_text(done.stderr)  # why a page came out empty, when it does
     return done.stdout
 
 
@@ -37,6 +39,6 @@ def screenshot(url: str, path: Path) -> Path:
 
 def page_text(url: str, profile: Path) -> str:
     """Returns the visible text of the page at `url` after its scripts ran (tags dropped, entities decoded)."""
-    dom = _run(url, "--dump-dom", profile=profile)
+    dom = _run(url, "--dump-dom", profile=profile) or _run(url, "--dump-dom", profile=profile)  # one retry
     dom = re.sub(r"<(script|style)\b.*?</\1>", " ", dom, flags=re.S | re.I)
     return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom)))

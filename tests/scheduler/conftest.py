@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import shutil
 
 import pytest
@@ -10,29 +11,39 @@ from learning_platform.seed import seed_platform
 from tests.scheduler.stack import REPO, Api, start_stack, stop_stack
 
 
+def airflow_cfg(events, reports) -> str:
+    """Returns the airflow.cfg of the stack: the OpenLineage transport and namespace and the governance settings
+    live only here (no environment variable sets them), as most deployments keep them."""
+    transport = json.dumps({"type": "file", "log_file_path": str(events), "append": True})
+    # A poke interval shorter than a loaded machine takes to end a poke's process lets the scheduler queue the
+    # next poke before it sees the last one end, and it then fails the sensor ("state changed externally").
+    # Airflow writes its own airflow.cfg, with these two secrets, only when none exists; every component must
+    # share the JWT secret, or the api-server refuses the tokens the scheduler's workers present.
+    return (f"[api_auth]\njwt_secret = {secrets.token_urlsafe(32)}\n\n"
+            f"[api]\nsecret_key = {secrets.token_urlsafe(32)}\n\n"
+            f"[openlineage]\nnamespace = platform\ntransport = {transport}\n\n"
+            f"[lineage_governance]\nreport_folder = {reports}\nwait_seconds = 300\npoke_seconds = 20\n"
+            f"governance_dir = {REPO / 'governance'}\n")
+
+
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory):
     """The repo's DAGs under a real api-server, scheduler, dag-processor and triggerer (LocalExecutor) on
-    loopback, over a seeded catalog, with the OpenLineage file transport; stopped by pid at the end."""
+    loopback, over a seeded catalog, with the OpenLineage file transport set in airflow.cfg; the scheduler makes
+    no runs of its own (only the triggered ones run); stopped by pid at the end."""
     root = tmp_path_factory.mktemp("scheduler")
     dags = root / "dags"
     shutil.copytree(REPO / "dags", dags, ignore=shutil.ignore_patterns("__pycache__"))
     seed_platform(open_local_catalog(root / "catalog"))
     catalog = {**local_catalog_properties(root / "catalog"), "catalog_name": "platform",
                "lineage_namespace": "iceberg://platform"}
-    events = root / "events.jsonl"
-    env = {
-        "AIRFLOW__OPENLINEAGE__NAMESPACE": "platform",
-        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "file", "log_file_path": str(events),
-                                                       "append": True}),
-        "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps({"conn_type": "iceberg_catalog", "extra": catalog}),
-        "LINEAGE_GOVERNANCE_EVENTS": str(events),
-        "LINEAGE_GOVERNANCE_DIR": str(REPO / "governance"),
-        "LINEAGE_GOVERNANCE_REPORT_DIR": str(root / "reports"),
-        "LINEAGE_GOVERNANCE_WAIT_SECONDS": "300",
-        "LINEAGE_GOVERNANCE_POKE_SECONDS": "5",
-    }
     home = root / "airflow"
+    home.mkdir()
+    (home / "airflow.cfg").write_text(airflow_cfg(root / "events.jsonl", root / "reports"))
+    env = {
+        "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps({"conn_type": "iceberg_catalog", "extra": catalog}),
+        "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",  # unpausing must not add a latest-interval run
+    }
     url = start_stack(home, dags, env)
     try:
         yield Api(url), root

@@ -71,9 +71,40 @@ class Api:
         found = self.call("GET", f"/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id)}/taskInstances")
         return {ti["task_id"]: ti for ti in found["task_instances"]}
 
-    def log(self, dag_id: str, run_id: str, task_id: str, try_number: int = 1) -> str:
-        """Returns the task log's text as the UI shows it (every line's event)."""
+    def log_lines(self, dag_id: str, run_id: str, task_id: str, try_number: int = 1) -> list[str]:
+        """Returns the task log's lines as the UI shows them (every line's event), group markers included."""
         found = self.call("GET", f"/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id)}/taskInstances/{task_id}"
                                  f"/logs/{try_number}?full_content=true")
         content = found.get("content", [])
-        return "\n".join(item.get("event", "") if isinstance(item, dict) else str(item) for item in content)
+        return [str(item.get("event", "")) if isinstance(item, dict) else str(item) for item in content]
+
+    def log(self, dag_id: str, run_id: str, task_id: str, try_number: int = 1) -> str:
+        """Returns the task log's text as the UI shows it (every line's event)."""
+        return "\n".join(self.log_lines(dag_id, run_id, task_id, try_number))
+
+    def runs(self, dag_id: str) -> list[dict[str, Any]]:
+        """Returns every run of the DAG."""
+        return list(self.call("GET", f"/dags/{dag_id}/dagRuns")["dag_runs"])
+
+    def xcom(self, dag_id: str, run_id: str, task_id: str, key: str) -> Any:
+        """Returns the value of a task's XCom entry."""
+        found = self.call("GET", f"/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id)}/taskInstances/{task_id}"
+                                 f"/xcomEntries/{key}?deserialize=true")
+        value = found["value"]
+        return json.loads(value) if isinstance(value, str) and value.startswith("{") else value
+
+    def asset_events(self, dag_id: str, run_id: str) -> list[dict[str, Any]]:
+        """Returns the asset events a DAG run's tasks emitted."""
+        query = urllib.parse.urlencode({"source_dag_id": dag_id, "source_run_id": run_id, "limit": 100})
+        return list(self.call("GET", f"/assets/events?{query}")["asset_events"])
+
+    def hook_meta(self, connection_type: str) -> dict[str, Any]:
+        """Returns the connection form's metadata of a connection type, as the UI reads it."""
+        request = urllib.request.Request(f"{self.url}/ui/connections/hook_meta", headers={"Accept": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            found = json.loads(response.read())
+        return next(entry for entry in found if entry["connection_type"] == connection_type)
+
+    def ui(self, path: str) -> str:
+        """Returns the URL of a page of the UI."""
+        return f"{self.url}/{path.lstrip('/')}"
