@@ -287,11 +287,3 @@ def _named_tables(found: Survey, target: TableRef) -> tuple[tuple[TableRef, ...]
     names.pop(target, None)
     return tuple(names), unplaced
 
-
-def target_of(sql: str) -> str | None:
-    """Returns the `namespace.table` a statement names as its target, read from its text alone (None when
-    none can be found); for messages and events of statements that may not parse."""
-    body = _strip_leading_comments(sql)
-    match = _FIRST_WORD.match(body)
-    name = _named_target(body, match.group(1).upper()) if match else None
-    return name.lower() if name else None

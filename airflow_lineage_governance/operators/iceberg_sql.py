@@ -233,7 +233,6 @@ class IcebergSqlOperator(BaseOperator):
             bounded,
             extraction_error_facet,
         )
-        from airflow_lineage_governance.lineage.statement import target_of
 
         try:
             shown: Statement | str = self.statement()
@@ -247,12 +246,10 @@ class IcebergSqlOperator(BaseOperator):
             read = self.lineage_read()
         except Exception as error:  # lineage must never fail the task from here; execute() will say why
             self.log.warning("OpenLineage facets carry no lineage for this statement: %s", error)
-            target = str(shown.target) if not isinstance(shown, str) else target_of(self.sql)
             if failed and isinstance(error, LineageError):
-                run_facets["extractionError"] = extraction_error_facet(error)
-            # START never names an output with no schema (a backend stores it as a new, empty version).
-            outputs = [output_dataset(namespace, target)] if target and failed else []
-            return OperatorLineage(inputs=[], outputs=outputs, run_facets=run_facets, job_facets=job_facets)
+                run_facets["extractionError"] = extraction_error_facet(error)  # it names the target
+            # No event names an output with no schema: a backend (Marquez) stores one as a new, empty version.
+            return OperatorLineage(inputs=[], outputs=[], run_facets=run_facets, job_facets=job_facets)
         lineage, schema = read.lineage, read.schema
         pinned = {r.table: r.snapshot_id for r in self._run.reads} if complete and self._run else {}
         inputs = [input_dataset(namespace, ref, _fields(schema, ref), pinned.get(ref)) for ref in lineage.sources]
