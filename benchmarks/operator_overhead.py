@@ -12,6 +12,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -51,7 +52,7 @@ def main() -> None:
             begun = time.perf_counter()
             operator.lineage_read()
             lineage_in_execute = time.perf_counter() - begun
-            operator.execute({"ti": ti})
+            operator.execute({"ti": ti, "outlet_events": defaultdict(SimpleNamespace)})
             begun = time.perf_counter()
             operator.get_openlineage_facets_on_complete(ti)
             from openlineage.client.serde import Serde

@@ -11,9 +11,6 @@ from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowSensorTimeout
 
 from airflow_lineage_governance import settings
-from airflow_lineage_governance.governance.runs import FINISHED, missing_completes
-from airflow_lineage_governance.graph.errors import EventSourceError
-from airflow_lineage_governance.graph.events import RunEvent, open_event_source, read_events
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -57,6 +54,11 @@ class LineageCompleteSensor(BaseSensorOperator):
         self.job_namespace = job_namespace
 
     def _verdict(self, context: Context) -> dict[str, Any]:
+        # The governance and graph layers load here, not when the DAG file is parsed.
+        from airflow_lineage_governance.governance.runs import FINISHED, missing_completes
+        from airflow_lineage_governance.graph.errors import EventSourceError
+        from airflow_lineage_governance.graph.events import RunEvent, open_event_source, read_events
+
         ti = context["ti"]
         runs = ti.get_task_states(dag_id=self.target_dag_id, logical_dates=[context["logical_date"]])
         verdict: dict[str, Any] = {"target_dag_id": self.target_dag_id, "target_run_id": None, "finished": False,
