@@ -237,6 +237,12 @@ REFUSED = [
     ("merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
      "when matched then update set email = s.subject returning *", UnsupportedStatementError,
      "a MERGE ... RETURNING is not read"),
+    ("merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+     "when not matched then insert (learner_id, email) values (s.learner_id, t.email)", UnsupportedStatementError,
+     "a WHEN NOT MATCHED clause reads t.email, and its rows have no target row"),
+    ("merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+     "when not matched by source and s.status = 'open' then delete", UnsupportedStatementError,
+     "a WHEN NOT MATCHED BY SOURCE clause reads s.status, and its rows have no source row"),
     ("merge into crm.learners t using read_csv('/etc/passwd') s on t.learner_id = s.learner_id "
      "when matched then delete", LineageError, "is not a catalog table"),
     ("delete from crm.learners where learner_id in (select learner_id from nowhere.things)", LineageError,

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+# A source with the target's columns, two of them swapped, for INSERT * and UPDATE SET * (by position).
+STAR_SOURCE = ("(select l.learner_id + 7 as learner_id, l.email as full_name, l.full_name as email, l.country, "
+               "l.marketing_consent, l.status, l.date_of_birth, l.created_at from crm.learners l "
+               "where l.status <> 'closed')")
 # source -> (strings, numbers, timestamps, conditions on x)
 SOURCES = {
     "support.tickets": (["subject", "body", "status"], ["ticket_id"], ["opened_at"],
@@ -18,6 +22,7 @@ SOURCES = {
     "where p.amount > 5 group by p.learner_id)": (["status"], ["amount"], [], ["x.amount > 40"]),
     "(select distinct y.learner_id, y.subject from support.tickets y where y.status = 'open')":
         (["subject"], [], [], ["x.subject like '%1%'"]),
+    STAR_SOURCE: (["full_name", "email", "country"], ["learner_id"], ["created_at"], ["x.status = 'paused'"]),
 }
 STRINGS = ["full_name", "email", "country", "status"]
 T_CONDITIONS = ["t.country = 'DE'", "t.marketing_consent", "t.created_at > '2024-02-01'", "t.learner_id % 3 = 0",
@@ -103,11 +108,15 @@ def _clauses(draw: st.DrawFn, which: str, source: str, count: int) -> list[str]:
             values = [draw(st.sampled_from(INSERT_VALUES)).format(x=draw(st.sampled_from(strings)))
                       for _ in range(2)]
             action = f"insert (learner_id, full_name, email) values (x.learner_id, {values[0]}, {values[1]})"
+            if source == STAR_SOURCE and draw(st.booleans()):
+                action = draw(st.sampled_from(["insert *", "insert"]))
         else:
             actions = ["update", "update", "delete", "do nothing"]
             action = draw(st.sampled_from(actions))
             if action == "update":
                 action = f"update set {draw(_assignments(source, target_only=which == 'not matched by source'))}"
+                if source == STAR_SOURCE and which == "matched" and draw(st.booleans()):
+                    action = draw(st.sampled_from(["update set *", "update"]))
         clauses.append(f"when {which}{condition} then {action}")
     return clauses
 
@@ -122,7 +131,11 @@ def merge(draw: st.DrawFn) -> str:
     counts = draw(st.tuples(st.integers(0, 2), st.integers(0, 1), st.integers(0, 1)).filter(lambda c: sum(c) > 0))
     clauses = [*draw(_clauses("matched", source, counts[0])), *draw(_clauses("not matched", source, counts[1])),
                *draw(_clauses("not matched by source", source, counts[2]))]
-    return f"merge into crm.learners as t using {source} as x on {on} " + " ".join(clauses)
+    sql = f"merge into crm.learners as t using {source} as x on {on} " + " ".join(clauses)
+    if draw(st.integers(0, 4)) == 0:  # the source as a CTE
+        sql = f"with x as {source if source.startswith('(') else f'(select * from {source})'} " + sql.replace(
+            f"using {source} as x", "using x")
+    return sql
 
 
 def statement() -> st.SearchStrategy[str]:
