@@ -97,6 +97,14 @@ def test_update_with_a_cte_and_a_tuple_assignment(schema):
     assert "billing.payments.status DIRECT IDENTITY" not in fields(lineage)["country"]
 
 
+def test_update_masks_a_column_only_when_no_row_keeps_it_raw(schema):
+    everywhere = read("update crm.learners set email = md5(email)", schema)
+    assert fields(everywhere)["email"] == ["crm.learners.email DIRECT TRANSFORMATION masked"]
+    some = read("update crm.learners set email = md5(email) where marketing_consent", schema)
+    assert fields(some)["email"] == ["crm.learners.email DIRECT TRANSFORMATION",
+                                     "crm.learners.marketing_consent INDIRECT CONDITIONAL"]
+
+
 # DELETE
 
 
@@ -176,6 +184,20 @@ def test_merge_that_rewrites_or_deletes_every_row_keeps_no_old_value(schema):
         when matched then update set email = s.subject when not matched by source then delete""", schema)
     assert fields(lineage)["email"] == ["support.tickets.subject DIRECT IDENTITY"]
     assert fields(lineage)["status"] == ["crm.learners.status DIRECT IDENTITY"]
+
+
+def test_merge_do_nothing_with_a_condition_decides_the_later_update(schema):
+    lineage = read("""merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id
+        when matched and s.status = 'open' then do nothing
+        when matched then update set email = s.subject
+        when not matched by source and t.marketing_consent then update set full_name = upper(t.email)""", schema)
+    assert fields(lineage)["email"] == ["crm.learners.email DIRECT IDENTITY",
+                                        "support.tickets.status INDIRECT CONDITIONAL",
+                                        "support.tickets.subject DIRECT IDENTITY"]
+    assert fields(lineage)["full_name"] == ["crm.learners.email DIRECT TRANSFORMATION",
+                                            "crm.learners.full_name DIRECT IDENTITY",
+                                            "crm.learners.marketing_consent INDIRECT CONDITIONAL"]
+    assert rows(lineage) == ["crm.learners.learner_id JOIN", "support.tickets.learner_id JOIN"]
 
 
 def test_merge_insert_star_and_update_set_star_write_by_position(schema):

@@ -32,6 +32,7 @@ TRACED = [
     "set status = paid.status from paid where paid.learner_id = learners.learner_id",
     "update crm.learners set email = case when marketing_consent then email else md5(email) end",
     "update billing.payments set amount = amount * 2 where status = 'failed' and paid_at > '2024-01-10'",
+    "update crm.learners set email = md5(email) where marketing_consent",
     # DELETE: the condition, USING, subqueries, every row
     "delete from crm.learners where status = 'closed' or marketing_consent",
     "delete from crm.learners l using billing.payments p where p.learner_id = l.learner_id and p.status = 'failed'",
@@ -61,6 +62,9 @@ TRACED = [
     "merge into crm.learners t using (select l.learner_id, l.email as full_name, l.full_name as email, l.country, "
     "l.marketing_consent, l.status, l.date_of_birth, l.created_at from crm.learners l "
     "where l.status = 'paused') s on t.learner_id = s.learner_id when matched then update",
+    "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+    "when matched and s.status = 'open' then do nothing when matched then update set email = s.subject "
+    "when not matched by source and t.marketing_consent then update set full_name = upper(t.email)",
     "with s as (select p.learner_id, p.status from billing.payments p where p.status = 'failed') "
     "merge into crm.learners t using s on t.learner_id = s.learner_id when matched then delete",
     "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
