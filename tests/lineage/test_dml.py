@@ -231,7 +231,7 @@ REFUSED = [
     ("update crm.learners set emial = null", UnknownColumnError, "crm.learners: crm.learners has no column emial"),
     ("update crm.learners set email = emial", UnknownColumnError, "crm.learners has no column emial"),
     ("update crm.learners set email = 'a', email = 'b'", UnsupportedStatementError,
-     "the column email is assigned twice in one SET"),
+     "the column email is written twice by one SET or INSERT"),
     ("update crm.learners set (email, status) = (select t.subject, t.status from support.tickets t)",
      UnsupportedStatementError, "a SET assignment that is not column = value"),
     ("update crm.learners l set status = p.status from billing.payments p, support.tickets t "
