@@ -5,6 +5,7 @@ An INDIRECT edge into a table means every row of it can change, so the walk goes
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +35,11 @@ class Impact:
                 "rows": [str(t) for t in self.rows], "columns_reached": [str(c) for c in self.columns_reached],
                 "paths": {str(c): [e.to_dict() for e in path] for c, path in self.paths.items()},
                 "owners": {str(t): owner for t, owner in self.owners.items()}, "score": round(self.score, 3)}
+
+    def to_json(self) -> str:
+        """Returns the impact as JSON text, the one form the CLI's `impact --json` prints and the UI's impact
+        URL serves (`to_dict()` indented by 2, one newline at the end), so both agree byte for byte."""
+        return json.dumps(self.to_dict(), indent=2) + "\n"
 
 
 def column_asked(text: str) -> ColumnRef:
