@@ -81,10 +81,13 @@ def _html(text: str) -> HTMLResponse:
     return HTMLResponse(text, headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"})
 
 
-def create_app(data: UiData | None = None) -> FastAPI:
-    """Returns the app over `data` (default: the sources the provider's settings name)."""
+def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
+    """Returns the app over `data` (default: the sources the provider's settings name); with `warm_up`, the
+    governance graph starts building at once, in the background, for the first Impact or Lineage page."""
     app = FastAPI(title="Lineage governance", docs_url=None, redoc_url=None, openapi_url=None)
     ui = data or UiData(airflow_sources())
+    if warm_up:
+        ui.warm_up()
     app.state.data = ui
     app.add_exception_handler(HTTPException, _refused)  # type: ignore[arg-type]
 
@@ -95,7 +98,7 @@ def create_app(data: UiData | None = None) -> FastAPI:
     @app.get("/governance", response_class=HTMLResponse)
     def governance_runs(may_read: Readable) -> HTMLResponse:
         return _html(render("runs.html", title="Governance", runs=_runs(ui, may_read),
-                            folder=str(ui.sources.report_folder()), problem=ui.governance().problem))
+                            folder=str(ui.sources.report_folder())))
 
     @app.get("/run", response_class=HTMLResponse)
     def governance_run(dag_id: str, run_id: str, may_read: Readable) -> HTMLResponse:
@@ -190,8 +193,7 @@ def _report(ui: UiData, dag_id: str, run_id: str, may_read: DagFilter) -> dict[s
 def _groups(ui: UiData, report: dict[str, Any]) -> list[dict[str, Any]]:
     from airflow_lineage_governance.governance.findings import Finding
 
-    loaded = ui.governance().governance
-    owners = loaded.metadata.owners() if loaded is not None else {}
+    owners = ui.owners()
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for data in report.get("findings") or []:
         subject, table = finding_subject(data)

@@ -14,6 +14,7 @@ from typing import Any
 
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.graph.events import COMPLETE, ReadReport, open_event_source, to_run_event
+from airflow_lineage_governance.refs import TableRef
 
 MARQUEZ_SECONDS = 60
 """How long the graph read from a Marquez server is kept before it is read again (a file is re-read when its
@@ -86,6 +87,30 @@ class UiData:
         self._lock = threading.Lock()
         self._loaded: Loaded | None = None
         self._reports: dict[Path, tuple[tuple[int, int], dict[str, Any] | None]] = {}
+        self._owners: tuple[tuple[Any, ...], dict[TableRef, str | None]] | None = None
+
+    def warm_up(self) -> threading.Thread:
+        """Starts building the governance in a background thread (the first Impact or Lineage page then finds
+        it built); returns the thread."""
+        thread = threading.Thread(target=self.governance, name="lineage-governance-ui-warm-up", daemon=True)
+        thread.start()
+        return thread
+
+    def owners(self) -> dict[TableRef, str | None]:
+        """Returns the owner of each table in metadata.toml (read again only when it or lineage.toml changes;
+        {} when they cannot be read), without building the graph."""
+        from airflow_lineage_governance.errors import LineageGovernanceError
+        from airflow_lineage_governance.governance.config import load_metadata, load_rules
+
+        folder = self.sources.governance_dir()
+        key = (str(folder), _file_stamp(folder / "lineage.toml"), _file_stamp(folder / "metadata.toml"))
+        if self._owners is None or self._owners[0] != key:
+            try:
+                owners = load_metadata(folder / "metadata.toml", load_rules(folder / "lineage.toml")).owners()
+            except LineageGovernanceError:
+                owners = {}
+            self._owners = (key, owners)
+        return self._owners[1]
 
     def _key(self) -> tuple[Any, ...]:
         spec = self.sources.events()

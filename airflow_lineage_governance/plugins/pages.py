@@ -28,6 +28,9 @@ th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--lin
 th { font-weight: 600; color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
 .muted { color: var(--muted); } .error { color: var(--error); font-weight: 600; }
 .warning { color: var(--warning); font-weight: 600; } .ok { color: var(--ok); font-weight: 600; }
+tr.finding td:first-child { border-left: 3px solid var(--line); }
+tr.finding.error td:first-child { border-left-color: var(--error); }
+tr.finding.warning td:first-child { border-left-color: var(--warning); }
 .badge { display: inline-block; padding: 0 8px; border-radius: 10px; border: 1px solid var(--line);
   background: var(--panel); font-size: 12px; }
 .panel { background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 10px 14px;
@@ -66,7 +69,6 @@ TEMPLATES = {
 <p>{{ detail }}</p><p><a href="{{ login }}" target="_top">Log in to Airflow</a></p>{% endblock %}""",
 
     "runs.html": """{% extends "base.html" %}{% block body %}<h1>Governance</h1>
-{% if problem %}<p class="panel error">{{ problem }}</p>{% endif %}
 <p class="muted">The latest runs of the nightly governance DAGs you may read, newest first.</p>
 {% if not runs %}<p class="panel">No governance report yet under <code>{{ folder }}</code>.</p>{% else %}
 <table><tr><th>Run</th><th>DAG</th><th>Logical date</th><th>Errors</th><th>Warnings</th><th>Checked run</th>

@@ -92,7 +92,7 @@ class Browser:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                if self.evaluate(expression):
+                if self.evaluate(f"!!({expression})"):
                     return True
             except RuntimeError:
                 pass  # a navigation replaced the context mid-call

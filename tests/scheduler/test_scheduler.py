@@ -61,7 +61,7 @@ def test_the_connection_form_is_the_providers(stack):
     assert meta["extra_fields"]["warehouse"]["schema"]["title"] == "Warehouse"
 
 
-def test_platform_and_governance_run_under_a_real_scheduler(stack, browser, tmp_path):
+def test_platform_and_governance_run_under_a_real_scheduler(stack, browser, screenshots):
     api, root = stack
     platform_run = api.trigger(PLATFORM, LOGICAL_DATE)
     governance_run = api.trigger(GOVERNANCE, LOGICAL_DATE)
@@ -107,7 +107,7 @@ def test_platform_and_governance_run_under_a_real_scheduler(stack, browser, tmp_
     assert audience["extra"]["rows"] > 0 and isinstance(audience["extra"]["snapshot_id"], int)
     assert len(events) == len(OPERATOR_TASKS)
 
-    seen_in_the_ui(api, browser, platform_run, governance_run, tmp_path)
+    seen_in_the_ui(api, browser, platform_run, governance_run, screenshots)
 
 
 def seen_in_the_ui(api, chromium: browser.Browser, platform_run: str, governance_run: str, folder: Path) -> None:
@@ -124,7 +124,7 @@ def seen_in_the_ui(api, chromium: browser.Browser, platform_run: str, governance
     for name, (url, wanted) in pages.items():
         chromium.open(url)
         text = chromium.text(wanted)
-        shot = chromium.screenshot(folder / f"{name}.png")
+        shot = chromium.screenshot(folder / f"ui-{name}.png")
         assert shot.exists() and shot.stat().st_size > 10_000, name
         for line in wanted:
             assert line in text, f"{name}: {line!r} not on the page"

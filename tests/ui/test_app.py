@@ -57,7 +57,7 @@ def folders(tmp_path):
 
 def client(events: Path, reports: Path, readable=lambda dag: True, user=True) -> TestClient:
     sources = Sources(lambda: str(events), lambda: GOVERNANCE_DIR, lambda: reports, lambda: None)
-    app = create_app(UiData(sources))
+    app = create_app(UiData(sources), warm_up=False)
     if user:  # else Airflow's own get_user answers, from the request's (missing) credentials
         app.dependency_overrides[current_user] = lambda: "steward"
         app.dependency_overrides[readable_dags] = lambda: readable
