@@ -143,12 +143,13 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
                                   "columns": _columns(loaded), "impact": None}
         if column and loaded.governance is not None:
             try:
-                impact = loaded.governance.impact(column)
+                with ui.query_lock:
+                    impact = loaded.governance.impact(column)
+                    picture, hidden = impact_picture(impact, loaded.governance.graph)
             except ColumnNotInLineageError as error:
                 values["problem"] = str(error)
             else:
                 _check_reach(loaded.governance.graph, [*impact.owners], may_read)
-                picture, hidden = impact_picture(impact, loaded.governance.graph)
                 values.update(impact=impact, score=f"{impact.score:g}", picture=picture, hidden=hidden,
                               reached=_reached(loaded.governance, impact),
                               json_href="impact.json?" + urlencode({"column": column}))
@@ -160,7 +161,8 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
         if loaded.governance is None:
             raise HTTPException(503, loaded.problem or "the lineage could not be read")
         try:
-            impact = loaded.governance.impact(column)
+            with ui.query_lock:
+                impact = loaded.governance.impact(column)
         except ColumnNotInLineageError as error:
             raise HTTPException(404, str(error)) from None
         _check_reach(loaded.governance.graph, [*impact.owners], may_read)

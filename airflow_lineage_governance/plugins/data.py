@@ -85,6 +85,7 @@ class UiData:
     def __init__(self, sources: Sources) -> None:
         self.sources = sources
         self._lock = threading.Lock()
+        self.query_lock = threading.Lock()  # the graph sorts its edge lists when first asked: one query at a time
         self._loaded: Loaded | None = None
         self._reports: dict[Path, tuple[tuple[int, int], dict[str, Any] | None]] = {}
         self._owners: tuple[tuple[Any, ...], dict[TableRef, str | None]] | None = None
