@@ -38,6 +38,8 @@ from airflow_lineage_governance.refs import TableRef
 
 MAX_RUNS = 50
 MAX_COMPLETION = 5000
+MAX_LISTED = 500
+"""The most reached columns the Impact page lists (the JSON holds them all)."""
 DagFilter = Callable[[str], bool]
 
 
@@ -151,7 +153,8 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
             else:
                 _check_reach(loaded.governance.graph, [*impact.owners], may_read)
                 values.update(impact=impact, score=f"{impact.score:g}", picture=picture, hidden=hidden,
-                              reached=_reached(loaded.governance, impact),
+                              reached=_reached(loaded.governance, impact), more=max(0, len(impact.columns_reached)
+                                                                                    - MAX_LISTED),
                               json_href="impact.json?" + urlencode({"column": column}))
         return _html(render("impact.html", **values))
 
@@ -265,7 +268,7 @@ def _reached(governance: Any, impact: Any) -> list[dict[str, Any]]:
     values = set(impact.values)
     tables = governance.metadata.tables
     found = []
-    for column in impact.columns_reached:
+    for column in impact.columns_reached[:MAX_LISTED]:
         path = impact.paths[column]
         meta = tables.get(column.table)
         found.append({"column": str(column), "how": "values" if column in values else "rows",

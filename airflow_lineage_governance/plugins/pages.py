@@ -136,7 +136,8 @@ blast-radius score <b>{{ score }}</b> &middot; <a href="{{ json_href }}">JSON</a
 <table class="reached"><tr><th>Column reached</th><th>How</th><th>Owner</th><th>Tier</th><th>Path</th></tr>
 {% for r in reached %}<tr class="reached-column"><td class="mono">{{ r.column }}</td><td>{{ r.how }}</td>
 <td>{{ r.owner or '—' }}</td><td>{{ r.tier or '—' }}</td><td class="mono muted">{{ r.path }}</td></tr>{% endfor %}
-</table>
+</table>{% if more %}<p class="muted">{{ more }} more columns reached: see the <a href="{{ json_href }}">JSON</a>.</p>
+{% endif %}
 <h2>Picture</h2>{{ legend|safe }}{% if hidden %}<p class="muted">{{ hidden }} more columns are listed above but
 not drawn.</p>{% endif %}<div class="picture">{{ picture|safe }}</div>{% endif %}{% endblock %}""",
 }
