@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow.plugins_manager import AirflowPlugin
+try:  # the Task SDK's, so that a worker with no airflow-core installed loads it too
+    from airflow.sdk.plugins_manager import AirflowPlugin
+except ImportError:  # pragma: no cover - an Airflow before the SDK had it
+    from airflow.plugins_manager import AirflowPlugin  # type: ignore[assignment]
 
 URL_PREFIX = "/lineage-governance"
 _PAGES = URL_PREFIX.lstrip("/")  # hrefs are relative to the UI's base URL (its <base href>)
