@@ -112,7 +112,7 @@ def test_the_lineage_tab_of_an_operator_task(stack, browser, runs, screenshots):
     assert any("crm.learners.marketing_consent" in row and "FILTER" in row for row in filters), filters
     assert browser.evaluate(f"{IFRAME}.querySelectorAll('tr.output-column').length") == columns
     assert browser.evaluate(f"{IFRAME}.querySelectorAll('svg.lineage path.edge').length") == edges
-    browser.evaluate(f"{IFRAME}.querySelector('table.columns').scrollIntoView()")  # the picture in view
+    browser.evaluate(f"{IFRAME}.querySelector('.picture').scrollIntoView({{block: 'end'}})")  # the picture in view
     browser.screenshot(screenshots / "ui-lineage.png")
 
 
