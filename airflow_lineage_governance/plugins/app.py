@@ -24,6 +24,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Red
 
 from airflow_lineage_governance.graph.build import LineageGraph
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
+from airflow_lineage_governance.graph.events import paused_collection
 from airflow_lineage_governance.kinds import FindingKind
 from airflow_lineage_governance.plugins.data import Loaded, UiData, airflow_sources
 from airflow_lineage_governance.plugins.pages import render
@@ -145,15 +146,16 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
                                   "columns": _columns(loaded), "impact": None}
         if column and loaded.governance is not None:
             try:
-                with ui.query_lock:
+                with ui.query_lock, paused_collection():
                     impact = loaded.governance.impact(column)
                     picture, hidden = impact_picture(impact, loaded.governance.graph)
+                    reached = _reached(loaded.governance, impact)
             except ColumnNotInLineageError as error:
                 values["problem"] = str(error)
             else:
                 _check_reach(loaded.governance.graph, [*impact.owners], may_read)
                 values.update(impact=impact, score=f"{impact.score:g}", picture=picture, hidden=hidden,
-                              reached=_reached(loaded.governance, impact), more=max(0, len(impact.columns_reached)
+                              reached=reached, more=max(0, len(impact.columns_reached)
                                                                                     - MAX_LISTED),
                               json_href="impact.json?" + urlencode({"column": column}))
         return _html(render("impact.html", **values))
@@ -164,12 +166,13 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
         if loaded.governance is None:
             raise HTTPException(503, loaded.problem or "the lineage could not be read")
         try:
-            with ui.query_lock:
+            with ui.query_lock, paused_collection():
                 impact = loaded.governance.impact(column)
+                _check_reach(loaded.governance.graph, [*impact.owners], may_read)
+                text = impact.to_json()
         except ColumnNotInLineageError as error:
             raise HTTPException(404, str(error)) from None
-        _check_reach(loaded.governance.graph, [*impact.owners], may_read)
-        return Response(impact.to_json(), media_type="application/json")
+        return Response(text, media_type="application/json")
 
     return app
 
