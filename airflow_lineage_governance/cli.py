@@ -166,7 +166,7 @@ def cmd_impact(args: argparse.Namespace) -> int:
     """Prints what a change to a column can reach."""
     impact = _governance(args).impact(args.column)
     if args.json:
-        print(json.dumps(impact.to_dict(), indent=2))
+        sys.stdout.write(impact.to_json())
         return 0
     say(f"{impact.column}: {len(impact.values)} columns through values, {len(impact.rows)} tables through "
           f"rows, {len(impact.columns_reached)} columns in all; blast-radius score {impact.score:g}")

@@ -10,8 +10,8 @@ from airflow_lineage_governance.settings import provider_config
 
 
 def get_provider_info() -> dict[str, Any]:
-    """Returns the provider's metadata: package, connection type, hooks, operators, sensors and the
-    `[lineage_governance]` config section (so `airflow config list` shows its options)."""
+    """Returns the provider's metadata: package, connection type, hooks, operators, sensors, the UI plugin
+    and the `[lineage_governance]` config section (so `airflow config list` shows its options)."""
     return {
         "package-name": "airflow-lineage-governance",
         "name": "Lineage Governance",
@@ -35,5 +35,7 @@ def get_provider_info() -> dict[str, Any]:
              "python-modules": ["airflow_lineage_governance.sensors.lineage_complete"]},
         ],
         "connection-types": [connection_type()],
+        "plugins": [{"name": "lineage_governance",
+                     "plugin-class": "airflow_lineage_governance.plugins.governance_ui.LineageGovernancePlugin"}],
         "config": provider_config(),
     }

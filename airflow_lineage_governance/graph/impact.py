@@ -5,9 +5,12 @@ An INDIRECT edge into a table means every row of it can change, so the walk goes
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+
+import orjson
 
 from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
@@ -34,6 +37,18 @@ class Impact:
                 "rows": [str(t) for t in self.rows], "columns_reached": [str(c) for c in self.columns_reached],
                 "paths": {str(c): [e.to_dict() for e in path] for c, path in self.paths.items()},
                 "owners": {str(t): owner for t, owner in self.owners.items()}, "score": round(self.score, 3)}
+
+    def to_json(self) -> str:
+        """Returns the impact as JSON text, the one form the CLI's `impact --json` prints and the UI's impact
+        URL serves, so both agree byte for byte: `json.dumps(to_dict(), indent=2)` and a newline. orjson writes
+        the same text 10x faster (an impact reaching 20,000 columns is 100 MB of paths); where the two could
+        differ (a name outside printable ASCII, a score in exponent form) json writes it."""
+        data = self.to_dict()
+        text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+        score = data["score"]
+        if not text.isascii() or "\x7f" in text or json.dumps(score) != orjson.dumps(score).decode():
+            text = json.dumps(data, indent=2)
+        return text + "\n"
 
 
 def column_asked(text: str) -> ColumnRef:

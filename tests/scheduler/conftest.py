@@ -1,14 +1,31 @@
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import shutil
+from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 
 from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_local_catalog
 from learning_platform.seed import seed_platform
-from tests.scheduler.stack import REPO, Api, start_stack, stop_stack
+from tests.scheduler.browser import Browser
+from tests.scheduler.stack import REPO, Api, start_stack, stop_stack, token
+
+ADMIN = "admin"
+USERS = {ADMIN: "admin", "reader": "viewer"}  # user -> role of the simple auth manager
+PASSWORDS = {user: secrets.token_urlsafe(12) for user in USERS}
+
+
+def plugin_env() -> dict[str, str]:
+    """Returns what the stack needs to load the provider's UI plugin: nothing when the installed distribution
+    declares its `airflow.plugins` entry point (pyproject.toml), else the setting that makes Airflow load the
+    plugins of the providers' info (`plugins` in get_provider_info), for an editable install made before the
+    entry point existed."""
+    declared = any(e.value.startswith("airflow_lineage_governance.") for e in entry_points(group="airflow.plugins"))
+    return {} if declared else {"AIRFLOW__CORE__LAZY_DISCOVER_PROVIDERS": "False"}
 
 
 def airflow_cfg(events, reports) -> str:
@@ -21,6 +38,7 @@ def airflow_cfg(events, reports) -> str:
     # share the JWT secret, or the api-server refuses the tokens the scheduler's workers present.
     return (f"[api_auth]\njwt_secret = {secrets.token_urlsafe(32)}\n\n"
             f"[api]\nsecret_key = {secrets.token_urlsafe(32)}\n\n"
+            f"[core]\nsimple_auth_manager_users = {','.join(f'{u}:{r}' for u, r in USERS.items())}\n\n"
             f"[openlineage]\nnamespace = platform\ntransport = {transport}\n\n"
             f"[lineage_governance]\nreport_folder = {reports}\nwait_seconds = 300\npoke_seconds = 20\n"
             f"governance_dir = {REPO / 'governance'}\n")
@@ -40,12 +58,36 @@ def stack(tmp_path_factory):
     home = root / "airflow"
     home.mkdir()
     (home / "airflow.cfg").write_text(airflow_cfg(root / "events.jsonl", root / "reports"))
+    # The simple auth manager keeps the passwords it generates here; it adds only users missing from the file.
+    (home / "simple_auth_manager_passwords.json.generated").write_text(json.dumps(PASSWORDS))
     env = {
         "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps({"conn_type": "iceberg_catalog", "extra": catalog}),
         "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",  # unpausing must not add a latest-interval run
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",  # named users: anonymous requests are refused
+        **plugin_env(),
     }
     url = start_stack(home, dags, env)
     try:
-        yield Api(url), root
+        yield Api(url, token(url, ADMIN, PASSWORDS[ADMIN])), root
     finally:
         stop_stack(home)
+
+
+@pytest.fixture(scope="session")
+def browser(stack, tmp_path_factory):
+    """Headless Chromium logged in to the stack's UI as the admin user, through the login form."""
+    api, _ = stack
+    chromium = Browser(tmp_path_factory.mktemp("chromium"))
+    try:
+        chromium.log_in(api.url, ADMIN, PASSWORDS[ADMIN])
+        yield chromium
+    finally:
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory) -> Path:
+    """The folder the UI tests save their screenshots in: $SCHEDULER_SCREENSHOTS (e.g. docs, to refresh the
+    README's pictures), else a temporary folder."""
+    chosen = os.environ.get("SCHEDULER_SCREENSHOTS")
+    return Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
@@ -33,20 +34,49 @@ def stop_stack(home: Path) -> None:
     subprocess.run([sys.executable, str(SCRIPT), "stop", "--home", str(home)], check=True, timeout=120)
 
 
+def token(url: str, username: str, password: str) -> str:
+    """Returns a JWT of the user from the simple auth manager's token endpoint (POST /auth/token)."""
+    request = urllib.request.Request(f"{url}/auth/token", method="POST",
+                                     data=json.dumps({"username": username, "password": password}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return str(json.loads(response.read())["access_token"])
+
+
+def anonymous_get(url: str, accept: str = "text/html") -> tuple[int, str]:
+    """Returns the status and body of a GET with no credential at all (no header, no cookie)."""
+    request = urllib.request.Request(url, headers={"Accept": accept})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
 @dataclass
 class Api:
-    """The REST API of a running Airflow (SimpleAuthManager with every user an admin: no token needed)."""
+    """The REST API of a running Airflow (SimpleAuthManager with named users: every call carries `token`)."""
 
     url: str
+    token: str = ""
+
+    def _headers(self, accept: str) -> dict[str, str]:
+        return {"Content-Type": "application/json", "Accept": accept, "Authorization": f"Bearer {self.token}"}
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None,
              accept: str = "application/json") -> Any:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(f"{self.url}/api/v2{path}", data=data, method=method,
-                                         headers={"Content-Type": "application/json", "Accept": accept})
+                                         headers=self._headers(accept))
         with urllib.request.urlopen(request, timeout=60) as response:
             raw = response.read()
         return json.loads(raw) if raw and accept == "application/json" else raw.decode()
+
+    def get(self, path: str, accept: str = "application/json") -> bytes:
+        """Returns the body of an authenticated GET of any path of the api-server (a plugin's, say)."""
+        request = urllib.request.Request(f"{self.url}/{path.lstrip('/')}", headers=self._headers(accept))
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return bytes(response.read())
 
     def trigger(self, dag_id: str, logical_date: str) -> str:
         """Unpauses the DAG and triggers a run for `logical_date`; returns its run id."""
@@ -100,9 +130,7 @@ class Api:
 
     def hook_meta(self, connection_type: str) -> dict[str, Any]:
         """Returns the connection form's metadata of a connection type, as the UI reads it."""
-        request = urllib.request.Request(f"{self.url}/ui/connections/hook_meta", headers={"Accept": "application/json"})
-        with urllib.request.urlopen(request, timeout=60) as response:
-            found = json.loads(response.read())
+        found = json.loads(self.get("ui/connections/hook_meta"))
         return next(entry for entry in found if entry["connection_type"] == connection_type)
 
     def ui(self, path: str) -> str:

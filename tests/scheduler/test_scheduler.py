@@ -61,7 +61,7 @@ def test_the_connection_form_is_the_providers(stack):
     assert meta["extra_fields"]["warehouse"]["schema"]["title"] == "Warehouse"
 
 
-def test_platform_and_governance_run_under_a_real_scheduler(stack, tmp_path):
+def test_platform_and_governance_run_under_a_real_scheduler(stack, browser, screenshots):
     api, root = stack
     platform_run = api.trigger(PLATFORM, LOGICAL_DATE)
     governance_run = api.trigger(GOVERNANCE, LOGICAL_DATE)
@@ -107,12 +107,12 @@ def test_platform_and_governance_run_under_a_real_scheduler(stack, tmp_path):
     assert audience["extra"]["rows"] > 0 and isinstance(audience["extra"]["snapshot_id"], int)
     assert len(events) == len(OPERATOR_TASKS)
 
-    seen_in_the_ui(api, platform_run, governance_run, tmp_path)
+    seen_in_the_ui(api, browser, platform_run, governance_run, screenshots)
 
 
-def seen_in_the_ui(api, platform_run: str, governance_run: str, folder: Path) -> None:
+def seen_in_the_ui(api, chromium: browser.Browser, platform_run: str, governance_run: str, folder: Path) -> None:
     """Opens the grid of the platform run and the logs of an operator task and the report task in headless
-    Chromium; saves their screenshots under `folder` and checks what a person reads there."""
+    Chromium (logged in); saves their screenshots under `folder` and checks what a person reads there."""
     platform = f"dags/{PLATFORM}/runs/{urllib.parse.quote(platform_run, safe='')}"
     pages = {
         "grid": (api.ui(platform), ["marketing_audience", "review_corpus", "marketing_export"]),
@@ -122,9 +122,10 @@ def seen_in_the_ui(api, platform_run: str, governance_run: str, folder: Path) ->
                               f"/tasks/write_report"), list(FINDING_LINES)),
     }
     for name, (url, wanted) in pages.items():
-        shot = browser.screenshot(url, folder / f"{name}.png")
+        chromium.open(url)
+        text = chromium.text(wanted)
+        shot = chromium.screenshot(folder / f"ui-{name}.png")
         assert shot.exists() and shot.stat().st_size > 10_000, name
-        text = browser.page_text(url, folder / f".chromium-text-{name}")
         for line in wanted:
             assert line in text, f"{name}: {line!r} not on the page"
 

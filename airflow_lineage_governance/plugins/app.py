@@ -1,0 +1,281 @@
+"""The governance UI's FastAPI app, mounted by the plugin on the api-server at /lineage-governance.
+
+Every route needs an Airflow user: the auth manager reads the JWT of the `Authorization: Bearer` header or the
+UI's `_token` cookie (Airflow's own `get_user`); without one the answer is 401 (403 for a bad token) and no data.
+Only DAGs the auth manager lets the user read are shown.
+
+    governance                               the latest governance runs
+    run?dag_id=&run_id=                      one run's findings
+    report?dag_id=&run_id=&format=json|md    its report files
+    lineage?dag_id=&run_id=&task_id=         a task's column lineage (the Lineage tab)
+    impact?column=                           the impact explorer
+    impact.json?column=                      the impact as the CLI's `impact --json` prints it
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Annotated, Any
+from urllib.parse import quote, urlencode
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+
+from airflow_lineage_governance.graph.build import LineageGraph
+from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
+from airflow_lineage_governance.graph.events import paused_collection
+from airflow_lineage_governance.kinds import FindingKind
+from airflow_lineage_governance.plugins.data import Loaded, UiData, airflow_sources
+from airflow_lineage_governance.plugins.pages import render
+from airflow_lineage_governance.plugins.views import (
+    finding_subject,
+    impact_picture,
+    lineage_picture,
+    report_line,
+    task_lineage,
+)
+from airflow_lineage_governance.refs import TableRef
+
+MAX_RUNS = 50
+MAX_COMPLETION = 5000
+MAX_LISTED = 500
+"""The most reached columns the Impact page lists (the JSON holds them all)."""
+DagFilter = Callable[[str], bool]
+
+
+async def current_user(request: Request) -> Any:
+    """Returns the Airflow user of the request, as Airflow's own routes find it; raises HTTPException 401 (no
+    credential) or 403 (a bad one)."""
+    from airflow.api_fastapi.core_api.security import bearer_scheme, get_user
+
+    return await get_user(request, None, await bearer_scheme(request))
+
+
+def readable_dags(user: Annotated[Any, Depends(current_user)]) -> DagFilter:
+    """Returns the test of whether the user may read a DAG, as the auth manager answers it."""
+    from airflow.api_fastapi.app import get_auth_manager
+
+    allowed = frozenset(get_auth_manager().get_authorized_dag_ids(user=user, method="GET"))
+    return allowed.__contains__
+
+
+Readable = Annotated[DagFilter, Depends(readable_dags)]
+
+
+def _login_url() -> str:
+    try:
+        from airflow.api_fastapi.app import get_auth_manager
+
+        return str(get_auth_manager().get_url_login())
+    except Exception:  # no auth manager to ask (a test app): the simple auth manager's page
+        return "../auth/login"
+
+
+def _refused(request: Request, error: HTTPException) -> Response:
+    if "text/html" in request.headers.get("accept", ""):
+        title = "Log in to see lineage governance" if error.status_code == 401 else "Not allowed"
+        return HTMLResponse(render("refused.html", title=title, detail=error.detail, login=_login_url()),
+                            status_code=error.status_code)
+    return JSONResponse({"detail": error.detail}, status_code=error.status_code)
+
+
+def _html(text: str) -> HTMLResponse:
+    return HTMLResponse(text, headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"})
+
+
+def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
+    """Returns the app over `data` (default: the sources the provider's settings name); with `warm_up`, the
+    governance graph starts building at once, in the background, for the first Impact or Lineage page."""
+    app = FastAPI(title="Lineage governance", docs_url=None, redoc_url=None, openapi_url=None)
+    ui = data or UiData(airflow_sources())
+    if warm_up:
+        ui.warm_up()
+    app.state.data = ui
+    app.add_exception_handler(HTTPException, _refused)  # type: ignore[arg-type]
+
+    @app.get("/", include_in_schema=False)
+    def home(_: Annotated[Any, Depends(current_user)]) -> RedirectResponse:
+        return RedirectResponse("governance")
+
+    @app.get("/governance", response_class=HTMLResponse)
+    def governance_runs(may_read: Readable) -> HTMLResponse:
+        return _html(render("runs.html", title="Governance", runs=_runs(ui, may_read),
+                            folder=str(ui.sources.report_folder())))
+
+    @app.get("/run", response_class=HTMLResponse)
+    def governance_run(dag_id: str, run_id: str, may_read: Readable) -> HTMLResponse:
+        report = _report(ui, dag_id, run_id, may_read)
+        line = report_line(report)
+        query = urlencode({"dag_id": dag_id, "run_id": run_id})
+        return _html(render("run.html", title=f"Governance {run_id}", line=line, groups=_groups(ui, report),
+                            back="governance", report_json=f"report?{query}&format=json",
+                            report_md=f"report?{query}&format=md",
+                            airflow_run=f"../dags/{quote(dag_id, safe='')}/runs/{quote(run_id, safe='')}"))
+
+    @app.get("/report")
+    def report_file(dag_id: str, run_id: str, may_read: Readable, format: str = "json") -> Response:
+        _report(ui, dag_id, run_id, may_read)
+        path = ui.report_path(dag_id, run_id)
+        if path is None or format not in ("json", "md"):
+            raise HTTPException(404, "no such report")
+        chosen = path if format == "json" else path.with_suffix(".md")
+        kind = "application/json" if format == "json" else "text/markdown; charset=utf-8"
+        return PlainTextResponse(chosen.read_text(), media_type=kind)
+
+    @app.get("/lineage", response_class=HTMLResponse)
+    def lineage(dag_id: str, run_id: str, task_id: str, may_read: Readable) -> HTMLResponse:
+        if not may_read(dag_id):
+            raise HTTPException(403, f"you may not read the DAG {dag_id}")
+        event = ui.task_event(dag_id, task_id, run_id)
+        found = task_lineage(event) if event is not None else None
+        message = None
+        if found is None or not found.outputs:
+            message = (f"No column lineage from {dag_id}.{task_id} in run {run_id}: only IcebergSqlOperator tasks "
+                       "send it, in the COMPLETE event they send when they end"
+                       + (f" ({ui.governance().problem})" if ui.governance().problem else "") + ".")
+        outputs = [(o, lineage_picture(o)) for o in found.outputs] if found else []
+        return _html(render("lineage.html", title=f"Lineage of {task_id}", dag_id=dag_id, task_id=task_id,
+                            outputs=outputs, reads=found.reads if found else [], message=message,
+                            event_time=found.event_time if found else ""))
+
+    @app.get("/impact", response_class=HTMLResponse)
+    def impact_page(may_read: Readable, column: str = "") -> HTMLResponse:
+        loaded = ui.governance()
+        values: dict[str, Any] = {"title": "Impact", "column": column, "problem": loaded.problem,
+                                  "columns": _columns(loaded), "impact": None}
+        if column and loaded.governance is not None:
+            try:
+                with ui.query_lock, paused_collection():
+                    impact = loaded.governance.impact(column)
+                    picture, hidden = impact_picture(impact, loaded.governance.graph)
+                    reached = _reached(loaded.governance, impact)
+            except ColumnNotInLineageError as error:
+                values["problem"] = str(error)
+            else:
+                _check_reach(loaded.governance.graph, [*impact.owners], may_read)
+                values.update(impact=impact, score=f"{impact.score:g}", picture=picture, hidden=hidden,
+                              reached=reached, more=max(0, len(impact.columns_reached)
+                                                                                    - MAX_LISTED),
+                              json_href="impact.json?" + urlencode({"column": column}))
+        return _html(render("impact.html", **values))
+
+    @app.get("/impact.json")
+    def impact_json(column: str, may_read: Readable) -> Response:
+        loaded = ui.governance()
+        if loaded.governance is None:
+            raise HTTPException(503, loaded.problem or "the lineage could not be read")
+        try:
+            with ui.query_lock, paused_collection():
+                impact = loaded.governance.impact(column)
+                _check_reach(loaded.governance.graph, [*impact.owners], may_read)
+                text = impact.to_json()
+        except ColumnNotInLineageError as error:
+            raise HTTPException(404, str(error)) from None
+        return Response(text, media_type="application/json")
+
+    return app
+
+
+def _runs(ui: UiData, may_read: DagFilter) -> list[dict[str, Any]]:
+    lines = [report_line(r) for r in ui.reports() if _may_read_report(r, may_read)]
+    lines.sort(key=lambda line: (line.logical_date, line.run_id), reverse=True)
+    return [{**line.__dict__, "href": "run?" + urlencode({"dag_id": line.dag_id, "run_id": line.run_id})}
+            for line in lines[:MAX_RUNS]]
+
+
+def _may_read_report(report: dict[str, Any], may_read: DagFilter) -> bool:
+    target = (report.get("coverage") or {}).get("target_dag_id")
+    return may_read(str(report.get("dag_id"))) and (not target or may_read(str(target)))
+
+
+def _report(ui: UiData, dag_id: str, run_id: str, may_read: DagFilter) -> dict[str, Any]:
+    for report in ui.reports():
+        if report.get("dag_id") == dag_id and report.get("run_id") == run_id:
+            if not _may_read_report(report, may_read):
+                raise HTTPException(403, f"you may not read the DAG {dag_id} or the DAG it checks")
+            return report
+    raise HTTPException(404, f"no governance report of {dag_id} run {run_id}")
+
+
+def _groups(ui: UiData, report: dict[str, Any]) -> list[dict[str, Any]]:
+    from airflow_lineage_governance.governance.findings import Finding
+
+    owners = ui.owners()
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for data in report.get("findings") or []:
+        subject, table = finding_subject(data)
+        evidence = {k: v for k, v in data.items() if k not in ("kind", "table", "column", "job")}
+        try:
+            sentence = Finding.from_dict(data).sentence()
+        except (ValueError, KeyError, TypeError):
+            sentence = ""
+        grouped[str(data.get("kind"))].append({"subject": subject, "owner": owners.get(table) if table else None,
+                                               "sentence": sentence, "evidence": _evidence(evidence)})
+    groups = []
+    for kind in sorted(grouped, key=lambda k: (_severity_word(k) != "error", k)):
+        groups.append({"heading": kind.replace("_", " "), "severity": _severity_word(kind),
+                       "findings": grouped[kind]})
+    return groups
+
+
+def _severity_word(kind: str) -> str:
+    try:
+        return str(FindingKind(kind).severity)
+    except ValueError:
+        return "error"
+
+
+def _evidence(evidence: dict[str, Any]) -> str:
+    return "; ".join(f"{k}: {_flat(v)}" for k, v in evidence.items())
+
+
+def _flat(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_flat(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(map(_flat, value))
+    return str(value)
+
+
+def _columns(loaded: Loaded) -> list[str]:
+    if loaded.governance is None:
+        return []
+    if loaded.columns is None:
+        graph = loaded.governance.graph
+        names = sorted(graph.name_of(c) for columns in graph.table_columns.values() for c in columns.values())
+        loaded.columns = names[:MAX_COMPLETION]
+    return list(loaded.columns)
+
+
+def writer_dag(graph: LineageGraph, table: TableRef) -> str | None:
+    """Returns the DAG whose task wrote the table in the lineage (its event's Airflow facet, else the job name
+    before its last dot), or None for a table no job writes (a source)."""
+    job = graph.outputs.get(table)
+    if job is None:
+        return None
+    event = graph.jobs.get(job)
+    raw = event.raw if event is not None else None
+    facets = ((raw or {}).get("run") or {}).get("facets") or {}
+    dag = ((facets.get("airflow") or {}).get("dag") or {}).get("dag_id") if isinstance(facets, dict) else None
+    return dag if isinstance(dag, str) else job.rpartition(".")[0] or job
+
+
+def _check_reach(graph: LineageGraph, tables: list[TableRef], may_read: DagFilter) -> None:
+    hidden = sorted({dag for t in tables if (dag := writer_dag(graph, t)) and not may_read(dag)})
+    if hidden:
+        raise HTTPException(403, f"the impact reaches tables written by DAGs you may not read ({', '.join(hidden)})")
+
+
+def _reached(governance: Any, impact: Any) -> list[dict[str, Any]]:
+    values = set(impact.values)
+    tables = governance.metadata.tables
+    found = []
+    for column in impact.columns_reached[:MAX_LISTED]:
+        path = impact.paths[column]
+        meta = tables.get(column.table)
+        found.append({"column": str(column), "how": "values" if column in values else "rows",
+                      "owner": impact.owners.get(column.table), "tier": meta.tier if meta else None,
+                      "path": " -> ".join([str(path[0].source), *(f"{e.target} ({e.type} {e.subtype})" for e in path)])
+                      if path else ""})
+    return found
