@@ -1,7 +1,12 @@
-"""The SELECT of a statement as DuckDB runs it: every table named by its full namespace."""
+"""The SELECT of a statement as DuckDB runs it: every table named by its full namespace, and every unaliased output
+of a CTAS named as DuckDB names it in the statement as written (so regenerating the SQL renames nothing)."""
 
 from __future__ import annotations
 
+from sqlglot import exp
+
+from airflow_lineage_governance.kinds import StatementKind
+from airflow_lineage_governance.lineage.naming import output_name
 from airflow_lineage_governance.lineage.schema import (
     CatalogSchema,
     NestedSchema,
@@ -20,7 +25,26 @@ def runnable_select(statement: Statement | str, schema: CatalogSchema | NestedSc
     if isinstance(statement, str):
         statement = parse_statement(statement, dialect)
     query = statement.query.copy()
+    if statement.kind == StatementKind.CREATE_TABLE_AS:
+        _name_unaliased(query, statement.text)
     found = survey(query)
     for table, ref in place_tables(found.tables, found.ctes, normalized(schema), statement.target):
         name_for_duckdb(table, ref)
     return query.sql(dialect=statement.dialect)
+
+
+def _name_unaliased(query: exp.Query, text: str) -> None:
+    """Gives each unaliased output expression of the query's leftmost SELECT the name DuckDB gives it in `text`."""
+    while isinstance(query, (exp.SetOperation, exp.Subquery)):
+        query = query.this if isinstance(query, exp.Subquery) else query.left
+    if not isinstance(query, exp.Select):
+        return
+    for projection in list(query.expressions):
+        inner = projection
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        if isinstance(inner, (exp.Alias, exp.Column, exp.Star)):
+            continue
+        name = output_name(projection, text)
+        if name is not None:
+            projection.replace(exp.alias_(projection.copy(), exp.to_identifier(name, quoted=True)))
