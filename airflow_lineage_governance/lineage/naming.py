@@ -70,7 +70,9 @@ _CONNECTIVES: dict[type[exp.Expr], str] = {exp.And: "AND", exp.Or: "OR"}
 _FUNCTION_ARGS: dict[type[exp.Expr], tuple[str, ...]] = {
     exp.Sum: ("this",), exp.Avg: ("this",), exp.Min: ("this",), exp.Max: ("this",), exp.Count: ("this",),
     exp.Round: ("this", "decimals"), exp.Substring: ("this", "start", "length"), exp.Abs: ("this",),
-    exp.Upper: ("this",), exp.Lower: ("this",),
+    exp.Upper: ("this",), exp.Lower: ("this",), exp.Year: ("this",), exp.First: ("this",),
+    exp.Nullif: ("this", "expression"), exp.Stddev: ("this",), exp.StddevSamp: ("this",), exp.StddevPop: ("this",),
+    exp.Variance: ("this",), exp.RowNumber: (), exp.Rank: (), exp.DenseRank: (),
 }
 # A function sqlglot parses by a syntax of its own records no position for its name: the one name that syntax has.
 _SPECIAL_SYNTAX: dict[type[exp.Expr], str] = {exp.Substring: "substring", exp.Min: "min", exp.Max: "max"}

@@ -106,13 +106,15 @@ def _comparable(rows: list[tuple], ordered: bool) -> object:
     return normal if ordered else Counter(map(repr, normal))
 
 
-def check(sql: str, runner: Runner) -> Verdict:
-    """Returns the oracle's verdict on `sql`; raises DuckDBRejected when DuckDB cannot run its SELECT."""
+def check(sql: str, runner: Runner, schema: dict[str, dict[str, dict[str, str]]] | None = None) -> Verdict:
+    """Returns the oracle's verdict on `sql` over the runner's tables (whose schema is `schema`, the harness's
+    SCHEMA when not given); raises DuckDBRejected when DuckDB cannot run its SELECT."""
     verdict = Verdict(sql)
+    schema = SCHEMA if schema is None else schema
     try:
         statement = parse_statement(sql)
-        lineage = column_lineage(statement, SCHEMA)
-        query = runnable_select(statement, SCHEMA)
+        lineage = column_lineage(statement, schema)
+        query = runnable_select(statement, schema)
     except LineageError as error:
         verdict.refused = error
         return verdict
