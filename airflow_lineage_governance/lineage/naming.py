@@ -73,6 +73,12 @@ _FUNCTION_ARGS: dict[type[exp.Expr], tuple[str, ...]] = {
     exp.Upper: ("this",), exp.Lower: ("this",), exp.Year: ("this",), exp.First: ("this",),
     exp.Nullif: ("this", "expression"), exp.Stddev: ("this",), exp.StddevSamp: ("this",), exp.StddevPop: ("this",),
     exp.Variance: ("this",), exp.RowNumber: (), exp.Rank: (), exp.DenseRank: (),
+    exp.Length: ("this",), exp.MD5: ("this",), exp.Ln: ("this",), exp.Sqrt: ("this",), exp.Exp: ("this",),
+    exp.Sign: ("this",), exp.Month: ("this",), exp.Day: ("this",), exp.Quarter: ("this",), exp.Trunc: ("this",),
+    exp.Reverse: ("this",), exp.Ascii: ("this",), exp.Median: ("this",), exp.Mode: ("this",), exp.Last: ("this",),
+    exp.ArrayAgg: ("this",), exp.LogicalAnd: ("this",), exp.Left: ("this", "expression"),
+    exp.Right: ("this", "expression"), exp.Pow: ("this", "expression"), exp.Corr: ("this", "expression"),
+    exp.CovarPop: ("this", "expression"),
 }
 # A function sqlglot parses by a syntax of its own records no position for its name: the one name that syntax has.
 _SPECIAL_SYNTAX: dict[type[exp.Expr], str] = {exp.Substring: "substring", exp.Min: "min", exp.Max: "max"}

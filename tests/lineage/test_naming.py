@@ -30,7 +30,11 @@ NAMED = [
     "row_number() OVER (PARTITION BY a)", "rank() OVER (PARTITION BY a, b)",
     "max(a) FILTER (WHERE a > 1)", "count(*) FILTER (WHERE a > 1)", "sum(a) OVER ()",
     "sum(a) OVER (PARTITION BY b)", "sum(a) / count(*)",
-    "(sum(a) * 100) / sum(c)", "(a)", "DISTINCT(a)",
+    "(sum(a) * 100) / sum(c)", "(a)", "DISTINCT(a)", "md5_number(b)", "hash(a)", "strip_accents(b)", "even(a)",
+    "gcd(a, 2)", "Nfc_Normalize(b)", "HASH(a, b)", "length(b)", "md5(b)", "ln(a)", "sqrt(a)", "exp(a)", "sign(a)",
+    "month(d)", "day(d)", "quarter(d)", "trunc(c)", "reverse(b)", "ascii(b)", "median(c)", "mode(a)", "last(a)",
+    "array_agg(a)", "bool_and(a > 1)", "left(b, 1)", "right(b, 1)", "power(a, 2)", "pow(a, 2)", "corr(a, c)",
+    "covar_pop(a, c)",
 ]
 REFUSED = [
     "CAST(a AS INT)", "a::int", "CAST(a AS VARCHAR)", "CAST(a AS decimal)", "CAST(a AS DECIMAL(18, 3))",
