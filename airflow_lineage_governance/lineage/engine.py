@@ -112,7 +112,8 @@ def _name_outputs(query: exp.Query, target: TableRef, dialect: str, text: str) -
     statement's `text`) and each alias with the case it is written in (DuckDB keeps it, quoted or not); unwraps a
     parenthesised column (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x). Raises UnnamedColumnError
     for an output whose DuckDB name cannot be told exactly."""
-    mark_written_names(query)
+    if not text or text != text.lower():  # a name written in lower case reads the same after qualifying
+        mark_written_names(query)
     select = _leftmost_select(query)
     for projection in list(select.expressions) if select else ():
         inner = projection

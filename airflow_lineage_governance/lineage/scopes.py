@@ -42,6 +42,11 @@ class ScopeLineage:
         self.outputs: dict[str, tuple[Dependency, ...]] = {}
         for name, deps in self.columns:
             self.outputs.setdefault(name, deps)
+        self.written_names: dict[str, str] = {}
+        """Each output's name as DuckDB writes it, by the engine's (lower-case) name; the first of duplicates."""
+        if len(self.written) == len(self.columns):
+            for (name, _), written in zip(self.columns, self.written, strict=True):
+                self.written_names.setdefault(name, written)
 
 
 def _distinct(scope: Scope) -> bool:
@@ -151,11 +156,7 @@ class ScopeReader:
             source = holder.sources.get(table)
             if isinstance(source, Scope):
                 known = self._lineage.get(id(source.expression))
-                if known is not None and len(known.written) == len(known.columns):
-                    for (output, _), written in zip(known.columns, known.written, strict=True):
-                        if output == name:
-                            return written
-                return name
+                return known.written_names.get(name, name) if known is not None else name
             if source is not None:
                 return name
             holder = holder.parent
