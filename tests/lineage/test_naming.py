@@ -125,3 +125,26 @@ def test_the_keywords_are_duckdbs():
 def test_a_refusal_is_a_lineage_error_naming_the_output():
     with pytest.raises(LineageError, match=r"^out\.t: the output CAST\(a AS INT\) has no name"):
         _named("SELECT CAST(a AS INT) FROM s.t")
+
+
+def test_a_parsed_statement_is_named_as_its_text():
+    """The engine reads a Statement on a copy of its tree, and names outputs by the text the Statement keeps."""
+    from airflow_lineage_governance.lineage import parse_statement
+
+    sql = "-- a comment first\nCREATE TABLE out.t AS SELECT substr(b, 1, 2), Sum(a) AS Total, 1.50 FROM s.t"
+    statement = parse_statement(sql)
+    names = [column.name for column in column_lineage(statement, SCHEMA).columns]
+    assert names == ["substr(b, 1, 2)", "Total", "1.50"]
+    assert names == [column.name for column in column_lineage(sql, SCHEMA).columns]
+    assert names == [column.name for column in column_lineage(statement, SCHEMA).columns]  # the tree is unchanged
+
+
+def test_the_runnable_select_keeps_duckdbs_names(connection):
+    """The operator runs sqlglot's rendering of the SELECT (`substr` comes back as SUBSTRING): each unaliased
+    output is aliased with the name DuckDB gives it in the statement as written."""
+    from airflow_lineage_governance.lineage import parse_statement, runnable_select
+
+    statement = parse_statement("CREATE TABLE out.t AS SELECT substr(b, 1, 2), 1.50, count(*) FROM s.t GROUP BY b")
+    names = [column.name for column in column_lineage(statement, SCHEMA).columns]
+    relation = connection.sql(runnable_select(statement, SCHEMA))
+    assert relation.columns == names == ["substr(b, 1, 2)", "1.50", "count_star()"]
