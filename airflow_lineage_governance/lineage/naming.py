@@ -256,12 +256,16 @@ def _cast(node: exp.Expr, text: str) -> str:
 
 
 def _window(node: exp.Expr, text: str) -> str:
-    """A window with PARTITION BY only: the tree cannot tell `ORDER BY x` from `ORDER BY x NULLS LAST`."""
+    """A window with PARTITION BY only: the tree cannot tell `ORDER BY x` from `ORDER BY x NULLS LAST`. DuckDB
+    writes `count(*)` over a window as `count()`, and `count_star()` elsewhere."""
     if set(_set_args(node)) - {"this", "partition_by", "over"}:
         raise _NoName
     partition = node.args.get("partition_by") or []
     inside = "PARTITION BY " + ", ".join(_render(key, text) for key in partition) if partition else ""
-    return f"{_render(node.this, text)} OVER ({inside})"
+    function = _render(node.this, text)
+    if function.startswith("count_star()"):  # over a window DuckDB writes count(*) as count()
+        function = "count()" + function.removeprefix("count_star()")
+    return f"{function} OVER ({inside})"
 
 
 def _function(node: exp.Expr, text: str) -> str:

@@ -3,6 +3,8 @@ of a CTAS named as DuckDB names it in the statement as written (so regenerating 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlglot import exp
 
 from airflow_lineage_governance.kinds import StatementKind
@@ -18,10 +20,13 @@ from airflow_lineage_governance.lineage.statement import Statement, parse_statem
 
 
 def runnable_select(statement: Statement | str, schema: CatalogSchema | NestedSchema, *,
-                    dialect: str = "duckdb") -> str:
+                    dialect: str = "duckdb", names: Sequence[str] | None = None) -> str:
     """Returns the statement's SELECT with each table named as DuckDB finds it (`schema.table`, or
     `catalog.schema.table` for a two-level namespace), a table named without namespace given its own; raises
-    LineageError. A Statement given is not changed (its query is copied)."""
+    LineageError. A Statement given is not changed (its query is copied).
+
+    `names` (a CTAS's output names from its lineage): when they rename a duplicate (`x`, `x_1`, as DuckDB's CREATE
+    TABLE ... AS does and its SELECT does not), the SELECT is wrapped to return its columns under those names."""
     if isinstance(statement, str):
         statement = parse_statement(statement, dialect)
     query = statement.query.copy()
@@ -30,7 +35,21 @@ def runnable_select(statement: Statement | str, schema: CatalogSchema | NestedSc
     found = survey(query)
     for table, ref in place_tables(found.tables, found.ctes, normalized(schema), statement.target):
         name_for_duckdb(table, ref)
-    return query.sql(dialect=statement.dialect)
+    sql = query.sql(dialect=statement.dialect)
+    if names is not None and statement.kind == StatementKind.CREATE_TABLE_AS and _renames_a_duplicate(names):
+        listed = ", ".join(exp.to_identifier(name, quoted=True).sql(dialect=statement.dialect) for name in names)
+        sql = f"SELECT * FROM ({sql}) AS lineage_named ({listed})"
+    return sql
+
+
+def _renames_a_duplicate(names: Sequence[str]) -> bool:
+    """Returns whether some name is another one with a `_n` suffix (what deduplicated makes of a duplicate)."""
+    known = {name.lower() for name in names}
+    for name in names:
+        base, _, suffix = name.rpartition("_")
+        if base and suffix.isdigit() and base.lower() in known:
+            return True
+    return False
 
 
 def _name_unaliased(query: exp.Query, text: str) -> None:

@@ -29,7 +29,9 @@ NAMED = [
     "first(a)", "nullif(a, 0)", "stddev_samp(c)", "stddev(c)", "variance(c)", "dense_rank() OVER ()",
     "row_number() OVER (PARTITION BY a)", "rank() OVER (PARTITION BY a, b)",
     "max(a) FILTER (WHERE a > 1)", "count(*) FILTER (WHERE a > 1)", "sum(a) OVER ()",
-    "sum(a) OVER (PARTITION BY b)", "sum(a) / count(*)",
+    "sum(a) OVER (PARTITION BY b)", "sum(a) / count(*)", "count(*) OVER ()", "count(*) OVER (PARTITION BY b)",
+    "count(*) FILTER (WHERE a > 1) OVER ()", "sum(a) FILTER (WHERE a > 1) OVER ()", "count(DISTINCT a) OVER ()",
+    "count(a) OVER (PARTITION BY b)",
     "(sum(a) * 100) / sum(c)", "(a)", "DISTINCT(a)", "md5_number(b)", "hash(a)", "strip_accents(b)", "even(a)",
     "gcd(a, 2)", "Nfc_Normalize(b)", "HASH(a, b)", "length(b)", "md5(b)", "ln(a)", "sqrt(a)", "exp(a)", "sign(a)",
     "month(d)", "day(d)", "quarter(d)", "trunc(c)", "reverse(b)", "ascii(b)", "median(c)", "mode(a)", "last(a)",
@@ -148,3 +150,14 @@ def test_the_runnable_select_keeps_duckdbs_names(connection):
     names = [column.name for column in column_lineage(statement, SCHEMA).columns]
     relation = connection.sql(runnable_select(statement, SCHEMA))
     assert relation.columns == names == ["substr(b, 1, 2)", "1.50", "count_star()"]
+
+
+@pytest.mark.parametrize("query", [q for q in QUERIES if q.startswith("SELECT")])
+def test_the_runnable_select_returns_the_lineages_names(query, connection):
+    """A CTAS's SELECT keeps duplicates (`id`, `id`) where the CTAS writes `id`, `id_1`: given the lineage's
+    names, the runnable SELECT returns its columns under them, so the operator writes what the lineage names."""
+    from airflow_lineage_governance.lineage import parse_statement, runnable_select
+
+    statement = parse_statement(f"CREATE TABLE out.t AS {query}")
+    names = [column.name for column in column_lineage(statement, SCHEMA).columns]
+    assert connection.sql(runnable_select(statement, SCHEMA, names=names)).columns == names

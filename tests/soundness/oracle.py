@@ -114,7 +114,7 @@ def check(sql: str, runner: Runner, schema: dict[str, dict[str, dict[str, str]]]
     try:
         statement = parse_statement(sql)
         lineage = column_lineage(statement, schema)
-        query = runnable_select(statement, schema)
+        query = runnable_select(statement, schema, names=[output.name for output in lineage.columns])
     except LineageError as error:
         verdict.refused = error
         return verdict
@@ -131,6 +131,9 @@ def check(sql: str, runner: Runner, schema: dict[str, dict[str, dict[str, str]]]
         created = runner.created_names(query)
         if written != created:
             verdict.violations.append(f"DuckDB's CREATE TABLE ... AS names the columns {created}, the lineage "
+                                      f"{written}")
+        if written != names:  # the operator writes the SELECT's result under the SELECT's names
+            verdict.violations.append(f"the SELECT the operator runs names the columns {names}, the lineage "
                                       f"{written}")
     ordered = statement.query.args.get("order") is not None
     base = _comparable(rows, ordered)
