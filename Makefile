@@ -23,7 +23,7 @@ demo: setup
 	LINEAGE_GOVERNANCE_DEMO_CATALOG=$(CATALOG) PYTHONPATH=dags $(BIN)/python -m learning_platform.demo
 
 # The catalog tests run on both the SQL and the REST catalog: the REST server's jars are resolved first.
-test: setup iceberg-rest
+test: setup iceberg-rest tpc-corpus
 	$(BIN)/python -m pytest -q
 
 lint: setup
@@ -38,3 +38,9 @@ clean:
 .PHONY: iceberg-rest
 iceberg-rest:
 	bash scripts/iceberg-rest/build.sh
+
+# Dumps the TPC-H and TPC-DS queries and schemas from DuckDB's tpch/tpcds extensions into build/tpc (once; a venv
+# of its own under build/tpc-venv holds duckdb 1.5.5 and the extensions' wheels from PyPI).
+.PHONY: tpc-corpus
+tpc-corpus: setup
+	UV=$(BIN)/uv bash scripts/tpc/build.sh

@@ -72,7 +72,7 @@ def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None
             what, advice = found
             raise UnsupportedConstructError(target, f"the query uses {what}, whose lineage is not traced", advice)
         if isinstance(node, exp.Select) and _names_matter(node):
-            for projection in node.expressions:
+            for projection in node.expressions[_listed_names(node):]:
                 if isinstance(projection, (exp.Column, exp.Star)) or (
                         isinstance(projection, exp.Alias) and projection.alias):
                     continue
@@ -93,6 +93,17 @@ def _names_matter(select: exp.Select) -> bool:
         parent = parent.parent
     return isinstance(parent, exp.CTE) or (isinstance(parent, exp.Subquery)
                                            and isinstance(parent.parent, (exp.From, exp.Join)))
+
+
+def _listed_names(select: exp.Select) -> int:
+    """Returns how many of the SELECT's outputs a column list names: `(SELECT ...) AS s (a, b)` or
+    `WITH s (a, b) AS (SELECT ...)` names the first two, whatever the SELECT calls them."""
+    parent = select.parent
+    if isinstance(parent, (exp.Subquery, exp.CTE)):
+        alias = parent.args.get("alias")
+        if isinstance(alias, exp.TableAlias):
+            return len(alias.columns)
+    return 0
 
 
 def refuse_whole_rows(qualified: exp.Expr, target: TableRef) -> None:

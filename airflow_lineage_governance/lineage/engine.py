@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import partial
 
 import sqlglot
@@ -23,6 +22,7 @@ from airflow_lineage_governance.lineage.errors import (
     UnnamedColumnError,
 )
 from airflow_lineage_governance.lineage.model import ColumnLineage, OutputColumn, merge
+from airflow_lineage_governance.lineage.naming import OUTPUT_NAME, deduplicated, mark_written_names, output_name
 from airflow_lineage_governance.lineage.redact import redacted_expression
 from airflow_lineage_governance.lineage.schema import (
     CatalogSchema,
@@ -83,7 +83,7 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
     for table, ref in placed:
         name_for_engine(table, ref)
     if statement.kind == StatementKind.CREATE_TABLE_AS:
-        _check_named(query, target, dialect)
+        _name_outputs(query, target, dialect, statement.text)
     inline_named_windows(query)
     refuse_untraceable(query, target, dialect)
     if found.using_joins:
@@ -98,25 +98,12 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
                            "select from Iceberg tables of the catalog")
     leftmost = _leftmost_select(qualified)
     projections = leftmost.selects if leftmost is not None else []
-    names = _written_names(statement, _as_written(root.columns, projections), schema)
+    written = root.written if len(root.written) == len(root.columns) else [name for name, _ in root.columns]
+    names = _written_names(statement, written, schema)
     columns = tuple(
         OutputColumn(name, deps, partial(redacted_expression, _unaliased(projection), dialect))
         for name, (_, deps), projection in zip(names, root.columns, projections, strict=True))
     return ColumnLineage(target, statement.kind, columns, merge(rows), read_tables(placed))
-
-
-WRITTEN_NAME = "written_name"
-"""The meta key of an output alias's name as the statement writes it (DuckDB keeps an alias's case)."""
-
-
-def _as_written(columns: Sequence[tuple[str, object]], projections: Sequence[exp.Expr]) -> list[str]:
-    """Returns the output names as DuckDB names the written columns: an alias in the case it is written in, a
-    column by its catalog name."""
-    names = []
-    for (name, _), projection in zip(columns, projections, strict=False):
-        alias = projection.args.get("alias") if isinstance(projection, exp.Alias) else None
-        names.append(alias.meta.get(WRITTEN_NAME, name) if isinstance(alias, exp.Identifier) else name)
-    return names + [name for name, _ in columns[len(names):]]
 
 
 def _leftmost_select(query: exp.Expr) -> exp.Select | None:
@@ -125,10 +112,13 @@ def _leftmost_select(query: exp.Expr) -> exp.Select | None:
     return query if isinstance(query, exp.Select) else None
 
 
-def _check_named(query: exp.Query, target: TableRef, dialect: str) -> None:
-    """Raises UnnamedColumnError for an output DuckDB would name after its expression's text; unwraps a
-    parenthesised column (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x) and marks each alias with
-    the case it is written in (DuckDB keeps it, quoted or not)."""
+def _name_outputs(query: exp.Query, target: TableRef, dialect: str, text: str) -> None:
+    """Marks each unaliased output expression with the name DuckDB gives it (naming.output_name, read from the
+    statement's `text`) and each alias with the case it is written in (DuckDB keeps it, quoted or not); unwraps a
+    parenthesised column (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x). Raises UnnamedColumnError
+    for an output whose DuckDB name cannot be told exactly."""
+    if not text or text != text.lower():  # a name written in lower case reads the same after qualifying
+        mark_written_names(query)
     select = _leftmost_select(query)
     for projection in list(select.expressions) if select else ():
         inner = projection
@@ -140,7 +130,10 @@ def _check_named(query: exp.Query, target: TableRef, dialect: str) -> None:
         if isinstance(projection, (exp.Column, exp.Star)):
             continue
         if isinstance(projection, exp.Alias) and projection.alias:
-            projection.args["alias"].meta[WRITTEN_NAME] = projection.alias
+            continue
+        name = output_name(projection, text)
+        if name is not None:
+            projection.meta[OUTPUT_NAME] = name
             continue
         raise UnnamedColumnError(
             target, f"the output {redacted_expression(projection, dialect, 60)} has no name the table would "
@@ -238,13 +231,7 @@ def _unaliased(node: exp.Expr | None) -> exp.Expr:
 def _written_names(statement: Statement, outputs: list[str], schema: Schema) -> list[str]:
     target = statement.target
     if statement.kind == StatementKind.CREATE_TABLE_AS:
-        seen: set[str] = set()
-        for name in outputs:
-            if name.lower() in seen:  # DuckDB's names are case-insensitive
-                raise UnnamedColumnError(target, f"two output columns are named {name}",
-                                         "give each a distinct alias")
-            seen.add(name.lower())
-        return outputs
+        return deduplicated(outputs)
     existing = schema.get(target)
     if existing is None:
         raise UnknownTableError(target, f"the catalog has no table {target} to insert into",

@@ -1,7 +1,14 @@
-"""The SQL of a statement as DuckDB runs it: every table named by its full namespace."""
+"""The SQL of a statement as DuckDB runs it: every table named by its full namespace, and every unaliased output
+of a CTAS named as DuckDB names it in the statement as written (so regenerating the SQL renames nothing)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from sqlglot import exp
+
+from airflow_lineage_governance.kinds import StatementKind
+from airflow_lineage_governance.lineage.naming import output_name
 from airflow_lineage_governance.lineage.schema import (
     CatalogSchema,
     NestedSchema,
@@ -13,18 +20,54 @@ from airflow_lineage_governance.lineage.statement import Statement, parse_statem
 
 
 def runnable_select(statement: Statement | str, schema: CatalogSchema | NestedSchema, *,
-                    dialect: str = "duckdb") -> str:
+                    dialect: str = "duckdb", names: Sequence[str] | None = None) -> str:
     """Returns the statement's SELECT with each table named as DuckDB finds it (`schema.table`, or
     `catalog.schema.table` for a two-level namespace), a table named without namespace given its own; raises
     LineageError, UnsupportedStatementError for a MERGE, UPDATE or DELETE (which has no one SELECT: see
-    runnable_statement). A Statement given is not changed (its query is copied)."""
+    runnable_statement). A Statement given is not changed (its query is copied).
+
+    `names` (a CTAS's output names from its lineage): when they rename a duplicate (`x`, `x_1`, as DuckDB's CREATE
+    TABLE ... AS does and its SELECT does not), the SELECT is wrapped to return its columns under those names."""
     if isinstance(statement, str):
         statement = parse_statement(statement, dialect)
     query = statement.query.copy()
+    if statement.kind == StatementKind.CREATE_TABLE_AS:
+        _name_unaliased(query, statement.text)
     found = survey(query)
     for table, ref in place_tables(found.tables, found.ctes, normalized(schema), statement.target):
         name_for_duckdb(table, ref)
-    return query.sql(dialect=statement.dialect)
+    sql = query.sql(dialect=statement.dialect)
+    if names is not None and statement.kind == StatementKind.CREATE_TABLE_AS and _renames_a_duplicate(names):
+        listed = ", ".join(exp.to_identifier(name, quoted=True).sql(dialect=statement.dialect) for name in names)
+        sql = f"SELECT * FROM ({sql}) AS lineage_named ({listed})"
+    return sql
+
+
+def _renames_a_duplicate(names: Sequence[str]) -> bool:
+    """Returns whether some name is another one with a `_n` suffix (what deduplicated makes of a duplicate)."""
+    known = {name.lower() for name in names}
+    for name in names:
+        base, _, suffix = name.rpartition("_")
+        if base and suffix.isdigit() and base.lower() in known:
+            return True
+    return False
+
+
+def _name_unaliased(query: exp.Query, text: str) -> None:
+    """Gives each unaliased output expression of the query's leftmost SELECT the name DuckDB gives it in `text`."""
+    while isinstance(query, (exp.SetOperation, exp.Subquery)):
+        query = query.this if isinstance(query, exp.Subquery) else query.left
+    if not isinstance(query, exp.Select):
+        return
+    for projection in list(query.expressions):
+        inner = projection
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        if isinstance(inner, (exp.Alias, exp.Column, exp.Star)):
+            continue
+        name = output_name(projection, text)
+        if name is not None:
+            projection.replace(exp.alias_(projection.copy(), exp.to_identifier(name, quoted=True)))
 
 
 def runnable_statement(statement: Statement | str, schema: CatalogSchema | NestedSchema, *,

@@ -17,6 +17,7 @@ from airflow_lineage_governance.lineage.errors import (
     UnsupportedConstructError,
 )
 from airflow_lineage_governance.lineage.model import Dependency, merge
+from airflow_lineage_governance.lineage.naming import OUTPUT_NAME, WRITTEN_COLUMNS, WRITTEN_NAME
 from airflow_lineage_governance.lineage.schema import Schema, engine_key
 from airflow_lineage_governance.lineage.walk import Context, ExpressionWalker, compose
 from airflow_lineage_governance.refs import TableRef
@@ -34,11 +35,18 @@ class ScopeLineage:
     columns: list[tuple[str, tuple[Dependency, ...]]] = field(default_factory=list)
     rows: list[Dependency] = field(default_factory=list)
     placeable: bool = True
+    written: list[str] = field(default_factory=list)
+    """The output names as DuckDB writes them (an alias's case kept), one per column; empty when not read."""
 
     def __post_init__(self) -> None:
         self.outputs: dict[str, tuple[Dependency, ...]] = {}
         for name, deps in self.columns:
             self.outputs.setdefault(name, deps)
+        self.written_names: dict[str, str] = {}
+        """Each output's name as DuckDB writes it, by the engine's (lower-case) name; the first of duplicates."""
+        if len(self.written) == len(self.columns):
+            for (name, _), written in zip(self.columns, self.written, strict=True):
+                self.written_names.setdefault(name, written)
 
 
 def _distinct(scope: Scope) -> bool:
@@ -117,7 +125,42 @@ class ScopeReader:
         if order is not None:
             by_alias = self._walker(scope, outputs)
             rows.extend(by_alias.dependencies(order, Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")))
-        return ScopeLineage(columns=columns, rows=rows)
+        return ScopeLineage(columns=columns, rows=rows, written=self._written_names(scope, select))
+
+    def _written_names(self, scope: Scope, select: exp.Select) -> list[str]:
+        """Returns the SELECT's output names as DuckDB writes them: an alias as written, an unaliased expression
+        by DuckDB's rendering of it, a column by the name its source gives it, a column list's names over all."""
+        names = []
+        for projection in select.selects:
+            alias = projection.args.get("alias") if isinstance(projection, exp.Alias) else None
+            inner = projection.this if isinstance(projection, exp.Alias) else projection
+            rendered = inner.meta.get(OUTPUT_NAME)
+            if isinstance(alias, exp.Identifier) and WRITTEN_NAME in alias.meta:
+                names.append(str(alias.meta[WRITTEN_NAME]))
+            elif isinstance(rendered, str):
+                names.append(rendered)
+            elif isinstance(inner, exp.Column) and inner.name.lower() == projection.alias_or_name.lower():
+                names.append(self._source_name(inner, scope))
+            else:
+                names.append(projection.alias_or_name.lower())
+        listed = select.parent.meta.get(WRITTEN_COLUMNS) if select.parent is not None else None
+        if isinstance(listed, list):
+            names[:len(listed)] = listed[:len(names)]
+        return names
+
+    def _source_name(self, column: exp.Column, scope: Scope) -> str:
+        """Returns the name the source of a bare output column gives it (a subquery's output as written)."""
+        name, table = column.name.lower(), column.table.lower()
+        holder: Scope | None = scope
+        while holder is not None and table:
+            source = holder.sources.get(table)
+            if isinstance(source, Scope):
+                known = self._lineage.get(id(source.expression))
+                return known.written_names.get(name, name) if known is not None else name
+            if source is not None:
+                return name
+            holder = holder.parent
+        return name
 
     def _read_unnest(self, scope: Scope, node: exp.Unnest) -> ScopeLineage:
         """An UNNEST of list columns as a source (`FROM t, unnest(t.tags) AS u(tag)`): each named output is its
@@ -143,13 +186,17 @@ class ScopeReader:
                     f"{len(branch.columns)} columns", "give every branch the same columns")
         columns = [(name, merge(dep for branch in branches for dep in branch.columns[i][1]))
                    for i, name in enumerate(names)]
+        written = list(branches[0].written)
+        listed = node.parent.meta.get(WRITTEN_COLUMNS) if node.parent is not None else None
+        if isinstance(listed, list) and len(written) == len(names):
+            written[:len(listed)] = listed[:len(written)]
         outputs = dict(reversed(columns))
         rows: list[Dependency] = []
         order = node.args.get("order")
         if order is not None:
             walker = self._walker(scope, outputs)
             rows.extend(walker.dependencies(order, Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")))
-        return ScopeLineage(columns=columns, rows=rows)
+        return ScopeLineage(columns=columns, rows=rows, written=written)
 
     def _query_inputs(self, query: exp.Query) -> list[Dependency]:
         known = self._lineage.get(id(query))

@@ -101,6 +101,8 @@ class Statement:
     tree: exp.Expr = field(repr=False, compare=False)
     dialect: str = "duckdb"
     survey: Survey = field(default_factory=Survey, repr=False, compare=False)
+    text: str = field(default="", repr=False, compare=False)
+    """The statement's text, whose positions the tree's nodes carry (DuckDB names an unaliased output by it)."""
 
     @property
     def reads_target(self) -> bool:
@@ -289,7 +291,7 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
             name, f"queries are nested more than {MAX_NESTING} deep", "flatten the subqueries into CTEs")
     target_ref = _target_ref(target)
     sources, unplaced = _named_tables(found, target_ref)
-    return Statement(kind, target_ref, columns, sources, unplaced, replace, node, dialect, found)
+    return Statement(kind, target_ref, columns, sources, unplaced, replace, node, dialect, found, sql)
 
 
 def _dml_statement(node: exp.Expr, kind: StatementKind, dialect: str) -> Statement:

@@ -134,8 +134,9 @@ class IcebergSqlOperator(BaseOperator):
                 catalog = self.hook.get_conn()
                 tables = load_tables(catalog, catalog_tables(catalog) if statement.unplaced else statement.tables)
                 schema = {ref: table_columns(table) for ref, table in tables.items()}
-                read = LineageRead(statement, tables, schema, column_lineage(statement, schema),
-                                   runnable_select(statement, schema))
+                lineage = column_lineage(statement, schema)
+                names = [column.name for column in lineage.columns]  # a CTAS's duplicates renamed x_1, as DuckDB does
+                read = LineageRead(statement, tables, schema, lineage, runnable_select(statement, schema, names=names))
             except LineageError as error:
                 read = error
             self._read = (self.sql, read)

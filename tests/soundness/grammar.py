@@ -23,7 +23,8 @@ PLAIN = ["{a}.{s}", "{a}.{o}", "upper({a}.{s})", "{a}.{s} || '-' || {a}.{s2}", "
          "first_value({a}.{s}) over w", "sum(length({a}.{s})) over (order by {a}.{o})",
          "(select max(x.amount) from billing.payments x where x.learner_id = {a}.learner_id)",
          "{a}.*", "* exclude ({s})", "* replace (upper({s}) as {s})", "columns('{s}')", "columns('.*_id')",
-         "{{'e': {a}.{s}, 'n': {a}.{s2}}}.*"]
+         "{{'e': {a}.{s}, 'n': {a}.{s2}}}.*", "{a}.{s} = 'x'", "{a}.{o} is null", "-length({a}.{s})",
+         "substring({a}.{s}, 1, 2)", "cast(length({a}.{s}) as decimal(10, 2))", "{a}.{s} like 'a%'"]
 WHERE = ["", "where {a}.{o} is not null", "where columns('{s}') like '%1%'", "where {a}.{s} like '%2%'",
          "where exists (select 1 from billing.payments x where x.learner_id = {a}.learner_id)"]
 TAIL = ["", "order by all limit 4", "order by 1 limit 3 offset 1", "order by {a}.{o} limit 5",
