@@ -12,7 +12,7 @@ from typing import Any
 from airflow_lineage_governance.governance.checks import tier_weight
 from airflow_lineage_governance.governance.classify import Proposal, propose
 from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
-from airflow_lineage_governance.graph.asof import AsOf
+from airflow_lineage_governance.graph.asof import AsOf, stale_jobs
 from airflow_lineage_governance.graph.build import Edge, LineageGraph, build_graph
 from airflow_lineage_governance.graph.errors import EventSourceError
 from airflow_lineage_governance.graph.events import (
@@ -25,6 +25,7 @@ from airflow_lineage_governance.graph.events import (
 from airflow_lineage_governance.graph.history import LineageHistory, graph_as_of
 from airflow_lineage_governance.graph.impact import Impact, Provenance, column_asked, downstream, upstream
 from airflow_lineage_governance.graph.store import HistoryStore
+from airflow_lineage_governance.graph.trace import Contaminated, Origin, snapshot_asked, trace_back, trace_forward
 from airflow_lineage_governance.kinds import EdgeSource, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
@@ -101,12 +102,29 @@ class Governance:
             return self.graph
         return AsOf(self.history, at, active_since)
 
+    def trace(self, snapshot: str, forward: bool = False) -> Origin | list[Contaminated]:
+        """Returns the origin of `namespace.table@SNAPSHOT` (backwards to the sources), or with `forward` every
+        output snapshot that read it, directly or not, with owner and tier; raises SnapshotNotInLineageError."""
+        table, version = snapshot_asked(snapshot)
+        if not forward:
+            return trace_back(self.history, table, version)
+
+        def about(table: TableRef) -> tuple[str | None, int | None]:
+            known = self.metadata.tables.get(table)
+            return (known.owner, known.tier) if known is not None else (None, None)
+
+        return trace_forward(self.history, table, version, about)
+
     def as_of(self, at: datetime | None) -> Governance:
         """Returns the governance whose graph (and so proposals and checks) is the graph as of `at` (None: this
         one, as of now)."""
         if at is None:
             return self
         return replace(self, graph=graph_as_of(self.history, at))
+
+    def stale_jobs(self, at: datetime | None = None, active_since: timedelta | None = None) -> list[str]:
+        """Returns the jobs whose latest run as of `at` is older than `active_since` before it, sorted."""
+        return stale_jobs(self.history, at, active_since)
 
     def impact(self, column: ColumnRef | str, at: datetime | None = None,
                active_since: timedelta | None = None) -> Impact:

@@ -6,9 +6,10 @@ hash, source, staleness) comes from the run record that stated it.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
 from airflow_lineage_governance.graph.history import LineageHistory, RunRecord, Shape
@@ -70,8 +71,7 @@ class AsOf:
                  sources: tuple[EdgeSource, ...] = EVERY_SOURCE) -> None:
         self.history, self.at, self.active_since = history, at, active_since
         self.sources = frozenset(sources)
-        latest = at or max((r[-1].event.at for r in history.runs.values()), default=None)
-        self.stale_before = latest - active_since if latest is not None and active_since is not None else None
+        self.stale_before = (at or datetime.now(UTC)) - active_since if active_since is not None else None
         self._chosen: dict[str, RunRecord | None] = {}
 
     def run_of(self, job: str) -> RunRecord | None:
@@ -177,6 +177,23 @@ class AsOf:
         chosen = [r for r in (self.run_of(job) for job in self.history.writers_of.get(table, ()))
                   if r is not None and table in r.shape.outputs]
         return max(chosen, key=lambda r: r.event.order, default=None)
+
+
+DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([wdhms])\s*$")
+UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(text: str) -> timedelta | None:
+    """Returns the duration `7d`, `36h`, `90m`, `2w` or `30s` names, or None when the text is none of those."""
+    found = DURATION.match(text)
+    return timedelta(seconds=float(found.group(1)) * UNITS[found.group(2)]) if found else None
+
+
+def stale_jobs(history: LineageHistory, at: datetime | None, active_since: timedelta | None) -> list[str]:
+    """Returns the jobs whose latest COMPLETE as of `at` (None: now) is older than `active_since` before it
+    (their edges are stale), sorted; none without a window."""
+    view = AsOf(history, at, active_since)
+    return sorted(job for job in history.runs if view.is_stale(view.run_of(job)))
 
 
 def view_of(lineage: LineageGraph | AsOf) -> AsOf | None:
