@@ -155,10 +155,10 @@ class AsOf:
             if shape.static is not None or self._current(edge, shape):
                 continue
             key = (edge.source, edge.target, edge.type, edge.subtype, edge.job)
-            if key in found:
-                continue
             record = self._last_with(edge.job, shape)
-            if record is not None:
+            known = found.get(key)
+            if record is not None and (known is None or known.record is None
+                                       or record.event.order > known.record.event.order):
                 found[key] = Evidence(edge, record, True)
         return sorted(found.values(), key=lambda e: (str(e.edge.target), e.edge.type, e.edge.subtype, e.edge.job))
 

@@ -16,7 +16,7 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -97,17 +97,6 @@ class RunRecord:
                 **({"owner": self.owner, "reason": self.reason} if self.source is not EdgeSource.OBSERVED else {})}
 
 
-def _facet(dataset: dict[str, Any], name: str) -> Any:
-    facets = dataset.get("facets")
-    return facets.get(name) if type(facets) is dict else None
-
-
-def _version(dataset: dict[str, Any]) -> str | None:
-    version = _facet(dataset, "version")
-    found = version.get("datasetVersion") if type(version) is dict else None
-    return found if type(found) is str else None
-
-
 class LineageHistory:
     """Every COMPLETE run of every job, per job in time order, with indexes by snapshot written and read.
 
@@ -145,35 +134,44 @@ class LineageHistory:
         self._tables[name] = ref
         return ref
 
-    def _versions(self, datasets: Any) -> tuple[Versions, list[Any]]:
-        """Returns the (table, snapshot) of each dataset of our namespace, and the parts a shape is compared on."""
+    def _versions(self, datasets: Any, lineage: list[Any] | None) -> tuple[Versions, list[Any]]:
+        """Returns the (table, snapshot) of each dataset of our namespace, and its name, namespace and schema (the
+        parts a shape is keyed on); appends each dataset's lineage facet to `lineage` when given."""
         if type(datasets) is not list:
             return (), [datasets]
-        versions, signature = [], []
+        versions, keys = [], []
         namespace = self.namespace
         for dataset in datasets:
             if type(dataset) is not dict:
-                signature.append(dataset)
+                keys.append(dataset)
                 continue
-            name = dataset.get("name")
-            facets = dataset.get("facets")
+            name, space, facets = dataset.get("name"), dataset.get("namespace"), dataset.get("facets")
             if type(facets) is dict:
-                signature.append((name, dataset.get("namespace"), facets.get("schema"), facets.get("columnLineage")))
+                keys.append((name, space, facets.get("schema")))
+                if lineage is not None:
+                    lineage.append(facets.get("columnLineage"))
+                found = facets.get("version")
+                version = found.get("datasetVersion") if type(found) is dict else None
             else:
-                signature.append((name, dataset.get("namespace"), facets))
-            if type(name) is not str or (namespace is not None and dataset.get("namespace") != namespace):
+                keys.append((name, space, facets))
+                version = None
+            if type(name) is not str or (namespace is not None and space != namespace):
                 continue
-            table = self._table(name)
+            table = self._tables.get(name) if name in self._tables else self._table(name)
             if table is not None:
-                versions.append((table, _version(dataset)))
-        return tuple(versions), signature
+                versions.append((table, version if type(version) is str else None))
+        return tuple(versions), keys
 
-    def _sql(self, raw: dict[str, Any]) -> str | None:
+    @staticmethod
+    def _query(raw: dict[str, Any]) -> str | None:
         job = raw.get("job")
         facets = job.get("facets") if type(job) is dict else None
         sql = facets.get("sql") if type(facets) is dict else None
         query = sql.get("query") if type(sql) is dict else None
-        if type(query) is not str:
+        return query if type(query) is str else None
+
+    def _hash(self, query: str | None) -> str | None:
+        if query is None:
             return None
         known = self._hashes.get(query)
         if known is None:
@@ -182,30 +180,41 @@ class LineageHistory:
 
     def add(self, event: RunEvent) -> RunRecord | None:
         """Keeps a COMPLETE event (one that still holds its `raw` JSON) as a run record and returns it; any other
-        event is left out (None). Its lineage is built only when it differs from the job's latest shape."""
+        event is left out (None). Its lineage is built only when it differs from the job's earlier shapes: with
+        an SQL facet, a shape is keyed by the statement, the datasets' names and their schemas (lineage read from
+        SQL is a function of those; comparing every lineage facet in full would cost as much as parsing the
+        event); without one, by those and the lineage facets in full."""
         raw = event.raw
         if event.event_type != COMPLETE or raw is None:
             return None
-        inputs, seen_in = self._versions(raw.get("inputs"))
-        outputs, seen_out = self._versions(raw.get("outputs"))
-        signature = (seen_in, seen_out)
+        query = self._query(raw)
+        code = self._hash(query)
+        lineage: list[Any] | None = [] if query is None else None
+        inputs, keys_in = self._versions(raw.get("inputs"), None)
+        outputs, keys_out = self._versions(raw.get("outputs"), lineage)
+        signature = (code, keys_in, keys_out, lineage)
         job = event.job_name
         shapes = self._shapes.get(job)
         if shapes is None:
             shapes = self._shapes[job] = []
-        shape = next((known for known in shapes if known.signature == signature), None)
+        shape = None
+        for known in shapes:
+            if known.signature == signature:
+                shape = known
+                break
         if shape is None:
             shape = self._shape(event, signature)
             shapes.insert(0, shape)
             self._index(shape, job)
-        record = RunRecord(event, shape, self._sql(raw), inputs, outputs)
+        record = RunRecord(event, shape, code, inputs, outputs)
         self._insert(job, record)
-        for table, version in outputs:
-            if version is not None:
-                self.writers[(table, version)] = record
-        for table, version in inputs:
-            if version is not None:
-                self.readers[(table, version)].append(record)
+        writers, readers = self.writers, self.readers
+        for key in outputs:
+            if key[1] is not None:
+                writers[key] = record  # type: ignore[index]
+        for key in inputs:
+            if key[1] is not None:
+                readers[key].append(record)  # type: ignore[index]
         self.events += 1
         return record
 
@@ -226,7 +235,7 @@ class LineageHistory:
     def _shape(self, event: RunEvent, signature: Any) -> Shape:
         scratch = LineageGraph()
         added: list[Edge] = []
-        scratch._add = added.append  # type: ignore[method-assign]  # every edge, in the event's order
+        scratch._add = added.append  # type: ignore[method-assign,assignment]  # every edge, in the event's order
         _add_event(scratch, event, self.namespace)
         columns = {table: list(names) for table, names in scratch.table_columns.items()}
         names = {table: scratch.name_of(table) for table in columns}

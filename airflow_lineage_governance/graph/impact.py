@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.asof import AsOf, Evidence, view_of, weakest
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
-from airflow_lineage_governance.graph.history import RunRecord
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
+from airflow_lineage_governance.graph.history import RunRecord
 from airflow_lineage_governance.kinds import Confidence, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 

@@ -103,7 +103,8 @@ class _Chained:
 
     def raw_events(self, report: ReadReport) -> Iterator[Any]:
         store = self.store
-        since = parse_time(store.since()) if store.since() else None
+        start = store.since()
+        since = parse_time(start) if start is not None else None
         for raw in FileEventSource(store.events_path).raw_events(report):
             if since is not None and isinstance(raw, dict):
                 at = parse_time(str(raw.get("eventTime")))
