@@ -147,7 +147,9 @@ def test_cli_impact_json_and_text(platform_run):
     done = cli("impact", "crm.learners.email", "--events", str(run.events_path), "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["values"] == ["marketing.audience.email"] and data["rows"] == []
+    assert data["values"] == ["marketing.audience.email", "marketing.campaign_list.email"] and data["rows"] == []
+    assert {c: r["confidence"] for c, r in data["reached"].items()} == {  # issue 15: the export is declared
+        "marketing.audience.email": "observed", "marketing.campaign_list.email": "declared"}
     assert data["paths"]["marketing.audience.email"] == [{"source": "crm.learners.email",
                                                           "target": "marketing.audience.email", "type": "DIRECT",
                                                           "subtype": "IDENTITY", "masking": False,
