@@ -17,7 +17,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from airflow_lineage_governance.errors import InvalidNameError
@@ -347,9 +347,3 @@ def graph_as_of(history: LineageHistory, at: datetime | None = None, *,
             lineage.runs.setdefault(record.job, record)
             _merge(lineage, record)
     return lineage
-
-
-def now() -> datetime:
-    """Returns the current time, aware (UTC)."""
-    return datetime.now(UTC)
-
