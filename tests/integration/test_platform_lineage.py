@@ -76,9 +76,14 @@ def test_a_staging_complete_of_the_same_job_changes_no_finding(platform_run, tmp
 
 def test_email_reaches_only_the_audience_email(governance):
     impact = governance.impact(C("crm.learners.email"))
-    assert impact.values == [C("marketing.audience.email")]
-    assert impact.columns_reached == [C("marketing.audience.email")]
+    observed = [c for c in impact.columns_reached if impact.reached[c].confidence == "observed"]
+    assert observed == [C("marketing.audience.email")]
     assert [(e.type, e.subtype) for e in impact.paths[C("marketing.audience.email")]] == [("DIRECT", "IDENTITY")]
+    # issue 15: the campaign export sends no events; its [[declared]] lineage in metadata.toml carries on, as
+    # `declared`, so the email's reach into the campaign list stays a candidate, not silently missing
+    assert impact.values == [C("marketing.audience.email"), C("marketing.campaign_list.email")]
+    declared = impact.reached[C("marketing.campaign_list.email")]
+    assert declared.confidence == "declared" and declared.hops[-1].record.owner == "marketing-team"
 
 
 def test_consent_reaches_no_values_but_every_audience_row(governance):
@@ -94,7 +99,11 @@ def test_consent_reaches_no_values_but_every_audience_row(governance):
 def test_category_reaches_two_values_and_more_in_all(governance):
     impact = governance.impact(C("learning.courses.category"))
     assert names(impact.values) == ["analytics.course_performance.category", "marketing.audience.favourite_category"]
-    assert len(impact.columns_reached) == 12
+    observed = [c for c in impact.columns_reached if impact.reached[c].confidence == "observed"]
+    assert len(observed) == 12
+    declared = [c for c in impact.columns_reached if c not in observed]  # issue 15: the export's [[declared]]
+    assert names(declared) == [f"marketing.campaign_list.{c}" for c in ("email", "full_name", "learner_id")]
+    assert all(impact.reached[c].confidence == "declared" for c in declared)
     assert impact.owners[TableRef.parse("analytics.course_performance")] == "analytics-team"
     assert impact.score > len(impact.columns_reached)  # course_performance is tier 1
 
@@ -138,12 +147,15 @@ def test_cli_impact_json_and_text(platform_run):
     done = cli("impact", "crm.learners.email", "--events", str(run.events_path), "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["values"] == ["marketing.audience.email"] and data["rows"] == []
+    assert data["values"] == ["marketing.audience.email", "marketing.campaign_list.email"] and data["rows"] == []
+    assert {c: r["confidence"] for c, r in data["reached"].items()} == {  # issue 15: the export is declared
+        "marketing.audience.email": "observed", "marketing.campaign_list.email": "declared"}
     assert data["paths"]["marketing.audience.email"] == [{"source": "crm.learners.email",
                                                           "target": "marketing.audience.email", "type": "DIRECT",
                                                           "subtype": "IDENTITY", "masking": False,
                                                           "job": "platform_nightly.marketing_audience"}]
-    assert set(data) == {"column", "values", "rows", "columns_reached", "paths", "owners", "score"}
+    assert set(data) == {"column", "values", "rows", "columns_reached", "paths", "owners", "score",
+                         "reached", "retired", "reaches_itself", "as_of"}  # issue 15: evidence and time added
     text = cli("impact", "crm.learners.marketing_consent", "--events", str(run.events_path))
     assert "0 columns through values" in text.stdout and "every row can change: marketing.audience" in text.stdout
 
@@ -162,7 +174,8 @@ def test_cli_upstream_propose_and_gate(platform_run, tmp_path):
     assert "crm.learners.marketing_consent" in json.loads(upstream.stdout)["sources"]
     proposals = json.loads(cli("propose", "--events", str(run.events_path), "--json").stdout)
     assert {"column": "ai.review_corpus.body", "proposed": "personal", "declared": None,
-            "decided_by": {"source": "learning.reviews.body", "type": "DIRECT", "subtype": "IDENTITY"}} in proposals
+            "decided_by": {"source": "learning.reviews.body", "type": "DIRECT", "subtype": "IDENTITY"},
+            "stale": False} in proposals  # issue 15: `stale` added (no --active-since: never stale)
     from tests.integration.sandbox import REPO
 
     before = REPO / "dags" / "sql" / "course_performance.sql"
