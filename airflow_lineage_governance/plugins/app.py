@@ -155,8 +155,8 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
             else:
                 _check_reach(loaded.governance.graph, [*impact.owners], may_read)
                 values.update(impact=impact, score=f"{impact.score:g}", picture=picture, hidden=hidden,
-                              reached=reached, more=max(0, len(impact.columns_reached)
-                                                                                    - MAX_LISTED),
+                              reached=reached, more=max(0, len(impact.columns_reached) - MAX_LISTED),
+                              observed=_observed_count(impact),
                               json_href="impact.json?" + urlencode({"column": column}))
         return _html(render("impact.html", **values))
 
@@ -267,6 +267,13 @@ def _check_reach(graph: LineageGraph, tables: list[TableRef], may_read: DagFilte
         raise HTTPException(403, f"the impact reaches tables written by DAGs you may not read ({', '.join(hidden)})")
 
 
+def _observed_count(impact: Any) -> int:
+    """Returns how many reached columns every hop of whose path an event observed (the rest are candidates:
+    reached through declared or designed lineage)."""
+    reached = impact.reached
+    return sum(1 for c in impact.columns_reached if c not in reached or reached[c].confidence == "observed")
+
+
 def _reached(governance: Any, impact: Any) -> list[dict[str, Any]]:
     values = set(impact.values)
     tables = governance.metadata.tables
@@ -274,7 +281,10 @@ def _reached(governance: Any, impact: Any) -> list[dict[str, Any]]:
     for column in impact.columns_reached[:MAX_LISTED]:
         path = impact.paths[column]
         meta = tables.get(column.table)
+        evidence = impact.reached.get(column)
         found.append({"column": str(column), "how": "values" if column in values else "rows",
+                      "confidence": str(evidence.confidence) if evidence else "observed",
+                      "stale": bool(evidence and evidence.stale),
                       "owner": impact.owners.get(column.table), "tier": meta.tier if meta else None,
                       "path": " -> ".join([str(path[0].source), *(f"{e.target} ({e.type} {e.subtype})" for e in path)])
                       if path else ""})

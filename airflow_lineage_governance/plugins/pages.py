@@ -131,10 +131,13 @@ TEMPLATES = {
 {% if problem %}<p class="panel error">{{ problem }}</p>{% endif %}
 {% if impact %}<p><b>{{ impact.column }}</b>: {{ impact.values|length }} columns through values,
 {{ impact.rows|length }} tables through rows,
-<span class="reached">{{ impact.columns_reached|length }} columns reached</span>;
+<span class="reached">{{ observed }} columns reached</span>{% if impact.columns_reached|length > observed %},
+<span class="candidates">{{ impact.columns_reached|length - observed }} more through declared or designed lineage
+(candidates to investigate)</span>{% endif %};
 blast-radius score <b>{{ score }}</b> &middot; <a href="{{ json_href }}">JSON</a></p>
-<table class="reached"><tr><th>Column reached</th><th>How</th><th>Owner</th><th>Tier</th><th>Path</th></tr>
-{% for r in reached %}<tr class="reached-column"><td class="mono">{{ r.column }}</td><td>{{ r.how }}</td>
+<table class="reached"><tr><th>Column reached</th><th>How</th><th>Evidence</th><th>Owner</th><th>Tier</th><th>Path</th>
+</tr>{% for r in reached %}<tr class="reached-column {{ r.confidence }}"><td class="mono">{{ r.column }}</td>
+<td>{{ r.how }}</td><td>{{ r.confidence }}{{ ', stale' if r.stale else '' }}</td>
 <td>{{ r.owner or '—' }}</td><td>{{ r.tier or '—' }}</td><td class="mono muted">{{ r.path }}</td></tr>{% endfor %}
 </table>{% if more %}<p class="muted">{{ more }} more columns reached: see the <a href="{{ json_href }}">JSON</a>.</p>
 {% endif %}
