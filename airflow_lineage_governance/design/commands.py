@@ -26,14 +26,9 @@ def read_design(folder: str | Path, catalog_folder: str | Path, logical_date: da
     read against the schema of the local catalog in `catalog_folder`. Raises BadInput for a missing catalog and
     DagsFolderError for a missing folder."""
     from airflow_lineage_governance.cli import _existing_catalog
-    from airflow_lineage_governance.design.dagbag import dags_folder_sql
-    from airflow_lineage_governance.graph.design import design_lineage
-    from airflow_lineage_governance.iceberg.catalog import lineage_schema
+    from airflow_lineage_governance.design.dagbag import catalog_design
 
-    catalog = _existing_catalog(catalog_folder)
-    found = dags_folder_sql(folder, logical_date)
-    return design_lineage(found.tasks, lineage_schema(catalog), import_errors=found.import_errors,
-                          dag_ids=found.dag_ids, other_tasks=found.other_tasks, logical_date=logical_date.isoformat())
+    return catalog_design(folder, _existing_catalog(catalog_folder), logical_date)
 
 
 def design_lines(design: Design) -> list[str]:
@@ -72,7 +67,8 @@ def diff_lines(diff: DesignDiff) -> list[str]:
         lines.append(f"{title}:")
         for difference in jobs:
             lines.append(f"  {difference.job}: {difference.reason}")
-            lines.extend(f"    {edge.line()}" for edge in (*difference.dataset_edges, *difference.column_edges))
+            lines.extend(f"    {edge.line()}" for edge in difference.dataset_edges)
+            lines.extend(f"    {edge.line()}" for edge in difference.column_edges)
         lines.extend(f"  table {t.table}: {t.reason}" for t in tables)
     if diff.not_compared:
         lines.append("Not compared (the design cannot be read):")

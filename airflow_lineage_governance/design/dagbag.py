@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow_lineage_governance.errors import LineageGovernanceError
-from airflow_lineage_governance.graph.design import TaskSql
+from airflow_lineage_governance.graph.design import Design, TaskSql
 
 
 class DagsFolderError(LineageGovernanceError):
@@ -109,3 +109,14 @@ def dags_folder_sql(folder: str | Path, logical_date: datetime) -> DagsFolderSql
                 others.append(f"{dag_id}.{task.task_id}")
     errors = {str(file): _last_line(error) for file, error in bag.import_errors.items()}
     return DagsFolderSql(tasks, sorted(bag.dags), others, errors)
+
+
+def catalog_design(folder: str | Path, catalog: Any, logical_date: datetime) -> Design:
+    """Returns the design of the DAGs in `folder` (`dags_folder_sql` for `logical_date`), each task's lineage read
+    against the schemas of the pyiceberg `catalog`. Raises DagsFolderError for a missing folder."""
+    from airflow_lineage_governance.graph.design import design_lineage
+    from airflow_lineage_governance.iceberg.catalog import lineage_schema
+
+    found = dags_folder_sql(folder, logical_date)
+    return design_lineage(found.tasks, lineage_schema(catalog), import_errors=found.import_errors,
+                          dag_ids=found.dag_ids, other_tasks=found.other_tasks, logical_date=logical_date.isoformat())
