@@ -162,45 +162,103 @@ def _edges(path) -> str:
     return " -> ".join([str(path[0].source), *(f"{e.target} ({e.type} {e.subtype})" for e in path)]) if path else ""
 
 
+def _when(args: argparse.Namespace):
+    """Returns --as-of as an aware datetime (None: now) and --active-since as a timedelta (None: no window);
+    raises BadInput for text that is neither."""
+    from airflow_lineage_governance.graph.asof import parse_duration
+    from airflow_lineage_governance.graph.events import parse_time
+
+    at = parse_time(args.as_of) if getattr(args, "as_of", None) else None
+    if getattr(args, "as_of", None) and at is None:
+        raise BadInput(f"--as-of {args.as_of!r}: not an ISO 8601 time; write e.g. 2030-01-31T00:00:00Z.")
+    window = parse_duration(args.active_since) if getattr(args, "active_since", None) else None
+    if getattr(args, "active_since", None) and window is None:
+        raise BadInput(f"--active-since {args.active_since!r}: not a duration; write e.g. 7d, 36h or 90m.")
+    return at, window
+
+
+def _mark(reached) -> str:
+    """Returns a reached column's confidence and staleness at a glance: `[observed]`, `[declared, STALE]`."""
+    return f"[{reached.confidence}{', STALE' if reached.stale else ''}]" if reached is not None else ""
+
+
+def _retired_lines(retired) -> list[str]:
+    return [f"  retired (stale): {e.edge.source} -> {e.edge.target} ({e.edge.type} {e.edge.subtype}) by "
+            f"{e.edge.job}, last stated by run {e.record.event.run_id} at {e.record.event.event_time}"
+            for e in retired if e.record is not None]
+
+
 def cmd_impact(args: argparse.Namespace) -> int:
-    """Prints what a change to a column can reach."""
-    impact = _governance(args).impact(args.column)
+    """Prints what a change to a column can reach (as of --as-of), each column's confidence and staleness."""
+    at, window = _when(args)
+    impact = _governance(args).impact(args.column, at, window)
     if args.json:
         print(json.dumps(impact.to_dict(), indent=2))
         return 0
     say(f"{impact.column}: {len(impact.values)} columns through values, {len(impact.rows)} tables through "
-          f"rows, {len(impact.columns_reached)} columns in all; blast-radius score {impact.score:g}")
+          f"rows, {len(impact.columns_reached)} columns in all; blast-radius score {impact.score:g}"
+          + (f"; as of {impact.as_of}" if impact.as_of else ""))
     say("  values can change: " + (", ".join(map(str, impact.values)) or "none"))
     say("  every row can change: " + (", ".join(map(str, impact.rows)) or "none"))
+    if impact.reaches_itself:
+        say(f"  {impact.column} reaches itself: it is on a cycle (a job reads what it writes)")
     for column in impact.columns_reached:
-        say(f"  {column}: {_edges(impact.paths[column])}")
+        say(f"  {column} {_mark(impact.reached.get(column))}: {_edges(impact.paths[column])}")
+    for line in _retired_lines(impact.retired):
+        say(line)
     say("  owners: " + (", ".join(f"{t} ({o or 'no owner'})" for t, o in impact.owners.items()) or "none"))
     return 0
 
 
 def cmd_upstream(args: argparse.Namespace) -> int:
-    """Prints where a column comes from."""
-    provenance = _governance(args).provenance(args.column)
+    """Prints where a column comes from (as of --as-of), each source's confidence and staleness."""
+    at, window = _when(args)
+    provenance = _governance(args).provenance(args.column, at, window)
     if args.json:
         print(json.dumps(provenance.to_dict(), indent=2))
         return 0
-    say(f"{provenance.column} depends on {len(provenance.sources)} columns:")
+    say(f"{provenance.column} depends on {len(provenance.sources)} columns:"
+        + (f" (as of {provenance.as_of})" if provenance.as_of else ""))
     for source in provenance.sources:
-        say(f"  {_edges(provenance.paths[source])}")
+        say(f"  {_mark(provenance.reached.get(source))} {_edges(provenance.paths[source])}")
+    return 0
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    """Prints where a table's snapshot came from (runs, tries, SQL hashes, input snapshots, to the sources), or
+    with --forward every output snapshot that read it, directly or not, with run, owner and tier."""
+    found = _governance(args).trace(args.snapshot, args.forward)
+    if args.json:
+        data = [c.to_dict() for c in found] if isinstance(found, list) else found.to_dict()
+        print(json.dumps({"snapshot": args.snapshot, "forward" if args.forward else "origin": data}, indent=2))
+        return 0
+    if isinstance(found, list):
+        say(f"{args.snapshot}: {len(found)} output snapshots read it, directly or through others:")
+        for contaminated in found:
+            say(f"  {contaminated.line()}")
+        return 0
+    for line in found.lines():
+        say(line)
     return 0
 
 
 def cmd_propose(args: argparse.Namespace) -> int:
-    """Prints the proposed class of every written column."""
-    proposals = _governance(args).proposals
+    """Prints the proposed class of every written column (as of --as-of); a class decided through a stale
+    job's edge says so."""
+    at, window = _when(args)
+    governance = _governance(args)
+    proposals = governance.as_of(at).proposals
+    stale = set(governance.stale_jobs(at, window))
     if args.json:
-        print(json.dumps([p.to_dict() for p in proposals.values()], indent=2))
+        print(json.dumps([{**p.to_dict(), "stale": bool(p.decided_by and p.decided_by.job in stale)}
+                          for p in proposals.values()], indent=2))
         return 0
     for proposal in proposals.values():
         decided = proposal.decided_by
         why = f"from {decided.source} ({decided.type} {decided.subtype})" if decided else "no classified input"
         declared = f", declared {proposal.declared}" if proposal.declared else ""
-        say(f"{proposal.column}: {proposal.proposed or 'unknown'}{declared}, {why}")
+        mark = " [STALE]" if decided and decided.job in stale else ""
+        say(f"{proposal.column}: {proposal.proposed or 'unknown'}{declared}, {why}{mark}")
     return 0
 
 
@@ -209,15 +267,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     from airflow_lineage_governance.governance.checks import run_checks
     from airflow_lineage_governance.iceberg.catalog import table_names
 
+    at, window = _when(args)
     catalog = _existing_catalog(args.catalog)
-    governance = _governance(args)
+    loaded = _governance(args)
+    governance = loaded.as_of(at)
     findings = run_checks(governance, table_names(catalog))
+    stale = loaded.stale_jobs(at, window)
     if args.json:
-        print(json.dumps({"findings": [f.to_dict() for f in findings], "events": governance.report.to_dict()},
-                         indent=2))
+        print(json.dumps({"findings": [f.to_dict() for f in findings], "events": governance.report.to_dict(),
+                          "stale_jobs": stale}, indent=2))
     else:
         for finding in findings:
             say(finding.line())
+        if stale:
+            say(f"stale (no COMPLETE within --active-since {args.active_since}): {', '.join(stale)}")
         read = governance.report
         say(f"{len(findings)} findings; events read {read.events}, malformed {read.malformed + read.truncated}"
             + (f", of other job namespaces {read.other_namespace} (left out)" if read.other_namespace else ""))
@@ -265,6 +328,14 @@ def _governance_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--json", action="store_true")
 
 
+def _time_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--as-of", help="answer from each job's latest COMPLETE at or before this ISO 8601 time "
+                                         "(default: now)")
+    command.add_argument("--active-since", metavar="DURATION",
+                         help="edges whose last run is older than this before --as-of (e.g. 7d, 36h) are "
+                              "reported as stale, not dropped")
+
+
 def _template_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--logical-date", help="the logical date the SQL templates are rendered for, ISO 8601 "
                                                 "(default: midnight UTC today); gives ds, ts, logical_date, "
@@ -293,12 +364,21 @@ def parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=text)
         command.add_argument("column", help="namespace.table.column")
         _governance_options(command)
+        _time_options(command)
         command.set_defaults(run=run)
+    command = commands.add_parser("trace", help="the runs and input snapshots a table's snapshot came from")
+    command.add_argument("snapshot", help="namespace.table@SNAPSHOT_ID (a datasetVersion of the version facet)")
+    command.add_argument("--forward", action="store_true",
+                         help="list every output snapshot that read it, directly or through others")
+    _governance_options(command)
+    command.set_defaults(run=cmd_trace)
     command = commands.add_parser("propose", help="proposed classes of every written column")
     _governance_options(command)
+    _time_options(command)
     command.set_defaults(run=cmd_propose)
     command = commands.add_parser("check", help="understated classes, unaccounted tables, missing metadata")
     _governance_options(command)
+    _time_options(command)
     command.add_argument("--catalog", help=f"a local Iceberg catalog folder (default: [{settings.SECTION}] "
                                            "catalog_folder)")
     command.set_defaults(run=cmd_check)

@@ -73,3 +73,27 @@ class FindingKind(StrEnum):
 WARNINGS = frozenset({FindingKind.MISSING_METADATA, FindingKind.DESIGNED_NOT_OBSERVED,
                       FindingKind.OBSERVED_NOT_DESIGNED, FindingKind.SQL_HASH_MISMATCH})
 """The finding kinds that are reported only; every other kind fails the governance run."""
+
+
+class EdgeSource(StrEnum):
+    """Where a lineage edge comes from: a received event (observed), a person's `[[declared]]` block in
+    metadata.toml for an uninstrumented job (declared), or the SQL of the DAG files read without running
+    (designed)."""
+
+    OBSERVED = "observed"
+    DECLARED = "declared"
+    DESIGNED = "designed"
+
+
+class Confidence(StrEnum):
+    """How sure an answer reached through a path is: `observed` only when every hop is, else its weakest hop's
+    source; `uncertain` when a hop's evidence is unknown."""
+
+    OBSERVED = "observed"
+    DECLARED = "declared"
+    DESIGNED = "designed"
+    UNCERTAIN = "uncertain"
+
+
+CONFIDENCE_RANK = {Confidence.OBSERVED: 0, Confidence.DECLARED: 1, Confidence.DESIGNED: 2, Confidence.UNCERTAIN: 3}
+"""How weak a confidence is (higher is weaker): a path's confidence is its weakest hop's."""

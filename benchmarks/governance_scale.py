@@ -1,9 +1,13 @@
 """Governance at scale: synthetic COMPLETE events for 10,000 jobs x 10 runs (100,000 events, about 1M edges).
 
     .venv/bin/python benchmarks/governance_scale.py
+    .venv/bin/python benchmarks/governance_scale.py --history [--events 1000000]   # issue 15
 
 Measures, in one run: `json.loads` of every line (the floor); then reading + graph + propose + understated +
 unaccounted; then impact queries on 1,000 random columns. Prints the peak memory of the process.
+
+`--history` measures lineage with time instead (benchmarks/history_scale.py): 10,000 jobs, one COMPLETE per job
+per day over 100 days (1,000,000 events; `--events N` for fewer, N/100 jobs).
 """
 
 from __future__ import annotations
@@ -125,4 +129,9 @@ def rng_class(table: int, column: int) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    if "--history" in sys.argv:
+        from benchmarks.history_scale import main as history_main
+
+        history_main(sys.argv[1:])
+    else:
+        main()

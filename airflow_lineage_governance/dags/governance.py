@@ -36,15 +36,18 @@ def governance_dag(dag_id: str, target_dag_id: str, *, schedule: Any, start_date
 
         @task
         def run_checks(verdict: dict[str, Any], **context: Any) -> dict[str, Any]:
-            """Runs every check over the received lineage; returns the report as data."""
+            """Runs every check over the received lineage; returns the report as data. A Marquez source is read
+            incrementally: the lineage history is kept under the report folder (`<dag_id>/lineage-history`:
+            the events read so far and the watermark), and only events after the watermark are asked for."""
             from airflow_lineage_governance.governance.nightly import nightly_report
             from airflow_lineage_governance.governance.session import Governance
             from airflow_lineage_governance.hooks.iceberg import IcebergHook
             from airflow_lineage_governance.iceberg.catalog import table_names
 
+            store = settings.report_folder() / context["dag"].dag_id.replace("/", "_") / "lineage-history"
             governance, problem = Governance.load_tolerant(verdict.get("events") or default_event_source(),
                                                            job_namespaces=verdict.get("job_namespace")
-                                                           or default_job_namespace())
+                                                           or default_job_namespace(), store=store)
             catalog = IcebergHook(iceberg_conn_id).get_conn()
             report = nightly_report(verdict, governance, table_names(catalog), dag_id=context["dag"].dag_id,
                                     run_id=context["run_id"], logical_date=context["logical_date"].isoformat(),

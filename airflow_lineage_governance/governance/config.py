@@ -31,10 +31,25 @@ class TableMetadata:
 
 
 @dataclass(frozen=True)
+class DeclaredLineage:
+    """A `[[declared]]` block of metadata.toml: the lineage of a job that sends no events, as a person states
+    it, with its owner and the reason. `columns` maps an output column to the input columns it is made from;
+    with no columns, every input shapes every output (dataset-level)."""
+
+    job: str
+    owner: str
+    reason: str
+    inputs: tuple[TableRef, ...]
+    outputs: tuple[TableRef, ...]
+    columns: dict[ColumnRef, tuple[ColumnRef, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Metadata:
-    """Every table metadata.toml declares, by its ref."""
+    """Every table metadata.toml declares, by its ref, and the declared lineage of uninstrumented jobs."""
 
     tables: dict[TableRef, TableMetadata]
+    declarations: tuple[DeclaredLineage, ...] = ()
 
     def declared(self) -> dict[ColumnRef, str]:
         """Returns every declared column class as `{column: class}`."""
@@ -171,4 +186,40 @@ def load_metadata(path: str | Path | None = None, rules: Rules | None = None) ->
             tier=_expect(tier, int, path, f"{key}.tier", "a whole number") if tier is not None else None,
             columns=dict(columns),
         )
-    return Metadata(tables)
+    blocks = _expect(data.get("declared", []), list, path, "declared", "an array of [[declared]] blocks")
+    return Metadata(tables, tuple(_declared(block, path, f"declared[{n}]") for n, block in enumerate(blocks)))
+
+
+def _refs(value: Any, path: Path, key: str, parse: Any, wanted: str) -> tuple[Any, ...]:
+    items = _expect(value, list, path, key, f"a list of {wanted} names")
+    try:
+        return tuple(parse(_expect(item, str, path, key, f"a list of {wanted} names")) for item in items)
+    except InvalidNameError:
+        raise GovernanceConfigError(path, key, f"every {wanted} must be named namespace.table"
+                                    + (".column" if wanted == "column" else "")) from None
+
+
+def _declared(block: Any, path: Path, key: str) -> DeclaredLineage:
+    """Returns one `[[declared]]` block; raises GovernanceConfigError naming the key at fault."""
+    _expect(block, dict, path, key, "a table")
+    texts = {}
+    for name in ("job", "owner", "reason"):
+        value = block.get(name)
+        if not isinstance(value, str) or not value.strip():
+            raise GovernanceConfigError(path, f"{key}.{name}", "must be given as a non-empty string "
+                                        "(declared lineage names its job, who vouches for it, and why)")
+        texts[name] = value
+    inputs = _refs(block.get("inputs", []), path, f"{key}.inputs", TableRef.parse, "table")
+    outputs = _refs(block.get("outputs", []), path, f"{key}.outputs", TableRef.parse, "table")
+    if not inputs or not outputs:
+        raise GovernanceConfigError(path, key, "must list the job's inputs and outputs (tables)")
+    columns: dict[ColumnRef, tuple[ColumnRef, ...]] = {}
+    for target, sources in _expect(block.get("columns", {}), dict, path, f"{key}.columns",
+                                   "a table of output column = [input columns]").items():
+        where = f'{key}.columns."{target}"'
+        (column,) = _refs([target], path, where, ColumnRef.parse, "column")
+        found = _refs(sources, path, where, ColumnRef.parse, "column")
+        if column.table not in outputs or any(s.table not in inputs for s in found):
+            raise GovernanceConfigError(path, where, "must map a column of an output to columns of the inputs")
+        columns[column] = found
+    return DeclaredLineage(texts["job"], texts["owner"], texts["reason"], inputs, outputs, columns)

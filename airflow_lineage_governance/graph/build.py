@@ -3,7 +3,8 @@
 Nodes are columns (`ColumnRef`) and tables (`TableRef`). An edge runs from a source column to the column it
 feeds (column-level: DIRECT, or field-level INDIRECT), or to the table whose every row it shapes (the facet's
 `dataset` list: INDIRECT). Each edge carries type, subtype, masking, job, run and event time. The latest
-COMPLETE run of each job defines that job's edges: yesterday's edges of a changed job are gone.
+COMPLETE run of each job defines that job's edges: yesterday's edges of a changed job are gone from this graph
+(graph/history.py keeps every run, and gives the graph as of any time).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.events import COMPLETE, RunEvent
-from airflow_lineage_governance.kinds import EdgeType
+from airflow_lineage_governance.kinds import EdgeSource, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ class Edge(NamedTuple):
     job: str
     run_id: str
     event_time: str
+    source_kind: EdgeSource = EdgeSource.OBSERVED  # observed (an event), declared (a person) or designed (the SQL)
 
     @property
     def into_table(self) -> bool:
@@ -61,6 +63,11 @@ class LineageGraph:
     wrong_parts: int = 0  # parts of the events (datasets, fields, input fields, transformations) of the wrong
     # JSON shape, left out of the graph
     names: dict[Node, str] = field(default_factory=dict, repr=False)
+    runs: dict[str, Any] = field(default_factory=dict, repr=False)  # job -> the RunRecord its edges came from
+    # (graph_as_of fills it: the evidence of each edge)
+    declared_outputs: dict[TableRef, str] = field(default_factory=dict)  # table -> a declared or designed writer
+    history: Any = field(default=None, repr=False)  # the LineageHistory the graph was chosen from (graph_as_of)
+    at: Any = field(default=None, repr=False)  # the time it was chosen as of (None: now)
     _tables: dict[str, TableRef | None] = field(default_factory=dict, repr=False)  # dataset name -> its ref
     _columns: dict[str, dict[str, ColumnRef]] = field(default_factory=dict, repr=False)  # dataset name -> columns
     _out: dict[ColumnRef, list[Edge]] = field(default_factory=lambda: defaultdict(list), repr=False)

@@ -7,7 +7,7 @@ event types, duplicates and events of other namespaces are counted in a ReadRepo
 from __future__ import annotations
 
 import gc
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -180,13 +180,16 @@ def namespaces_of(job_namespaces: str | Iterable[str] | None) -> frozenset[str] 
 
 
 def read_events(source: EventSource, job_namespace: str | Iterable[str] | None = None,
-                report: ReadReport | None = None) -> tuple[list[RunEvent], ReadReport]:
+                report: ReadReport | None = None,
+                on_complete: Callable[[RunEvent], object] | None = None) -> tuple[list[RunEvent], ReadReport]:
     """Returns the good, distinct run events of `source` in the order read, and the report of what was left
     out. With `job_namespace` (one namespace or several), events of other job namespaces are counted in the
-    report (`other_namespace`) and left out: a same-named job of another deployment never replaces ours."""
+    report (`other_namespace`) and left out: a same-named job of another deployment never replaces ours.
+    `on_complete` is given every good, distinct COMPLETE while it still holds its whole JSON (`raw`), as read
+    (a LineageHistory keeps them all: `LineageHistory.add`)."""
     report = report or ReadReport(source=source.description)
     with paused_collection():
-        return _read(source, namespaces_of(job_namespace), report)
+        return _read(source, namespaces_of(job_namespace), report, on_complete)
 
 
 @contextmanager
@@ -203,8 +206,8 @@ def paused_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _read(source: EventSource, namespaces: Collection[str] | None,
-          report: ReadReport) -> tuple[list[RunEvent], ReadReport]:
+def _read(source: EventSource, namespaces: Collection[str] | None, report: ReadReport,
+          on_complete: Callable[[RunEvent], object] | None = None) -> tuple[list[RunEvent], ReadReport]:
     seen: set[tuple[str, str, datetime]] = set()
     events: list[RunEvent] = []
     latest: dict[tuple[str, str], int] = {}  # job -> index of its latest COMPLETE, the only events that keep `raw`
@@ -227,6 +230,8 @@ def _read(source: EventSource, namespaces: Collection[str] | None,
             continue
         seen.add(key)
         if event.event_type == COMPLETE:
+            if on_complete is not None:
+                on_complete(event)
             job = (event.job_namespace, event.job_name)
             known = latest.get(job)
             if known is None or event.order >= events[known].order:

@@ -205,6 +205,26 @@ def print_impact(events_path: str | Path) -> None:
               f"all; score {impact.score:g}")
 
 
+def print_trace(events_path: str | Path) -> None:
+    """Prints where the latest snapshot of analytics.course_performance came from: the run that wrote it, its
+    try and SQL hash, and the snapshot of each input it read (issue 15's incident trace)."""
+    from airflow_lineage_governance.governance.session import Governance
+    from airflow_lineage_governance.refs import TableRef
+
+    governance, problem = Governance.load_tolerant(events_path, rules_path=GOVERNANCE_FOLDER / "lineage.toml",
+                                                   metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
+                                                   job_namespaces=["platform"])
+    table = TableRef.parse("analytics.course_performance")
+    runs = governance.history.runs.get("platform_nightly.course_performance") or []
+    snapshot = runs[-1].wrote(table) if runs else None
+    if snapshot is None:
+        print(f"\nNo snapshot of {table} to trace" + (f" ({problem})" if problem else "") + ".")
+        return
+    print(f"\nTrace of {table}@{snapshot} (lineage-governance trace {table}@{snapshot}):")
+    for line in governance.trace(f"{table}@{snapshot}").lines(1):
+        print(line)
+
+
 def main() -> int:
     """Runs the demo; returns 0 when it ran, whatever the governance run found (1 when its catalog or Airflow's
     database cannot be had)."""
@@ -246,6 +266,7 @@ def run_demo(folder: Path, kind: str, catalog_properties: dict[str, str]) -> int
     code = airflow(["dags", "test", "lineage_governance", LOGICAL_DATE], env, folder / "lineage_governance.log")
     print_governance(folder, code)
     print_impact(events)
+    print_trace(events)
     print(f"\nDemo finished in {time.perf_counter() - started:.1f} s; its files are under {folder}")
     return 0
 

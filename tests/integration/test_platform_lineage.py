@@ -76,9 +76,14 @@ def test_a_staging_complete_of_the_same_job_changes_no_finding(platform_run, tmp
 
 def test_email_reaches_only_the_audience_email(governance):
     impact = governance.impact(C("crm.learners.email"))
-    assert impact.values == [C("marketing.audience.email")]
-    assert impact.columns_reached == [C("marketing.audience.email")]
+    observed = [c for c in impact.columns_reached if impact.reached[c].confidence == "observed"]
+    assert observed == [C("marketing.audience.email")]
     assert [(e.type, e.subtype) for e in impact.paths[C("marketing.audience.email")]] == [("DIRECT", "IDENTITY")]
+    # issue 15: the campaign export sends no events; its [[declared]] lineage in metadata.toml carries on, as
+    # `declared`, so the email's reach into the campaign list stays a candidate, not silently missing
+    assert impact.values == [C("marketing.audience.email"), C("marketing.campaign_list.email")]
+    declared = impact.reached[C("marketing.campaign_list.email")]
+    assert declared.confidence == "declared" and declared.hops[-1].record.owner == "marketing-team"
 
 
 def test_consent_reaches_no_values_but_every_audience_row(governance):
@@ -94,7 +99,11 @@ def test_consent_reaches_no_values_but_every_audience_row(governance):
 def test_category_reaches_two_values_and_more_in_all(governance):
     impact = governance.impact(C("learning.courses.category"))
     assert names(impact.values) == ["analytics.course_performance.category", "marketing.audience.favourite_category"]
-    assert len(impact.columns_reached) == 12
+    observed = [c for c in impact.columns_reached if impact.reached[c].confidence == "observed"]
+    assert len(observed) == 12
+    declared = [c for c in impact.columns_reached if c not in observed]  # issue 15: the export's [[declared]]
+    assert names(declared) == [f"marketing.campaign_list.{c}" for c in ("email", "full_name", "learner_id")]
+    assert all(impact.reached[c].confidence == "declared" for c in declared)
     assert impact.owners[TableRef.parse("analytics.course_performance")] == "analytics-team"
     assert impact.score > len(impact.columns_reached)  # course_performance is tier 1
 

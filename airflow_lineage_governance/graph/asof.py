@@ -1,0 +1,206 @@
+"""The lineage history as of a time, read lazily for walks (impact, provenance): an edge is there when the run
+of its job chosen as of that time stated it (or a person declared it, or the DAG files design it). No graph is
+built: a walk looks at the edges of the columns it reaches only. Each edge's evidence (run, try, snapshots, SQL
+hash, source, staleness) comes from the run record that stated it.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from airflow_lineage_governance.graph.build import Edge, LineageGraph
+from airflow_lineage_governance.graph.history import LineageHistory, RunRecord, Shape
+from airflow_lineage_governance.kinds import CONFIDENCE_RANK, Confidence, EdgeSource, EdgeType
+from airflow_lineage_governance.refs import ColumnRef, TableRef
+
+Node = ColumnRef | TableRef
+EVERY_SOURCE = (EdgeSource.OBSERVED, EdgeSource.DECLARED, EdgeSource.DESIGNED)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What says an edge holds: the record (run) that stated it, the snapshots it read and wrote, and whether it
+    is stale (its run is older than the answer's `--active-since` window)."""
+
+    edge: Edge
+    record: RunRecord | None
+    stale: bool = False
+
+    @property
+    def confidence(self) -> Confidence:
+        """Returns the hop's confidence: its record's source; without a record, the edge's own source when it
+        names a run (a graph built straight from events), else `uncertain` (nothing says who stated it)."""
+        if self.record is not None:
+            return Confidence(str(self.record.source))
+        if self.edge.source_kind is not EdgeSource.OBSERVED or self.edge.run_id:
+            return Confidence(str(self.edge.source_kind))
+        return Confidence.UNCERTAIN
+
+    def to_dict(self) -> dict[str, object]:
+        """Returns the hop as the CLI's JSON shows it: the edge, its source and the run's evidence."""
+        edge, record = self.edge, self.record
+        data: dict[str, object] = {**edge.to_dict(), "source_kind": str(self.confidence), "stale": self.stale}
+        if record is None:
+            return {**data, "run_id": edge.run_id or None, "event_time": edge.event_time or None}
+        source_table = edge.source.table
+        target_table = edge.target if isinstance(edge.target, TableRef) else edge.target.table
+        event = record.event
+        data.update({"run_id": event.run_id or None, "try": event.try_number, "event_time": event.event_time or None,
+                     "input_snapshot": record.read(source_table), "output_snapshot": record.wrote(target_table),
+                     "sql_hash": record.sql_hash})
+        if record.source is not EdgeSource.OBSERVED:
+            data.update({"owner": record.owner, "reason": record.reason})
+        return data
+
+
+def weakest(hops: list[Evidence]) -> Confidence:
+    """Returns a path's confidence: `observed` only when every hop is, else the weakest hop's."""
+    return max((h.confidence for h in hops), key=CONFIDENCE_RANK.__getitem__, default=Confidence.OBSERVED)
+
+
+class AsOf:
+    """The history as of `at` (None: now) for walks; edges of runs older than `at - active_since` are stale.
+
+    :param sources: the edge sources walked (observed, declared and designed by default).
+    """
+
+    def __init__(self, history: LineageHistory, at: datetime | None = None, active_since: timedelta | None = None,
+                 sources: tuple[EdgeSource, ...] = EVERY_SOURCE) -> None:
+        self.history, self.at, self.active_since = history, at, active_since
+        self.sources = frozenset(sources)
+        self.stale_before = (at or datetime.now(UTC)) - active_since if active_since is not None else None
+        self._chosen: dict[str, RunRecord | None] = {}
+
+    def run_of(self, job: str) -> RunRecord | None:
+        """Returns the job's latest COMPLETE at or before the view's time, or None."""
+        try:
+            return self._chosen[job]
+        except KeyError:
+            record = self._chosen[job] = self.history.run_at(job, self.at)
+            return record
+
+    def _current(self, edge: Edge, shape: Shape) -> bool:
+        if shape.static is not None:
+            return shape.static.source in self.sources
+        if EdgeSource.OBSERVED not in self.sources:
+            return False
+        record = self.run_of(edge.job)
+        return record is not None and record.shape is shape
+
+    def _edges(self, found: list[tuple[Edge, Shape]] | None) -> list[Edge]:
+        if not found:
+            return []
+        edges, keys = [], set()
+        for edge, shape in found:
+            key = (edge.source, edge.target, edge.type, edge.subtype)
+            if key not in keys and self._current(edge, shape):
+                keys.add(key)
+                edges.append(edge)
+        return edges
+
+    def out_edges(self, node: ColumnRef) -> list[Edge]:
+        """Returns the edges leaving the column as of the view's time, by target, type, subtype and source."""
+        edges = self._edges(self.history.out_index.get(node))
+        edges.sort(key=lambda e: (str(e.target), e.type, e.subtype, str(e.source)))
+        return edges
+
+    def in_edges(self, node: Node) -> list[Edge]:
+        """Returns the edges entering the column or table as of the view's time, DIRECT first, then by source."""
+        edges = self._edges(self.history.in_index.get(node))
+        edges.sort(key=lambda e: (e.type != EdgeType.DIRECT, str(e.source), e.subtype))
+        return edges
+
+    def columns_of(self, table: TableRef) -> list[ColumnRef]:
+        """Returns the table's columns as its writer's run as of the view's time names them, else every column
+        the history ever named for it."""
+        for job in sorted(self.history.writers_of.get(table, ())):
+            record = self.run_of(job)
+            if record is not None and table in record.shape.outputs:
+                names = record.shape.columns.get(table, [])
+                return [ColumnRef(table, name) for name in names]
+        return list(self.history.columns.get(table, {}).values())
+
+    def knows(self, column: ColumnRef) -> bool:
+        """Returns True when any run, declaration or design, at any time, names the column."""
+        return column.field in self.history.columns.get(column.table, {})
+
+    def name_of(self, ref: Node) -> str:
+        """Returns the dotted name of the ref."""
+        return str(ref)
+
+    def record_of(self, edge: Edge) -> RunRecord | None:
+        """Returns the record that states the edge as of the view's time."""
+        if edge.source_kind is not EdgeSource.OBSERVED:
+            return next((r for r in self.history.static if r.job == edge.job and r.source is edge.source_kind), None)
+        return self.run_of(edge.job)
+
+    def evidence(self, edge: Edge) -> Evidence:
+        """Returns the edge's evidence as of the view's time."""
+        record = self.record_of(edge)
+        return Evidence(edge, record, self.is_stale(record))
+
+    def is_stale(self, record: RunRecord | None) -> bool:
+        """Returns True when the record is an observed run older than the `active_since` window."""
+        return (record is not None and record.source is EdgeSource.OBSERVED and self.stale_before is not None
+                and record.event.at < self.stale_before)
+
+    def retired_from(self, column: ColumnRef) -> list[Evidence]:
+        """Returns the edges leaving the column that only earlier runs stated (not the run of their job as of the
+        view's time), each with the last run at or before that time that stated it; always stale."""
+        found: dict[tuple[Node, Node, str, str, str], Evidence] = {}
+        for edge, shape in self.history.out_index.get(column, ()):
+            if shape.static is not None or self._current(edge, shape):
+                continue
+            key = (edge.source, edge.target, edge.type, edge.subtype, edge.job)
+            record = self._last_with(edge.job, shape)
+            known = found.get(key)
+            if record is not None and (known is None or known.record is None
+                                       or record.event.order > known.record.event.order):
+                found[key] = Evidence(edge, record, True)
+        return sorted(found.values(), key=lambda e: (str(e.edge.target), e.edge.type, e.edge.subtype, e.edge.job))
+
+    def _last_with(self, job: str, shape: Shape) -> RunRecord | None:
+        current = self.run_of(job)
+        if current is None:
+            return None  # the job had not run yet: its edges are not retired, they are to come
+        records = self.history.runs[job]
+        for index in range(bisect_right(self.history.orders[job], current.event.order) - 1, -1, -1):
+            if records[index].shape is shape:
+                return records[index]
+        return None
+
+    def last_write(self, table: TableRef) -> RunRecord | None:
+        """Returns the latest observed run, at or before the view's time, that wrote the table."""
+        chosen = [r for r in (self.run_of(job) for job in self.history.writers_of.get(table, ()))
+                  if r is not None and table in r.shape.outputs]
+        return max(chosen, key=lambda r: r.event.order, default=None)
+
+
+DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([wdhms])\s*$")
+UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(text: str) -> timedelta | None:
+    """Returns the duration `7d`, `36h`, `90m`, `2w` or `30s` names, or None when the text is none of those."""
+    found = DURATION.match(text)
+    return timedelta(seconds=float(found.group(1)) * UNITS[found.group(2)]) if found else None
+
+
+def stale_jobs(history: LineageHistory, at: datetime | None, active_since: timedelta | None) -> list[str]:
+    """Returns the jobs whose latest COMPLETE as of `at` (None: now) is older than `active_since` before it
+    (their edges are stale), sorted; none without a window."""
+    view = AsOf(history, at, active_since)
+    return sorted(job for job in history.runs if view.is_stale(view.run_of(job)))
+
+
+def view_of(lineage: LineageGraph | AsOf) -> AsOf | None:
+    """Returns the as-of view a walk can take evidence from: the view itself, the view of the history a graph was
+    chosen from (graph_as_of), or None for a graph built without history."""
+    if isinstance(lineage, AsOf):
+        return lineage
+    if lineage.history is not None:
+        return AsOf(lineage.history, lineage.at)
+    return None

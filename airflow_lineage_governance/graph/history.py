@@ -1,0 +1,356 @@
+"""Lineage with time: every COMPLETE event kept as a run record with its evidence, indexed so that the graph as
+of any time is a look-up, not a rescan.
+
+A run record holds what one COMPLETE said: job, run id, try, event time, the snapshot of each input read and of
+each output written (the datasets' `version` facets), a hash of its normalised SQL (the `sql` job facet) and its
+lineage. Runs of a job that state the same lineage (most nights) share one `Shape`: its edges are built once. The
+graph as of T holds each job's latest COMPLETE at or before T (`graph_as_of`); each job's records are kept in time
+order, so choosing them is one bisection per job. Edges a person declared for an uninstrumented job, or that the
+DAG files' SQL designs, are kept beside the observed ones (`add_static`), with their source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from bisect import bisect_right
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from airflow_lineage_governance.errors import InvalidNameError
+from airflow_lineage_governance.graph.build import Edge, LineageGraph, _add_event
+from airflow_lineage_governance.graph.events import COMPLETE, RunEvent
+from airflow_lineage_governance.kinds import EdgeSource
+from airflow_lineage_governance.refs import ColumnRef, TableRef
+
+Node = ColumnRef | TableRef
+Versions = tuple[tuple[TableRef, str | None], ...]
+
+_SQL_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\s+|[^\s'\"]+|['\"]")
+
+
+def sql_hash(query: str) -> str:
+    """Returns the SHA-256 (first 16 hex digits) of the query normalised: runs of whitespace made one space, text
+    outside quotes lower-cased, quoted literals and identifiers kept as written. (sqlglot is not used: a history
+    holds thousands of distinct statements and parsing each would cost more than reading the events; the
+    operator's `sql` facet is sqlglot's own rendering already, so the same statement always hashes the same.)"""
+    parts = []
+    for token in _SQL_TOKENS.findall(query.strip()):
+        if token[0] in "'\"":
+            parts.append(token)
+        elif token.isspace():
+            parts.append(" ")
+        else:
+            parts.append(token.lower())
+    return hashlib.sha256("".join(parts).encode()).hexdigest()[:16]
+
+
+@dataclass(slots=True, eq=False)
+class Shape:
+    """The lineage one or more runs of a job stated identically: its edges (in the order the event stated them),
+    the columns it named per table (in order), the tables it wrote, and the parts of the wrong shape."""
+
+    signature: Any
+    edges: list[Edge]
+    columns: dict[TableRef, list[str]]
+    names: dict[TableRef, str]
+    outputs: list[TableRef]
+    wrong_parts: int = 0
+    static: RunRecord | None = None  # the declared or designed record the shape belongs to (None: observed)
+
+
+@dataclass(slots=True, eq=False)
+class RunRecord:
+    """One COMPLETE event of a job (or a declared or designed statement of a job's lineage, with no run)."""
+
+    event: RunEvent
+    shape: Shape
+    sql_hash: str | None = None
+    inputs: Versions = ()
+    outputs: Versions = ()
+    source: EdgeSource = EdgeSource.OBSERVED
+    owner: str | None = None
+    reason: str | None = None
+
+    @property
+    def job(self) -> str:
+        """Returns the job's name."""
+        return self.event.job_name
+
+    def read(self, table: TableRef) -> str | None:
+        """Returns the snapshot of `table` the run read, or None when its event named no version."""
+        return next((v for t, v in self.inputs if t == table), None)
+
+    def wrote(self, table: TableRef) -> str | None:
+        """Returns the snapshot of `table` the run wrote, or None when its event named no version."""
+        return next((v for t, v in self.outputs if t == table), None)
+
+    def to_dict(self) -> dict[str, object]:
+        """Returns the run's evidence as the CLI's JSON shows it."""
+        event = self.event
+        return {"job": event.job_name, "source": str(self.source), "run_id": event.run_id or None,
+                "try": event.try_number, "event_time": event.event_time or None, "sql_hash": self.sql_hash,
+                "inputs": {str(t): v for t, v in self.inputs}, "outputs": {str(t): v for t, v in self.outputs},
+                **({"owner": self.owner, "reason": self.reason} if self.source is not EdgeSource.OBSERVED else {})}
+
+
+class LineageHistory:
+    """Every COMPLETE run of every job, per job in time order, with indexes by snapshot written and read.
+
+    :param namespace: the dataset namespace kept (datasets of others are left out); None keeps every one.
+    """
+
+    def __init__(self, namespace: str | None = None) -> None:
+        self.namespace = namespace
+        self.runs: dict[str, list[RunRecord]] = {}  # job -> its records, by RunEvent.order
+        self.orders: dict[str, list[tuple[datetime, int, str, str]]] = {}  # job -> its records' orders
+        self.static: list[RunRecord] = []  # declared and designed lineage, true at every time
+        self.writers: dict[tuple[TableRef, str], RunRecord] = {}  # (table, snapshot) -> the run that wrote it
+        self.readers: dict[tuple[TableRef, str], list[RunRecord]] = defaultdict(list)  # -> the runs that read it
+        self._tables: dict[str, TableRef | None] = {}
+        self._hashes: dict[str, str] = {}
+        self._shapes: dict[str, list[Shape]] = {}  # job -> its distinct shapes, newest first
+        self.out_index: dict[ColumnRef, list[tuple[Edge, Shape]]] = defaultdict(list)  # every shape's edges
+        self.in_index: dict[Node, list[tuple[Edge, Shape]]] = defaultdict(list)
+        self.columns: dict[TableRef, dict[str, ColumnRef]] = defaultdict(dict)  # every column ever named
+        self.writers_of: dict[TableRef, set[str]] = defaultdict(set)  # table -> every job that wrote it
+        self.events = 0
+
+    def __len__(self) -> int:
+        return self.events
+
+    def _table(self, name: str) -> TableRef | None:
+        try:
+            return self._tables[name]
+        except KeyError:
+            pass
+        try:
+            ref: TableRef | None = TableRef.parse(name)
+        except InvalidNameError:
+            ref = None
+        self._tables[name] = ref
+        return ref
+
+    def _versions(self, datasets: Any, lineage: list[Any] | None) -> tuple[Versions, list[Any]]:
+        """Returns the (table, snapshot) of each dataset of our namespace, and its name, namespace and schema (the
+        parts a shape is keyed on); appends each dataset's lineage facet to `lineage` when given."""
+        if type(datasets) is not list:
+            return (), [datasets]
+        versions, keys = [], []
+        namespace = self.namespace
+        for dataset in datasets:
+            if type(dataset) is not dict:
+                keys.append(dataset)
+                continue
+            name, space, facets = dataset.get("name"), dataset.get("namespace"), dataset.get("facets")
+            if type(facets) is dict:
+                keys.append((name, space, facets.get("schema")))
+                if lineage is not None:
+                    lineage.append(facets.get("columnLineage"))
+                found = facets.get("version")
+                version = found.get("datasetVersion") if type(found) is dict else None
+            else:
+                keys.append((name, space, facets))
+                version = None
+            if type(name) is not str or (namespace is not None and space != namespace):
+                continue
+            table = self._tables.get(name) if name in self._tables else self._table(name)
+            if table is not None:
+                versions.append((table, version if type(version) is str else None))
+        return tuple(versions), keys
+
+    @staticmethod
+    def _query(raw: dict[str, Any]) -> str | None:
+        job = raw.get("job")
+        facets = job.get("facets") if type(job) is dict else None
+        sql = facets.get("sql") if type(facets) is dict else None
+        query = sql.get("query") if type(sql) is dict else None
+        return query if type(query) is str else None
+
+    def _hash(self, query: str | None) -> str | None:
+        if query is None:
+            return None
+        known = self._hashes.get(query)
+        if known is None:
+            known = self._hashes[query] = sql_hash(query)
+        return known
+
+    def add(self, event: RunEvent) -> RunRecord | None:
+        """Keeps a COMPLETE event (one that still holds its `raw` JSON) as a run record and returns it; any other
+        event is left out (None). Its lineage is built only when it differs from the job's earlier shapes: with
+        an SQL facet, a shape is keyed by the statement, the datasets' names and their schemas (lineage read from
+        SQL is a function of those; comparing every lineage facet in full would cost as much as parsing the
+        event); without one, by those and the lineage facets in full."""
+        raw = event.raw
+        if event.event_type != COMPLETE or raw is None:
+            return None
+        query = self._query(raw)
+        code = self._hash(query)
+        lineage: list[Any] | None = [] if query is None else None
+        inputs, keys_in = self._versions(raw.get("inputs"), None)
+        outputs, keys_out = self._versions(raw.get("outputs"), lineage)
+        signature = (code, keys_in, keys_out, lineage)
+        job = event.job_name
+        shapes = self._shapes.get(job)
+        if shapes is None:
+            shapes = self._shapes[job] = []
+        shape = None
+        for known in shapes:
+            if known.signature == signature:
+                shape = known
+                break
+        if shape is None:
+            shape = self._shape(event, signature)
+            shapes.insert(0, shape)
+            self._index(shape, job)
+        record = RunRecord(event, shape, code, inputs, outputs)
+        self._insert(job, record)
+        writers, readers = self.writers, self.readers
+        for key in outputs:
+            if key[1] is not None:
+                writers[key] = record  # type: ignore[index]
+        for key in inputs:
+            if key[1] is not None:
+                readers[key].append(record)  # type: ignore[index]
+        self.events += 1
+        return record
+
+    def _insert(self, job: str, record: RunRecord) -> None:
+        order = record.event.order
+        orders = self.orders.get(job)
+        if orders is None:
+            self.orders[job] = [order]
+            self.runs[job] = [record]
+        elif order >= orders[-1]:
+            orders.append(order)
+            self.runs[job].append(record)
+        else:
+            at = bisect_right(orders, order)
+            orders.insert(at, order)
+            self.runs[job].insert(at, record)
+
+    def _shape(self, event: RunEvent, signature: Any) -> Shape:
+        scratch = LineageGraph()
+        added: list[Edge] = []
+        scratch._add = added.append  # type: ignore[method-assign,assignment]  # every edge, in the event's order
+        _add_event(scratch, event, self.namespace)
+        columns = {table: list(names) for table, names in scratch.table_columns.items()}
+        names = {table: scratch.name_of(table) for table in columns}
+        return Shape(signature, added, columns, names, list(scratch.outputs), scratch.wrong_parts)
+
+    def _index(self, shape: Shape, job: str) -> None:
+        for edge in shape.edges:
+            self.out_index[edge.source].append((edge, shape))
+            self.in_index[edge.target].append((edge, shape))
+        for table, names in shape.columns.items():
+            known = self.columns[table]
+            for name in names:
+                if name not in known:
+                    known[name] = ColumnRef(table, name)
+        if shape.static is None:
+            for table in shape.outputs:
+                self.writers_of[table].add(job)
+
+    def add_static(self, job: str, edges: Iterable[Edge], source: EdgeSource, *, owner: str | None = None,
+                   reason: str | None = None, sql: str | None = None,
+                   columns: dict[TableRef, list[str]] | None = None, outputs: Iterable[TableRef] = ()) -> RunRecord:
+        """Adds lineage that holds at every time and is not observed: a person's declaration (`declared`) or the
+        DAG files' design (`designed`) of `job`; returns its record. `columns` names the tables' columns (the
+        edges' ends are added), `outputs` the tables the job writes."""
+        edges = [e._replace(job=job, run_id="", event_time="", source_kind=source) for e in edges]
+        known: dict[TableRef, list[str]] = {t: list(c) for t, c in (columns or {}).items()}
+        for edge in edges:
+            for ref in (edge.source, edge.target):
+                if isinstance(ref, ColumnRef):
+                    fields = known.setdefault(ref.table, [])
+                    if ref.field not in fields:
+                        fields.append(ref.field)
+                else:
+                    known.setdefault(ref, [])
+        shape = Shape(None, edges, known, {t: str(t) for t in known}, list(outputs))
+        event = RunEvent(COMPLETE, "", "", "", job)
+        record = RunRecord(event, shape, sql_hash(sql) if sql else None, source=source, owner=owner, reason=reason)
+        shape.static = record
+        self.static.append(record)
+        self._index(shape, job)
+        return record
+
+    def run_at(self, job: str, at: datetime | None) -> RunRecord | None:
+        """Returns the job's latest COMPLETE at or before `at` (None: the latest of all), or None when it had none."""
+        records = self.runs.get(job)
+        if not records:
+            return None
+        if at is None:
+            return records[-1]
+        index = bisect_right(self.orders[job], (at, 99, "\uffff", "\uffff"))
+        return records[index - 1] if index else None
+
+    def selected(self, at: datetime | None) -> dict[str, RunRecord]:
+        """Returns the latest COMPLETE of each job at or before `at` (None: now), jobs in the order first seen."""
+        chosen = {}
+        for job in self.runs:
+            record = self.run_at(job, at)
+            if record is not None:
+                chosen[job] = record
+        return chosen
+
+    def first_seen(self) -> datetime | None:
+        """Returns the time of the earliest COMPLETE kept, or None when none is."""
+        return min((records[0].event.at for records in self.runs.values()), default=None)
+
+
+def add_events(history: LineageHistory, events: Iterable[RunEvent]) -> LineageHistory:
+    """Returns the history with every COMPLETE of `events` that still holds its raw JSON added."""
+    for event in events:
+        history.add(event)
+    return history
+
+
+def _merge(lineage: LineageGraph, record: RunRecord) -> None:
+    shape = record.shape
+    for table, columns in shape.columns.items():
+        ref = lineage.table_ref(shape.names.get(table) or str(table)) or table
+        for name in columns:
+            lineage.column_ref(ref, name)
+    if record.source is EdgeSource.OBSERVED:
+        for table in shape.outputs:
+            lineage.outputs[table] = record.job
+    else:
+        for table in shape.outputs:
+            lineage.declared_outputs.setdefault(table, record.job)
+    event = record.event
+    run_id, time = event.run_id, event.event_time
+    add = lineage._add
+    for edge in shape.edges:
+        add(Edge(edge.source, edge.target, edge.type, edge.subtype, edge.masking, edge.job, run_id, time,
+                 record.source))
+    lineage.wrong_parts += shape.wrong_parts
+
+
+def graph_as_of(history: LineageHistory, at: datetime | None = None, *,
+                sources: Iterable[EdgeSource] = (EdgeSource.OBSERVED,)) -> LineageGraph:
+    """Returns the lineage graph as of `at` (None: now): the edges of each job's latest COMPLETE at or before it,
+    each edge carrying that run's id and time, plus the declared and designed lineage when `sources` names them.
+    `graph.runs` holds the run record of each job chosen (its evidence), `graph.outputs` only observed writers."""
+    lineage = LineageGraph()
+    lineage.history, lineage.at = history, at
+    wanted = set(sources)
+    if EdgeSource.OBSERVED in wanted:
+        for job, record in history.selected(at).items():
+            lineage.jobs[job] = record.event
+            lineage.runs[job] = record
+            _merge(lineage, record)
+    for record in history.static:
+        if record.source in wanted:
+            lineage.runs.setdefault(record.job, record)
+            _merge(lineage, record)
+    return lineage
+
+
+def now() -> datetime:
+    """Returns the current time, aware (UTC)."""
+    return datetime.now(UTC)
+
