@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from airflow_lineage_governance import settings
-from airflow_lineage_governance.graph.design import Design
+from airflow_lineage_governance.graph.design import Design, short
 from airflow_lineage_governance.graph.diff import DESIGNED_NOT_OBSERVED, OBSERVED_NOT_DESIGNED, DesignDiff
-from airflow_lineage_governance.lineage.fingerprint import short
 
 
 def read_design(folder: str | Path, catalog_folder: str | Path, logical_date: datetime) -> Design:
@@ -70,6 +69,11 @@ def diff_lines(diff: DesignDiff) -> list[str]:
             lines.extend(f"    {edge.line()}" for edge in difference.dataset_edges)
             lines.extend(f"    {edge.line()}" for edge in difference.column_edges)
         lines.extend(f"  table {t.table}: {t.reason}" for t in tables)
+    if diff.declared:
+        lines.append("Declared, not designed (a person's statement of a job design cannot read; no difference):")
+        for difference in diff.declared:
+            lines.append(f"  {difference.job}: {difference.reason}")
+            lines.extend(f"    {edge.line()}" for edge in difference.dataset_edges)
     if diff.not_compared:
         lines.append("Not compared (the design cannot be read):")
         lines.extend(f"  {job}: {why}" for job, why in sorted(diff.not_compared.items()))
@@ -112,19 +116,20 @@ def _as_of(args: argparse.Namespace) -> datetime:
 def cmd_diff(args: argparse.Namespace) -> int:
     """Prints where the design of the DAGs folder and the runtime as of --as-of differ; exit 1 on any."""
     from airflow_lineage_governance.cli import _governance_file, job_namespaces, say
-    from airflow_lineage_governance.governance.config import load_rules
-    from airflow_lineage_governance.graph.diff import design_diff, read_runtime
-    from airflow_lineage_governance.graph.events import open_event_source
+    from airflow_lineage_governance.governance.session import Governance
+    from airflow_lineage_governance.graph.diff import declared_jobs, design_diff, observed_jobs
 
     as_of = _as_of(args)
-    rules = load_rules(_governance_file(args.rules, "lineage.toml", "--rules"))
+    governance = Governance.load(args.events, rules_path=_governance_file(args.rules, "lineage.toml", "--rules"),
+                                 metadata_path=_governance_file(args.metadata, "metadata.toml", "--metadata"),
+                                 job_namespaces=job_namespaces(args.job_namespace))
     design = read_design(args.dags_folder, args.catalog, _logical_date(args))
-    observed, report = read_runtime(open_event_source(args.events), job_namespaces(args.job_namespace),
-                                    rules.namespace, as_of)
-    diff = design_diff(design, observed, as_of.isoformat(), args.dag or None)
+    history = governance.history
+    diff = design_diff(design, observed_jobs(history, as_of), as_of.isoformat(), args.dag or None,
+                       declared_jobs(history))
     if args.json:
         data: dict[str, Any] = diff.to_dict()
-        data["events"] = report.to_dict()
+        data["events"] = governance.report.to_dict()
         print(json.dumps(data, indent=2))
     else:
         for line in diff_lines(diff):
@@ -156,6 +161,8 @@ def add_design_commands(commands: Any) -> None:
     diff.add_argument("--logical-date", help=date_help)
     diff.add_argument("--rules", help=f"lineage.toml, for the dataset namespace (default: lineage.toml in "
                                       f"[{settings.SECTION}] governance_dir, else in ./governance)")
+    diff.add_argument("--metadata", help=f"metadata.toml, for the declared lineage (default: metadata.toml in "
+                                         f"[{settings.SECTION}] governance_dir, else in ./governance)")
     diff.add_argument("--job-namespace", action="append", metavar="NAMESPACE",
                       help="read only the events of this OpenLineage job namespace (repeatable; `*`: every "
                            "namespace; default: [openlineage] namespace when set, else every namespace)")

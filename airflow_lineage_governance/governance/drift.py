@@ -14,6 +14,7 @@ from airflow_lineage_governance.graph.diff import (
     DESIGNED_NOT_OBSERVED,
     DesignDiff,
     JobDifference,
+    declared_jobs,
     design_diff,
     observed_jobs,
 )
@@ -53,11 +54,10 @@ def design_findings(diff: DesignDiff, dag_id: str = "", task_states: Mapping[str
 
 
 def nightly_diff(design: Design, governance: Governance, dag_id: str) -> DesignDiff:
-    """Returns the diff of the design against the received lineage of `dag_id`'s jobs (each job's latest COMPLETE),
-    datasets of the rules' namespace."""
-    latest = [e for e in governance.graph.jobs.values() if e.raw is not None]
-    return design_diff(design, observed_jobs(latest, governance.rules.namespace), "now",
-                       [dag_id] if dag_id else None)
+    """Returns the diff of the design against the received lineage of `dag_id`'s jobs (each job's latest COMPLETE
+    in the governance's history), with the declared lineage beside."""
+    history = governance.history
+    return design_diff(design, observed_jobs(history), "now", [dag_id] if dag_id else None, declared_jobs(history))
 
 
 def design_coverage(design: Design, diff: DesignDiff) -> dict[str, Any]:

@@ -139,7 +139,7 @@ def _design_difference(f: Finding) -> str:
 
 
 def _short(hashed: Any) -> str:
-    return str(hashed).removeprefix("sha256:")[:12] if hashed else "none"
+    return str(hashed)[:12] if hashed else "none"
 
 
 def _missing_complete(f: Finding) -> str:

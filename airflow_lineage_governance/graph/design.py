@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from airflow_lineage_governance.errors import LineageGovernanceError
+from airflow_lineage_governance.graph.history import sql_hash as facet_hash
 from airflow_lineage_governance.lineage import ColumnLineage, column_lineage, parse_statement
-from airflow_lineage_governance.lineage.fingerprint import sql_hash
+from airflow_lineage_governance.lineage.fingerprint import facet_sql
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 DESIGNED = "designed"
@@ -147,6 +148,17 @@ def sorted_edges(edges: Iterable[LineEdge] | Iterable[TableEdge]) -> list[Any]:
     return sorted(edges, key=lambda e: (str(e.target), str(e.source), *(str(part) for part in e[2:])))
 
 
+def sql_hash(sql: str) -> str:
+    """Returns the code version of a rendered statement as the history has it for the runs of that statement: the
+    history's hash (`graph/history.sql_hash`) of the statement as its `sql` job facet carries it (`facet_sql`)."""
+    return facet_hash(facet_sql(sql))
+
+
+def short(hashed: str | None) -> str:
+    """Returns the first 12 hex digits of a SQL hash for a person to read (`-` for none)."""
+    return hashed[:12] if hashed else "-"
+
+
 def lineage_edges(lineage: ColumnLineage) -> frozenset[LineEdge]:
     """Returns the lineage's column edges as an event carries them: each output column's inputs, and each input
     that shapes every row as an edge into the target table."""
@@ -162,8 +174,7 @@ def designed_task(task: TaskSql, schema: Mapping[TableRef, Mapping[str, str]]) -
     if task.sql is None:
         return DesignedTask(task.dag_id, task.task_id, problem=task.problem or "the task has no SQL")
     try:
-        statement = parse_statement(task.sql)
-        lineage = column_lineage(statement, schema)
+        lineage = column_lineage(parse_statement(task.sql), schema)
     except LineageGovernanceError as error:
         return DesignedTask(task.dag_id, task.task_id, problem=str(error), sql_hash=sql_hash(task.sql))
     return DesignedTask(task.dag_id, task.task_id, lineage.target, tuple(lineage.sources), lineage_edges(lineage),

@@ -17,25 +17,26 @@ tasks (not IcebergSqlOperator) have no design, so what they report is observed, 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from airflow_lineage_governance.graph.build import build_graph, latest_completes
-from airflow_lineage_governance.graph.design import Design, DesignedTask, LineEdge, TableEdge, sorted_edges
-from airflow_lineage_governance.graph.events import EventSource, ReadReport, RunEvent, parse_time
-from airflow_lineage_governance.lineage.fingerprint import short, sql_hash
+from airflow_lineage_governance.graph.design import Design, DesignedTask, LineEdge, TableEdge, short, sorted_edges
+from airflow_lineage_governance.graph.history import LineageHistory, RunRecord
+from airflow_lineage_governance.kinds import EdgeSource
 from airflow_lineage_governance.refs import TableRef
 
-OBSERVED = "observed"
+OBSERVED = str(EdgeSource.OBSERVED)
 DESIGNED_NOT_OBSERVED = "designed_not_observed"
 OBSERVED_NOT_DESIGNED = "observed_not_designed"
+DECLARED_NOT_DESIGNED = "declared_not_designed"
 
 
 @dataclass(frozen=True)
 class ObservedJob:
-    """One job's runtime lineage: its latest COMPLETE at or before the time asked, as evidence."""
+    """One job's runtime lineage: its latest COMPLETE at or before the time asked (or its declared lineage), with
+    the evidence."""
 
     job: str
     run_id: str
@@ -46,70 +47,41 @@ class ObservedJob:
     dataset_edges: frozenset[TableEdge]
     tables: frozenset[TableRef]
     sql_hash: str | None
-    truncated: bool = False
+    source: str = OBSERVED
+    note: str | None = None  # for declared lineage: who declared it and why
 
     def evidence(self) -> dict[str, Any]:
-        """Returns the run that says so: job, run id, DAG run, try, event time, SQL hash."""
+        """Returns the run that says so: job, run id, DAG run, try, event time, SQL hash, source."""
         return {"job": self.job, "run_id": self.run_id, "dag_run_id": self.dag_run_id, "try": self.try_number,
-                "event_time": self.event_time, "sql_hash": self.sql_hash, "source": OBSERVED}
+                "event_time": self.event_time, "sql_hash": self.sql_hash, "source": self.source}
 
 
-class AsOfSource:
-    """An event source that yields only the events of another whose event time is at or before `as_of` (those
-    of no readable time pass, for the reader to count): the runtime as it was then."""
-
-    def __init__(self, source: EventSource, as_of: datetime) -> None:
-        self.source = source
-        self.as_of = as_of
-        self.description = source.description
-
-    def raw_events(self, report: ReadReport) -> Iterator[Any]:
-        """Yields the source's events of time at or before `as_of`."""
-        for raw in self.source.raw_events(report):
-            at = parse_time(raw["eventTime"]) if type(raw) is dict and type(raw.get("eventTime")) is str else None
-            if at is None or at <= self.as_of:
-                yield raw
-
-
-def _sql_hash_of(raw: Mapping[str, Any]) -> str | None:
-    job = raw.get("job")
-    facets = job.get("facets") if type(job) is dict else None
-    sql = facets.get("sql") if type(facets) is dict else None
-    query = sql.get("query") if type(sql) is dict else None
-    return sql_hash(query) if type(query) is str and query.strip() else None
-
-
-def observed_job(event: RunEvent, namespace: str | None) -> ObservedJob:
-    """Returns the runtime lineage of one COMPLETE event (its `raw` kept): the column edges its facet gives, its
-    input and output tables of `namespace` (every namespace when None), and the hash of its `sql` facet."""
-    assert event.raw is not None
-    graph = build_graph([event], namespace)
-    edges = frozenset(LineEdge(e.source, e.target, e.type, e.subtype) for e in graph.edges())
-    inputs: list[TableRef] = []
-    outputs: list[TableRef] = []
-    for key, found in (("inputs", inputs), ("outputs", outputs)):
-        datasets = event.raw.get(key)
-        for dataset in datasets if type(datasets) is list else ():
-            if type(dataset) is dict and type(dataset.get("name")) is str and \
-                    (namespace is None or dataset.get("namespace") == namespace):
-                ref = graph.table_ref(dataset["name"])
-                if ref is not None:
-                    found.append(ref)
-    run = event.raw.get("run")
-    facets = run.get("facets") if type(run) is dict else None
-    truncated = type(facets) is dict and type(facets.get("lineageTruncation")) is dict
-    return ObservedJob(event.job_name, event.run_id, event.event_time, event.dag_run_id, event.try_number, edges,
+def observed_run(record: RunRecord) -> ObservedJob:
+    """Returns the runtime lineage one run record of the history states: its column edges, its input and output
+    tables, the dataset edges between them and its SQL hash."""
+    event, shape = record.event, record.shape
+    inputs = [table for table, _ in record.inputs]
+    outputs = [table for table, _ in record.outputs] or list(shape.outputs)
+    note = None
+    if record.source is not EdgeSource.OBSERVED:  # a static record names its outputs; its inputs are its edges'
+        inputs = sorted({e.source.table for e in shape.edges} - set(outputs), key=str)
+        note = f"declared by {record.owner or 'no owner'}: {record.reason or 'no reason given'}"
+    edges = frozenset(LineEdge(e.source, e.target, e.type, e.subtype) for e in shape.edges)
+    return ObservedJob(record.job, event.run_id, event.event_time, event.dag_run_id, event.try_number, edges,
                        frozenset(TableEdge(i, o) for i in inputs for o in outputs), frozenset((*inputs, *outputs)),
-                       _sql_hash_of(event.raw), truncated)
+                       record.sql_hash, str(record.source), note)
 
 
-def observed_jobs(events: Iterable[RunEvent], namespace: str | None = None,
-                  as_of: datetime | None = None) -> dict[str, ObservedJob]:
-    """Returns, by job name, the runtime lineage of each job's latest COMPLETE at or before `as_of` (every time
-    when None) whose whole event was kept. The one place the diff reads runtime: pointed at the history graph's
-    as-of view when there is one."""
-    kept = [e for e in events if e.raw is not None and (as_of is None or e.at <= as_of)]
-    return {job: observed_job(event, namespace) for job, event in latest_completes(kept).items()}
+def observed_jobs(history: LineageHistory, as_of: datetime | None = None) -> dict[str, ObservedJob]:
+    """Returns, by job name, the runtime lineage of each job's latest COMPLETE at or before `as_of` (None: now):
+    the history's as-of selection, the one place the diff reads runtime."""
+    return {job: observed_run(record) for job, record in history.selected(as_of).items()}
+
+
+def declared_jobs(history: LineageHistory) -> dict[str, ObservedJob]:
+    """Returns, by job name, the lineage a person declared (metadata.toml's `[[declared]]`) for jobs that send
+    no events."""
+    return {r.job: observed_run(r) for r in history.static if r.source is EdgeSource.DECLARED}
 
 
 @dataclass(frozen=True)
@@ -180,6 +152,7 @@ class DesignDiff:
     jobs: list[JobDifference] = field(default_factory=list)
     tables: list[TableDifference] = field(default_factory=list)
     sql_mismatches: list[SqlMismatch] = field(default_factory=list)
+    declared: list[JobDifference] = field(default_factory=list)  # declared lineage outside the design: not counted
     not_compared: dict[str, str] = field(default_factory=dict)  # job -> why its design could not be read
     compared: list[str] = field(default_factory=list)  # the designed jobs compared
 
@@ -204,6 +177,7 @@ class DesignDiff:
             **{kind: {"jobs": [d.to_dict() for d in self.of_kind(kind)],
                       "tables": [t.to_dict() for t in self.tables_of_kind(kind)]}
                for kind in (DESIGNED_NOT_OBSERVED, OBSERVED_NOT_DESIGNED)},
+            DECLARED_NOT_DESIGNED: [d.to_dict() for d in self.declared],
             "not_compared": dict(sorted(self.not_compared.items())),
         }
 
@@ -219,8 +193,6 @@ def _unobserved_reason(job: str, seen: ObservedJob | None, mismatch: bool, as_of
         return f"no COMPLETE event of {job} as of {as_of}: a branch not taken, or a collection gap"
     if mismatch:
         return f"run {seen.run_id} ran other SQL than the deployed SQL"
-    if seen.truncated:
-        return f"run {seen.run_id} sent its column lineage cut short (lineageTruncation)"
     return f"run {seen.run_id} ran the deployed SQL but did not report it: a collection gap, or the schema changed"
 
 
@@ -255,12 +227,19 @@ def _compare_job(task: DesignedTask | None, seen: ObservedJob | None, job: str, 
                                         tuple(only_observed[0]), tuple(only_observed[1]), evidence))
 
 
-def design_diff(design: Design, observed: Mapping[str, ObservedJob], as_of: str,
-                dag_ids: Collection[str] | None = None) -> DesignDiff:
+def design_diff(design: Design, observed: Mapping[str, ObservedJob], as_of: str, dag_ids: Collection[str] | None = None,
+                declared: Mapping[str, ObservedJob] | None = None) -> DesignDiff:
     """Returns the differences between the design and the runtime jobs (`observed_jobs` as of `as_of`), for the
     DAGs `dag_ids` (every DAG when None): per job the edges on one side only, the tables on one side only, and the
-    jobs whose run's SQL is not the deployed SQL."""
+    jobs whose run's SQL is not the deployed SQL. The `declared` lineage of jobs the design cannot read is listed
+    beside (a person's statement, not runtime evidence: no difference)."""
     found = DesignDiff(as_of)
+    for job, statement in sorted((declared or {}).items()):
+        if in_dags(job, dag_ids) and job not in design.tasks:
+            why = "not an IcebergSqlOperator task" if job in design.other_tasks else "no task of the DAGs folder"
+            found.declared.append(JobDifference(DECLARED_NOT_DESIGNED, job, f"{statement.note}; design cannot read "
+                                                f"the job ({why})", tuple(sorted_edges(statement.edges)),
+                                                tuple(sorted_edges(statement.dataset_edges)), statement.evidence()))
     designed = {job: t for job, t in design.tasks.items() if in_dags(job, dag_ids)}
     seen = {job: o for job, o in observed.items() if in_dags(job, dag_ids)}
     found.not_compared = {job: t.problem or "" for job, t in designed.items() if not t.readable}
@@ -283,14 +262,3 @@ def design_diff(design: Design, observed: Mapping[str, ObservedJob], as_of: str,
                             for table, jobs in sorted(side.items(), key=lambda item: str(item[0]))
                             if table not in other)
     return found
-
-
-def read_runtime(source: EventSource, job_namespaces: str | Iterable[str] | None, namespace: str | None,
-                 as_of: datetime | None) -> tuple[dict[str, ObservedJob], ReadReport]:
-    """Returns the runtime jobs of `source` as of `as_of` (now when None), of our job namespaces and datasets of
-    `namespace`, and what reading found. Raises EventSourceError for a source that cannot be read."""
-    from airflow_lineage_governance.graph.events import read_events
-
-    events, report = read_events(AsOfSource(source, as_of) if as_of is not None else source, job_namespaces)
-    return observed_jobs(events, namespace, as_of), report
-

@@ -81,7 +81,7 @@ def test_sentences():
 EDGE = {"source": "crm.learners.country", "target": "marketing.offers.country", "type": "DIRECT",
         "subtype": "IDENTITY"}
 DESIGN_KINDS = [
-    findings.sql_hash_mismatch("p.offers", "sha256:" + "a" * 64, "sha256:" + "b" * 64, "run-1",
+    findings.sql_hash_mismatch("p.offers", "a" * 16, "b" * 16, "run-1",
                                "2026-10-01T02:00:00Z"),
     findings.design_difference(FindingKind.DESIGNED_NOT_OBSERVED, "a branch not taken", job="p.offers",
                                evidence={"dataset_edges": [], "column_edges": [EDGE] * 4, "run": None}),
@@ -100,8 +100,8 @@ def test_the_design_kinds_are_warnings_with_sentences_and_round_trip():
         "marketing.stray: drift",
     ]
     assert DESIGN_KINDS[0].to_dict() == {"kind": "sql_hash_mismatch", "job": "p.offers",
-                                         "designed_sql_hash": "sha256:" + "a" * 64,
-                                         "observed_sql_hash": "sha256:" + "b" * 64, "run_id": "run-1",
+                                         "designed_sql_hash": "a" * 16,
+                                         "observed_sql_hash": "b" * 16, "run_id": "run-1",
                                          "event_time": "2026-10-01T02:00:00Z"}
     for finding in DESIGN_KINDS:
         assert Finding.from_dict(json.loads(json.dumps(finding.to_dict()))) == finding

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from airflow_lineage_governance.lineage.fingerprint import sql_hash
+from airflow_lineage_governance.graph.history import sql_hash
 from learning_platform.seed import seed_platform
 from tests.integration.sandbox import REPO, VENV_BIN, Sandbox, base_env, demo_pythonpath
 from tests.integration.test_governance_dag import kinds, run_governance
@@ -19,6 +19,7 @@ pytestmark = pytest.mark.integration
 PLATFORM_JOBS = [f"platform_nightly.{task}" for task in ("birthday_offers", "course_performance", "daily_revenue",
                                                          "learner_activity", "marketing_audience", "review_corpus")]
 RULES = str(REPO / "governance" / "lineage.toml")
+METADATA = str(REPO / "governance" / "metadata.toml")
 
 
 def cli(sandbox: Sandbox, *args: str) -> subprocess.CompletedProcess[str]:
@@ -37,7 +38,7 @@ def design(sandbox: Sandbox, dags=None) -> dict:
 
 def diff(sandbox: Sandbox, events, *extra: str, dags=None) -> tuple[int, dict, str]:
     args = ["diff", str(dags or sandbox.dags), "--events", str(events), "--catalog", str(sandbox.catalog_folder),
-            "--rules", RULES, *extra]
+            "--rules", RULES, "--metadata", METADATA, *extra]
     done = cli(sandbox, *args, "--json")
     assert done.returncode in (0, 1), done.stderr[-2000:]
     text = cli(sandbox, *args)
@@ -137,6 +138,10 @@ def test_a_manual_run_is_observed_not_designed_and_the_export_is_no_difference(p
     assert [t["table"] for t in tables] == ["marketing.audience_copy"]
     assert all("marketing_export" not in json.dumps(side) for side in (found["designed_not_observed"],
                                                                        found["observed_not_designed"]))
+    [declared] = found["declared_not_designed"]  # metadata.toml's [[declared]] block: listed, no difference
+    assert declared["job"] == "platform_nightly.marketing_export" and declared["evidence"]["source"] == "declared"
+    assert declared["dataset_edges"] == [{"source": "marketing.audience", "target": "marketing.campaign_list"}]
+    assert "declared by marketing-team" in declared["reason"] and "not an IcebergSqlOperator" in declared["reason"]
     # As of before the manual run, runtime agrees with the design again.
     before = run.task_events("marketing_audience", "COMPLETE")[0]["eventTime"]
     manual["eventTime"] = "2099-01-01T00:00:00Z"
