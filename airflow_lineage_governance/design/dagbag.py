@@ -12,6 +12,7 @@ the Task SDK's run details, which design has none of.
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
@@ -49,6 +50,15 @@ def _on_path(folder: Path) -> Iterator[None]:
     finally:
         if entry in sys.path:
             sys.path.remove(entry)
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Silences, for the block, the deprecation warnings of Airflow's own file discovery (the DagBag's progress
+    line still goes to its log, on stderr)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        yield
 
 
 def _last_line(error: str) -> str:
@@ -97,7 +107,7 @@ def dags_folder_sql(folder: str | Path, logical_date: datetime) -> DagsFolderSql
     if not path.exists():
         raise DagsFolderError(f"{path}: no DAGs folder here; give the folder of the DAG files to read the "
                               "design from.")
-    with _on_path(path if path.is_dir() else path.parent), redirect_stdout(sys.stderr):
+    with _on_path(path if path.is_dir() else path.parent), redirect_stdout(sys.stderr), _quiet():
         bag = DagBag(str(path), load_op_links=False)
     context = template_context(logical_date)
     tasks, others = [], []
