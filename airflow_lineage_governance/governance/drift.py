@@ -21,16 +21,20 @@ from airflow_lineage_governance.graph.diff import (
 from airflow_lineage_governance.kinds import FindingKind
 
 SKIPPED = "skipped"
+SUCCESS = "success"
 
 
 def _reason(difference: JobDifference, dag_id: str, task_states: Mapping[str, str]) -> str:
     """Returns the difference's reason, told more exactly by the scheduler's state of the task in the run checked:
-    a designed task skipped in it is a branch not taken."""
+    a designed task never observed that was skipped in it is a branch not taken, one that succeeded a collection
+    gap."""
     if difference.kind != DESIGNED_NOT_OBSERVED or difference.evidence:
         return difference.reason
     state = task_states.get(difference.job.removeprefix(f"{dag_id}.")) if dag_id else None
     if state == SKIPPED:
         return "the task was skipped in the run checked, and no earlier run of it was observed: a branch not taken"
+    if state == SUCCESS:
+        return "the task succeeded in the run checked, but no COMPLETE of it was ever received: a collection gap"
     return difference.reason
 
 
