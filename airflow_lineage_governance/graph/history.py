@@ -180,16 +180,15 @@ class LineageHistory:
 
     def add(self, event: RunEvent) -> RunRecord | None:
         """Keeps a COMPLETE event (one that still holds its `raw` JSON) as a run record and returns it; any other
-        event is left out (None). Its lineage is built only when it differs from the job's earlier shapes: with
-        an SQL facet, a shape is keyed by the statement, the datasets' names and their schemas (lineage read from
-        SQL is a function of those; comparing every lineage facet in full would cost as much as parsing the
-        event); without one, by those and the lineage facets in full."""
+        event is left out (None). Its lineage is built only when it differs from the job's earlier shapes (the
+        SQL hash, the datasets' names and schemas and the lineage facets, compared in full: a producer may state
+        other lineage for the same statement, e.g. another deployment's catalog)."""
         raw = event.raw
         if event.event_type != COMPLETE or raw is None:
             return None
         query = self._query(raw)
         code = self._hash(query)
-        lineage: list[Any] | None = [] if query is None else None
+        lineage: list[Any] = []
         inputs, keys_in = self._versions(raw.get("inputs"), None)
         outputs, keys_out = self._versions(raw.get("outputs"), lineage)
         signature = (code, keys_in, keys_out, lineage)

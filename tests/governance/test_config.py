@@ -92,3 +92,54 @@ def test_wrong_type_names_file_and_key(tmp_path):
 def test_missing_file_is_named(tmp_path):
     with pytest.raises(GovernanceConfigError, match="does not exist"):
         load_rules(tmp_path / "nope.toml")
+
+
+def test_the_repo_declares_the_campaign_export():
+    (export,) = load_metadata().declarations
+    assert (export.job, export.owner, export.inputs, export.outputs) == (
+        "platform_nightly.marketing_export", "marketing-team", (T("marketing.audience"),),
+        (T("marketing.campaign_list"),))
+    assert export.columns[C("marketing.campaign_list.email")] == (C("marketing.audience.email"),)
+    assert "pyiceberg" in export.reason
+
+
+DECLARED = '''[[declared]]
+job = "p.export"
+owner = "marketing"
+reason = "copies the audience with pyiceberg"
+inputs = ["marketing.audience"]
+outputs = ["marketing.list"]
+'''
+
+
+@pytest.mark.parametrize(("block", "sentence"), [
+    (DECLARED.replace('owner = "marketing"\n', ""), "key declared[0].owner: must be given as a non-empty string"),
+    (DECLARED.replace('reason = "copies the audience with pyiceberg"', 'reason = ""'),
+     "key declared[0].reason: must be given as a non-empty string"),
+    (DECLARED.replace('outputs = ["marketing.list"]', "outputs = []"),
+     "key declared[0]: must list the job's inputs and outputs (tables)"),
+    (DECLARED.replace('"marketing.audience"', '"audience"'),
+     "key declared[0].inputs: every table must be named namespace.table."),
+    (DECLARED + 'columns = { "marketing.list.email" = ["crm.learners.email"] }\n',
+     'key declared[0].columns."marketing.list.email": must map a column of an output to columns of the inputs.'),
+    ('declared = "yes"\n', "key declared: must be an array of [[declared]] blocks, not 'yes'."),
+])
+def test_a_bad_declared_block_is_one_sentence(tmp_path, block, sentence):
+    path = tmp_path / "metadata.toml"
+    path.write_text(block)
+    with pytest.raises(GovernanceConfigError) as raised:
+        load_metadata(path)
+    assert sentence in str(raised.value) and str(raised.value).count(". ") == 0
+
+
+def test_a_declared_block_without_columns_is_dataset_level(tmp_path):
+    from airflow_lineage_governance.governance.session import declare
+    from airflow_lineage_governance.graph.history import LineageHistory
+
+    path = tmp_path / "metadata.toml"
+    path.write_text(DECLARED + '[tables."marketing.audience"]\ncolumns = { email = "personal" }\n')
+    history = declare(LineageHistory(), load_metadata(path))
+    (record,) = history.static
+    assert (record.source, record.owner) == ("declared", "marketing")
+    assert [(str(e.source), str(e.target), e.type) for e in record.shape.edges] == [
+        ("marketing.audience.email", "marketing.list", "INDIRECT")]

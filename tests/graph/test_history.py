@@ -162,3 +162,11 @@ def test_trace_back_and_forward_by_snapshot(changed):
     assert trace_forward(changed, T("crm.learners"), "s1")[0].snapshot == "r1-out"
     with pytest.raises(SnapshotNotInLineageError, match="out.u@nope: no received COMPLETE"):
         trace_back(changed, T("out.u"), "nope")
+
+
+def test_the_same_sql_stating_other_lineage_is_another_shape(tmp_path):
+    first = run("dag.a", output("out.t", {"x": ["crm.learners.email"]}), day=1, run="r1", sql="SELECT x")
+    second = run("dag.a", output("out.t", {"x": ["crm.learners.full_name"]}), day=2, run="r2", sql="SELECT x")
+    history, _ = history_of(tmp_path, first, second)
+    assert history.runs["dag.a"][0].shape is not history.runs["dag.a"][1].shape
+    assert {str(e.source) for e in graph_as_of(history).edges()} == {"crm.learners.full_name"}

@@ -152,7 +152,8 @@ def test_cli_impact_json_and_text(platform_run):
                                                           "target": "marketing.audience.email", "type": "DIRECT",
                                                           "subtype": "IDENTITY", "masking": False,
                                                           "job": "platform_nightly.marketing_audience"}]
-    assert set(data) == {"column", "values", "rows", "columns_reached", "paths", "owners", "score"}
+    assert set(data) == {"column", "values", "rows", "columns_reached", "paths", "owners", "score",
+                         "reached", "retired", "reaches_itself", "as_of"}  # issue 15: evidence and time added
     text = cli("impact", "crm.learners.marketing_consent", "--events", str(run.events_path))
     assert "0 columns through values" in text.stdout and "every row can change: marketing.audience" in text.stdout
 
@@ -171,7 +172,8 @@ def test_cli_upstream_propose_and_gate(platform_run, tmp_path):
     assert "crm.learners.marketing_consent" in json.loads(upstream.stdout)["sources"]
     proposals = json.loads(cli("propose", "--events", str(run.events_path), "--json").stdout)
     assert {"column": "ai.review_corpus.body", "proposed": "personal", "declared": None,
-            "decided_by": {"source": "learning.reviews.body", "type": "DIRECT", "subtype": "IDENTITY"}} in proposals
+            "decided_by": {"source": "learning.reviews.body", "type": "DIRECT", "subtype": "IDENTITY"},
+            "stale": False} in proposals  # issue 15: `stale` added (no --active-since: never stale)
     from tests.integration.sandbox import REPO
 
     before = REPO / "dags" / "sql" / "course_performance.sql"
