@@ -393,6 +393,9 @@ def parser() -> argparse.ArgumentParser:
     _governance_options(command)
     command.set_defaults(run=cmd_gate)
 
+    from airflow_lineage_governance.design.commands import add_design_commands
+
+    add_design_commands(commands)
     return root
 
 

@@ -70,11 +70,23 @@ class FindingKind(StrEnum):
     MISSING_METADATA = "missing_metadata"
     LINEAGE_UNAVAILABLE = "lineage_unavailable"
     """The event source could not be read (or only in part): the checks that need the lineage were skipped."""
+    DESIGNED_NOT_OBSERVED = "designed_not_observed"
+    """An edge or table the SQL in the DAG files gives that no run reported: a branch not taken, a collection gap."""
+    OBSERVED_NOT_DESIGNED = "observed_not_designed"
+    """An edge or table a run reported that no designed SQL gives: drift, or a manual run."""
+    SQL_HASH_MISMATCH = "sql_hash_mismatch"
+    """A job's latest run ran other SQL than the DAG files deploy."""
 
     @property
     def severity(self) -> Severity:
-        """Returns the kind's severity: missing metadata is a warning, every other kind an error."""
-        return Severity.WARNING if self is FindingKind.MISSING_METADATA else Severity.ERROR
+        """Returns the kind's severity: missing metadata and the design differences are warnings, every other kind
+        an error."""
+        return Severity.WARNING if self in WARNINGS else Severity.ERROR
+
+
+WARNINGS = frozenset({FindingKind.MISSING_METADATA, FindingKind.DESIGNED_NOT_OBSERVED,
+                      FindingKind.OBSERVED_NOT_DESIGNED, FindingKind.SQL_HASH_MISMATCH})
+"""The finding kinds that are reported only; every other kind fails the governance run."""
 
 
 class EdgeSource(StrEnum):

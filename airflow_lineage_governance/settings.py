@@ -61,6 +61,14 @@ SETTINGS: dict[str, Setting] = {setting.key: setting for setting in (
             example="600", default="600", legacy_variable="LINEAGE_GOVERNANCE_WAIT_SECONDS", type="float"),
     Setting("poke_seconds", "How often the governance DAG's sensor looks again.", example="30", default="30",
             legacy_variable="LINEAGE_GOVERNANCE_POKE_SECONDS", type="float"),
+    Setting("design_dags_folder", "The DAGs folder whose IcebergSqlOperator SQL the governance DAG reads as design "
+            "lineage (rendered for the run's logical date, read against the catalog) and compares with the lineage "
+            "events of the target DAG: designed-not-observed and observed-not-designed edges and tables, and SQL hash "
+            "mismatches, as warning findings. Unset: the governance DAG compares no design.",
+            example="/opt/airflow/dags"),
+    Setting("freshness_days", "A catalog table that no COMPLETE run has read or written in this many days is listed "
+            "in the governance report's coverage (tables without recent edges).", example="7", default="7",
+            type="integer"),
 )}
 
 
@@ -127,6 +135,20 @@ def seconds(key: str) -> float:
     except ValueError:
         raise MissingSettingError(f"the {key} setting is not a number of seconds: set "
                                   f"{SETTINGS[key].flag_or_setting} to one.") from None
+
+
+def whole_days(key: str) -> int:
+    """Returns a days option (`freshness_days`) as a positive integer; raises MissingSettingError naming the setting
+    when its value is not one."""
+    value = required(key, None)
+    try:
+        days = int(value)
+    except ValueError:
+        days = 0
+    if days <= 0:
+        raise MissingSettingError(f"the {key} setting is not a whole number of days: set "
+                                  f"{SETTINGS[key].flag_or_setting} to one.")
+    return days
 
 
 def report_folder() -> Path:

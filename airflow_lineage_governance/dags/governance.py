@@ -48,9 +48,11 @@ def governance_dag(dag_id: str, target_dag_id: str, *, schedule: Any, start_date
             governance, problem = Governance.load_tolerant(verdict.get("events") or default_event_source(),
                                                            job_namespaces=verdict.get("job_namespace")
                                                            or default_job_namespace(), store=store)
-            report = nightly_report(verdict, governance, table_names(IcebergHook(iceberg_conn_id).get_conn()),
-                                    dag_id=context["dag"].dag_id, run_id=context["run_id"],
-                                    logical_date=context["logical_date"].isoformat(), backend_problem=problem)
+            catalog = IcebergHook(iceberg_conn_id).get_conn()
+            report = nightly_report(verdict, governance, table_names(catalog), dag_id=context["dag"].dag_id,
+                                    run_id=context["run_id"], logical_date=context["logical_date"].isoformat(),
+                                    backend_problem=problem, design=configured_design(catalog, context),
+                                    freshness_days=settings.whole_days("freshness_days"))
             return report.to_dict()
 
         @task
@@ -73,6 +75,17 @@ def governance_dag(dag_id: str, target_dag_id: str, *, schedule: Any, start_date
     return dag
 
 
+def configured_design(catalog: Any, context: Any) -> Any:
+    """Returns the design lineage of `[lineage_governance] design_dags_folder` for the run's logical date, read
+    against `catalog`, or None when no design folder is set (the nightly then compares no design)."""
+    folder = settings.setting("design_dags_folder")
+    if not folder:
+        return None
+    from airflow_lineage_governance.design.dagbag import catalog_design
+
+    return catalog_design(folder, catalog, context["logical_date"])
+
+
 def report_summary(report: Any, json_path: Any, md_path: Any) -> dict[str, Any]:
     """Returns what the report task hands on (XCom): the report's two paths and its counts."""
     return {"report": str(json_path), "markdown": str(md_path), "findings": len(report.findings),
@@ -89,6 +102,8 @@ def log_report(report: Any, summary: dict[str, Any]) -> None:
         log.log(level, "%s", finding.line())
     log.info("Governance of %s: %d errors, %d warnings", report.coverage.get("target_run_id") or report.run_id,
              summary["errors"], summary["warnings"])
-    for key, value in report.coverage.items():
-        log.info("Coverage %s: %s", key.replace("_", " "), value)
+    from airflow_lineage_governance.governance.report import coverage_lines
+
+    for line in coverage_lines(report.coverage):
+        log.info("Coverage %s", line)
     log.info("Report written to %s and %s", summary["report"], summary["markdown"])

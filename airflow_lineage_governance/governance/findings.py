@@ -109,6 +109,39 @@ def lineage_unavailable(source: str, reason: str) -> Finding:
                    evidence={"source": source, "reason": reason, "skipped": list(SKIPPED_WITHOUT_LINEAGE)})
 
 
+def design_difference(kind: FindingKind, reason: str, *, job: str | None = None, table: TableRef | None = None,
+                      evidence: Mapping[str, Any] | None = None) -> Finding:
+    """Returns a finding that design and runtime differ (`kind`: designed_not_observed or observed_not_designed)
+    for a job (its edges on one side only, in `evidence`: dataset_edges, column_edges, run) or a table (the jobs
+    of the side it is on, in `evidence`: jobs), with the reason it may be so."""
+    return Finding(kind, table=table, job=job, evidence={"reason": reason, **(evidence or {})})
+
+
+def sql_hash_mismatch(job: str, designed: str | None, observed: str | None, run_id: str, event_time: str) -> Finding:
+    """Returns the finding that a job's latest run ran other SQL (by its normalised SQL's hash) than the DAG files
+    deploy."""
+    return Finding(FindingKind.SQL_HASH_MISMATCH, job=job, evidence={
+        "designed_sql_hash": designed, "observed_sql_hash": observed, "run_id": run_id, "event_time": event_time})
+
+
+def _edges_text(f: Finding) -> str:
+    edges = [f"{e['source']} -> {e['target']}" for e in (*f.evidence.get("dataset_edges", ()),
+                                                         *f.evidence.get("column_edges", ()))]
+    shown = ", ".join(edges[:3]) + (f" and {len(edges) - 3} more" if len(edges) > 3 else "")
+    return f"{len(edges)} edges ({shown})" if edges else "no edge"
+
+
+def _design_difference(f: Finding) -> str:
+    if f.table is not None:
+        return f"{f.table}: {f.evidence['reason']}"
+    side = "designed, not observed" if f.kind is FindingKind.DESIGNED_NOT_OBSERVED else "observed, not designed"
+    return f"{f.job}: {_edges_text(f)} {side}; {f.evidence['reason']}"
+
+
+def _short(hashed: Any) -> str:
+    return str(hashed)[:12] if hashed else "none"
+
+
 def _missing_complete(f: Finding) -> str:
     tried = f", try {f.evidence['try_number']}" if f.evidence.get("try_number") else ""
     why = f" ({f.evidence['reason']})" if f.evidence.get("reason") else ""
@@ -135,6 +168,11 @@ SENTENCES: dict[FindingKind, Callable[[Finding], str]] = {
     FindingKind.TARGET_RUN_UNFINISHED:
         lambda f: f"{f.evidence['dag_id']}: its run had not finished when the wait ended ({f.evidence.get('reason')})",
     FindingKind.MISSING_METADATA: _missing_metadata,
+    FindingKind.DESIGNED_NOT_OBSERVED: _design_difference,
+    FindingKind.OBSERVED_NOT_DESIGNED: _design_difference,
+    FindingKind.SQL_HASH_MISMATCH:
+        lambda f: f"{f.job}: the deployed SQL is {_short(f.evidence['designed_sql_hash'])}, but run "
+                  f"{f.evidence['run_id']} ({f.evidence['event_time']}) ran {_short(f.evidence['observed_sql_hash'])}",
     FindingKind.LINEAGE_UNAVAILABLE:
         lambda f: f"{f.evidence['source']}: the lineage events could not be read ({f.evidence['reason']}), so "
                   f"the checks {', '.join(f.evidence['skipped'])} were skipped: not passed, not failed",

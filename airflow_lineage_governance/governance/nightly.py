@@ -4,34 +4,52 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_governance.governance.checks import run_checks
+from airflow_lineage_governance.governance.integrity import DEFAULT_FRESHNESS_DAYS, integrity, share
 from airflow_lineage_governance.governance.report import GovernanceReport
 from airflow_lineage_governance.governance.runs import SUCCESS, events_of_run, parse_failures
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.refs import TableRef
 
+if TYPE_CHECKING:
+    from airflow_lineage_governance.graph.design import Design
+
 
 def nightly_report(verdict: Mapping[str, Any], governance: Governance, catalog_tables: Iterable[TableRef | str], *,
                    dag_id: str, run_id: str, logical_date: str, backend_problem: str | None = None,
-                   now: datetime | None = None) -> GovernanceReport:
+                   now: datetime | None = None, design: Design | None = None,
+                   freshness_days: int = DEFAULT_FRESHNESS_DAYS) -> GovernanceReport:
     """Returns the report of one governance run: every finding `run_checks` gives (missing COMPLETE events
-    from the sensor's verdict, unaccounted tables, missing metadata with proposals, understated classes) and
-    the coverage. `backend_problem` is why the event source could not be read (or only in part): the checks
-    that need lineage are then one lineage_unavailable finding. Raises ValueError when the verdict holds a
-    finding of an unknown kind."""
-    findings = run_checks(governance, catalog_tables, verdict, backend_problem)
-    return GovernanceReport(dag_id, run_id, logical_date, findings,
-                            coverage(verdict, governance, backend_problem, now))
+    from the sensor's verdict, unaccounted tables, missing metadata with proposals, understated classes), then,
+    with a `design` (the DAG files' designed lineage), the warnings where it and the target DAG's received lineage
+    differ; and the coverage, with the integrity and freshness figures (`governance/integrity.py`; catalog tables
+    with no edge in `freshness_days` days). `backend_problem` is why the event source could not be read (or only
+    in part): the checks that need lineage are then one lineage_unavailable finding, and no design is compared.
+    Raises ValueError when the verdict holds a finding of an unknown kind."""
+    tables = list(catalog_tables)
+    findings = run_checks(governance, tables, verdict, backend_problem)
+    found = coverage(verdict, governance, backend_problem, now, tables, freshness_days)
+    if design is not None and backend_problem is None:
+        from airflow_lineage_governance.governance.drift import design_coverage, design_findings, nightly_diff
+
+        target = verdict.get("target_dag_id") or ""
+        diff = nightly_diff(design, governance, target)
+        findings.extend(design_findings(diff, target, verdict.get("task_states") or {}))
+        found.update(design_coverage(design, diff))
+    return GovernanceReport(dag_id, run_id, logical_date, findings, found)
 
 
 def coverage(verdict: Mapping[str, Any], governance: Governance, backend_problem: str | None = None,
-             now: datetime | None = None) -> dict[str, Any]:
-    """Returns what the target run's lineage covered: tasks scheduled, succeeded and with lineage, the columns
-    its own COMPLETE events gave lineage for, its events and lineage parse failures; the jobs of the target DAG
-    whose lineage was taken from an earlier run (with that run, its time and its age at `now`); and what reading
-    the events found (events of other job namespaces counted, never used)."""
+             now: datetime | None = None, catalog_tables: Iterable[TableRef | str] | None = None,
+             freshness_days: int = DEFAULT_FRESHNESS_DAYS) -> dict[str, Any]:
+    """Returns what the target run's lineage covered: tasks scheduled, succeeded and with lineage (and that
+    share of the succeeded), the columns its own COMPLETE events gave lineage for, its events and lineage parse
+    failures; the jobs of the target DAG whose lineage was taken from an earlier run (with that run, its time and
+    its age at `now`); what reading the events found (events of other job namespaces counted, never used); and
+    the integrity and freshness figures of `integrity` (late events as it defines them, plus those the reader
+    counted)."""
     states = verdict.get("task_states") or {}
     succeeded = [t for t, s in states.items() if s == SUCCESS]
     missing_tasks = {m["task_id"] for m in verdict.get("missing") or []}
@@ -42,26 +60,31 @@ def coverage(verdict: Mapping[str, Any], governance: Governance, backend_problem
     prefix = f"{target}."
     this_run = {job for job, e in graph.jobs.items() if job.startswith(prefix) and e.dag_run_id == target_run}
     written = [c for table, job in graph.outputs.items() if job in this_run for c in graph.columns_of(table)]
+    with_lineage = len([t for t in succeeded if t not in missing_tasks])
+    moment = now or datetime.now(UTC)
+    figures = integrity(graph, governance.events, catalog_tables, moment, dag_id=target, days=freshness_days)
     found: dict[str, Any] = {
         "target_dag_id": target,
         "target_run_id": target_run,
         "tasks_scheduled": len(states),
         "tasks_succeeded": len(succeeded),
-        "tasks_with_lineage": len([t for t in succeeded if t not in missing_tasks]),
+        "tasks_with_lineage": with_lineage,
+        "runs_with_lineage_share": share(with_lineage, len(succeeded)),
         "columns_with_lineage": len([c for c in written if graph.in_edges(c)]),
         "parse_failures": len(parse_failures(governance.events, target, target_run)),
         "events_of_target_run": len(of_run),
         "events_read": report.events,
         "events_malformed": report.malformed + report.truncated + report.wrong_shape + report.unknown_type,
         "events_duplicated": report.duplicates,
-        "events_late": report.late,
+        "events_late": report.late + figures.pop("events_late"),
         "events_other_namespace": report.other_namespace,
         "lineage_backend": backend_problem or verdict.get("backend_problem") or "reachable",
         "event_source": report.source,
+        **figures,
     }
     if report.wrong_parts:
         found["event_parts_wrong_shape"] = report.wrong_parts
-    earlier = earlier_answers(governance, target, target_run, now or datetime.now(UTC))
+    earlier = earlier_answers(governance, target, target_run, moment)
     if earlier:
         found["lineage_from_earlier_runs"] = earlier
     if report.problems:

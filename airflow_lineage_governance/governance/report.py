@@ -63,5 +63,23 @@ def markdown(report: GovernanceReport) -> str:
     if not kinds:
         lines.extend(["No findings.", ""])
     lines.append("## Coverage")
-    lines.extend(f"- {key.replace('_', ' ')}: {value}" for key, value in report.coverage.items())
+    lines.extend(f"- {line}" for line in coverage_lines(report.coverage))
     return "\n".join(lines) + "\n"
+
+
+def coverage_value(value: Any) -> str:
+    """Returns a coverage figure as a person reads it: a list as its items joined (`none` when empty), a mapping
+    as `key: value` pairs joined by `; `, a share as a percentage, anything else as text."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or "none"
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {v}" for k, v in value.items()) or "none"
+    if isinstance(value, float) and 0 <= value <= 1:
+        return f"{value:.0%}"
+    return str(value)
+
+
+def coverage_lines(coverage: Mapping[str, Any]) -> list[str]:
+    """Returns the coverage as text lines, `<figure in words>: <value>` (the Markdown report's and the task log's
+    coverage)."""
+    return [f"{key.replace('_', ' ')}: {coverage_value(value)}" for key, value in coverage.items()]

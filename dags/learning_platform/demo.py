@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_catalog, open_local_catalog
 from learning_platform.pipelines import NIGHTLY
@@ -124,6 +125,7 @@ def demo_env(folder: Path, catalog_properties: dict[str, str] | None = None) -> 
         "LINEAGE_GOVERNANCE_DIR": str(GOVERNANCE_FOLDER),
         "LINEAGE_GOVERNANCE_WAIT_SECONDS": os.environ.get("LINEAGE_GOVERNANCE_WAIT_SECONDS", "20"),
         "LINEAGE_GOVERNANCE_POKE_SECONDS": "2",
+        "AIRFLOW__LINEAGE_GOVERNANCE__DESIGN_DAGS_FOLDER": str(DAGS_FOLDER),  # the nightly compares design too
         "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
     })
     if os.environ.get("OPENLINEAGE_DISABLED"):
@@ -225,6 +227,28 @@ def print_trace(events_path: str | Path) -> None:
         print(line)
 
 
+def print_diff(events_path: str | Path, catalog: Any, env: dict[str, str]) -> None:
+    """Prints where the design of the DAG files (their SQL rendered for the nightly's logical date, read against
+    the catalog) and the received lineage differ (`lineage-governance diff`). Airflow's DagBag reads the demo's
+    AIRFLOW_HOME."""
+    os.environ.update({k: env[k] for k in ("AIRFLOW_HOME", "AIRFLOW__CORE__LOAD_EXAMPLES")})
+    from airflow_lineage_governance.design.commands import diff_lines
+    from airflow_lineage_governance.design.dagbag import catalog_design
+    from airflow_lineage_governance.governance.session import Governance
+    from airflow_lineage_governance.graph.diff import declared_jobs, design_diff, observed_jobs
+
+    governance, problem = Governance.load_tolerant(events_path, rules_path=GOVERNANCE_FOLDER / "lineage.toml",
+                                                   metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
+                                                   job_namespaces=["platform"])
+    design = catalog_design(DAGS_FOLDER, catalog, NIGHTLY)
+    diff = design_diff(design, observed_jobs(governance.history), "now", ["platform_nightly"],
+                       declared_jobs(governance.history))
+    print(f"\nDesign against runtime (lineage-governance diff {DAGS_FOLDER} --dag platform_nightly)"
+          + (f" ({problem})" if problem else "") + ":")
+    for line in diff_lines(diff):
+        print(f"  {line}")
+
+
 def main() -> int:
     """Runs the demo; returns 0 when it ran, whatever the governance run found (1 when its catalog or Airflow's
     database cannot be had)."""
@@ -267,6 +291,7 @@ def run_demo(folder: Path, kind: str, catalog_properties: dict[str, str]) -> int
     print_governance(folder, code)
     print_impact(events)
     print_trace(events)
+    print_diff(events, catalog, env)
     print(f"\nDemo finished in {time.perf_counter() - started:.1f} s; its files are under {folder}")
     return 0
 

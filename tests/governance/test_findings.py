@@ -75,7 +75,36 @@ def test_sentences():
     ]
     assert EVERY_KIND[3].line() == ("unaccounted table: marketing.campaign_list: in the catalog, but no declared "
                                     "source and no job's output in the lineage")
-    assert {f.kind for f in EVERY_KIND} == set(FindingKind)
+    assert {f.kind for f in EVERY_KIND + DESIGN_KINDS} == set(FindingKind)
+
+
+EDGE = {"source": "crm.learners.country", "target": "marketing.offers.country", "type": "DIRECT",
+        "subtype": "IDENTITY"}
+DESIGN_KINDS = [
+    findings.sql_hash_mismatch("p.offers", "a" * 16, "b" * 16, "run-1",
+                               "2026-10-01T02:00:00Z"),
+    findings.design_difference(FindingKind.DESIGNED_NOT_OBSERVED, "a branch not taken", job="p.offers",
+                               evidence={"dataset_edges": [], "column_edges": [EDGE] * 4, "run": None}),
+    findings.design_difference(FindingKind.OBSERVED_NOT_DESIGNED, "drift", table=T("marketing.stray"),
+                               evidence={"jobs": ["p.manual"]}),
+]
+
+
+def test_the_design_kinds_are_warnings_with_sentences_and_round_trip():
+    assert [f.severity for f in DESIGN_KINDS] == [Severity.WARNING] * 3
+    assert [f.sentence() for f in DESIGN_KINDS] == [
+        "p.offers: the deployed SQL is aaaaaaaaaaaa, but run run-1 (2026-10-01T02:00:00Z) ran bbbbbbbbbbbb",
+        "p.offers: 4 edges (crm.learners.country -> marketing.offers.country, crm.learners.country -> "
+        "marketing.offers.country, crm.learners.country -> marketing.offers.country and 1 more) designed, not "
+        "observed; a branch not taken",
+        "marketing.stray: drift",
+    ]
+    assert DESIGN_KINDS[0].to_dict() == {"kind": "sql_hash_mismatch", "job": "p.offers",
+                                         "designed_sql_hash": "a" * 16,
+                                         "observed_sql_hash": "b" * 16, "run_id": "run-1",
+                                         "event_time": "2026-10-01T02:00:00Z"}
+    for finding in DESIGN_KINDS:
+        assert Finding.from_dict(json.loads(json.dumps(finding.to_dict()))) == finding
 
 
 def test_the_report_round_trips_and_renders_from_the_findings(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from airflow_lineage_governance.governance.nightly import nightly_report
 from airflow_lineage_governance.governance.report import GovernanceReport
@@ -21,14 +22,18 @@ def test_a_report_of_the_verdict_and_the_lineage(tmp_path):
     verdict = {"target_dag_id": "p", "target_run_id": "run-1", "finished": True, "backend_problem": None,
                "task_states": {"offers": "success", "late": "success", "broken": "failed"}, "missing": [missing]}
     report = nightly_report(verdict, governance, ["crm.learners", "marketing.offers", "marketing.stray"],
-                            dag_id="lineage_governance", run_id="manual__1", logical_date="2026-10-01")
+                            dag_id="lineage_governance", run_id="manual__1", logical_date="2026-10-01",
+                            now=datetime(2026, 10, 1, 3, tzinfo=UTC))
     assert [f.to_dict() for f in report.findings] == [missing, {"kind": "unaccounted_table",
                                                                 "table": "marketing.stray"}]
     assert report.coverage == {
         "target_dag_id": "p", "target_run_id": "run-1", "tasks_scheduled": 3, "tasks_succeeded": 2,
         "tasks_with_lineage": 1, "columns_with_lineage": 2, "parse_failures": 1, "events_of_target_run": 2,
         "events_read": 2, "events_malformed": 0, "events_duplicated": 0, "events_late": 0,
-        "events_other_namespace": 0, "lineage_backend": "reachable", "event_source": "in-process"}
+        "events_other_namespace": 0, "lineage_backend": "reachable", "event_source": "in-process",
+        "runs_with_lineage_share": 0.5, "complete_runs_checked": 1, "complete_runs_missing_inputs": ["p.offers"],
+        "complete_runs_missing_outputs": [], "complete_runs_missing_versions": ["p.offers"], "freshness_days": 7,
+        "tables_without_recent_edges": ["crm.learners", "marketing.stray"], "parse_failures_in_events": 1}
     assert len(report.errors) == 2
     assert GovernanceReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
 
