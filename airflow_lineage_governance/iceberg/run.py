@@ -13,8 +13,15 @@ from pyiceberg.table import Table
 
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
+from airflow_lineage_governance.iceberg.partitions import APPEND, OVERWRITE_PARTITIONS, PartitionField
 from airflow_lineage_governance.iceberg.read import PinnedRead, expose_tables, lock_down, sandboxed_connection
-from airflow_lineage_governance.iceberg.write import WriteResult, append_once, check_target_name, create_or_replace
+from airflow_lineage_governance.iceberg.write import (
+    WriteResult,
+    append_once,
+    check_target_name,
+    create_or_replace,
+    overwrite_partitions,
+)
 from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.refs import TableRef
 
@@ -50,12 +57,15 @@ class StatementRun:
 def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, query: str,
                   sources: Sequence[TableName], insert_columns: Sequence[str] | None = None,
                   snapshot_properties: Mapping[str, str] | None = None,
-                  loaded: Mapping[TableRef, Table] | None = None, replace: bool = True) -> StatementRun:
+                  loaded: Mapping[TableRef, Table] | None = None, replace: bool = True,
+                  partition_by: Sequence[PartitionField] = (), write_mode: str = APPEND) -> StatementRun:
     """Runs `query` (the statement's SELECT) on DuckDB over `sources` pinned to their current snapshots and
     writes the result to `target`: replaced whole for a CTAS, appended for an INSERT (into `insert_columns`
     by position). `loaded` holds tables already loaded (as the lineage read them): they are not loaded again.
     `replace` False (a plain CREATE TABLE ... AS) replaces an existing target only when this task instance wrote it
-    (the WRITE_KEY of `snapshot_properties`). DuckDB runs sandboxed: it reads only the pinned snapshots' data files.
+    (the WRITE_KEY of `snapshot_properties`). A CTAS target is partitioned by `partition_by`; an INSERT with
+    `write_mode` OVERWRITE_PARTITIONS replaces the partitions its rows fall in instead of appending. DuckDB runs
+    sandboxed: it reads only the pinned snapshots' data files.
     Raises IcebergWriteError when the target's name cannot be stored, DuckDB rejects the query, or the target
     exists and may not be replaced; nothing is written then."""
     known = loaded or {}
@@ -91,10 +101,14 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
     started = time.perf_counter()
     properties = dict(snapshot_properties or {})
     try:
-        if kind == StatementKind.INSERT:
+        if kind == StatementKind.INSERT and write_mode == OVERWRITE_PARTITIONS:
+            write = overwrite_partitions(catalog, target, list(insert_columns or []), result, properties,
+                                         known.get(target))
+        elif kind == StatementKind.INSERT:
             write = append_once(catalog, target, list(insert_columns or []), result, properties, known.get(target))
         else:
-            write = create_or_replace(catalog, target, result, properties, known.get(target), replace=replace)
+            write = create_or_replace(catalog, target, result, properties, known.get(target), replace=replace,
+                                      partition_by=partition_by)
     except (ValueError, TypeError, pa.ArrowException) as error:
         raise IcebergWriteError(target, f"the result could not be written ({without_values(str(error))})",
                                 "cast the SELECT's values to the table's types; nothing was written") from None
