@@ -42,6 +42,28 @@ def write_key(dag_id: str, task_id: str, map_index: int | None, logical_date: st
 
 
 @dataclass(frozen=True)
+class RowCounts:
+    """What a MERGE, UPDATE or DELETE changed: rows inserted, updated and deleted, and how many of the table's
+    data files it rewrote (copy-on-write) of those its pinned snapshot held."""
+
+    inserted: int = 0
+    updated: int = 0
+    deleted: int = 0
+    files_rewritten: int = 0
+    files_in_table: int = 0
+
+    @property
+    def changed(self) -> int:
+        """Returns the rows the statement changed: inserted, updated and deleted together."""
+        return self.inserted + self.updated + self.deleted
+
+
+ROW_COUNT_KEYS = {"inserted": "airflow.rows_inserted", "updated": "airflow.rows_updated",
+                  "deleted": "airflow.rows_deleted"}
+"""The snapshot-summary keys under which a rewrite records its row counts, for a retried try to report them."""
+
+
+@dataclass(frozen=True)
 class WriteResult:
     """What one write did: the table, the snapshot it made (or found, for a repeated INSERT), the rows, and the
     table's columns and types after the write."""
@@ -54,6 +76,8 @@ class WriteResult:
     columns: tuple[tuple[str, str], ...] = ()
     partitions: tuple[str, ...] = ()
     """The partitions the write added files to (`paid_at_day=2026-01-05`); none for an unpartitioned table."""
+    counts: RowCounts | None = None
+    """Rows inserted, updated and deleted, for a MERGE, UPDATE or DELETE."""
 
 
 SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "main", "temp", "system"})
@@ -184,10 +208,10 @@ def _create(catalog: Catalog, ref: TableRef, result: pa.Table, properties: Mappi
     return table
 
 
-def _written(ref: TableRef, table: Table, rows: int, **flags: bool) -> WriteResult:
+def _written(ref: TableRef, table: Table, rows: int, *, replaced: bool = False) -> WriteResult:
     snapshot_id = _snapshot_id(table)
-    return WriteResult(ref, snapshot_id, rows, columns=_columns(table),
-                       partitions=written_partitions(table, snapshot_id), **flags)
+    return WriteResult(ref, snapshot_id, rows, replaced=replaced, columns=_columns(table),
+                       partitions=written_partitions(table, snapshot_id))
 
 
 def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, properties: Mapping[str, str],
@@ -227,6 +251,12 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, prope
     return with_retries(attempt, ref)
 
 
+def earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult | None:
+    """Returns the write of the snapshot that carries the WRITE_KEY of `properties` (this task instance's
+    earlier commit: its rows, partitions and, for a rewrite, row counts), or None when there is none."""
+    return _earlier_write(table, ref, properties)
+
+
 def _earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult | None:
     key = properties.get(WRITE_KEY)
     if not key:
@@ -235,8 +265,12 @@ def _earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -
         summary = snapshot.summary
         if summary is not None and summary.get(WRITE_KEY) == key:
             rows = int(summary.get("added-records") or 0)  # a 0-row append records no count
+            counts = None
+            if summary.get(ROW_COUNT_KEYS["inserted"]) is not None:
+                counts = RowCounts(**{name: int(summary.get(key) or 0) for name, key in ROW_COUNT_KEYS.items()})
+                rows = counts.changed
             return WriteResult(ref, snapshot.snapshot_id, rows, already_written=True, columns=_columns(table),
-                               partitions=written_partitions(table, snapshot.snapshot_id))
+                               partitions=written_partitions(table, snapshot.snapshot_id), counts=counts)
     return None
 
 
