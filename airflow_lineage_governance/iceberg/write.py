@@ -78,6 +78,8 @@ class WriteResult:
     """The partitions the write added files to (`paid_at_day=2026-01-05`); none for an unpartitioned table."""
     counts: RowCounts | None = None
     """Rows inserted, updated and deleted, for a MERGE, UPDATE or DELETE."""
+    untouched: bool = False
+    """A CREATE TABLE IF NOT EXISTS ... AS found the table there and wrote nothing."""
 
 
 SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "main", "temp", "system"})
@@ -216,13 +218,15 @@ def _written(ref: TableRef, table: Table, rows: int, *, replaced: bool = False) 
 
 def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, properties: Mapping[str, str],
                       table: Table | None = None, *, replace: bool = True,
-                      partition_by: Sequence[PartitionField] = ()) -> WriteResult:
+                      partition_by: Sequence[PartitionField] = (), if_not_exists: bool = False) -> WriteResult:
     """Creates `ref` holding `result`, or replaces its schema and rows, in one commit (`table`: the table as
     already loaded, when it exists; a retried attempt loads it afresh); returns the snapshot. With `replace`
     False (a plain CREATE TABLE ... AS) an existing table is replaced only when a snapshot of it carries the same
     WRITE_KEY (this task instance wrote it: a retry); otherwise raises IcebergWriteError. The table is partitioned
     by `partition_by` (a replaced table keeps its spec when none is given). Raises IcebergWriteError for a column
-    type Iceberg cannot hold, PartitionSpecError for a partition column the result lacks, CommitConflictError."""
+    type Iceberg cannot hold, PartitionSpecError for a partition column the result lacks, CommitConflictError.
+    With `if_not_exists` (CREATE TABLE IF NOT EXISTS ... AS) an existing table is left as it is (`untouched`),
+    unless this task instance created it (a retry, `already_written`)."""
     ref = as_table(name)
     check_storable(ref, result.schema)
     result = writable(result)
@@ -238,6 +242,8 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, prope
                 created = _create(catalog, ref, result, properties, partition_by)
                 return _written(ref, created, result.num_rows)
             current = catalog.load_table(ref.identifier)
+        if if_not_exists:
+            return existing_target(current, ref, properties)
         if not replace and _earlier_write(current, ref, properties) is None:
             raise IcebergWriteError(ref, "the table already exists, and a plain CREATE TABLE ... AS does not replace "
                                     "a table this task did not write", "write CREATE OR REPLACE TABLE ... AS to "
@@ -249,6 +255,15 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, prope
         return _written(ref, current, result.num_rows, replaced=True)
 
     return with_retries(attempt, ref)
+
+
+def existing_target(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult:
+    """Returns what a CREATE TABLE IF NOT EXISTS ... AS does to the existing table: nothing (`untouched`), or,
+    when this task instance created it (its WRITE_KEY), that earlier write (`already_written`)."""
+    earlier = _earlier_write(table, ref, properties)
+    if earlier is not None:
+        return earlier
+    return WriteResult(ref, _snapshot_id(table), 0, columns=_columns(table), untouched=True)
 
 
 def earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult | None:

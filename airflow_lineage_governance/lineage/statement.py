@@ -92,6 +92,9 @@ class Statement:
     tree: exp.Expr = field(repr=False, compare=False)
     dialect: str = "duckdb"
     survey: Survey = field(default_factory=Survey, repr=False, compare=False)
+    if_not_exists: bool = False
+    """A CREATE TABLE IF NOT EXISTS ... AS: it writes nothing (and has no lineage to report) when the target
+    exists; the lineage read is what it writes when it does not."""
 
     @property
     def query(self) -> exp.Query:
@@ -218,10 +221,6 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
             raise UnsupportedStatementError(
                 name, f"{_ONLY}, not from CREATE {node.kind or ''} without AS SELECT".replace("  ", " "),
                 "write it as CREATE TABLE ... AS SELECT")
-        if node.args.get("exists"):
-            raise UnsupportedStatementError(
-                name, "CREATE TABLE IF NOT EXISTS ... AS may write nothing, so its lineage is not knowable",
-                "use CREATE OR REPLACE TABLE ... AS, or CREATE TABLE ... AS")
         if isinstance(node.this, exp.Schema):
             raise UnsupportedStatementError(
                 name, "a CREATE TABLE ... AS with a column list is not read",
@@ -262,7 +261,8 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
             name, f"queries are nested more than {MAX_NESTING} deep", "flatten the subqueries into CTEs")
     target_ref = _target_ref(target)
     sources, unplaced = _named_tables(found, target_ref)
-    return Statement(kind, target_ref, columns, sources, unplaced, replace, node, dialect, found)
+    return Statement(kind, target_ref, columns, sources, unplaced, replace, node, dialect, found,
+                     if_not_exists=bool(node.args.get("exists")) if isinstance(node, exp.Create) else False)
 
 
 def _target_ref(target: exp.Table) -> TableRef:
