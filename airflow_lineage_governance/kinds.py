@@ -12,6 +12,20 @@ class StatementKind(StrEnum):
 
     CREATE_TABLE_AS = "CREATE TABLE AS"
     INSERT = "INSERT"
+    MERGE = "MERGE"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+
+    @property
+    def reads_target(self) -> bool:
+        """Returns whether the statement changes the target's existing rows (MERGE, UPDATE, DELETE): its result is
+        computed from the target's current rows, so the target is an input (the version read) as well as the
+        output (the version written)."""
+        return self in DML_KINDS
+
+
+DML_KINDS = frozenset({StatementKind.MERGE, StatementKind.UPDATE, StatementKind.DELETE})
+"""The statement kinds that rewrite the target's rows in place rather than create or append to it."""
 
 
 class EdgeType(StrEnum):

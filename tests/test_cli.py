@@ -53,8 +53,13 @@ def test_lineage_from_a_schema_file_and_its_errors(tmp_path):
     assert missing.returncode == 2 and "the SQL file does not exist" in missing.stderr
     merge = tmp_path / "merge.sql"
     merge.write_text("merge into crm.learners t using crm.learners s on t.email = s.email when matched then delete")
-    refused = cli("lineage", str(merge), "--schema", str(schema))
-    assert refused.returncode == 2 and "not from MERGE" in refused.stderr
+    merged = cli("lineage", str(merge), "--schema", str(schema))
+    assert merged.returncode == 0, merged.stderr
+    assert "crm.learners (MERGE)" in merged.stdout and "email <- crm.learners.email DIRECT IDENTITY" in merged.stdout
+    truncate = tmp_path / "truncate.sql"
+    truncate.write_text("truncate crm.learners")
+    refused = cli("lineage", str(truncate), "--schema", str(schema))
+    assert refused.returncode == 2 and "not from TRUNCATE" in refused.stderr
 
 
 def clean_cli(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess:

@@ -1,7 +1,8 @@
-"""Exact column lineage of one CTAS or INSERT ... SELECT: DIRECT and INDIRECT, strict, Airflow-free.
+"""Exact column lineage of one CTAS, INSERT ... SELECT, MERGE, UPDATE or DELETE: DIRECT and INDIRECT, strict,
+Airflow-free.
 
-Parse a statement once (`parse_statement`) and pass the Statement to `column_lineage`, `runnable_select` and
-`redacted_sql`; each also takes the text."""
+Parse a statement once (`parse_statement`) and pass the Statement to `column_lineage`, `runnable_select` (CTAS,
+INSERT) or `runnable_statement` (MERGE, UPDATE, DELETE) and `redacted_sql`; each also takes the text."""
 
 from airflow_lineage_governance.lineage.engine import column_lineage
 from airflow_lineage_governance.lineage.errors import (
@@ -19,7 +20,7 @@ from airflow_lineage_governance.lineage.errors import (
 )
 from airflow_lineage_governance.lineage.model import ColumnLineage, Dependency, OutputColumn
 from airflow_lineage_governance.lineage.redact import redacted_sql
-from airflow_lineage_governance.lineage.runnable import runnable_select
+from airflow_lineage_governance.lineage.runnable import runnable_select, runnable_statement
 from airflow_lineage_governance.lineage.schema import CatalogSchema, NestedSchema, schema_from_nested
 from airflow_lineage_governance.lineage.statement import Statement, parse_statement
 
@@ -45,5 +46,6 @@ __all__ = [
     "parse_statement",
     "redacted_sql",
     "runnable_select",
+    "runnable_statement",
     "schema_from_nested",
 ]

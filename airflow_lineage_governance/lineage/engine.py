@@ -48,17 +48,22 @@ from airflow_lineage_governance.refs import TableRef
 
 def column_lineage(statement: Statement | str, schema: CatalogSchema | NestedSchema, *,
                    dialect: str = "duckdb") -> ColumnLineage:
-    """Returns the column lineage of one `CREATE [OR REPLACE] TABLE … AS SELECT` or `INSERT INTO … SELECT`,
-    given parsed (parse_statement) or as text (parsed here, in `dialect`).
+    """Returns the column lineage of one `CREATE [OR REPLACE] TABLE … AS SELECT`, `INSERT INTO … SELECT`, MERGE,
+    UPDATE or DELETE (read by lineage/dml.py), given parsed (parse_statement) or as text (parsed here, in
+    `dialect`).
 
-    `schema` maps every table the statement reads and, for an INSERT, its target to `{column: type}` (the JSON
+    `schema` maps every table the statement reads and, for any kind but a CTAS, its target to `{column: type}` (the JSON
     form `{namespace: {table: {column: type}}}` is taken too). Raises LineageError (a subclass naming the
     target, table and column at fault) whenever the lineage cannot be read exactly; it never returns partial
     lineage. A Statement given is not changed: the engine reads a copy of its tree.
     """
     try:
+        parsed = parse_statement(statement, dialect) if isinstance(statement, str) else statement
+        if parsed.reads_target:  # MERGE, UPDATE, DELETE
+            from airflow_lineage_governance.lineage.dml import dml_lineage
+
+            return dml_lineage(parsed, normalized(schema))
         if isinstance(statement, str):
-            parsed = parse_statement(statement, dialect)
             return _column_lineage(parsed, parsed.tree, parsed.survey, normalized(schema), statement)
         work = statement.tree.copy()
         query = work.expression

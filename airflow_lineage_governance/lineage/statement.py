@@ -13,6 +13,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from airflow_lineage_governance.kinds import StatementKind
+from airflow_lineage_governance.lineage.dml_forms import dml_kind, refuse_unread_forms
 from airflow_lineage_governance.lineage.errors import (
     SqlSyntaxError,
     StatementTooLargeError,
@@ -34,8 +35,12 @@ _TARGET_AFTER = {
     "DELETE": re.compile(r"\bDELETE\s+FROM\s+([\w.\"`]+)", re.I),
     "CREATE": re.compile(r"\b(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?([\w.\"`]+)", re.I),
     "INSERT": re.compile(r"\bINTO\s+([\w.\"`]+)", re.I),
+    "TRUNCATE": re.compile(r"\bTRUNCATE\s+(?:TABLE\s+)?([\w.\"`]+)", re.I),
+    "DROP": re.compile(r"\bDROP\s+(?:TABLE|VIEW)\s+(?:IF\s+EXISTS\s+)?([\w.\"`]+)", re.I),
+    "ALTER": re.compile(r"\bALTER\s+(?:TABLE|VIEW)\s+(?:IF\s+EXISTS\s+)?([\w.\"`]+)", re.I),
 }
-_ONLY = "lineage is read only from CREATE ... AS SELECT and INSERT ... SELECT"
+_ONLY = "lineage is read only from CREATE ... AS SELECT, INSERT ... SELECT, MERGE, UPDATE and DELETE"
+_KEYWORDS = ("CREATE", "INSERT", "MERGE", "UPDATE", "DELETE", "WITH")
 
 
 @dataclass
@@ -77,13 +82,17 @@ def survey(query: exp.Expr) -> Survey:
 
 @dataclass(frozen=True)
 class Statement:
-    """A parsed CTAS or INSERT ... SELECT: what it does, the table it writes, the tables it names, and the
-    sqlglot tree. Parsed once and read by everything downstream, which never changes `tree` in place (the
-    lineage engine and `runnable_select` work on copies)."""
+    """A parsed CTAS, INSERT ... SELECT, MERGE, UPDATE or DELETE: what it does, the table it writes, the tables it
+    names, and the sqlglot tree. Parsed once and read by everything downstream, which never changes `tree` in
+    place (the lineage engine, `runnable_select` and `runnable_statement` work on copies).
+
+    A MERGE, UPDATE or DELETE (`reads_target`) reads the target's current rows as well as writing it: `target` is
+    the table written, `sources` the other tables it reads, and `tables` holds both."""
 
     kind: StatementKind
     target: TableRef
     target_columns: tuple[str, ...]
+    """An INSERT's column list (empty for every other kind)."""
     sources: tuple[TableRef, ...]
     """The tables the query names with a namespace, in order of first appearance (the target left out)."""
     unplaced: bool
@@ -97,10 +106,21 @@ class Statement:
     exists; the lineage read is what it writes when it does not."""
 
     @property
+    def reads_target(self) -> bool:
+        """Returns whether the statement reads the target's current rows (MERGE, UPDATE, DELETE): the target is
+        then an input (the version read) as well as the output (the version written)."""
+        return self.kind.reads_target
+
+    @property
     def query(self) -> exp.Query:
-        """Returns the statement's SELECT, a node of `tree` (not a copy: do not change it)."""
+        """Returns the statement's SELECT, a node of `tree` (not a copy: do not change it); raises
+        UnsupportedStatementError for a MERGE, UPDATE or DELETE, which has no one SELECT (`runnable_statement`
+        gives the statement DuckDB runs)."""
         query = self.tree.expression
-        assert isinstance(query, exp.Query)
+        if self.reads_target or not isinstance(query, exp.Query):
+            raise UnsupportedStatementError(
+                self.target, f"a {self.kind} has no one SELECT whose rows are written",
+                "run the whole statement (runnable_statement) on a copy of the target")
         return query
 
     @property
@@ -154,8 +174,9 @@ def _named_target(sql: str, keyword: str) -> str | None:
 
 
 def check_kind(sql: str) -> str:
-    """Returns the statement's first keyword (CREATE or INSERT); raises UnsupportedStatementError for any
-    other statement, before any parser is asked, and StatementTooLargeError past the size bound."""
+    """Returns the statement's first keyword (CREATE, INSERT, MERGE, UPDATE, DELETE or WITH); raises
+    UnsupportedStatementError for any other statement, before any parser is asked, and StatementTooLargeError
+    past the size bound."""
     if len(sql) > MAX_STATEMENT_CHARS:
         raise StatementTooLargeError(
             None, f"the statement has {len(sql):,} characters, more than the {MAX_STATEMENT_CHARS:,} read",
@@ -163,12 +184,11 @@ def check_kind(sql: str) -> str:
     body = _strip_leading_comments(sql)
     match = _FIRST_WORD.match(body)
     keyword = match.group(1).upper() if match else ""
-    if keyword not in ("CREATE", "INSERT"):
+    if keyword not in _KEYWORDS:
         shown = keyword or "an empty statement"
         raise UnsupportedStatementError(
             _named_target(body, keyword), f"{_ONLY}, not from {shown}",
-            "write it as CREATE TABLE ... AS SELECT or INSERT INTO ... SELECT "
-            "(a MERGE as an INSERT ... SELECT of the rows it writes)")
+            "write it as one of those")
     return keyword
 
 
@@ -206,13 +226,20 @@ def _nesting(node: exp.Expr) -> int:
 
 
 def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
-    """Returns the parsed CTAS or INSERT ... SELECT (the one parse of its text); raises LineageError (a
-    subclass) for anything else, and for a target without a namespace."""
+    """Returns the parsed CTAS, INSERT ... SELECT, MERGE, UPDATE or DELETE (the one parse of its text); raises
+    LineageError (a subclass) for anything else, for a form of those the engine does not read, and for a target
+    without a namespace."""
     keyword = check_kind(sql)
     node = _one_statement(sql, dialect)
     if isinstance(node, exp.Command):
         raise SqlSyntaxError(_named_target(_strip_leading_comments(sql), keyword),
                              f"the statement does not parse as {dialect} SQL", "fix the syntax")
+    kind = dml_kind(node)
+    if kind is not None:
+        return _dml_statement(node, kind, dialect)
+    if keyword == "WITH":
+        raise UnsupportedStatementError(None, f"{_ONLY}, not from WITH ... {node.key.upper()}",
+                                        "write it as one of those")
     if isinstance(node, exp.Create):
         target = node.this.this if isinstance(node.this, exp.Schema) else node.this
         name = target.sql(dialect=dialect) if isinstance(target, exp.Table) else None
@@ -263,6 +290,23 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
     sources, unplaced = _named_tables(found, target_ref)
     return Statement(kind, target_ref, columns, sources, unplaced, replace, node, dialect, found,
                      if_not_exists=bool(node.args.get("exists")) if isinstance(node, exp.Create) else False)
+
+
+def _dml_statement(node: exp.Expr, kind: StatementKind, dialect: str) -> Statement:
+    """Returns the Statement of a MERGE, UPDATE or DELETE: its target the table it writes, its sources every
+    other table it names; raises LineageError for a form the engine does not read."""
+    target = node.this
+    if not isinstance(target, exp.Table) or not isinstance(target.this, (exp.Identifier, exp.Dot)):
+        raise UnsupportedStatementError(None, f"the {kind}'s target is not a table name",
+                                        "name the target as namespace.table")
+    target_ref = _target_ref(target)
+    refuse_unread_forms(node, kind, str(target_ref))
+    found = survey(node)
+    if found.queries > MAX_NESTING and _nesting(node) > MAX_NESTING:
+        raise StatementTooLargeError(
+            target_ref, f"queries are nested more than {MAX_NESTING} deep", "flatten the subqueries into CTEs")
+    sources, unplaced = _named_tables(found, target_ref)
+    return Statement(kind, target_ref, (), sources, unplaced, False, node, dialect, found)
 
 
 def _target_ref(target: exp.Table) -> TableRef:

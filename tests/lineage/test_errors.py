@@ -19,11 +19,12 @@ from tests.lineage.conftest import read
 
 CASES = [
     ("merge into analytics.learner_activity a using crm.learners l on a.learner_id = l.learner_id "
-     "when matched then update set country = l.country", UnsupportedStatementError,
-     "analytics.learner_activity: lineage is read only from CREATE ... AS SELECT and INSERT ... SELECT, "
-     "not from MERGE; "),
-    ("update crm.learners set email = null", UnsupportedStatementError, "crm.learners: lineage is read only"),
-    ("delete from crm.learners where learner_id = 1", UnsupportedStatementError, "not from DELETE"),
+     "when matched then update set country = l.country", UnknownTableError,
+     "analytics.learner_activity: the catalog has no table analytics.learner_activity to merge into; "),
+    ("truncate crm.learners", UnsupportedStatementError,
+     "crm.learners: lineage is read only from CREATE ... AS SELECT, INSERT ... SELECT, MERGE, UPDATE and DELETE, "
+     "not from TRUNCATE; "),
+    ("drop table crm.learners", UnsupportedStatementError, "not from DROP"),
     ("select * from crm.learners", UnsupportedStatementError, "not from SELECT"),
     ("create view out.v as select l.email from crm.learners l", UnsupportedStatementError,
      "not from CREATE VIEW without AS SELECT"),
@@ -85,7 +86,7 @@ def test_error_names_target_table_and_column(sql, kind, sentence, schema):
     assert str(raised.value).count("\n") == 0 and str(raised.value).endswith(".")
 
 
-def test_merge_is_refused_before_the_parser_runs(schema):
+def test_a_statement_kind_not_read_is_refused_before_the_parser_runs(schema):
     # Not even valid SQL after the keyword: the refusal must come from the statement kind alone.
-    with pytest.raises(UnsupportedStatementError, match="not from MERGE"):
-        read("merge into a.b using ((( nonsense", schema)
+    with pytest.raises(UnsupportedStatementError, match="not from ALTER"):
+        read("alter table a.b using ((( nonsense", schema)

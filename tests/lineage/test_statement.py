@@ -113,7 +113,7 @@ def test_the_json_schema_form_converts_once():
 def test_errors_share_the_package_root():
     assert issubclass(LineageError, LineageGovernanceError)
     with pytest.raises(LineageGovernanceError):
-        parse_statement("delete from crm.learners")
+        parse_statement("truncate crm.learners")
 
 
 def test_no_statement_text_reaches_a_log_line_and_the_logger_level_is_left_alone(caplog):
