@@ -50,6 +50,8 @@ class DmlShape:
     source: exp.Expr | None = field(repr=False)
     has_other_sources: bool
     unbounded: bool
+    tree: exp.Expr | None = field(default=None, repr=False, compare=False)
+    """The statement's sqlglot tree (DuckDB dialect), as parsed once here."""
 
 
 def _target_names(table: exp.Table) -> frozenset[str]:
@@ -80,7 +82,7 @@ def dml_shape(sql: str, ref: TableRef) -> DmlShape:
         by_source = any(when.args.get("source") for when in (whens.expressions if whens else []))
         source = tree.args.get("using")
         return DmlShape("MERGE", _target_names(target), tree.args.get("on"), source, False,
-                        by_source or _reads_target(tree, target, ref))
+                        by_source or _reads_target(tree, target, ref), tree)
     if isinstance(tree, exp.Update):
         target = tree.this
         from_ = tree.args.get("from_")
@@ -88,13 +90,13 @@ def dml_shape(sql: str, ref: TableRef) -> DmlShape:
         where = tree.args.get("where")
         return DmlShape("UPDATE", _target_names(target), where.this if where else None,
                         from_.this if from_ is not None and not joined else None, from_ is not None,
-                        _reads_target(tree, target, ref))
+                        _reads_target(tree, target, ref), tree)
     if isinstance(tree, exp.Delete):
         target = tree.this
         using = tree.args.get("using") or []
         where = tree.args.get("where")
         return DmlShape("DELETE", _target_names(target), where.this if where else None,
-                        using[0] if len(using) == 1 else None, bool(using), _reads_target(tree, target, ref))
+                        using[0] if len(using) == 1 else None, bool(using), _reads_target(tree, target, ref), tree)
     raise ValueError("the statement is not a MERGE, UPDATE or DELETE")
 
 

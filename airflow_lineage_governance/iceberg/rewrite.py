@@ -79,11 +79,11 @@ def _target_rows(table: Table, tasks: Sequence[FileScanTask]) -> pa.Table:
     return ArrowScan(table.metadata, table.io, schema, AlwaysTrue()).to_table(tasks)
 
 
-def _counted(kind: str, dml: str) -> str:
+def _counted(shape: DmlShape, dml: str) -> str:
     """Returns the statement as run: a MERGE with `RETURNING merge_action`, so each changed row says how."""
-    if kind != "MERGE":
+    if shape.kind != "MERGE":
         return dml
-    tree = sqlglot.parse_one(dml, read="duckdb")
+    tree = shape.tree.copy() if shape.tree is not None else sqlglot.parse_one(dml, read="duckdb")
     tree.set("returning", exp.Returning(expressions=[exp.column("merge_action")]))
     return tree.sql(dialect="duckdb")
 
@@ -91,7 +91,7 @@ def _counted(kind: str, dml: str) -> str:
 def _run_dml(connection: duckdb.DuckDBPyConnection, shape: DmlShape, dml: str) -> RowCounts:
     """Runs the statement on `connection` and returns the rows it inserted, updated and deleted."""
     if shape.kind == "MERGE":
-        tally = Counter(str(row[0]) for row in connection.execute(_counted(shape.kind, dml)).fetchall())
+        tally = Counter(str(row[0]) for row in connection.execute(_counted(shape, dml)).fetchall())
         return RowCounts(tally.get("INSERT", 0), tally.get("UPDATE", 0), tally.get("DELETE", 0))
     changed = connection.execute(dml).fetchone()
     count = int(changed[0]) if changed else 0
