@@ -171,7 +171,7 @@ def commit_files(table: Table, replaced: Iterable[DataFile], added: Sequence[Dat
         with transaction.update_snapshot(snapshot_properties=properties).overwrite() as overwrite:
             overwrite.commit_uuid = commit_uuid
             if scope != AlwaysFalse():
-                overwrite.delete_by_predicate(scope)
+                overwrite.delete_by_predicate(scope, case_sensitive=False)
             for data_file in replaced:
                 overwrite.delete_data_file(data_file)
             for data_file in added:
