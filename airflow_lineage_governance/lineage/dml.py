@@ -171,7 +171,7 @@ def _assignments(assignments: Iterable[exp.Expr], columns: list[str], target: Ta
                 raise UnknownColumnError(target, f"{target} has no column {column.name}",
                                          "check the SET list against the catalog")
             if name in writes:
-                raise UnsupportedStatementError(target, f"the column {name} is assigned twice in one SET",
+                raise UnsupportedStatementError(target, f"the column {name} is written twice by one SET or INSERT",
                                                 "assign it once")
             writes[name] = len(parts)
             parts.append(Part("value", value, clause, name))

@@ -87,6 +87,22 @@ def _check_merge(node: exp.Merge, target: str | None) -> None:
         if when.args.get("condition") is None:
             unconditional.add(which)
         _check_action(when, which, target)
+        _check_side(when, which, node, target)
+
+
+def _check_side(when: exp.When, which: str, node: exp.Merge, target: str | None) -> None:
+    """Raises UnsupportedStatementError when a clause reads the side its rows do not have, as DuckDB does: a NOT
+    MATCHED clause the target's columns, a NOT MATCHED BY SOURCE clause the source's."""
+    if which == "MATCHED":
+        return
+    missing = node.this if which == "NOT MATCHED" else node.args["using"]
+    alias = missing.alias_or_name.lower()
+    side = "target" if which == "NOT MATCHED" else "source"
+    for column in when.find_all(exp.Column):
+        if column.table.lower() == alias and column.find_ancestor(exp.Query) is None:
+            raise UnsupportedStatementError(
+                target, f"a WHEN {which} clause reads {alias}.{column.name}, and its rows have no {side} row",
+                f"read only the {'source' if side == 'target' else 'target'}'s columns there")
 
 
 def _check_action(when: exp.When, which: str, target: str | None) -> None:

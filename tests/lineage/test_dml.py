@@ -97,6 +97,14 @@ def test_update_with_a_cte_and_a_tuple_assignment(schema):
     assert "billing.payments.status DIRECT IDENTITY" not in fields(lineage)["country"]
 
 
+def test_update_masks_a_column_only_when_no_row_keeps_it_raw(schema):
+    everywhere = read("update crm.learners set email = md5(email)", schema)
+    assert fields(everywhere)["email"] == ["crm.learners.email DIRECT TRANSFORMATION masked"]
+    some = read("update crm.learners set email = md5(email) where marketing_consent", schema)
+    assert fields(some)["email"] == ["crm.learners.email DIRECT TRANSFORMATION",
+                                     "crm.learners.marketing_consent INDIRECT CONDITIONAL"]
+
+
 # DELETE
 
 
@@ -178,6 +186,20 @@ def test_merge_that_rewrites_or_deletes_every_row_keeps_no_old_value(schema):
     assert fields(lineage)["status"] == ["crm.learners.status DIRECT IDENTITY"]
 
 
+def test_merge_do_nothing_with_a_condition_decides_the_later_update(schema):
+    lineage = read("""merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id
+        when matched and s.status = 'open' then do nothing
+        when matched then update set email = s.subject
+        when not matched by source and t.marketing_consent then update set full_name = upper(t.email)""", schema)
+    assert fields(lineage)["email"] == ["crm.learners.email DIRECT IDENTITY",
+                                        "support.tickets.status INDIRECT CONDITIONAL",
+                                        "support.tickets.subject DIRECT IDENTITY"]
+    assert fields(lineage)["full_name"] == ["crm.learners.email DIRECT TRANSFORMATION",
+                                            "crm.learners.full_name DIRECT IDENTITY",
+                                            "crm.learners.marketing_consent INDIRECT CONDITIONAL"]
+    assert rows(lineage) == ["crm.learners.learner_id JOIN", "support.tickets.learner_id JOIN"]
+
+
 def test_merge_insert_star_and_update_set_star_write_by_position(schema):
     lineage = read("""merge into crm.learners t using (select l.learner_id, l.email as full_name, l.full_name as email,
         l.country, l.marketing_consent, l.status, l.date_of_birth, l.created_at from crm.learners l
@@ -209,7 +231,7 @@ REFUSED = [
     ("update crm.learners set emial = null", UnknownColumnError, "crm.learners: crm.learners has no column emial"),
     ("update crm.learners set email = emial", UnknownColumnError, "crm.learners has no column emial"),
     ("update crm.learners set email = 'a', email = 'b'", UnsupportedStatementError,
-     "the column email is assigned twice in one SET"),
+     "the column email is written twice by one SET or INSERT"),
     ("update crm.learners set (email, status) = (select t.subject, t.status from support.tickets t)",
      UnsupportedStatementError, "a SET assignment that is not column = value"),
     ("update crm.learners l set status = p.status from billing.payments p, support.tickets t "
@@ -237,6 +259,12 @@ REFUSED = [
     ("merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
      "when matched then update set email = s.subject returning *", UnsupportedStatementError,
      "a MERGE ... RETURNING is not read"),
+    ("merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+     "when not matched then insert (learner_id, email) values (s.learner_id, t.email)", UnsupportedStatementError,
+     "a WHEN NOT MATCHED clause reads t.email, and its rows have no target row"),
+    ("merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+     "when not matched by source and s.status = 'open' then delete", UnsupportedStatementError,
+     "a WHEN NOT MATCHED BY SOURCE clause reads s.status, and its rows have no source row"),
     ("merge into crm.learners t using read_csv('/etc/passwd') s on t.learner_id = s.learner_id "
      "when matched then delete", LineageError, "is not a catalog table"),
     ("delete from crm.learners where learner_id in (select learner_id from nowhere.things)", LineageError,
