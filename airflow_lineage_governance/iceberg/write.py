@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Mapping
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -15,6 +16,16 @@ from pyiceberg.table import Table, Transaction
 
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table, table_columns
 from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergWriteError, without_values
+from airflow_lineage_governance.iceberg.partitioned import (
+    commit_files,
+    data_files_of,
+    files_in_partitions,
+    partition_names,
+    partition_scope,
+    set_partition_spec,
+    written_partitions,
+)
+from airflow_lineage_governance.iceberg.partitions import PartitionField, check_columns
 from airflow_lineage_governance.refs import TableRef
 
 # Row groups of DuckDB's own default size let DuckDB read a table with every core (one per row group).
@@ -31,6 +42,28 @@ def write_key(dag_id: str, task_id: str, map_index: int | None, logical_date: st
 
 
 @dataclass(frozen=True)
+class RowCounts:
+    """What a MERGE, UPDATE or DELETE changed: rows inserted, updated and deleted, and how many of the table's
+    data files it rewrote (copy-on-write) of those its pinned snapshot held."""
+
+    inserted: int = 0
+    updated: int = 0
+    deleted: int = 0
+    files_rewritten: int = 0
+    files_in_table: int = 0
+
+    @property
+    def changed(self) -> int:
+        """Returns the rows the statement changed: inserted, updated and deleted together."""
+        return self.inserted + self.updated + self.deleted
+
+
+ROW_COUNT_KEYS = {"inserted": "airflow.rows_inserted", "updated": "airflow.rows_updated",
+                  "deleted": "airflow.rows_deleted"}
+"""The snapshot-summary keys under which a rewrite records its row counts, for a retried try to report them."""
+
+
+@dataclass(frozen=True)
 class WriteResult:
     """What one write did: the table, the snapshot it made (or found, for a repeated INSERT), the rows, and the
     table's columns and types after the write."""
@@ -41,6 +74,12 @@ class WriteResult:
     replaced: bool = False
     already_written: bool = False
     columns: tuple[tuple[str, str], ...] = ()
+    partitions: tuple[str, ...] = ()
+    """The partitions the write added files to (`paid_at_day=2026-01-05`); none for an unpartitioned table."""
+    counts: RowCounts | None = None
+    """Rows inserted, updated and deleted, for a MERGE, UPDATE or DELETE."""
+    untouched: bool = False
+    """A CREATE TABLE IF NOT EXISTS ... AS found the table there and wrote nothing."""
 
 
 SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "main", "temp", "system"})
@@ -153,29 +192,45 @@ def _columns(table: Table) -> tuple[tuple[str, str], ...]:
     return tuple(table_columns(table).items())
 
 
-def _create(catalog: Catalog, ref: TableRef, result: pa.Table, properties: Mapping[str, str]) -> Table:
-    """Creates the table holding `result`: in one commit for a one-level namespace; pyiceberg stages no table in
-    a nested namespace, so there the table is created, then its rows appended (it is empty for that moment)."""
+def _create(catalog: Catalog, ref: TableRef, result: pa.Table, properties: Mapping[str, str],
+            partition_by: Sequence[PartitionField] = ()) -> Table:
+    """Creates the table holding `result`, partitioned by `partition_by`: in one commit for a one-level namespace;
+    pyiceberg stages no table in a nested namespace, so there the table is created, then its spec set and its rows
+    appended (it is empty for that moment)."""
     if len(ref.namespace) == 1:
         creation = catalog.create_table_transaction(ref.identifier, schema=result.schema, properties=TABLE_PROPERTIES)
+        set_partition_spec(creation, partition_by, str(ref))
         creation.append(result, snapshot_properties=dict(properties))
-        return creation.commit_transaction()
+        creation.commit_transaction()
+        return catalog.load_table(ref.identifier)
     table = catalog.create_table(ref.identifier, schema=result.schema, properties=TABLE_PROPERTIES)
     with table.transaction() as transaction:
+        set_partition_spec(transaction, partition_by, str(ref))
         transaction.append(result, snapshot_properties=dict(properties))
     return table
 
 
+def _written(ref: TableRef, table: Table, rows: int, *, replaced: bool = False) -> WriteResult:
+    snapshot_id = _snapshot_id(table)
+    return WriteResult(ref, snapshot_id, rows, replaced=replaced, columns=_columns(table),
+                       partitions=written_partitions(table, snapshot_id))
+
+
 def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, properties: Mapping[str, str],
-                      table: Table | None = None, *, replace: bool = True) -> WriteResult:
+                      table: Table | None = None, *, replace: bool = True,
+                      partition_by: Sequence[PartitionField] = (), if_not_exists: bool = False) -> WriteResult:
     """Creates `ref` holding `result`, or replaces its schema and rows, in one commit (`table`: the table as
     already loaded, when it exists; a retried attempt loads it afresh); returns the snapshot. With `replace`
     False (a plain CREATE TABLE ... AS) an existing table is replaced only when a snapshot of it carries the same
-    WRITE_KEY (this task instance wrote it: a retry); otherwise raises IcebergWriteError. Raises
-    IcebergWriteError for a column type Iceberg cannot hold, CommitConflictError."""
+    WRITE_KEY (this task instance wrote it: a retry); otherwise raises IcebergWriteError. The table is partitioned
+    by `partition_by` (a replaced table keeps its spec when none is given). Raises IcebergWriteError for a column
+    type Iceberg cannot hold, PartitionSpecError for a partition column the result lacks, CommitConflictError.
+    With `if_not_exists` (CREATE TABLE IF NOT EXISTS ... AS) an existing table is left as it is (`untouched`),
+    unless this task instance created it (a retry, `already_written`)."""
     ref = as_table(name)
     check_storable(ref, result.schema)
     result = writable(result)
+    check_columns(partition_by, result.schema.names, str(ref))
     if table is None:
         catalog.create_namespace_if_not_exists(ref.namespace)
     loaded = [table] if table is not None else []
@@ -184,19 +239,37 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, prope
         current = loaded.pop() if loaded else None
         if current is None:
             if not catalog.table_exists(ref.identifier):
-                created = _create(catalog, ref, result, properties)
-                return WriteResult(ref, _snapshot_id(created), result.num_rows, columns=_columns(created))
+                created = _create(catalog, ref, result, properties, partition_by)
+                return _written(ref, created, result.num_rows)
             current = catalog.load_table(ref.identifier)
+        if if_not_exists:
+            return existing_target(current, ref, properties)
         if not replace and _earlier_write(current, ref, properties) is None:
             raise IcebergWriteError(ref, "the table already exists, and a plain CREATE TABLE ... AS does not replace "
                                     "a table this task did not write", "write CREATE OR REPLACE TABLE ... AS to "
                                     "replace it, or INSERT INTO to add rows; nothing was written")
         with current.transaction() as transaction:
             _replace_schema(transaction, result.schema)
+            set_partition_spec(transaction, partition_by, str(ref))
             transaction.overwrite(result, snapshot_properties=dict(properties))
-        return WriteResult(ref, _snapshot_id(current), result.num_rows, replaced=True, columns=_columns(current))
+        return _written(ref, current, result.num_rows, replaced=True)
 
     return with_retries(attempt, ref)
+
+
+def existing_target(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult:
+    """Returns what a CREATE TABLE IF NOT EXISTS ... AS does to the existing table: nothing (`untouched`), or,
+    when this task instance created it (its WRITE_KEY), that earlier write (`already_written`)."""
+    earlier = _earlier_write(table, ref, properties)
+    if earlier is not None:
+        return earlier
+    return WriteResult(ref, _snapshot_id(table), 0, columns=_columns(table), untouched=True)
+
+
+def earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult | None:
+    """Returns the write of the snapshot that carries the WRITE_KEY of `properties` (this task instance's
+    earlier commit: its rows, partitions and, for a rewrite, row counts), or None when there is none."""
+    return _earlier_write(table, ref, properties)
 
 
 def _earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult | None:
@@ -207,18 +280,19 @@ def _earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -
         summary = snapshot.summary
         if summary is not None and summary.get(WRITE_KEY) == key:
             rows = int(summary.get("added-records") or 0)  # a 0-row append records no count
-            return WriteResult(ref, snapshot.snapshot_id, rows, already_written=True, columns=_columns(table))
+            counts = None
+            if summary.get(ROW_COUNT_KEYS["inserted"]) is not None:
+                counts = RowCounts(**{name: int(summary.get(key) or 0) for name, key in ROW_COUNT_KEYS.items()})
+                rows = counts.changed
+            return WriteResult(ref, snapshot.snapshot_id, rows, already_written=True, columns=_columns(table),
+                               partitions=written_partitions(table, snapshot.snapshot_id), counts=counts)
     return None
 
 
-def append_once(catalog: Catalog, name: TableName, columns: list[str], result: pa.Table,
-                properties: Mapping[str, str], table: Table | None = None) -> WriteResult:
-    """Appends `result` to `ref` (`table`: as already loaded), its columns matched by position to `columns`
-    (the rest null), in one commit; when a snapshot already carries the same WRITE_KEY, returns it and writes
-    nothing. Raises IcebergWriteError when a value cannot be written as the column's type, CommitConflictError."""
-    ref = as_table(name)
-    current = table if table is not None else catalog.load_table(ref.identifier)
-    target = current.schema().as_arrow()
+def aligned_rows(ref: TableRef, table: Table, columns: list[str], result: pa.Table) -> pa.Table:
+    """Returns `result` as rows of the table: its columns matched by position to `columns`, cast to the table's
+    types, the table's other columns null. Raises IcebergWriteError when a value cannot take the column's type."""
+    target = table.schema().as_arrow()
     renamed = result.rename_columns(columns)
     arrays = []
     for field in target:
@@ -232,7 +306,18 @@ def append_once(catalog: Catalog, name: TableName, columns: list[str], result: p
                                         "cast the value in the SELECT") from None
         else:
             arrays.append(pa.nulls(renamed.num_rows, type=field.type))
-    rows = pa.Table.from_arrays(arrays, schema=target)
+    return pa.Table.from_arrays(arrays, schema=target)
+
+
+def append_once(catalog: Catalog, name: TableName, columns: list[str], result: pa.Table,
+                properties: Mapping[str, str], table: Table | None = None) -> WriteResult:
+    """Appends `result` to `ref` (`table`: as already loaded), its columns matched by position to `columns`
+    (the rest null), in one commit (files split by the table's partition spec); when a snapshot already carries
+    the same WRITE_KEY, returns it and writes nothing. Raises IcebergWriteError when a value cannot be written as
+    the column's type, CommitConflictError."""
+    ref = as_table(name)
+    current = table if table is not None else catalog.load_table(ref.identifier)
+    rows = aligned_rows(ref, current, columns, result)
     loaded = [current]
 
     def attempt() -> WriteResult:
@@ -242,7 +327,39 @@ def append_once(catalog: Catalog, name: TableName, columns: list[str], result: p
             return earlier
         with table.transaction() as transaction:
             transaction.append(rows, snapshot_properties=dict(properties))
-        return WriteResult(ref, _snapshot_id(table), rows.num_rows, columns=_columns(table))
+        return _written(ref, table, rows.num_rows)
+
+    return with_retries(attempt, ref)
+
+
+def overwrite_partitions(catalog: Catalog, name: TableName, columns: list[str], result: pa.Table,
+                         properties: Mapping[str, str], table: Table | None = None) -> WriteResult:
+    """Replaces, in one commit, exactly the partitions of `ref` that `result`'s rows fall in (`columns` matched
+    by position, as for append_once) with those rows; the other partitions are kept. A retried or repeated write
+    of the same rows leaves the same table (it replaces the partitions again). A concurrent commit that added rows
+    to one of those partitions makes it start again from the new snapshot. Raises IcebergWriteError when the
+    table is not partitioned or a value cannot be written, CommitConflictError."""
+    ref = as_table(name)
+    current = table if table is not None else catalog.load_table(ref.identifier)
+    if current.spec().is_unpartitioned():
+        raise IcebergWriteError(ref, "write_mode='overwrite_partitions' needs a partitioned table, and this one has "
+                                "no partition spec", "create it with partition_by=[...], or write_mode='append'; "
+                                "nothing was written")
+    rows = aligned_rows(ref, current, columns, result)
+    if rows.num_rows == 0:
+        return WriteResult(ref, _snapshot_id(current), 0, replaced=True, columns=_columns(current))
+    loaded = [current]
+
+    def attempt() -> WriteResult:
+        table = loaded.pop() if loaded else catalog.load_table(ref.identifier)
+        commit_uuid = uuid.uuid4()
+        added = data_files_of(table, rows, commit_uuid)
+        records = {f.partition for f in added}
+        scope = partition_scope(table.spec(), table.schema(), records)
+        replaced = files_in_partitions(table, records, scope)
+        commit_files(table, replaced, added, scope, dict(properties), commit_uuid)
+        return WriteResult(ref, _snapshot_id(table), rows.num_rows, replaced=True, columns=_columns(table),
+                           partitions=partition_names(table.spec(), table.schema(), records))
 
     return with_retries(attempt, ref)
 

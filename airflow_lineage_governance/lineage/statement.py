@@ -103,6 +103,9 @@ class Statement:
     survey: Survey = field(default_factory=Survey, repr=False, compare=False)
     text: str = field(default="", repr=False, compare=False)
     """The statement's text, whose positions the tree's nodes carry (DuckDB names an unaliased output by it)."""
+    if_not_exists: bool = False
+    """A CREATE TABLE IF NOT EXISTS ... AS: it writes nothing (and has no lineage to report) when the target
+    exists; the lineage read is what it writes when it does not."""
 
     @property
     def reads_target(self) -> bool:
@@ -247,10 +250,6 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
             raise UnsupportedStatementError(
                 name, f"{_ONLY}, not from CREATE {node.kind or ''} without AS SELECT".replace("  ", " "),
                 "write it as CREATE TABLE ... AS SELECT")
-        if node.args.get("exists"):
-            raise UnsupportedStatementError(
-                name, "CREATE TABLE IF NOT EXISTS ... AS may write nothing, so its lineage is not knowable",
-                "use CREATE OR REPLACE TABLE ... AS, or CREATE TABLE ... AS")
         if isinstance(node.this, exp.Schema):
             raise UnsupportedStatementError(
                 name, "a CREATE TABLE ... AS with a column list is not read",
@@ -291,7 +290,8 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
             name, f"queries are nested more than {MAX_NESTING} deep", "flatten the subqueries into CTEs")
     target_ref = _target_ref(target)
     sources, unplaced = _named_tables(found, target_ref)
-    return Statement(kind, target_ref, columns, sources, unplaced, replace, node, dialect, found, sql)
+    return Statement(kind, target_ref, columns, sources, unplaced, replace, node, dialect, found, sql,
+                     if_not_exists=bool(node.args.get("exists")) if isinstance(node, exp.Create) else False)
 
 
 def _dml_statement(node: exp.Expr, kind: StatementKind, dialect: str) -> Statement:

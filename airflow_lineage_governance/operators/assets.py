@@ -16,12 +16,13 @@ if TYPE_CHECKING:
     from airflow.sdk import Asset
 
 _COMMENTS = re.compile(r"\s*(--[^\n]*(\n|$)|/\*.*?\*/)", re.S)
-_TARGET = re.compile(r"(?:CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?|INSERT\s+INTO\s+)"
-                     r"([\w.\"`]+)", re.I)
+_TARGET = re.compile(r"(?:CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?|INSERT\s+INTO\s+|"
+                     r"MERGE\s+INTO\s+|UPDATE\s+|DELETE\s+FROM\s+)([\w.\"`]+)", re.I)
 
 
 def target_in_text(sql: str) -> TableRef | None:
-    """Returns the table a CREATE TABLE … AS or INSERT INTO statement names first after its leading comments,
+    """Returns the table a CREATE TABLE … AS, INSERT INTO, MERGE INTO, UPDATE or DELETE FROM statement names first
+    after its leading comments,
     or None when the text names none or the name is templated or not a namespaced table."""
     body = sql
     while match := _COMMENTS.match(body):

@@ -1,5 +1,5 @@
-"""IcebergSqlOperator: one CTAS or INSERT … SELECT over an Iceberg catalog, run on DuckDB, with exact
-OpenLineage column lineage read before anything is written.
+"""IcebergSqlOperator: one CTAS, INSERT … SELECT, MERGE, UPDATE or DELETE over an Iceberg catalog, run on DuckDB,
+with exact OpenLineage column lineage read before anything is written.
 
 Importing this module loads no pyiceberg, DuckDB, pyarrow, sqlglot or OpenLineage client (DAG parsing stays
 cheap): the work's modules are imported when a task runs."""
@@ -16,6 +16,7 @@ from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from airflow_lineage_governance.hooks.iceberg import IcebergHook
+from airflow_lineage_governance.iceberg.partitions import APPEND, check_write_mode, parse_partition_by
 from airflow_lineage_governance.operators.assets import declared_target, table_asset
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from jinja2 import Environment
     from pyiceberg.table import Table
 
+    from airflow_lineage_governance.iceberg.partitions import PartitionField
     from airflow_lineage_governance.iceberg.run import StatementRun
     from airflow_lineage_governance.lineage import ColumnLineage, LineageError, Statement
     from airflow_lineage_governance.refs import TableRef
@@ -35,7 +37,7 @@ DEFAULT_MAX_EDGES = 4096
 @dataclass(frozen=True)
 class LineageRead:
     """What one try read before running the statement: the parsed statement, the tables loaded (once), their
-    schema, the lineage and the SELECT as DuckDB runs it."""
+    schema, the lineage and what DuckDB runs: the SELECT of a CTAS or INSERT, the whole MERGE, UPDATE or DELETE."""
 
     statement: Statement
     tables: Mapping[TableRef, Table]
@@ -45,8 +47,9 @@ class LineageRead:
 
 
 class IcebergSqlOperator(BaseOperator):
-    """Runs one `CREATE [OR REPLACE] TABLE … AS SELECT` or `INSERT INTO … SELECT` over the tables of an
-    Iceberg catalog on DuckDB, and writes the result back to the catalog in one commit.
+    """Runs one `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] … AS SELECT`, `INSERT INTO … SELECT`, `MERGE INTO`,
+    `UPDATE` or `DELETE FROM` over the tables of an Iceberg catalog on DuckDB, and writes the result back to the
+    catalog in one commit (a MERGE, UPDATE or DELETE copy-on-write: the data files it can touch are rewritten).
 
     The statement's column lineage is read first, against the catalog's current schema; a statement whose
     lineage cannot be read exactly fails the task before anything is written. The rendered statement is parsed
@@ -60,6 +63,11 @@ class IcebergSqlOperator(BaseOperator):
     :param target: the table the statement writes (`db.table`), declared as the task's outlet asset; default:
         read from the statement's text (or its .sql file) when the DAG is parsed, without a SQL parser. Given,
         a statement that writes another table fails the task before anything is written.
+    :param partition_by: the Iceberg partition spec of a CREATE TABLE … AS target, e.g. `["day(paid_at)",
+        "country"]` (a column, year/month/day/hour(col), bucket[N](col), truncate[N](col)); a bad entry fails the
+        DAG file's parse with one sentence. A replaced table keeps its spec when none is given.
+    :param write_mode: for an INSERT, `append` (default) or `overwrite_partitions`: replace exactly the
+        partitions of a partitioned table that the INSERT's rows fall in.
     """
 
     template_fields: Sequence[str] = ("sql",)
@@ -69,8 +77,13 @@ class IcebergSqlOperator(BaseOperator):
 
     def __init__(self, *, sql: str, iceberg_conn_id: str = IcebergHook.default_conn_name,
                  lineage_namespace: str | None = None, max_lineage_edges: int = DEFAULT_MAX_EDGES,
-                 target: str | None = None, **kwargs: Any) -> None:
+                 target: str | None = None, partition_by: Sequence[str] | None = None,
+                 write_mode: str = APPEND, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        shown = target or f"the task {kwargs.get('task_id', '')}"
+        self.partition_fields: tuple[PartitionField, ...] = parse_partition_by(partition_by, shown)
+        self.partition_by = [str(field) for field in self.partition_fields]
+        self.write_mode = check_write_mode(write_mode, shown)
         self.max_lineage_edges = max_lineage_edges
         self.sql = sql
         self.iceberg_conn_id = iceberg_conn_id
@@ -126,7 +139,12 @@ class IcebergSqlOperator(BaseOperator):
         Raises LineageError when the lineage cannot be read exactly, other errors when the catalog cannot."""
         if self._read is None or self._read[0] != self.sql:
             from airflow_lineage_governance.iceberg.catalog import catalog_tables, load_tables, table_columns
-            from airflow_lineage_governance.lineage import LineageError, column_lineage, runnable_select
+            from airflow_lineage_governance.lineage import (
+                LineageError,
+                column_lineage,
+                runnable_select,
+                runnable_statement,
+            )
 
             read: LineageRead | LineageError
             try:
@@ -135,8 +153,11 @@ class IcebergSqlOperator(BaseOperator):
                 tables = load_tables(catalog, catalog_tables(catalog) if statement.unplaced else statement.tables)
                 schema = {ref: table_columns(table) for ref, table in tables.items()}
                 lineage = column_lineage(statement, schema)
-                names = [column.name for column in lineage.columns]  # a CTAS's duplicates renamed x_1, as DuckDB does
-                read = LineageRead(statement, tables, schema, lineage, runnable_select(statement, schema, names=names))
+                if statement.reads_target:
+                    runnable = runnable_statement(statement, schema)
+                else:  # a CTAS's duplicates renamed x_1, as DuckDB does
+                    runnable = runnable_select(statement, schema, names=[column.name for column in lineage.columns])
+                read = LineageRead(statement, tables, schema, lineage, runnable)
             except LineageError as error:
                 read = error
             self._read = (self.sql, read)
@@ -146,15 +167,14 @@ class IcebergSqlOperator(BaseOperator):
         return read
 
     def execute(self, context: Context) -> dict[str, Any]:
-        """Reads the lineage, runs the statement, writes the result; returns the table, snapshot id and row
-        count (XCom). Raises AirflowFailException, with the engine's sentence, when lineage is unreadable, and
+        """Reads the lineage, runs the statement, writes the result; returns the table, snapshot id, row count,
+        partitions written and, for a MERGE, UPDATE or DELETE, the rows inserted, updated and deleted (XCom).
+        Raises AirflowFailException, with the engine's sentence, when lineage is unreadable, and
         AirflowException (retried when the task has retries) naming the catalog when a REST catalog does not answer."""
         from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError, IcebergError
-        from airflow_lineage_governance.iceberg.run import run_statement
-        from airflow_lineage_governance.iceberg.write import WRITE_KEY, write_key
         from airflow_lineage_governance.lineage import LineageError
         from airflow_lineage_governance.lineage.errors import UNREADABLE
-        from airflow_lineage_governance.operators.summary import lineage_summary
+        from airflow_lineage_governance.operators.summary import lineage_summary, run_result
 
         try:
             read = self.lineage_read()
@@ -168,20 +188,9 @@ class IcebergSqlOperator(BaseOperator):
         if self.target is not None and self.declared_target != lineage.target:
             raise AirflowFailException(f"the statement writes {lineage.target}, not its declared target "
                                        f"{self.target}, so nothing was written: fix target= or the statement")
-        ti = context["ti"]
-        logical_date = context.get("logical_date")
-        logical = logical_date.isoformat() if logical_date else None
-        properties = {
-            "airflow.dag_id": ti.dag_id, "airflow.run_id": ti.run_id, "airflow.task_id": ti.task_id,
-            "airflow.map_index": str(ti.map_index), "airflow.try_number": str(ti.try_number),
-            "airflow.logical_date": logical or "",
-            WRITE_KEY: write_key(ti.dag_id, ti.task_id, ti.map_index, logical, ti.run_id),
-        }
+        self._check_options(read.statement)
         try:
-            self._run = run_statement(
-                self.hook.get_conn(), kind=lineage.kind, target=lineage.target, query=read.query,
-                sources=list(lineage.sources), insert_columns=[c.name for c in lineage.columns],
-                snapshot_properties=properties, loaded=read.tables, replace=read.statement.replace)
+            self._run = self._write(read, self._snapshot_properties(context))
         except CatalogUnreachableError as error:
             self.log.error("%s", error)
             raise AirflowException(str(error)) from None
@@ -193,8 +202,52 @@ class IcebergSqlOperator(BaseOperator):
         write = self._run.write
         self._record_asset_event(context, write.table, {"snapshot_id": write.snapshot_id, "rows": write.rows,
                                                         "table": str(write.table)})
-        return {"table": str(write.table), "snapshot_id": write.snapshot_id, "rows": write.rows,
-                "already_written": write.already_written}
+        return run_result(self._run)
+
+    def _check_options(self, statement: Statement) -> None:
+        """Raises AirflowFailException when partition_by or write_mode does not apply to the statement's kind."""
+        from airflow_lineage_governance.kinds import StatementKind
+
+        if self.partition_fields and statement.kind is not StatementKind.CREATE_TABLE_AS:
+            raise AirflowFailException(f"{statement.target}: partition_by applies to CREATE TABLE ... AS only, and "
+                                       f"this statement is a {statement.kind} (the table's own spec partitions what "
+                                       "it writes); remove partition_by, nothing was written")
+        if self.write_mode != APPEND and statement.kind is not StatementKind.INSERT:
+            raise AirflowFailException(f"{statement.target}: write_mode={self.write_mode!r} applies to INSERT only, "
+                                       f"and this statement is a {statement.kind}; remove write_mode, nothing was "
+                                       "written")
+
+    @staticmethod
+    def _snapshot_properties(context: Context) -> dict[str, str]:
+        """Returns the snapshot-summary properties of the try's commit: the task instance and its write key."""
+        from airflow_lineage_governance.iceberg.write import WRITE_KEY, write_key
+
+        ti = context["ti"]
+        logical_date = context.get("logical_date")
+        logical = logical_date.isoformat() if logical_date else None
+        return {
+            "airflow.dag_id": ti.dag_id, "airflow.run_id": ti.run_id, "airflow.task_id": ti.task_id,
+            "airflow.map_index": str(ti.map_index), "airflow.try_number": str(ti.try_number),
+            "airflow.logical_date": logical or "",
+            WRITE_KEY: write_key(ti.dag_id, ti.task_id, ti.map_index, logical, ti.run_id),
+        }
+
+    def _write(self, read: LineageRead, properties: dict[str, str]) -> StatementRun:
+        """Runs the statement: a MERGE, UPDATE or DELETE copy-on-write, a CTAS or INSERT through its SELECT."""
+        lineage, statement = read.lineage, read.statement
+        if statement.reads_target:
+            sources = [ref for ref in lineage.sources if ref != lineage.target]
+            from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
+
+            return rewrite_statement(self.hook.get_conn(), target=lineage.target, dml=read.query, sources=sources,
+                                     snapshot_properties=properties, loaded=read.tables)
+        from airflow_lineage_governance.iceberg.run import run_statement
+
+        return run_statement(
+            self.hook.get_conn(), kind=lineage.kind, target=lineage.target, query=read.query,
+            sources=list(lineage.sources), insert_columns=[c.name for c in lineage.columns],
+            snapshot_properties=properties, loaded=read.tables, replace=statement.replace,
+            partition_by=self.partition_fields, write_mode=self.write_mode, if_not_exists=statement.if_not_exists)
 
     def _record_asset_event(self, context: Context, written: TableRef, extra: dict[str, Any]) -> None:
         """Puts the snapshot id and row count on the outlet asset's event, when the table written is the one
@@ -254,7 +307,11 @@ class IcebergSqlOperator(BaseOperator):
         lineage, schema = read.lineage, read.schema
         pinned = {r.table: r.snapshot_id for r in self._run.reads} if complete and self._run else {}
         inputs = [input_dataset(namespace, ref, _fields(schema, ref), pinned.get(ref)) for ref in lineage.sources]
-        if complete and self._run:
+        if complete and self._run and self._run.write.untouched:
+            # CREATE TABLE IF NOT EXISTS found the table: nothing was written, so no lineage reached it.
+            write = self._run.write
+            outputs = [output_dataset(namespace, lineage.target, list(write.columns), None, write.snapshot_id)]
+        elif complete and self._run:
             write = self._run.write
             sent, edges = bounded(lineage, self.max_lineage_edges)
             if edges > self.max_lineage_edges:
@@ -262,8 +319,12 @@ class IcebergSqlOperator(BaseOperator):
                                  lineage.target, edges, sent.edge_count)
                 run_facets["lineageTruncation"] = LineageTruncationRunFacet(
                     edges=edges, kept=sent.edge_count, limit=self.max_lineage_edges, target=str(lineage.target))
-            outputs = [output_dataset(namespace, lineage.target, list(write.columns), sent,
-                                      write.snapshot_id, write.rows)]
+            output = output_dataset(namespace, lineage.target, list(write.columns), sent, write.snapshot_id, write.rows)
+            if write.counts is not None:
+                from airflow_lineage_governance.operators.facets import row_changes_facet
+
+                output.outputFacets = {**(output.outputFacets or {}), "rowChanges": row_changes_facet(write.counts)}
+            outputs = [output]
         else:
             outputs = _planned_output(namespace, lineage, schema)
         return OperatorLineage(inputs=inputs, outputs=outputs, run_facets=run_facets, job_facets=job_facets)

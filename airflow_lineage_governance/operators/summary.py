@@ -1,6 +1,9 @@
-"""The lineage summary an IcebergSqlOperator writes to its task log, for a person reading the Airflow UI."""
+"""The lineage summary an IcebergSqlOperator writes to its task log, for a person reading the Airflow UI, and the
+value it returns (XCom)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from airflow_lineage_governance.iceberg.run import StatementRun
 from airflow_lineage_governance.kinds import StatementKind
@@ -13,13 +16,46 @@ def _dependency(d: Dependency) -> str:
     return f"{d.source} ({d.type} {d.subtype}{masked})"
 
 
+def _verb(lineage: ColumnLineage, run: StatementRun) -> str:
+    write = run.write
+    if lineage.kind.reads_target:
+        return "rewrote"
+    if lineage.kind is StatementKind.INSERT:
+        return "replaced partitions of" if write.replaced else "appended to"
+    return "replaced" if write.replaced else "created"
+
+
+def _written(lineage: ColumnLineage, run: StatementRun) -> list[str]:
+    """Returns the lines that say what the write did to the table."""
+    write = run.write
+    if write.untouched:
+        return [f"  {write.table} already exists, and CREATE TABLE IF NOT EXISTS left it as it is: nothing was "
+                f"written (snapshot {write.snapshot_id}), so no column lineage reached it"]
+    counts = write.counts
+    changes = (f" ({counts.inserted} inserted, {counts.updated} updated, {counts.deleted} deleted; "
+               f"{counts.files_rewritten} of {counts.files_in_table} data files rewritten)") if counts else ""
+    if write.already_written:
+        lines = [f"  {write.table}: this task instance already wrote snapshot {write.snapshot_id} "
+                 f"({write.rows} rows{changes}); nothing written again"]
+    elif counts is not None and counts.changed == 0:
+        lines = [f"  {write.table}: the {lineage.kind} changed no row; nothing was written (snapshot "
+                 f"{write.snapshot_id} kept)"]
+    else:
+        lines = [f"  {_verb(lineage, run)} {write.table}: {write.rows} rows{changes}, snapshot {write.snapshot_id}"]
+    if write.partitions:
+        lines.append(f"  partitions written: {', '.join(write.partitions)}")
+    return lines
+
+
 def lineage_summary(lineage: ColumnLineage, run: StatementRun) -> list[str]:
     """Returns the summary lines: target, each output column with its sources, the rows-shaping inputs,
-    the snapshots read and written, and the rows written."""
-    write = run.write
-    verb = "appended to" if lineage.kind is StatementKind.INSERT else "replaced" if write.replaced else "created"
+    the snapshots read and written, the rows written (inserted, updated, deleted for a MERGE, UPDATE or DELETE)
+    and the partitions written."""
     lines = [f"Lineage of {lineage.target} ({lineage.kind}): {len(lineage.columns)} columns, "
              f"{lineage.edge_count} edges"]
+    if run.write.untouched:
+        lines = [f"Lineage of {lineage.target} ({lineage.kind}): none, as nothing was written"]
+        return lines + _written(lineage, run)
     width = max((len(c.name) for c in lineage.columns), default=0)
     for column in lineage.columns:
         sources = ", ".join(_dependency(d) for d in column.inputs) or "no source column (constant or count)"
@@ -29,9 +65,17 @@ def lineage_summary(lineage: ColumnLineage, run: StatementRun) -> list[str]:
     for read in run.reads:
         how = read.path + (f" ({read.reason})" if read.reason else "")
         lines.append(f"  read {read.table} at snapshot {read.snapshot_id} via {how}")
-    if write.already_written:
-        lines.append(f"  {write.table}: this task instance already wrote snapshot {write.snapshot_id} "
-                     f"({write.rows} rows); nothing appended again")
-    else:
-        lines.append(f"  {verb} {write.table}: {write.rows} rows, snapshot {write.snapshot_id}")
-    return lines
+    return lines + _written(lineage, run)
+
+
+def run_result(run: StatementRun) -> dict[str, Any]:
+    """Returns the task's XCom value: the table, snapshot id, rows, whether this task instance had already written
+    it, whether anything was written, the partitions written, and for a MERGE, UPDATE or DELETE the rows inserted,
+    updated and deleted."""
+    write = run.write
+    result: dict[str, Any] = {"table": str(write.table), "snapshot_id": write.snapshot_id, "rows": write.rows,
+                              "already_written": write.already_written, "written": not write.untouched,
+                              "partitions": list(write.partitions)}
+    if write.counts is not None:
+        result.update(inserted=write.counts.inserted, updated=write.counts.updated, deleted=write.counts.deleted)
+    return result

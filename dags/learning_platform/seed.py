@@ -18,7 +18,7 @@ import pyarrow as pa
 from pyiceberg.catalog import Catalog
 
 from airflow_lineage_governance.iceberg.catalog import open_catalog, open_local_catalog
-from learning_platform.tables import INCREMENTAL_TABLES, SOURCE_TABLES
+from learning_platform.tables import DIMENSION_TABLES, INCREMENTAL_TABLES, PARTITIONED, REQUEST_TABLES, SOURCE_TABLES
 
 EPOCH = datetime(2024, 1, 1)
 DAYS = 1010  # from 2024-01-01 to a week past the demo's nightly date, 2026-10-01
@@ -108,21 +108,56 @@ def _table(schema: pa.Schema, rows: list[tuple]) -> pa.Table:
                     schema=schema)
 
 
+NIGHTLY_DAY = date(2026, 10, 1)
+ERASURE_REQUESTS = 3
+
+
+def erasure_requests(events: pa.Table) -> pa.Table:
+    """Returns the CRM's erasure requests: the first learners (in event order) active on the demo's nightly day,
+    so that the nightly erasure has rows to erase from the learner dimension."""
+    learners: list[int] = []
+    for learner, occurred in zip(events.column("learner_id").to_pylist(), events.column("occurred_at").to_pylist(),
+                                 strict=True):
+        if occurred.date() == NIGHTLY_DAY and learner not in learners:
+            learners.append(learner)
+        if len(learners) == ERASURE_REQUESTS:
+            break
+    requested = [datetime(2026, 9, 30, 9 + i) for i in range(len(learners))]
+    return pa.table([pa.array(learners, pa.int64()), pa.array(requested, pa.timestamp("us"))],
+                    schema=REQUEST_TABLES["crm.erasure_requests"])
+
+
+def _replace(catalog: Catalog, name: str, table: pa.Table) -> None:
+    catalog.create_namespace_if_not_exists(name.split(".")[0])
+    if catalog.table_exists(name):
+        catalog.drop_table(name)
+    catalog.create_table(name, schema=table.schema).append(table)
+
+
+def _partitioned(catalog: Catalog, name: str) -> None:
+    """Gives the table the identity partitions PARTITIONED names, when it has no partition spec yet."""
+    table = catalog.load_table(name)
+    if PARTITIONED.get(name) and table.spec().is_unpartitioned():
+        with table.update_spec() as update:
+            for column in PARTITIONED[name]:
+                update.add_identity(column)
+
+
 def seed_platform(catalog: Catalog, seed: int = 7, scale: float = 1.0) -> dict[str, int]:
-    """Replaces the platform's source tables in `catalog` with freshly generated rows, creates the empty
-    incremental tables when missing, and returns each source table's row count."""
+    """Replaces the platform's source tables (and the CRM's erasure requests) in `catalog` with freshly generated
+    rows, creates the empty incremental and dimension tables when missing (daily revenue partitioned by day), and
+    returns each source table's row count."""
     counts = {}
-    for name, table in generate(seed, scale).items():
-        namespace = name.split(".")[0]
-        catalog.create_namespace_if_not_exists(namespace)
-        if catalog.table_exists(name):
-            catalog.drop_table(name)
-        catalog.create_table(name, schema=table.schema).append(table)
+    generated = generate(seed, scale)
+    for name, table in generated.items():
+        _replace(catalog, name, table)
         counts[name] = table.num_rows
-    for name, schema in INCREMENTAL_TABLES.items():
+    _replace(catalog, "crm.erasure_requests", erasure_requests(generated["learning.events"]))
+    for name, schema in {**INCREMENTAL_TABLES, **DIMENSION_TABLES}.items():
         catalog.create_namespace_if_not_exists(name.split(".")[0])
         if not catalog.table_exists(name):
             catalog.create_table(name, schema=schema)
+        _partitioned(catalog, name)
     return counts
 
 

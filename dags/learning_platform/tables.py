@@ -45,6 +45,22 @@ INCREMENTAL_TABLES: dict[str, pa.Schema] = {
     "analytics.daily_revenue": pa.schema([("day", pa.date32()), ("revenue_usd", pa.float64())]),
 }
 
+# Tables the platform creates empty, for a MERGE pipeline to upsert into (and an erasure DELETE to erase from).
+DIMENSION_TABLES: dict[str, pa.Schema] = {
+    "analytics.learner_dim": pa.schema([
+        ("learner_id", pa.int64()), ("first_seen_at", pa.timestamp("us")), ("last_seen_at", pa.timestamp("us")),
+        ("events", pa.int64()),
+    ]),
+}
+
+# The right-to-erasure requests the CRM records: the learners whose data the platform must erase.
+REQUEST_TABLES: dict[str, pa.Schema] = {
+    "crm.erasure_requests": pa.schema([("learner_id", pa.int64()), ("requested_at", pa.timestamp("us"))]),
+}
+
+# Identity partitions of the platform's own tables: a nightly overwrite replaces its day's partition.
+PARTITIONED: dict[str, tuple[str, ...]] = {"analytics.daily_revenue": ("day",)}
+
 
 def lineage_schema(tables: dict[str, pa.Schema] | None = None) -> dict[str, dict[str, dict[str, str]]]:
     """Returns `{db: {table: {column: type}}}` for the given tables (default: sources and incremental)."""

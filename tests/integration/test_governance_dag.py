@@ -19,8 +19,8 @@ from tests.integration.sandbox import demo_pythonpath
 
 pytestmark = pytest.mark.integration
 
-PLATFORM_TASKS = ["birthday_offers", "course_performance", "daily_revenue", "learner_activity",
-                  "marketing_audience", "marketing_export", "review_corpus"]
+PLATFORM_TASKS = ["birthday_offers", "course_performance", "daily_revenue", "learner_activity", "learner_dim",
+                  "learner_erasure", "marketing_audience", "marketing_export", "review_corpus"]
 
 
 def governance_env(sandbox, events_path=None) -> dict[str, str]:
@@ -66,7 +66,7 @@ def test_clean_run_reports_only_the_platforms_real_problems(platform_run):
     assert len(report["findings"]) == 1 + 2 + 2
     assert set(report) == {"dag_id", "run_id", "logical_date", "findings", "coverage"}
     coverage = report["coverage"]
-    assert (coverage["tasks_scheduled"], coverage["tasks_with_lineage"], coverage["parse_failures"]) == (7, 7, 0)
+    assert (coverage["tasks_scheduled"], coverage["tasks_with_lineage"], coverage["parse_failures"]) == (9, 9, 0)
     markdown = run.report_path.with_suffix(".md").read_text()
     assert "marketing.campaign_list: in the catalog, but no declared source" in markdown
     assert "marketing.campaign_list: in the catalog" in run.log  # the report is shown in the task log

@@ -109,7 +109,7 @@ def test_dag_run_emits_exact_lineage_and_writes_tables(sandbox, seeded):
     assert output["outputFacets"]["outputStatistics"]["rowCount"] == rows > 0
     xcom = json.loads(run.log.split("XCOM ", 1)[1].splitlines()[0])
     assert xcom == {"table": "marketing.audience", "snapshot_id": audience.current_snapshot().snapshot_id,
-                    "rows": rows, "already_written": False}
+                    "rows": rows, "already_written": False, "written": True, "partitions": []}
     versions = {i["name"]: i["facets"]["version"]["datasetVersion"] for i in complete["inputs"]}
     assert versions["crm.learners"] == str(seeded.load_table("crm.learners").current_snapshot().snapshot_id)
     start = run.task_events("marketing_audience", "START")[0]

@@ -202,3 +202,22 @@ def test_cli_bad_input_is_one_sentence_and_exit_2(platform_run, args, sentence):
     done = cli(*args, "--events", str(run.events_path))
     assert done.returncode == 2
     assert sentence in done.stderr and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_the_erasure_conditions_reach_the_learner_dimensions_rows(governance, platform_run):
+    # The erasure DELETE's condition columns shape which rows the learner dimension keeps.
+    impact = governance.impact(C("crm.erasure_requests.learner_id"))
+    assert TableRef.parse("analytics.learner_dim") in impact.rows
+    assert impact.values == []
+    _, run = platform_run
+    erasure = run.task_events("learner_erasure", "COMPLETE")[0]
+    changes = erasure["outputs"][0]["outputFacets"]["rowChanges"]
+    assert changes["deleted"] > 0 and changes["inserted"] == changes["updated"] == 0
+    merge = run.task_events("learner_dim", "COMPLETE")[0]
+    assert {i["name"] for i in merge["inputs"]} == {"analytics.learner_dim", "learning.events"}
+    assert merge["outputs"][0]["outputFacets"]["rowChanges"]["inserted"] > 0
+    assert "partitions written: day=2026-10-01" in run.log
+
+
+def test_consent_still_reaches_seven_columns(governance):
+    assert len(governance.impact(C("crm.learners.marketing_consent")).columns_reached) == 7

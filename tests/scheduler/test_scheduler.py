@@ -18,8 +18,8 @@ PLATFORM = "platform_nightly"
 GOVERNANCE = "lineage_governance"
 LOGICAL_DATE = "2026-10-01T02:00:00+00:00"
 CONCURRENT_DATES = ("2026-10-02T02:00:00+00:00", "2026-10-03T02:00:00+00:00")
-PLATFORM_TASKS = ("birthday_offers", "course_performance", "daily_revenue", "learner_activity",
-                  "marketing_audience", "marketing_export", "review_corpus")
+PLATFORM_TASKS = ("birthday_offers", "course_performance", "daily_revenue", "learner_activity", "learner_dim",
+                  "learner_erasure", "marketing_audience", "marketing_export", "review_corpus")
 OPERATOR_TASKS = tuple(t for t in PLATFORM_TASKS if t != "marketing_export")
 SHORT_SECRET = "Skipping masking for a secret as it's too short"
 FINDING_LINES = ("unaccounted table: marketing.campaign_list: in the catalog", "marketing.birthday_offers.country")
@@ -86,7 +86,7 @@ def test_platform_and_governance_run_under_a_real_scheduler(stack, browser, scre
     report = json.loads(report_path.read_text())
     errors = [f["kind"] for f in report["findings"] if f["kind"] != "missing_metadata"]
     assert sorted(errors) == ["unaccounted_table", "understated_classification", "understated_classification"]
-    assert report["coverage"]["tasks_with_lineage"] == 7
+    assert report["coverage"]["tasks_with_lineage"] == 9
     assert report["coverage"]["event_source"] == str(root / "events.jsonl")
     assert report["coverage"]["target_run_id"] == platform_run
 
@@ -105,7 +105,7 @@ def test_platform_and_governance_run_under_a_real_scheduler(stack, browser, scre
     assert audience["source_task_id"] == "marketing_audience"
     assert audience["extra"]["table"] == "marketing.audience"
     assert audience["extra"]["rows"] > 0 and isinstance(audience["extra"]["snapshot_id"], int)
-    assert len(events) == len(OPERATOR_TASKS)
+    assert len(events) == len(OPERATOR_TASKS) - 1  # learner_dim and learner_erasure write one table
 
     seen_in_the_ui(api, browser, platform_run, governance_run, screenshots)
 
@@ -144,4 +144,4 @@ def test_two_runs_of_both_dags_at_once_write_two_reports(stack):
     for (_, governance_run), report in zip(runs, reports, strict=True):
         summary = api.xcom(GOVERNANCE, governance_run, "write_report", "report")
         assert summary["report"] == str(report_of(root, governance_run))
-        assert report["coverage"]["tasks_with_lineage"] == 7
+        assert report["coverage"]["tasks_with_lineage"] == 9

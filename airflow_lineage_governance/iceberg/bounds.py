@@ -1,0 +1,222 @@
+"""Which rows of its target a MERGE, UPDATE or DELETE can touch, as a pyiceberg row filter: the conjuncts of its
+ON (MERGE) or WHERE (UPDATE, DELETE) that bound a target column by constants (`=`, `<`, `<=`, `>`, `>=`,
+`BETWEEN`, `IN (…)`, `IN (SELECT …)` uncorrelated) or, for `t.col = <source expression>`, by the source's values
+(computed in the sandboxed DuckDB connection). The filter is implied by the statement's condition, so every row the
+statement can change lies in a data file the filter keeps: reading only those files is exact. Anything else
+(OR, a function of the target column, WHEN NOT MATCHED BY SOURCE, a statement that reads its own target) leaves
+the conjunct, or the whole statement, unbounded."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import duckdb
+import sqlglot
+from pyiceberg.expressions import AlwaysFalse, AlwaysTrue, And, BooleanExpression
+from pyiceberg.expressions import EqualTo as _EqualTo
+from pyiceberg.expressions import GreaterThan as _GreaterThan
+from pyiceberg.expressions import GreaterThanOrEqual as _GreaterThanOrEqual
+from pyiceberg.expressions import In as _In
+from pyiceberg.expressions import LessThan as _LessThan
+from pyiceberg.expressions import LessThanOrEqual as _LessThanOrEqual
+from sqlglot import exp
+
+from airflow_lineage_governance.refs import TableRef
+
+MAX_VALUES = 1000
+"""Past this many distinct values, a conjunct bounds nothing (the filter would cost more than it saves)."""
+
+# pyiceberg's predicates are pydantic models whose constructors mypy reads wrongly; called as documented.
+_PREDICATES: dict[type[exp.Expr], Any] = {exp.EQ: _EqualTo, exp.LT: _LessThan, exp.LTE: _LessThanOrEqual,
+                                          exp.GT: _GreaterThan, exp.GTE: _GreaterThanOrEqual}
+_FLIPPED: dict[type[exp.Expr], type[exp.Expr]] = {exp.EQ: exp.EQ, exp.LT: exp.GT, exp.LTE: exp.GTE,
+                                                  exp.GT: exp.LT, exp.GTE: exp.LTE}
+_IN: Any = _In
+
+
+@dataclass(frozen=True)
+class DmlShape:
+    """A MERGE, UPDATE or DELETE as far as bounding it needs: its kind, the names that mean its target, its
+    condition, the one source relation its condition may compare the target with, and whether it must read the
+    whole target anyway."""
+
+    kind: str
+    target_names: frozenset[str]
+    condition: exp.Expr | None = field(repr=False)
+    source: exp.Expr | None = field(repr=False)
+    has_other_sources: bool
+    unbounded: bool
+    tree: exp.Expr | None = field(default=None, repr=False, compare=False)
+    """The statement's sqlglot tree (DuckDB dialect), as parsed once here."""
+
+
+def _target_names(table: exp.Table) -> frozenset[str]:
+    names = {table.name.lower()}
+    if table.alias:
+        names = {table.alias.lower()}
+    return frozenset(names)
+
+
+def _reads_target(tree: exp.Expr, target: exp.Table, ref: TableRef) -> bool:
+    """Returns whether the statement names its target table anywhere but as the table it writes."""
+    for table in tree.find_all(exp.Table):
+        if table is target:
+            continue
+        parts = tuple(part.name.lower() for part in table.parts)
+        if parts[-1] == ref.name and (len(parts) == 1 or parts[:-1] == ref.namespace):
+            return True
+    return False
+
+
+def dml_shape(sql: str, ref: TableRef) -> DmlShape:
+    """Returns the shape of the MERGE, UPDATE or DELETE `sql` (DuckDB dialect) writing `ref`; raises ValueError
+    when `sql` is none of them."""
+    tree = sqlglot.parse_one(sql, read="duckdb")
+    if isinstance(tree, exp.Merge):
+        target = tree.this
+        whens = tree.args.get("whens")
+        by_source = any(when.args.get("source") for when in (whens.expressions if whens else []))
+        source = tree.args.get("using")
+        return DmlShape("MERGE", _target_names(target), tree.args.get("on"), source, False,
+                        by_source or _reads_target(tree, target, ref), tree)
+    if isinstance(tree, exp.Update):
+        target = tree.this
+        from_ = tree.args.get("from_")
+        joined = from_ is not None and bool(from_.this.args.get("joins")) if from_ else False
+        where = tree.args.get("where")
+        return DmlShape("UPDATE", _target_names(target), where.this if where else None,
+                        from_.this if from_ is not None and not joined else None, from_ is not None,
+                        _reads_target(tree, target, ref), tree)
+    if isinstance(tree, exp.Delete):
+        target = tree.this
+        using = tree.args.get("using") or []
+        where = tree.args.get("where")
+        return DmlShape("DELETE", _target_names(target), where.this if where else None,
+                        using[0] if len(using) == 1 else None, bool(using), _reads_target(tree, target, ref), tree)
+    raise ValueError("the statement is not a MERGE, UPDATE or DELETE")
+
+
+def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    node = condition.unnest()
+    if isinstance(node, exp.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    return [node]
+
+
+def _target_column(node: exp.Expr, shape: DmlShape) -> str | None:
+    """Returns the target column `node` is (lower case), or None when it is not plainly one."""
+    node = node.unnest()
+    if not isinstance(node, exp.Column) or node.args.get("db") is not None:
+        return None
+    if node.table:
+        return node.name.lower() if node.table.lower() in shape.target_names else None
+    return node.name.lower() if not shape.has_other_sources and shape.kind != "MERGE" else None
+
+
+def _names_target(node: exp.Expr, shape: DmlShape) -> bool:
+    for column in node.find_all(exp.Column):
+        if column.table.lower() in shape.target_names or (not column.table and _target_column(column, shape)):
+            return True
+    return False
+
+
+def _literal(value: Any) -> Any:
+    """Returns `value` as pyiceberg takes a literal, or raises TypeError for a type it cannot compare."""
+    if isinstance(value, bool | int | float | str | Decimal):
+        return value
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    raise TypeError("no literal")
+
+
+def _values(connection: duckdb.DuckDBPyConnection, query: str) -> list[Any] | None:
+    """Returns the distinct non-null values the query's first column holds, or None past MAX_VALUES or when
+    DuckDB cannot run it."""
+    try:
+        rows = connection.sql(f"SELECT DISTINCT * FROM ({query}) WHERE 1 = 1 LIMIT {MAX_VALUES + 1}").fetchall()
+        values = [_literal(row[0]) for row in rows if row and row[0] is not None]
+    except (duckdb.Error, TypeError):
+        return None
+    return values if len(rows) <= MAX_VALUES else None
+
+
+def _bound(node: exp.Expr, shape: DmlShape, connection: duckdb.DuckDBPyConnection) -> BooleanExpression | None:
+    """Returns the row filter one conjunct implies on a target column, or None when it implies none this reads."""
+    if isinstance(node, exp.Between):
+        column = _target_column(node.this, shape)
+        low, high = node.args.get("low"), node.args.get("high")
+        if column is None or low is None or high is None or list(low.find_all(exp.Column)) or list(
+                high.find_all(exp.Column)):
+            return None
+        try:
+            rows = connection.execute(f"SELECT {low.sql('duckdb')}, {high.sql('duckdb')}").fetchall()
+            both = rows[0] if rows else None
+            bounds = [_literal(value) for value in both] if both and None not in both else None
+        except (duckdb.Error, TypeError):
+            return None
+        if bounds is None:
+            return None
+        return And(_PREDICATES[exp.GTE](column, bounds[0]), _PREDICATES[exp.LTE](column, bounds[1]))
+    if isinstance(node, exp.In) and not node.args.get("unnest"):
+        column = _target_column(node.this, shape)
+        if column is None:
+            return None
+        query = node.args.get("query")
+        if query is not None:
+            if _names_target(query, shape):
+                return None
+            values = _values(connection, query.this.sql("duckdb") if isinstance(query, exp.Subquery) else
+                             query.sql("duckdb"))
+        else:
+            if any(list(e.find_all(exp.Column)) for e in node.expressions):
+                return None
+            values = _values(connection, " UNION ALL ".join(f"SELECT {e.sql('duckdb')}" for e in node.expressions))
+        return None if values is None else _IN(column, values) if values else AlwaysFalse()
+    kind = type(node)
+    if kind not in _PREDICATES:
+        return None
+    for this, other, op in ((node.this, node.expression, kind), (node.expression, node.this, _FLIPPED[kind])):
+        column = _target_column(this, shape)
+        if column is None or _names_target(other, shape):
+            continue
+        if not list(other.find_all(exp.Column)):
+            values = _values(connection, f"SELECT {other.sql('duckdb')}")
+        elif op is exp.EQ and shape.source is not None:
+            values = _values(connection, f"SELECT {other.sql('duckdb')} FROM {shape.source.sql('duckdb')}")
+        else:
+            continue
+        if values is None:
+            continue
+        if op is exp.EQ:
+            return _IN(column, values) if values else AlwaysFalse()
+        return _PREDICATES[op](column, values[0]) if len(values) == 1 else None
+    return None
+
+
+def row_filter(shape: DmlShape, connection: duckdb.DuckDBPyConnection,
+               known_columns: Sequence[str]) -> BooleanExpression:
+    """Returns the row filter every target row the statement can change satisfies (ALWAYS_TRUE when nothing
+    bounds it), from the conjuncts that bound a column in `known_columns`; values are computed on
+    `connection`, where the statement's sources are exposed."""
+    if shape.unbounded or shape.condition is None:
+        return AlwaysTrue()
+    known = {name.lower() for name in known_columns}
+    found: BooleanExpression = AlwaysTrue()
+    for conjunct in _conjuncts(shape.condition):
+        bound = _bound(conjunct, shape, connection)
+        if bound is None:
+            continue
+        terms = [getattr(getattr(p, "term", None), "name", None) for p in _leaves(bound)]
+        if all(term in known for term in terms if term is not None):
+            found = And(found, bound)
+    return found
+
+
+def _leaves(expression: BooleanExpression) -> list[BooleanExpression]:
+    if isinstance(expression, And):
+        return _leaves(expression.left) + _leaves(expression.right)
+    return [expression]

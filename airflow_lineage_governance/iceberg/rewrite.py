@@ -1,0 +1,197 @@
+"""MERGE, UPDATE and DELETE on an Iceberg table, copy-on-write: the target's pinned snapshot is read (only the data
+files that can hold a row the statement changes, when its condition bounds a column: iceberg/bounds.py), those
+rows become a table in the sandboxed DuckDB connection, DuckDB runs the statement there, and one OVERWRITE commit
+replaces exactly the files read with the rewritten rows. The commit is checked against the pinned snapshot: a
+concurrent commit that added rows the statement's bound covers, or removed a file it read, makes it start again
+from the new snapshot (write.with_retries); a concurrent commit elsewhere in the table is merged. A retried try
+that finds its own earlier commit (the write key) does nothing."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import duckdb
+import pyarrow as pa
+import sqlglot
+from pyiceberg.catalog import Catalog
+from pyiceberg.expressions import AlwaysTrue, BooleanExpression
+from pyiceberg.expressions.visitors import bind
+from pyiceberg.io.pyarrow import ArrowScan
+from pyiceberg.table import FileScanTask, Table
+from sqlglot import exp
+
+from airflow_lineage_governance.iceberg.bounds import DmlShape, dml_shape, row_filter
+from airflow_lineage_governance.iceberg.catalog import TableName, as_table
+from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
+from airflow_lineage_governance.iceberg.partitioned import commit_files, data_files_of, partition_names
+from airflow_lineage_governance.iceberg.read import (
+    PinnedRead,
+    duckdb_name,
+    expose_tables,
+    lock_down,
+    sandboxed_connection,
+)
+from airflow_lineage_governance.iceberg.run import StatementRun
+from airflow_lineage_governance.iceberg.write import (
+    ROW_COUNT_KEYS,
+    RowCounts,
+    WriteResult,
+    aligned_rows,
+    check_target_name,
+    earlier_write,
+    with_retries,
+)
+from airflow_lineage_governance.refs import TableRef
+
+COPY_ON_WRITE = "copy-on-write rewrite"
+
+
+@dataclass(frozen=True)
+class _Rewritten:
+    """One attempt's DuckDB work: the files read, the filter that chose them, the rows after the statement."""
+
+    tasks: list[FileScanTask]
+    scope: BooleanExpression
+    rows: pa.Table | None
+    counts: RowCounts
+    reads: list[PinnedRead]
+
+
+def _checked_filter(table: Table, found: BooleanExpression) -> BooleanExpression:
+    """Returns `found` when it binds to the table's schema, else ALWAYS_TRUE (a bound that cannot be checked
+    reads the whole table)."""
+    try:
+        bind(table.schema(), found, case_sensitive=False)
+    except Exception:  # a literal pyiceberg cannot compare with the column: no bound
+        return AlwaysTrue()
+    return found
+
+
+def _target_rows(table: Table, tasks: Sequence[FileScanTask]) -> pa.Table:
+    """Returns every row of the given data files (their delete files applied), in the table's current schema."""
+    schema = table.schema()
+    if not tasks:
+        return schema.as_arrow().empty_table()
+    return ArrowScan(table.metadata, table.io, schema, AlwaysTrue()).to_table(tasks)
+
+
+def _counted(shape: DmlShape, dml: str) -> str:
+    """Returns the statement as run: a MERGE with `RETURNING merge_action`, so each changed row says how."""
+    if shape.kind != "MERGE":
+        return dml
+    tree = shape.tree.copy() if shape.tree is not None else sqlglot.parse_one(dml, read="duckdb")
+    tree.set("returning", exp.Returning(expressions=[exp.column("merge_action")]))
+    return tree.sql(dialect="duckdb")
+
+
+def _run_dml(connection: duckdb.DuckDBPyConnection, shape: DmlShape, dml: str) -> RowCounts:
+    """Runs the statement on `connection` and returns the rows it inserted, updated and deleted."""
+    if shape.kind == "MERGE":
+        tally = Counter(str(row[0]) for row in connection.execute(_counted(shape, dml)).fetchall())
+        return RowCounts(tally.get("INSERT", 0), tally.get("UPDATE", 0), tally.get("DELETE", 0))
+    changed = connection.execute(dml).fetchone()
+    count = int(changed[0]) if changed else 0
+    return RowCounts(updated=count) if shape.kind == "UPDATE" else RowCounts(deleted=count)
+
+
+def _rewrite(catalog: Catalog, table: Table, ref: TableRef, dml: str, shape: DmlShape,
+             sources: Sequence[TableName], loaded: Mapping[TableRef, Table]) -> _Rewritten:
+    """Reads the bounded files of the table's current snapshot into a sandboxed DuckDB, runs the statement there
+    and returns what it read and the rows after it."""
+    snapshot = table.current_snapshot()
+    connection = sandboxed_connection()
+    try:
+        reads = expose_tables(connection, catalog, sources, loaded)
+        lock_down(connection, reads)
+        scope = _checked_filter(table, row_filter(shape, connection, table.schema().column_names))
+        tasks = [] if snapshot is None else list(
+            table.scan(snapshot_id=snapshot.snapshot_id, row_filter=scope, case_sensitive=False).plan_files())
+        before = _target_rows(table, tasks)
+        name = duckdb_name(connection, ref)
+        connection.register("__copy_on_write", before)
+        try:
+            connection.execute(f'CREATE TABLE {name} AS SELECT * FROM "__copy_on_write"')
+        finally:
+            connection.unregister("__copy_on_write")
+        counts = _run_dml(connection, shape, dml)
+        after = connection.sql(f"SELECT * FROM {name}").to_arrow_table() if counts.changed else None
+    finally:
+        connection.close()
+    total = int((snapshot.summary.get("total-data-files") if snapshot and snapshot.summary else None) or 0)
+    counts = RowCounts(counts.inserted, counts.updated, counts.deleted, len(tasks), total)
+    how = f"{len(tasks)} of {total} data files"
+    pinned = PinnedRead(ref, snapshot.snapshot_id if snapshot else None, COPY_ON_WRITE, how)
+    return _Rewritten(tasks, scope, after, counts, [pinned, *reads])
+
+
+def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources: Sequence[TableName],
+                      snapshot_properties: Mapping[str, str] | None = None,
+                      loaded: Mapping[TableRef, Table] | None = None) -> StatementRun:
+    """Runs the MERGE, UPDATE or DELETE `dml` (tables named as DuckDB finds them) on `target`, copy-on-write, over
+    `sources` pinned to their current snapshots, and commits the rewritten files in one OVERWRITE snapshot carrying
+    `snapshot_properties` and the row counts; returns what was read and written (`write.counts`: rows inserted,
+    updated, deleted). A statement that changes no row commits nothing. When a snapshot of the target already
+    carries the WRITE_KEY of `snapshot_properties`, writes nothing and returns that commit. Raises
+    IcebergWriteError when DuckDB rejects the statement or the rows cannot be written (nothing is written then),
+    CommitConflictError when concurrent writers kept changing the same rows."""
+    ref = as_table(target)
+    check_target_name(ref)
+    properties = dict(snapshot_properties or {})
+    shape = dml_shape(dml, ref)
+    known = dict(loaded or {})
+    timings: dict[str, float] = {}
+    run: list[StatementRun] = []
+
+    def attempt() -> WriteResult:
+        table = known.pop(ref) if ref in known else catalog.load_table(ref.identifier)
+        earlier = earlier_write(table, ref, properties)
+        if earlier is not None:
+            run.append(StatementRun([], earlier, timings))
+            return earlier
+        started = time.perf_counter()
+        try:
+            done = _rewrite(catalog, table, ref, dml, shape, sources, known)
+        except NamespaceTooDeepError as error:
+            raise IcebergWriteError(ref, f"it reads {error.table}, whose namespace DuckDB cannot name",
+                                    "keep the table in a namespace of one or two levels") from None
+        except duckdb.Error as error:
+            raise IcebergWriteError(ref, f"DuckDB could not run the statement ({without_values(str(error))})",
+                                    "fix the statement; nothing was written") from None
+        known.clear()  # a retry reads every table afresh
+        timings["query"] = time.perf_counter() - started
+        started = time.perf_counter()
+        write = _commit(table, ref, done, properties)
+        timings["write"] = time.perf_counter() - started
+        run.append(StatementRun(done.reads, write, timings))
+        return write
+
+    with_retries(attempt, ref)
+    return run[-1]
+
+
+def _commit(table: Table, ref: TableRef, done: _Rewritten, properties: dict[str, str]) -> WriteResult:
+    """Commits the rewritten rows in place of the files read (nothing when no row changed) and returns the
+    write; raises ValidationException (retried) when a concurrent commit conflicts."""
+    columns = tuple((f.name, str(f.field_type)) for f in table.schema().fields)
+    counts = done.counts
+    if done.rows is None:
+        return WriteResult(ref, done.reads[0].snapshot_id, 0, columns=columns, counts=counts)
+    try:
+        rows = aligned_rows(ref, table, list(done.rows.column_names), done.rows)
+    except (ValueError, TypeError, pa.ArrowException) as error:
+        raise IcebergWriteError(ref, f"the rewritten rows could not be written ({without_values(str(error))})",
+                                "cast the statement's values to the table's types; nothing was written") from None
+    commit_uuid = uuid.uuid4()
+    added = data_files_of(table, rows, commit_uuid)
+    summary = {**properties, **{key: str(getattr(counts, name)) for name, key in ROW_COUNT_KEYS.items()}}
+    replaced = [task.file for task in done.tasks]
+    commit_files(table, replaced, added, done.scope, summary, commit_uuid)
+    snapshot = table.current_snapshot()
+    spec = table.spec()
+    records = [f.partition for f in replaced if f.spec_id == spec.spec_id] + [f.partition for f in added]
+    return WriteResult(ref, snapshot.snapshot_id if snapshot else None, counts.changed, replaced=True,
+                       columns=columns, partitions=partition_names(spec, table.schema(), records), counts=counts)
