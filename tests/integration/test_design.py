@@ -17,7 +17,8 @@ from tests.integration.test_governance_dag import kinds, run_governance
 pytestmark = pytest.mark.integration
 
 PLATFORM_JOBS = [f"platform_nightly.{task}" for task in ("birthday_offers", "course_performance", "daily_revenue",
-                                                         "learner_activity", "marketing_audience", "review_corpus")]
+                                                         "learner_activity", "learner_dim", "learner_erasure",
+                                                         "marketing_audience", "review_corpus")]
 RULES = str(REPO / "governance" / "lineage.toml")
 METADATA = str(REPO / "governance" / "metadata.toml")
 
@@ -155,9 +156,9 @@ def test_the_nightly_with_the_design_configured_keeps_the_platforms_findings(pla
     run, report = run_governance(sandbox, AIRFLOW__LINEAGE_GOVERNANCE__DESIGN_DAGS_FOLDER=str(sandbox.dags))
     assert len(report["findings"]) == 1 + 2 + 2  # 3 errors, 2 warnings: design and runtime agree on the platform
     coverage = report["coverage"]
-    assert (coverage["design_tasks_compared"], coverage["design_differences"]) == (6, 0)
+    assert (coverage["design_tasks_compared"], coverage["design_differences"]) == (8, 0)
     assert coverage["runs_with_lineage_share"] == 1.0
-    assert coverage["complete_runs_checked"] == 7
+    assert coverage["complete_runs_checked"] == 9
     assert coverage["complete_runs_missing_inputs"] == coverage["complete_runs_missing_outputs"] == [
         "platform_nightly.marketing_export"]
     assert coverage["complete_runs_missing_versions"] == []
