@@ -26,7 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from airflow_lineage_governance.graph.asof import AsOf  # noqa: E402
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError  # noqa: E402
-from airflow_lineage_governance.graph.events import FileEventSource, paused_collection, read_events  # noqa: E402
+from airflow_lineage_governance.graph.events import (  # noqa: E402
+    FileEventSource,
+    keep_for_the_process,
+    paused_collection,
+    read_events,
+)
 from airflow_lineage_governance.graph.history import LineageHistory  # noqa: E402
 from airflow_lineage_governance.graph.impact import downstream  # noqa: E402
 from airflow_lineage_governance.graph.trace import trace_back  # noqa: E402
@@ -110,6 +115,7 @@ def main(argv: list[str]) -> None:
             events, report = read_events(FileEventSource(path), on_complete=history.add)
         build = time.perf_counter() - started
         del events
+        keep_for_the_process()  # as Governance.load does once the history is built
 
     rng = random.Random(11)
     impacts = []

@@ -18,6 +18,7 @@ from airflow_lineage_governance.graph.errors import EventSourceError
 from airflow_lineage_governance.graph.events import (
     ReadReport,
     RunEvent,
+    keep_for_the_process,
     open_event_source,
     paused_collection,
     read_events,
@@ -69,6 +70,7 @@ class Governance:
             report.wrong_parts += graph.wrong_parts
             governance = cls(rules, metadata, received, report, graph, history)
             governance.proposals  # noqa: B018 -- computed here, while the collector is paused
+        keep_for_the_process()
         if kept is not None:
             kept.save()
         return governance

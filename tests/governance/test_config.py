@@ -32,7 +32,7 @@ def test_repo_files_load():
     assert metadata.owner(T("crm.learners")) == "crm-team"
     assert {str(name) for name, table in metadata.tables.items() if table.source} == {
         "crm.learners", "learning.courses", "learning.enrollments", "learning.reviews", "learning.events",
-        "billing.payments", "billing.refunds", "support.tickets"}
+        "billing.payments", "billing.refunds", "support.tickets", "crm.erasure_requests"}
 
 
 def test_every_key_of_lineage_toml_is_read():
