@@ -149,15 +149,23 @@ def check(sql: str, runner: Runner, schema: dict[str, dict[str, dict[str, str]]]
                     verdict.violations.append(f"changing {table}.{column}, which the lineage names nowhere, "
                                               "changes the output")
                     break
+    verdict.violations.extend(untraced_values(lineage, rows))
+    return verdict
+
+
+def untraced_values(lineage, rows) -> list[str]:
+    """Returns a sentence for each output column holding tagged values of a column that is not one of its DIRECT
+    inputs (values come only from DIRECT sources)."""
+    found = []
     for index, output in enumerate(lineage.columns):
         allowed = {str(dep.source) for dep in output.inputs if dep.type == EdgeType.DIRECT}
         seen: set[str] = set()
         for row in rows:
             seen |= tags_in(row[index])
         if seen - allowed:
-            verdict.violations.append(f"column {output.name} holds values of {sorted(seen - allowed)}, which are "
-                                      f"not among its DIRECT inputs {sorted(allowed)}")
-    return verdict
+            found.append(f"column {output.name} holds values of {sorted(seen - allowed)}, which are not among its "
+                         f"DIRECT inputs {sorted(allowed)}")
+    return found
 
 
 _RUNNER: Runner | None = None
