@@ -4,7 +4,6 @@ event."""
 
 from __future__ import annotations
 
-import gc
 import json
 import threading
 import time
@@ -14,7 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from airflow_lineage_governance.governance.session import Governance
-from airflow_lineage_governance.graph.events import COMPLETE, ReadReport, open_event_source, to_run_event
+from airflow_lineage_governance.graph.events import (
+    COMPLETE,
+    ReadReport,
+    keep_for_the_process,
+    open_event_source,
+    to_run_event,
+)
 from airflow_lineage_governance.refs import TableRef
 
 MARQUEZ_SECONDS = 60
@@ -148,9 +153,7 @@ class UiData:
         except LineageGovernanceError as error:
             return Loaded(key, None, str(error), spec)
         _sort_edges(governance)
-        # The graph lives until the events change: moved out of the collector's sight, so that a full collection
-        # (which any request's allocations may start) does not scan its millions of objects again and again.
-        gc.freeze()
+        keep_for_the_process()  # again: the edge lists _sort_edges made after Governance.load froze the rest
         return Loaded(key, governance, None, spec)
 
     def task_event(self, dag_id: str, task_id: str, run_id: str) -> dict[str, Any] | None:
