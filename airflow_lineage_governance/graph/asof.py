@@ -8,22 +8,24 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
 from airflow_lineage_governance.graph.history import LineageHistory, RunRecord, Shape
-from airflow_lineage_governance.kinds import CONFIDENCE_RANK, Confidence, EdgeSource, EdgeType
+from airflow_lineage_governance.graph.nodes import Entry, LineageNode
+from airflow_lineage_governance.kinds import Confidence, EdgeSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 Node = ColumnRef | TableRef
 EVERY_SOURCE = (EdgeSource.OBSERVED, EdgeSource.DECLARED, EdgeSource.DESIGNED)
+CONFIDENCE_OF = {source: Confidence(str(source)) for source in EdgeSource}
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(NamedTuple):
     """What says an edge holds: the record (run) that stated it, the snapshots it read and wrote, and whether it
-    is stale (its run is older than the answer's `--active-since` window)."""
+    is stale (its run is older than the answer's `--active-since` window). (A named tuple: a wide answer makes
+    one per column reached.)"""
 
     edge: Edge
     record: RunRecord | None
@@ -34,9 +36,9 @@ class Evidence:
         """Returns the hop's confidence: its record's source; without a record, the edge's own source when it
         names a run (a graph built straight from events), else `uncertain` (nothing says who stated it)."""
         if self.record is not None:
-            return Confidence(str(self.record.source))
+            return CONFIDENCE_OF[self.record.source]
         if self.edge.source_kind is not EdgeSource.OBSERVED or self.edge.run_id:
-            return Confidence(str(self.edge.source_kind))
+            return CONFIDENCE_OF[self.edge.source_kind]
         return Confidence.UNCERTAIN
 
     def to_dict(self) -> dict[str, object]:
@@ -56,11 +58,6 @@ class Evidence:
         return data
 
 
-def weakest(hops: list[Evidence]) -> Confidence:
-    """Returns a path's confidence: `observed` only when every hop is, else the weakest hop's."""
-    return max((h.confidence for h in hops), key=CONFIDENCE_RANK.__getitem__, default=Confidence.OBSERVED)
-
-
 class AsOf:
     """The history as of `at` (None: now) for walks; edges of runs older than `at - active_since` are stale.
 
@@ -73,6 +70,9 @@ class AsOf:
         self.sources = frozenset(sources)
         self.stale_before = (at or datetime.now(UTC)) - active_since if active_since is not None else None
         self._chosen: dict[str, RunRecord | None] = {}
+        self._holds: dict[Shape, bool] = {}  # shape -> whether it holds as of the view's time
+        self._written: dict[TableRef, RunRecord | None] = {}
+        self._columns: dict[LineageNode, list[LineageNode]] = {}
 
     def run_of(self, job: str) -> RunRecord | None:
         """Returns the job's latest COMPLETE at or before the view's time, or None."""
@@ -83,53 +83,93 @@ class AsOf:
             return record
 
     def _current(self, edge: Edge, shape: Shape) -> bool:
+        holds = self._holds.get(shape)
+        return self._hold(shape) if holds is None else holds
+
+    def _hold(self, shape: Shape) -> bool:
+        """Returns (and keeps) whether the shape holds as of the view's time: a declaration or design of a source
+        walked, or the shape of its job's run chosen as of that time."""
         if shape.static is not None:
-            return shape.static.source in self.sources
-        if EdgeSource.OBSERVED not in self.sources:
-            return False
-        record = self.run_of(edge.job)
-        return record is not None and record.shape is shape
+            holds = shape.static.source in self.sources
+        elif EdgeSource.OBSERVED not in self.sources:
+            holds = False
+        else:
+            record = self.run_of(shape.job)
+            holds = record is not None and record.shape is shape
+        self._holds[shape] = holds
+        return holds
 
-    def _edges(self, found: list[tuple[Edge, Shape]] | None) -> list[Edge]:
-        if not found:
-            return []
-        edges, keys = [], set()
-        for edge, shape in found:
-            key = (edge.source, edge.target, edge.type, edge.subtype)
-            if key not in keys and self._current(edge, shape):
+    def _holding(self, entries: tuple[list[Entry], bool]) -> list[tuple[Edge, LineageNode]]:
+        """Returns the edges of a node's entries that hold as of the view's time, each with the node at its other
+        end, each (source, target, type, subtype) once, in the order given."""
+        found: list[tuple[Edge, LineageNode]] = []
+        keys: set[tuple[object, ...]] = set()
+        known = self._holds
+        listed, shared = entries
+        for edge, shape, other in listed:
+            holds = known.get(shape)
+            if holds is None:
+                holds = self._hold(shape)
+            if not holds:
+                continue
+            if shared:
+                key = edge[:4]
+                if key in keys:
+                    continue
                 keys.add(key)
-                edges.append(edge)
-        return edges
+            found.append((edge, other))
+        return found
 
-    def out_edges(self, node: ColumnRef) -> list[Edge]:
+    def leaving(self, node: LineageNode) -> list[tuple[Edge, LineageNode]]:
+        """Returns the edges leaving the node as of the view's time, each with its target's node, by target,
+        type, subtype and source."""
+        return self._holding(node.leaving())
+
+    def entering(self, node: LineageNode) -> list[tuple[Edge, LineageNode]]:
+        """Returns the edges entering the node as of the view's time, each with its source's node, DIRECT first,
+        then by source."""
+        return self._holding(node.entering())
+
+    def columns_in(self, table: LineageNode) -> list[LineageNode]:
+        """Returns the nodes of the table's columns as its writer's run as of the view's time names them, else
+        of every column the history ever named for it."""
+        found = self._columns.get(table)
+        if found is None:
+            nodes = self.history.nodes.node
+            found = self._columns[table] = [nodes(c) for c in self._columns_now(table.ref)]  # type: ignore[arg-type]
+        return found
+
+    def out_edges(self, column: ColumnRef) -> list[Edge]:
         """Returns the edges leaving the column as of the view's time, by target, type, subtype and source."""
-        edges = self._edges(self.history.out_index.get(node))
-        edges.sort(key=lambda e: (str(e.target), e.type, e.subtype, str(e.source)))
-        return edges
+        node = self.history.nodes.get(column)
+        return [edge for edge, _ in self.leaving(node)] if node is not None else []
 
-    def in_edges(self, node: Node) -> list[Edge]:
+    def in_edges(self, ref: Node) -> list[Edge]:
         """Returns the edges entering the column or table as of the view's time, DIRECT first, then by source."""
-        edges = self._edges(self.history.in_index.get(node))
-        edges.sort(key=lambda e: (e.type != EdgeType.DIRECT, str(e.source), e.subtype))
-        return edges
+        node = self.history.nodes.get(ref)
+        return [edge for edge, _ in self.entering(node)] if node is not None else []
 
     def columns_of(self, table: TableRef) -> list[ColumnRef]:
         """Returns the table's columns as its writer's run as of the view's time names them, else every column
         the history ever named for it."""
+        return self._columns_now(table)
+
+    def _columns_now(self, table: TableRef) -> list[ColumnRef]:
+        known = self.history.columns.get(table, {})
         for job in sorted(self.history.writers_of.get(table, ())):
             record = self.run_of(job)
             if record is not None and table in record.shape.outputs:
                 names = record.shape.columns.get(table, [])
-                return [ColumnRef(table, name) for name in names]
-        return list(self.history.columns.get(table, {}).values())
+                return [known.get(name) or ColumnRef(table, name) for name in names]
+        return list(known.values())
 
     def knows(self, column: ColumnRef) -> bool:
         """Returns True when any run, declaration or design, at any time, names the column."""
         return column.field in self.history.columns.get(column.table, {})
 
     def name_of(self, ref: Node) -> str:
-        """Returns the dotted name of the ref."""
-        return str(ref)
+        """Returns the dotted name of the ref (made once per ref and history)."""
+        return self.history.name_of(ref)
 
     def record_of(self, edge: Edge) -> RunRecord | None:
         """Returns the record that states the edge as of the view's time."""
@@ -139,6 +179,11 @@ class AsOf:
 
     def evidence(self, edge: Edge) -> Evidence:
         """Returns the edge's evidence as of the view's time."""
+        if edge.source_kind is EdgeSource.OBSERVED:
+            job = edge.job
+            record = self._chosen[job] if job in self._chosen else self.run_of(job)
+            stale = record is not None and self.stale_before is not None and record.event.at < self.stale_before
+            return Evidence(edge, record, stale)
         record = self.record_of(edge)
         return Evidence(edge, record, self.is_stale(record))
 
@@ -151,7 +196,8 @@ class AsOf:
         """Returns the edges leaving the column that only earlier runs stated (not the run of their job as of the
         view's time), each with the last run at or before that time that stated it; always stale."""
         found: dict[tuple[Node, Node, str, str, str], Evidence] = {}
-        for edge, shape in self.history.out_index.get(column, ()):
+        node = self.history.nodes.get(column)
+        for edge, shape, _ in node.leaving()[0] if node is not None else ():
             if shape.static is not None or self._current(edge, shape):
                 continue
             key = (edge.source, edge.target, edge.type, edge.subtype, edge.job)
@@ -174,9 +220,12 @@ class AsOf:
 
     def last_write(self, table: TableRef) -> RunRecord | None:
         """Returns the latest observed run, at or before the view's time, that wrote the table."""
+        if table in self._written:
+            return self._written[table]
         chosen = [r for r in (self.run_of(job) for job in self.history.writers_of.get(table, ()))
                   if r is not None and table in r.shape.outputs]
-        return max(chosen, key=lambda r: r.event.order, default=None)
+        found = self._written[table] = max(chosen, key=lambda r: r.event.order, default=None)
+        return found
 
 
 DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([wdhms])\s*$")

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
@@ -99,6 +99,17 @@ class EventSource(Protocol):
         ...
 
 
+@runtime_checkable
+class LineSource(Protocol):
+    """A source that reads JSON lines and can hand each line with its parsed JSON: the reader then keeps the
+    line of an event it may need whole later, not its parsed JSON (one object, not hundreds, to free)."""
+
+    def parsed_lines(self, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
+        """Yields every event the source holds as parsed JSON, with the line it was parsed from (None for an
+        event that came from no line)."""
+        ...
+
+
 class FileEventSource:
     """An OpenLineage JSONL file, as the file transport writes it."""
 
@@ -110,6 +121,11 @@ class FileEventSource:
         """Yields each line's parsed JSON; counts lines that are not JSON. Raises EventSourceError for a folder,
         a file that cannot be opened or one that holds a JSON array (not JSON Lines); a missing file yields
         nothing."""
+        for raw, _ in self.parsed_lines(report):
+            yield raw
+
+    def parsed_lines(self, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
+        """Yields each line's parsed JSON with the line, as `raw_events` reads them (and raises as it does)."""
         if not self.path.exists():
             report.note(f"{self.path} does not exist: no event was ever written there")
             return  # no events at all is a finding for the checks, not an error of reading
@@ -130,7 +146,7 @@ class FileEventSource:
                 first = False
                 report.lines += 1
                 try:
-                    yield orjson.loads(line)
+                    yield orjson.loads(line), line
                 except (orjson.JSONDecodeError, UnicodeDecodeError):
                     if line.endswith(b"\n"):
                         report.malformed += 1
@@ -219,7 +235,8 @@ def _read(source: EventSource, namespaces: Collection[str] | None, report: ReadR
     seen: set[tuple[str, str, datetime]] = set()
     events: list[RunEvent] = []
     latest: dict[tuple[str, str], int] = {}  # job -> index of its latest COMPLETE, the only events that keep `raw`
-    for raw in source.raw_events(report):
+    lines: dict[int, bytes] = {}  # index of a latest COMPLETE -> its line, parsed again once all are read
+    for raw, line in _with_lines(source, report):
         event = to_run_event(raw)
         if event is None:
             report.wrong_shape += 1
@@ -245,14 +262,29 @@ def _read(source: EventSource, namespaces: Collection[str] | None, report: ReadR
             if known is None or event.order >= events[known].order:
                 if known is not None:
                     events[known].raw = None
+                    lines.pop(known, None)
                 latest[job] = len(events)
+                if line is not None:
+                    event.raw = None
+                    lines[len(events)] = line
             else:
                 event.raw = None
         else:
             event.raw = None
         events.append(event)
+    for index, line in lines.items():
+        events[index].raw = orjson.loads(line)
     report.events = len(events)
     return events, report
+
+
+def _with_lines(source: EventSource, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
+    """Yields each event of the source with its line when the source reads lines, else with None."""
+    if isinstance(source, LineSource):
+        yield from source.parsed_lines(report)
+    else:
+        for raw in source.raw_events(report):
+            yield raw, None
 
 
 def final_events(events: Iterable[RunEvent], report: ReadReport | None = None) -> dict[str, RunEvent]:

@@ -23,6 +23,7 @@ from typing import Any
 from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.build import Edge, LineageGraph, _add_event
 from airflow_lineage_governance.graph.events import COMPLETE, RunEvent
+from airflow_lineage_governance.graph.nodes import NodeIndex
 from airflow_lineage_governance.kinds import EdgeSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
@@ -60,6 +61,7 @@ class Shape:
     outputs: list[TableRef]
     wrong_parts: int = 0
     static: RunRecord | None = None  # the declared or designed record the shape belongs to (None: observed)
+    job: str = ""
 
 
 @dataclass(slots=True, eq=False)
@@ -113,8 +115,7 @@ class LineageHistory:
         self._tables: dict[str, TableRef | None] = {}
         self._hashes: dict[str, str] = {}
         self._shapes: dict[str, list[Shape]] = {}  # job -> its distinct shapes, newest first
-        self.out_index: dict[ColumnRef, list[tuple[Edge, Shape]]] = defaultdict(list)  # every shape's edges
-        self.in_index: dict[Node, list[tuple[Edge, Shape]]] = defaultdict(list)
+        self.nodes = NodeIndex()  # every shape's edges, from node to node
         self.columns: dict[TableRef, dict[str, ColumnRef]] = defaultdict(dict)  # every column ever named
         self.writers_of: dict[TableRef, set[str]] = defaultdict(set)  # table -> every job that wrote it
         self.events = 0
@@ -238,12 +239,10 @@ class LineageHistory:
         _add_event(scratch, event, self.namespace)
         columns = {table: list(names) for table, names in scratch.table_columns.items()}
         names = {table: scratch.name_of(table) for table in columns}
-        return Shape(signature, added, columns, names, list(scratch.outputs), scratch.wrong_parts)
+        return Shape(signature, added, columns, names, list(scratch.outputs), scratch.wrong_parts, job=event.job_name)
 
     def _index(self, shape: Shape, job: str) -> None:
-        for edge in shape.edges:
-            self.out_index[edge.source].append((edge, shape))
-            self.in_index[edge.target].append((edge, shape))
+        self.nodes.add(shape)
         for table, names in shape.columns.items():
             known = self.columns[table]
             for name in names:
@@ -252,6 +251,11 @@ class LineageHistory:
         if shape.static is None:
             for table in shape.outputs:
                 self.writers_of[table].add(job)
+
+    def name_of(self, ref: Node) -> str:
+        """Returns the dotted name of the ref (its node's, made once)."""
+        node = self.nodes.get(ref)
+        return node.name if node is not None else str(ref)
 
     def add_static(self, job: str, edges: Iterable[Edge], source: EdgeSource, *, owner: str | None = None,
                    reason: str | None = None, sql: str | None = None,
@@ -269,7 +273,7 @@ class LineageHistory:
                         fields.append(ref.field)
                 else:
                     known.setdefault(ref, [])
-        shape = Shape(None, edges, known, {t: str(t) for t in known}, list(outputs))
+        shape = Shape(None, edges, known, {t: str(t) for t in known}, list(outputs), job=job)
         event = RunEvent(COMPLETE, "", "", "", job)
         record = RunRecord(event, shape, sql_hash(sql) if sql else None, source=source, owner=owner, reason=reason)
         shape.static = record

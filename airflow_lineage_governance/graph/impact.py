@@ -10,18 +10,21 @@ column on a cycle (a job that reads its own output) reaches itself.
 from __future__ import annotations
 
 import json
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import orjson
 
 from airflow_lineage_governance.errors import InvalidNameError
-from airflow_lineage_governance.graph.asof import AsOf, Evidence, view_of, weakest
+from airflow_lineage_governance.graph.asof import AsOf, Evidence, view_of
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
+from airflow_lineage_governance.graph.events import paused_collection
 from airflow_lineage_governance.graph.history import RunRecord
-from airflow_lineage_governance.kinds import Confidence, EdgeType
+from airflow_lineage_governance.graph.walk import Walk, walk, walker_of
+from airflow_lineage_governance.kinds import CONFIDENCE_RANK, Confidence
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 
@@ -33,7 +36,7 @@ class Impact:
     values: list[ColumnRef] = field(default_factory=list)
     rows: list[TableRef] = field(default_factory=list)
     columns_reached: list[ColumnRef] = field(default_factory=list)
-    paths: dict[ColumnRef, list[Edge]] = field(default_factory=dict)
+    paths: Mapping[ColumnRef, list[Edge]] = field(default_factory=dict)
     owners: dict[TableRef, str | None] = field(default_factory=dict)
     score: float = 0.0
     reached: dict[ColumnRef, Reached] = field(default_factory=dict)
@@ -66,23 +69,49 @@ class Impact:
         return text + "\n"
 
 
-@dataclass(frozen=True)
-class Reached:
-    """How a column is reached: the evidence of every hop of its path, the path's confidence, whether a hop is
-    stale, and the last run that wrote the column's table."""
+class Reached(NamedTuple):
+    """How a column is reached: the edge that reaches it with its run's record and staleness (the hop), how the
+    column that edge leaves (downstream) or enters (upstream) is reached (so paths share their beginnings), the
+    path's confidence (`observed` only when every hop is, else the weakest hop's source), whether a hop is
+    stale, and the last run that wrote the column's table. (A named tuple: a wide answer makes one per column.)"""
 
-    hops: list[Evidence]
+    edge: Edge
+    record: RunRecord | None
+    hop_stale: bool
+    before: Reached | None  # None: the edge leaves (downstream) or enters (upstream) the column asked about
+    confidence: Confidence
+    stale: bool
     last_written_by: RunRecord | None = None
+    source_first: bool = False  # hops listed from the source (provenance), else from the column asked about
+
+    @classmethod
+    def of(cls, hop: Evidence, before: Reached | None, last_written_by: RunRecord | None = None,
+           source_first: bool = False) -> Reached:
+        """Returns how a column is reached through `hop` after `before`: the confidence and staleness of the
+        whole path."""
+        confidence, stale = hop.confidence, hop.stale
+        if before is not None:
+            if CONFIDENCE_RANK[before.confidence] > CONFIDENCE_RANK[confidence]:
+                confidence = before.confidence
+            stale = stale or before.stale
+        return cls(hop.edge, hop.record, hop.stale, before, confidence, stale, last_written_by, source_first)
 
     @property
-    def confidence(self) -> Confidence:
-        """Returns `observed` only when every hop is observed, else the weakest hop's source."""
-        return weakest(self.hops)
+    def hop(self) -> Evidence:
+        """Returns the evidence of the edge that reaches the column."""
+        return Evidence(self.edge, self.record, self.hop_stale)
 
     @property
-    def stale(self) -> bool:
-        """Returns True when a hop's run is older than the answer's active-since window."""
-        return any(h.stale for h in self.hops)
+    def hops(self) -> list[Evidence]:
+        """Returns the evidence of every hop of the path, in the path's order."""
+        chain: list[Evidence] = []
+        step: Reached | None = self
+        while step is not None:
+            chain.append(step.hop)
+            step = step.before
+        if not self.source_first:
+            chain.reverse()
+        return chain
 
     def to_dict(self) -> dict[str, object]:
         """Returns the column's evidence as the CLI's JSON shows it."""
@@ -91,15 +120,40 @@ class Reached:
                 "last_written_by": written.to_dict() if written is not None else None}
 
 
-def _reached(view: AsOf | None, paths: Mapping[ColumnRef, list[Edge]]) -> dict[ColumnRef, Reached]:
-    """Returns the evidence of every path (from the view's records; each edge's own fields without history)."""
-    found = {}
-    for column, path in paths.items():
-        if view is None:
-            found[column] = Reached([Evidence(e, None) for e in path])
-        else:
-            found[column] = Reached([view.evidence(e) for e in path], view.last_write(column.table))
-    return found
+class Paths(Mapping[ColumnRef, list[Edge]]):
+    """The path of every column reached, each made when asked for from the hops of how it is reached (a wide
+    answer's paths share their beginnings: listing them all is the size of the answer times its depth)."""
+
+    def __init__(self, reached: Mapping[ColumnRef, Reached]) -> None:
+        self._reached = reached
+
+    def __getitem__(self, column: ColumnRef) -> list[Edge]:
+        return [hop.edge for hop in self._reached[column].hops]
+
+    def __iter__(self) -> Iterator[ColumnRef]:
+        return iter(self._reached)
+
+    def __len__(self) -> int:
+        return len(self._reached)
+
+    def __contains__(self, column: object) -> bool:
+        return column in self._reached
+
+
+def _reached(walker: Any, found: Walk[Any], order: list[Any], source_first: bool = False) -> dict[ColumnRef, Reached]:
+    """Returns how every node of the walk is reached, by the refs of `order` (the walk's nodes, sorted): each
+    hop's evidence (from the view's records, else the edge's own fields) and the last write of its table."""
+    how: dict[Any, Reached] = {}
+    start, via = found.start, found.via
+    evidence, last_write, table, of = walker.evidence, walker.last_write, walker.table, Reached.of
+    for node, (parent, edge) in via.items():
+        if node != start:  # `how` has no entry for the column asked about: its hops have no `before`
+            how[node] = of(evidence(edge), how.get(parent), last_write(table(node)), source_first)
+    if start in via:
+        parent, edge = via[start]
+        how[start] = of(evidence(edge), how.get(parent), last_write(table(start)), source_first)
+    ref = walker.ref
+    return {ref(node): how[node] for node in order}
 
 
 def column_asked(text: str) -> ColumnRef:
@@ -116,26 +170,6 @@ def _check_known(lineage: LineageGraph | AsOf, column: ColumnRef) -> None:
         raise ColumnNotInLineageError(column, "check the name, or that the jobs reading it sent their events")
 
 
-def _walk(start: ColumnRef, step: Callable[[ColumnRef], list[tuple[ColumnRef, Edge]]]) -> dict[ColumnRef, list[Edge]]:
-    """Returns every column reached from `start` with the first path that reaches it; `start` itself only when a
-    cycle leads back to it (its path is the cycle)."""
-    paths: dict[ColumnRef, list[Edge]] = {start: []}
-    cycle: list[Edge] | None = None
-    queue = deque([start])
-    while queue:
-        node = queue.popleft()
-        for reached, edge in step(node):
-            if reached == start and cycle is None:
-                cycle = [*paths[node], edge]
-            elif reached not in paths:
-                paths[reached] = [*paths[node], edge]
-                queue.append(reached)
-    del paths[start]
-    if cycle is not None:
-        paths[start] = cycle
-    return paths
-
-
 def downstream(lineage: LineageGraph | AsOf, column: ColumnRef, owners: Mapping[TableRef, str | None] | None = None,
                weight: Callable[[TableRef], float] | None = None) -> Impact:
     """Returns the columns whose values can change (DIRECT paths), the tables whose rows can change (any
@@ -145,35 +179,28 @@ def downstream(lineage: LineageGraph | AsOf, column: ColumnRef, owners: Mapping[
     The column itself is reached when a cycle leads back to it. Raises ColumnNotInLineageError when no event
     mentions the column."""
     _check_known(lineage, column)
-    rows: dict[TableRef, None] = {}
+    with paused_collection():
+        return _downstream(lineage, column, owners, weight)
 
-    def every_edge(node: ColumnRef) -> list[tuple[ColumnRef, Edge]]:
-        steps: list[tuple[ColumnRef, Edge]] = []
-        for edge in lineage.out_edges(node):
-            target = edge.target
-            if isinstance(target, TableRef):
-                rows[target] = None
-                steps.extend((c, edge) for c in lineage.columns_of(target))
-            else:
-                steps.append((target, edge))
-        return steps
 
-    def direct_edges(node: ColumnRef) -> list[tuple[ColumnRef, Edge]]:
-        return [(e.target, e) for e in lineage.out_edges(node)
-                if e.type == EdgeType.DIRECT and isinstance(e.target, ColumnRef)]
-
-    name = lineage.name_of
-    paths = _walk(column, every_edge)
-    values = sorted(_walk(column, direct_edges), key=name)
-    reached = sorted(paths, key=name)
-    tables = sorted({c.table for c in reached} | set(rows), key=name)
+def _downstream(lineage: LineageGraph | AsOf, column: ColumnRef, owners: Mapping[TableRef, str | None] | None,
+                weight: Callable[[TableRef], float] | None) -> Impact:
+    walker: Any = walker_of(lineage)
+    rows: dict[Any, None] = {}
+    start = walker.start(column)
+    found = walker.walk_every(start, rows)
+    name, ref = walker.name, walker.ref
+    order = sorted(found.via, key=name)
+    reached = _reached(walker, found, order)
+    values = [ref(n) for n in sorted(walk(start, walker.direct).via, key=name)]
+    per_table = Counter(walker.table(n) for n in order)
+    tables = [ref(t) for t in sorted(per_table.keys() | rows.keys(), key=name)]
+    score = float(len(order)) if weight is None else sum(weight(ref(t)) * n for t, n in per_table.items())
     known_owners = owners or {}
-    score = sum((weight or (lambda _: 1.0))(c.table) for c in reached)
-    ordered = {c: paths[c] for c in reached}
     view = view_of(lineage)
-    return Impact(column, values, sorted(rows, key=name), reached, ordered, {t: known_owners.get(t) for t in tables},
-                  score, _reached(view, ordered), view.retired_from(column) if view is not None else [],
-                  column in paths, _as_of(view))
+    return Impact(column, values, [ref(t) for t in sorted(rows, key=name)], list(reached), Paths(reached),
+                  {t: known_owners.get(t) for t in tables}, score, reached,
+                  view.retired_from(column) if view is not None else [], start in found.via, _as_of(view))
 
 
 def _as_of(view: AsOf | None) -> str | None:
@@ -187,7 +214,7 @@ class Provenance:
 
     column: ColumnRef
     sources: list[ColumnRef] = field(default_factory=list)
-    paths: dict[ColumnRef, list[Edge]] = field(default_factory=dict)
+    paths: Mapping[ColumnRef, list[Edge]] = field(default_factory=dict)
     reached: dict[ColumnRef, Reached] = field(default_factory=dict)
     reaches_itself: bool = False
     as_of: str | None = None
@@ -206,13 +233,10 @@ def upstream(lineage: LineageGraph | AsOf, column: ColumnRef) -> Provenance:
     table's rows, each with the path (source first) that reaches it and, with history, its evidence (the last
     write named is the source column's table's). Raises ColumnNotInLineageError."""
     _check_known(lineage, column)
-
-    def step(node: ColumnRef) -> list[tuple[ColumnRef, Edge]]:
-        edges = [*lineage.in_edges(node), *lineage.in_edges(node.table)]
-        return [(e.source, e) for e in edges]
-
-    paths = _walk(column, step)
-    sources = sorted(paths, key=lineage.name_of)
-    ordered = {c: list(reversed(paths[c])) for c in sources}
-    view = view_of(lineage)
-    return Provenance(column, sources, ordered, _reached(view, ordered), column in paths, _as_of(view))
+    with paused_collection():
+        walker: Any = walker_of(lineage)
+        start = walker.start(column)
+        found = walk(start, walker.up)
+        reached = _reached(walker, found, sorted(found.via, key=walker.name), source_first=True)
+        view = view_of(lineage)
+        return Provenance(column, list(reached), Paths(reached), reached, start in found.via, _as_of(view))

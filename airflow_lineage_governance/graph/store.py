@@ -102,19 +102,23 @@ class _Chained:
                            f"from {store.events_path})"
 
     def raw_events(self, report: ReadReport) -> Iterator[Any]:
+        for raw, _ in self.parsed_lines(report):
+            yield raw
+
+    def parsed_lines(self, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
         store = self.store
         start = store.since()
         since = parse_time(start) if start is not None else None
-        for raw in FileEventSource(store.events_path).raw_events(report):
+        for raw, line in FileEventSource(store.events_path).parsed_lines(report):
             if since is not None and isinstance(raw, dict):
                 at = parse_time(str(raw.get("eventTime")))
                 if at is not None and at >= since:
                     key = _key(raw)
                     if key is not None:
                         store.recent.add(key)
-            yield raw
+            yield raw, line
         for raw in self.backend.raw_events(report):
             key = _key(raw)
             if key is None or key not in store.recent:
                 store.new.append(raw)
-            yield raw
+            yield raw, None
