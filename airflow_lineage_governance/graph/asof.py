@@ -13,13 +13,14 @@ from typing import NamedTuple
 
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
 from airflow_lineage_governance.graph.history import LineageHistory, RunRecord, Shape
-from airflow_lineage_governance.graph.nodes import Entry, LineageNode
+from airflow_lineage_governance.graph.nodes import LineageNode, Ordered
 from airflow_lineage_governance.kinds import Confidence, EdgeSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 Node = ColumnRef | TableRef
 EVERY_SOURCE = (EdgeSource.OBSERVED, EdgeSource.DECLARED, EdgeSource.DESIGNED)
 CONFIDENCE_OF = {source: Confidence(str(source)) for source in EdgeSource}
+UNKNOWN, HOLDS = 2, 1
 
 
 class Evidence(NamedTuple):
@@ -70,7 +71,7 @@ class AsOf:
         self.sources = frozenset(sources)
         self.stale_before = (at or datetime.now(UTC)) - active_since if active_since is not None else None
         self._chosen: dict[str, RunRecord | None] = {}
-        self._holds: dict[Shape, bool] = {}  # shape -> whether it holds as of the view's time
+        self._holds = bytearray([UNKNOWN]) * len(history.shapes)  # by shape serial: holds as of the time?
         self._written: dict[TableRef, RunRecord | None] = {}
         self._columns: dict[LineageNode, list[LineageNode]] = {}
 
@@ -83,12 +84,15 @@ class AsOf:
             return record
 
     def _current(self, edge: Edge, shape: Shape) -> bool:
-        holds = self._holds.get(shape)
-        return self._hold(shape) if holds is None else holds
+        return self.holds(shape.serial)
 
-    def _hold(self, shape: Shape) -> bool:
-        """Returns (and keeps) whether the shape holds as of the view's time: a declaration or design of a source
-        walked, or the shape of its job's run chosen as of that time."""
+    def holds(self, serial: int) -> bool:
+        """Returns whether the shape of that serial holds as of the view's time: a declaration or design of a
+        source walked, or the shape of its job's run chosen as of that time (worked out once per view)."""
+        known = self._holds
+        if serial < len(known) and known[serial] != UNKNOWN:
+            return known[serial] == HOLDS
+        shape = self.history.shapes[serial]
         if shape.static is not None:
             holds = shape.static.source in self.sources
         elif EdgeSource.OBSERVED not in self.sources:
@@ -96,22 +100,24 @@ class AsOf:
         else:
             record = self.run_of(shape.job)
             holds = record is not None and record.shape is shape
-        self._holds[shape] = holds
+        if serial >= len(known):  # a shape added after the view was made
+            known.extend(bytes([UNKNOWN]) * (serial + 1 - len(known)))
+        known[serial] = HOLDS if holds else 0
         return holds
 
-    def _holding(self, entries: tuple[list[Entry], bool]) -> list[tuple[Edge, LineageNode]]:
+    def _holding(self, ordered: Ordered) -> list[tuple[Edge, LineageNode]]:
         """Returns the edges of a node's entries that hold as of the view's time, each with the node at its other
         end, each (source, target, type, subtype) once, in the order given."""
         found: list[tuple[Edge, LineageNode]] = []
         keys: set[tuple[object, ...]] = set()
-        known = self._holds
-        listed, shared = entries
-        for edge, shape, other in listed:
-            holds = known.get(shape)
-            if holds is None:
-                holds = self._hold(shape)
-            if not holds:
+        entries, shared, serials = ordered
+        known, holds = self._holds, self.holds
+        size = len(known)
+        for index, serial in enumerate(serials):
+            state = known[serial] if serial < size else UNKNOWN
+            if state == 0 or state == UNKNOWN and not holds(serial):
                 continue
+            edge, _, other = entries[index]
             if shared:
                 key = edge[:4]
                 if key in keys:
@@ -213,7 +219,7 @@ class AsOf:
         if current is None:
             return None  # the job had not run yet: its edges are not retired, they are to come
         records = self.history.runs[job]
-        for index in range(bisect_right(self.history.orders[job], current.event.order) - 1, -1, -1):
+        for index in range(bisect_right(records, current.event.order, key=lambda r: r.event.order) - 1, -1, -1):
             if records[index].shape is shape:
                 return records[index]
         return None

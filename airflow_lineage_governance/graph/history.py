@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from array import array
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
@@ -62,6 +63,7 @@ class Shape:
     wrong_parts: int = 0
     static: RunRecord | None = None  # the declared or designed record the shape belongs to (None: observed)
     job: str = ""
+    serial: int = -1  # the shape's place in LineageHistory.shapes
 
 
 @dataclass(slots=True, eq=False)
@@ -108,7 +110,8 @@ class LineageHistory:
     def __init__(self, namespace: str | None = None) -> None:
         self.namespace = namespace
         self.runs: dict[str, list[RunRecord]] = {}  # job -> its records, by RunEvent.order
-        self.orders: dict[str, list[tuple[datetime, int, str, str]]] = {}  # job -> its records' orders
+        self.times: dict[str, array[float]] = {}  # job -> its records' event times (POSIX seconds), in order
+        self.shapes: list[Shape] = []  # every shape, by serial
         self.static: list[RunRecord] = []  # declared and designed lineage, true at every time
         self.writers: dict[tuple[TableRef, str], RunRecord] = {}  # (table, snapshot) -> the run that wrote it
         self.readers: dict[tuple[TableRef, str], list[RunRecord]] = defaultdict(list)  # -> the runs that read it
@@ -219,18 +222,21 @@ class LineageHistory:
         return record
 
     def _insert(self, job: str, record: RunRecord) -> None:
-        order = record.event.order
-        orders = self.orders.get(job)
-        if orders is None:
-            self.orders[job] = [order]
+        event = record.event
+        at = event.at.timestamp()
+        times = self.times.get(job)
+        if times is None:
+            self.times[job] = array("d", (at,))
             self.runs[job] = [record]
-        elif order >= orders[-1]:
-            orders.append(order)
-            self.runs[job].append(record)
-        else:
-            at = bisect_right(orders, order)
-            orders.insert(at, order)
-            self.runs[job].insert(at, record)
+            return
+        records = self.runs[job]
+        if at > times[-1] or at == times[-1] and event.order >= records[-1].event.order:
+            times.append(at)
+            records.append(record)
+        else:  # an event older than one read before it: kept in time order all the same
+            index = bisect_right(records, event.order, key=_order)
+            times.insert(index, at)
+            records.insert(index, record)
 
     def _shape(self, event: RunEvent, signature: Any) -> Shape:
         scratch = LineageGraph()
@@ -239,7 +245,13 @@ class LineageHistory:
         _add_event(scratch, event, self.namespace)
         columns = {table: list(names) for table, names in scratch.table_columns.items()}
         names = {table: scratch.name_of(table) for table in columns}
-        return Shape(signature, added, columns, names, list(scratch.outputs), scratch.wrong_parts, job=event.job_name)
+        return self._numbered(Shape(signature, added, columns, names, list(scratch.outputs), scratch.wrong_parts,
+                                    job=event.job_name))
+
+    def _numbered(self, shape: Shape) -> Shape:
+        shape.serial = len(self.shapes)
+        self.shapes.append(shape)
+        return shape
 
     def _index(self, shape: Shape, job: str) -> None:
         self.nodes.add(shape)
@@ -273,7 +285,7 @@ class LineageHistory:
                         fields.append(ref.field)
                 else:
                     known.setdefault(ref, [])
-        shape = Shape(None, edges, known, {t: str(t) for t in known}, list(outputs), job=job)
+        shape = self._numbered(Shape(None, edges, known, {t: str(t) for t in known}, list(outputs), job=job))
         event = RunEvent(COMPLETE, "", "", "", job)
         record = RunRecord(event, shape, sql_hash(sql) if sql else None, source=source, owner=owner, reason=reason)
         shape.static = record
@@ -288,7 +300,7 @@ class LineageHistory:
             return None
         if at is None:
             return records[-1]
-        index = bisect_right(self.orders[job], (at, 99, "\uffff", "\uffff"))
+        index = bisect_right(self.times[job], at.timestamp())
         return records[index - 1] if index else None
 
     def selected(self, at: datetime | None) -> dict[str, RunRecord]:
@@ -303,6 +315,10 @@ class LineageHistory:
     def first_seen(self) -> datetime | None:
         """Returns the time of the earliest COMPLETE kept, or None when none is."""
         return min((records[0].event.at for records in self.runs.values()), default=None)
+
+
+def _order(record: RunRecord) -> tuple[datetime, int, str, str]:
+    return record.event.order
 
 
 def add_events(history: LineageHistory, events: Iterable[RunEvent]) -> LineageHistory:

@@ -6,8 +6,9 @@ walk reaching 25,000 columns hashes no names.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from airflow_lineage_governance.graph.build import Edge
 from airflow_lineage_governance.kinds import EdgeType
@@ -18,6 +19,16 @@ if TYPE_CHECKING:
 
 Entry = tuple[Edge, "Shape", "LineageNode"]
 """An edge of a node, the shape that states it, and the node at its other end."""
+
+
+class Ordered(NamedTuple):
+    """A node's edges in order, whether one edge (source, target, type, subtype) is stated by two jobs, or a job
+    and a declaration or design (then two of them can hold at once), and the serial of each edge's shape (an
+    array: a walk reads which edges hold from it without touching the edges that do not)."""
+
+    entries: list[Entry]
+    shared: bool
+    serials: array[int]
 
 
 class LineageNode:
@@ -31,26 +42,23 @@ class LineageNode:
         self.ref, self.name, self.table = ref, str(ref), table
         self._out: list[Entry] = []
         self._in: list[Entry] = []
-        self._out_order: tuple[list[Entry], bool] | None = None
-        self._in_order: tuple[list[Entry], bool] | None = None
+        self._out_order: Ordered | None = None
+        self._in_order: Ordered | None = None
 
     @property
     def is_table(self) -> bool:
         """Returns True for a table's node."""
         return self.table is None
 
-    def leaving(self) -> tuple[list[Entry], bool]:
-        """Returns every edge any shape states from the node, by target, type, subtype and source, and whether
-        one edge (source, target, type, subtype) is stated by two jobs, or a job and a declaration or design
-        (then two of them can hold at once)."""
+    def leaving(self) -> Ordered:
+        """Returns every edge any shape states from the node, by target, type, subtype and source."""
         found = self._out_order
         if found is None:
             found = self._out_order = _ordered(self._out, _by_target)
         return found
 
-    def entering(self) -> tuple[list[Entry], bool]:
-        """Returns every edge any shape states into the node, DIRECT first, then by source and subtype, and
-        whether one edge is stated twice (as `leaving`)."""
+    def entering(self) -> Ordered:
+        """Returns every edge any shape states into the node, DIRECT first, then by source and subtype."""
         found = self._in_order
         if found is None:
             found = self._in_order = _ordered(self._in, _by_source)
@@ -89,14 +97,15 @@ class NodeIndex:
             target._in_order = None
 
 
-def _ordered(entries: list[Entry], key: Callable[[Entry], Any]) -> tuple[list[Entry], bool]:
+def _ordered(entries: list[Entry], key: Callable[[Entry], Any]) -> Ordered:
     ordered = sorted(entries, key=key)
+    serials = array("q", (shape.serial for _, shape, _ in ordered))
     stated_by: dict[tuple[object, ...], object] = {}
     for edge, shape, _ in ordered:
         by = edge.job if shape.static is None else shape.static  # a job's runs hold one of its shapes at a time
         if stated_by.setdefault(edge[:4], by) != by:
-            return ordered, True
-    return ordered, False
+            return Ordered(ordered, True, serials)
+    return Ordered(ordered, False, serials)
 
 
 def _by_target(entry: Entry) -> tuple[str, str, str]:

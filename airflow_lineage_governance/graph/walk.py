@@ -7,11 +7,11 @@ listed only when asked for.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from airflow_lineage_governance.graph.asof import AsOf, Evidence, view_of
+from airflow_lineage_governance.graph.asof import UNKNOWN, AsOf, Evidence, view_of
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
 from airflow_lineage_governance.graph.history import RunRecord
 from airflow_lineage_governance.graph.nodes import LineageNode
@@ -143,27 +143,28 @@ class HistoryWalker:
         DIRECT column steps for `direct`. (`walk` with the steps inlined: this loop runs once per edge of an
         answer that can reach 25,000 columns.)"""
         view, direct_of = self.view, self._direct
-        holds_of, hold, columns_in = view._holds.get, view._hold, view.columns_in
+        known, holds, columns_in = view._holds, view.holds, view.columns_in
+        size = len(known)
         via: dict[LineageNode, tuple[LineageNode, Edge]] = {}
         cycle: tuple[LineageNode, Edge] | None = None
         queue = deque([start])
         pop, push = queue.popleft, queue.append
         while queue:
             node = pop()
-            entries, shared = node.leaving()
+            entries, shared, serials = node.leaving()
             keys: set[tuple[object, ...]] = set()
             direct: list[Step[LineageNode]] = []
-            for edge, shape, target in entries:
-                holds = holds_of(shape)
-                if holds is None:
-                    holds = hold(shape)
-                if not holds:
+            for index, serial in enumerate(serials):
+                state = known[serial] if serial < size else UNKNOWN
+                if state == 0 or state == UNKNOWN and not holds(serial):
                     continue
+                edge, _, target = entries[index]
                 if shared:
                     key = edge[:4]
                     if key in keys:
                         continue
                     keys.add(key)
+                reached_now: Sequence[LineageNode]
                 if target.table is None:
                     rows[target] = None
                     reached_now = columns_in(target)
