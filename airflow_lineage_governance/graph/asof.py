@@ -71,6 +71,7 @@ class AsOf:
         self.sources = frozenset(sources)
         self.stale_before = (at or datetime.now(UTC)) - active_since if active_since is not None else None
         self._chosen: dict[str, RunRecord | None] = {}
+        self._at = at.timestamp() if at is not None else None
         self._holds = bytearray([UNKNOWN]) * len(history.shapes)  # by shape serial: holds as of the time?
         self._written: dict[TableRef, RunRecord | None] = {}
         self._columns: dict[LineageNode, list[LineageNode]] = {}
@@ -92,14 +93,11 @@ class AsOf:
         known = self._holds
         if serial < len(known) and known[serial] != UNKNOWN:
             return known[serial] == HOLDS
-        shape = self.history.shapes[serial]
-        if shape.static is not None:
-            holds = shape.static.source in self.sources
-        elif EdgeSource.OBSERVED not in self.sources:
-            holds = False
+        static = self.history.static_sources.get(serial)
+        if static is not None:
+            holds = static in self.sources
         else:
-            record = self.run_of(shape.job)
-            holds = record is not None and record.shape is shape
+            holds = EdgeSource.OBSERVED in self.sources and self.history.holds_at(serial, self._at)
         if serial >= len(known):  # a shape added after the view was made
             known.extend(bytes([UNKNOWN]) * (serial + 1 - len(known)))
         known[serial] = HOLDS if holds else 0

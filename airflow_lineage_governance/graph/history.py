@@ -31,6 +31,7 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 Node = ColumnRef | TableRef
 Versions = tuple[tuple[TableRef, str | None], ...]
 
+INF = float("inf")
 _SQL_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\s+|[^\s'\"]+|['\"]")
 
 
@@ -112,6 +113,10 @@ class LineageHistory:
         self.runs: dict[str, list[RunRecord]] = {}  # job -> its records, by RunEvent.order
         self.times: dict[str, array[float]] = {}  # job -> its records' event times (POSIX seconds), in order
         self.shapes: list[Shape] = []  # every shape, by serial
+        self.stretch_from, self.stretch_until = array("d"), array("d")  # by serial: the latest stretch of time its
+        # job's latest run had that shape ([from, until); until is inf while it is the latest)
+        self.earlier_stretches: dict[int, list[tuple[float, float]]] = {}  # serial -> stretches before the latest
+        self.static_sources: dict[int, EdgeSource] = {}  # serial of a declared or designed shape -> its source
         self.static: list[RunRecord] = []  # declared and designed lineage, true at every time
         self.writers: dict[tuple[TableRef, str], RunRecord] = {}  # (table, snapshot) -> the run that wrote it
         self.readers: dict[tuple[TableRef, str], list[RunRecord]] = defaultdict(list)  # -> the runs that read it
@@ -228,15 +233,51 @@ class LineageHistory:
         if times is None:
             self.times[job] = array("d", (at,))
             self.runs[job] = [record]
+            self._stretch(record.shape, at)
             return
         records = self.runs[job]
         if at > times[-1] or at == times[-1] and event.order >= records[-1].event.order:
+            before = records[-1].shape
             times.append(at)
             records.append(record)
+            if before is not record.shape:
+                self.stretch_until[before.serial] = at
+                self._stretch(record.shape, at)
         else:  # an event older than one read before it: kept in time order all the same
             index = bisect_right(records, event.order, key=_order)
             times.insert(index, at)
             records.insert(index, record)
+            self._restretch(job)
+
+    def _stretch(self, shape: Shape, at: float) -> None:
+        """Starts a stretch of the shape at `at`, open until another shape's run (its earlier one kept)."""
+        serial = shape.serial
+        if self.stretch_from[serial] != INF:
+            self.earlier_stretches.setdefault(serial, []).append((self.stretch_from[serial],
+                                                                  self.stretch_until[serial]))
+        self.stretch_from[serial], self.stretch_until[serial] = at, INF
+
+    def _restretch(self, job: str) -> None:
+        for shape in self._shapes.get(job, ()):
+            self.stretch_from[shape.serial] = self.stretch_until[shape.serial] = INF
+            self.earlier_stretches.pop(shape.serial, None)
+        before: Shape | None = None
+        for record, at in zip(self.runs[job], self.times[job], strict=True):
+            if record.shape is not before:
+                if before is not None:
+                    self.stretch_until[before.serial] = at
+                self._stretch(record.shape, at)
+                before = record.shape
+
+    def holds_at(self, serial: int, at: float | None) -> bool:
+        """Returns whether the observed shape of that serial is its job's run's at `at` (POSIX seconds; None: the
+        job's latest run's): the latest COMPLETE at or before that time stated it."""
+        start, until = self.stretch_from[serial], self.stretch_until[serial]
+        if at is None:
+            return until == INF and start != INF
+        if start <= at < until:
+            return True
+        return any(start <= at < until for start, until in self.earlier_stretches.get(serial, ()))
 
     def _shape(self, event: RunEvent, signature: Any) -> Shape:
         scratch = LineageGraph()
@@ -251,6 +292,8 @@ class LineageHistory:
     def _numbered(self, shape: Shape) -> Shape:
         shape.serial = len(self.shapes)
         self.shapes.append(shape)
+        self.stretch_from.append(INF)
+        self.stretch_until.append(INF)
         return shape
 
     def _index(self, shape: Shape, job: str) -> None:
@@ -289,6 +332,7 @@ class LineageHistory:
         event = RunEvent(COMPLETE, "", "", "", job)
         record = RunRecord(event, shape, sql_hash(sql) if sql else None, source=source, owner=owner, reason=reason)
         shape.static = record
+        self.static_sources[shape.serial] = source
         self.static.append(record)
         self._index(shape, job)
         return record

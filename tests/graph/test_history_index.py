@@ -1,0 +1,74 @@
+"""The history's indexes agree with the records they index: which shape of a job holds at a time (kept as
+stretches of time, read without the records), whatever order the events arrived in, with equal times and shapes
+a job went back to; and a walk over the node graph finds what a walk over the graph as of that time finds."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from airflow_lineage_governance.graph.asof import AsOf
+from airflow_lineage_governance.graph.history import LineageHistory, graph_as_of
+from airflow_lineage_governance.graph.impact import downstream, upstream
+from airflow_lineage_governance.refs import ColumnRef
+from tests.events import output
+from tests.graph.test_history import history_of, run
+
+START = datetime(2026, 10, 1, 2, tzinfo=UTC)
+
+
+def _random_events(seed: int) -> list[dict]:
+    """Returns COMPLETEs of three jobs over days 1-9, in a shuffled order, two runs sometimes at one instant, each
+    job stating one of two lineages at random (so a job goes back to a shape it stated before)."""
+    rng = random.Random(seed)
+    events = []
+    for job in ("dag.a", "dag.b", "dag.c"):
+        for number in range(rng.randrange(1, 9)):
+            day = rng.randrange(1, 10)
+            column = rng.choice(["crm.learners.email", "crm.learners.full_name"])
+            events.append(run(job, output(f"out.{job[-1]}", {"x": [column]}), day=day, run=f"{job}-{number}"))
+    rng.shuffle(events)
+    return events
+
+
+def _hops(answer) -> dict:
+    """Returns each reached column's path as (source, target, type, subtype, job) per hop (an edge of the history
+    names the run that first stated its shape; the evidence names the run chosen)."""
+    return {c: [e[:6] for e in answer.paths[c]] for c in answer.paths}
+
+
+def _times(history: LineageHistory) -> list[datetime | None]:
+    days = sorted({record.event.at for records in history.runs.values() for record in records})
+    return [None, *days, *(d + timedelta(hours=1) for d in days), *(d - timedelta(seconds=1) for d in days)]
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_a_shape_holds_exactly_when_its_jobs_run_as_of_the_time_stated_it(tmp_path, seed):
+    history = history_of(tmp_path, *_random_events(seed))[0]
+    for at in _times(history):
+        for job in history.runs:
+            chosen = history.run_at(job, at)
+            for shape in {id(r.shape): r.shape for r in history.runs[job]}.values():
+                assert AsOf(history, at).holds(shape.serial) == (chosen is not None and chosen.shape is shape), \
+                    (job, at)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_walks_of_the_history_find_what_walks_of_the_graph_as_of_the_time_find(tmp_path, seed):
+    history = history_of(tmp_path, *_random_events(seed),
+                         run("dag.d", output("out.d", {"y": ["out.a.x", "out.b.x"]}), day=5, run="d5"))[0]
+    for at in _times(history):
+        graph = graph_as_of(history, at)
+        for column in (ColumnRef.parse("crm.learners.email"), ColumnRef.parse("crm.learners.full_name")):
+            if not graph.knows(column):
+                continue
+            walked, built = downstream(AsOf(history, at), column), downstream(graph, column)
+            assert (walked.columns_reached, walked.values, walked.rows) == (built.columns_reached, built.values,
+                                                                            built.rows)
+            assert _hops(walked) == _hops(built)
+        back = upstream(AsOf(history, at), ColumnRef.parse("out.d.y")) if graph.knows(ColumnRef.parse("out.d.y")) \
+            else None
+        if back is not None:
+            assert back.sources == upstream(graph, ColumnRef.parse("out.d.y")).sources
