@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
@@ -22,9 +22,8 @@ from airflow_lineage_governance.graph.asof import AsOf, Evidence, view_of
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
 from airflow_lineage_governance.graph.events import paused_collection
-from airflow_lineage_governance.graph.history import RunRecord
-from airflow_lineage_governance.graph.walk import Walk, walk, walker_of
-from airflow_lineage_governance.kinds import CONFIDENCE_RANK, Confidence
+from airflow_lineage_governance.graph.reach import Paths, Reached, ReachedColumns, glances
+from airflow_lineage_governance.graph.walk import walk, walker_of
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 
@@ -39,7 +38,7 @@ class Impact:
     paths: Mapping[ColumnRef, list[Edge]] = field(default_factory=dict)
     owners: dict[TableRef, str | None] = field(default_factory=dict)
     score: float = 0.0
-    reached: dict[ColumnRef, Reached] = field(default_factory=dict)
+    reached: Mapping[ColumnRef, Reached] = field(default_factory=dict)
     retired: list[Evidence] = field(default_factory=list)
     reaches_itself: bool = False
     as_of: str | None = None
@@ -67,93 +66,6 @@ class Impact:
         if not text.isascii() or "\x7f" in text or json.dumps(score) != orjson.dumps(score).decode():
             text = json.dumps(data, indent=2)
         return text + "\n"
-
-
-class Reached(NamedTuple):
-    """How a column is reached: the edge that reaches it with its run's record and staleness (the hop), how the
-    column that edge leaves (downstream) or enters (upstream) is reached (so paths share their beginnings), the
-    path's confidence (`observed` only when every hop is, else the weakest hop's source), whether a hop is
-    stale, and the last run that wrote the column's table. (A named tuple: a wide answer makes one per column.)"""
-
-    edge: Edge
-    record: RunRecord | None
-    hop_stale: bool
-    before: Reached | None  # None: the edge leaves (downstream) or enters (upstream) the column asked about
-    confidence: Confidence
-    stale: bool
-    last_written_by: RunRecord | None = None
-    source_first: bool = False  # hops listed from the source (provenance), else from the column asked about
-
-    @classmethod
-    def of(cls, hop: Evidence, before: Reached | None, last_written_by: RunRecord | None = None,
-           source_first: bool = False) -> Reached:
-        """Returns how a column is reached through `hop` after `before`: the confidence and staleness of the
-        whole path."""
-        confidence, stale = hop.confidence, hop.stale
-        if before is not None:
-            if CONFIDENCE_RANK[before.confidence] > CONFIDENCE_RANK[confidence]:
-                confidence = before.confidence
-            stale = stale or before.stale
-        return cls(hop.edge, hop.record, hop.stale, before, confidence, stale, last_written_by, source_first)
-
-    @property
-    def hop(self) -> Evidence:
-        """Returns the evidence of the edge that reaches the column."""
-        return Evidence(self.edge, self.record, self.hop_stale)
-
-    @property
-    def hops(self) -> list[Evidence]:
-        """Returns the evidence of every hop of the path, in the path's order."""
-        chain: list[Evidence] = []
-        step: Reached | None = self
-        while step is not None:
-            chain.append(step.hop)
-            step = step.before
-        if not self.source_first:
-            chain.reverse()
-        return chain
-
-    def to_dict(self) -> dict[str, object]:
-        """Returns the column's evidence as the CLI's JSON shows it."""
-        written = self.last_written_by
-        return {"confidence": str(self.confidence), "stale": self.stale, "hops": [h.to_dict() for h in self.hops],
-                "last_written_by": written.to_dict() if written is not None else None}
-
-
-class Paths(Mapping[ColumnRef, list[Edge]]):
-    """The path of every column reached, each made when asked for from the hops of how it is reached (a wide
-    answer's paths share their beginnings: listing them all is the size of the answer times its depth)."""
-
-    def __init__(self, reached: Mapping[ColumnRef, Reached]) -> None:
-        self._reached = reached
-
-    def __getitem__(self, column: ColumnRef) -> list[Edge]:
-        return [hop.edge for hop in self._reached[column].hops]
-
-    def __iter__(self) -> Iterator[ColumnRef]:
-        return iter(self._reached)
-
-    def __len__(self) -> int:
-        return len(self._reached)
-
-    def __contains__(self, column: object) -> bool:
-        return column in self._reached
-
-
-def _reached(walker: Any, found: Walk[Any], order: list[Any], source_first: bool = False) -> dict[ColumnRef, Reached]:
-    """Returns how every node of the walk is reached, by the refs of `order` (the walk's nodes, sorted): each
-    hop's evidence (from the view's records, else the edge's own fields) and the last write of its table."""
-    how: dict[Any, Reached] = {}
-    start, via = found.start, found.via
-    evidence, last_write, table, of = walker.evidence, walker.last_write, walker.table, Reached.of
-    for node, (parent, edge) in via.items():
-        if node != start:  # `how` has no entry for the column asked about: its hops have no `before`
-            how[node] = of(evidence(edge), how.get(parent), last_write(table(node)), source_first)
-    if start in via:
-        parent, edge = via[start]
-        how[start] = of(evidence(edge), how.get(parent), last_write(table(start)), source_first)
-    ref = walker.ref
-    return {ref(node): how[node] for node in order}
 
 
 def column_asked(text: str) -> ColumnRef:
@@ -191,14 +103,15 @@ def _downstream(lineage: LineageGraph | AsOf, column: ColumnRef, owners: Mapping
     found = walker.walk_every(start, rows)
     name, ref = walker.name, walker.ref
     order = sorted(found.via, key=name)
-    reached = _reached(walker, found, order)
-    values = [ref(n) for n in sorted(walk(start, walker.direct).via, key=name)]
+    columns = [ref(n) for n in order]
+    reached = ReachedColumns(walker, found, columns, glances(walker, found))
+    values = [ref(n) for n in sorted(walker.through_values(start), key=name)]
     per_table = Counter(walker.table(n) for n in order)
     tables = [ref(t) for t in sorted(per_table.keys() | rows.keys(), key=name)]
     score = float(len(order)) if weight is None else sum(weight(ref(t)) * n for t, n in per_table.items())
     known_owners = owners or {}
     view = view_of(lineage)
-    return Impact(column, values, [ref(t) for t in sorted(rows, key=name)], list(reached), Paths(reached),
+    return Impact(column, values, [ref(t) for t in sorted(rows, key=name)], columns, Paths(reached),
                   {t: known_owners.get(t) for t in tables}, score, reached,
                   view.retired_from(column) if view is not None else [], start in found.via, _as_of(view))
 
@@ -215,7 +128,7 @@ class Provenance:
     column: ColumnRef
     sources: list[ColumnRef] = field(default_factory=list)
     paths: Mapping[ColumnRef, list[Edge]] = field(default_factory=dict)
-    reached: dict[ColumnRef, Reached] = field(default_factory=dict)
+    reached: Mapping[ColumnRef, Reached] = field(default_factory=dict)
     reaches_itself: bool = False
     as_of: str | None = None
 
@@ -237,6 +150,7 @@ def upstream(lineage: LineageGraph | AsOf, column: ColumnRef) -> Provenance:
         walker: Any = walker_of(lineage)
         start = walker.start(column)
         found = walk(start, walker.up)
-        reached = _reached(walker, found, sorted(found.via, key=walker.name), source_first=True)
+        columns = [walker.ref(n) for n in sorted(found.via, key=walker.name)]
+        reached = ReachedColumns(walker, found, columns, glances(walker, found), source_first=True)
         view = view_of(lineage)
-        return Provenance(column, list(reached), Paths(reached), reached, start in found.via, _as_of(view))
+        return Provenance(column, columns, Paths(reached), reached, start in found.via, _as_of(view))

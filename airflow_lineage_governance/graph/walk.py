@@ -15,7 +15,7 @@ from airflow_lineage_governance.graph.asof import UNKNOWN, AsOf, Evidence, view_
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
 from airflow_lineage_governance.graph.history import RunRecord
 from airflow_lineage_governance.graph.nodes import LineageNode
-from airflow_lineage_governance.kinds import EdgeType
+from airflow_lineage_governance.kinds import CONFIDENCE_RANK, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 N = TypeVar("N", bound=Hashable)
@@ -124,6 +124,19 @@ class GraphWalker:
         """Returns the last run that wrote the table, when the graph has history."""
         return self.view.last_write(table) if self.view is not None else None
 
+    def mark(self, edge: Edge) -> int:
+        """Returns the edge's glance: its confidence and staleness as a small int (`reach.mark`)."""
+        evidence = self.evidence(edge)
+        return CONFIDENCE_RANK[evidence.confidence] * 2 + evidence.stale
+
+    def node_of(self, ref: object) -> ColumnRef | None:
+        """Returns the node of a column: the ref itself."""
+        return ref if isinstance(ref, ColumnRef) else None
+
+    def through_values(self, start: ColumnRef) -> list[ColumnRef]:
+        """Returns every column reached from `start` through DIRECT column edges only."""
+        return list(walk(start, self.direct).via)
+
 
 class HistoryWalker:
     """Walks the history as of a time through its LineageNodes."""
@@ -131,7 +144,8 @@ class HistoryWalker:
     def __init__(self, view: AsOf) -> None:
         self.view = view
         self._written: dict[LineageNode, RunRecord | None] = {}
-        self._direct: dict[LineageNode, list[Step[LineageNode]]] = {}  # kept by `every` for `direct`
+        self._direct: dict[LineageNode, list[Step[LineageNode]]] = {}  # kept by `walk_every` for `direct`
+        self._marks: dict[tuple[str, str], int] = {}
 
     def start(self, column: ColumnRef) -> LineageNode:
         """Returns the node of the column (made when no edge names it yet)."""
@@ -184,12 +198,10 @@ class HistoryWalker:
             via[start] = cycle
         return Walk(start, via)
 
-    def direct(self, node: LineageNode) -> list[Step[LineageNode]]:
-        """Returns the steps from a column through its DIRECT column edges (as `every` found them, when it walked
-        the column)."""
+    def _direct_steps(self, node: LineageNode) -> list[Step[LineageNode]]:
         found = self._direct.get(node)
         if found is None:
-            found = [(t, e) for e, t in self.view.leaving(node) if t.table is not None and e.type == EdgeType.DIRECT]
+            found = [(t, e) for e, t in self.view.leaving(node) if t.table is not None and e.type == DIRECT]
         return found
 
     def up(self, node: LineageNode) -> list[Step[LineageNode]]:
@@ -220,6 +232,40 @@ class HistoryWalker:
         if table in self._written:
             return self._written[table]
         found = self._written[table] = self.view.last_write(table.ref)  # type: ignore[arg-type]
+        return found
+
+    def mark(self, edge: Edge) -> int:
+        """Returns the edge's glance: its confidence and staleness as a small int (`reach.mark`), worked out once
+        per job and source."""
+        key = (edge.job, edge.source_kind)
+        found = self._marks.get(key)
+        if found is None:
+            evidence = self.view.evidence(edge)
+            found = self._marks[key] = CONFIDENCE_RANK[evidence.confidence] * 2 + evidence.stale
+        return found
+
+    def node_of(self, ref: object) -> LineageNode | None:
+        """Returns the history's node of a column, or None."""
+        return self.view.history.nodes.get(ref) if isinstance(ref, ColumnRef) else None
+
+    def through_values(self, start: LineageNode) -> list[LineageNode]:
+        """Returns every column reached from `start` through DIRECT column edges only (`walk_every` keeps each
+        column's DIRECT steps; a column it did not walk is looked up)."""
+        seen: set[LineageNode] = {start}
+        found: list[LineageNode] = []
+        stack = [start]
+        back = False  # a cycle of DIRECT edges leads back to `start`
+        while stack:
+            for target, _ in self._direct_steps(stack.pop()):
+                if target is start:
+                    back = True
+                elif target not in seen:
+                    seen.add(target)
+                    found.append(target)
+                    stack.append(target)
+        if back:
+            found.append(start)
+        self._direct = {}  # the steps are not needed again: let them go before the answer is kept
         return found
 
 
