@@ -12,15 +12,16 @@ from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
-from airflow_lineage_governance.graph.history import LineageHistory, RunRecord, Shape
+from airflow_lineage_governance.graph.history import INF, LineageHistory, RunRecord, Shape
 from airflow_lineage_governance.graph.nodes import LineageNode, Ordered
-from airflow_lineage_governance.kinds import Confidence, EdgeSource
+from airflow_lineage_governance.kinds import CONFIDENCE_RANK, Confidence, EdgeSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 Node = ColumnRef | TableRef
 EVERY_SOURCE = (EdgeSource.OBSERVED, EdgeSource.DECLARED, EdgeSource.DESIGNED)
 CONFIDENCE_OF = {source: Confidence(str(source)) for source in EdgeSource}
-UNKNOWN, HOLDS = 2, 1
+UNKNOWN = 255
+WORK_OUT_ALL_AFTER = 1024  # shapes worked out one by one before a view works out all at once
 
 
 class Evidence(NamedTuple):
@@ -72,7 +73,10 @@ class AsOf:
         self.stale_before = (at or datetime.now(UTC)) - active_since if active_since is not None else None
         self._chosen: dict[str, RunRecord | None] = {}
         self._at = at.timestamp() if at is not None else None
-        self._holds = bytearray([UNKNOWN]) * len(history.shapes)  # by shape serial: holds as of the time?
+        self._stale_at = self.stale_before.timestamp() if self.stale_before is not None else None
+        self._holds = bytearray([UNKNOWN]) * len(history.shapes)  # by shape serial: its `state`
+        self._worked_out = 0
+        self.complete = False  # every shape's state is worked out (no UNKNOWN left)
         self._written: dict[TableRef, RunRecord | None] = {}
         self._columns: dict[LineageNode, list[LineageNode]] = {}
 
@@ -90,30 +94,76 @@ class AsOf:
     def holds(self, serial: int) -> bool:
         """Returns whether the shape of that serial holds as of the view's time: a declaration or design of a
         source walked, or the shape of its job's run chosen as of that time (worked out once per view)."""
+        return self.state(serial) != 0
+
+    def state(self, serial: int) -> int:
+        """Returns 0 when the shape of that serial does not hold as of the view's time, else 1 + its glance
+        (`reach.mark`: its confidence's rank twice, plus 1 when its run is stale), worked out once per view."""
         known = self._holds
         if serial < len(known) and known[serial] != UNKNOWN:
-            return known[serial] == HOLDS
-        static = self.history.static_sources.get(serial)
+            return known[serial]
+        self._worked_out += 1
+        if self._worked_out == WORK_OUT_ALL_AFTER:
+            self.work_out_all()
+            return self._holds[serial] if serial < len(self._holds) else 0
+        history = self.history
+        static = history.static_sources.get(serial)
         if static is not None:
-            holds = static in self.sources
+            state = 1 + CONFIDENCE_RANK[CONFIDENCE_OF[static]] * 2 if static in self.sources else 0
+        elif EdgeSource.OBSERVED in self.sources and history.holds_at(serial, self._at):
+            state = 1 + self._stale(serial)
         else:
-            holds = EdgeSource.OBSERVED in self.sources and self.history.holds_at(serial, self._at)
+            state = 0
         if serial >= len(known):  # a shape added after the view was made
             known.extend(bytes([UNKNOWN]) * (serial + 1 - len(known)))
-        known[serial] = HOLDS if holds else 0
-        return holds
+        known[serial] = state
+        return state
+
+    def work_out_all(self) -> None:
+        """Works out the state of every shape now (a walk that meets thousands of shapes then reads them all at
+        once); `complete` says it is done."""
+        history, at, sources = self.history, self._at, self.sources
+        count = len(history.shapes)
+        known = self._holds
+        known[:] = bytes(count)  # in place: a walk holds the array
+        if EdgeSource.OBSERVED in sources:
+            stale = self._stale
+            if at is None:
+                holding = [s for s, until in enumerate(history.stretch_until) if until == INF]
+                holding = [s for s in holding if history.stretch_from[s] != INF]
+            else:
+                holding = [s for s, (start, until) in enumerate(zip(history.stretch_from, history.stretch_until,
+                                                                     strict=True)) if start <= at < until]
+                holding.extend(s for s, stretches in history.earlier_stretches.items()
+                               if any(start <= at < until for start, until in stretches))
+            for serial in holding:
+                known[serial] = 1 + stale(serial)
+        for serial, source in history.static_sources.items():
+            known[serial] = 1 + CONFIDENCE_RANK[CONFIDENCE_OF[source]] * 2 if source in sources else 0
+        self.complete = True
+
+    def _stale(self, serial: int) -> bool:
+        """Returns whether the run that holds the observed shape as of the view's time is stale."""
+        if self._stale_at is None:
+            return False
+        history, at = self.history, self._at
+        start = history.stretch_from[serial]
+        if start >= self._stale_at and (at is None or start <= at):
+            return False  # the run is in the shape's latest stretch, which began inside the window
+        times = history.times[history.shapes[serial].job]
+        return times[(bisect_right(times, at) if at is not None else len(times)) - 1] < self._stale_at
 
     def _holding(self, ordered: Ordered) -> list[tuple[Edge, LineageNode]]:
         """Returns the edges of a node's entries that hold as of the view's time, each with the node at its other
         end, each (source, target, type, subtype) once, in the order given."""
         found: list[tuple[Edge, LineageNode]] = []
         keys: set[tuple[object, ...]] = set()
-        entries, shared, serials = ordered
-        known, holds = self._holds, self.holds
+        entries, shared, serials = ordered.entries, ordered.shared, ordered.serials
+        known, state_of = self._holds, self.state
         size = len(known)
         for index, serial in enumerate(serials):
             state = known[serial] if serial < size else UNKNOWN
-            if state == 0 or state == UNKNOWN and not holds(serial):
+            if state == 0 or state == UNKNOWN and not state_of(serial):
                 continue
             edge, _, other = entries[index]
             if shared:

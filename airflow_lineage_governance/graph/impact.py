@@ -23,7 +23,7 @@ from airflow_lineage_governance.graph.build import Edge, LineageGraph
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
 from airflow_lineage_governance.graph.events import paused_collection
 from airflow_lineage_governance.graph.reach import Paths, Reached, ReachedColumns, glances
-from airflow_lineage_governance.graph.walk import walk, walker_of
+from airflow_lineage_governance.graph.walk import walker_of
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 
@@ -101,19 +101,18 @@ def _downstream(lineage: LineageGraph | AsOf, column: ColumnRef, owners: Mapping
     rows: dict[Any, None] = {}
     start = walker.start(column)
     found = walker.walk_every(start, rows)
-    name, ref = walker.name, walker.ref
-    order = sorted(found.via, key=name)
+    order, ref = walker.ordered(found.parent), walker.ref
     columns = [ref(n) for n in order]
     reached = ReachedColumns(walker, found, columns, glances(walker, found))
-    values = [ref(n) for n in sorted(walker.through_values(start), key=name)]
+    values = [ref(n) for n in walker.ordered(walker.through_values(start))]
     per_table = Counter(walker.table(n) for n in order)
-    tables = [ref(t) for t in sorted(per_table.keys() | rows.keys(), key=name)]
+    tables = [ref(t) for t in walker.ordered(per_table.keys() | rows.keys())]
     score = float(len(order)) if weight is None else sum(weight(ref(t)) * n for t, n in per_table.items())
     known_owners = owners or {}
     view = view_of(lineage)
-    return Impact(column, values, [ref(t) for t in sorted(rows, key=name)], columns, Paths(reached),
+    return Impact(column, values, [ref(t) for t in walker.ordered(rows)], columns, Paths(reached),
                   {t: known_owners.get(t) for t in tables}, score, reached,
-                  view.retired_from(column) if view is not None else [], start in found.via, _as_of(view))
+                  view.retired_from(column) if view is not None else [], start in found.parent, _as_of(view))
 
 
 def _as_of(view: AsOf | None) -> str | None:
@@ -149,8 +148,8 @@ def upstream(lineage: LineageGraph | AsOf, column: ColumnRef) -> Provenance:
     with paused_collection():
         walker: Any = walker_of(lineage)
         start = walker.start(column)
-        found = walk(start, walker.up)
-        columns = [walker.ref(n) for n in sorted(found.via, key=walker.name)]
+        found = walker.walk_up(start)
+        columns = [walker.ref(n) for n in walker.ordered(found.parent)]
         reached = ReachedColumns(walker, found, columns, glances(walker, found), source_first=True)
         view = view_of(lineage)
-        return Provenance(column, columns, Paths(reached), reached, start in found.via, _as_of(view))
+        return Provenance(column, columns, Paths(reached), reached, start in found.parent, _as_of(view))

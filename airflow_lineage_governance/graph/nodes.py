@@ -1,13 +1,16 @@
-"""The history's lineage as a graph of node objects: one `LineageNode` per column or table any shape names, each
+"""The history's lineage as a graph of numbered nodes: one `LineageNode` per column or table any shape names, each
 holding every edge any shape states from it and into it, with the shape that states it and the node at the
-other end. A walk goes from node to node by reference and keys what it reached by node (an identity hash), so a
-walk reaching 25,000 columns hashes no names.
+other end. Each node's edges are also kept as arrays (the serial of each edge's shape, the number of the node at
+its other end, what kind of edge it is), so a walk reaching 25,000 columns reads which edges hold and where they
+lead from arrays and numbers, without touching the edges that do not hold, and keeps what it reached by number.
 """
 
 from __future__ import annotations
 
 from array import array
+from bisect import insort
 from collections.abc import Callable
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from airflow_lineage_governance.graph.build import Edge
@@ -20,35 +23,47 @@ if TYPE_CHECKING:
 Entry = tuple[Edge, "Shape", "LineageNode"]
 """An edge of a node, the shape that states it, and the node at its other end."""
 
+TO_TABLE, DIRECT_COLUMNS = 1, 2
+"""The kinds of an edge in `Ordered.kinds`: its other end is a table; it is a DIRECT edge between two columns."""
+
 
 class Ordered(NamedTuple):
     """A node's edges in order, whether one edge (source, target, type, subtype) is stated by two jobs, or a job
-    and a declaration or design (then two of them can hold at once), and the serial of each edge's shape (an
-    array: a walk reads which edges hold from it without touching the edges that do not)."""
+    and a declaration or design (then two of them can hold at once), and per edge: the serial of its shape, the
+    number of the node at its other end, and its kind (`TO_TABLE`, `DIRECT_COLUMNS`); `states` reads the state of
+    every edge's shape from a view's states by serial at once (None for fewer than two edges)."""
 
     entries: list[Entry]
     shared: bool
     serials: array[int]
+    others: array[int]
+    kinds: bytes
+    states: Callable[[bytearray], tuple[int, ...]] | None
+
+
+class Writer(NamedTuple):
+    """A shape that writes a table: its job, its serial, and the numbers of the columns it names for the table."""
+
+    job: str
+    serial: int
+    columns: array[int]
 
 
 class LineageNode:
-    """A column or table of the history: its ref and dotted name, its table's node (None for a table), and the
-    edges every shape states from it (`leaving`) and into it (`entering`), each list sorted when first asked
-    after it changed."""
+    """A column or table of the history: its number, ref and dotted name, its table's node (None for a table),
+    and the edges every shape states from it (`leaving`) and into it (`entering`), each list ordered when first
+    asked after it changed."""
 
-    __slots__ = ("ref", "name", "table", "_out", "_in", "_out_order", "_in_order")
+    __slots__ = ("index", "ref", "name", "table", "_out", "_in", "_out_order", "_in_order", "columns", "writers")
 
-    def __init__(self, ref: ColumnRef | TableRef, table: LineageNode | None) -> None:
-        self.ref, self.name, self.table = ref, str(ref), table
+    def __init__(self, index: int, ref: ColumnRef | TableRef, table: LineageNode | None) -> None:
+        self.index, self.ref, self.name, self.table = index, ref, str(ref), table
         self._out: list[Entry] = []
         self._in: list[Entry] = []
         self._out_order: Ordered | None = None
         self._in_order: Ordered | None = None
-
-    @property
-    def is_table(self) -> bool:
-        """Returns True for a table's node."""
-        return self.table is None
+        self.columns: array[int] | None = None  # a table's: every column any shape named, in the order first named
+        self.writers: list[Writer] | None = None  # a table's: the observed shapes that write it, by job
 
     def leaving(self) -> Ordered:
         """Returns every edge any shape states from the node, by target, type, subtype and source."""
@@ -69,43 +84,100 @@ class LineageNode:
 
 
 class NodeIndex:
-    """Every node of the history by ref, and the edges of every shape added."""
+    """Every node of the history by ref and by number, each column's table's number (-1 for a table), and the
+    rank of each node's name among all names (so that walks order what they reached without reading names)."""
 
     def __init__(self) -> None:
         self.nodes: dict[ColumnRef | TableRef, LineageNode] = {}
+        self.by_index: list[LineageNode] = []
+        self.tables = array("q")
+        self.version = 0  # how many shapes were added: answers that keep places among a node's edges check it
+        self._ranks: array[int] | None = None
 
-    def get(self, ref: ColumnRef | TableRef) -> LineageNode | None:
-        """Returns the node of the ref, or None when no shape names it in an edge."""
-        return self.nodes.get(ref)
+    def get(self, ref: object) -> LineageNode | None:
+        """Returns the node of the ref, or None when no shape names it."""
+        return self.nodes.get(ref)  # type: ignore[call-overload,no-any-return]
 
     def node(self, ref: ColumnRef | TableRef) -> LineageNode:
         """Returns the node of the ref, made when first asked (a column's node with its table's)."""
         found = self.nodes.get(ref)
         if found is None:
             table = None if type(ref) is TableRef else self.node(ref.table)  # type: ignore[union-attr]
-            found = self.nodes[ref] = LineageNode(ref, table)
+            found = self.nodes[ref] = LineageNode(len(self.by_index), ref, table)
+            self.by_index.append(found)
+            self.tables.append(table.index if table is not None else -1)
+            self._ranks = None
+        return found
+
+    def ranks(self) -> array[int]:
+        """Returns the rank of each node's dotted name among all the names (by number), worked out again when
+        nodes were added since."""
+        found = self._ranks
+        if found is None:
+            found = array("q", bytes(8 * len(self.by_index)))
+            for rank, node in enumerate(sorted(self.by_index, key=_name)):
+                found[node.index] = rank
+            self._ranks = found
         return found
 
     def add(self, shape: Shape) -> None:
-        """Adds the shape's edges to the nodes at their two ends."""
+        """Adds the shape's edges to the nodes at their two ends, its columns to their tables' and, for an observed
+        shape, itself to the writers of its output tables."""
         node = self.node
+        self.version += 1
         for edge in shape.edges:
             source, target = node(edge.source), node(edge.target)
             source._out.append((edge, shape, target))
             source._out_order = None
             target._in.append((edge, shape, source))
             target._in_order = None
+        for table_ref, names in shape.columns.items():
+            table = node(table_ref)
+            known = table.columns if table.columns is not None else array("q")
+            for name in names:
+                column = node(ColumnRef(table_ref, name)).index
+                if column not in known:
+                    known.append(column)
+            table.columns = known
+        if shape.static is None:
+            for table_ref in shape.outputs:
+                table = node(table_ref)
+                columns = array("q", (node(ColumnRef(table_ref, n)).index for n in shape.columns.get(table_ref, ())))
+                writers = table.writers if table.writers is not None else []
+                insort(writers, Writer(shape.job, shape.serial, columns), key=_job)
+                table.writers = writers
+
+    def settle(self) -> None:
+        """Orders every node's edges and ranks every name now, so that no walk pays for it."""
+        for node in self.by_index:
+            node.leaving()
+            node.entering()
+        self.ranks()
 
 
 def _ordered(entries: list[Entry], key: Callable[[Entry], Any]) -> Ordered:
     ordered = sorted(entries, key=key)
+    kinds = bytes((TO_TABLE if other.table is None else
+                   DIRECT_COLUMNS if edge.type == EdgeType.DIRECT and type(edge.target) is ColumnRef else 0)
+                  for edge, _, other in ordered)
     serials = array("q", (shape.serial for _, shape, _ in ordered))
+    others = array("q", (other.index for _, _, other in ordered))
     stated_by: dict[tuple[object, ...], object] = {}
+    shared = False
     for edge, shape, _ in ordered:
         by = edge.job if shape.static is None else shape.static  # a job's runs hold one of its shapes at a time
         if stated_by.setdefault(edge[:4], by) != by:
-            return Ordered(ordered, True, serials)
-    return Ordered(ordered, False, serials)
+            shared = True
+            break
+    return Ordered(ordered, shared, serials, others, kinds, itemgetter(*serials) if len(serials) > 1 else None)
+
+
+def _job(writer: Writer) -> str:
+    return writer.job
+
+
+def _name(node: LineageNode) -> str:
+    return node.name
 
 
 def _by_target(entry: Entry) -> tuple[str, str, str]:

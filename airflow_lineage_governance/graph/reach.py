@@ -71,18 +71,19 @@ class Reached(NamedTuple):
 
 def glances(walker: Any, found: Walk[Any]) -> dict[Any, int]:
     """Returns the glance (`mark`) of every node the walk reached: its path's weakest confidence and whether a hop
-    is stale, each hop's from the walker's evidence (worked out once per job)."""
+    is stale, each hop's from the walker's evidence (the walk's own when it worked them out)."""
+    if found.marks is not None:
+        return found.marks
     marks: dict[Any, int] = {}
-    start, via = found.start, found.via
+    start, edge_in = found.start, found.edge_in
     mark_of = walker.mark
-    for node, (parent, edge) in via.items():
-        if node is not start and node != start:
+    for node, parent in found.parent.items():
+        if node != start:
             before = marks.get(parent)
-            marks[node] = mark_of(edge) if before is None else weaker(before, mark_of(edge))
-    if start in via:
-        parent, edge = via[start]
-        before = marks.get(parent)
-        marks[start] = mark_of(edge) if before is None else weaker(before, mark_of(edge))
+            marks[node] = mark_of(edge_in[node]) if before is None else weaker(before, mark_of(edge_in[node]))
+    if start in found.parent:
+        before = marks.get(found.parent[start])
+        marks[start] = mark_of(edge_in[start]) if before is None else weaker(before, mark_of(edge_in[start]))
     return marks
 
 
@@ -97,7 +98,7 @@ class ReachedColumns(Mapping[ColumnRef, Reached]):
 
     def __getitem__(self, column: ColumnRef) -> Reached:
         node = self._walker.node_of(column)
-        if node is None or node not in self._found.via:
+        if node is None or node not in self._found.parent:
             raise KeyError(column)
         return self._reached(node)
 
@@ -109,7 +110,7 @@ class ReachedColumns(Mapping[ColumnRef, Reached]):
 
     def __contains__(self, column: object) -> bool:
         node = self._walker.node_of(column)
-        return node is not None and node in self._found.via
+        return node is not None and node in self._found.parent
 
     def glance(self, column: ColumnRef) -> tuple[Confidence, bool]:
         """Returns the column's path's confidence and whether a hop is stale, without its evidence; raises
@@ -121,20 +122,20 @@ class ReachedColumns(Mapping[ColumnRef, Reached]):
         return BY_RANK[found >> 1], bool(found & 1)
 
     def _reached(self, node: Any) -> Reached:
-        made, via, start = self._made, self._found.via, self._found.start
+        made, parent_of, start = self._made, self._found.parent, self._found.start
         chain = []  # the nodes from `node` up to one already made, or to the column asked about
         step = node
         while step not in made:
             chain.append(step)
-            parent = via[step][0]
-            if parent is start or parent == start:
+            parent = parent_of[step]
+            if parent == start:
                 break
             step = parent
-        walker = self._walker
+        walker, edge_in = self._walker, self._found.edge_in
         for step in reversed(chain):
-            parent, edge = via[step]
+            parent, edge = parent_of[step], edge_in[step]
             hop = walker.evidence(edge)
-            before = None if parent is start or parent == start else made[parent]
+            before = None if parent == start else made[parent]
             confidence, stale = BY_RANK[self._marks[step] >> 1], bool(self._marks[step] & 1)
             made[step] = Reached(edge, hop.record, hop.stale, before, confidence, stale,
                                  walker.last_write(walker.table(step)), self._source_first)

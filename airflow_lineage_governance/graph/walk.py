@@ -1,53 +1,69 @@
 """Breadth-first walks of lineage, over a LineageGraph (nodes are refs) or the history as of a time (nodes are the
-history's `LineageNode`s, walked by reference: a walk reaching 25,000 columns hashes no names). A walk keeps, for
-each node reached, the node it was reached from and the edge between, so paths share their beginnings and are
-listed only when asked for.
+numbers of the history's `LineageNode`s: a walk reaching 25,000 columns reads arrays and keeps numbers, and what
+it keeps is no work for the garbage collector). A walk keeps, for each node reached, the node it was reached from
+and the edge between, so paths share their beginnings and are listed only when asked for.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import Generic, TypeVar
 
 from airflow_lineage_governance.graph.asof import UNKNOWN, AsOf, Evidence, view_of
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
+from airflow_lineage_governance.graph.errors import GraphError
 from airflow_lineage_governance.graph.history import RunRecord
-from airflow_lineage_governance.graph.nodes import LineageNode
+from airflow_lineage_governance.graph.nodes import DIRECT_COLUMNS, TO_TABLE, NodeIndex
 from airflow_lineage_governance.kinds import CONFIDENCE_RANK, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 N = TypeVar("N", bound=Hashable)
-DIRECT = EdgeType.DIRECT
 Step = tuple[N, Edge]
 
 
 @dataclass(frozen=True, slots=True)
 class Walk(Generic[N]):
-    """Every node a walk reached from `start`, each with the node it was reached from and the edge between
-    (`start` itself only when a cycle leads back to it), in the order reached."""
+    """Every node a walk reached from `start` with the node it was reached from (`parent`) and the edge between
+    (`edge_in`), in the order reached (`start` itself only when a cycle leads back to it), and, when the walk
+    worked them out, the glance of each (`reach.mark`)."""
 
     start: N
-    via: dict[N, tuple[N, Edge]]
+    parent: dict[N, N]
+    edge_in: Mapping[N, Edge]
+    marks: dict[N, int] | None = None
 
-    def path(self, node: N) -> list[Edge]:
-        """Returns the edges from `start` to the node, in walk order."""
-        edges = []
-        while True:
-            parent, edge = self.via[node]
-            edges.append(edge)
-            if parent == self.start:
-                break
-            node = parent
-        edges.reverse()
-        return edges
+
+class HistoryChangedError(GraphError):
+    """Raised when an answer's paths are read after events were added to the history it walked."""
+
+
+class EdgesByPlace(Mapping[int, Edge]):
+    """The edge that reached each node of a history walk, kept as its place among its parent's edges (numbers are
+    no work for the garbage collector) and read from the parent's edges when asked for."""
+
+    def __init__(self, index: NodeIndex, parent: dict[int, int], places: dict[int, int]) -> None:
+        self._index, self._parent, self._places, self._version = index, parent, places, index.version
+
+    def __getitem__(self, node: int) -> Edge:
+        if self._index.version != self._version:
+            raise HistoryChangedError("the lineage history changed after this answer was made; ask again")
+        return self._index.by_index[self._parent[node]].leaving().entries[self._places[node]][0]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._places)
+
+    def __len__(self) -> int:
+        return len(self._places)
 
 
 def walk(start: N, step: Callable[[N], list[Step[N]]]) -> Walk[N]:
     """Returns every node reached from `start` (breadth first, each node's steps in the order given), each with
     the first edge that reaches it; `start` itself only when a cycle leads back to it."""
-    via: dict[N, tuple[N, Edge]] = {}
+    parent: dict[N, N] = {}
+    edge_in: dict[N, Edge] = {}
     cycle: tuple[N, Edge] | None = None
     queue = deque([start])
     pop, push = queue.popleft, queue.append
@@ -57,12 +73,13 @@ def walk(start: N, step: Callable[[N], list[Step[N]]]) -> Walk[N]:
             if reached == start:
                 if cycle is None:
                     cycle = (node, edge)
-            elif reached not in via:
-                via[reached] = (node, edge)
+            elif reached not in parent:
+                parent[reached] = node
+                edge_in[reached] = edge
                 push(reached)
     if cycle is not None:
-        via[start] = cycle
-    return Walk(start, via)
+        parent[start], edge_in[start] = cycle
+    return Walk(start, parent, edge_in)
 
 
 class GraphWalker:
@@ -78,31 +95,32 @@ class GraphWalker:
     def walk_every(self, start: ColumnRef, rows: dict[object, None]) -> Walk[ColumnRef]:
         """Returns the walk from a column through every edge (an edge into a table reaches each of its columns;
         the table is noted in `rows`)."""
-        return walk(start, lambda node: self.every(node, rows))
-
-    def every(self, node: ColumnRef, rows: dict[object, None]) -> list[Step[ColumnRef]]:
-        """Returns the steps from a column: each edge's target column, a table's every column (the table noted
-        in `rows`)."""
-        steps: list[Step[ColumnRef]] = []
         graph = self.graph
-        for edge in graph.out_edges(node):
-            target = edge.target
-            if isinstance(target, TableRef):
-                rows[target] = None
-                steps.extend((c, edge) for c in graph.columns_of(target))
-            else:
-                steps.append((target, edge))
-        return steps
 
-    def direct(self, node: ColumnRef) -> list[Step[ColumnRef]]:
-        """Returns the steps from a column through its DIRECT column edges."""
-        return [(e.target, e) for e in self.graph.out_edges(node)
-                if e.type == EdgeType.DIRECT and isinstance(e.target, ColumnRef)]
+        def every(node: ColumnRef) -> list[Step[ColumnRef]]:
+            steps: list[Step[ColumnRef]] = []
+            for edge in graph.out_edges(node):
+                target = edge.target
+                if isinstance(target, TableRef):
+                    rows[target] = None
+                    steps.extend((c, edge) for c in graph.columns_of(target))
+                else:
+                    steps.append((target, edge))
+            return steps
 
-    def up(self, node: ColumnRef) -> list[Step[ColumnRef]]:
-        """Returns the steps into a column: its own edges, then those that shape its table's rows."""
+        return walk(start, every)
+
+    def through_values(self, start: ColumnRef) -> list[ColumnRef]:
+        """Returns every column reached from `start` through DIRECT column edges only."""
         graph = self.graph
-        return [(e.source, e) for e in (*graph.in_edges(node), *graph.in_edges(node.table))]
+        return list(walk(start, lambda node: [(e.target, e) for e in graph.out_edges(node)
+                                              if e.type == EdgeType.DIRECT and isinstance(e.target, ColumnRef)])
+                    .parent)
+
+    def walk_up(self, start: ColumnRef) -> Walk[ColumnRef]:
+        """Returns the walk into a column: its own edges, then those that shape its table's rows, recursively."""
+        graph = self.graph
+        return walk(start, lambda node: [(e.source, e) for e in (*graph.in_edges(node), *graph.in_edges(node.table))])
 
     def ref(self, node: ColumnRef | TableRef) -> ColumnRef | TableRef:
         """Returns the node's ref."""
@@ -112,152 +130,127 @@ class GraphWalker:
         """Returns the node of the column's table."""
         return node.table
 
-    def name(self, node: ColumnRef | TableRef) -> str:
-        """Returns the node's dotted name."""
-        return self.graph.name_of(node)
+    def ordered(self, nodes: object) -> list[ColumnRef | TableRef]:
+        """Returns the nodes sorted by dotted name."""
+        return sorted(nodes, key=self.graph.name_of)  # type: ignore[call-overload,no-any-return]
+
+    def node_of(self, ref: object) -> ColumnRef | None:
+        """Returns the node of a column: the ref itself."""
+        return ref if isinstance(ref, ColumnRef) else None
 
     def evidence(self, edge: Edge) -> Evidence:
         """Returns the edge's evidence: from the history's records, else the edge's own fields."""
         return self.view.evidence(edge) if self.view is not None else Evidence(edge, None)
-
-    def last_write(self, table: TableRef) -> RunRecord | None:
-        """Returns the last run that wrote the table, when the graph has history."""
-        return self.view.last_write(table) if self.view is not None else None
 
     def mark(self, edge: Edge) -> int:
         """Returns the edge's glance: its confidence and staleness as a small int (`reach.mark`)."""
         evidence = self.evidence(edge)
         return CONFIDENCE_RANK[evidence.confidence] * 2 + evidence.stale
 
-    def node_of(self, ref: object) -> ColumnRef | None:
-        """Returns the node of a column: the ref itself."""
-        return ref if isinstance(ref, ColumnRef) else None
-
-    def through_values(self, start: ColumnRef) -> list[ColumnRef]:
-        """Returns every column reached from `start` through DIRECT column edges only."""
-        return list(walk(start, self.direct).via)
+    def last_write(self, table: TableRef) -> RunRecord | None:
+        """Returns the last run that wrote the table, when the graph has history."""
+        return self.view.last_write(table) if self.view is not None else None
 
 
 class HistoryWalker:
-    """Walks the history as of a time through its LineageNodes."""
+    """Walks the history as of a time by node number."""
 
     def __init__(self, view: AsOf) -> None:
         self.view = view
-        self._written: dict[LineageNode, RunRecord | None] = {}
-        self._direct: dict[LineageNode, list[Step[LineageNode]]] = {}  # kept by `walk_every` for `direct`
+        self.index = view.history.nodes
+        self._written: dict[int, RunRecord | None] = {}
+        self._columns: dict[int, Sequence[int]] = {}
+        self._direct: dict[int, list[int]] = {}  # kept by `walk_every` for `through_values`
         self._marks: dict[tuple[str, str], int] = {}
 
-    def start(self, column: ColumnRef) -> LineageNode:
-        """Returns the node of the column (made when no edge names it yet)."""
-        return self.view.history.nodes.node(column)
+    def start(self, column: ColumnRef) -> int:
+        """Returns the number of the column's node (made when no edge names it yet)."""
+        return self.index.node(column).index
 
-    def walk_every(self, start: LineageNode, rows: dict[object, None]) -> Walk[LineageNode]:
+    def walk_every(self, start: int, rows: dict[object, None]) -> Walk[int]:
         """Returns the walk from a column through every edge that holds as of the view's time (an edge into a
-        table reaches each of its columns; the table is noted in `rows`), as `walk` makes it; keeps each column's
-        DIRECT column steps for `direct`. (`walk` with the steps inlined: this loop runs once per edge of an
-        answer that can reach 25,000 columns.)"""
-        view, direct_of = self.view, self._direct
-        known, holds, columns_in = view._holds, view.holds, view.columns_in
+        table reaches each of its columns; the table is noted in `rows`), as `walk` makes it, with each column's
+        glance; keeps each column's DIRECT column steps for `through_values`. (`walk` inlined, on numbers and
+        arrays: this loop runs once per edge of an answer that can reach 25,000 columns.)"""
+        view, nodes, direct_of = self.view, self.index.by_index, self._direct
+        known, state_of, columns_in = view._holds, view.state, self._columns_in
         size = len(known)
-        via: dict[LineageNode, tuple[LineageNode, Edge]] = {}
-        cycle: tuple[LineageNode, Edge] | None = None
+        parent: dict[int, int] = {}
+        edge_at: dict[int, int] = {}  # the place of the edge that reached the node among its parent's edges
+        marks: dict[int, int] = {}
+        cycle: tuple[int, int] | None = None
         queue = deque([start])
         pop, push = queue.popleft, queue.append
         while queue:
             node = pop()
-            entries, shared, serials = node.leaving()
+            entries, shared, serials, others, kinds, states = nodes[node].leaving()
+            mark = marks.get(node, -1)  # -1: the column asked about
             keys: set[tuple[object, ...]] = set()
-            direct: list[Step[LineageNode]] = []
-            for index, serial in enumerate(serials):
-                state = known[serial] if serial < size else UNKNOWN
-                if state == 0 or state == UNKNOWN and not holds(serial):
+            direct: list[int] = []
+            if states is not None and view.complete:  # every state known: visit only the edges that hold
+                places: Iterable[int] = compress(range(len(serials)), states(known))
+            else:
+                places = range(len(serials))
+            for place in places:
+                state = known[serials[place]] if serials[place] < size else UNKNOWN
+                if state == UNKNOWN:
+                    state = state_of(serials[place])
+                if not state:
                     continue
-                edge, _, target = entries[index]
                 if shared:
-                    key = edge[:4]
+                    key = entries[place][0][:4]
                     if key in keys:
                         continue
                     keys.add(key)
-                reached_now: Sequence[LineageNode]
-                if target.table is None:
-                    rows[target] = None
-                    reached_now = columns_in(target)
+                hop = state - 1
+                if mark >= 0:
+                    hop = max(mark >> 1, hop >> 1) << 1 | (mark | hop) & 1
+                other, kind = others[place], kinds[place]
+                reached_now: Sequence[int]
+                if kind & TO_TABLE:
+                    rows[other] = None
+                    reached_now = columns_in(other)
                 else:
-                    if edge.type == DIRECT:
-                        direct.append((target, edge))
-                    reached_now = (target,)
+                    if kind & DIRECT_COLUMNS:
+                        direct.append(other)
+                    reached_now = (other,)
                 for reached in reached_now:
-                    if reached is start:
+                    if reached == start:
                         if cycle is None:
-                            cycle = (node, edge)
-                    elif reached not in via:
-                        via[reached] = (node, edge)
+                            cycle = (node, place)
+                            marks[start] = hop
+                    elif reached not in parent:
+                        parent[reached] = node
+                        edge_at[reached] = place
+                        marks[reached] = hop
                         push(reached)
             direct_of[node] = direct
         if cycle is not None:
-            via[start] = cycle
-        return Walk(start, via)
+            parent[start], edge_at[start] = cycle
+        return Walk(start, parent, EdgesByPlace(self.index, parent, edge_at), marks)
 
-    def _direct_steps(self, node: LineageNode) -> list[Step[LineageNode]]:
-        found = self._direct.get(node)
+    def _columns_in(self, table: int) -> Sequence[int]:
+        """Returns the numbers of the table's columns as its writer's run as of the view's time names them (the
+        first writing job by name whose run then wrote it), else of every column the history ever named for it."""
+        found = self._columns.get(table)
         if found is None:
-            found = [(t, e) for e, t in self.view.leaving(node) if t.table is not None and e.type == DIRECT]
+            node, holds_at, at = self.index.by_index[table], self.view.history.holds_at, self.view._at
+            found = next((w.columns for w in node.writers or () if holds_at(w.serial, at)), None)
+            if found is None:
+                found = node.columns if node.columns is not None else ()
+            self._columns[table] = found
         return found
 
-    def up(self, node: LineageNode) -> list[Step[LineageNode]]:
-        """Returns the steps into a column: its own edges, then those that shape its table's rows."""
-        view = self.view
-        assert node.table is not None
-        return [(s, e) for e, s in (*view.entering(node), *view.entering(node.table))]
-
-    def ref(self, node: LineageNode) -> ColumnRef | TableRef:
-        """Returns the node's ref."""
-        return node.ref
-
-    def table(self, node: LineageNode) -> LineageNode:
-        """Returns the node of the column's table."""
-        assert node.table is not None
-        return node.table
-
-    def name(self, node: LineageNode) -> str:
-        """Returns the node's dotted name."""
-        return node.name
-
-    def evidence(self, edge: Edge) -> Evidence:
-        """Returns the edge's evidence as of the view's time."""
-        return self.view.evidence(edge)
-
-    def last_write(self, table: LineageNode) -> RunRecord | None:
-        """Returns the last run, as of the view's time, that wrote the table."""
-        if table in self._written:
-            return self._written[table]
-        found = self._written[table] = self.view.last_write(table.ref)  # type: ignore[arg-type]
-        return found
-
-    def mark(self, edge: Edge) -> int:
-        """Returns the edge's glance: its confidence and staleness as a small int (`reach.mark`), worked out once
-        per job and source."""
-        key = (edge.job, edge.source_kind)
-        found = self._marks.get(key)
-        if found is None:
-            evidence = self.view.evidence(edge)
-            found = self._marks[key] = CONFIDENCE_RANK[evidence.confidence] * 2 + evidence.stale
-        return found
-
-    def node_of(self, ref: object) -> LineageNode | None:
-        """Returns the history's node of a column, or None."""
-        return self.view.history.nodes.get(ref) if isinstance(ref, ColumnRef) else None
-
-    def through_values(self, start: LineageNode) -> list[LineageNode]:
+    def through_values(self, start: int) -> list[int]:
         """Returns every column reached from `start` through DIRECT column edges only (`walk_every` keeps each
         column's DIRECT steps; a column it did not walk is looked up)."""
-        seen: set[LineageNode] = {start}
-        found: list[LineageNode] = []
+        seen: set[int] = {start}
+        found: list[int] = []
         stack = [start]
         back = False  # a cycle of DIRECT edges leads back to `start`
         while stack:
-            for target, _ in self._direct_steps(stack.pop()):
-                if target is start:
+            for target in self._direct_steps(stack.pop()):
+                if target == start:
                     back = True
                 elif target not in seen:
                     seen.add(target)
@@ -265,7 +258,62 @@ class HistoryWalker:
                     stack.append(target)
         if back:
             found.append(start)
-        self._direct = {}  # the steps are not needed again: let them go before the answer is kept
+        self._direct = {}  # not needed again: let the lists go before the answer is kept
+        return found
+
+    def _direct_steps(self, node: int) -> list[int]:
+        found = self._direct.get(node)
+        if found is None:
+            found = [other.index for edge, other in self.view.leaving(self.index.by_index[node])
+                     if other.table is not None and edge.type == EdgeType.DIRECT]
+        return found
+
+    def walk_up(self, start: int) -> Walk[int]:
+        """Returns the walk into a column: its own edges, then those that shape its table's rows, recursively."""
+        view, nodes = self.view, self.index.by_index
+
+        def up(node: int) -> list[Step[int]]:
+            column = nodes[node]
+            assert column.table is not None
+            return [(s.index, e) for e, s in (*view.entering(column), *view.entering(column.table))]
+
+        return walk(start, up)
+
+    def ref(self, node: int) -> ColumnRef | TableRef:
+        """Returns the node's ref."""
+        return self.index.by_index[node].ref
+
+    def table(self, node: int) -> int:
+        """Returns the number of the column's table's node."""
+        return self.index.tables[node]
+
+    def ordered(self, nodes: object) -> list[int]:
+        """Returns the node numbers sorted by dotted name (by the rank of each name)."""
+        return sorted(nodes, key=self.index.ranks().__getitem__)  # type: ignore[call-overload,no-any-return]
+
+    def node_of(self, ref: object) -> int | None:
+        """Returns the number of a column's node, or None."""
+        node = self.index.get(ref) if isinstance(ref, ColumnRef) else None
+        return node.index if node is not None else None
+
+    def evidence(self, edge: Edge) -> Evidence:
+        """Returns the edge's evidence as of the view's time."""
+        return self.view.evidence(edge)
+
+    def mark(self, edge: Edge) -> int:
+        """Returns the edge's glance (`reach.mark`), worked out once per job and source."""
+        key = (edge.job, edge.source_kind)
+        found = self._marks.get(key)
+        if found is None:
+            evidence = self.view.evidence(edge)
+            found = self._marks[key] = CONFIDENCE_RANK[evidence.confidence] * 2 + evidence.stale
+        return found
+
+    def last_write(self, table: int) -> RunRecord | None:
+        """Returns the last run, as of the view's time, that wrote the table."""
+        if table in self._written:
+            return self._written[table]
+        found = self._written[table] = self.view.last_write(self.index.by_index[table].ref)  # type: ignore[arg-type]
         return found
 
 

@@ -12,6 +12,7 @@ import pytest
 from airflow_lineage_governance.graph.asof import AsOf
 from airflow_lineage_governance.graph.history import LineageHistory, graph_as_of
 from airflow_lineage_governance.graph.impact import downstream, upstream
+from airflow_lineage_governance.graph.walk import HistoryWalker
 from airflow_lineage_governance.refs import ColumnRef
 from tests.events import output
 from tests.graph.test_history import history_of, run
@@ -31,6 +32,12 @@ def _random_events(seed: int) -> list[dict]:
             events.append(run(job, output(f"out.{job[-1]}", {"x": [column]}), day=day, run=f"{job}-{number}"))
     rng.shuffle(events)
     return events
+
+
+def _worked_out(view: AsOf) -> AsOf:
+    """Returns the view with every shape's state worked out at once (as a wide walk does after 1,024 shapes)."""
+    view.work_out_all()
+    return view
 
 
 def _hops(answer) -> dict:
@@ -64,11 +71,42 @@ def test_walks_of_the_history_find_what_walks_of_the_graph_as_of_the_time_find(t
         for column in (ColumnRef.parse("crm.learners.email"), ColumnRef.parse("crm.learners.full_name")):
             if not graph.knows(column):
                 continue
-            walked, built = downstream(AsOf(history, at), column), downstream(graph, column)
-            assert (walked.columns_reached, walked.values, walked.rows) == (built.columns_reached, built.values,
-                                                                            built.rows)
-            assert _hops(walked) == _hops(built)
+            built = downstream(graph, column)
+            for view in (AsOf(history, at), _worked_out(AsOf(history, at))):
+                walked = downstream(view, column)
+                assert (walked.columns_reached, walked.values, walked.rows) == (built.columns_reached, built.values,
+                                                                                built.rows)
+                assert _hops(walked) == _hops(built)
+                assert [walked.reached.glance(c) for c in walked.columns_reached] == \
+                    [(r.confidence, r.stale) for r in built.reached.values()]
         back = upstream(AsOf(history, at), ColumnRef.parse("out.d.y")) if graph.knows(ColumnRef.parse("out.d.y")) \
             else None
         if back is not None:
             assert back.sources == upstream(graph, ColumnRef.parse("out.d.y")).sources
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_tables_columns_by_number_are_those_its_writers_run_names(tmp_path, seed):
+    history = history_of(tmp_path, *_random_events(seed),
+                         run("dag.e", output("out.a", {"z": ["crm.learners.email"]}), day=4, run="e4"))[0]
+    for at in _times(history):
+        view = AsOf(history, at)
+        walker = HistoryWalker(view)
+        for table in history.columns:
+            number = history.nodes.node(table).index
+            assert [walker.ref(c) for c in walker._columns_in(number)] == view.columns_of(table), (table, at)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_stale_marks_agree_with_each_runs_evidence(tmp_path, seed):
+    history = history_of(tmp_path, *_random_events(seed))[0]
+    for at in _times(history):
+        if at is None:
+            continue
+        lazy, bulk = AsOf(history, at, timedelta(days=2)), _worked_out(AsOf(history, at, timedelta(days=2)))
+        for records in history.runs.values():
+            for shape in {id(r.shape): r.shape for r in records}.values():
+                state = lazy.state(shape.serial)
+                assert state == bulk.state(shape.serial)
+                if state:
+                    assert bool((state - 1) & 1) == lazy.is_stale(lazy.run_of(shape.job)), (shape.job, at)
