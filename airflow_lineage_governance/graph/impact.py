@@ -10,7 +10,6 @@ column on a cycle (a job that reads its own output) reaches itself.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,16 +100,16 @@ def _downstream(lineage: LineageGraph | AsOf, column: ColumnRef, owners: Mapping
     rows: dict[Any, None] = {}
     start = walker.start(column)
     found = walker.walk_every(start, rows)
-    order, ref = walker.ordered(found.parent), walker.ref
-    columns = [ref(n) for n in order]
+    order, ref, refs = walker.ordered(found.parent), walker.ref, walker.refs
+    columns = refs(order)
     reached = ReachedColumns(walker, found, columns, glances(walker, found))
-    values = [ref(n) for n in walker.ordered(walker.through_values(start))]
-    per_table = Counter(walker.table(n) for n in order)
-    tables = [ref(t) for t in walker.ordered(per_table.keys() | rows.keys())]
+    values = refs(walker.ordered(walker.through_values(start)))
+    per_table = walker.tables_of(order)
+    tables = refs(walker.ordered(per_table.keys() | rows.keys()))
     score = float(len(order)) if weight is None else sum(weight(ref(t)) * n for t, n in per_table.items())
     known_owners = owners or {}
     view = view_of(lineage)
-    return Impact(column, values, [ref(t) for t in walker.ordered(rows)], columns, Paths(reached),
+    return Impact(column, values, refs(walker.ordered(rows)), columns, Paths(reached),
                   {t: known_owners.get(t) for t in tables}, score, reached,
                   view.retired_from(column) if view is not None else [], start in found.parent, _as_of(view))
 
@@ -149,7 +148,7 @@ def upstream(lineage: LineageGraph | AsOf, column: ColumnRef) -> Provenance:
         walker: Any = walker_of(lineage)
         start = walker.start(column)
         found = walker.walk_up(start)
-        columns = [walker.ref(n) for n in walker.ordered(found.parent)]
+        columns = walker.refs(walker.ordered(found.parent))
         reached = ReachedColumns(walker, found, columns, glances(walker, found), source_first=True)
         view = view_of(lineage)
         return Provenance(column, columns, Paths(reached), reached, start in found.parent, _as_of(view))

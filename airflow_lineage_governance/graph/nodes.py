@@ -29,15 +29,14 @@ TO_TABLE, DIRECT_COLUMNS = 1, 2
 
 class Ordered(NamedTuple):
     """A node's edges in order, whether one edge (source, target, type, subtype) is stated by two jobs, or a job
-    and a declaration or design (then two of them can hold at once), and per edge: the serial of its shape, the
-    number of the node at its other end, and its kind (`TO_TABLE`, `DIRECT_COLUMNS`); `states` reads the state of
-    every edge's shape from a view's states by serial at once (None for fewer than two edges)."""
+    and a declaration or design (then two of them can hold at once), and per edge: the serial of its shape and the
+    number of the node at its other end with the edge's kind (`TO_TABLE`, `DIRECT_COLUMNS`); `states` reads the
+    state of every edge's shape from a view's states by serial at once (None for fewer than two edges)."""
 
     entries: list[Entry]
     shared: bool
     serials: array[int]
-    others: array[int]
-    kinds: bytes
+    targets: array[int]  # the number of the node at the other end times 4, plus the edge's kind
     states: Callable[[bytearray], tuple[int, ...]] | None
 
 
@@ -157,11 +156,8 @@ class NodeIndex:
 
 def _ordered(entries: list[Entry], key: Callable[[Entry], Any]) -> Ordered:
     ordered = sorted(entries, key=key)
-    kinds = bytes((TO_TABLE if other.table is None else
-                   DIRECT_COLUMNS if edge.type == EdgeType.DIRECT and type(edge.target) is ColumnRef else 0)
-                  for edge, _, other in ordered)
+    targets = array("q", (other.index << 2 | _kind(edge, other) for edge, _, other in ordered))
     serials = array("q", (shape.serial for _, shape, _ in ordered))
-    others = array("q", (other.index for _, _, other in ordered))
     stated_by: dict[tuple[object, ...], object] = {}
     shared = False
     for edge, shape, _ in ordered:
@@ -169,7 +165,13 @@ def _ordered(entries: list[Entry], key: Callable[[Entry], Any]) -> Ordered:
         if stated_by.setdefault(edge[:4], by) != by:
             shared = True
             break
-    return Ordered(ordered, shared, serials, others, kinds, itemgetter(*serials) if len(serials) > 1 else None)
+    return Ordered(ordered, shared, serials, targets, itemgetter(*serials) if len(serials) > 1 else None)
+
+
+def _kind(edge: Edge, other: LineageNode) -> int:
+    if other.table is None:
+        return TO_TABLE
+    return DIRECT_COLUMNS if edge.type == EdgeType.DIRECT and type(edge.target) is ColumnRef else 0
 
 
 def _job(writer: Writer) -> str:

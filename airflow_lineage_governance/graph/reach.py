@@ -69,7 +69,7 @@ class Reached(NamedTuple):
                 "last_written_by": written.to_dict() if written is not None else None}
 
 
-def glances(walker: Any, found: Walk[Any]) -> dict[Any, int]:
+def glances(walker: Any, found: Walk[Any]) -> Mapping[Any, int]:
     """Returns the glance (`mark`) of every node the walk reached: its path's weakest confidence and whether a hop
     is stale, each hop's from the walker's evidence (the walk's own when it worked them out)."""
     if found.marks is not None:
@@ -90,7 +90,7 @@ def glances(walker: Any, found: Walk[Any]) -> dict[Any, int]:
 class ReachedColumns(Mapping[ColumnRef, Reached]):
     """How each column of a walk is reached, by column in the order given; each made when first asked for."""
 
-    def __init__(self, walker: Any, found: Walk[Any], columns: list[ColumnRef], marks: dict[Any, int],
+    def __init__(self, walker: Any, found: Walk[Any], columns: list[ColumnRef], marks: Mapping[Any, int],
                  source_first: bool = False) -> None:
         self._walker, self._found, self._columns, self._marks = walker, found, columns, marks
         self._source_first = source_first

@@ -6,10 +6,11 @@ and the edge between, so paths share their beginnings and are listed only when a
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
+from operator import attrgetter
 from typing import Generic, TypeVar
 
 from airflow_lineage_governance.graph.asof import UNKNOWN, AsOf, Evidence, view_of
@@ -21,6 +22,7 @@ from airflow_lineage_governance.kinds import CONFIDENCE_RANK, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 N = TypeVar("N", bound=Hashable)
+_REF = attrgetter("ref")
 Step = tuple[N, Edge]
 
 
@@ -31,32 +33,73 @@ class Walk(Generic[N]):
     worked them out, the glance of each (`reach.mark`)."""
 
     start: N
-    parent: dict[N, N]
+    parent: Mapping[N, N]
     edge_in: Mapping[N, Edge]
-    marks: dict[N, int] | None = None
+    marks: Mapping[N, int] | None = None
 
 
 class HistoryChangedError(GraphError):
     """Raised when an answer's paths are read after events were added to the history it walked."""
 
 
-class EdgesByPlace(Mapping[int, Edge]):
-    """The edge that reached each node of a history walk, kept as its place among its parent's edges (numbers are
-    no work for the garbage collector) and read from the parent's edges when asked for."""
+PLACE_SHIFT, PARENT_SHIFT = 4, 24
+"""A history walk keeps each node it reached as one number: its parent's number, the place of the edge that
+reached it among its parent's edges, and its glance (`(parent << 24) | (place << 4) | mark`): one dict of numbers,
+no work for the garbage collector."""
 
-    def __init__(self, index: NodeIndex, parent: dict[int, int], places: dict[int, int]) -> None:
-        self._index, self._parent, self._places, self._version = index, parent, places, index.version
+
+class _Packed(Mapping[int, int]):
+    def __init__(self, packed: dict[int, int]) -> None:
+        self._packed = packed
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._packed)
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._packed
+
+    def __getitem__(self, node: int) -> int:
+        raise NotImplementedError
+
+
+class Parents(_Packed):
+    """The node each node of a history walk was reached from."""
+
+    def __getitem__(self, node: int) -> int:
+        return self._packed[node] >> PARENT_SHIFT
+
+
+class Marks(_Packed):
+    """The glance of each node of a history walk."""
+
+    def __getitem__(self, node: int) -> int:
+        return self._packed[node] & 15
+
+
+class EdgesByPlace(Mapping[int, Edge]):
+    """The edge that reached each node of a history walk, read from its parent's edges when asked for."""
+
+    def __init__(self, index: NodeIndex, packed: dict[int, int]) -> None:
+        self._index, self._packed, self._version = index, packed, index.version
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._packed)
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._packed
 
     def __getitem__(self, node: int) -> Edge:
         if self._index.version != self._version:
             raise HistoryChangedError("the lineage history changed after this answer was made; ask again")
-        return self._index.by_index[self._parent[node]].leaving().entries[self._places[node]][0]
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._places)
-
-    def __len__(self) -> int:
-        return len(self._places)
+        packed = self._packed[node]
+        ordered = self._index.by_index[packed >> PARENT_SHIFT].leaving()
+        return ordered.entries[(packed >> PLACE_SHIFT) & 0xFFFFF][0]
 
 
 def walk(start: N, step: Callable[[N], list[Step[N]]]) -> Walk[N]:
@@ -130,6 +173,14 @@ class GraphWalker:
         """Returns the node of the column's table."""
         return node.table
 
+    def refs(self, nodes: Iterable[ColumnRef | TableRef]) -> list[ColumnRef | TableRef]:
+        """Returns the nodes' refs: the nodes themselves."""
+        return list(nodes)
+
+    def tables_of(self, nodes: Iterable[ColumnRef]) -> Counter[TableRef]:
+        """Returns how many of the columns each table has."""
+        return Counter(n.table for n in nodes)
+
     def ordered(self, nodes: object) -> list[ColumnRef | TableRef]:
         """Returns the nodes sorted by dotted name."""
         return sorted(nodes, key=self.graph.name_of)  # type: ignore[call-overload,no-any-return]
@@ -162,10 +213,13 @@ class HistoryWalker:
         self._columns: dict[int, Sequence[int]] = {}
         self._direct: dict[int, list[int]] = {}  # kept by `walk_every` for `through_values`
         self._marks: dict[tuple[str, str], int] = {}
+        self._walked: Mapping[int, int] = {}
+        self._start = -1
 
     def start(self, column: ColumnRef) -> int:
         """Returns the number of the column's node (made when no edge names it yet)."""
-        return self.index.node(column).index
+        self._start = self.index.node(column).index
+        return self._start
 
     def walk_every(self, start: int, rows: dict[object, None]) -> Walk[int]:
         """Returns the walk from a column through every edge that holds as of the view's time (an edge into a
@@ -175,29 +229,29 @@ class HistoryWalker:
         view, nodes, direct_of = self.view, self.index.by_index, self._direct
         known, state_of, columns_in = view._holds, view.state, self._columns_in
         size = len(known)
-        parent: dict[int, int] = {}
-        edge_at: dict[int, int] = {}  # the place of the edge that reached the node among its parent's edges
-        marks: dict[int, int] = {}
-        cycle: tuple[int, int] | None = None
+        packed: dict[int, int] = {}  # node -> parent << 24 | place << 4 | mark
+        cycle = -1
         queue = deque([start])
         pop, push = queue.popleft, queue.append
         while queue:
             node = pop()
-            entries, shared, serials, others, kinds, states = nodes[node].leaving()
-            mark = marks.get(node, -1)  # -1: the column asked about
-            keys: set[tuple[object, ...]] = set()
-            direct: list[int] = []
+            entries, shared, serials, targets, states = nodes[node].leaving()
+            mark = packed[node] & 15 if node in packed else -1  # -1: the column asked about
+            keys: set[tuple[object, ...]] | None = set() if shared else None
+            direct: list[int] | None = None
             if states is not None and view.complete:  # every state known: visit only the edges that hold
                 places: Iterable[int] = compress(range(len(serials)), states(known))
             else:
                 places = range(len(serials))
+            base = node << PARENT_SHIFT
             for place in places:
-                state = known[serials[place]] if serials[place] < size else UNKNOWN
+                serial = serials[place]
+                state = known[serial] if serial < size else UNKNOWN
                 if state == UNKNOWN:
-                    state = state_of(serials[place])
+                    state = state_of(serial)
                 if not state:
                     continue
-                if shared:
+                if keys is not None:
                     key = entries[place][0][:4]
                     if key in keys:
                         continue
@@ -205,29 +259,33 @@ class HistoryWalker:
                 hop = state - 1
                 if mark >= 0:
                     hop = max(mark >> 1, hop >> 1) << 1 | (mark | hop) & 1
-                other, kind = others[place], kinds[place]
-                reached_now: Sequence[int]
+                target = targets[place]
+                other, kind = target >> 2, target & 3
+                value = base | place << PLACE_SHIFT | hop
                 if kind & TO_TABLE:
                     rows[other] = None
-                    reached_now = columns_in(other)
-                else:
-                    if kind & DIRECT_COLUMNS:
-                        direct.append(other)
-                    reached_now = (other,)
-                for reached in reached_now:
-                    if reached == start:
-                        if cycle is None:
-                            cycle = (node, place)
-                            marks[start] = hop
-                    elif reached not in parent:
-                        parent[reached] = node
-                        edge_at[reached] = place
-                        marks[reached] = hop
-                        push(reached)
-            direct_of[node] = direct
-        if cycle is not None:
-            parent[start], edge_at[start] = cycle
-        return Walk(start, parent, EdgesByPlace(self.index, parent, edge_at), marks)
+                    for reached in columns_in(other):
+                        if reached == start:
+                            if cycle < 0:
+                                cycle = value
+                        elif reached not in packed:
+                            packed[reached] = value
+                            push(reached)
+                    continue
+                if kind & DIRECT_COLUMNS:
+                    if direct is None:
+                        direct = direct_of[node] = []
+                    direct.append(other)
+                if other == start:
+                    if cycle < 0:
+                        cycle = value
+                elif other not in packed:
+                    packed[other] = value
+                    push(other)
+        if cycle >= 0:
+            packed[start] = cycle
+        self._walked = packed
+        return Walk(start, Parents(packed), EdgesByPlace(self.index, packed), Marks(packed))
 
     def _columns_in(self, table: int) -> Sequence[int]:
         """Returns the numbers of the table's columns as its writer's run as of the view's time names them (the
@@ -263,6 +321,8 @@ class HistoryWalker:
 
     def _direct_steps(self, node: int) -> list[int]:
         found = self._direct.get(node)
+        if found is None and (node in self._walked or node == self._start):
+            return []  # `walk_every` walked the column and met no DIRECT column edge
         if found is None:
             found = [other.index for edge, other in self.view.leaving(self.index.by_index[node])
                      if other.table is not None and edge.type == EdgeType.DIRECT]
@@ -286,6 +346,14 @@ class HistoryWalker:
     def table(self, node: int) -> int:
         """Returns the number of the column's table's node."""
         return self.index.tables[node]
+
+    def refs(self, nodes: Iterable[int]) -> list[ColumnRef | TableRef]:
+        """Returns the refs of the numbered nodes."""
+        return list(map(_REF, map(self.index.by_index.__getitem__, nodes)))
+
+    def tables_of(self, nodes: Iterable[int]) -> Counter[int]:
+        """Returns how many of the numbered columns each table (by number) has."""
+        return Counter(map(self.index.tables.__getitem__, nodes))
 
     def ordered(self, nodes: object) -> list[int]:
         """Returns the node numbers sorted by dotted name (by the rank of each name)."""
