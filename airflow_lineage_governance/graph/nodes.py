@@ -90,6 +90,7 @@ class NodeIndex:
         self.nodes: dict[ColumnRef | TableRef, LineageNode] = {}
         self.by_index: list[LineageNode] = []
         self.tables = array("q")
+        self.out_orders: list[Ordered | None] = []  # by number: the node's `leaving()` once worked out
         self.version = 0  # how many shapes were added: answers that keep places among a node's edges check it
         self._ranks: array[int] | None = None
 
@@ -105,7 +106,13 @@ class NodeIndex:
             found = self.nodes[ref] = LineageNode(len(self.by_index), ref, table)
             self.by_index.append(found)
             self.tables.append(table.index if table is not None else -1)
+            self.out_orders.append(None)
             self._ranks = None
+        return found
+
+    def leaving(self, number: int) -> Ordered:
+        """Returns the numbered node's `leaving()`, kept by number for walks."""
+        found = self.out_orders[number] = self.by_index[number].leaving()
         return found
 
     def ranks(self) -> array[int]:
@@ -127,7 +134,7 @@ class NodeIndex:
         for edge in shape.edges:
             source, target = node(edge.source), node(edge.target)
             source._out.append((edge, shape, target))
-            source._out_order = None
+            source._out_order = self.out_orders[source.index] = None
             target._in.append((edge, shape, source))
             target._in_order = None
         for table_ref, names in shape.columns.items():
@@ -149,7 +156,7 @@ class NodeIndex:
     def settle(self) -> None:
         """Orders every node's edges and ranks every name now, so that no walk pays for it."""
         for node in self.by_index:
-            node.leaving()
+            self.leaving(node.index)
             node.entering()
         self.ranks()
 

@@ -226,7 +226,8 @@ class HistoryWalker:
         table reaches each of its columns; the table is noted in `rows`), as `walk` makes it, with each column's
         glance; keeps each column's DIRECT column steps for `through_values`. (`walk` inlined, on numbers and
         arrays: this loop runs once per edge of an answer that can reach 25,000 columns.)"""
-        view, nodes, direct_of = self.view, self.index.by_index, self._direct
+        view, direct_of = self.view, self._direct
+        orders, leaving = self.index.out_orders, self.index.leaving
         known, state_of, columns_in = view._holds, view.state, self._columns_in
         size = len(known)
         packed: dict[int, int] = {}  # node -> parent << 24 | place << 4 | mark
@@ -235,11 +236,13 @@ class HistoryWalker:
         pop, push = queue.popleft, queue.append
         while queue:
             node = pop()
-            entries, shared, serials, targets, states = nodes[node].leaving()
-            mark = packed[node] & 15 if node in packed else -1  # -1: the column asked about
+            entries, shared, serials, targets, states = orders[node] or leaving(node)
+            mark = packed.get(node, -1)  # -1: the column asked about
+            if mark >= 0:
+                mark &= 15
             keys: set[tuple[object, ...]] | None = set() if shared else None
             direct: list[int] | None = None
-            if states is not None and view.complete:  # every state known: visit only the edges that hold
+            if states is not None and len(serials) > 4 and view.complete:  # visit only the edges that hold
                 places: Iterable[int] = compress(range(len(serials)), states(known))
             else:
                 places = range(len(serials))
