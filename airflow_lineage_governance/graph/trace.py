@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.errors import GraphError
+from airflow_lineage_governance.graph.events import paused_collection
 from airflow_lineage_governance.graph.history import LineageHistory, RunRecord
 from airflow_lineage_governance.refs import TableRef
 
@@ -37,7 +38,7 @@ def snapshot_asked(text: str) -> Snapshot:
     return table, snapshot
 
 
-@dataclass
+@dataclass(slots=True)
 class Origin:
     """A snapshot and where it came from: the run that wrote it (None: a source, or written by no run the
     history holds) and the origin of each input snapshot that run read."""
@@ -71,27 +72,43 @@ class Origin:
 def trace_back(history: LineageHistory, table: TableRef, snapshot: str) -> Origin:
     """Returns the origin of the snapshot, recursively to the sources. Raises SnapshotNotInLineageError when no
     COMPLETE event of the history wrote or read it."""
-    if (table, snapshot) not in history.writers and (table, snapshot) not in history.readers:
+    key = (table, snapshot)
+    if key not in history.writers and key not in history.readers:
         raise SnapshotNotInLineageError(f"{table}@{snapshot}: no received COMPLETE event wrote or read this "
                                         "snapshot; check the snapshot id, or that the runs near it sent events.")
-    seen: set[Snapshot] = set()
+    with paused_collection():  # thousands of origins at once: the collector would rescan them as they grow
+        return _origin(history.writers, key)
 
-    def origin(of: TableRef, version: str | None) -> Origin:
-        run = history.writers.get((of, version)) if version is not None else None
-        found = Origin(of, version, run)
-        if version is None or run is None:
-            return found
-        if (of, version) in seen:
+
+def _origin(writers: dict[Snapshot, RunRecord], key: Snapshot) -> Origin:
+    """Returns the origin of `key`, depth first in the order each run stated its inputs (the order a recursion
+    takes, with a stack): a written snapshot met again is marked `seen_before` and not traced again."""
+    run = writers.get(key)
+    root = Origin(key[0], key[1], run)
+    if run is None:
+        return root
+    seen = {key}
+    into = root.inputs
+    stack: list[tuple[list[Origin], tuple[TableRef, str | None]]] = [(into, k) for k in reversed(run.inputs)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        into, read = pop()
+        run = writers.get(read)  # type: ignore[arg-type]  # no snapshot None is a key
+        found = Origin(read[0], read[1], run)
+        into.append(found)
+        if run is None:
+            continue
+        if read in seen:
             found.seen_before = True
-            return found
-        seen.add((of, version))
-        found.inputs = [origin(t, v) for t, v in run.inputs]
-        return found
+            continue
+        seen.add(read)  # type: ignore[arg-type]
+        into = found.inputs
+        for k in reversed(run.inputs):
+            push((into, k))
+    return root
 
-    return origin(table, snapshot)
 
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Contaminated:
     """An output snapshot that read a contaminated snapshot: the run, what it read, what it wrote."""
 
@@ -120,19 +137,41 @@ def trace_forward(history: LineageHistory, table: TableRef, snapshot: str,
     """Returns every output snapshot that read the snapshot, or read an output that did, and so on, in the
     order reached (nearest first), each with its owner and tier from `about(table)`. Raises
     SnapshotNotInLineageError when no COMPLETE event of the history wrote or read the snapshot."""
-    if (table, snapshot) not in history.writers and (table, snapshot) not in history.readers:
+    key = (table, snapshot)
+    if key not in history.writers and key not in history.readers:
         raise SnapshotNotInLineageError(f"{table}@{snapshot}: no received COMPLETE event wrote or read this "
                                         "snapshot; check the snapshot id, or that the runs near it sent events.")
+    with paused_collection():  # thousands of answers at once: the collector would rescan them as they grow
+        return _contaminated(history.readers, key, about)
+
+
+def _contaminated(readers: dict[Snapshot, list[RunRecord]], key: Snapshot,
+                  about: Callable[[TableRef], tuple[str | None, int | None]] | None) -> list[Contaminated]:
+    """Returns what trace_forward does, breadth first from `key`. A run that read two contaminated snapshots is
+    listed once per snapshot; its outputs are queued the first time only."""
     found: list[Contaminated] = []
-    seen: set[Snapshot] = {(table, snapshot)}
-    queue = deque([(table, snapshot)])
+    add = found.append
+    seen: set[Snapshot] = {key}
+    done: set[RunRecord] = set()  # runs whose outputs are queued (a set of records: hashed by identity)
+    known: dict[TableRef, tuple[str | None, int | None]] = {}  # table -> about(table), asked once per table
+    nobody = (None, None)
+    queue = deque([key])
     while queue:
         read = queue.popleft()
-        for run in history.readers.get(read, ()):
+        for run in readers.get(read, ()):
+            first = run not in done
+            if first:
+                done.add(run)
             for out_table, version in run.outputs:
-                owner, tier = about(out_table) if about is not None else (None, None)
-                found.append(Contaminated(run, read, out_table, version, owner, tier))
-                if version is not None and (out_table, version) not in seen:
+                if about is None:
+                    owner, tier = nobody
+                else:
+                    found_about = known.get(out_table)
+                    if found_about is None:
+                        found_about = known[out_table] = about(out_table)
+                    owner, tier = found_about
+                add(Contaminated(run, read, out_table, version, owner, tier))
+                if first and version is not None and (out_table, version) not in seen:
                     seen.add((out_table, version))
                     queue.append((out_table, version))
     return found
