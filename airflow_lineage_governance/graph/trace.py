@@ -6,9 +6,10 @@ read -> runs), no scan.
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.errors import GraphError
@@ -38,16 +39,48 @@ def snapshot_asked(text: str) -> Snapshot:
     return table, snapshot
 
 
-@dataclass(slots=True)
 class Origin:
     """A snapshot and where it came from: the run that wrote it (None: a source, or written by no run the
-    history holds) and the origin of each input snapshot that run read."""
+    history holds) and the origin of each input snapshot that run read (`inputs`).
 
-    table: TableRef
-    snapshot: str | None
-    run: RunRecord | None = None
-    inputs: list[Origin] = field(default_factory=list)
-    seen_before: bool = False  # already traced higher up (a cycle, or a snapshot two inputs share)
+    A trace holds thousands of origins; those below the root are made when `inputs` is first read, from the
+    trace's depth-first order (`_Trace`), so that the answer keeps a few objects alive, not thousands.
+    """
+
+    __slots__ = ("table", "snapshot", "run", "seen_before", "_inputs", "_trace", "_at")
+
+    def __init__(self, table: TableRef, snapshot: str | None, run: RunRecord | None = None,
+                 inputs: list[Origin] | None = None, seen_before: bool = False) -> None:
+        self.table = table
+        self.snapshot = snapshot
+        self.run = run
+        self.seen_before = seen_before  # already traced higher up (a cycle, or a snapshot two inputs share)
+        self._inputs = [] if inputs is None else inputs
+        self._trace: _Trace | None = None
+        self._at = 0
+
+    @property
+    def inputs(self) -> list[Origin]:
+        """Returns the origin of each input snapshot the run read, in the order its event named them."""
+        if self._trace is not None:
+            self._inputs, self._trace = self._trace.inputs_of(self._at), None
+        return self._inputs
+
+    @inputs.setter
+    def inputs(self, inputs: list[Origin]) -> None:
+        self._inputs, self._trace = inputs, None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Origin) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.table, self.snapshot, self.run, self.inputs, self.seen_before) == \
+            (other.table, other.snapshot, other.run, other.inputs, other.seen_before)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as a dataclass with eq)
+
+    def __repr__(self) -> str:
+        return (f"Origin(table={self.table!r}, snapshot={self.snapshot!r}, run={self.run!r}, "
+                f"inputs={self.inputs!r}, seen_before={self.seen_before!r})")
 
     def to_dict(self) -> dict[str, object]:
         """Returns the origin as the CLI's JSON shows it (the run's evidence, then the inputs, recursively)."""
@@ -69,6 +102,66 @@ class Origin:
         return [head, *(line for origin in self.inputs for line in origin.lines(depth + 1))]
 
 
+class _Trace:
+    """A trace back in depth-first order (each run's inputs in the order its event named them, as a recursion
+    takes them): per place, the snapshot, the run that wrote it (None: a source), whether it was traced higher
+    up, and the place after its inputs (and theirs, and so on)."""
+
+    __slots__ = ("snapshots", "runs", "seen", "ends")
+
+    def __init__(self, writers: dict[Snapshot, RunRecord], key: Snapshot) -> None:
+        root = writers.get(key)
+        snapshots: list[tuple[TableRef, str | None]] = [key]
+        runs: list[RunRecord | None] = [root]
+        seen = bytearray(1)
+        ends = array("q", (1,))
+        met: dict[tuple[TableRef, str | None], object] = {key: root}  # snapshot -> the run that wrote it, or None
+        stack: list[tuple[TableRef, str | None] | int] = []
+        if root is not None:
+            stack.append(~0)  # where the root's inputs end, taken once each of them is traced
+            stack.extend(reversed(root.inputs))
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        place = 0
+        while stack:
+            item = pop()
+            if isinstance(item, int):
+                ends[~item] = place + 1
+                continue
+            place += 1
+            snapshots.append(item)
+            ends.append(place + 1)
+            run = met.get(item, met)
+            if run is met:
+                run = met[item] = writers.get(item)  # type: ignore[arg-type]  # (no key has the snapshot None)
+                seen.append(0)
+                if run is not None:
+                    push(~place)
+                    extend(reversed(run.inputs))
+            else:  # met before: a source again, or a written snapshot traced above
+                seen.append(run is not None)
+            runs.append(run)  # type: ignore[arg-type]
+        self.snapshots, self.runs, self.seen, self.ends = snapshots, runs, seen, ends
+
+    def origin(self, at: int) -> Origin:
+        """Returns the origin at place `at`, its inputs made when read."""
+        table, snapshot = self.snapshots[at]
+        found = Origin(table, snapshot, self.runs[at], None, self.seen[at] == 1)
+        if self.ends[at] > at + 1:
+            found._trace, found._at = self, at
+        return found
+
+    def inputs_of(self, at: int) -> list[Origin]:
+        """Returns the origins of the inputs of the place `at` (the first place after it, then each one after the
+        end of the last)."""
+        found = []
+        end, ends = self.ends[at], self.ends
+        at += 1
+        while at < end:
+            found.append(self.origin(at))
+            at = ends[at]
+        return found
+
+
 def trace_back(history: LineageHistory, table: TableRef, snapshot: str) -> Origin:
     """Returns the origin of the snapshot, recursively to the sources. Raises SnapshotNotInLineageError when no
     COMPLETE event of the history wrote or read it."""
@@ -76,36 +169,8 @@ def trace_back(history: LineageHistory, table: TableRef, snapshot: str) -> Origi
     if key not in history.writers and key not in history.readers:
         raise SnapshotNotInLineageError(f"{table}@{snapshot}: no received COMPLETE event wrote or read this "
                                         "snapshot; check the snapshot id, or that the runs near it sent events.")
-    with paused_collection():  # thousands of origins at once: the collector would rescan them as they grow
-        return _origin(history.writers, key)
-
-
-def _origin(writers: dict[Snapshot, RunRecord], key: Snapshot) -> Origin:
-    """Returns the origin of `key`, depth first in the order each run stated its inputs (the order a recursion
-    takes, with a stack): a written snapshot met again is marked `seen_before` and not traced again."""
-    run = writers.get(key)
-    root = Origin(key[0], key[1], run)
-    if run is None:
-        return root
-    seen = {key}
-    into = root.inputs
-    stack: list[tuple[list[Origin], tuple[TableRef, str | None]]] = [(into, k) for k in reversed(run.inputs)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        into, read = pop()
-        run = writers.get(read)  # type: ignore[arg-type]  # no snapshot None is a key
-        found = Origin(read[0], read[1], run)
-        into.append(found)
-        if run is None:
-            continue
-        if read in seen:
-            found.seen_before = True
-            continue
-        seen.add(read)  # type: ignore[arg-type]
-        into = found.inputs
-        for k in reversed(run.inputs):
-            push((into, k))
-    return root
+    with paused_collection():  # a trace meets thousands of snapshots: their look-ups allocate as they go
+        return _Trace(history.writers, key).origin(0)
 
 
 @dataclass(frozen=True, slots=True)
