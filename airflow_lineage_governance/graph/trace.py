@@ -10,6 +10,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.errors import GraphError
@@ -84,22 +85,41 @@ class Origin:
 
     def to_dict(self) -> dict[str, object]:
         """Returns the origin as the CLI's JSON shows it (the run's evidence, then the inputs, recursively)."""
+        root = self._as_dict()
+        stack = [(self, root)]
+        while stack:  # depth first with a stack: a chain of thousands of runs is no recursion error
+            origin, into = stack.pop()
+            for read in origin.inputs:
+                entry = read._as_dict()
+                into["inputs"].append(entry)
+                stack.append((read, entry))
+        return root
+
+    def _as_dict(self) -> dict[str, Any]:
         return {"table": str(self.table), "snapshot": self.snapshot,
                 "written_by": self.run.to_dict() if self.run is not None else None,
-                "seen_before": self.seen_before, "inputs": [i.to_dict() for i in self.inputs]}
+                "seen_before": self.seen_before, "inputs": []}
 
     def lines(self, depth: int = 0) -> list[str]:
-        """Returns the origin as indented text lines, one per snapshot."""
+        """Returns the origin as indented text lines, one per snapshot (its inputs' lines after it, indented)."""
+        found = []
+        stack = [(self, depth)]
+        while stack:
+            origin, at = stack.pop()
+            found.append(origin._line(at))
+            inputs = origin.inputs
+            stack.extend((inputs[i], at + 1) for i in range(len(inputs) - 1, -1, -1))
+        return found
+
+    def _line(self, depth: int) -> str:
         pad = "  " * depth
         run = self.run
         if run is None:
-            head = f"{pad}{self.table}@{self.snapshot or '?'}: a source (no run in the lineage wrote it)"
-        else:
-            event = run.event
-            head = (f"{pad}{self.table}@{self.snapshot or '?'} <- {event.job_name} run {event.run_id} try "
-                    f"{event.try_number if event.try_number is not None else '?'} at {event.event_time}, SQL "
-                    f"{run.sql_hash or 'unknown'}" + (" (traced above)" if self.seen_before else ""))
-        return [head, *(line for origin in self.inputs for line in origin.lines(depth + 1))]
+            return f"{pad}{self.table}@{self.snapshot or '?'}: a source (no run in the lineage wrote it)"
+        event = run.event
+        return (f"{pad}{self.table}@{self.snapshot or '?'} <- {event.job_name} run {event.run_id} try "
+                f"{event.try_number if event.try_number is not None else '?'} at {event.event_time}, SQL "
+                f"{run.sql_hash or 'unknown'}" + (" (traced above)" if self.seen_before else ""))
 
 
 class _Trace:

@@ -145,6 +145,9 @@ def test_a_chain_deeper_than_the_recursion_limit_traces(tmp_path):
               for i in range(2000)]
     history = history_of(tmp_path, events)
     origin = trace_back(history, TableRef.parse("out.t1999"), "v1999")
+    lines = origin.lines()
+    assert len(lines) == 2001 and lines[-1] == "  " * 2000 + "src.s@s: a source (no run in the lineage wrote it)"
+    assert origin.to_dict()["inputs"][0]["written_by"]["run_id"] == "r1998"  # type: ignore[index]
     depth = 0
     while origin.inputs:
         (origin,) = origin.inputs
