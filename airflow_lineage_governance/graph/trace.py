@@ -1,7 +1,9 @@
 """Incident tracing by snapshot: which run wrote a table's snapshot (its try, its SQL hash), which snapshot of
 each input it read, recursively to the sources; and forwards, every output snapshot that read a contaminated
 snapshot, directly or through others. Look-ups in the history's indexes (snapshot written -> run, snapshot
-read -> runs), no scan.
+read -> runs), no scan, no recursion. At 1,000,000 events the widest traces meet thousands of snapshots: both run
+with the cyclic collector paused, and a trace back keeps its depth-first order in a few arrays, its origins below
+the root made when read, so that the collection after it has a few objects to scan, not thousands.
 """
 
 from __future__ import annotations
