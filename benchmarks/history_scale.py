@@ -6,7 +6,7 @@ SQL facet; each job's lineage changes every 30 to 60 days (a new shape), so the 
 
 Measures: `json.loads` of every line (the floor); reading every event into the indexed history (every COMPLETE
 kept, with its evidence); as-of impact of 1,000 random columns at 1,000 random times (p50, p99); trace back of
-1,000 random snapshots (p50, p99); peak memory.
+1,000 random snapshots and trace forward of 1,000 others (p50, p99); peak memory.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from airflow_lineage_governance.graph.events import (  # noqa: E402
 )
 from airflow_lineage_governance.graph.history import LineageHistory  # noqa: E402
 from airflow_lineage_governance.graph.impact import downstream  # noqa: E402
-from airflow_lineage_governance.graph.trace import trace_back  # noqa: E402
+from airflow_lineage_governance.graph.trace import trace_back, trace_forward  # noqa: E402
 from airflow_lineage_governance.refs import ColumnRef, TableRef  # noqa: E402
 
 DAYS, COLUMNS, SOURCES = 100, 4, 200
@@ -138,6 +138,12 @@ def main(argv: list[str]) -> None:
         begun = time.perf_counter()
         trace_back(history, table, snapshot)
         traces.append(time.perf_counter() - begun)
+    forwards = []
+    for _ in range(1000):
+        table, snapshot = snapshots[rng.randrange(len(snapshots))]
+        begun = time.perf_counter()
+        trace_forward(history, table, snapshot)
+        forwards.append(time.perf_counter() - begun)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     shapes = len({id(r.shape) for records in history.runs.values() for r in records})
     print(f"{parsed:,} events ({size / 1e6:.0f} MB; {jobs:,} jobs x {DAYS} days; {len(history):,} runs kept, "
@@ -145,12 +151,15 @@ def main(argv: list[str]) -> None:
           f"{build:.2f} s ({report.events:,} events)")
     print(f"as-of impact, 1,000 random columns at random times: p50 {statistics.median(impacts) * 1000:.2f} ms, "
           f"p99 {percentile(impacts, 0.99):.2f} ms; trace back of 1,000 random snapshots: p50 "
-          f"{statistics.median(traces) * 1000:.2f} ms, p99 {percentile(traces, 0.99):.2f} ms; peak memory "
-          f"{peak_mb:.0f} MB")
+          f"{statistics.median(traces) * 1000:.2f} ms, p99 {percentile(traces, 0.99):.2f} ms; trace forward of 1,000 "
+          f"random snapshots: p50 {statistics.median(forwards) * 1000:.2f} ms, p99 {percentile(forwards, 0.99):.2f} "
+          f"ms; peak memory {peak_mb:.0f} MB")
     print(f"RESULT governance_history events={parsed} build_ratio={build / floor:.2f} "
           f"asof_impact_p50_ms={statistics.median(impacts) * 1000:.2f} "
           f"asof_impact_p99_ms={percentile(impacts, 0.99):.2f} "
           f"trace_p50_ms={statistics.median(traces) * 1000:.2f} trace_p99_ms={percentile(traces, 0.99):.2f} "
+          f"trace_forward_p50_ms={statistics.median(forwards) * 1000:.2f} "
+          f"trace_forward_p99_ms={percentile(forwards, 0.99):.2f} "
           f"peak_mb={peak_mb:.0f}")
 
 
