@@ -21,8 +21,8 @@ from airflow_lineage_governance.graph.asof import AsOf, Evidence, view_of
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
 from airflow_lineage_governance.graph.events import paused_collection
+from airflow_lineage_governance.graph.history_walk import walker_of
 from airflow_lineage_governance.graph.reach import Paths, Reached, ReachedColumns, glances
-from airflow_lineage_governance.graph.walk import walker_of
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from airflow_lineage_governance.graph.asof import AsOf
 from airflow_lineage_governance.graph.history import LineageHistory, graph_as_of
+from airflow_lineage_governance.graph.history_walk import HistoryWalker
 from airflow_lineage_governance.graph.impact import downstream, upstream
-from airflow_lineage_governance.graph.walk import HistoryWalker
 from airflow_lineage_governance.refs import ColumnRef
 from tests.events import output
 from tests.graph.test_history import history_of, run
