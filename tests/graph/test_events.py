@@ -72,3 +72,23 @@ def test_wrong_shapes_are_no_run_event():
 def test_open_event_source_picks_file_or_marquez(tmp_path):
     assert isinstance(open_event_source(tmp_path / "e.jsonl"), FileEventSource)
     assert type(open_event_source("http://127.0.0.1:1")).__name__ == "MarquezEventSource"
+
+
+def test_only_each_jobs_latest_complete_keeps_its_whole_event_from_a_file_or_a_source_of_dicts(tmp_path):
+    """The reader keeps the line of each job's latest COMPLETE (one object, not the parsed event) and parses it
+    again once all are read: the latest holds its event as written, whatever the order the jobs' runs came in."""
+    runs = [complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}), run="a1", time="2026-10-01T02:00:00Z"),
+            complete("dag.b", output("out.u", {"y": ["out.t.x"]}), run="b2", time="2026-10-02T02:00:00Z"),
+            complete("dag.a", output("out.t", {"x": ["crm.learners.name"]}), run="a3", time="2026-10-03T02:00:00Z"),
+            complete("dag.b", output("out.u", {"y": ["out.t.x"]}), run="b1", time="2026-10-01T02:00:00Z")]
+    path = write(tmp_path / "events.jsonl", runs)
+
+    class Dicts:
+        description = "dicts"
+
+        def raw_events(self, report):
+            return iter(json.loads(json.dumps(r)) for r in runs)
+
+    for source in (FileEventSource(path), Dicts()):
+        events, _ = read_events(source)
+        assert {e.run_id: e.raw for e in events} == {"a1": None, "b2": runs[1], "a3": runs[2], "b1": None}
