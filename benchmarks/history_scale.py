@@ -113,7 +113,6 @@ def main(argv: list[str]) -> None:
         with paused_collection():
             history = LineageHistory(NS)
             events, report = read_events(FileEventSource(path), on_complete=history.add)
-            history.settle()  # as Governance.load does
         build = time.perf_counter() - started
         del events
         keep_for_the_process()  # as Governance.load does once the history is built

@@ -66,7 +66,6 @@ class Governance:
             received, report = read_events(kept.source(source) if kept is not None else source, scope,
                                            on_complete=history.add)
             declare(history, metadata)
-            history.settle()
             graph = graph_as_of(history)
             report.wrong_parts += graph.wrong_parts
             governance = cls(rules, metadata, received, report, graph, history)

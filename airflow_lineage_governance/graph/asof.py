@@ -158,7 +158,7 @@ class AsOf:
         end, each (source, target, type, subtype) once, in the order given."""
         found: list[tuple[Edge, LineageNode]] = []
         keys: set[tuple[object, ...]] = set()
-        entries, shared, serials = ordered.entries, ordered.shared, ordered.serials
+        entries, serials = ordered.entries, ordered.serials
         known, state_of = self._holds, self.state
         size = len(known)
         for index, serial in enumerate(serials):
@@ -166,12 +166,10 @@ class AsOf:
             if state == 0 or state == UNKNOWN and not state_of(serial):
                 continue
             edge, _, other = entries[index]
-            if shared:
-                key = edge[:4]
-                if key in keys:
-                    continue
+            key = edge[:4]
+            if key not in keys:
                 keys.add(key)
-            found.append((edge, other))
+                found.append((edge, other))
         return found
 
     def leaving(self, node: LineageNode) -> list[tuple[Edge, LineageNode]]:

@@ -337,11 +337,6 @@ class LineageHistory:
         self._index(shape, job)
         return record
 
-    def settle(self) -> None:
-        """Orders every node's edges and ranks every name now (a walk would do it for what it reaches first):
-        call it once the history is read."""
-        self.nodes.settle()
-
     def run_at(self, job: str, at: datetime | None) -> RunRecord | None:
         """Returns the job's latest COMPLETE at or before `at` (None: the latest of all), or None when it had none."""
         records = self.runs.get(job)

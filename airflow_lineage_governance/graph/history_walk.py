@@ -118,11 +118,10 @@ class HistoryWalker:
         pop, push = queue.popleft, queue.append
         while queue:
             node = pop()
-            entries, shared, serials, targets, states = orders[node] or leaving(node)
+            serials, targets, states = (orders[node] or leaving(node))[1:]
             mark = packed.get(node, -1)  # -1: the column asked about
             if mark >= 0:
                 mark &= 15
-            keys: set[tuple[object, ...]] | None = set() if shared else None
             direct: list[int] | None = None
             if states is not None and len(serials) > 4 and view.complete:  # visit only the edges that hold
                 places: Iterable[int] = compress(range(len(serials)), states(known))
@@ -136,11 +135,6 @@ class HistoryWalker:
                     state = state_of(serial)
                 if not state:
                     continue
-                if keys is not None:
-                    key = entries[place][0][:4]
-                    if key in keys:
-                        continue
-                    keys.add(key)
                 hop = state - 1
                 if mark >= 0:
                     hop = max(mark >> 1, hop >> 1) << 1 | (mark | hop) & 1

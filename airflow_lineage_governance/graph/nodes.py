@@ -28,13 +28,12 @@ TO_TABLE, DIRECT_COLUMNS = 1, 2
 
 
 class Ordered(NamedTuple):
-    """A node's edges in order, whether one edge (source, target, type, subtype) is stated by two jobs, or a job
-    and a declaration or design (then two of them can hold at once), and per edge: the serial of its shape and the
-    number of the node at its other end with the edge's kind (`TO_TABLE`, `DIRECT_COLUMNS`); `states` reads the
-    state of every edge's shape from a view's states by serial at once (None for fewer than two edges)."""
+    """A node's edges in order and, per edge, the serial of its shape and the number of the node at its other end
+    with the edge's kind (`TO_TABLE`, `DIRECT_COLUMNS`); `states` reads the state of every edge's shape from a
+    view's states by serial at once (None for fewer than two edges). One edge (source, target, type, subtype) can
+    be listed twice, stated by two jobs: a walk meets its target the first time; lists of edges drop the repeat."""
 
     entries: list[Entry]
-    shared: bool
     serials: array[int]
     targets: array[int]  # the number of the node at the other end times 4, plus the edge's kind
     states: Callable[[bytearray], tuple[int, ...]] | None
@@ -53,7 +52,8 @@ class LineageNode:
     and the edges every shape states from it (`leaving`) and into it (`entering`), each list ordered when first
     asked after it changed."""
 
-    __slots__ = ("index", "ref", "name", "table", "_out", "_in", "_out_order", "_in_order", "columns", "writers")
+    __slots__ = ("index", "ref", "name", "table", "_out", "_in", "_out_order", "_in_order", "columns", "numbers",
+                 "writers")
 
     def __init__(self, index: int, ref: ColumnRef | TableRef, table: LineageNode | None) -> None:
         self.index, self.ref, self.name, self.table = index, ref, str(ref), table
@@ -62,6 +62,7 @@ class LineageNode:
         self._out_order: Ordered | None = None
         self._in_order: Ordered | None = None
         self.columns: array[int] | None = None  # a table's: every column any shape named, in the order first named
+        self.numbers: dict[str, int] | None = None  # a table's: the number of each of those columns by name
         self.writers: list[Writer] | None = None  # a table's: the observed shapes that write it, by job
 
     def leaving(self) -> Ordered:
@@ -139,46 +140,31 @@ class NodeIndex:
             target._in_order = None
         for table_ref, names in shape.columns.items():
             table = node(table_ref)
-            known = table.columns if table.columns is not None else array("q")
+            if table.columns is None:
+                table.columns, table.numbers = array("q"), {}
+            numbers = table.numbers
+            assert numbers is not None
             for name in names:
-                column = node(ColumnRef(table_ref, name)).index
-                if column not in known:
-                    known.append(column)
-            table.columns = known
+                if name not in numbers:
+                    numbers[name] = number = node(ColumnRef(table_ref, name)).index
+                    table.columns.append(number)
         if shape.static is None:
             for table_ref in shape.outputs:
                 table = node(table_ref)
-                columns = array("q", (node(ColumnRef(table_ref, n)).index for n in shape.columns.get(table_ref, ())))
+                columns = array("q", map((table.numbers or {}).__getitem__, shape.columns.get(table_ref, ())))
                 writers = table.writers if table.writers is not None else []
                 insort(writers, Writer(shape.job, shape.serial, columns), key=_job)
                 table.writers = writers
 
-    def settle(self) -> None:
-        """Orders every node's leaving edges and ranks every name now, so that no impact walk pays for it (a
-        provenance walk, much narrower, orders the entering edges it meets)."""
-        for number in range(len(self.by_index)):
-            self.leaving(number)
-        self.ranks()
-
 
 def _ordered(entries: list[Entry], key: Callable[[Entry], Any]) -> Ordered:
     ordered = sorted(entries, key=key)
-    targets = array("q", (other.index << 2 | _kind(edge, other) for edge, _, other in ordered))
+    direct = EdgeType.DIRECT
+    targets = array("q", (other.index << 2 | (TO_TABLE if other.table is None else DIRECT_COLUMNS if
+                                              edge.type == direct and type(edge.target) is ColumnRef else 0)
+                          for edge, _, other in ordered))
     serials = array("q", (shape.serial for _, shape, _ in ordered))
-    stated_by: dict[tuple[object, ...], object] = {}
-    shared = False
-    for edge, shape, _ in ordered:
-        by = edge.job if shape.static is None else shape.static  # a job's runs hold one of its shapes at a time
-        if stated_by.setdefault(edge[:4], by) != by:
-            shared = True
-            break
-    return Ordered(ordered, shared, serials, targets, itemgetter(*serials) if len(serials) > 1 else None)
-
-
-def _kind(edge: Edge, other: LineageNode) -> int:
-    if other.table is None:
-        return TO_TABLE
-    return DIRECT_COLUMNS if edge.type == EdgeType.DIRECT and type(edge.target) is ColumnRef else 0
+    return Ordered(ordered, serials, targets, itemgetter(*serials) if len(serials) > 1 else None)
 
 
 def _job(writer: Writer) -> str:
