@@ -70,6 +70,8 @@ class RunEvent:
     try_number: int | None = None
     extraction_failed: bool = False  # the run facets hold an `extractionError`: its lineage could not be read
     raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    from_json: bool = field(default=False, repr=False, compare=False)  # `raw` was parsed from JSON text by orjson:
+    # it holds only JSON's types (no NaN, no tuple), so parts of it whose orjson bytes are equal are equal
 
     @property
     def order(self) -> tuple[datetime, int, str, str]:
@@ -256,6 +258,7 @@ def _read(source: EventSource, namespaces: Collection[str] | None, report: ReadR
         seen.add(key)
         if event.event_type == COMPLETE:
             if on_complete is not None:
+                event.from_json = line is not None
                 on_complete(event)
             job = (event.job_namespace, event.job_name)
             known = latest.get(job)
