@@ -22,7 +22,7 @@ COMPLETE = "COMPLETE"
 FAIL = "FAIL"
 TERMINAL = (COMPLETE, FAIL, "ABORT")
 EVENT_TYPES = ("START", "RUNNING", "OTHER", *TERMINAL)
-_KNOWN_TYPES = frozenset(EVENT_TYPES)
+_KNOWN_TYPES = {kind: kind for kind in EVENT_TYPES}  # each type -> one string of it, shared by every event
 TYPE_RANK = {"START": 0, "RUNNING": 1, "OTHER": 1, "ABORT": 2, "FAIL": 3, COMPLETE: 4}
 """How an event type ranks when two events of a run or job have the same time: COMPLETE beats START."""
 
@@ -187,8 +187,9 @@ def to_run_event(raw: Any) -> RunEvent | None:
             if type(task) is dict and type(task.get("try_number")) is int:
                 try_number = task["try_number"]
         extraction_failed = type(facets.get("extractionError")) is dict
-    return RunEvent(event_type, event_time, run_id, namespace if type(namespace) is str else "", name, at,
-                    dag_run_id, try_number, extraction_failed, raw)
+    return RunEvent(_KNOWN_TYPES.get(event_type, event_type), event_time, run_id,
+                    namespace if type(namespace) is str else "", name, at, dag_run_id, try_number, extraction_failed,
+                    raw)
 
 
 def namespaces_of(job_namespaces: str | Iterable[str] | None) -> frozenset[str] | None:
@@ -242,11 +243,11 @@ def keep_for_the_process() -> None:
 
 def _read(source: EventSource, namespaces: Collection[str] | None, report: ReadReport,
           on_complete: Callable[[RunEvent], object] | None = None) -> tuple[list[RunEvent], ReadReport]:
-    seen: set[tuple[str, str, datetime]] = set()
+    seen: dict[str, RunEvent | list[RunEvent] | set[tuple[str, datetime]]] = {}  # run id -> its events so far
     events: list[RunEvent] = []
     latest: dict[tuple[str, str], int] = {}  # job -> index of its latest COMPLETE, the only events that keep `raw`
     lines: dict[int, bytes] = {}  # index of a latest COMPLETE -> its line, parsed again once all are read
-    known_types, see = _KNOWN_TYPES, seen.add
+    known_types = _KNOWN_TYPES
     for raw, line in _with_lines(source, report):
         event = to_run_event(raw)
         if event is None:
@@ -260,11 +261,12 @@ def _read(source: EventSource, namespaces: Collection[str] | None, report: ReadR
         if namespaces is not None and event.job_namespace not in namespaces:
             report.other_namespace += 1
             continue
-        key = (event.run_id, event.event_type, event.at)  # the same instant however the source wrote it
-        if key in seen:
+        prior = seen.get(event.run_id)
+        if prior is None:
+            seen[event.run_id] = event
+        elif _seen(event, prior, seen):
             report.duplicates += 1
             continue
-        see(key)
         if event.event_type == COMPLETE:
             if on_complete is not None:
                 event.from_json = line is not None
@@ -288,6 +290,30 @@ def _read(source: EventSource, namespaces: Collection[str] | None, report: ReadR
         events[index].raw = orjson.loads(line)
     report.events = len(events)
     return events, report
+
+
+def _seen(event: RunEvent, prior: RunEvent | list[RunEvent] | set[tuple[str, datetime]],
+          seen: dict[str, RunEvent | list[RunEvent] | set[tuple[str, datetime]]]) -> bool:
+    """Returns whether an event of the same run, type and instant (however the source wrote the time) was read
+    before (`prior`: the run's one event, its few events or the keys of its many); else notes the event in `seen`.
+    Most runs have one to three events: they are compared, not hashed."""
+    kind, at = event.event_type, event.at
+    if type(prior) is RunEvent:
+        if prior.event_type == kind and prior.at == at:
+            return True
+        seen[event.run_id] = [prior, event]
+    elif type(prior) is list:
+        if any(known.event_type == kind and known.at == at for known in prior):
+            return True
+        prior.append(event)
+        if len(prior) > 8:
+            seen[event.run_id] = {(known.event_type, known.at) for known in prior}
+    else:
+        assert type(prior) is set
+        if (kind, at) in prior:
+            return True
+        prior.add((kind, at))
+    return False
 
 
 def _not_before(event: RunEvent, other: RunEvent) -> bool:
