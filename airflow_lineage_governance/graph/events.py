@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from sys import intern
 from typing import Any, Protocol, runtime_checkable
 
 import orjson
@@ -183,13 +184,14 @@ def to_run_event(raw: Any) -> RunEvent | None:
         if type(airflow) is dict:
             dag_run, task = airflow.get("dagRun"), airflow.get("taskInstance")
             if type(dag_run) is dict and type(dag_run.get("run_id")) is str:
-                dag_run_id = dag_run["run_id"]
+                dag_run_id = intern(dag_run["run_id"])
             if type(task) is dict and type(task.get("try_number")) is int:
                 try_number = task["try_number"]
         extraction_failed = type(facets.get("extractionError")) is dict
+    # the strings many events repeat (type, job, DAG run) are kept once, not once per event
     return RunEvent(_KNOWN_TYPES.get(event_type, event_type), event_time, run_id,
-                    namespace if type(namespace) is str else "", name, at, dag_run_id, try_number, extraction_failed,
-                    raw)
+                    intern(namespace) if type(namespace) is str else "", intern(name), at, dag_run_id, try_number,
+                    extraction_failed, raw)
 
 
 def namespaces_of(job_namespaces: str | Iterable[str] | None) -> frozenset[str] | None:
@@ -218,9 +220,9 @@ def paused_collection() -> Iterator[None]:
     rescan all of them again and again as they grow (8x the parse time at 100,000 events); parsed JSON holds
     no cycles, so reference counting frees it all the same. Wrap a whole pass (read, graph, checks) in it.
     On leaving, what the block kept is moved to the oldest generation (where two collections it survives would
-    move it) without a scan: else the first collection after would scan all of it (0.1x the parse), the next ones
-    again. (That takes `gc.freeze` then `gc.unfreeze`, so it is done only when nothing was frozen before: unfreezing
-    would release what `keep_for_the_process` froze.)"""
+    move it) without a scan: else the first collection after would scan all of it (0.1x-0.2x the parse), the next
+    ones again. (That takes `gc.freeze` then `gc.unfreeze`, so it is done only when nothing was frozen before:
+    unfreezing would release what `keep_for_the_process` froze.)"""
     collecting = gc.isenabled()
     gc.disable()
     try:
