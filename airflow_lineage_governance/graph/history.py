@@ -146,34 +146,6 @@ class LineageHistory:
         self._tables[name] = ref
         return ref
 
-    def _versions(self, datasets: Any, lineage: list[Any] | None) -> tuple[Versions, list[Any]]:
-        """Returns the (table, snapshot) of each dataset of our namespace, and its name, namespace and schema (the
-        parts a shape is keyed on); appends each dataset's lineage facet to `lineage` when given."""
-        if type(datasets) is not list:
-            return (), [datasets]
-        versions, keys = [], []
-        namespace = self.namespace
-        for dataset in datasets:
-            if type(dataset) is not dict:
-                keys.append(dataset)
-                continue
-            name, space, facets = dataset.get("name"), dataset.get("namespace"), dataset.get("facets")
-            if type(facets) is dict:
-                keys.append((name, space, facets.get("schema")))
-                if lineage is not None:
-                    lineage.append(facets.get("columnLineage"))
-                found = facets.get("version")
-                version = found.get("datasetVersion") if type(found) is dict else None
-            else:
-                keys.append((name, space, facets))
-                version = None
-            if type(name) is not str or (namespace is not None and space != namespace):
-                continue
-            table = self._tables.get(name) if name in self._tables else self._table(name)
-            if table is not None:
-                versions.append((table, version if type(version) is str else None))
-        return tuple(versions), keys
-
     @staticmethod
     def _query(raw: dict[str, Any]) -> str | None:
         job = raw.get("job")
@@ -190,10 +162,12 @@ class LineageHistory:
             known = self._hashes[query] = sql_hash(query)
         return known
 
-    def _parts(self, datasets: Any, lineage: list[Any] | None) -> tuple[Versions, list[Any]]:
-        """Returns what `_versions` returns with each key as JSON values: a dataset's (name, namespace, schema) as
-        an array, anything else (a dataset that is no object, or the whole value when it is no list) as an object
-        {"dataset": it}; so two keys' orjson bytes are equal only when the keys are."""
+    def _versions(self, datasets: Any, lineage: list[Any] | None) -> tuple[Versions, list[Any]]:
+        """Returns the (table, snapshot) of each dataset of our namespace, and the key of each dataset (the parts a
+        shape is keyed on) as JSON values: its name, namespace and schema as an array (its facets for the schema
+        when they are no object), anything else (a dataset that is no object, or the whole value when it is no
+        list) as an object {"dataset": it}; so two keys' orjson bytes are equal only when the keys are. Appends each
+        dataset's lineage facet to `lineage` when given."""
         if type(datasets) is not list:
             return (), [{"dataset": datasets}]
         versions: list[tuple[TableRef, str | None]] = []
@@ -228,15 +202,13 @@ class LineageHistory:
         (`json_only`) it is the orjson bytes of those parts: equal bytes are equal parts, and bytes compare at
         memory speed where a deep comparison walks hundreds of objects; else the parts themselves."""
         lineage: list[Any] = []
-        if json_only:
-            inputs, keys_in = self._parts(raw.get("inputs"), None)
-            outputs, keys_out = self._parts(raw.get("outputs"), lineage)
-            try:
-                return orjson.dumps([code, keys_in, keys_out, lineage]), inputs, outputs
-            except orjson.JSONEncodeError:  # nested past orjson's 255 levels: compared in full below
-                lineage.clear()
         inputs, keys_in = self._versions(raw.get("inputs"), None)
         outputs, keys_out = self._versions(raw.get("outputs"), lineage)
+        if json_only:
+            try:
+                return orjson.dumps([code, keys_in, keys_out, lineage]), inputs, outputs
+            except orjson.JSONEncodeError:  # nested past orjson's 255 levels: compared in full
+                pass
         return (code, keys_in, keys_out, lineage), inputs, outputs
 
     def add(self, event: RunEvent) -> RunRecord | None:
