@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from sys import intern
 from typing import Any, Protocol, runtime_checkable
 
 import orjson
@@ -22,6 +23,7 @@ COMPLETE = "COMPLETE"
 FAIL = "FAIL"
 TERMINAL = (COMPLETE, FAIL, "ABORT")
 EVENT_TYPES = ("START", "RUNNING", "OTHER", *TERMINAL)
+_KNOWN_TYPES = {kind: kind for kind in EVENT_TYPES}  # each type -> one string of it, shared by every event
 TYPE_RANK = {"START": 0, "RUNNING": 1, "OTHER": 1, "ABORT": 2, "FAIL": 3, COMPLETE: 4}
 """How an event type ranks when two events of a run or job have the same time: COMPLETE beats START."""
 
@@ -70,6 +72,8 @@ class RunEvent:
     try_number: int | None = None
     extraction_failed: bool = False  # the run facets hold an `extractionError`: its lineage could not be read
     raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    from_json: bool = field(default=False, repr=False, compare=False)  # `raw` was parsed from JSON text by orjson:
+    # it holds only JSON's types (no NaN, no tuple), so parts of it whose orjson bytes are equal are equal
 
     @property
     def order(self) -> tuple[datetime, int, str, str]:
@@ -138,7 +142,7 @@ class FileEventSource:
         with handle:
             first = True
             for number, line in enumerate(handle, start=1):
-                if not line.strip():
+                if line.isspace() or not line:  # as `not line.strip()`, without copying the line
                     continue
                 if first and line.lstrip().startswith(b"["):
                     raise EventSourceError(f"{self.path}: is a JSON array, not JSON Lines; write one event per "
@@ -180,12 +184,14 @@ def to_run_event(raw: Any) -> RunEvent | None:
         if type(airflow) is dict:
             dag_run, task = airflow.get("dagRun"), airflow.get("taskInstance")
             if type(dag_run) is dict and type(dag_run.get("run_id")) is str:
-                dag_run_id = dag_run["run_id"]
+                dag_run_id = intern(dag_run["run_id"])
             if type(task) is dict and type(task.get("try_number")) is int:
                 try_number = task["try_number"]
         extraction_failed = type(facets.get("extractionError")) is dict
-    return RunEvent(event_type, event_time, run_id, namespace if type(namespace) is str else "", name, at,
-                    dag_run_id, try_number, extraction_failed, raw)
+    # the strings many events repeat (type, job, DAG run) are kept once, not once per event
+    return RunEvent(_KNOWN_TYPES.get(event_type, event_type), event_time, run_id,
+                    intern(namespace) if type(namespace) is str else "", intern(name), at, dag_run_id, try_number,
+                    extraction_failed, raw)
 
 
 def namespaces_of(job_namespaces: str | Iterable[str] | None) -> frozenset[str] | None:
@@ -212,13 +218,20 @@ def read_events(source: EventSource, job_namespace: str | Iterable[str] | None =
 def paused_collection() -> Iterator[None]:
     """Pauses Python's cyclic garbage collector for the block. Parsed events are kept, and the collector would
     rescan all of them again and again as they grow (8x the parse time at 100,000 events); parsed JSON holds
-    no cycles, so reference counting frees it all the same. Wrap a whole pass (read, graph, checks) in it."""
+    no cycles, so reference counting frees it all the same. Wrap a whole pass (read, graph, checks) in it.
+    On leaving, what the block kept is moved to the oldest generation (where two collections it survives would
+    move it) without a scan: else the first collection after would scan all of it (0.1x-0.2x the parse), the next
+    ones again. (That takes `gc.freeze` then `gc.unfreeze`, so it is done only when nothing was frozen before:
+    unfreezing would release what `keep_for_the_process` froze.)"""
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if collecting:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -232,34 +245,37 @@ def keep_for_the_process() -> None:
 
 def _read(source: EventSource, namespaces: Collection[str] | None, report: ReadReport,
           on_complete: Callable[[RunEvent], object] | None = None) -> tuple[list[RunEvent], ReadReport]:
-    seen: set[tuple[str, str, datetime]] = set()
+    seen: dict[str, RunEvent | list[RunEvent] | set[tuple[str, datetime]]] = {}  # run id -> its events so far
     events: list[RunEvent] = []
     latest: dict[tuple[str, str], int] = {}  # job -> index of its latest COMPLETE, the only events that keep `raw`
     lines: dict[int, bytes] = {}  # index of a latest COMPLETE -> its line, parsed again once all are read
+    known_types = _KNOWN_TYPES
     for raw, line in _with_lines(source, report):
         event = to_run_event(raw)
         if event is None:
             report.wrong_shape += 1
             report.note("an event without a run id, job name, event type or ISO 8601 event time")
             continue
-        if event.event_type not in EVENT_TYPES:
+        if event.event_type not in known_types:
             report.unknown_type += 1
             report.note(f"{event.job_name}: unknown event type {event.event_type!r}")
             continue
         if namespaces is not None and event.job_namespace not in namespaces:
             report.other_namespace += 1
             continue
-        key = (event.run_id, event.event_type, event.at)  # the same instant however the source wrote it
-        if key in seen:
+        prior = seen.get(event.run_id)
+        if prior is None:
+            seen[event.run_id] = event
+        elif _seen(event, prior, seen):
             report.duplicates += 1
             continue
-        seen.add(key)
         if event.event_type == COMPLETE:
             if on_complete is not None:
+                event.from_json = line is not None
                 on_complete(event)
             job = (event.job_namespace, event.job_name)
             known = latest.get(job)
-            if known is None or event.order >= events[known].order:
+            if known is None or _not_before(event, events[known]):
                 if known is not None:
                     events[known].raw = None
                     lines.pop(known, None)
@@ -276,6 +292,37 @@ def _read(source: EventSource, namespaces: Collection[str] | None, report: ReadR
         events[index].raw = orjson.loads(line)
     report.events = len(events)
     return events, report
+
+
+def _seen(event: RunEvent, prior: RunEvent | list[RunEvent] | set[tuple[str, datetime]],
+          seen: dict[str, RunEvent | list[RunEvent] | set[tuple[str, datetime]]]) -> bool:
+    """Returns whether an event of the same run, type and instant (however the source wrote the time) was read
+    before (`prior`: the run's one event, its few events or the keys of its many); else notes the event in `seen`.
+    Most runs have one to three events: they are compared, not hashed."""
+    kind, at = event.event_type, event.at
+    if type(prior) is RunEvent:
+        if prior.event_type == kind and prior.at == at:
+            return True
+        seen[event.run_id] = [prior, event]
+    elif type(prior) is list:
+        if any(known.event_type == kind and known.at == at for known in prior):
+            return True
+        prior.append(event)
+        if len(prior) > 8:
+            seen[event.run_id] = {(known.event_type, known.at) for known in prior}
+    else:
+        assert type(prior) is set
+        if (kind, at) in prior:
+            return True
+        prior.add((kind, at))
+    return False
+
+
+def _not_before(event: RunEvent, other: RunEvent) -> bool:
+    """Returns `event.order >= other.order`, comparing the times alone when they differ (most events)."""
+    if event.at != other.at:
+        return event.at > other.at
+    return event.order >= other.order
 
 
 def _with_lines(source: EventSource, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:

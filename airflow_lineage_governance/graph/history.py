@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.build import Edge, LineageGraph, _add_event
 from airflow_lineage_governance.graph.events import COMPLETE, RunEvent
@@ -32,6 +34,7 @@ Node = ColumnRef | TableRef
 Versions = tuple[tuple[TableRef, str | None], ...]
 
 INF = float("inf")
+_UNKNOWN: Any = object()  # a name not looked up yet
 _SQL_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\s+|[^\s'\"]+|['\"]")
 
 
@@ -143,34 +146,6 @@ class LineageHistory:
         self._tables[name] = ref
         return ref
 
-    def _versions(self, datasets: Any, lineage: list[Any] | None) -> tuple[Versions, list[Any]]:
-        """Returns the (table, snapshot) of each dataset of our namespace, and its name, namespace and schema (the
-        parts a shape is keyed on); appends each dataset's lineage facet to `lineage` when given."""
-        if type(datasets) is not list:
-            return (), [datasets]
-        versions, keys = [], []
-        namespace = self.namespace
-        for dataset in datasets:
-            if type(dataset) is not dict:
-                keys.append(dataset)
-                continue
-            name, space, facets = dataset.get("name"), dataset.get("namespace"), dataset.get("facets")
-            if type(facets) is dict:
-                keys.append((name, space, facets.get("schema")))
-                if lineage is not None:
-                    lineage.append(facets.get("columnLineage"))
-                found = facets.get("version")
-                version = found.get("datasetVersion") if type(found) is dict else None
-            else:
-                keys.append((name, space, facets))
-                version = None
-            if type(name) is not str or (namespace is not None and space != namespace):
-                continue
-            table = self._tables.get(name) if name in self._tables else self._table(name)
-            if table is not None:
-                versions.append((table, version if type(version) is str else None))
-        return tuple(versions), keys
-
     @staticmethod
     def _query(raw: dict[str, Any]) -> str | None:
         job = raw.get("job")
@@ -187,20 +162,65 @@ class LineageHistory:
             known = self._hashes[query] = sql_hash(query)
         return known
 
-    def add(self, event: RunEvent) -> RunRecord | None:
-        """Keeps a COMPLETE event (one that still holds its `raw` JSON) as a run record and returns it; any other
-        event is left out (None). Its lineage is built only when it differs from the job's earlier shapes (the
-        SQL hash, the datasets' names and schemas and the lineage facets, compared in full: a producer may state
-        other lineage for the same statement, e.g. another deployment's catalog)."""
-        raw = event.raw
-        if event.event_type != COMPLETE or raw is None:
-            return None
-        query = self._query(raw)
-        code = self._hash(query)
+    def _versions(self, datasets: Any, lineage: list[Any] | None) -> tuple[Versions, list[Any]]:
+        """Returns the (table, snapshot) of each dataset of our namespace, and the key of each dataset (the parts a
+        shape is keyed on) as JSON values: its name, namespace and schema as an array (its facets for the schema
+        when they are no object), anything else (a dataset that is no object, or the whole value when it is no
+        list) as an object {"dataset": it}; so two keys' orjson bytes are equal only when the keys are. Appends each
+        dataset's lineage facet to `lineage` when given."""
+        if type(datasets) is not list:
+            return (), [{"dataset": datasets}]
+        versions: list[tuple[TableRef, str | None]] = []
+        keys: list[Any] = []
+        namespace, tables = self.namespace, self._tables
+        for dataset in datasets:
+            if type(dataset) is not dict:
+                keys.append({"dataset": dataset})
+                continue
+            name, space, facets = dataset.get("name"), dataset.get("namespace"), dataset.get("facets")
+            if type(facets) is dict:
+                keys.append([name, space, facets.get("schema")])
+                if lineage is not None:
+                    lineage.append(facets.get("columnLineage"))
+                found = facets.get("version")
+                version = found.get("datasetVersion") if type(found) is dict else None
+            else:
+                keys.append([name, space, facets])
+                version = None
+            if type(name) is not str or (namespace is not None and space != namespace):
+                continue
+            table = tables.get(name, _UNKNOWN)
+            if table is _UNKNOWN:
+                table = self._table(name)
+            if table is not None:
+                versions.append((table, version if type(version) is str else None))
+        return tuple(versions), keys
+
+    def _signature(self, raw: dict[str, Any], code: str | None, json_only: bool) -> tuple[Any, Versions, Versions]:
+        """Returns what a shape is keyed on (the SQL hash, the datasets' names, namespaces and schemas and the
+        outputs' lineage facets), the inputs' and the outputs' (table, snapshot). For an event parsed from JSON
+        (`json_only`) it is the orjson bytes of those parts: equal bytes are equal parts, and bytes compare at
+        memory speed where a deep comparison walks hundreds of objects; else the parts themselves."""
         lineage: list[Any] = []
         inputs, keys_in = self._versions(raw.get("inputs"), None)
         outputs, keys_out = self._versions(raw.get("outputs"), lineage)
-        signature = (code, keys_in, keys_out, lineage)
+        if json_only:
+            try:
+                return orjson.dumps([code, keys_in, keys_out, lineage]), inputs, outputs
+            except orjson.JSONEncodeError:  # nested past orjson's 255 levels: compared in full
+                pass
+        return (code, keys_in, keys_out, lineage), inputs, outputs
+
+    def add(self, event: RunEvent) -> RunRecord | None:
+        """Keeps a COMPLETE event (one that still holds its `raw` JSON) as a run record and returns it; any other
+        event is left out (None). Its lineage is built only when it differs from the job's earlier shapes (the
+        SQL hash, the datasets' names and schemas and the lineage facets, compared in full or by their orjson
+        bytes: a producer may state other lineage for the same statement, e.g. another deployment's catalog)."""
+        raw = event.raw
+        if event.event_type != COMPLETE or raw is None:
+            return None
+        code = self._hash(self._query(raw))
+        signature, inputs, outputs = self._signature(raw, code, event.from_json)
         job = event.job_name
         shapes = self._shapes.get(job)
         if shapes is None:
