@@ -229,10 +229,13 @@ def paused_collection() -> Iterator[None]:
         yield
     finally:
         if collecting:
-            if gc.get_freeze_count() == 0:
+            if not _kept:  # (not gc.get_freeze_count(): it counts the frozen objects one by one)
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
+
+
+_kept = False  # keep_for_the_process was called: objects are frozen, and must stay so
 
 
 def keep_for_the_process() -> None:
@@ -240,6 +243,8 @@ def keep_for_the_process() -> None:
     history is built and is kept for the rest of the process. Without it, a full collection started by any later
     allocation rescans all of their millions of objects (seconds at 1,000,000 events) in the middle of a query.
     Reference counting still frees them."""
+    global _kept
+    _kept = True
     gc.freeze()
 
 

@@ -149,7 +149,15 @@ class Paths(Mapping[ColumnRef, list[Edge]]):
         self._reached = reached
 
     def __getitem__(self, column: ColumnRef) -> list[Edge]:
-        return [hop.edge for hop in self._reached[column].hops]
+        reached = self._reached[column]
+        edges = []
+        step: Reached | None = reached
+        while step is not None:
+            edges.append(step.edge)
+            step = step.before
+        if not reached.source_first:
+            edges.reverse()
+        return edges
 
     def __iter__(self) -> Iterator[ColumnRef]:
         return iter(self._reached)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import gc
 import weakref
 
-from airflow_lineage_governance.graph.events import paused_collection
+from airflow_lineage_governance.graph import events
+from airflow_lineage_governance.graph.events import keep_for_the_process, paused_collection
 
 
 class _Node:
@@ -14,8 +15,9 @@ class _Node:
         self.other: object = self
 
 
-def test_what_the_block_kept_is_old_and_still_collected_when_it_becomes_garbage():
+def test_what_the_block_kept_is_old_and_still_collected_when_it_becomes_garbage(monkeypatch):
     gc.unfreeze()  # what earlier tests kept for the process (keep_for_the_process) is scanned again, as at start
+    monkeypatch.setattr(events, "_kept", False)
     with paused_collection():
         assert not gc.isenabled()
         kept = [_Node() for _ in range(1000)]
@@ -27,9 +29,10 @@ def test_what_the_block_kept_is_old_and_still_collected_when_it_becomes_garbage(
     assert gone() is None
 
 
-def test_what_the_process_froze_before_stays_frozen():
+def test_what_the_process_froze_before_stays_frozen(monkeypatch):
+    monkeypatch.setattr(events, "_kept", False)
     frozen = [_Node()]
-    gc.freeze()
+    keep_for_the_process()
     try:
         before = gc.get_freeze_count()
         with paused_collection():
