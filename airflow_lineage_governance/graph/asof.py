@@ -12,8 +12,9 @@ from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
-from airflow_lineage_governance.graph.history import INF, LineageHistory, RunRecord, Shape
+from airflow_lineage_governance.graph.history import INF, LineageHistory
 from airflow_lineage_governance.graph.nodes import LineageNode, Ordered
+from airflow_lineage_governance.graph.records import RunRecord, Shape
 from airflow_lineage_governance.kinds import CONFIDENCE_RANK, Confidence, EdgeSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from airflow_lineage_governance.errors import LineageGovernanceError
-from airflow_lineage_governance.graph.history import sql_hash as facet_hash
+from airflow_lineage_governance.graph.records import sql_hash as facet_hash
 from airflow_lineage_governance.lineage import ColumnLineage, column_lineage, parse_statement
 from airflow_lineage_governance.lineage.fingerprint import facet_sql
 from airflow_lineage_governance.refs import ColumnRef, TableRef

@@ -23,7 +23,8 @@ from datetime import datetime
 from typing import Any
 
 from airflow_lineage_governance.graph.design import Design, DesignedTask, LineEdge, TableEdge, short, sorted_edges
-from airflow_lineage_governance.graph.history import LineageHistory, RunRecord
+from airflow_lineage_governance.graph.history import LineageHistory
+from airflow_lineage_governance.graph.records import RunRecord
 from airflow_lineage_governance.kinds import EdgeSource
 from airflow_lineage_governance.refs import TableRef
 

@@ -11,13 +11,10 @@ DAG files' SQL designs, are kept beside the observed ones (`add_static`), with t
 
 from __future__ import annotations
 
-import hashlib
-import re
 from array import array
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -27,82 +24,14 @@ from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.build import Edge, LineageGraph, _add_event
 from airflow_lineage_governance.graph.events import COMPLETE, RunEvent
 from airflow_lineage_governance.graph.nodes import NodeIndex
+from airflow_lineage_governance.graph.records import RunRecord, Shape, Versions, sql_hash
 from airflow_lineage_governance.kinds import EdgeSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 Node = ColumnRef | TableRef
-Versions = tuple[tuple[TableRef, str | None], ...]
 
 INF = float("inf")
 _UNKNOWN: Any = object()  # a name not looked up yet
-_SQL_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\s+|[^\s'\"]+|['\"]")
-
-
-def sql_hash(query: str) -> str:
-    """Returns the SHA-256 (first 16 hex digits) of the query normalised: runs of whitespace made one space, text
-    outside quotes lower-cased, quoted literals and identifiers kept as written. (sqlglot is not used: a history
-    holds thousands of distinct statements and parsing each would cost more than reading the events; the
-    operator's `sql` facet is sqlglot's own rendering already, so the same statement always hashes the same.)"""
-    parts = []
-    for token in _SQL_TOKENS.findall(query.strip()):
-        if token[0] in "'\"":
-            parts.append(token)
-        elif token.isspace():
-            parts.append(" ")
-        else:
-            parts.append(token.lower())
-    return hashlib.sha256("".join(parts).encode()).hexdigest()[:16]
-
-
-@dataclass(slots=True, eq=False)
-class Shape:
-    """The lineage one or more runs of a job stated identically: its edges (in the order the event stated them),
-    the columns it named per table (in order), the tables it wrote, and the parts of the wrong shape."""
-
-    signature: Any
-    edges: list[Edge]
-    columns: dict[TableRef, list[str]]
-    names: dict[TableRef, str]
-    outputs: list[TableRef]
-    wrong_parts: int = 0
-    static: RunRecord | None = None  # the declared or designed record the shape belongs to (None: observed)
-    job: str = ""
-    serial: int = -1  # the shape's place in LineageHistory.shapes
-
-
-@dataclass(slots=True, eq=False)
-class RunRecord:
-    """One COMPLETE event of a job (or a declared or designed statement of a job's lineage, with no run)."""
-
-    event: RunEvent
-    shape: Shape
-    sql_hash: str | None = None
-    inputs: Versions = ()
-    outputs: Versions = ()
-    source: EdgeSource = EdgeSource.OBSERVED
-    owner: str | None = None
-    reason: str | None = None
-
-    @property
-    def job(self) -> str:
-        """Returns the job's name."""
-        return self.event.job_name
-
-    def read(self, table: TableRef) -> str | None:
-        """Returns the snapshot of `table` the run read, or None when its event named no version."""
-        return next((v for t, v in self.inputs if t == table), None)
-
-    def wrote(self, table: TableRef) -> str | None:
-        """Returns the snapshot of `table` the run wrote, or None when its event named no version."""
-        return next((v for t, v in self.outputs if t == table), None)
-
-    def to_dict(self) -> dict[str, object]:
-        """Returns the run's evidence as the CLI's JSON shows it."""
-        event = self.event
-        return {"job": event.job_name, "source": str(self.source), "run_id": event.run_id or None,
-                "try": event.try_number, "event_time": event.event_time or None, "sql_hash": self.sql_hash,
-                "inputs": {str(t): v for t, v in self.inputs}, "outputs": {str(t): v for t, v in self.outputs},
-                **({"owner": self.owner, "reason": self.reason} if self.source is not EdgeSource.OBSERVED else {})}
 
 
 class LineageHistory:

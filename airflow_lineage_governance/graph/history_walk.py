@@ -14,8 +14,8 @@ from typing import TypeVar
 from airflow_lineage_governance.graph.asof import UNKNOWN, AsOf, Evidence
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
 from airflow_lineage_governance.graph.errors import GraphError
-from airflow_lineage_governance.graph.history import RunRecord
 from airflow_lineage_governance.graph.nodes import DIRECT_COLUMNS, TO_TABLE, NodeIndex
+from airflow_lineage_governance.graph.records import RunRecord
 from airflow_lineage_governance.graph.walk import GraphWalker, Step, Walk, walk
 from airflow_lineage_governance.kinds import CONFIDENCE_RANK, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef

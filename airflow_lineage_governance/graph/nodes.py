@@ -18,7 +18,7 @@ from airflow_lineage_governance.kinds import EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 if TYPE_CHECKING:
-    from airflow_lineage_governance.graph.history import Shape
+    from airflow_lineage_governance.graph.records import Shape
 
 Entry = tuple[Edge, "Shape", "LineageNode"]
 """An edge of a node, the shape that states it, and the node at its other end."""

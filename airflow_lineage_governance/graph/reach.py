@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from airflow_lineage_governance.graph.asof import Evidence
 from airflow_lineage_governance.graph.build import Edge
-from airflow_lineage_governance.graph.history import RunRecord
+from airflow_lineage_governance.graph.records import RunRecord
 from airflow_lineage_governance.graph.walk import Walk
 from airflow_lineage_governance.kinds import CONFIDENCE_RANK, Confidence
 from airflow_lineage_governance.refs import ColumnRef

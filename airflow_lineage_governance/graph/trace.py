@@ -17,7 +17,8 @@ from typing import Any
 from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.errors import GraphError
 from airflow_lineage_governance.graph.events import paused_collection
-from airflow_lineage_governance.graph.history import LineageHistory, RunRecord
+from airflow_lineage_governance.graph.history import LineageHistory
+from airflow_lineage_governance.graph.records import RunRecord
 from airflow_lineage_governance.refs import TableRef
 
 Snapshot = tuple[TableRef, str]

@@ -13,7 +13,7 @@ from typing import Generic, TypeVar
 
 from airflow_lineage_governance.graph.asof import Evidence, view_of
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
-from airflow_lineage_governance.graph.history import RunRecord
+from airflow_lineage_governance.graph.records import RunRecord
 from airflow_lineage_governance.kinds import CONFIDENCE_RANK, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 

@@ -10,8 +10,9 @@ import pytest
 from airflow_lineage_governance.graph.asof import AsOf, parse_duration
 from airflow_lineage_governance.graph.build import build_graph
 from airflow_lineage_governance.graph.events import FileEventSource, read_events
-from airflow_lineage_governance.graph.history import LineageHistory, graph_as_of, sql_hash
+from airflow_lineage_governance.graph.history import LineageHistory, graph_as_of
 from airflow_lineage_governance.graph.impact import downstream, upstream
+from airflow_lineage_governance.graph.records import sql_hash
 from airflow_lineage_governance.graph.trace import SnapshotNotInLineageError, trace_back, trace_forward
 from airflow_lineage_governance.kinds import Confidence, EdgeSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef

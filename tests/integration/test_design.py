@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from airflow_lineage_governance.graph.history import sql_hash
+from airflow_lineage_governance.graph.records import sql_hash
 from learning_platform.seed import seed_platform
 from tests.integration.sandbox import REPO, VENV_BIN, Sandbox, base_env, demo_pythonpath
 from tests.integration.test_governance_dag import kinds, run_governance
