@@ -28,10 +28,11 @@ class HistoryChangedError(GraphError):
     """Raised when an answer's paths are read after events were added to the history it walked."""
 
 
-PLACE_SHIFT, PARENT_SHIFT = 4, 24
+PLACE_SHIFT, PARENT_SHIFT = 4, 36
 """A history walk keeps each node it reached as one number: its parent's number, the place of the edge that
-reached it among its parent's edges, and its glance (`(parent << 24) | (place << 4) | mark`): one dict of numbers,
+reached it among its parent's edges, and its glance (`(parent << 36) | (place << 4) | mark`): one dict of numbers,
 no work for the garbage collector."""
+PLACES = (1 << (PARENT_SHIFT - PLACE_SHIFT)) - 1  # a node's edges are numbered below 2**32
 
 
 class _Unpacked(Mapping[int, V]):
@@ -82,7 +83,7 @@ class EdgesByPlace(_Unpacked[Edge]):
         if self._index.version != self._version:
             raise HistoryChangedError("the lineage history changed after this answer was made; ask again")
         ordered = self._index.by_index[packed >> PARENT_SHIFT].leaving()
-        return ordered.entries[(packed >> PLACE_SHIFT) & 0xFFFFF][0]
+        return ordered.entries[(packed >> PLACE_SHIFT) & PLACES][0]
 
 
 class HistoryWalker:
@@ -112,7 +113,7 @@ class HistoryWalker:
         orders, leaving = self.index.out_orders, self.index.leaving
         known, state_of, columns_in = view._holds, view.state, self._columns_in
         size = len(known)
-        packed: dict[int, int] = {}  # node -> parent << 24 | place << 4 | mark
+        packed: dict[int, int] = {}  # node -> parent << 36 | place << 4 | mark
         cycle = -1
         queue = deque([start])
         pop, push = queue.popleft, queue.append

@@ -11,7 +11,14 @@ import pytest
 
 from airflow_lineage_governance.graph.asof import AsOf
 from airflow_lineage_governance.graph.history import LineageHistory, graph_as_of
-from airflow_lineage_governance.graph.history_walk import HistoryWalker
+from airflow_lineage_governance.graph.history_walk import (
+    PARENT_SHIFT,
+    PLACE_SHIFT,
+    PLACES,
+    HistoryWalker,
+    Marks,
+    Parents,
+)
 from airflow_lineage_governance.graph.impact import downstream, upstream
 from airflow_lineage_governance.refs import ColumnRef
 from tests.events import output
@@ -110,3 +117,9 @@ def test_stale_marks_agree_with_each_runs_evidence(tmp_path, seed):
                 assert state == bulk.state(shape.serial)
                 if state:
                     assert bool((state - 1) & 1) == lazy.is_stale(lazy.run_of(shape.job)), (shape.job, at)
+
+
+def test_a_walks_number_for_a_node_keeps_parent_place_and_glance_apart_however_large():
+    place, parent, mark = 3_000_000, 40_000_000, 7  # a place past 2**20, a parent past 2**24
+    packed = {5: parent << PARENT_SHIFT | place << PLACE_SHIFT | mark}
+    assert (Parents(packed)[5], Marks(packed)[5], (packed[5] >> PLACE_SHIFT) & PLACES) == (parent, mark, place)
