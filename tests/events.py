@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -72,3 +73,16 @@ def graph_of(*events: dict[str, Any], namespace: str | None = NS) -> Any:
 
     received = [to_run_event(e) for e in events]
     return build_graph([e for e in received if e is not None], namespace)
+
+
+class Listed:
+    """An in-process event source: its events are Python values (each read a fresh copy), not JSON lines."""
+
+    description = "in-process"
+
+    def __init__(self, events: list[Any]) -> None:
+        self.events = events
+
+    def raw_events(self, report: Any) -> Any:
+        """Yields a copy of each event."""
+        yield from copy.deepcopy(self.events)

@@ -53,10 +53,15 @@ class Reached(NamedTuple):
     @property
     def hops(self) -> list[Evidence]:
         """Returns the evidence of every hop of the path, in the path's order."""
-        chain: list[Evidence] = []
+        return [step.hop for step in self.steps()]
+
+    def steps(self) -> list[Reached]:
+        """Returns how each column of the path is reached, in the path's order (this column's last, or first from
+        the source)."""
+        chain: list[Reached] = []
         step: Reached | None = self
         while step is not None:
-            chain.append(step.hop)
+            chain.append(step)
             step = step.before
         if not self.source_first:
             chain.reverse()
@@ -149,15 +154,7 @@ class Paths(Mapping[ColumnRef, list[Edge]]):
         self._reached = reached
 
     def __getitem__(self, column: ColumnRef) -> list[Edge]:
-        reached = self._reached[column]
-        edges = []
-        step: Reached | None = reached
-        while step is not None:
-            edges.append(step.edge)
-            step = step.before
-        if not reached.source_first:
-            edges.reverse()
-        return edges
+        return [step.edge for step in self._reached[column].steps()]
 
     def __iter__(self) -> Iterator[ColumnRef]:
         return iter(self._reached)

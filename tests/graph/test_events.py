@@ -11,7 +11,7 @@ from airflow_lineage_governance.graph.events import (
     read_events,
     to_run_event,
 )
-from tests.events import complete, event, extraction_error, output, write
+from tests.events import Listed, complete, event, extraction_error, output, write
 
 
 def test_bad_lines_are_counted_never_raised(tmp_path):
@@ -83,12 +83,6 @@ def test_only_each_jobs_latest_complete_keeps_its_whole_event_from_a_file_or_a_s
             complete("dag.b", output("out.u", {"y": ["out.t.x"]}), run="b1", time="2026-10-01T02:00:00Z")]
     path = write(tmp_path / "events.jsonl", runs)
 
-    class Dicts:
-        description = "dicts"
-
-        def raw_events(self, report):
-            return iter(json.loads(json.dumps(r)) for r in runs)
-
-    for source in (FileEventSource(path), Dicts()):
+    for source in (FileEventSource(path), Listed(runs)):
         events, _ = read_events(source)
         assert {e.run_id: e.raw for e in events} == {"a1": None, "b2": runs[1], "a3": runs[2], "b1": None}

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from airflow_lineage_governance.graph.events import FileEventSource, ReadReport, read_events
+from airflow_lineage_governance.graph.events import FileEventSource, read_events
 from airflow_lineage_governance.graph.history import LineageHistory
-from tests.events import NS, complete, output, write
+from tests.events import NS, Listed, complete, output, write
 
 
 def base() -> dict[str, Any]:
@@ -23,16 +23,6 @@ def base() -> dict[str, Any]:
     return event
 
 
-class _Listed:
-    """An in-process source: its events are Python values, not parsed from JSON lines."""
-
-    description = "in-process"
-
-    def __init__(self, events: list[Any]) -> None:
-        self.events = events
-
-    def raw_events(self, report: ReadReport) -> Any:
-        yield from copy.deepcopy(self.events)
 
 
 def shapes_of(events: list[dict[str, Any]], source: Any) -> list[int]:
@@ -60,7 +50,7 @@ def both_ways(tmp_path: Any, events: list[dict[str, Any]]) -> list[int]:
     """Returns the shapes of the runs read from a JSON lines file, after checking a source of Python values (the
     full comparison) gives the same."""
     from_lines = shapes_of(events, FileEventSource(write(tmp_path / "events.jsonl", events)))
-    assert from_lines == shapes_of(events, _Listed(events))
+    assert from_lines == shapes_of(events, Listed(events))
     return from_lines
 
 
@@ -146,6 +136,6 @@ def test_only_events_read_from_json_lines_are_compared_by_their_bytes(tmp_path):
     seen: list[bool] = []
     path = write(tmp_path / "events.jsonl", runs(base()))
     read_events(FileEventSource(path), on_complete=lambda e: (seen.append(e.from_json), history.add(e)))
-    read_events(_Listed(runs(base())), on_complete=lambda e: (seen.append(e.from_json), history.add(e)))
+    read_events(Listed(runs(base())), on_complete=lambda e: (seen.append(e.from_json), history.add(e)))
     assert seen == [True, False]
     assert [type(shape.signature) for shape in history.shapes] == [bytes, tuple]

@@ -3,22 +3,10 @@ events are compared one by one while few and by key when many, and both count th
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from airflow_lineage_governance.graph.events import ReadReport, read_events
-from tests.events import event
-
-
-class _Listed:
-    description = "in-process"
-
-    def __init__(self, events: list[Any]) -> None:
-        self.events = events
-
-    def raw_events(self, report: ReadReport) -> Any:
-        yield from self.events
+from airflow_lineage_governance.graph.events import read_events
+from tests.events import Listed, event
 
 
 def _at(second: int, offset: bool = False) -> str:
@@ -32,7 +20,7 @@ def test_a_runs_repeated_events_are_duplicates_and_its_other_events_are_not(many
     again = [event(kind, "dag.a", run="r1", time=_at(i, offset=True)) for i, kind in enumerate(kinds)]  # same instants
     other = [event("RUNNING", "dag.a", run="r1", time=_at(i + 40)) for i in range(3)]  # same run, other instants
     elsewhere = [event(kind, "dag.a", run="r2", time=_at(i)) for i, kind in enumerate(kinds)]  # another run
-    events, report = read_events(_Listed([*sent, *again[::-1], *other, *elsewhere, *again]))
+    events, report = read_events(Listed([*sent, *again[::-1], *other, *elsewhere, *again]))
     assert report.duplicates == 2 * len(kinds)
     assert [(e.run_id, e.event_type, e.event_time) for e in events] == [
         *(("r1", e["eventType"], e["eventTime"]) for e in sent + other),
@@ -41,5 +29,5 @@ def test_a_runs_repeated_events_are_duplicates_and_its_other_events_are_not(many
 
 def test_the_same_instant_of_another_type_is_no_duplicate():
     sent = [event(kind, "dag.a", run="r1", time=_at(1)) for kind in ("START", "RUNNING", "COMPLETE", "FAIL")]
-    events, report = read_events(_Listed([*sent, *sent]))
+    events, report = read_events(Listed([*sent, *sent]))
     assert report.duplicates == 4 and [e.event_type for e in events] == ["START", "RUNNING", "COMPLETE", "FAIL"]

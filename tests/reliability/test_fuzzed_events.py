@@ -18,8 +18,8 @@ from airflow_lineage_governance.governance.config import Rules, load_metadata
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.graph.build import build_graph
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
-from airflow_lineage_governance.graph.events import FileEventSource, ReadReport, final_events, read_events
-from tests.events import NS, complete, output, source
+from airflow_lineage_governance.graph.events import FileEventSource, final_events, read_events
+from tests.events import NS, Listed, complete, output, source
 
 pytestmark = pytest.mark.reliability
 
@@ -104,16 +104,8 @@ def test_a_wrong_shaped_part_of_a_kept_event_is_counted():
     entry["inputFields"][0]["transformations"] = [{"type": ["DIRECT"], "subtype": {"x": 1}}]
     entry["inputFields"].append(7)
     broken["outputs"][0]["facets"]["columnLineage"]["dataset"] = "crm.learners"
-    events, _ = read_events(_Listed([broken]))
+    events, _ = read_events(Listed([broken]))
     graph = build_graph(events, NS)
     assert graph.wrong_parts == 3
 
 
-class _Listed:
-    description = "in-process"
-
-    def __init__(self, events: list[Any]) -> None:
-        self.events = events
-
-    def raw_events(self, report: ReadReport) -> Any:
-        yield from self.events
