@@ -79,7 +79,6 @@ class AsOf:
         self._worked_out = 0
         self.complete = False  # every shape's state is worked out (no UNKNOWN left)
         self._written: dict[TableRef, RunRecord | None] = {}
-        self._columns: dict[LineageNode, list[LineageNode]] = {}
 
     def run_of(self, job: str) -> RunRecord | None:
         """Returns the job's latest COMPLETE at or before the view's time, or None."""
@@ -110,7 +109,7 @@ class AsOf:
         history = self.history
         static = history.static_sources.get(serial)
         if static is not None:
-            state = 1 + CONFIDENCE_RANK[CONFIDENCE_OF[static]] * 2 if static in self.sources else 0
+            state = self._static_state(static)
         elif EdgeSource.OBSERVED in self.sources and history.holds_at(serial, self._at):
             state = 1 + self._stale(serial)
         else:
@@ -140,8 +139,12 @@ class AsOf:
             for serial in holding:
                 known[serial] = 1 + stale(serial)
         for serial, source in history.static_sources.items():
-            known[serial] = 1 + CONFIDENCE_RANK[CONFIDENCE_OF[source]] * 2 if source in sources else 0
+            known[serial] = self._static_state(source)
         self.complete = True
+
+    def _static_state(self, source: EdgeSource) -> int:
+        """Returns the state of a declared or designed shape: 1 + its source's rank twice when walked, else 0."""
+        return 1 + CONFIDENCE_RANK[CONFIDENCE_OF[source]] * 2 if source in self.sources else 0
 
     def _stale(self, serial: int) -> bool:
         """Returns whether the run that holds the observed shape as of the view's time is stale."""
@@ -182,15 +185,6 @@ class AsOf:
         """Returns the edges entering the node as of the view's time, each with its source's node, DIRECT first,
         then by source."""
         return self._holding(node.entering())
-
-    def columns_in(self, table: LineageNode) -> list[LineageNode]:
-        """Returns the nodes of the table's columns as its writer's run as of the view's time names them, else
-        of every column the history ever named for it."""
-        found = self._columns.get(table)
-        if found is None:
-            nodes = self.history.nodes.node
-            found = self._columns[table] = [nodes(c) for c in self._columns_now(table.ref)]  # type: ignore[arg-type]
-        return found
 
     def out_edges(self, column: ColumnRef) -> list[Edge]:
         """Returns the edges leaving the column as of the view's time, by target, type, subtype and source."""
