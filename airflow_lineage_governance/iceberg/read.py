@@ -2,28 +2,45 @@
 namespace as `schema.table`, of a two-level namespace `a.b` as `a.b.table` (an in-memory DuckDB catalog `a`
 holding the schema `b`).
 
-Fast path: DuckDB scans the snapshot's Parquet data files directly. A table with delete files, more than
-one schema in its history, or data outside the local file system takes the correct path instead: pyiceberg
-applies deletes and schema evolution and streams Arrow batches into DuckDB.
+Every read of the provider goes through `expose_table`, which gives exactly the rows and types the snapshot
+holds: DuckDB scans the snapshot's data files with the columns matched by Iceberg field id, values taken from
+the files only (never from their paths), NaN never assumed absent from a file's statistics. Where DuckDB alone
+cannot read the snapshot right (delete files, a nested field renamed, files without field ids, files off the
+local file system), pyiceberg's reader applies them and DuckDB casts its batches to the table's types.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, count
+from typing import Any
 from urllib.parse import urlparse
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyiceberg.catalog import Catalog
-from pyiceberg.table import Table
+from pyiceberg.expressions import AlwaysTrue
+from pyiceberg.io.pyarrow import ArrowScan
+from pyiceberg.manifest import DataFile
+from pyiceberg.schema import Schema
+from pyiceberg.table import FileScanTask, Table
+from pyiceberg.transforms import IdentityTransform
+from pyiceberg.types import IcebergType, ListType, MapType, NestedField, StructType, UUIDType
 
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table
 from airflow_lineage_governance.iceberg.errors import NamespaceTooDeepError
+from airflow_lineage_governance.iceberg.session import SessionSettings, apply_session
+from airflow_lineage_governance.iceberg.types import duckdb_type, quoted
 from airflow_lineage_governance.refs import TableRef
 
 DIRECT_SCAN = "direct parquet scan"
 ARROW_READER = "pyiceberg arrow reader"
+SCAN_OPTIONS = "hive_partitioning = false, can_have_nan = true"
+"""How every `read_parquet` of the provider reads Iceberg data files: values from the files, never from their
+paths, and no row group skipped on float statistics that leave NaN out."""
+_NAME_MAPPING = "schema.name-mapping.default"
 
 
 @dataclass(frozen=True)
@@ -35,16 +52,31 @@ class PinnedRead:
     path: str
     reason: str = ""
     files: tuple[str, ...] = field(default=(), repr=False, compare=False)
-    """The local data files DuckDB reads for the direct scan (empty when the rows came through Arrow)."""
+    """The local files DuckDB reads for the direct scan (empty when the rows came through Arrow)."""
+    data_files: Mapping[str, DataFile] = field(default_factory=dict, repr=False, compare=False)
+    """Each data file of the snapshot, by the value its rows hold in the file column (when one was asked for)."""
 
 
 UNSAFE_DEFAULTS = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 
 
-def sandboxed_connection() -> duckdb.DuckDBPyConnection:
-    """Returns an in-memory DuckDB connection that installs and loads no extension on its own; call lock_down once
-    the tables are exposed."""
-    return duckdb.connect(config=dict(UNSAFE_DEFAULTS))
+def sandboxed_connection(session: SessionSettings | None = None) -> duckdb.DuckDBPyConnection:
+    """Return an in-memory DuckDB connection that installs and loads no extension on its own.
+
+    The connection runs under `session` (default: `SessionSettings()`, UTC), never the worker's environment,
+    and never trusts a Parquet file's float statistics to leave NaN out. Call `lock_down` once the tables are
+    exposed.
+
+    Args:
+        session: the DuckDB session settings the statement runs under.
+
+    Raises:
+        SessionSettingError: when DuckDB refuses one of the settings.
+    """
+    connection = duckdb.connect(config=dict(UNSAFE_DEFAULTS))
+    apply_session(connection, session or SessionSettings())
+    connection.execute("SET parquet_can_have_nan = true")
+    return connection
 
 
 def lock_down(connection: duckdb.DuckDBPyConnection, reads: Sequence[PinnedRead]) -> None:
@@ -53,14 +85,17 @@ def lock_down(connection: duckdb.DuckDBPyConnection, reads: Sequence[PinnedRead]
     undo it."""
     files = sorted({path for read in reads for path in read.files})
     if files:
-        listed = ", ".join("'" + path.replace("'", "''") + "'" for path in files)
-        connection.execute(f"SET allowed_paths = [{listed}]")
+        connection.execute(f"SET allowed_paths = [{_listed(files)}]")
     connection.execute("SET enable_external_access = false")
     connection.execute("SET lock_configuration = true")
 
 
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+def _text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _listed(paths: Sequence[str]) -> str:
+    return ", ".join(map(_text, paths))
 
 
 def _local_path(location: str) -> str | None:
@@ -76,68 +111,235 @@ def duckdb_name(connection: duckdb.DuckDBPyConnection, ref: TableRef) -> str:
     """Returns the quoted name under which DuckDB finds `ref`, creating its schema (and, for a two-level
     namespace, its in-memory catalog) when missing; raises NamespaceTooDeepError past two levels."""
     if len(ref.namespace) == 1:
-        schema = _quoted(ref.namespace[0])
+        schema = quoted(ref.namespace[0])
     elif len(ref.namespace) == 2:
-        catalog = _quoted(ref.namespace[0])
+        catalog = quoted(ref.namespace[0])
         connection.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {catalog}")
-        schema = f"{catalog}.{_quoted(ref.namespace[1])}"
+        schema = f"{catalog}.{quoted(ref.namespace[1])}"
     else:
         raise NamespaceTooDeepError(ref, f"its namespace has {len(ref.namespace)} levels, and DuckDB names at "
                                     "most two (catalog.schema)", "keep the table in a namespace of one or two levels")
     connection.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-    return f"{schema}.{_quoted(ref.name)}"
+    return f"{schema}.{quoted(ref.name)}"
 
 
-def _fallback_reason(table: Table, snapshot_id: int | None) -> tuple[str, list[str]]:
-    """Returns why the direct scan would be wrong ('' when it is right) and the local data file paths."""
-    if len(table.metadata.schemas) > 1:
-        return "the table's schema has evolved", []
-    if snapshot_id is None:
-        return "", []
-    paths = []
-    for task in table.scan(snapshot_id=snapshot_id).plan_files():
+def _nested_names(schema: Schema) -> dict[int, tuple[int | str, ...]]:
+    """Returns every field nested in a struct, list or map column, by field id: its column's field id, then the
+    names leading to it."""
+    found: dict[int, tuple[int | str, ...]] = {}
+
+    def walk(kind: IcebergType, path: tuple[int | str, ...]) -> None:
+        children: list[tuple[int, str, IcebergType]] = []
+        if isinstance(kind, StructType):
+            children = [(f.field_id, f.name, f.field_type) for f in kind.fields]
+        elif isinstance(kind, ListType):
+            children = [(kind.element_id, "element", kind.element_type)]
+        elif isinstance(kind, MapType):
+            children = [(kind.key_id, "key", kind.key_type), (kind.value_id, "value", kind.value_type)]
+        for field_id, name, child in children:
+            found[field_id] = (*path, name)
+            walk(child, (*path, name))
+
+    for column in schema.fields:
+        walk(column.field_type, (column.field_id,))
+    return found
+
+
+def _nested_fields_changed(table: Table) -> bool:
+    """Returns whether a field nested in a column was renamed, or a nested name given to another field, in the
+    table's history: DuckDB matches nested fields by name, so those tables take pyiceberg's reader."""
+    current = _nested_names(table.schema())
+    by_path = {path: field_id for field_id, path in current.items()}
+    for schema in table.metadata.schemas:
+        for field_id, path in _nested_names(schema).items():
+            if current.get(field_id, path) != path or by_path.get(path, field_id) != field_id:
+                return True
+    return False
+
+
+def _fallback_reason(table: Table, tasks: Sequence[FileScanTask]) -> str:
+    """Returns why DuckDB's scan of the files would be wrong ('' when it is right)."""
+    if _NAME_MAPPING in table.metadata.properties:
+        return "its data files may lack field ids (the table has a name mapping)"
+    if _nested_fields_changed(table):
+        return "a field nested in one of its columns has been renamed"
+    for task in tasks:
         if task.delete_files:
-            return "the snapshot has delete files", []
-        path = _local_path(task.file.file_path)
-        if path is None:
-            return "its data files are not on the local file system", []
-        paths.append(path)
-    return "", paths
+            return "the snapshot has delete files"
+        if _local_path(task.file.file_path) is None:
+            return "its data files are not on the local file system"
+    return ""
+
+
+def _schema_map(fields: Sequence[NestedField]) -> str:
+    """Returns the `schema` option of read_parquet that reads each column by its field id, as its current name
+    and type (NULL in a file written before the column was added)."""
+    entries = ", ".join(f"{f.field_id}: {{name: {_text(f.name)}, type: {_text(duckdb_type(f.field_type))}, "
+                        "default_value: NULL}" for f in fields)
+    return f"MAP {{{entries}}}"
+
+
+def _file_has_field(data_file: DataFile, path: str, field_id: int) -> bool:
+    """Returns whether the data file holds the column `field_id` (read from its footer when its metrics say
+    nothing of the column)."""
+    for metrics in (data_file.value_counts, data_file.null_value_counts, data_file.column_sizes):
+        if metrics and field_id in metrics:
+            return True
+    return any(f.metadata and f.metadata.get(b"PARQUET:field_id") == str(field_id).encode()
+               for f in pq.read_schema(path))
+
+
+def _missing_identity_values(table: Table, task: FileScanTask, path: str,
+                             fields: Sequence[NestedField]) -> tuple[tuple[int, Any], ...]:
+    """Returns, for each identity-partition column the data file lacks, its field id and the value the
+    manifest's partition tuple gives it."""
+    spec = table.specs().get(task.file.spec_id)
+    if spec is None or spec.is_unpartitioned():
+        return ()
+    wanted = {f.field_id for f in fields}
+    found = []
+    for position, partition_field in enumerate(spec.fields):
+        source = partition_field.source_id
+        if isinstance(partition_field.transform, IdentityTransform) and source in wanted:
+            if not _file_has_field(task.file, path, source):
+                found.append((source, task.file.partition[position]))
+    return tuple(found)
+
+
+def _constants_table(connection: duckdb.DuckDBPyConnection, fields: Mapping[int, NestedField],
+                     values: Sequence[tuple[int, Any]], names: Iterator[int]) -> str:
+    """Creates a one-row DuckDB table holding the partition values `values` (field id, value) typed by the
+    table's schema, and returns its quoted name."""
+    arrays, arrow_fields = [], []
+    for field_id, value in values:
+        column = fields[field_id]
+        arrow_type = Schema(column).as_arrow().field(0).type
+        raw = value.bytes if isinstance(column.field_type, UUIDType) and value is not None else value
+        arrays.append(pa.array([raw], type=arrow_type))
+        arrow_fields.append(pa.field(column.name, arrow_type))
+    name = f"__iceberg_partition_values_{next(names)}"
+    connection.register(name, pa.Table.from_arrays(arrays, schema=pa.schema(arrow_fields)))
+    try:
+        casts = ", ".join(f"CAST({quoted(fields[i].name)} AS {duckdb_type(fields[i].field_type)}) AS "
+                          f"{quoted(fields[i].name)}" for i, _ in values)
+        connection.execute(f"CREATE TABLE main.{quoted(name)} AS SELECT {casts} FROM {quoted(name)}")
+    finally:
+        connection.unregister(name)
+    return f"main.{quoted(name)}"
+
+
+_CONSTANT_TABLES = count()
+
+
+def _scan_sql(connection: duckdb.DuckDBPyConnection, table: Table, tasks: Sequence[FileScanTask],
+              file_column: str | None) -> tuple[str, list[str], dict[str, DataFile]]:
+    """Returns the SELECT that reads the tasks' data files as the table's rows, the local paths it reads, and
+    each data file by its path (the file column's value)."""
+    fields = table.schema().fields
+    by_id = {f.field_id: f for f in fields}
+    groups: dict[tuple[tuple[int, Any], ...], list[str]] = {}
+    data_files: dict[str, DataFile] = {}
+    for task in tasks:
+        path = _local_path(task.file.file_path) or task.file.file_path
+        data_files[path] = task.file
+        groups.setdefault(_missing_identity_values(table, task, path, fields), []).append(path)
+    options = f"schema = {_schema_map(fields)}, {SCAN_OPTIONS}"
+    if file_column is not None:
+        options += f", filename = {_text(file_column)}"
+    extra = [quoted(file_column)] if file_column is not None else []
+    parts = []
+    for missing, paths in groups.items():
+        scan = f"read_parquet([{_listed(paths)}], {options})"
+        if not missing:
+            parts.append(f"SELECT {', '.join([*(quoted(f.name) for f in fields), *extra])} FROM {scan}")
+            continue
+        constants = _constants_table(connection, by_id, missing, _CONSTANT_TABLES)
+        replaced = {field_id for field_id, _ in missing}
+        columns = [f"k.{quoted(f.name)}" if f.field_id in replaced else f"f.{quoted(f.name)}" for f in fields]
+        parts.append(f"SELECT {', '.join([*columns, *(f'f.{e}' for e in extra)])} FROM {scan} AS f, {constants} AS k")
+    return " UNION ALL ".join(parts), sorted(data_files), data_files
+
+
+def _empty_sql(schema: Schema, file_column: str | None) -> str:
+    columns = [f"CAST(NULL AS {duckdb_type(f.field_type)}) AS {quoted(f.name)}" for f in schema.fields]
+    if file_column is not None:
+        columns.append(f"CAST(NULL AS VARCHAR) AS {quoted(file_column)}")
+    return f"SELECT {', '.join(columns)} WHERE false"
+
+
+def _read_through_arrow(connection: duckdb.DuckDBPyConnection, table: Table, tasks: Sequence[FileScanTask],
+                        target: str, file_column: str | None) -> dict[str, DataFile]:
+    """Creates `target` in DuckDB from pyiceberg's reader of the tasks, each column cast by DuckDB to its
+    table type; returns each data file by the file column's value."""
+    schema = table.schema()
+    relation = "__iceberg_arrow_batches"
+    casts = ", ".join(f"CAST({quoted(f.name)} AS {duckdb_type(f.field_type)}) AS {quoted(f.name)}"
+                      for f in schema.fields)
+    connection.execute(f"CREATE TABLE {target} AS {_empty_sql(schema, file_column)}")
+    scan = ArrowScan(table.metadata, table.io, schema, AlwaysTrue())
+    data_files: dict[str, DataFile] = {}
+    for task in tasks if file_column is not None else [None]:
+        if task is None:
+            batches = scan.to_record_batches(tasks)
+            extra = ""
+        else:
+            batches = scan.to_record_batches([task])
+            data_files[task.file.file_path] = task.file
+            extra = f", {_text(task.file.file_path)} AS {quoted(str(file_column))}"
+        names = [f.name for f in schema.fields]
+        renamed = (batch.rename_columns(names) for batch in batches)
+        first = next(renamed, None)
+        if first is None:
+            continue
+        reader = pa.RecordBatchReader.from_batches(first.schema, chain([first], renamed))
+        connection.register(relation, reader)
+        try:
+            connection.execute(f"INSERT INTO {target} SELECT {casts}{extra} FROM {quoted(relation)}")
+        finally:
+            connection.unregister(relation)
+    return data_files
 
 
 def expose_table(connection: duckdb.DuckDBPyConnection, catalog: Catalog, name: TableName,
-                 table: Table | None = None) -> PinnedRead:
-    """Creates `ref` in DuckDB as the table's current snapshot (of `table` when given, already loaded, else
-    loaded from the catalog) and returns how it was read; raises pyiceberg's NoSuchTableError when the catalog
-    has no such table, NamespaceTooDeepError when DuckDB cannot name it."""
+                 table: Table | None = None, *, file_column: str | None = None) -> PinnedRead:
+    """Create `name` in DuckDB as the rows of the table's current snapshot, and return how it was read.
+
+    Args:
+        connection: the statement's connection (from `sandboxed_connection`), not yet locked down.
+        catalog: the catalog holding the table.
+        name: the table.
+        table: the table as already loaded (else it is loaded from the catalog).
+        file_column: when given, the name of an extra column holding each row's data file (`data_files` of
+            the result maps its values to the snapshot's data files).
+
+    Returns:
+        The table, the snapshot read, and how (`DIRECT_SCAN` or `ARROW_READER`, with the reason).
+
+    Raises:
+        NoSuchTableError: (pyiceberg's) when the catalog has no such table.
+        NamespaceTooDeepError: when DuckDB cannot name the table.
+    """
     ref = as_table(name)
     target = duckdb_name(connection, ref)
     if table is None:
         table = catalog.load_table(ref.identifier)
     snapshot = table.current_snapshot()
-    snapshot_id = snapshot.snapshot_id if snapshot else None
-    schema = table.schema()
-    columns = ", ".join(_quoted(field.name) for field in schema.fields)
-    reason, paths = _fallback_reason(table, snapshot_id)
-    if not reason and paths:
-        files = ", ".join("'" + path.replace("'", "''") + "'" for path in paths)
-        connection.execute(f"CREATE VIEW {target} AS SELECT {columns} FROM read_parquet([{files}])")
-        return PinnedRead(ref, snapshot_id, DIRECT_SCAN, files=tuple(paths))
-    if snapshot_id is None:
-        empty = schema.as_arrow().empty_table()
-        reader = pa.RecordBatchReader.from_batches(empty.schema, empty.to_batches())
-    else:
-        reader = table.scan(snapshot_id=snapshot_id).to_arrow_batch_reader()
-    relation = "__iceberg_" + "_".join(ref.identifier)
-    # The reader projects by field id in the current schema's order, but may keep the data files' names.
-    renamed = ", ".join(f"{_quoted(old)} AS {_quoted(field.name)}"
-                        for old, field in zip(reader.schema.names, schema.fields, strict=True))
-    connection.register(relation, reader)
-    try:
-        connection.execute(f"CREATE TABLE {target} AS SELECT {renamed} FROM {_quoted(relation)}")
-    finally:
-        connection.unregister(relation)
-    return PinnedRead(ref, snapshot_id, ARROW_READER, reason or "the table is empty")
+    if snapshot is None:
+        connection.execute(f"CREATE TABLE {target} AS {_empty_sql(table.schema(), file_column)}")
+        return PinnedRead(ref, None, DIRECT_SCAN, "the table is empty")
+    tasks = list(table.scan(snapshot_id=snapshot.snapshot_id).plan_files())
+    # Largest files first: DuckDB estimates a list's rows from its first file (join sides are chosen by it).
+    tasks.sort(key=lambda task: -task.file.record_count)
+    reason = _fallback_reason(table, tasks)
+    if reason:
+        data_files = _read_through_arrow(connection, table, tasks, target, file_column)
+        return PinnedRead(ref, snapshot.snapshot_id, ARROW_READER, reason, data_files=data_files)
+    if not tasks:
+        connection.execute(f"CREATE TABLE {target} AS {_empty_sql(table.schema(), file_column)}")
+        return PinnedRead(ref, snapshot.snapshot_id, DIRECT_SCAN, "the snapshot has no data files")
+    sql, paths, data_files = _scan_sql(connection, table, tasks, file_column)
+    connection.execute(f"CREATE VIEW {target} AS {sql}")
+    return PinnedRead(ref, snapshot.snapshot_id, DIRECT_SCAN, files=tuple(paths), data_files=data_files)
 
 
 def expose_tables(connection: duckdb.DuckDBPyConnection, catalog: Catalog, tables: Sequence[TableName],

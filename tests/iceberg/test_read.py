@@ -5,6 +5,7 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 import pytest
+from pyiceberg.types import LongType, StringType
 
 from airflow_lineage_governance.errors import LineageGovernanceError
 from airflow_lineage_governance.iceberg.errors import IcebergError, NamespaceTooDeepError
@@ -36,8 +37,30 @@ def test_direct_scan_then_delete_file_then_schema_evolution(catalog):
         update.rename_column("v", "value")
     connection = duckdb.connect()
     read = expose_table(connection, catalog, "a.t")
-    assert read.reason == "the table's schema has evolved"
-    assert connection.execute("select sum(value) from a.t").fetchone()[0] == sum(range(10)) - 3
+    assert read.reason == "the snapshot has delete files"
+    assert connection.execute("select sum(value) from a.t").fetchall() == [(sum(range(10)) - 3,)]
+
+
+def test_an_evolved_schema_is_read_by_field_id_on_the_direct_scan(catalog):
+    create_or_replace(catalog, "a.t", pa.table({"id": pa.array([1, 2], pa.int32()), "v": [10.5, 20.5],
+                                                "gone": ["x", "y"]}), {})
+    table = catalog.load_table("a.t")
+    with table.update_schema() as update:
+        update.rename_column("v", "value")
+        update.delete_column("gone")
+        update.add_column("gone", StringType())
+        update.update_column("id", LongType())
+    with table.update_schema() as update:
+        update.move_first("value")
+    table = catalog.load_table("a.t")
+    table.append(pa.table({"value": [30.5], "id": pa.array([3], pa.int64()), "gone": ["new"]}))
+    connection = duckdb.connect()
+    read = expose_table(connection, catalog, "a.t")
+    assert read.path == DIRECT_SCAN
+    assert [row[:2] for row in connection.execute("describe a.t").fetchall()] == [
+        ("value", "DOUBLE"), ("id", "BIGINT"), ("gone", "VARCHAR")]
+    assert sorted(connection.execute("select * from a.t").fetchall()) == [
+        (10.5, 1, None), (20.5, 2, None), (30.5, 3, "new")]
 
 
 def test_an_empty_table_reads_as_empty(catalog):
