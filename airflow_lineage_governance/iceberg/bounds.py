@@ -207,7 +207,10 @@ def row_filter(shape: DmlShape, connection: duckdb.DuckDBPyConnection,
     known = {name.lower() for name in known_columns}
     found: BooleanExpression = AlwaysTrue()
     for conjunct in _conjuncts(shape.condition):
-        bound = _bound(conjunct, shape, connection)
+        try:
+            bound = _bound(conjunct, shape, connection)
+        except ValueError:  # a value pyiceberg cannot compare (NaN): the conjunct bounds nothing
+            continue
         if bound is None:
             continue
         terms = [getattr(getattr(p, "term", None), "name", None) for p in _leaves(bound)]

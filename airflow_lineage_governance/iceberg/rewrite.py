@@ -20,8 +20,8 @@ import sqlglot
 from pyiceberg.catalog import Catalog
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
 from pyiceberg.expressions.visitors import bind
-from pyiceberg.io.pyarrow import ArrowScan
-from pyiceberg.table import FileScanTask, Table
+from pyiceberg.manifest import DataFile
+from pyiceberg.table import Table
 from sqlglot import exp
 
 from airflow_lineage_governance.iceberg.bounds import DmlShape, dml_shape, row_filter
@@ -31,11 +31,15 @@ from airflow_lineage_governance.iceberg.partitioned import commit_files, data_fi
 from airflow_lineage_governance.iceberg.read import (
     PinnedRead,
     duckdb_name,
+    expose_table,
     expose_tables,
     lock_down,
     sandboxed_connection,
 )
 from airflow_lineage_governance.iceberg.run import StatementRun
+from airflow_lineage_governance.iceberg.session import SessionSettings
+from airflow_lineage_governance.iceberg.touched import touched_files_query
+from airflow_lineage_governance.iceberg.types import quoted
 from airflow_lineage_governance.iceberg.write import (
     ROW_COUNT_KEYS,
     RowCounts,
@@ -48,13 +52,16 @@ from airflow_lineage_governance.iceberg.write import (
 from airflow_lineage_governance.refs import TableRef
 
 COPY_ON_WRITE = "copy-on-write rewrite"
+FILE_COLUMN = "__iceberg_data_file"
+"""The column of the exposed target that holds each row's data file (dropped before the statement runs)."""
+_WHOLE_TARGET = "__iceberg_whole_target"
 
 
 @dataclass(frozen=True)
 class _Rewritten:
     """One attempt's DuckDB work: the files read, the filter that chose them, the rows after the statement."""
 
-    tasks: list[FileScanTask]
+    files: list[DataFile]
     scope: BooleanExpression
     rows: pa.Table | None
     counts: RowCounts
@@ -69,14 +76,6 @@ def _checked_filter(table: Table, found: BooleanExpression) -> BooleanExpression
     except Exception:  # a literal pyiceberg cannot compare with the column: no bound
         return AlwaysTrue()
     return found
-
-
-def _target_rows(table: Table, tasks: Sequence[FileScanTask]) -> pa.Table:
-    """Returns every row of the given data files (their delete files applied), in the table's current schema."""
-    schema = table.schema()
-    if not tasks:
-        return schema.as_arrow().empty_table()
-    return ArrowScan(table.metadata, table.io, schema, AlwaysTrue()).to_table(tasks)
 
 
 def _counted(shape: DmlShape, dml: str) -> str:
@@ -98,39 +97,52 @@ def _run_dml(connection: duckdb.DuckDBPyConnection, shape: DmlShape, dml: str) -
     return RowCounts(updated=count) if shape.kind == "UPDATE" else RowCounts(deleted=count)
 
 
+def _touched_files(connection: duckdb.DuckDBPyConnection, shape: DmlShape, read: PinnedRead) -> list[str]:
+    """Returns the file column's values of the target's data files the statement can change, as DuckDB answers
+    over the statement's own read (all of them when nothing bounds the statement)."""
+    query = touched_files_query(shape, FILE_COLUMN)
+    if query is None:
+        return sorted(read.data_files)
+    return sorted(str(row[0]) for row in connection.execute(query).fetchall() if row[0] is not None)
+
+
 def _rewrite(catalog: Catalog, table: Table, ref: TableRef, dml: str, shape: DmlShape,
-             sources: Sequence[TableName], loaded: Mapping[TableRef, Table]) -> _Rewritten:
-    """Reads the bounded files of the table's current snapshot into a sandboxed DuckDB, runs the statement there
-    and returns what it read and the rows after it."""
+             sources: Sequence[TableName], loaded: Mapping[TableRef, Table],
+             session: SessionSettings | None) -> _Rewritten:
+    """Reads the table's current snapshot into a sandboxed DuckDB, asks DuckDB which data files the statement
+    can change, keeps only their rows, runs the statement there and returns what it read and the rows after."""
     snapshot = table.current_snapshot()
-    connection = sandboxed_connection()
+    connection = sandboxed_connection(session)
     try:
         reads = expose_tables(connection, catalog, sources, loaded)
-        lock_down(connection, reads)
+        whole = expose_table(connection, catalog, ref, table, file_column=FILE_COLUMN)
+        lock_down(connection, [whole, *reads])
         scope = _checked_filter(table, row_filter(shape, connection, table.schema().column_names))
-        tasks = [] if snapshot is None else list(
-            table.scan(snapshot_id=snapshot.snapshot_id, row_filter=scope, case_sensitive=False).plan_files())
-        before = _target_rows(table, tasks)
+        touched = _touched_files(connection, shape, whole)
         name = duckdb_name(connection, ref)
-        connection.register("__copy_on_write", before)
-        try:
-            connection.execute(f'CREATE TABLE {name} AS SELECT * FROM "__copy_on_write"')
-        finally:
-            connection.unregister("__copy_on_write")
+        kind = "VIEW" if whole.files else "TABLE"
+        connection.execute(f"ALTER {kind} {name} RENAME TO {quoted(_WHOLE_TARGET)}")
+        whole_name = name.rsplit(".", 1)[0] + "." + quoted(_WHOLE_TARGET)
+        columns = ", ".join(quoted(f.name) for f in table.schema().fields)
+        listed = ", ".join("'" + path.replace("'", "''") + "'" for path in touched) or "NULL"
+        connection.execute(f"CREATE TABLE {name} AS SELECT {columns} FROM {whole_name} "
+                           f"WHERE {quoted(FILE_COLUMN)} IN ({listed})")
+        connection.execute(f"DROP {kind} {whole_name}")
         counts = _run_dml(connection, shape, dml)
         after = connection.sql(f"SELECT * FROM {name}").to_arrow_table() if counts.changed else None
     finally:
         connection.close()
     total = int((snapshot.summary.get("total-data-files") if snapshot and snapshot.summary else None) or 0)
-    counts = RowCounts(counts.inserted, counts.updated, counts.deleted, len(tasks), total)
-    how = f"{len(tasks)} of {total} data files"
+    counts = RowCounts(counts.inserted, counts.updated, counts.deleted, len(touched), total)
+    how = f"{len(touched)} of {total} data files"
     pinned = PinnedRead(ref, snapshot.snapshot_id if snapshot else None, COPY_ON_WRITE, how)
-    return _Rewritten(tasks, scope, after, counts, [pinned, *reads])
+    return _Rewritten([whole.data_files[path] for path in touched], scope, after, counts, [pinned, *reads])
 
 
 def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources: Sequence[TableName],
                       snapshot_properties: Mapping[str, str] | None = None,
-                      loaded: Mapping[TableRef, Table] | None = None) -> StatementRun:
+                      loaded: Mapping[TableRef, Table] | None = None,
+                      session: SessionSettings | None = None) -> StatementRun:
     """Runs the MERGE, UPDATE or DELETE `dml` (tables named as DuckDB finds them) on `target`, copy-on-write, over
     `sources` pinned to their current snapshots, and commits the rewritten files in one OVERWRITE snapshot carrying
     `snapshot_properties` and the row counts; returns what was read and written (`write.counts`: rows inserted,
@@ -154,7 +166,7 @@ def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources:
             return earlier
         started = time.perf_counter()
         try:
-            done = _rewrite(catalog, table, ref, dml, shape, sources, known)
+            done = _rewrite(catalog, table, ref, dml, shape, sources, known, session)
         except NamespaceTooDeepError as error:
             raise IcebergWriteError(ref, f"it reads {error.table}, whose namespace DuckDB cannot name",
                                     "keep the table in a namespace of one or two levels") from None
@@ -188,7 +200,7 @@ def _commit(table: Table, ref: TableRef, done: _Rewritten, properties: dict[str,
     commit_uuid = uuid.uuid4()
     added = data_files_of(table, rows, commit_uuid)
     summary = {**properties, **{key: str(getattr(counts, name)) for name, key in ROW_COUNT_KEYS.items()}}
-    replaced = [task.file for task in done.tasks]
+    replaced = list(done.files)
     commit_files(table, replaced, added, done.scope, summary, commit_uuid)
     snapshot = table.current_snapshot()
     spec = table.spec()

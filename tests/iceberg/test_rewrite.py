@@ -86,9 +86,9 @@ STATEMENTS = {
     "delete": ("DELETE FROM shop.orders WHERE day IN (DATE '2026-01-05', DATE '2026-01-06') AND amount > 40",
                [], (0, 0, 7), 2),
     "delete using": ("DELETE FROM shop.orders AS t USING shop.erasures AS e WHERE t.email = e.email",
-                     ["shop.erasures"], (0, 0, 2), DAYS),
+                     ["shop.erasures"], (0, 0, 2), 2),
     "delete subquery": ("DELETE FROM shop.orders WHERE email IN (SELECT email FROM shop.erasures)",
-                        ["shop.erasures"], (0, 0, 2), DAYS),
+                        ["shop.erasures"], (0, 0, 2), 2),
 }
 
 

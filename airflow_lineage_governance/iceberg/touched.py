@@ -1,0 +1,53 @@
+"""Which data files of its target a MERGE, UPDATE or DELETE touches, as DuckDB answers it: the statement's
+target and condition turned into `SELECT DISTINCT <file column> FROM <target> [, <sources>] WHERE <condition>`
+(for a MERGE, the target joined to its source on the ON condition), run in the statement's own connection over
+the same read of the target. Every row the statement can change lies in a file that query names, by DuckDB's
+own binding of the condition (its casts, NaN ordering, collations)."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from airflow_lineage_governance.iceberg.bounds import DmlShape
+from airflow_lineage_governance.iceberg.types import quoted
+
+
+def _file_of(target: exp.Table, file_column: str) -> str:
+    """Returns the file column qualified as the statement names its target (its alias, else its name)."""
+    qualifier = quoted(target.alias) if target.alias else ".".join(quoted(part.name) for part in target.parts)
+    return f"{qualifier}.{quoted(file_column)}"
+
+
+def touched_files_query(shape: DmlShape, file_column: str) -> str | None:
+    """Return the query whose rows name every data file of the target the statement can change.
+
+    Args:
+        shape: the statement, as `bounds.dml_shape` read it (its sqlglot tree included).
+        file_column: the column of the exposed target that holds each row's data file.
+
+    Returns:
+        The query (DuckDB dialect), or None when the statement may change any row (no condition, WHEN NOT
+        MATCHED BY SOURCE, or it reads its own target elsewhere): then every file is touched.
+    """
+    tree = shape.tree
+    if tree is None or shape.unbounded or not isinstance(tree.this, exp.Table):
+        return None
+    target = tree.this
+    with_ = tree.args.get("with_")
+    prefix = f"{with_.sql(dialect='duckdb')} " if with_ is not None else ""
+    select = f"{prefix}SELECT DISTINCT {_file_of(target, file_column)} FROM {target.sql(dialect='duckdb')}"
+    if isinstance(tree, exp.Merge):
+        using, on = tree.args.get("using"), tree.args.get("on")
+        if using is None or on is None:
+            return None
+        return f"{select} JOIN {using.sql(dialect='duckdb')} ON {on.sql(dialect='duckdb')}"
+    where = tree.args.get("where")
+    if where is None:
+        return None
+    if isinstance(tree, exp.Update):
+        from_ = tree.args.get("from_")
+        sources = [from_.this] if from_ is not None else []
+    else:
+        sources = list(tree.args.get("using") or [])
+    joined = "".join(f", {source.sql(dialect='duckdb')}" for source in sources)
+    return f"{select}{joined} WHERE {where.this.sql(dialect='duckdb')}"
