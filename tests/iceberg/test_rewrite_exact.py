@@ -1,0 +1,130 @@
+"""MERGE, UPDATE and DELETE change exactly the rows DuckDB changes on a native table holding the same rows, on
+every layout: the statement's own DuckDB binding decides (NaN above every number, INTEGER against a decimal
+literal, DECIMAL against DOUBLE, COLLATE NOCASE), never a second reading of the condition."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from airflow_lineage_governance.iceberg.partitions import parse_partition_by
+from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
+from airflow_lineage_governance.iceberg.write import WRITE_KEY, create_or_replace
+
+ROWS = 60
+NAN = float("nan")
+COLUMNS = {"id": "BIGINT", "score": "DOUBLE", "qty": "INTEGER", "amount": "DECIMAL(10, 2)", "country": "VARCHAR",
+           "status": "VARCHAR", "note": "VARCHAR", "day": "DATE"}
+
+
+def _orders() -> pa.Table:
+    scores = [float(i * 17 % 900) for i in range(ROWS)]
+    scores[5], scores[41] = NAN, NAN
+    scores[7], scores[8] = -0.0, math.inf
+    return pa.table({
+        "id": pa.array(range(ROWS), pa.int64()),
+        "score": pa.array(scores, pa.float64()),
+        "qty": pa.array([i % 23 for i in range(ROWS)], pa.int32()),
+        "amount": pa.array([Decimal(i * 113 % 400) / 4 + Decimal("0.01") * (i % 7) for i in range(ROWS)],
+                           pa.decimal128(10, 2)),
+        "country": [["de", "DE", "fr", "Fr", "us", "ch", "dE"][i % 7] for i in range(ROWS)],
+        "status": ["open"] * ROWS,
+        "note": pa.array([None] * ROWS, pa.string()),
+        "day": [dt.date(2026, 1, 1 + i % 6) for i in range(ROWS)],
+    })
+
+
+def _changes() -> pa.Table:
+    return pa.table({"id": pa.array([5, 6, 41, 200], pa.int64()), "score": pa.array([NAN, 6.0, NAN, 1.0])})
+
+
+LAYOUTS = {
+    "one file": [],
+    "several files": None,
+    "identity partition": ["country"],
+    "day partition": ["day(day)"],
+    "bucket partition": ["bucket[4](id)"],
+}
+
+STATEMENTS = [
+    "DELETE FROM shop.orders WHERE score > 1000",
+    "UPDATE shop.orders SET note = 'big' WHERE score > 1000",
+    "UPDATE shop.orders SET status = 'paid' WHERE qty > 19.6",
+    "UPDATE shop.orders SET status = 'paid' WHERE qty < 1.4",
+    "UPDATE shop.orders SET status = 'paid' WHERE qty < 2.5",
+    "UPDATE shop.orders SET status = 'paid' WHERE qty > 3.5",
+    "UPDATE shop.orders SET status = 'paid' WHERE qty < 10.4",
+    "DELETE FROM shop.orders WHERE id > 59.5",
+    "DELETE FROM shop.orders WHERE id > 50.5",
+    "UPDATE shop.orders SET status = 'paid' WHERE amount < 2.254::DOUBLE",
+    "UPDATE shop.orders SET status = 'paid' WHERE amount > 99.166::DOUBLE",
+    "UPDATE shop.orders SET status = 'paid' WHERE amount < 6.76 / 3",
+    "UPDATE shop.orders SET status = 'paid' WHERE country = 'de' COLLATE NOCASE",
+    "DELETE FROM shop.orders WHERE country > 'de' COLLATE NOCASE",
+    "DELETE FROM shop.orders AS t USING shop.changes AS s WHERE t.id = s.id AND t.score > 1000",
+    "UPDATE shop.orders SET score = 0 WHERE score = 'NaN'::DOUBLE",
+    "UPDATE shop.orders SET note = 'zero' WHERE score = 0",
+    "DELETE FROM shop.orders WHERE score = 'Infinity'::DOUBLE",
+    "MERGE INTO shop.orders AS t USING shop.changes AS s ON t.id = s.id AND t.score = s.score "
+    "WHEN MATCHED THEN UPDATE SET note = 'matched' WHEN NOT MATCHED THEN INSERT (id, score) VALUES (s.id, s.score)",
+    "UPDATE shop.orders SET status = 'late' WHERE day > DATE '2026-01-04'",
+    "DELETE FROM shop.orders WHERE day >= TIMESTAMP '2026-01-05 00:00:01'",
+]
+
+
+def _native(dml: str) -> list[tuple]:
+    """Returns the rows DuckDB leaves in a native table holding the same rows after `dml`."""
+    plain = duckdb.connect()
+    plain.execute("SET TimeZone = 'UTC'")
+    plain.execute("CREATE SCHEMA shop")
+    plain.execute("CREATE TABLE shop.orders (" + ", ".join(f"{k} {v}" for k, v in COLUMNS.items()) + ")")
+    plain.execute("CREATE TABLE shop.changes (id BIGINT, score DOUBLE)")
+    orders, changes = _orders(), _changes()
+    plain.register("o", orders)
+    plain.register("c", changes)
+    plain.execute("INSERT INTO shop.orders SELECT * FROM o")
+    plain.execute("INSERT INTO shop.changes SELECT * FROM c")
+    plain.execute(dml)
+    return _sorted(plain.execute("SELECT * FROM shop.orders").fetchall())
+
+
+def _sorted(rows: list[tuple]) -> list[tuple]:
+    return sorted((tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in rows),
+                  key=repr)
+
+
+def _catalog(tmp_path, layout: str):
+    catalog = open_local_catalog(tmp_path / "catalog")
+    orders = _orders()
+    spec = LAYOUTS[layout]
+    if spec is None:  # several files: three appends
+        create_or_replace(catalog, "shop.orders", orders.slice(0, 20), {})
+        table = catalog.load_table("shop.orders")
+        table.append(orders.slice(20, 20))
+        table.append(orders.slice(40))
+    else:
+        create_or_replace(catalog, "shop.orders", orders, {}, partition_by=parse_partition_by(spec))
+    create_or_replace(catalog, "shop.changes", _changes(), {})
+    return catalog
+
+
+def _iceberg_rows(catalog) -> list[tuple]:
+    connection = duckdb.connect()
+    connection.execute("SET TimeZone = 'UTC'")
+    connection.register("t", catalog.load_table("shop.orders").scan().to_arrow())
+    return _sorted(connection.execute("SELECT " + ", ".join(COLUMNS) + " FROM t").fetchall())
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("dml", STATEMENTS)
+def test_the_statement_leaves_what_duckdb_leaves_on_a_native_table(tmp_path, layout, dml):
+    catalog = _catalog(tmp_path, layout)
+    sources = ["shop.changes"] if "shop.changes" in dml else []
+    rewrite_statement(catalog, target="shop.orders", dml=dml, sources=sources, snapshot_properties={WRITE_KEY: "k"})
+    assert _iceberg_rows(catalog) == _native(dml)
