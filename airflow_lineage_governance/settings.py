@@ -69,6 +69,17 @@ SETTINGS: dict[str, Setting] = {setting.key: setting for setting in (
     Setting("freshness_days", "A catalog table that no COMPLETE run has read or written in this many days is listed "
             "in the governance report's coverage (tables without recent edges).", example="7", default="7",
             type="integer"),
+    Setting("duckdb_time_zone", "The DuckDB TimeZone every statement of IcebergSqlOperator runs under (casts of "
+            "timestamptz to dates, times shown in strings); never the worker's TZ.", example="Europe/Berlin",
+            default="UTC"),
+    Setting("duckdb_calendar", "The DuckDB Calendar every statement runs under.", example="gregorian",
+            default="gregorian"),
+    Setting("duckdb_default_collation", "The DuckDB default_collation every statement runs under (empty: DuckDB's "
+            "binary comparison).", example="nocase", default=""),
+    Setting("duckdb_default_order", "The DuckDB default_order (ASC or DESC) of an ORDER BY that names none.",
+            example="ASC", default="ASC"),
+    Setting("duckdb_default_null_order", "The DuckDB default_null_order (NULLS_LAST or NULLS_FIRST) of an ORDER BY "
+            "that names none.", example="NULLS_LAST", default="NULLS_LAST"),
 )}
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import attr
-from openlineage.client.facet_v2 import OutputDatasetFacet
+from openlineage.client.facet_v2 import OutputDatasetFacet, RunFacet
 
+from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.write import RowCounts
 
 SPEC = "https://airflow-lineage-governance.invalid/spec/"
@@ -30,3 +31,24 @@ def row_changes_facet(counts: RowCounts) -> RowChangesOutputDatasetFacet:
     """Returns the `rowChanges` output facet of a MERGE, UPDATE or DELETE's row counts."""
     return RowChangesOutputDatasetFacet(inserted=counts.inserted, updated=counts.updated, deleted=counts.deleted,
                                         filesRewritten=counts.files_rewritten, filesInTable=counts.files_in_table)
+
+
+@attr.define
+class DuckDBSessionRunFacet(RunFacet):
+    """Says which DuckDB session settings the statement ran under: time zone, calendar, default collation and
+    ordering (the provider's, never the worker's environment)."""
+
+    TimeZone: str  # noqa: N815 - the facet's JSON field names are DuckDB's setting names
+    Calendar: str  # noqa: N815
+    default_collation: str
+    default_order: str
+    default_null_order: str
+
+    @staticmethod
+    def _get_schema() -> str:
+        return SPEC + "DuckDBSessionRunFacet.json#/$defs/DuckDBSessionRunFacet"
+
+
+def duckdb_session_facet(session: SessionSettings) -> DuckDBSessionRunFacet:
+    """Returns the `duckdbSession` run facet of the settings a statement ran under."""
+    return DuckDBSessionRunFacet(**session.as_facet())

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from airflow_lineage_governance.iceberg.partitions import PartitionField
     from airflow_lineage_governance.iceberg.run import StatementRun
+    from airflow_lineage_governance.iceberg.session import SessionSettings
     from airflow_lineage_governance.lineage import ColumnLineage, LineageError, Statement
     from airflow_lineage_governance.refs import TableRef
 
@@ -232,6 +233,14 @@ class IcebergSqlOperator(BaseOperator):
             WRITE_KEY: write_key(ti.dag_id, ti.task_id, ti.map_index, logical, ti.run_id),
         }
 
+    @cached_property
+    def session(self) -> SessionSettings:
+        """Returns the DuckDB session settings the statement runs under, from the provider's config section."""
+        from airflow_lineage_governance.iceberg.session import CONFIG_OPTIONS, SessionSettings
+        from airflow_lineage_governance.settings import setting
+
+        return SessionSettings(**{key: setting(option) or "" for key, option in CONFIG_OPTIONS.items()})
+
     def _write(self, read: LineageRead, properties: dict[str, str]) -> StatementRun:
         """Runs the statement: a MERGE, UPDATE or DELETE copy-on-write, a CTAS or INSERT through its SELECT."""
         lineage, statement = read.lineage, read.statement
@@ -240,7 +249,7 @@ class IcebergSqlOperator(BaseOperator):
             from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
 
             return rewrite_statement(self.hook.get_conn(), target=lineage.target, dml=read.query, sources=sources,
-                                     snapshot_properties=properties, loaded=read.tables)
+                                     snapshot_properties=properties, loaded=read.tables, session=self.session)
         from airflow_lineage_governance.iceberg.run import run_statement
 
         return run_statement(
@@ -295,6 +304,10 @@ class IcebergSqlOperator(BaseOperator):
         job_facets = {"sql": sql_job.SQLJobFacet(query=redacted_sql(shown))}
         namespace = self.lineage_namespace or "iceberg://unknown"
         run_facets: dict[str, RunFacet] = {}
+        with suppress(Exception):  # a setting DuckDB refuses fails the task in execute(), with its sentence
+            from airflow_lineage_governance.operators.facets import duckdb_session_facet
+
+            run_facets["duckdbSession"] = duckdb_session_facet(self.session)
         try:
             namespace = self.lineage_namespace or self.hook.lineage_namespace
             read = self.lineage_read()
