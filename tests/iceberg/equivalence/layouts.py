@@ -86,11 +86,11 @@ KINDS: dict[str, Kind] = {
 
 
 def duckdb_type(kind: pa.DataType) -> str:
-    """Returns the DuckDB type a native table holds the Arrow type `kind` in (as `relation.types` spells it)."""
-    if isinstance(kind, pa.ExtensionType) and kind.extension_name == "arrow.uuid":
+    """Returns the DuckDB type a native table holds the Arrow type `kind` in (a struct's field names quoted)."""
+    if isinstance(kind, pa.BaseExtensionType) and kind.extension_name == "arrow.uuid":
         return "UUID"
     if pa.types.is_struct(kind):
-        fields = ", ".join(f"{kind.field(i).name} {duckdb_type(kind.field(i).type)}" for i in range(kind.num_fields))
+        fields = ", ".join(f'"{kind.field(i).name}" {duckdb_type(kind.field(i).type)}' for i in range(kind.num_fields))
         return f"STRUCT({fields})"
     if pa.types.is_list(kind):
         return f"{duckdb_type(kind.value_type)}[]"
@@ -149,7 +149,7 @@ def _arrow(columns: Sequence[Column], rows: Sequence[Row], *, write: bool) -> pa
     for column in columns:
         kind = column.write_type() if write else column.arrow_type()
         values = [_value(row.get(column.name)) for row in rows]
-        if isinstance(kind, pa.ExtensionType):
+        if isinstance(kind, pa.BaseExtensionType):
             arrays[column.name] = pa.array(values, kind.storage_type).cast(kind)
         else:
             arrays[column.name] = pa.array(values, kind)
@@ -226,17 +226,29 @@ IDENTITY_STRINGS = ["North America", " lead", "trailing ", "a+b", "100%", "%2F",
                     "Zürich", "東京", "", "null", "NULL", None]
 
 
+PRIMITIVE_COLUMNS = [Column("id", "long"), *(Column(f"c_{kind}", kind) for kind in PRIMITIVE_VALUES)]
+TYPED = ("uuid", "time", "timestamptz", "binary", "decimal", "date")
+"""The types an Arrow reader is likeliest to hand DuckDB differently: the evolved schema carries them too."""
+
+
+def _primitive_row(ident: int, kinds: Iterable[str]) -> Row:
+    row: Row = {}
+    for kind in kinds:
+        values = PRIMITIVE_VALUES[kind]
+        row[f"c_{kind}"] = values[(ident + list(PRIMITIVE_VALUES).index(kind)) % len(values)]
+    return row
+
+
+def _typed(ident: int) -> Row:
+    return _primitive_row(ident, TYPED)
+
+
+def _primitive_rows(start: int, count: int) -> list[Row]:
+    return [{"id": i, **_primitive_row(i, PRIMITIVE_VALUES)} for i in range(start, start + count)]
+
+
 def unpartitioned(catalog: Catalog) -> Layout:
-    kinds = list(PRIMITIVE_VALUES)
-    columns = [Column("id", "long"), *(Column(f"c_{kind}", kind) for kind in kinds)]
-    rows = []
-    for ident in range(1, 19):
-        row: Row = {"id": ident}
-        for k, kind in enumerate(kinds):
-            values = PRIMITIVE_VALUES[kind]
-            row[f"c_{kind}"] = values[(ident + k) % len(values)]
-        rows.append(row)
-    return _simple(catalog, "unpartitioned", columns, [rows])
+    return _simple(catalog, "unpartitioned", PRIMITIVE_COLUMNS, [_primitive_rows(1, 18)])
 
 
 def _identity(kind: str, values: Sequence[Any]) -> Callable[[Catalog], Layout]:
@@ -292,11 +304,13 @@ def several_snapshots(catalog: Catalog) -> Layout:
 
 
 def position_deletes(catalog: Catalog) -> Layout:
-    """Three appends (three data files), one copy-on-write delete, then position delete files on two files."""
-    table = _create(catalog, "position_deletes", HISTORY_COLUMNS)
-    rows = [row for b in range(3) for row in _history_rows(1 + 8 * b, 8)]
+    """Three appends (three data files) of every primitive type, one copy-on-write delete, then position delete
+    files on two files."""
+    columns = PRIMITIVE_COLUMNS
+    table = _create(catalog, "position_deletes", columns)
+    rows = _primitive_rows(1, 24)
     for b in range(3):
-        _append(table, HISTORY_COLUMNS, rows[8 * b: 8 * b + 8])
+        _append(table, columns, rows[8 * b: 8 * b + 8])
     table.delete("id = 4")
     gone = {4}
     files = sorted(task.file.file_path for task in table.scan().plan_files())
@@ -305,20 +319,20 @@ def position_deletes(catalog: Catalog) -> Layout:
         gone.update(ids[p] for p in positions)
         add_position_deletes(table, path, positions)
     kept = [row for row in rows if row["id"] not in gone]
-    return Layout("position_deletes", f"{NAMESPACE}.position_deletes", known_rows(HISTORY_COLUMNS, kept))
+    return Layout("position_deletes", f"{NAMESPACE}.position_deletes", known_rows(columns, kept))
 
 
 def evolved_schema(catalog: Catalog) -> Layout:
     """Rows written before and after each change: add, rename, drop, move, int->long, float->double, and a column
     added under a dropped column's name (a reader matching by name would find the old values)."""
     columns = [Column("id", "long"), Column("qty", "int"), Column("ratio", "float"), Column("name", "string"),
-               Column("old", "string")]
+               Column("old", "string"), *(Column(f"c_{kind}", kind) for kind in TYPED)]
     table = _create(catalog, "evolved_schema", columns)
     rows: list[Row] = []
     counter = iter(range(1, 1000))
 
     def write(make: Callable[[int], Row], count: int = 3) -> None:
-        batch = [{"id": i, **make(i)} for i in (next(counter) for _ in range(count))]
+        batch = [{"id": i, **_typed(i), **make(i)} for i in (next(counter) for _ in range(count))]
         _append(table, columns, batch)
         rows.extend(batch)
 
@@ -342,12 +356,17 @@ def evolved_schema(catalog: Catalog) -> Layout:
     with table.update_schema() as update:
         update.move_first("label")
         update.move_after("extra", "id")
-    columns = [columns[3], columns[0], columns[4], columns[1], columns[2]]
+    names = [c.name for c in columns if c.name != "label"]
+    names.insert(0, "label")
+    names.remove("extra")
+    names.insert(names.index("id") + 1, "extra")
+    columns = sorted(columns, key=lambda c: names.index(c.name))
     write(lambda i: {"qty": i * 100, "ratio": -0.0, "label": f"m{i}", "extra": None})
     with table.update_schema() as update:
         update.update_column("qty", LongType())
         update.update_column("ratio", DoubleType())
     columns = [Column(c.name, {"qty": "long", "ratio": "double"}.get(c.name, c.kind)) for c in columns]
+    assert [f.name for f in table.schema().fields] == [c.name for c in columns]
     write(lambda i: {"qty": 2**40 + i, "ratio": 1e300, "label": f"p{i}", "extra": "z"})
     with table.update_schema() as update:
         update.add_column("old", StringType())
