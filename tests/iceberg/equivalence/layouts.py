@@ -210,7 +210,7 @@ PRIMITIVE_VALUES: dict[str, list[Any]] = {
     "int": [1, -2, 0, 2147483647, -2147483648, None],
     "long": [1, -2, 2**40, 2**62, -(2**63), None],
     "float": [1.5, -0.25, 1024.0, 0.0, None],
-    "double": [1.5, -0.25, 2000.125, 1e-300, None],
+    "double": [1.5, -0.25, 2000.125, 2.0**-20, None],  # dyadic: sums are exact in any order
     "decimal": [Decimal("1.10"), Decimal("-3.00"), Decimal("0.00"), Decimal("99999999.99"), None],
     "date": [dt.date(2026, 1, 1), dt.date(1970, 1, 1), dt.date(1969, 12, 31), dt.date(2000, 2, 29), None],
     "time": [dt.time(12, 30, 1), dt.time(0, 0), dt.time(23, 59, 59, 999999), None],

@@ -3,11 +3,12 @@ default; `make test-equivalence` runs many more), equal rows and equal column ty
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 
 import pytest
 
-from tests.iceberg.equivalence.compare import compare, native_connection, reference_differences
+from tests.iceberg.equivalence.compare import canonical, compare, native_connection, reference_differences
 from tests.iceberg.equivalence.layouts import BUILDERS
 from tests.iceberg.equivalence.queries import KINDS, queries
 
@@ -44,3 +45,12 @@ def test_queries_are_seeded_and_every_kind_is_drawn(built):
     assert first == [query.sql for query in queries(layout, len(KINDS))]
     assert first != [query.sql for query in queries(layout, len(KINDS), seed=1)]
     assert {query.kind for query in queries(layout, len(KINDS))} == set(KINDS)
+
+
+def test_rows_compare_as_duckdb_holds_them_equal():
+    assert canonical(float("nan")) == canonical(float("-nan")) and canonical(-0.0) == canonical(0.0)
+    assert canonical(1.0) != canonical(1) and canonical("true") != canonical(True) and canonical(None) != "'null'"
+    east = dt.timezone(dt.timedelta(hours=2))
+    assert canonical(dt.datetime(2026, 1, 1, 14, tzinfo=east)) == canonical(dt.datetime(2026, 1, 1, 12, tzinfo=dt.UTC))
+    assert canonical(dt.datetime(2026, 1, 1, 12)) != canonical(dt.datetime(2026, 1, 1, 12, tzinfo=dt.UTC))
+    assert canonical({"x": [1.0, None]}) == canonical({"x": [1.0, None]}) != canonical({"x": [None, 1.0]})
