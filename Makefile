@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # The demo's Iceberg catalog: sql (a local SQLite catalog) or rest (a real Iceberg REST catalog server on 127.0.0.1).
 CATALOG ?= sql
 
-.PHONY: setup demo test lint clean
+.PHONY: setup demo test test-equivalence lint clean
 
 setup: $(STAMP)
 
@@ -25,6 +25,12 @@ demo: setup
 # The catalog tests run on both the SQL and the REST catalog: the REST server's jars are resolved first.
 test: setup iceberg-rest tpc-corpus
 	$(BIN)/python -m pytest -q
+
+# The read path against native DuckDB tables on every layout, EQUIVALENCE_QUERIES seeded queries each (the normal
+# run takes 8); the last line sums it up: EQUIVALENCE queries=N equal=E unequal_rows=U type_differences=T.
+EQUIVALENCE_QUERIES ?= 60
+test-equivalence: setup
+	EQUIVALENCE_QUERIES=$(EQUIVALENCE_QUERIES) $(BIN)/python -m pytest -q tests/iceberg/equivalence
 
 lint: setup
 	$(BIN)/ruff check .
