@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyiceberg.types import LongType, StringType
 
 from airflow_lineage_governance.errors import LineageGovernanceError
 from airflow_lineage_governance.iceberg.errors import IcebergError, NamespaceTooDeepError
-from airflow_lineage_governance.iceberg.read import ARROW_READER, DIRECT_SCAN, expose_table
+from airflow_lineage_governance.iceberg.partitions import parse_partition_by
+from airflow_lineage_governance.iceberg.read import (
+    ARROW_READER,
+    DIRECT_SCAN,
+    expose_table,
+    lock_down,
+    sandboxed_connection,
+)
 from airflow_lineage_governance.iceberg.write import create_or_replace
 from airflow_lineage_governance.refs import TableRef
 from tests.iceberg.delete_files import add_position_deletes
@@ -88,3 +98,54 @@ def test_a_namespace_deeper_than_duckdb_names_is_a_sentence(catalog):
     assert str(raised.value) == ("a.b.c.events: its namespace has 3 levels, and DuckDB names at most two "
                                  "(catalog.schema); keep the table in a namespace of one or two levels.")
     assert issubclass(NamespaceTooDeepError, IcebergError) and issubclass(IcebergError, LineageGovernanceError)
+
+
+def _register_file_without_partition_column(table, path, rows: pa.Table, partition: tuple) -> None:
+    """Adds a data file written by another writer, one that leaves the identity-partition column out of the file
+    (its value lives only in the manifest's partition tuple)."""
+    from pyiceberg.io.pyarrow import (
+        compute_statistics_plan,
+        data_file_statistics_from_parquet_metadata,
+        parquet_path_to_id_mapping,
+    )
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
+    ids = {f.name: f.field_id for f in table.schema().fields}
+    fields = [pa.field(name, rows.schema.field(name).type, metadata={"PARQUET:field_id": str(ids[name])})
+              for name in rows.column_names]
+    pq.write_table(rows.cast(pa.schema(fields)), path)
+    statistics = data_file_statistics_from_parquet_metadata(
+        parquet_metadata=pq.read_metadata(path),
+        stats_columns=compute_statistics_plan(table.schema(), table.metadata.properties),
+        parquet_column_mapping=parquet_path_to_id_mapping(table.schema()))
+    data_file = DataFile.from_args(
+        content=DataFileContent.DATA, file_path=f"file://{path}", file_format=FileFormat.PARQUET,
+        partition=Record(*partition), file_size_in_bytes=path.stat().st_size, sort_order_id=None,
+        spec_id=table.metadata.default_spec_id, equality_ids=None, key_metadata=None,
+        **statistics.to_serialized_dict())
+    with table.transaction() as transaction:
+        with transaction.update_snapshot().fast_append() as append:
+            append.append_data_file(data_file)
+
+
+def test_an_identity_partition_column_missing_from_a_file_comes_from_the_manifest(catalog, tmp_path):
+    create_or_replace(catalog, "a.t", pa.table({"id": pa.array([1], pa.int64()), "region": ["North America"],
+                                                "day": [dt.date(2026, 1, 1)]}), {},
+                      partition_by=parse_partition_by(["region", "day"]))
+    table = catalog.load_table("a.t")
+    _register_file_without_partition_column(table, tmp_path / "other-writer.parquet",
+                                            pa.table({"id": pa.array([2, 3], pa.int64())}),
+                                            ("Europe & Asia", (dt.date(2026, 1, 2) - dt.date(1970, 1, 1)).days))
+    connection = sandboxed_connection()
+    read = expose_table(connection, catalog, "a.t")
+    lock_down(connection, [read])
+    assert read.path == DIRECT_SCAN
+    assert sorted(connection.execute("select id, region, day from a.t").fetchall()) == [
+        (1, "North America", dt.date(2026, 1, 1)), (2, "Europe & Asia", dt.date(2026, 1, 2)),
+        (3, "Europe & Asia", dt.date(2026, 1, 2))]
+    assert connection.execute("select count(*) from a.t where region = 'Europe & Asia'").fetchall() == [(2,)]
+    assert [row[:2] for row in connection.execute("describe a.t").fetchall()] == [
+        ("id", "BIGINT"), ("region", "VARCHAR"), ("day", "DATE")]
+    reference = sorted((r["id"], r["region"], r["day"]) for r in table.refresh().scan().to_arrow().to_pylist())
+    assert reference == sorted(connection.execute("select id, region, day from a.t").fetchall())
