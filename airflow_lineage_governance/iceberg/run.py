@@ -13,7 +13,7 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
-from pyiceberg.types import IcebergType
+from pyiceberg.types import IcebergType, PrimitiveType
 
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table, load_tables
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
@@ -158,20 +158,46 @@ def _over(relation: duckdb.DuckDBPyRelation, select: str) -> duckdb.DuckDBPyRela
     return selected
 
 
+def engine_message(error: Exception) -> str:
+    """Returns DuckDB's message for `error` without values; DuckDB's Python binding fails to decode a message
+    that quotes bytes which are not text (a BLOB's), and that message is withheld whole."""
+    if isinstance(error, UnicodeDecodeError):
+        return "DuckDB's message quoted bytes that are not text, withheld"
+    return without_values(str(error))
+
+
+def _failed_column(relation: duckdb.DuckDBPyRelation, casts: Sequence[Cast]) -> Cast | None:
+    """Returns the first cast column DuckDB cannot cast a value of (None when none is found, or the SELECT itself
+    fails): one pass with TRY_CAST, then, as TRY_CAST fails a nested value inside its list or struct and keeps
+    the rest, one pass for each nested column."""
+    width = len(relation.columns)
+    sourced = [cast for cast in casts if cast.source is not None]
+    try:
+        failed = _over(relation, failed_cast_select(casts, width)).fetchall()[0]
+    except (duckdb.Error, UnicodeDecodeError):
+        return None
+    column = next((cast for cast, count in zip(sourced, failed, strict=False) if count), None)
+    if column is not None:
+        return column
+    names = source_names(casts, width)
+    for cast in sourced:
+        if isinstance(cast.kind, PrimitiveType):
+            continue
+        try:
+            _over(relation, _over_result([f"count({cast_expression(cast, names)})"], names)).fetchall()
+        except (duckdb.Error, UnicodeDecodeError):
+            return cast
+    return None
+
+
 def cast_result(target: TableRef, relation: duckdb.DuckDBPyRelation, casts: Sequence[Cast]) -> pa.Table:
     """Returns the statement's SELECT (`relation`) as Arrow, every column cast by DuckDB to its column's type.
     Raises IcebergWriteError when DuckDB cannot run the SELECT, or cannot cast a value (naming the column)."""
-    width = len(relation.columns)
     try:
-        result = _over(relation, cast_select(casts, width)).to_arrow_table()
-    except duckdb.Error as error:
-        message = without_values(str(error))
-        try:
-            failed = _over(relation, failed_cast_select(casts, width)).fetchall()[0]
-        except duckdb.Error:
-            failed = ()
-        sourced = [cast for cast in casts if cast.source is not None]
-        column = next((cast for cast, count in zip(sourced, failed, strict=False) if count), None)
+        result = _over(relation, cast_select(casts, len(relation.columns))).to_arrow_table()
+    except (duckdb.Error, UnicodeDecodeError) as error:
+        message = engine_message(error)
+        column = _failed_column(relation, casts)
         if column is None or column.source is None:
             raise IcebergWriteError(target, f"DuckDB could not run the statement's SELECT ({message})",
                                     "fix the statement; nothing was written") from None
@@ -252,9 +278,9 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
         started = time.perf_counter()
         try:
             relation = connection.sql(query)
-        except duckdb.Error as error:
+        except (duckdb.Error, UnicodeDecodeError) as error:
             raise IcebergWriteError(target, f"DuckDB could not run the statement's SELECT "
-                                    f"({without_values(str(error))})",
+                                    f"({engine_message(error)})",
                                     "fix the statement; nothing was written") from None
         if relation is None:
             raise IcebergWriteError(target, "the statement's query is not a SELECT", "fix the statement; nothing was "

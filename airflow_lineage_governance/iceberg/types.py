@@ -108,7 +108,7 @@ _ICEBERG_PRIMITIVES: dict[str, PrimitiveType] = {
 
 _CAST_INSTEAD: dict[str, str] = {
     "time with time zone": "VARCHAR", "hugeint": "DECIMAL(38, 0)", "uhugeint": "DECIMAL(38, 0)",
-    "bignum": "DECIMAL(38, 0)", "interval": "VARCHAR", "timestamp_ns": "TIMESTAMP",
+    "bignum": "VARCHAR", "interval": "VARCHAR", "timestamp_ns": "TIMESTAMP",
     "timestamptz_ns": "TIMESTAMPTZ", "time_ns": "TIME",
     "bit": "VARCHAR", "union": "VARCHAR", "null": "VARCHAR", "variant": "VARCHAR", "geometry": "VARCHAR",
 }
