@@ -46,6 +46,7 @@ from airflow_lineage_governance.iceberg.types import (
     storable_type,
 )
 from airflow_lineage_governance.kinds import StatementKind
+from airflow_lineage_governance.refs import TableRef
 
 INSERT, CTAS = StatementKind.INSERT, StatementKind.CREATE_TABLE_AS
 UUID_TEXT = "0193a2b4-1c2d-7e3f-8a9b-0c1d2e3f4a5b"
@@ -142,9 +143,8 @@ def _native(statements: list[str], select: str) -> tuple[list[tuple], list[str],
     return rows, types, _plain(connection.sql(select).to_arrow_table().to_pylist())
 
 
-def _native_insert_fails(duckdb_column: str, expression: str) -> bool:
-    connection = duckdb.connect()
-    connection.execute(f"CREATE TABLE n (col {duckdb_column})")
+def _native_insert_fails(connection: duckdb.DuckDBPyConnection, duckdb_column: str, expression: str) -> bool:
+    connection.execute(f"CREATE OR REPLACE TABLE n (col {duckdb_column})")
     try:
         connection.execute(f"INSERT INTO n (col) SELECT {expression}")
     except (duckdb.Error, UnicodeDecodeError):  # DuckDB cannot decode a message that quotes a BLOB's bytes
@@ -182,9 +182,10 @@ def _bare(kind: str) -> str:
     return re.sub(r"\d+: |optional ", "", kind)
 
 
-def _insert(catalog, query: str, columns: list[str], target: str = "shop.t"):
+def _insert(catalog, query: str, columns: list[str], target: str = "shop.t", table=None):
+    loaded = {TableRef.parse(target): table} if table is not None else None
     return run_statement(catalog, kind=INSERT, target=target, query=query, sources=[], insert_columns=columns,
-                         snapshot_properties={})
+                         snapshot_properties={}, loaded=loaded)
 
 
 def _ctas(catalog, query: str, target: str = "shop.c"):
@@ -210,7 +211,8 @@ def _rows_of(catalog, name: str) -> int:
 def test_an_insert_stores_what_duckdb_stores_in_a_table_of_its_own(local, target):
     kind, duckdb_column = TARGETS[target]
     assert duckdb_type(kind) == duckdb_column
-    taken = {name: sql for name, sql in SOURCES.items() if not _native_insert_fails(duckdb_column, sql)}
+    native = duckdb.connect()
+    taken = {name: sql for name, sql in SOURCES.items() if not _native_insert_fails(native, duckdb_column, sql)}
     refused = sorted(set(SOURCES) - set(taken))
     assert "null" in taken  # a bare NULL goes into every column type
     columns = list(taken)
@@ -228,9 +230,10 @@ def test_an_insert_stores_what_duckdb_stores_in_a_table_of_its_own(local, target
         [_bare(str(kind))] * len(columns)
 
     _create(local, "shop.one", {"col": kind})
+    one = local.load_table("shop.one")
     for name in refused:
-        message = _refused(local, lambda name=name: _insert(local, f"SELECT {SOURCES[name]}", ["col"], "shop.one"),
-                           "shop.one")
+        message = _refused(local, lambda name=name: _insert(local, f"SELECT {SOURCES[name]}", ["col"], "shop.one",
+                                                            one), "shop.one")
         assert "column col" in message and "CAST" in message, (name, message)
     assert local.load_table("shop.one").current_snapshot() is None
 
