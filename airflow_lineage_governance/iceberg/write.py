@@ -6,12 +6,16 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import CommitFailedException, TableAlreadyExistsError, ValidationException
+from pyiceberg.io.pyarrow import schema_to_pyarrow
+from pyiceberg.schema import Schema
 from pyiceberg.table import Table, Transaction
 
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table, table_columns
@@ -147,6 +151,80 @@ def writable(result: pa.Table) -> pa.Table:
     return result if schema.equals(result.schema) else result.cast(schema)
 
 
+_EPOCH = datetime(1970, 1, 1)
+_DAYS = ((date.min - _EPOCH.date()).days, (date.max - _EPOCH.date()).days)
+_SECONDS = (int((datetime.min - _EPOCH).total_seconds()), int((datetime.max - _EPOCH).total_seconds()))
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000}
+
+
+def _temporal(array: pa.Array) -> Iterator[tuple[pa.Array, tuple[int, int]]]:
+    """Yields the date and timestamp values within `array` (nested ones too), as integers, each with the range
+    a Python date or datetime holds (years 1 to 9999), which the Iceberg writer needs."""
+    kind = array.type
+    if pa.types.is_date32(kind):
+        yield array.view(pa.int32()), _DAYS
+    elif pa.types.is_timestamp(kind) and kind.unit in _PER_SECOND:
+        scale = _PER_SECOND[kind.unit]
+        yield array.view(pa.int64()), (_SECONDS[0] * scale, _SECONDS[1] * scale + scale - 1)
+    elif pa.types.is_map(kind):
+        yield from _temporal(array.keys)
+        yield from _temporal(array.items)
+    elif pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        yield from _temporal(array.flatten())
+    elif pa.types.is_struct(kind):
+        for child in array.flatten():
+            yield from _temporal(child)
+
+
+def _beyond(array: pa.Array) -> bool:
+    """Returns whether a date or timestamp within `array` is before year 1 or after year 9999 (infinity too)."""
+    for values, (low, high) in _temporal(array):
+        least, most = pc.min_max(values).values()
+        if least.is_valid and (least.as_py() < low or most.as_py() > high):
+            return True
+    return False
+
+
+def check_in_range(ref: TableRef, rows: pa.Table) -> None:
+    """Raises IcebergWriteError naming the first column that holds a date or timestamp the Iceberg writer cannot
+    store: at infinity (DuckDB's 'infinity'), or before year 1 or after year 9999; nothing is written then."""
+    for name, column in zip(rows.column_names, rows.columns, strict=True):
+        if any(_beyond(chunk) for chunk in column.chunks):
+            raise IcebergWriteError(ref, f"column {name} holds a date or timestamp at infinity or outside the years "
+                                    "1 to 9999, which the Iceberg writer cannot store", "leave those rows out, or "
+                                    f"write CASE WHEN isinf({name}) THEN NULL ELSE {name} END in the SELECT; "
+                                    "nothing was written")
+
+
+def check_required(ref: TableRef, table: Schema, rows: pa.Table) -> None:
+    """Raises IcebergWriteError naming the first required (NOT NULL) column of `table` to which `rows` give a
+    NULL; nothing is written then."""
+    for field in table.fields:
+        if field.required and rows.column(field.name).null_count:
+            raise IcebergWriteError(ref, f"column {field.name} is required (NOT NULL), and the SELECT gives it NULL",
+                                    "give it a value in every row (coalesce(...)), or leave those rows out; nothing "
+                                    "was written")
+
+
+def conformed(ref: TableRef, result: pa.Table, schema: Schema) -> pa.Table:
+    """Returns `result` in the Arrow types of `schema`, whose types DuckDB already cast it to: only the
+    representation changes (text as large_string, a UUID's 16 bytes as uuid, a time zone's name), no value.
+    Raises IcebergWriteError naming the column when a value would change, and for a date or timestamp the
+    writer cannot store."""
+    target = schema_to_pyarrow(schema, include_field_ids=False)
+    arrays = []
+    for field, column in zip(target, result.columns, strict=True):
+        try:
+            arrays.append(column.cast(field.type))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+            raise IcebergWriteError(ref, f"column {field.name} cannot take the SELECT's {column.type} values as "
+                                    f"{field.type} ({without_values(str(error))})",
+                                    "cast the value in the SELECT; nothing was written") from None
+    rows = pa.Table.from_arrays(arrays, schema=target)
+    check_in_range(ref, rows)
+    return rows
+
+
 def with_retries(action: Callable[[], WriteResult], table: TableRef | str, attempts: int = 5,
                  base_delay: float = 0.2) -> WriteResult:
     """Returns `action()`, retried with jittered exponential backoff on Iceberg commit conflicts (another
@@ -171,7 +249,9 @@ def _comparable(kind: pa.DataType) -> pa.DataType:
     return kind
 
 
-def _replace_schema(table_tx: Transaction, result: pa.Schema) -> None:
+def _replace_schema(table_tx: Transaction, result: pa.Schema, schema: Schema | None = None) -> None:
+    """Makes the table's schema `schema` (else the one of `result`, its Arrow form), by name: a column of another
+    type is dropped and added again."""
     wanted = result.names
     current = {f.name: _comparable(f.type) for f in table_tx.table_metadata.schema().as_arrow()}
     stale = [name for name, kind in current.items()
@@ -181,7 +261,7 @@ def _replace_schema(table_tx: Transaction, result: pa.Schema) -> None:
             for name in stale:
                 update.delete_column(name)
     with table_tx.update_schema() as update:
-        update.union_by_name(result)
+        update.union_by_name(schema if schema is not None else result)
     with table_tx.update_schema() as update:
         update.move_first(wanted[0])
         for before, name in zip(wanted, wanted[1:], strict=False):
@@ -193,17 +273,19 @@ def _columns(table: Table) -> tuple[tuple[str, str], ...]:
 
 
 def _create(catalog: Catalog, ref: TableRef, result: pa.Table, properties: Mapping[str, str],
-            partition_by: Sequence[PartitionField] = ()) -> Table:
-    """Creates the table holding `result`, partitioned by `partition_by`: in one commit for a one-level namespace;
+            partition_by: Sequence[PartitionField] = (), schema: Schema | None = None) -> Table:
+    """Creates the table holding `result`, of `schema` (else of `result`'s own), partitioned by `partition_by`:
+    in one commit for a one-level namespace;
     pyiceberg stages no table in a nested namespace, so there the table is created, then its spec set and its rows
     appended (it is empty for that moment)."""
+    columns: Schema | pa.Schema = schema if schema is not None else result.schema
     if len(ref.namespace) == 1:
-        creation = catalog.create_table_transaction(ref.identifier, schema=result.schema, properties=TABLE_PROPERTIES)
+        creation = catalog.create_table_transaction(ref.identifier, schema=columns, properties=TABLE_PROPERTIES)
         set_partition_spec(creation, partition_by, str(ref))
         creation.append(result, snapshot_properties=dict(properties))
         creation.commit_transaction()
         return catalog.load_table(ref.identifier)
-    table = catalog.create_table(ref.identifier, schema=result.schema, properties=TABLE_PROPERTIES)
+    table = catalog.create_table(ref.identifier, schema=columns, properties=TABLE_PROPERTIES)
     with table.transaction() as transaction:
         set_partition_spec(transaction, partition_by, str(ref))
         transaction.append(result, snapshot_properties=dict(properties))
@@ -218,7 +300,8 @@ def _written(ref: TableRef, table: Table, rows: int, *, replaced: bool = False) 
 
 def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, properties: Mapping[str, str],
                       table: Table | None = None, *, replace: bool = True,
-                      partition_by: Sequence[PartitionField] = (), if_not_exists: bool = False) -> WriteResult:
+                      partition_by: Sequence[PartitionField] = (), if_not_exists: bool = False,
+                      schema: Schema | None = None) -> WriteResult:
     """Creates `ref` holding `result`, or replaces its schema and rows, in one commit (`table`: the table as
     already loaded, when it exists; a retried attempt loads it afresh); returns the snapshot. With `replace`
     False (a plain CREATE TABLE ... AS) an existing table is replaced only when a snapshot of it carries the same
@@ -226,10 +309,16 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, prope
     by `partition_by` (a replaced table keeps its spec when none is given). Raises IcebergWriteError for a column
     type Iceberg cannot hold, PartitionSpecError for a partition column the result lacks, CommitConflictError.
     With `if_not_exists` (CREATE TABLE IF NOT EXISTS ... AS) an existing table is left as it is (`untouched`),
-    unless this task instance created it (a retry, `already_written`)."""
+    unless this task instance created it (a retry, `already_written`). The table's schema is `schema` when given
+    (the result already in its types: `conformed`), else the one pyiceberg reads off `result`'s Arrow types.
+    Raises IcebergWriteError for a date or timestamp the writer cannot store too."""
     ref = as_table(name)
-    check_storable(ref, result.schema)
-    result = writable(result)
+    if schema is None:
+        check_storable(ref, result.schema)
+        result = writable(result)
+        check_in_range(ref, result)
+    else:
+        result = conformed(ref, result, schema)
     check_columns(partition_by, result.schema.names, str(ref))
     if table is None:
         catalog.create_namespace_if_not_exists(ref.namespace)
@@ -239,7 +328,7 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, prope
         current = loaded.pop() if loaded else None
         if current is None:
             if not catalog.table_exists(ref.identifier):
-                created = _create(catalog, ref, result, properties, partition_by)
+                created = _create(catalog, ref, result, properties, partition_by, schema)
                 return _written(ref, created, result.num_rows)
             current = catalog.load_table(ref.identifier)
         if if_not_exists:
@@ -249,7 +338,7 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, prope
                                     "a table this task did not write", "write CREATE OR REPLACE TABLE ... AS to "
                                     "replace it, or INSERT INTO to add rows; nothing was written")
         with current.transaction() as transaction:
-            _replace_schema(transaction, result.schema)
+            _replace_schema(transaction, result.schema, schema)
             set_partition_spec(transaction, partition_by, str(ref))
             transaction.overwrite(result, snapshot_properties=dict(properties))
         return _written(ref, current, result.num_rows, replaced=True)
@@ -291,7 +380,10 @@ def _earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -
 
 def aligned_rows(ref: TableRef, table: Table, columns: list[str], result: pa.Table) -> pa.Table:
     """Returns `result` as rows of the table: its columns matched by position to `columns`, cast to the table's
-    types, the table's other columns null. Raises IcebergWriteError when a value cannot take the column's type."""
+    types, the table's other columns null. A statement's INSERT hands it values DuckDB already cast to those
+    types: the cast then changes their representation only (text as large_string, a UUID's bytes as uuid).
+    Raises IcebergWriteError when a value cannot take the column's type, a required column gets a NULL, or a
+    date or timestamp is beyond what the writer can store."""
     target = table.schema().as_arrow()
     renamed = result.rename_columns(columns)
     arrays = []
@@ -306,7 +398,10 @@ def aligned_rows(ref: TableRef, table: Table, columns: list[str], result: pa.Tab
                                         "cast the value in the SELECT") from None
         else:
             arrays.append(pa.nulls(renamed.num_rows, type=field.type))
-    return pa.Table.from_arrays(arrays, schema=target)
+    rows = pa.Table.from_arrays(arrays, schema=target)
+    check_required(ref, table.schema(), rows)
+    check_in_range(ref, rows)
+    return rows
 
 
 def append_once(catalog: Catalog, name: TableName, columns: list[str], result: pa.Table,
