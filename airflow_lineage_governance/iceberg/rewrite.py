@@ -39,7 +39,7 @@ from airflow_lineage_governance.iceberg.read import (
 from airflow_lineage_governance.iceberg.run import StatementRun
 from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.touched import touched_files_query
-from airflow_lineage_governance.iceberg.types import quoted
+from airflow_lineage_governance.iceberg.types import quoted, result_type
 from airflow_lineage_governance.iceberg.write import (
     ROW_COUNT_KEYS,
     RowCounts,
@@ -129,7 +129,9 @@ def _rewrite(catalog: Catalog, table: Table, ref: TableRef, dml: str, shape: Dml
                            f"WHERE {quoted(FILE_COLUMN)} IN ({listed})")
         connection.execute(f"DROP {kind} {whole_name}")
         counts = _run_dml(connection, shape, dml)
-        after = connection.sql(f"SELECT * FROM {name}").to_arrow_table() if counts.changed else None
+        handed = ", ".join(f"CAST({quoted(f.name)} AS {result_type(f.field_type)}) AS {quoted(f.name)}"
+                           for f in table.schema().fields)
+        after = connection.sql(f"SELECT {handed} FROM {name}").to_arrow_table() if counts.changed else None
     finally:
         connection.close()
     total = int((snapshot.summary.get("total-data-files") if snapshot and snapshot.summary else None) or 0)

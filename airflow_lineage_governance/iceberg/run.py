@@ -19,6 +19,7 @@ from airflow_lineage_governance.iceberg.catalog import TableName, as_table, load
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
 from airflow_lineage_governance.iceberg.partitions import APPEND, OVERWRITE_PARTITIONS, PartitionField
 from airflow_lineage_governance.iceberg.read import PinnedRead, expose_tables, lock_down, sandboxed_connection
+from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.types import (
     NoIcebergTypeError,
     duckdb_type,
@@ -237,7 +238,7 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
                   snapshot_properties: Mapping[str, str] | None = None,
                   loaded: Mapping[TableRef, Table] | None = None, replace: bool = True,
                   partition_by: Sequence[PartitionField] = (), write_mode: str = APPEND,
-                  if_not_exists: bool = False) -> StatementRun:
+                  if_not_exists: bool = False, session: SessionSettings | None = None) -> StatementRun:
     """Runs `query` (the statement's SELECT) on DuckDB over `sources` pinned to their current snapshots and
     writes the result to `target`: replaced whole for a CTAS, appended for an INSERT (into `insert_columns`
     by position). DuckDB casts the values before they leave it, as it would for a table of its own: for an INSERT
@@ -247,8 +248,9 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
     `replace` False (a plain CREATE TABLE ... AS) replaces an existing target only when this task instance wrote it
     (the WRITE_KEY of `snapshot_properties`). A CTAS target is partitioned by `partition_by`; an INSERT with
     `write_mode` OVERWRITE_PARTITIONS replaces the partitions its rows fall in instead of appending. DuckDB runs
-    sandboxed: it reads only the pinned snapshots' data files. With `if_not_exists` (CREATE TABLE IF NOT EXISTS
-    ... AS) an existing target is left as it is: nothing is run or written (`write.untouched`).
+    sandboxed, under `session` (default: UTC): it reads only the pinned snapshots' data files. With
+    `if_not_exists` (CREATE TABLE IF NOT EXISTS ... AS) an existing target is left as it is: nothing is run or
+    written (`write.untouched`).
     Raises IcebergWriteError when the target's name cannot be stored, DuckDB rejects the query or cannot cast a
     value to its column's type, no Iceberg type holds a CTAS column's type, a date or timestamp is beyond what the
     table can store, or the target exists and may not be replaced; nothing is written then."""
@@ -262,7 +264,7 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
     table = _insert_target(catalog, target, known) if kind == StatementKind.INSERT else None
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    connection = sandboxed_connection()
+    connection = sandboxed_connection(session)
     try:
         try:
             reads = expose_tables(connection, catalog, sources, known)

@@ -256,7 +256,8 @@ class IcebergSqlOperator(BaseOperator):
             self.hook.get_conn(), kind=lineage.kind, target=lineage.target, query=read.query,
             sources=list(lineage.sources), insert_columns=[c.name for c in lineage.columns],
             snapshot_properties=properties, loaded=read.tables, replace=statement.replace,
-            partition_by=self.partition_fields, write_mode=self.write_mode, if_not_exists=statement.if_not_exists)
+            partition_by=self.partition_fields, write_mode=self.write_mode, if_not_exists=statement.if_not_exists,
+            session=self.session)
 
     def _record_asset_event(self, context: Context, written: TableRef, extra: dict[str, Any]) -> None:
         """Puts the snapshot id and row count on the outlet asset's event, when the table written is the one

@@ -128,3 +128,29 @@ def test_the_statement_leaves_what_duckdb_leaves_on_a_native_table(tmp_path, lay
     sources = ["shop.changes"] if "shop.changes" in dml else []
     rewrite_statement(catalog, target="shop.orders", dml=dml, sources=sources, snapshot_properties={WRITE_KEY: "k"})
     assert _iceberg_rows(catalog) == _native(dml)
+
+
+def test_an_update_keeps_every_type_as_duckdb_does(tmp_path):
+    import uuid
+
+    catalog = open_local_catalog(tmp_path / "catalog")
+    ids = [uuid.UUID(int=i) for i in range(3)]
+    create_or_replace(catalog, "shop.kinds", pa.table({
+        "id": pa.array([0, 1, 2], pa.int64()),
+        "u": pa.array([u.bytes for u in ids], pa.uuid()),
+        "t": pa.array([dt.time(1, 2, 3), dt.time(4, 5, 6), None], pa.time64("us")),
+        "ts": pa.array([dt.datetime(2026, 1, 1, 2, tzinfo=dt.UTC)] * 3, pa.timestamp("us", tz="UTC")),
+        "b": pa.array([b"\x00\x01", b"", None], pa.binary()),
+        "d": pa.array([Decimal("1.10"), Decimal("2.20"), None], pa.decimal128(10, 2))}), {})
+    dml = "UPDATE shop.kinds SET d = d * 3, t = t + INTERVAL 1 HOUR, ts = ts + INTERVAL 1 DAY WHERE id < 2"
+    rewrite_statement(catalog, target="shop.kinds", dml=dml, sources=[], snapshot_properties={WRITE_KEY: "k"})
+    table = catalog.load_table("shop.kinds")
+    assert [str(f.field_type) for f in table.schema().fields] == [
+        "long", "uuid", "time", "timestamptz", "binary", "decimal(10, 2)"]
+    rows = sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert [r["u"] for r in rows] == [u.bytes for u in ids] or [r["u"] for r in rows] == ids
+    assert [r["d"] for r in rows] == [Decimal("3.30"), Decimal("6.60"), None]
+    assert [r["t"] for r in rows] == [dt.time(2, 2, 3), dt.time(5, 5, 6), None]
+    assert [r["ts"] for r in rows] == [dt.datetime(2026, 1, 2, 2, tzinfo=dt.UTC)] * 2 + [
+        dt.datetime(2026, 1, 1, 2, tzinfo=dt.UTC)]
+    assert [r["b"] for r in rows] == [b"\x00\x01", b"", None]

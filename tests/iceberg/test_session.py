@@ -51,7 +51,7 @@ def test_the_same_statement_gives_the_same_table_under_two_worker_time_zones(tmp
     for tz in ("UTC", "America/Los_Angeles"):
         folder = tmp_path / tz.replace("/", "_")
         catalog = open_local_catalog(folder)
-        utc = dt.timezone.utc
+        utc = dt.UTC
         create_or_replace(catalog, "shop.events", pa.table({
             "id": pa.array([1, 2], pa.int64()),
             "ts": pa.array([dt.datetime(2026, 1, 1, 2, tzinfo=utc), dt.datetime(2026, 1, 1, 23, tzinfo=utc)],
