@@ -37,13 +37,31 @@ _PRIMITIVES: dict[type[IcebergType], str] = {
     BooleanType: "BOOLEAN", IntegerType: "INTEGER", LongType: "BIGINT", FloatType: "FLOAT", DoubleType: "DOUBLE",
     DateType: "DATE", TimeType: "TIME", TimestampType: "TIMESTAMP", TimestamptzType: "TIMESTAMPTZ",
     TimestampNanoType: "TIMESTAMP_NS", TimestamptzNanoType: "TIMESTAMPTZ", StringType: "VARCHAR",
-    UUIDType: "UUID", BinaryType: "BLOB", FixedType: "BLOB",
+    BinaryType: "BLOB", FixedType: "BLOB",
 }
 
 
 def quoted(name: str) -> str:
     """Returns `name` as a DuckDB identifier in double quotes."""
     return '"' + name.replace('"', '""') + '"'
+
+
+def _spelt(kind: IcebergType, uuid: str) -> str:
+    """Returns the DuckDB type of `kind`, a UUID (nested ones too) spelt `uuid`."""
+    if isinstance(kind, UUIDType):
+        return uuid
+    if isinstance(kind, DecimalType):
+        return f"DECIMAL({kind.precision}, {kind.scale})"
+    if isinstance(kind, StructType):
+        return "STRUCT(" + ", ".join(f"{quoted(f.name)} {_spelt(f.field_type, uuid)}" for f in kind.fields) + ")"
+    if isinstance(kind, ListType):
+        return f"{_spelt(kind.element_type, uuid)}[]"
+    if isinstance(kind, MapType):
+        return f"MAP({_spelt(kind.key_type, uuid)}, {_spelt(kind.value_type, uuid)})"
+    for iceberg, duckdb in _PRIMITIVES.items():
+        if isinstance(kind, iceberg):
+            return duckdb
+    raise TypeError(f"no DuckDB type is known for the Iceberg type {kind}")
 
 
 def duckdb_type(kind: IcebergType) -> str:
@@ -58,18 +76,7 @@ def duckdb_type(kind: IcebergType) -> str:
     Raises:
         TypeError: when `kind` is a type this mapping does not know (a newer format version's type).
     """
-    if isinstance(kind, DecimalType):
-        return f"DECIMAL({kind.precision}, {kind.scale})"
-    if isinstance(kind, StructType):
-        return "STRUCT(" + ", ".join(f"{quoted(f.name)} {duckdb_type(f.field_type)}" for f in kind.fields) + ")"
-    if isinstance(kind, ListType):
-        return f"{duckdb_type(kind.element_type)}[]"
-    if isinstance(kind, MapType):
-        return f"MAP({duckdb_type(kind.key_type)}, {duckdb_type(kind.value_type)})"
-    for iceberg, duckdb in _PRIMITIVES.items():
-        if isinstance(kind, iceberg):
-            return duckdb
-    raise TypeError(f"no DuckDB type is known for the Iceberg type {kind}")
+    return _spelt(kind, "UUID")
 
 
 def result_type(kind: IcebergType) -> str:
@@ -85,15 +92,7 @@ def result_type(kind: IcebergType) -> str:
     Raises:
         TypeError: when `kind` is a type this mapping does not know.
     """
-    if isinstance(kind, UUIDType):
-        return "BLOB"
-    if isinstance(kind, StructType):
-        return "STRUCT(" + ", ".join(f"{quoted(f.name)} {result_type(f.field_type)}" for f in kind.fields) + ")"
-    if isinstance(kind, ListType):
-        return f"{result_type(kind.element_type)}[]"
-    if isinstance(kind, MapType):
-        return f"MAP({result_type(kind.key_type)}, {result_type(kind.value_type)})"
-    return duckdb_type(kind)
+    return _spelt(kind, "BLOB")
 
 
 _ICEBERG_PRIMITIVES: dict[str, PrimitiveType] = {
