@@ -154,3 +154,32 @@ def test_an_update_keeps_every_type_as_duckdb_does(tmp_path):
     assert [r["ts"] for r in rows] == [dt.datetime(2026, 1, 2, 2, tzinfo=dt.UTC)] * 2 + [
         dt.datetime(2026, 1, 1, 2, tzinfo=dt.UTC)]
     assert [r["b"] for r in rows] == [b"\x00\x01", b"", None]
+
+
+@pytest.mark.parametrize("dml", [
+    "MERGE INTO shop.people AS t USING shop.moves AS s ON t.region = s.region "
+    "WHEN MATCHED THEN UPDATE SET region = s.target WHEN NOT MATCHED THEN INSERT (id, region) VALUES (s.id, s.target)",
+    "UPDATE shop.people AS t SET region = s.target FROM shop.moves AS s WHERE t.region = s.region",
+    "DELETE FROM shop.people AS t USING shop.moves AS s WHERE t.region = s.region",
+])
+def test_a_source_partitioned_by_identity_joins_on_and_writes_its_own_values(tmp_path, dml):
+    catalog = open_local_catalog(tmp_path / "catalog")
+    people = pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()),
+                       "region": ["North America", " lead", None, "North+America"]})
+    moves = pa.table({"id": pa.array([10, 11, 12], pa.int64()), "region": ["North America", " lead", "null"],
+                      "target": ["Europe & Asia", "50% off", None]})
+    create_or_replace(catalog, "shop.people", people, {})
+    create_or_replace(catalog, "shop.moves", moves, {}, partition_by=parse_partition_by(["region"]))
+    rewrite_statement(catalog, target="shop.people", dml=dml, sources=["shop.moves"],
+                      snapshot_properties={WRITE_KEY: "k"})
+    plain = duckdb.connect()
+    plain.execute("CREATE SCHEMA shop")
+    plain.register("p", people)
+    plain.register("m", moves)
+    plain.execute("CREATE TABLE shop.people AS SELECT * FROM p")
+    plain.execute("CREATE TABLE shop.moves AS SELECT * FROM m")
+    plain.execute(dml)
+    expected = sorted(plain.execute("SELECT id, region FROM shop.people").fetchall(), key=repr)
+    got = sorted(((r["id"], r["region"]) for r in catalog.load_table("shop.people").scan().to_arrow().to_pylist()),
+                 key=repr)
+    assert got == expected
