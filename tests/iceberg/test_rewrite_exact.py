@@ -154,3 +154,17 @@ def test_an_update_keeps_every_type_as_duckdb_does(tmp_path):
     assert [r["ts"] for r in rows] == [dt.datetime(2026, 1, 2, 2, tzinfo=dt.UTC)] * 2 + [
         dt.datetime(2026, 1, 1, 2, tzinfo=dt.UTC)]
     assert [r["b"] for r in rows] == [b"\x00\x01", b"", None]
+
+
+@pytest.mark.parametrize(("dml", "counts"), [
+    ("DELETE FROM shop.orders WHERE id IN (33, 34) RETURNING qty", (0, 0, 2)),
+    ("UPDATE shop.orders SET note = 'q' WHERE id < 3 RETURNING country", (0, 3, 0)),
+    ("DELETE FROM shop.orders AS t USING shop.changes AS s WHERE t.id = s.id RETURNING *", (0, 0, 3)),
+])
+def test_an_update_or_delete_with_returning_counts_the_rows_it_changed(tmp_path, dml, counts):
+    catalog = _catalog(tmp_path, "several files")
+    sources = ["shop.changes"] if "shop.changes" in dml else []
+    run = rewrite_statement(catalog, target="shop.orders", dml=dml, sources=sources,
+                            snapshot_properties={WRITE_KEY: "k"})
+    assert (run.write.counts.inserted, run.write.counts.updated, run.write.counts.deleted) == counts
+    assert _iceberg_rows(catalog) == _native(dml)
