@@ -1,8 +1,8 @@
 """One statement two ways: through rewrite_statement on an Iceberg layout, and by DuckDB on native tables holding
 the same rows. The table after it is compared as a multiset of rows (NaN equals NaN, as DuckDB holds it), and so
-are the counts (inserted, updated, deleted: DuckDB's returned count for UPDATE and DELETE, `RETURNING
-merge_action` for MERGE). A statement DuckDB refuses natively must make rewrite_statement raise an IcebergError
-and commit nothing; any other exception from it is an error."""
+are the counts (inserted, updated, deleted): DuckDB's returned count for UPDATE and DELETE (the rows they return,
+with RETURNING), `RETURNING merge_action` for MERGE. A statement DuckDB refuses natively must make
+rewrite_statement raise an IcebergError and commit nothing; any other exception from it is an error."""
 
 from __future__ import annotations
 
@@ -68,6 +68,9 @@ def native(layout: Layout, statement: Statement) -> tuple[Counter[tuple[str, ...
                 tally = Counter(str(row[0]) for row in
                                 connection.execute(statement.sql + " RETURNING merge_action").fetchall())
                 counts = (tally.get("INSERT", 0), tally.get("UPDATE", 0), tally.get("DELETE", 0))
+            elif " RETURNING " in statement.sql:  # one row per changed row
+                number = len(connection.execute(statement.sql).fetchall())
+                counts = (0, number, 0) if statement.kind.startswith("update") else (0, 0, number)
             else:
                 changed = connection.execute(statement.sql).fetchone()
                 number = int(changed[0]) if changed else 0

@@ -88,6 +88,7 @@ _JOINS = ["t.id = s.id", "t.id = s.id AND s.id <> 5", "t.score = s.score", "t.co
           "t.amount = s.score", "t.id = s.id AND s.score IS NOT NULL"]
 _SOURCE_CONDITIONS = ["s.score IS NULL", "isnan(s.score)", "s.qty > 2", "s.note <> 'a'", "s.amount > 1",
                       "s.country = 'de' COLLATE NOCASE", "s.ts >= DATE '2026-01-02'", "s.id IS NULL"]
+_RETURNING = ["*", "id", "score, country", "qty + 1", "CAST(amount AS VARCHAR)"]
 _SOURCES = ["shop.changes AS s", "(SELECT * FROM shop.changes WHERE id IS NOT NULL) AS s",
             "(SELECT DISTINCT ON (id) * FROM shop.changes ORDER BY id, score) AS s"]
 
@@ -173,6 +174,11 @@ class _Draw:
         return ", ".join(parts)
 
 
+def _returning(rng: random.Random) -> str:
+    """Returns a RETURNING clause for one statement in twelve (DuckDB then answers rows, not the count)."""
+    return f" RETURNING {rng.choice(_RETURNING)}" if rng.random() < 1 / 12 else ""
+
+
 def _where(draw: _Draw, join: str | None = None) -> str:
     if join is None:
         return draw.condition()
@@ -186,7 +192,7 @@ def _update(rng: random.Random) -> str:
     draw = _Draw(rng, "t." if aliased else rng.choice(["", "", "orders."]))
     target = "shop.orders AS t" if aliased else "shop.orders"
     where = "" if rng.random() < 0.04 else f" WHERE {_where(draw)}"
-    return f"UPDATE {target} SET {draw.assignments(False)}{where}"
+    return f"UPDATE {target} SET {draw.assignments(False)}{where}{_returning(rng)}"
 
 
 def _update_from(rng: random.Random) -> str:
@@ -197,14 +203,14 @@ def _update_from(rng: random.Random) -> str:
         where += f" AND {rng.choice(_SOURCE_CONDITIONS)}"
     source = rng.choice(_SOURCES)
     return f"UPDATE shop.orders AS t SET {draw.assignments(join in UNIQUE_JOINS)} " \
-           f"FROM {source} WHERE {where}"
+           f"FROM {source} WHERE {where}{_returning(rng)}"
 
 
 def _delete(rng: random.Random) -> str:
     aliased = rng.random() < 0.4
     draw = _Draw(rng, "t." if aliased else rng.choice(["", "", "orders."]))
     target = "shop.orders AS t" if aliased else "shop.orders"
-    return f"DELETE FROM {target} WHERE {_where(draw)}"
+    return f"DELETE FROM {target} WHERE {_where(draw)}{_returning(rng)}"
 
 
 def _delete_using(rng: random.Random) -> str:
@@ -212,7 +218,7 @@ def _delete_using(rng: random.Random) -> str:
     where = _where(draw, rng.choice(_JOINS))
     if rng.random() < 0.3:
         where += f" AND {rng.choice(_SOURCE_CONDITIONS)}"
-    return f"DELETE FROM shop.orders AS t USING {rng.choice(_SOURCES)} WHERE {where}"
+    return f"DELETE FROM shop.orders AS t USING {rng.choice(_SOURCES)} WHERE {where}{_returning(rng)}"
 
 
 def _insert(rng: random.Random) -> str:
