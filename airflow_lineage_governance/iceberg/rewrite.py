@@ -92,8 +92,12 @@ def _run_dml(connection: duckdb.DuckDBPyConnection, shape: DmlShape, dml: str) -
     if shape.kind == "MERGE":
         tally = Counter(str(row[0]) for row in connection.execute(_counted(shape, dml)).fetchall())
         return RowCounts(tally.get("INSERT", 0), tally.get("UPDATE", 0), tally.get("DELETE", 0))
-    changed = connection.execute(dml).fetchone()
-    count = int(changed[0]) if changed else 0
+    if shape.tree is not None and shape.tree.args.get("returning") is not None:
+        # With RETURNING, DuckDB answers one row per changed row instead of the count.
+        count = len(connection.execute(dml).fetchall())
+    else:
+        changed = connection.execute(dml).fetchone()
+        count = int(changed[0]) if changed else 0
     return RowCounts(updated=count) if shape.kind == "UPDATE" else RowCounts(deleted=count)
 
 

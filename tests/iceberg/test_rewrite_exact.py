@@ -183,3 +183,17 @@ def test_a_source_partitioned_by_identity_joins_on_and_writes_its_own_values(tmp
     got = sorted(((r["id"], r["region"]) for r in catalog.load_table("shop.people").scan().to_arrow().to_pylist()),
                  key=repr)
     assert got == expected
+
+
+@pytest.mark.parametrize(("dml", "counts"), [
+    ("DELETE FROM shop.orders WHERE id IN (33, 34) RETURNING qty", (0, 0, 2)),
+    ("UPDATE shop.orders SET note = 'q' WHERE id < 3 RETURNING country", (0, 3, 0)),
+    ("DELETE FROM shop.orders AS t USING shop.changes AS s WHERE t.id = s.id RETURNING *", (0, 0, 3)),
+])
+def test_an_update_or_delete_with_returning_counts_the_rows_it_changed(tmp_path, dml, counts):
+    catalog = _catalog(tmp_path, "several files")
+    sources = ["shop.changes"] if "shop.changes" in dml else []
+    run = rewrite_statement(catalog, target="shop.orders", dml=dml, sources=sources,
+                            snapshot_properties={WRITE_KEY: "k"})
+    assert (run.write.counts.inserted, run.write.counts.updated, run.write.counts.deleted) == counts
+    assert _iceberg_rows(catalog) == _native(dml)
