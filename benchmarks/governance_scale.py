@@ -1,7 +1,7 @@
 """Governance at scale: synthetic COMPLETE events for 10,000 jobs x 10 runs (100,000 events, about 1M edges).
 
     .venv/bin/python benchmarks/governance_scale.py
-    .venv/bin/python benchmarks/governance_scale.py --history [--events 1000000]   # issue 15
+    .venv/bin/python benchmarks/governance_scale.py --history [--events 1000000]   # lineage with time
 
 Measures, in one run: `json.loads` of every line (the floor); then reading + graph + propose + understated +
 unaccounted; then impact queries on 1,000 random columns. Prints the peak memory of the process.

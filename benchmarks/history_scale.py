@@ -1,4 +1,4 @@
-"""Lineage with time at scale (issue 15): one COMPLETE per job per day, 10,000 jobs over 100 days (1,000,000
+"""Lineage with time at scale: one COMPLETE per job per day, 10,000 jobs over 100 days (1,000,000
 events), each with input and output snapshots (version facets), an `airflow` run facet with the try, and the
 SQL facet; each job's lineage changes every 30 to 60 days (a new shape), so the history holds superseded edges.
 

@@ -1,4 +1,4 @@
-"""The integrity and freshness figures of seed 001 (section 8), for the report's coverage: the share of runs with
+"""The integrity and freshness figures, for the report's coverage: the share of runs with
 lineage, COMPLETE runs missing inputs, outputs or versions, catalog tables with no recent edge, lineage parse
 failures, and late events.
 

@@ -37,9 +37,6 @@ from airflow_lineage_governance.refs import TableRef
 
 DIRECT_SCAN = "direct parquet scan"
 ARROW_READER = "pyiceberg arrow reader"
-SCAN_OPTIONS = "hive_partitioning = false, can_have_nan = true"
-"""How every `read_parquet` of the provider reads Iceberg data files: values from the files, never from their
-paths, and no row group skipped on float statistics that leave NaN out."""
 _NAME_MAPPING = "schema.name-mapping.default"
 
 
@@ -243,13 +240,14 @@ def _scan_sql(connection: duckdb.DuckDBPyConnection, table: Table, tasks: Sequen
         path = _local_path(task.file.file_path) or task.file.file_path
         data_files[path] = task.file
         groups.setdefault(_missing_identity_values(table, task, path, fields), []).append(path)
-    options = f"schema = {_schema_map(fields)}, {SCAN_OPTIONS}"
+    options = f"schema = {_schema_map(fields)}"
     if file_column is not None:
         options += f", filename = {_text(file_column)}"
     extra = [quoted(file_column)] if file_column is not None else []
     parts = []
     for missing, paths in groups.items():
-        scan = f"read_parquet([{_listed(paths)}], {options})"
+        # Values from the files, never from their paths; no row group skipped on float statistics without NaN.
+        scan = f"read_parquet([{_listed(paths)}], {options}, hive_partitioning = false, can_have_nan = true)"
         if not missing:
             parts.append(f"SELECT {', '.join([*(quoted(f.name) for f in fields), *extra])} FROM {scan}")
             continue

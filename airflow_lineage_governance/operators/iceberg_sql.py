@@ -60,7 +60,7 @@ class IcebergSqlOperator(BaseOperator):
     :param iceberg_conn_id: the `iceberg_catalog` connection.
     :param lineage_namespace: the OpenLineage dataset namespace; default: the connection's.
     :param max_lineage_edges: past this many column-lineage edges the event's facet is cut, and a
-        `lineageTruncation` run facet says so (seed 002's bound: 4,096).
+        `lineageTruncation` run facet says so (default 4,096).
     :param target: the table the statement writes (`db.table`), declared as the task's outlet asset; default:
         read from the statement's text (or its .sql file) when the DAG is parsed, without a SQL parser. Given,
         a statement that writes another table fails the task before anything is written.
