@@ -34,7 +34,8 @@ test-equivalence: setup
 
 # MERGE, UPDATE and DELETE (rewrite_statement) against DuckDB on native tables, on six layouts of shop.orders,
 # DML_EQUIVALENCE_STATEMENTS seeded statements each (the normal run takes 30); the last line sums it up:
-# DML_EQUIVALENCE statements=N equal=E unequal=U count_differences=C errors=X files_rewritten=R files_in_table=T.
+# DML_EQUIVALENCE statements=N equal=E unequal=U count_differences=C errors=X lineage_refused=L lineage_violations=V
+# files_rewritten=R files_in_table=T pruning_rate=P.
 DML_EQUIVALENCE_STATEMENTS ?= 170
 test-dml-equivalence: setup
 	DML_EQUIVALENCE_STATEMENTS=$(DML_EQUIVALENCE_STATEMENTS) $(BIN)/python -m pytest -q tests/iceberg/dml_equivalence

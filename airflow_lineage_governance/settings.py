@@ -69,6 +69,9 @@ SETTINGS: dict[str, Setting] = {setting.key: setting for setting in (
     Setting("freshness_days", "A catalog table that no COMPLETE run has read or written in this many days is listed "
             "in the governance report's coverage (tables without recent edges).", example="7", default="7",
             type="integer"),
+    Setting("returning_max_rows", "The most rows a MERGE, UPDATE or DELETE ... RETURNING of IcebergSqlOperator "
+            "hands to XCom (its `returning` value); a statement returning more fails before anything is written.",
+            example="1000", default="1000", type="integer"),
     Setting("duckdb_time_zone", "The DuckDB TimeZone every statement of IcebergSqlOperator runs under (casts of "
             "timestamptz to dates, times shown in strings); never the worker's TZ.", example="Europe/Berlin",
             default="UTC"),
@@ -151,15 +154,25 @@ def seconds(key: str) -> float:
 def whole_days(key: str) -> int:
     """Returns a days option (`freshness_days`) as a positive integer; raises MissingSettingError naming the setting
     when its value is not one."""
+    return _positive_whole(key, "days")
+
+
+def whole_number(key: str) -> int:
+    """Returns a count option (`returning_max_rows`) as a positive integer; raises MissingSettingError naming the
+    setting when its value is not one."""
+    return _positive_whole(key, "rows")
+
+
+def _positive_whole(key: str, unit: str) -> int:
     value = required(key, None)
     try:
-        days = int(value)
+        number = int(value)
     except ValueError:
-        days = 0
-    if days <= 0:
-        raise MissingSettingError(f"the {key} setting is not a whole number of days: set "
+        number = 0
+    if number <= 0:
+        raise MissingSettingError(f"the {key} setting is not a whole number of {unit}: set "
                                   f"{SETTINGS[key].flag_or_setting} to one.")
-    return days
+    return number
 
 
 def report_folder() -> Path:

@@ -81,7 +81,8 @@ def dml_shape(sql: str, ref: TableRef) -> DmlShape:
         whens = tree.args.get("whens")
         by_source = any(when.args.get("source") for when in (whens.expressions if whens else []))
         source = tree.args.get("using")
-        return DmlShape("MERGE", _target_names(target), tree.args.get("on"), source, False,
+        on = tree.args.get("on")  # a MERGE ... USING (columns) has none: its rows are not bounded
+        return DmlShape("MERGE", _target_names(target), on if isinstance(on, exp.Expr) else None, source, False,
                         by_source or _reads_target(tree, target, ref), tree)
     if isinstance(tree, exp.Update):
         target = tree.this

@@ -24,6 +24,7 @@ from pyiceberg.manifest import DataFile
 from pyiceberg.table import Table
 from sqlglot import exp
 
+from airflow_lineage_governance.default_keyword import with_default_keywords
 from airflow_lineage_governance.iceberg.bounds import DmlShape, dml_shape, row_filter
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
@@ -36,6 +37,7 @@ from airflow_lineage_governance.iceberg.read import (
     lock_down,
     sandboxed_connection,
 )
+from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_rows
 from airflow_lineage_governance.iceberg.run import StatementRun
 from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.touched import touched_files_query
@@ -55,6 +57,9 @@ COPY_ON_WRITE = "copy-on-write rewrite"
 FILE_COLUMN = "__iceberg_data_file"
 """The column of the exposed target that holds each row's data file (dropped before the statement runs)."""
 _WHOLE_TARGET = "__iceberg_whole_target"
+_MERGE_ACTION = "__iceberg_merge_action"
+RETURNING_MAX_ROWS = 1000
+"""The most rows a RETURNING hands back unless the caller says otherwise."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,7 @@ class _Rewritten:
     rows: pa.Table | None
     counts: RowCounts
     reads: list[PinnedRead]
+    returned: ReturnedRows | None
 
 
 def _checked_filter(table: Table, found: BooleanExpression) -> BooleanExpression:
@@ -78,27 +84,39 @@ def _checked_filter(table: Table, found: BooleanExpression) -> BooleanExpression
     return found
 
 
+def _returns(shape: DmlShape) -> bool:
+    """Returns whether the statement has a RETURNING of its own."""
+    return shape.tree is not None and shape.tree.args.get("returning") is not None
+
+
 def _counted(shape: DmlShape, dml: str) -> str:
-    """Returns the statement as run: a MERGE with `RETURNING merge_action`, so each changed row says how."""
+    """Returns the statement as run: a MERGE returning `merge_action` first (then its own RETURNING's columns), so
+    each changed row says how."""
     if shape.kind != "MERGE":
         return dml
     tree = shape.tree.copy() if shape.tree is not None else sqlglot.parse_one(dml, read="duckdb")
-    tree.set("returning", exp.Returning(expressions=[exp.column("merge_action")]))
-    return tree.sql(dialect="duckdb")
+    own = tree.args.get("returning")
+    action = exp.Alias(this=exp.column("merge_action"), alias=exp.to_identifier(_MERGE_ACTION))
+    tree.set("returning", exp.Returning(expressions=[action, *(own.expressions if own is not None else [])]))
+    return with_default_keywords(tree).sql(dialect="duckdb")
 
 
-def _run_dml(connection: duckdb.DuckDBPyConnection, shape: DmlShape, dml: str) -> RowCounts:
-    """Runs the statement on `connection` and returns the rows it inserted, updated and deleted."""
+def _run_dml(connection: duckdb.DuckDBPyConnection, shape: DmlShape, dml: str) -> tuple[RowCounts, pa.Table | None]:
+    """Runs the statement on `connection`; returns the rows it inserted, updated and deleted, and the rows its own
+    RETURNING gave (None without one)."""
     if shape.kind == "MERGE":
-        tally = Counter(str(row[0]) for row in connection.execute(_counted(shape, dml)).fetchall())
-        return RowCounts(tally.get("INSERT", 0), tally.get("UPDATE", 0), tally.get("DELETE", 0))
-    if shape.tree is not None and shape.tree.args.get("returning") is not None:
-        # With RETURNING, DuckDB answers one row per changed row instead of the count.
-        count = len(connection.execute(dml).fetchall())
+        changed = connection.sql(_counted(shape, dml)).to_arrow_table()
+        tally = Counter(str(action) for action in changed.column(0).to_pylist())
+        counts = RowCounts(tally.get("INSERT", 0), tally.get("UPDATE", 0), tally.get("DELETE", 0))
+        return counts, changed.remove_column(0) if _returns(shape) else None
+    returned = None
+    if _returns(shape):  # DuckDB answers one row per changed row instead of the count
+        returned = connection.sql(dml).to_arrow_table()
+        count = returned.num_rows
     else:
-        changed = connection.execute(dml).fetchone()
-        count = int(changed[0]) if changed else 0
-    return RowCounts(updated=count) if shape.kind == "UPDATE" else RowCounts(deleted=count)
+        answer = connection.execute(dml).fetchone()
+        count = int(answer[0]) if answer else 0
+    return (RowCounts(updated=count) if shape.kind == "UPDATE" else RowCounts(deleted=count)), returned
 
 
 def _touched_files(connection: duckdb.DuckDBPyConnection, shape: DmlShape, read: PinnedRead) -> list[str]:
@@ -112,7 +130,7 @@ def _touched_files(connection: duckdb.DuckDBPyConnection, shape: DmlShape, read:
 
 def _rewrite(catalog: Catalog, table: Table, ref: TableRef, dml: str, shape: DmlShape,
              sources: Sequence[TableName], loaded: Mapping[TableRef, Table],
-             session: SessionSettings | None) -> _Rewritten:
+             session: SessionSettings | None, returning_max_rows: int) -> _Rewritten:
     """Reads the table's current snapshot into a sandboxed DuckDB, asks DuckDB which data files the statement
     can change, keeps only their rows, runs the statement there and returns what it read and the rows after."""
     snapshot = table.current_snapshot()
@@ -132,7 +150,8 @@ def _rewrite(catalog: Catalog, table: Table, ref: TableRef, dml: str, shape: Dml
         connection.execute(f"CREATE TABLE {name} AS SELECT {columns} FROM {whole_name} "
                            f"WHERE {quoted(FILE_COLUMN)} IN ({listed})")
         connection.execute(f"DROP {kind} {whole_name}")
-        counts = _run_dml(connection, shape, dml)
+        counts, own = _run_dml(connection, shape, dml)
+        returned = returned_rows(connection, own, returning_max_rows, ref) if own is not None else None
         handed = ", ".join(f"CAST({quoted(f.name)} AS {result_type(f.field_type)}) AS {quoted(f.name)}"
                            for f in table.schema().fields)
         after = connection.sql(f"SELECT {handed} FROM {name}").to_arrow_table() if counts.changed else None
@@ -142,18 +161,21 @@ def _rewrite(catalog: Catalog, table: Table, ref: TableRef, dml: str, shape: Dml
     counts = RowCounts(counts.inserted, counts.updated, counts.deleted, len(touched), total)
     how = f"{len(touched)} of {total} data files"
     pinned = PinnedRead(ref, snapshot.snapshot_id if snapshot else None, COPY_ON_WRITE, how)
-    return _Rewritten([whole.data_files[path] for path in touched], scope, after, counts, [pinned, *reads])
+    return _Rewritten([whole.data_files[path] for path in touched], scope, after, counts, [pinned, *reads],
+                      returned)
 
 
 def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources: Sequence[TableName],
                       snapshot_properties: Mapping[str, str] | None = None,
                       loaded: Mapping[TableRef, Table] | None = None,
-                      session: SessionSettings | None = None) -> StatementRun:
+                      session: SessionSettings | None = None,
+                      returning_max_rows: int = RETURNING_MAX_ROWS) -> StatementRun:
     """Runs the MERGE, UPDATE or DELETE `dml` (tables named as DuckDB finds them) on `target`, copy-on-write, over
     `sources` pinned to their current snapshots, and commits the rewritten files in one OVERWRITE snapshot carrying
     `snapshot_properties` and the row counts; returns what was read and written (`write.counts`: rows inserted,
-    updated, deleted). A statement that changes no row commits nothing. When a snapshot of the target already
-    carries the WRITE_KEY of `snapshot_properties`, writes nothing and returns that commit. Raises
+    updated, deleted; `returned`: the rows of its RETURNING, at most `returning_max_rows`, None without one or
+    when an earlier try wrote it). A statement that changes no row commits nothing. When a snapshot of the target
+    already carries the WRITE_KEY of `snapshot_properties`, writes nothing and returns that commit. Raises
     IcebergWriteError when DuckDB rejects the statement or the rows cannot be written (nothing is written then),
     CommitConflictError when concurrent writers kept changing the same rows."""
     ref = as_table(target)
@@ -172,7 +194,7 @@ def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources:
             return earlier
         started = time.perf_counter()
         try:
-            done = _rewrite(catalog, table, ref, dml, shape, sources, known, session)
+            done = _rewrite(catalog, table, ref, dml, shape, sources, known, session, returning_max_rows)
         except NamespaceTooDeepError as error:
             raise IcebergWriteError(ref, f"it reads {error.table}, whose namespace DuckDB cannot name",
                                     "keep the table in a namespace of one or two levels") from None
@@ -184,7 +206,7 @@ def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources:
         started = time.perf_counter()
         write = _commit(table, ref, done, properties)
         timings["write"] = time.perf_counter() - started
-        run.append(StatementRun(done.reads, write, timings))
+        run.append(StatementRun(done.reads, write, timings, done.returned))
         return write
 
     with_retries(attempt, ref)

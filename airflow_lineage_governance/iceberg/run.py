@@ -17,6 +17,7 @@ from airflow_lineage_governance.iceberg.catalog import TableName, as_table, load
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
 from airflow_lineage_governance.iceberg.partitions import APPEND, OVERWRITE_PARTITIONS, PartitionField
 from airflow_lineage_governance.iceberg.read import PinnedRead, expose_tables, lock_down, sandboxed_connection
+from airflow_lineage_governance.iceberg.returning import ReturnedRows
 from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.write import (
     WriteResult,
@@ -49,6 +50,9 @@ class StatementRun:
     reads: list[PinnedRead]
     write: WriteResult
     timings: dict[str, float] = field(default_factory=dict)
+    returned: ReturnedRows | None = None
+    """The rows a MERGE, UPDATE or DELETE ... RETURNING gave (None without RETURNING, or when an earlier try of
+    the task wrote the snapshot)."""
 
 
 def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, query: str,

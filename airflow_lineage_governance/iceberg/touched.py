@@ -37,8 +37,13 @@ def touched_files_query(shape: DmlShape, file_column: str) -> str | None:
     prefix = f"{with_.sql(dialect='duckdb')} " if with_ is not None else ""
     select = f"{prefix}SELECT DISTINCT {_file_of(target, file_column)} FROM {target.sql(dialect='duckdb')}"
     if isinstance(tree, exp.Merge):
-        using, on = tree.args.get("using"), tree.args.get("on")
-        if using is None or on is None:
+        using, on, keys = tree.args.get("using"), tree.args.get("on"), tree.args.get("using_cond")
+        if using is None:
+            return None
+        if keys:
+            listed = ", ".join(key.sql(dialect="duckdb") for key in keys)
+            return f"{select} JOIN {using.sql(dialect='duckdb')} USING ({listed})"
+        if not isinstance(on, exp.Expr):
             return None
         return f"{select} JOIN {using.sql(dialect='duckdb')} ON {on.sql(dialect='duckdb')}"
     where = tree.args.get("where")

@@ -29,6 +29,7 @@ from functools import partial
 from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
+from airflow_lineage_governance.default_keyword import is_default_keyword, written_defaults
 from airflow_lineage_governance.kinds import EdgeType, StatementKind, Subtype
 from airflow_lineage_governance.lineage.constructs import inline_named_windows, refuse_untraceable, refuse_whole_rows
 from airflow_lineage_governance.lineage.dml_forms import category
@@ -109,6 +110,10 @@ def dml_lineage(statement: Statement, schema: Schema) -> ColumnLineage:
                                 "create it first (CREATE TABLE ... AS), or check the name")
     columns = list(known)
     work = statement.tree.copy()
+    work.set("returning", None)  # its rows go to the caller, not to a table
+    _defaults_as_null(work)
+    if isinstance(work, exp.Merge):
+        _qualify_by_side(work)
     parts: list[Part] = []
     clauses: list[Clause] = []
     if isinstance(work, exp.Merge):
@@ -132,6 +137,41 @@ def dml_lineage(statement: Statement, schema: Schema) -> ColumnLineage:
                              read.sources)
     outputs, rows = _merge_columns(parts, clauses, read, columns, target)
     return ColumnLineage(target, kind, _outputs(outputs, render), merge(rows), read.sources)
+
+
+def _defaults_as_null(work: exp.Expr) -> None:
+    """Replaces each DEFAULT a SET or INSERT value writes with NULL, the value an Iceberg column of a version 1 or
+    2 table takes for it (those tables declare no column defaults)."""
+    for value in written_defaults(work):
+        value.replace(exp.null())
+
+
+def _qualify_by_side(work: exp.Merge) -> None:
+    """Qualifies, as DuckDB binds them, the unqualified columns a MERGE's clauses read where only one side has a
+    row: a NOT MATCHED clause reads the source, a NOT MATCHED BY SOURCE clause the target, and a key of
+    `USING (columns)` is the source's in a matched row. Turns `USING (columns)` into its ON condition."""
+    target = exp.to_identifier(work.this.alias_or_name)
+    source = exp.to_identifier(work.args["using"].alias_or_name)
+    keys = {key.name.lower() for key in work.args.get("using_cond") or ()}
+    if keys:
+        work.set("on", exp.and_(*(exp.EQ(this=exp.column(key, target.copy()), expression=exp.column(key, source.copy()))
+                                  for key in sorted(keys))))
+        work.set("using_cond", None)
+    for when in work.args["whens"].expressions:
+        which = category(when)
+        then = when.args.get("then")
+        for column in list(when.find_all(exp.Column)):
+            if column.table or column.find_ancestor(exp.Query) is not None or is_default_keyword(column):
+                continue
+            if isinstance(then, exp.Insert) and column.parent is then.this:
+                continue  # the INSERT's column list names the target's columns
+            if isinstance(column.parent, exp.EQ) and column.arg_key == "this" and isinstance(
+                    column.parent.parent, exp.Update):
+                continue  # the column a SET writes
+            if which == "NOT MATCHED BY SOURCE":
+                column.set("table", target.copy())
+            elif which == "NOT MATCHED" or column.name.lower() in keys:
+                column.set("table", source.copy())
 
 
 def _outputs(columns: dict[str, list[Dependency]], render: Callable[[str], str]) -> tuple[OutputColumn, ...]:

@@ -29,12 +29,13 @@ def category(when: exp.When) -> str:
 
 def refuse_unread_forms(node: exp.Expr, kind: StatementKind, target: str | None) -> None:
     """Raises UnsupportedStatementError, naming the form and what to write instead, for a form of the MERGE,
-    UPDATE or DELETE `node` whose lineage the engine does not read: RETURNING, a statement nested in another,
-    DELETE with ORDER BY or LIMIT, an assignment that is not `column = value`, a MERGE ... USING (columns), an
-    INSERT BY NAME or DEFAULT VALUES, an unknown action, and a WHEN clause DuckDB would never reach."""
-    if node.args.get("returning"):
-        raise UnsupportedStatementError(target, f"a {kind} ... RETURNING is not read (its rows are not written "
-                                        "to a table)", "drop RETURNING")
+    UPDATE or DELETE `node` whose lineage the engine does not read: a RETURNING that reads a subquery, a statement
+    nested in another, DELETE with ORDER BY or LIMIT, an assignment that is not `column = value`, an INSERT BY
+    NAME or DEFAULT VALUES, an unknown action, and a WHEN clause DuckDB would never reach."""
+    returning = node.args.get("returning")
+    if isinstance(returning, exp.Expr) and returning.find(exp.Query) is not None:
+        raise UnsupportedStatementError(target, f"the RETURNING of a {kind} reads a subquery, whose tables the "
+                                        "lineage does not list", "return the changed rows' own columns")
     for inner in node.walk():
         if inner is not node and isinstance(inner, _STATEMENTS) and not isinstance(inner.parent, exp.When):
             raise UnsupportedStatementError(target, f"the {kind} holds a {inner.key.upper()}, and lineage is read "
@@ -68,10 +69,7 @@ def _check_assignment(assignment: exp.Expr, target: str | None, *, star: bool) -
 
 
 def _check_merge(node: exp.Merge, target: str | None) -> None:
-    if node.args.get("using_cond"):
-        raise UnsupportedStatementError(target, "a MERGE ... USING (columns) is not read",
-                                        "write the condition as ON target.column = source.column")
-    if not isinstance(node.args.get("on"), exp.Expr):
+    if not isinstance(node.args.get("on"), exp.Expr) and not node.args.get("using_cond"):
         raise UnsupportedStatementError(target, "a MERGE without ON is not read", "write its ON condition")
     whens = node.args.get("whens")
     clauses = list(whens.expressions) if isinstance(whens, exp.Whens) else []

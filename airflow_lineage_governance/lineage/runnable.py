@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
+from airflow_lineage_governance.default_keyword import with_default_keywords
 from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.lineage.naming import output_name
 from airflow_lineage_governance.lineage.schema import (
@@ -83,4 +84,4 @@ def runnable_statement(statement: Statement | str, schema: CatalogSchema | Neste
     found = survey(tree)
     for table, ref in place_tables(found.tables, found.ctes, normalized(schema), statement.target):
         name_for_duckdb(table, ref)
-    return tree.sql(dialect=statement.dialect)
+    return with_default_keywords(tree).sql(dialect=statement.dialect)

@@ -249,7 +249,8 @@ class IcebergSqlOperator(BaseOperator):
             from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
 
             return rewrite_statement(self.hook.get_conn(), target=lineage.target, dml=read.query, sources=sources,
-                                     snapshot_properties=properties, loaded=read.tables, session=self.session)
+                                     snapshot_properties=properties, loaded=read.tables, session=self.session,
+                                     returning_max_rows=_returning_max_rows())
         from airflow_lineage_governance.iceberg.run import run_statement
 
         return run_statement(
@@ -342,6 +343,13 @@ class IcebergSqlOperator(BaseOperator):
         else:
             outputs = _planned_output(namespace, lineage, schema)
         return OperatorLineage(inputs=inputs, outputs=outputs, run_facets=run_facets, job_facets=job_facets)
+
+
+def _returning_max_rows() -> int:
+    """Returns the most rows a RETURNING hands to XCom, from the provider's config section."""
+    from airflow_lineage_governance.settings import whole_number
+
+    return whole_number("returning_max_rows")
 
 
 def _fields(schema: Mapping[TableRef, Mapping[str, str]], table: TableRef) -> list[tuple[str, str]]:

@@ -71,11 +71,13 @@ def lineage_summary(lineage: ColumnLineage, run: StatementRun) -> list[str]:
 def run_result(run: StatementRun) -> dict[str, Any]:
     """Returns the task's XCom value: the table, snapshot id, rows, whether this task instance had already written
     it, whether anything was written, the partitions written, and for a MERGE, UPDATE or DELETE the rows inserted,
-    updated and deleted."""
+    updated and deleted, and the rows its RETURNING gave (`returning`: columns and rows)."""
     write = run.write
     result: dict[str, Any] = {"table": str(write.table), "snapshot_id": write.snapshot_id, "rows": write.rows,
                               "already_written": write.already_written, "written": not write.untouched,
                               "partitions": list(write.partitions)}
     if write.counts is not None:
         result.update(inserted=write.counts.inserted, updated=write.counts.updated, deleted=write.counts.deleted)
+    if run.returned is not None:
+        result["returning"] = run.returned.as_json()
     return result

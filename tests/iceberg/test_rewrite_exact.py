@@ -74,6 +74,12 @@ STATEMENTS = [
     "MERGE INTO shop.orders AS t USING shop.changes AS s ON t.id = s.id AND t.score = s.score "
     "WHEN MATCHED THEN UPDATE SET note = 'matched' WHEN NOT MATCHED THEN INSERT (id, score) VALUES (s.id, s.score)",
     "UPDATE shop.orders SET status = 'late' WHERE day > DATE '2026-01-04'",
+    "MERGE INTO shop.orders AS t USING shop.changes AS s USING (id) WHEN MATCHED THEN UPDATE SET note = 'm' "
+    "WHEN NOT MATCHED THEN INSERT (id, score) VALUES (id, s.score)",
+    "MERGE INTO shop.orders USING shop.changes USING (id) WHEN MATCHED AND id > 5 THEN DELETE",
+    "UPDATE shop.orders SET note = 'x', status = DEFAULT WHERE id < 5",
+    "MERGE INTO shop.orders AS t USING shop.changes AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = DEFAULT "
+    "WHEN NOT MATCHED THEN INSERT (id, score, status) VALUES (s.id, s.score, DEFAULT)",
     "DELETE FROM shop.orders WHERE day >= TIMESTAMP '2026-01-05 00:00:01'",
 ]
 
@@ -197,3 +203,42 @@ def test_an_update_or_delete_with_returning_counts_the_rows_it_changed(tmp_path,
                             snapshot_properties={WRITE_KEY: "k"})
     assert (run.write.counts.inserted, run.write.counts.updated, run.write.counts.deleted) == counts
     assert _iceberg_rows(catalog) == _native(dml)
+
+
+def test_returning_hands_back_the_changed_rows_as_duckdb_renders_them(tmp_path):
+    catalog = _catalog(tmp_path, "several files")
+    dml = "UPDATE shop.orders SET note = 'r' WHERE id IN (5, 7, 8) RETURNING id, score, amount, day, note, id"
+    run = rewrite_statement(catalog, target="shop.orders", dml=dml, sources=[], snapshot_properties={WRITE_KEY: "k"})
+    assert run.returned is not None
+    assert run.returned.as_json() == {"columns": ["id", "score", "amount", "day", "note", "id_1"], "rows": [
+        [5, "nan", "41.30", "2026-01-06", "r", 5], [7, -0.0, "97.75", "2026-01-02", "r", 7],
+        [8, "inf", "26.01", "2026-01-03", "r", 8]]}
+    assert _iceberg_rows(catalog) == _native(dml)
+
+
+def test_a_merge_returning_hands_back_its_own_columns_and_counts_by_action(tmp_path):
+    catalog = _catalog(tmp_path, "one file")
+    dml = ("MERGE INTO shop.orders AS t USING shop.changes AS s USING (id) WHEN MATCHED THEN UPDATE SET note = 'm' "
+           "WHEN NOT MATCHED THEN INSERT (id, score) VALUES (id, s.score) RETURNING merge_action, id, note")
+    run = rewrite_statement(catalog, target="shop.orders", dml=dml, sources=["shop.changes"],
+                            snapshot_properties={WRITE_KEY: "k"})
+    assert (run.write.counts.inserted, run.write.counts.updated) == (1, 3)
+    assert run.returned is not None and run.returned.columns == ("merge_action", "id", "note")
+    assert sorted(run.returned.rows) == [["INSERT", 200, None], ["UPDATE", 5, "m"], ["UPDATE", 6, "m"],
+                                         ["UPDATE", 41, "m"]]
+
+
+def test_a_returning_past_its_bound_fails_and_writes_nothing(tmp_path):
+    from airflow_lineage_governance.iceberg.errors import IcebergWriteError
+
+    catalog = _catalog(tmp_path, "several files")
+    before = catalog.load_table("shop.orders").metadata.current_snapshot_id
+    with pytest.raises(IcebergWriteError) as raised:
+        rewrite_statement(catalog, target="shop.orders", dml="DELETE FROM shop.orders WHERE id < 9 RETURNING id",
+                          sources=[], snapshot_properties={WRITE_KEY: "k"}, returning_max_rows=8)
+    assert str(raised.value) == (
+        "shop.orders: its RETURNING gives 9 rows, more than the 8 the returning_max_rows setting lets a task hand "
+        "on; narrow the statement, drop RETURNING, or raise [lineage_governance] returning_max_rows; nothing was "
+        "written.")
+    assert catalog.load_table("shop.orders").metadata.current_snapshot_id == before
+    assert len(catalog.load_table("shop.orders").scan().to_arrow()) == ROWS

@@ -6,6 +6,7 @@ counts, and validate against the OpenLineage schemas."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import duckdb
 import pyarrow as pa
@@ -26,6 +27,7 @@ STATEMENTS = {
     "update": """update shop.orders set amount = amount * 2
         where paid_at >= timestamp '2026-01-03 00:00:00' and paid_at < timestamp '2026-01-04 00:00:00'""",
     "erase": "delete from shop.orders where email in (select e.email from shop.erasures e)",
+    "erase_returning": "delete from shop.orders where id in (11, 12) returning id, email, amount",
     "overwrite_day": "insert into shop.orders select id, paid_at, email, amount from shop.day_two",
     "if_not_exists": "create table if not exists shop.orders as select id, paid_at, email, amount from shop.changes",
     "if_not_exists_new": "create table if not exists shop.fresh as select o.id from shop.raw_orders o",
@@ -33,7 +35,8 @@ STATEMENTS = {
 
 DAG = '''
 from datetime import datetime, timedelta
-from airflow.sdk import DAG, chain
+import json
+from airflow.sdk import DAG, chain, task
 from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
 
 STATEMENTS = {statements!r}
@@ -53,11 +56,18 @@ with DAG("dml", schedule=None, start_date=datetime(2026, 1, 1), catchup=False) a
         FailsAfterCommit(task_id="merge", sql=STATEMENTS["merge"], retries=1, retry_delay=timedelta(0)),
         IcebergSqlOperator(task_id="update", sql=STATEMENTS["update"]),
         IcebergSqlOperator(task_id="erase", sql=STATEMENTS["erase"]),
+        returning := IcebergSqlOperator(task_id="erase_returning", sql=STATEMENTS["erase_returning"]),
         IcebergSqlOperator(task_id="overwrite_day", sql=STATEMENTS["overwrite_day"],
                            write_mode="overwrite_partitions"),
         IcebergSqlOperator(task_id="if_not_exists", sql=STATEMENTS["if_not_exists"]),
         IcebergSqlOperator(task_id="if_not_exists_new", sql=STATEMENTS["if_not_exists_new"]),
     )
+
+    @task
+    def show(result):
+        print("XCOM " + json.dumps(result))
+
+    show(returning.output)
 '''
 
 
@@ -85,7 +95,7 @@ def _plain_copy_after() -> list[dict]:
     for name, table in _tables().items():
         plain.register(f"_{name}", table)
         plain.execute(f"CREATE TABLE shop.{name} AS SELECT * FROM _{name}")
-    for task in ("ctas", "merge", "update", "erase"):
+    for task in ("ctas", "merge", "update", "erase", "erase_returning"):
         plain.execute(STATEMENTS[task])
     plain.execute("DELETE FROM shop.orders WHERE paid_at::DATE = DATE '2026-01-02'")
     plain.execute(STATEMENTS["overwrite_day"])
@@ -143,6 +153,17 @@ def test_dml_through_airflow(sandbox):
     dataset = {(d["name"], d["field"]) for d in erase["facets"]["columnLineage"]["dataset"]}
     assert ("shop.orders", "email") in dataset and ("shop.erasures", "email") in dataset
     assert erase["outputFacets"]["rowChanges"]["deleted"] == 2
+
+    # RETURNING: the rows go to XCom as DuckDB renders them; the lineage is the DELETE's.
+    xcom = json.loads(run.log.split("XCOM ", 1)[1].splitlines()[0])
+    assert (xcom["deleted"], xcom["returning"]["columns"]) == (2, ["id", "email", "amount"])
+    assert sorted(xcom["returning"]["rows"]) == [[11, "p11@example.com", 11.0], [12, "p12@example.com", 24.0]]
+    returned = run.task_events("erase_returning", "COMPLETE")[0]["outputs"][0]
+    assert returned["outputFacets"]["rowChanges"]["deleted"] == 2
+    assert ("shop.orders", "id", "INDIRECT", "FILTER") in {
+        (d["name"], d["field"], t["type"], t["subtype"]) for d in returned["facets"]["columnLineage"]["dataset"]
+        for t in d["transformations"]}
+    assert all("p11@example.com" not in line for line in run.log.splitlines() if "XCOM" not in line)
 
     # IF NOT EXISTS on an existing table: nothing written, no column lineage reached it.
     untouched = run.task_events("if_not_exists", "COMPLETE")[0]

@@ -222,12 +222,56 @@ def test_merge_insert_values_by_position_and_a_cte_source(schema):
     assert rows(lineage) == ["analytics.daily_revenue.day JOIN", "billing.payments.learner_id JOIN"]
 
 
+# USING (columns), DEFAULT and RETURNING
+
+
+def test_merge_using_columns_joins_on_them_and_an_unqualified_key_is_the_sources(schema):
+    lineage = read("merge into crm.learners t using support.tickets s using (learner_id) "
+                   "when matched and learner_id > 3 then update set email = s.subject "
+                   "when not matched then insert (learner_id, full_name, status) values (learner_id, body, status) "
+                   "when not matched by source then update set country = upper(status)", schema)
+    assert fields(lineage) == {
+        **others("learner_id", "full_name", "email", "status", "country"),
+        "learner_id": ["crm.learners.learner_id DIRECT IDENTITY", "support.tickets.learner_id DIRECT IDENTITY"],
+        "full_name": ["crm.learners.full_name DIRECT IDENTITY", "support.tickets.body DIRECT IDENTITY"],
+        "email": ["crm.learners.email DIRECT IDENTITY", "support.tickets.learner_id INDIRECT CONDITIONAL",
+                  "support.tickets.subject DIRECT IDENTITY"],
+        "status": ["crm.learners.status DIRECT IDENTITY", "support.tickets.status DIRECT IDENTITY"],
+        "country": ["crm.learners.country DIRECT IDENTITY", "crm.learners.status DIRECT TRANSFORMATION"],
+    }
+    assert rows(lineage) == ["crm.learners.learner_id JOIN", "support.tickets.learner_id JOIN"]
+
+
+def test_set_to_default_writes_null_and_keeps_the_column_where_the_where_leaves_rows(schema):
+    lineage = read("update crm.learners set email = default, status = 'x' where country = 'DE'", schema)
+    assert fields(lineage)["email"] == ["crm.learners.country INDIRECT CONDITIONAL",
+                                        "crm.learners.email DIRECT IDENTITY"]
+    lineage = read("merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+                   "when not matched then insert (learner_id, email) values (s.learner_id, default)", schema)
+    assert fields(lineage)["email"] == ["crm.learners.email DIRECT IDENTITY"]
+    assert 'SET email = DEFAULT' in runnable_statement(
+        parse_statement("update crm.learners set email = default"), schema)
+
+
+@pytest.mark.parametrize("sql", [
+    "update crm.learners set email = upper(email) where country = 'DE'",
+    "delete from crm.learners l using billing.payments p where p.learner_id = l.learner_id",
+    "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+    "when matched then update set email = s.subject when not matched then insert (learner_id) values (s.ticket_id)",
+])
+def test_returning_leaves_the_lineage_of_the_statement_without_it(sql, schema):
+    returning = read(f"{sql} returning *", schema)
+    plain = read(sql, schema)
+    assert (fields(returning), rows(returning), returning.sources) == (fields(plain), rows(plain), plain.sources)
+
+
 # Refused forms
 
 REFUSED = [
-    ("update crm.learners set email = null returning *", UnsupportedStatementError,
-     "crm.learners: a UPDATE ... RETURNING is not read"),
-    ("delete from crm.learners returning learner_id", UnsupportedStatementError, "a DELETE ... RETURNING is not read"),
+    ("delete from crm.learners l returning (select max(t.subject) from support.tickets t)",
+     UnsupportedStatementError, "the RETURNING of a DELETE reads a subquery"),
+    ("merge into crm.learners t using support.tickets s using (learner_id) "
+     "when matched then update set status = status", LineageError, "the column status could come from"),
     ("update crm.learners set emial = null", UnknownColumnError, "crm.learners: crm.learners has no column emial"),
     ("update crm.learners set email = emial", UnknownColumnError, "crm.learners has no column emial"),
     ("update crm.learners set email = 'a', email = 'b'", UnsupportedStatementError,
@@ -237,8 +281,6 @@ REFUSED = [
     ("update crm.learners l set status = p.status from billing.payments p, support.tickets t "
      "where p.learner_id = l.learner_id and t.learner_id = l.learner_id and status = 'x'", LineageError,
      "the column status could come from"),
-    ("merge into crm.learners t using support.tickets s using (learner_id) when matched then delete",
-     UnsupportedStatementError, "a MERGE ... USING (columns) is not read"),
     ("merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
      "when not matched then insert by name", UnsupportedStatementError, "crm.learners: an INSERT of a MERGE by name"),
     ("merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
@@ -256,9 +298,6 @@ REFUSED = [
      "when matched then update set email = s.subjet", UnknownColumnError, "support.tickets has no column subjet"),
     ("merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
      "when matched then update set status = status", LineageError, "the column status could come from"),
-    ("merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
-     "when matched then update set email = s.subject returning *", UnsupportedStatementError,
-     "a MERGE ... RETURNING is not read"),
     ("merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
      "when not matched then insert (learner_id, email) values (s.learner_id, t.email)", UnsupportedStatementError,
      "a WHEN NOT MATCHED clause reads t.email, and its rows have no target row"),

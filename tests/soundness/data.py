@@ -9,6 +9,7 @@ import datetime as dt
 import random
 import re
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 
 import pyarrow as pa
 
@@ -91,7 +92,9 @@ def _fresh(value: object, qualified: str) -> object:
             return words[(words.index(value) + 1) % len(words)]
         return value + "~"
     if isinstance(value, int):
-        return value + 1
+        return value + 1 if value < 2**31 - 1 else value - 1  # stays in an INTEGER column's range
+    if isinstance(value, Decimal):
+        return value + 1 if abs(value) < 1_000_000 else -value  # stays in its DECIMAL's range
     if isinstance(value, float):
         return value + 0.5
     if isinstance(value, (dt.date, dt.datetime)):

@@ -70,14 +70,17 @@ def _multiset(rows: list[tuple[object, ...]]) -> Counter[str]:
     return Counter(repr(tuple(_normal(value) for value in row)) for row in rows)
 
 
-def check_dml(sql: str, runner: DmlRunner) -> Verdict:
-    """Returns the oracle's verdict on a MERGE, UPDATE or DELETE; raises DuckDBRejected when DuckDB cannot run
-    it on the unperturbed data."""
+def check_dml(sql: str, runner: DmlRunner, schema: dict[str, dict[str, dict[str, str]]] | None = None, *,
+              tagged: bool = True) -> Verdict:
+    """Returns the oracle's verdict on a MERGE, UPDATE or DELETE over the runner's tables (whose catalog schema is
+    `schema`, the generated tables' when None; `tagged` when their values carry the tags of their columns, as the
+    generated tables' do); raises DuckDBRejected when DuckDB cannot run it on the unperturbed data."""
     verdict = Verdict(sql)
+    schema = SCHEMA if schema is None else schema
     try:
         statement = parse_statement(sql)
-        lineage = column_lineage(statement, SCHEMA)
-        runnable = runnable_statement(statement, SCHEMA)
+        lineage = column_lineage(statement, schema)
+        runnable = runnable_statement(statement, schema)
     except LineageError as error:
         verdict.refused = error
         return verdict
@@ -109,7 +112,8 @@ def check_dml(sql: str, runner: DmlRunner) -> Verdict:
                     verdict.violations.append(f"changing {table}.{column}, which the lineage names nowhere, "
                                               "changes the target")
                     break
-    verdict.violations.extend(untraced_values(lineage, rows))
+    if tagged:
+        verdict.violations.extend(untraced_values(lineage, rows))
     return verdict
 
 

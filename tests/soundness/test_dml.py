@@ -70,6 +70,19 @@ TRACED = [
     "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
     "when not matched and s.status = 'open' then insert values (s.ticket_id + 1000, s.subject, s.body, null, "
     "false, null, null, s.opened_at)",
+    # USING (columns), DEFAULT, RETURNING, a source's UNION ALL with an unnamed later branch
+    "merge into crm.learners t using support.tickets s using (learner_id) "
+    "when matched and learner_id > 3 then update set email = s.subject "
+    "when not matched then insert (learner_id, full_name, status) values (learner_id, body, status) "
+    "when not matched by source then update set country = upper(status)",
+    "update crm.learners set email = default, status = 'x' where country = 'DE'",
+    "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+    "when matched then update set email = default when not matched then insert (learner_id, email) "
+    "values (s.learner_id, default)",
+    "update crm.learners set email = upper(email) where country = 'DE' returning learner_id, email",
+    "delete from crm.learners l using billing.payments p where p.learner_id = l.learner_id returning *",
+    "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+    "when matched then update set email = s.subject returning merge_action, *",
     "merge into analytics.daily_revenue d using (select cast(p.paid_at as date) as day, sum(p.amount) as revenue "
     "from billing.payments p group by 1) s on d.day = s.day when matched then update set revenue_usd = s.revenue "
     "when not matched then insert (day, revenue_usd) values (s.day, s.revenue)",

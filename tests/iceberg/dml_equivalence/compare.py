@@ -16,6 +16,7 @@ from airflow_lineage_governance.iceberg.errors import IcebergError
 from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
 from airflow_lineage_governance.iceberg.write import WRITE_KEY
 from tests.iceberg.dml_equivalence.layouts import CHANGE_COLUMNS, ORDER_COLUMNS, SOURCE, TARGET, Layout, changes
+from tests.iceberg.dml_equivalence.lineage import LineageVerdict
 from tests.iceberg.dml_equivalence.statements import Statement
 from tests.iceberg.equivalence.compare import canonical_rows
 
@@ -35,14 +36,17 @@ class Outcome:
     files_in_table: int = 0
     rejected: bool = False
     """DuckDB refused the statement natively (and the operator raised an IcebergError, committing nothing)."""
+    lineage: LineageVerdict = LineageVerdict()
+    """What the lineage oracle found on the statement."""
 
     @property
     def equal(self) -> bool:
         return self.equal_rows and self.equal_counts and not self.error
 
     def message(self) -> str:
+        found = "; ".join(part for part in (self.error or self.description, self.lineage.message()) if part)
         return (f"layout {self.layout}, statement {self.statement.index} ({self.statement.kind}): "
-                f"{self.error or self.description}\n  {self.statement.sql}")
+                f"{found}\n  {self.statement.sql}")
 
 
 def _create(connection: duckdb.DuckDBPyConnection, name: str, columns: dict[str, str], rows: pa.Table) -> None:
@@ -65,8 +69,9 @@ def native(layout: Layout, statement: Statement) -> tuple[Counter[tuple[str, ...
         _create(connection, SOURCE, CHANGE_COLUMNS, changes())
         try:
             if statement.kind == "merge":
-                tally = Counter(str(row[0]) for row in
-                                connection.execute(statement.sql + " RETURNING merge_action").fetchall())
+                counted = (statement.sql.replace(" RETURNING ", " RETURNING merge_action, ")
+                           if " RETURNING " in statement.sql else statement.sql + " RETURNING merge_action")
+                tally = Counter(str(row[0]) for row in connection.execute(counted).fetchall())
                 counts = (tally.get("INSERT", 0), tally.get("UPDATE", 0), tally.get("DELETE", 0))
             elif " RETURNING " in statement.sql:  # one row per changed row
                 number = len(connection.execute(statement.sql).fetchall())

@@ -44,10 +44,14 @@ def summary(recorded: list[Outcome]) -> str:
     unequal = sum(not outcome.error and not outcome.equal_rows for outcome in recorded)
     counted = sum(not outcome.error and not outcome.equal_counts for outcome in recorded)
     errors = sum(bool(outcome.error) for outcome in recorded)
+    refused = sum(bool(outcome.lineage.refused) for outcome in recorded)
+    violations = sum(bool(outcome.lineage.violations) for outcome in recorded)
     rewritten = sum(outcome.files_rewritten for outcome in recorded)
     in_table = sum(outcome.files_in_table for outcome in recorded)
+    pruned = 1 - rewritten / in_table if in_table else 0.0
     return (f"DML_EQUIVALENCE statements={len(recorded)} equal={equal} unequal={unequal} "
-            f"count_differences={counted} errors={errors} files_rewritten={rewritten} files_in_table={in_table}")
+            f"count_differences={counted} errors={errors} lineage_refused={refused} lineage_violations={violations} "
+            f"files_rewritten={rewritten} files_in_table={in_table} pruning_rate={pruned:.3f}")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:

@@ -65,15 +65,16 @@ _SUBQUERIES = ["{id} IN (SELECT id FROM shop.changes)", "{score} IN (SELECT scor
                "{ts} IN (SELECT ts FROM shop.changes)", "{day} > (SELECT min(ts) FROM shop.changes)"]
 _SETS: dict[str, list[str]] = {
     "id": ["{id} + 1000", "-{id}"],
-    "score": ["0", NAN, "{score} * 2", "-{score}", "{score} + {qty}", "NULL", INF, "-0.0", "{score} / 0"],
+    "score": ["0", NAN, "{score} * 2", "-{score}", "{score} + {qty}", "NULL", INF, "-0.0", "{score} / 0",
+              "DEFAULT"],
     "qty": ["{qty} - 1", "0", "NULL", "TRY_CAST({score} AS INTEGER)", "{qty} // 2", "-{qty}"],
     "amount": ["{amount} + 0.005", "{amount} / 3", "-{amount}", "0.01", "TRY_CAST({score} AS DECIMAL(10, 2))",
                "{amount} * 1.5", "99999999.99", "{qty} / 7"],
     "country": ["upper({country})", "lower({country})", "'XX'", "NULL", "{country} || 'x'"],
-    "status": ["'paid'", "'late'", "NULL", "{status} || {country}"],
+    "status": ["'paid'", "'late'", "NULL", "{status} || {country}", "DEFAULT"],
     "note": ["'x'", "'it''s'", "CAST({id} AS VARCHAR)", "NULL", "CAST({score} AS VARCHAR)",
              "(SELECT max(note) FROM shop.changes)"],
-    "day": ["{day} + 1", "CAST({ts} AS DATE)", "DATE '2026-01-01'", "NULL"],
+    "day": ["{day} + 1", "CAST({ts} AS DATE)", "DATE '2026-01-01'", "NULL", "DEFAULT"],
     "ts": ["{ts} + INTERVAL 1 MICROSECOND", "{ts} - INTERVAL 1 DAY", "CAST({day} AS TIMESTAMP)",
            "TIMESTAMP '2026-01-02 00:00:00'", "{ts} - INTERVAL 1 MICROSECOND"],
 }
@@ -91,6 +92,10 @@ _SOURCE_CONDITIONS = ["s.score IS NULL", "isnan(s.score)", "s.qty > 2", "s.note 
 _RETURNING = ["*", "id", "score, country", "qty + 1", "CAST(amount AS VARCHAR)"]
 _SOURCES = ["shop.changes AS s", "(SELECT * FROM shop.changes WHERE id IS NOT NULL) AS s",
             "(SELECT DISTINCT ON (id) * FROM shop.changes ORDER BY id, score) AS s"]
+_MERGE_SOURCES = [*_SOURCES, "(SELECT * FROM shop.changes WHERE id < 100 UNION ALL SELECT id + 1000, -score, qty, "
+                  "amount, upper(country), note, ts FROM shop.changes) AS s"]
+USING_ID = "USING (id)"
+"""A MERGE's join on the key both sides name `id` (as `t.id = s.id`, but an unqualified `id` is the source's)."""
 
 
 @dataclass(frozen=True)
@@ -233,15 +238,19 @@ def _insert(rng: random.Random) -> str:
 def _merge(rng: random.Random) -> str:
     draw = _Draw(rng, "t.")
     join = rng.choice(_JOINS)
-    on = join
-    if rng.random() < 0.25:
+    on = f"ON {join}"
+    if rng.random() < 0.15:
+        join, on = USING_ID, USING_ID
+    elif rng.random() < 0.25:
         on += f" AND {draw.condition(1, subqueries=False)}"
+    source = rng.choice(_MERGE_SOURCES)
+    unique = join in UNIQUE_JOINS and source in _SOURCES  # the UNION ALL source repeats every non-id key
     whens = []
     for _ in range(rng.randint(1, 3)):
         roll = rng.random()
         condition = f" AND {draw.condition(1, subqueries=False)}" if rng.random() < 0.5 else ""
         if roll < 0.35:
-            action = f"UPDATE SET {draw.assignments(join in UNIQUE_JOINS)}" if rng.random() < 0.7 else "DELETE"
+            action = f"UPDATE SET {draw.assignments(unique)}" if rng.random() < 0.7 else "DELETE"
             whens.append(f"WHEN MATCHED{condition} THEN {action}")
         elif roll < 0.7:
             source_condition = f" AND {rng.choice(_SOURCE_CONDITIONS)}" if rng.random() < 0.4 else ""
@@ -251,7 +260,7 @@ def _merge(rng: random.Random) -> str:
             whens.append(f"WHEN NOT MATCHED BY SOURCE{condition} THEN {action}")
     # A clause without a condition goes after the conditional ones of its kind (DuckDB refuses it before them).
     whens.sort(key=lambda when: (" AND " not in when.split(" THEN ")[0]))
-    return f"MERGE INTO shop.orders AS t USING {rng.choice(_SOURCES)} ON {on} {' '.join(whens)}"
+    return f"MERGE INTO shop.orders AS t USING {source} {on} {' '.join(whens)}{_returning(rng)}"
 
 
 _MAKERS: dict[str, Callable[[random.Random], str]] = {

@@ -1,16 +1,19 @@
 """MERGE, UPDATE and DELETE through rewrite_statement against DuckDB on native tables: every layout, seeded
 statements each (DML_EQUIVALENCE_STATEMENTS, 30 by default; `make test-dml-equivalence` runs many more), equal
-rows, equal counts and no error required."""
+rows, equal counts and no error required; and the lineage oracle on each statement: traced (not refused), with
+no violation."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import pytest
 
 from tests.iceberg.dml_equivalence.compare import compare as compare_statement
 from tests.iceberg.dml_equivalence.compare import iceberg_rows
 from tests.iceberg.dml_equivalence.layouts import BUILDERS, Layout
+from tests.iceberg.dml_equivalence.lineage import LineageVerdict, lineage_verdict
 from tests.iceberg.dml_equivalence.statements import KINDS, Statement, statements
 from tests.iceberg.equivalence.compare import canonical_rows
 
@@ -30,9 +33,9 @@ def test_statements_change_what_duckdb_changes_on_a_native_table(built, outcomes
     layout = built.layout(name)
     failed = []
     for statement in statements(STATEMENTS):
-        outcome = compare_statement(layout, statement)
+        outcome = replace(compare_statement(layout, statement), lineage=lineage_verdict(statement.sql))
         outcomes.append(outcome)
-        if not outcome.equal:
+        if not outcome.equal or not outcome.lineage.sound:
             failed.append(outcome)
     if failed:
         shown = "\n".join(outcome.message() for outcome in failed[:5])
@@ -55,3 +58,12 @@ def test_a_table_holding_other_rows_or_counts_is_unequal(built):
     assert (outcome.equal_rows, outcome.equal_counts, outcome.equal) == (False, True, False)
     outcome = compare_statement(layout, Statement(-3, "update", "UPDATE shop.orders SET qty = qty + 1"))
     assert outcome.rejected and outcome.equal  # INTEGER overflow on qty 2147483647, both ways
+
+
+def test_a_statement_whose_lineage_is_refused_or_violated_is_reported(built):
+    layout = built.layout("one file")
+    statement = Statement(-4, "delete", "DELETE FROM shop.orders WHERE id = 0")
+    outcome = replace(compare_statement(layout, statement), lineage=LineageVerdict(refused="refused"))
+    assert outcome.equal and not outcome.lineage.sound and "refused" in outcome.message()
+    outcome = replace(outcome, lineage=LineageVerdict(violations=("changing shop.orders.id changes the target",)))
+    assert not outcome.lineage.sound and "changing shop.orders.id" in outcome.message()
