@@ -20,7 +20,10 @@ def written_defaults(tree: exp.Expr) -> list[exp.Expr]:
     values: list[exp.Expr] = []
     for update in (tree, *tree.find_all(exp.Update)):
         if isinstance(update, exp.Update):
-            values += [e.expression for e in update.expressions if isinstance(e, exp.EQ)]
+            for assignment in update.expressions:
+                if isinstance(assignment, exp.EQ):
+                    value = assignment.expression  # (a, b) = (DEFAULT, x) writes each of its values
+                    values += value.expressions if isinstance(value, exp.Tuple) else [value]
     for insert in tree.find_all(exp.Insert):
         if isinstance(insert.expression, exp.Tuple):
             values += insert.expression.expressions
