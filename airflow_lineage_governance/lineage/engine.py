@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 
 import sqlglot
@@ -12,14 +13,15 @@ from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.kinds import StatementKind
+from airflow_lineage_governance.lineage.binding import BoundQuery, binder, query_text
 from airflow_lineage_governance.lineage.constructs import inline_named_windows, refuse_untraceable, refuse_whole_rows
 from airflow_lineage_governance.lineage.errors import (
+    BindError,
     ColumnCountError,
     LineageError,
     StatementTooLargeError,
     UnknownColumnError,
     UnknownTableError,
-    UnnamedColumnError,
 )
 from airflow_lineage_governance.lineage.model import ColumnLineage, OutputColumn, merge
 from airflow_lineage_governance.lineage.naming import OUTPUT_NAME, deduplicated, mark_written_names, output_name
@@ -29,6 +31,7 @@ from airflow_lineage_governance.lineage.schema import (
     NestedSchema,
     Schema,
     engine_key,
+    name_for_duckdb,
     name_for_engine,
     normalized,
     place_tables,
@@ -83,7 +86,7 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
     for table, ref in placed:
         name_for_engine(table, ref)
     if statement.kind == StatementKind.CREATE_TABLE_AS:
-        _name_outputs(query, target, dialect, statement.text)
+        _name_outputs(query, statement.text)
     inline_named_windows(query)
     refuse_untraceable(query, target, dialect)
     if found.using_joins:
@@ -98,8 +101,11 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
                            "select from Iceberg tables of the catalog")
     leftmost = _leftmost_select(qualified)
     projections = leftmost.selects if leftmost is not None else []
-    written = root.written if len(root.written) == len(root.columns) else [name for name, _ in root.columns]
-    names = _written_names(statement, written, schema)
+    bound = _bound(statement, schema)
+    if len(bound.names) != len(root.columns):
+        raise LineageError(target, f"DuckDB's result has {len(bound.names)} columns and the lineage read "
+                           f"{len(root.columns)}", "name the columns the query returns instead of expanding *")
+    names = _written_names(statement, list(bound.names), schema)
     columns = tuple(
         OutputColumn(name, deps, partial(redacted_expression, _unaliased(projection), dialect))
         for name, (_, deps), projection in zip(names, root.columns, projections, strict=True))
@@ -112,11 +118,11 @@ def _leftmost_select(query: exp.Expr) -> exp.Select | None:
     return query if isinstance(query, exp.Select) else None
 
 
-def _name_outputs(query: exp.Query, target: TableRef, dialect: str, text: str) -> None:
-    """Marks each unaliased output expression with the name DuckDB gives it (naming.output_name, read from the
-    statement's `text`) and each alias with the case it is written in (DuckDB keeps it, quoted or not); unwraps a
-    parenthesised column (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x). Raises UnnamedColumnError
-    for an output whose DuckDB name cannot be told exactly."""
+def _name_outputs(query: exp.Query, text: str) -> None:
+    """Marks each unaliased output expression with the name DuckDB gives it where naming.output_name can tell it
+    from the statement's `text` (the names written are DuckDB's own, from binding: this keeps the rendered
+    expressions of the facet) and each alias with the case it is written in; unwraps a parenthesised column
+    (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x)."""
     if not text or text != text.lower():  # a name written in lower case reads the same after qualifying
         mark_written_names(query)
     select = _leftmost_select(query)
@@ -134,10 +140,6 @@ def _name_outputs(query: exp.Query, target: TableRef, dialect: str, text: str) -
         name = output_name(projection, text)
         if name is not None:
             projection.meta[OUTPUT_NAME] = name
-            continue
-        raise UnnamedColumnError(
-            target, f"the output {redacted_expression(projection, dialect, 60)} has no name the table would "
-            "keep", "give it one with AS")
 
 
 def _mark_using(coalesces: list[exp.Coalesce], using_joins: list[exp.Join]) -> None:
@@ -222,10 +224,55 @@ def _unknown_qualified_column(name: str, original: exp.Expr | str, schema: Schem
                               "check the spelling against the catalog")
 
 
+def _by_name(target: TableRef, outputs: list[str], allowed: list[str], existing: Mapping[str, str]) -> list[str]:
+    """Returns the target column each output of an `INSERT ... BY NAME` writes: the one of its name (DuckDB
+    matches names case-insensitively)."""
+    columns = {name.lower(): name for name in allowed}
+    written: list[str] = []
+    for output in outputs:
+        column = columns.get(output.lower())
+        if column is None or column not in existing:
+            raise UnknownColumnError(target, f"{target} has no column {output}",
+                                     "name each output of an INSERT ... BY NAME after a column of the table")
+        if column in written:
+            raise ColumnCountError(target, f"the INSERT ... BY NAME writes {column} twice",
+                                   "name each output after a different column")
+        written.append(column)
+    return written
+
+
 def _unaliased(node: exp.Expr | None) -> exp.Expr:
     if node is None:
         return exp.Null()
     return node.this if isinstance(node, exp.Alias) else node
+
+
+def _bound(statement: Statement, schema: Schema) -> BoundQuery:
+    """Returns DuckDB's binding of the statement's query as written (its text after the target), over empty
+    tables of the schema, or of the SQL the operator runs when DuckDB's parser does not take the text as
+    written; raises BindError with DuckDB's sentence when DuckDB cannot bind it."""
+    node = statement.tree
+    target = node.this.this if isinstance(node.this, exp.Schema) else node.this
+    text = None
+    if statement.text and isinstance(target, exp.Table):
+        end = max((part.meta.get("end", -1) for part in target.parts), default=-1)
+        if isinstance(end, int) and end >= 0:
+            keyword = "CREATE" if statement.kind == StatementKind.CREATE_TABLE_AS else "INSERT"
+            text = query_text(statement.text, end, keyword, isinstance(node.this, exp.Schema))
+    bind = binder(schema, statement.target)
+    if text is not None:
+        try:
+            return bind.bind(text, statement.target)
+        except BindError as error:
+            if "(Parser Error: " not in error.problem:
+                raise
+    # DuckDB's parser does not take the text as written (sqlglot reads more orders of clauses than DuckDB
+    # does): bind the SQL the operator runs, sqlglot's rendering of the same tree.
+    copy = statement.query.copy()
+    found = survey(copy)
+    for table, ref in place_tables(found.tables, found.ctes, schema, statement.target):
+        name_for_duckdb(table, ref)
+    return bind.bind(copy.sql(dialect="duckdb"), statement.target)
 
 
 def _written_names(statement: Statement, outputs: list[str], schema: Schema) -> list[str]:
@@ -236,6 +283,8 @@ def _written_names(statement: Statement, outputs: list[str], schema: Schema) -> 
     if existing is None:
         raise UnknownTableError(target, f"the catalog has no table {target} to insert into",
                                 "create it first (CREATE TABLE ... AS), or check the name")
+    if statement.by_name:
+        return _by_name(target, outputs, list(statement.target_columns) or list(existing), existing)
     written = list(statement.target_columns) or list(existing)
     for name in written:
         if name not in existing:

@@ -103,6 +103,8 @@ class Statement:
     survey: Survey = field(default_factory=Survey, repr=False, compare=False)
     text: str = field(default="", repr=False, compare=False)
     """The statement's text, whose positions the tree's nodes carry (DuckDB names an unaliased output by it)."""
+    by_name: bool = False
+    """An INSERT ... BY NAME: its outputs write the target's columns of their names, not by position."""
     if_not_exists: bool = False
     """A CREATE TABLE IF NOT EXISTS ... AS: it writes nothing (and has no lineage to report) when the target
     exists; the lineage read is what it writes when it does not."""
@@ -291,6 +293,7 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
     target_ref = _target_ref(target)
     sources, unplaced = _named_tables(found, target_ref)
     return Statement(kind, target_ref, columns, sources, unplaced, replace, node, dialect, found, sql,
+                     by_name=bool(node.args.get("by_name")) if isinstance(node, exp.Insert) else False,
                      if_not_exists=bool(node.args.get("exists")) if isinstance(node, exp.Create) else False)
 
 
