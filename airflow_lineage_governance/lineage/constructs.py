@@ -82,15 +82,16 @@ def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None
 
 
 def _names_matter(select: exp.Select) -> bool:
-    """Returns whether the outer query reads this SELECT's outputs by name: a derived table, a CTE, a branch of a
-    set operation."""
+    """Returns whether the outer query reads this SELECT's outputs by name: a derived table, a CTE, or the first
+    branch of a set operation that is one (a later branch is read by position)."""
+    node: exp.Expr = select
     parent = select.parent
     while isinstance(parent, (exp.Subquery, exp.SetOperation)) and not isinstance(parent.parent, exp.Create):
         if isinstance(parent, exp.Subquery) and (parent.alias or isinstance(parent.parent, (exp.From, exp.Join))):
             return True
-        if isinstance(parent, exp.SetOperation):
-            return True
-        parent = parent.parent
+        if isinstance(parent, exp.SetOperation) and (node is not parent.this or parent.args.get("by_name")):
+            return node is not parent.this and bool(parent.args.get("by_name"))  # a later branch: by position
+        node, parent = parent, parent.parent
     return isinstance(parent, exp.CTE) or (isinstance(parent, exp.Subquery)
                                            and isinstance(parent.parent, (exp.From, exp.Join)))
 

@@ -49,6 +49,14 @@ class ScopeLineage:
                 self.written_names.setdefault(name, written)
 
 
+def _aggregates(projection: exp.Expr, select: exp.Select) -> bool:
+    """Returns whether an output of `select` aggregates or is a window (GROUP BY ALL groups by the others)."""
+    for node in projection.find_all(exp.AggFunc, exp.Window):
+        if node.find_ancestor(exp.Select) is select:
+            return True
+    return False
+
+
 def _distinct(scope: Scope) -> bool:
     """Returns whether the scope's query removes duplicate rows (SELECT DISTINCT, UNION without ALL)."""
     node = scope.expression
@@ -100,14 +108,15 @@ class ScopeReader:
                 return ScopeLineage(columns=list(known.columns))
         return ScopeLineage(placeable=False)
 
-    def _walker(self, scope: Scope, aliases: dict[str, tuple[Dependency, ...]] | None = None) -> ExpressionWalker:
-        return ExpressionWalker(lambda column: self._resolve(column, scope, aliases), self._query_inputs)
+    def _walker(self, scope: Scope, aliases: dict[str, tuple[Dependency, ...]] | None = None, *,
+                aliases_last: bool = False) -> ExpressionWalker:
+        return ExpressionWalker(lambda column: self._resolve(column, scope, aliases, aliases_last),
+                                self._query_inputs)
 
     def _read_select(self, scope: Scope, select: exp.Select) -> ScopeLineage:
         walker = self._walker(scope)
         columns = [(projection.alias_or_name.lower(), merge(walker.dependencies(projection)))
                    for projection in select.selects]
-        outputs = dict(reversed(columns))
         rows: list[Dependency] = []
         for join in select.args.get("joins") or ():
             on = join.args.get("on")
@@ -117,15 +126,38 @@ class ScopeReader:
             part = select.args.get(key)
             if part is not None:
                 rows.extend(walker.dependencies(part, Context(EdgeType.INDIRECT, subtype, False, clause)))
+        group = select.args.get("group")
+        if group is not None and group.args.get("all"):
+            grouped = Context(EdgeType.INDIRECT, Subtype.GROUP_BY, False, "GROUP BY ALL")
+            for projection in select.selects:
+                if not _aggregates(projection, select):
+                    rows.extend(walker.dependencies(projection, grouped))
         distinct = select.args.get("distinct")
         if distinct is not None and distinct.args.get("on") is not None:
             rows.extend(walker.dependencies(distinct.args["on"],
                                             Context(EdgeType.INDIRECT, Subtype.GROUP_BY, False, "DISTINCT ON")))
         order = select.args.get("order")
         if order is not None:
-            by_alias = self._walker(scope, outputs)
-            rows.extend(by_alias.dependencies(order, Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")))
+            rows.extend(self._order_dependencies(scope, order, columns))
         return ScopeLineage(columns=columns, rows=rows, written=self._written_names(scope, select))
+
+    def _order_dependencies(self, scope: Scope, order: exp.Order,
+                            columns: list[tuple[str, tuple[Dependency, ...]]]) -> list[Dependency]:
+        """Returns the SORT dependencies of an ORDER BY as DuckDB binds it: ORDER BY ALL sorts by every output; a
+        key that is a bare name is an output's alias first, and a name inside an expression is a source column
+        first (an alias only when no source has that column)."""
+        sort = Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")
+        outputs = dict(reversed(columns))
+        found: list[Dependency] = []
+        for ordered in order.expressions:
+            key = ordered.this if isinstance(ordered, exp.Ordered) else ordered
+            if isinstance(key, exp.Var) and str(key.this).upper() == "ALL":
+                found.extend(compose(dep, sort) for _, deps in columns for dep in deps)
+            elif isinstance(key, exp.Column) and not key.table:
+                found.extend(self._walker(scope, outputs).dependencies(key, sort))
+            else:
+                found.extend(self._walker(scope, outputs, aliases_last=True).dependencies(key, sort))
+        return found
 
     def _written_names(self, scope: Scope, select: exp.Select) -> list[str]:
         """Returns the SELECT's output names as DuckDB writes them: an alias as written, an unaliased expression
@@ -184,18 +216,22 @@ class ScopeReader:
                 raise LineageError(
                     self._target, f"the branches of a {node.key.upper()} have {len(names)} and "
                     f"{len(branch.columns)} columns", "give every branch the same columns")
-        columns = [(name, merge(dep for branch in branches for dep in branch.columns[i][1]))
-                   for i, name in enumerate(names)]
+        rows: list[Dependency] = []
+        if isinstance(node, (exp.Except, exp.Intersect)):
+            # Only the left side's values are returned; every column of both sides decides which rows are.
+            compared = Context(EdgeType.INDIRECT, Subtype.FILTER, False, f"compared by {node.key.upper()}")
+            rows.extend(compose(dep, compared) for branch in branches for _, deps in branch.columns for dep in deps)
+            columns = list(branches[0].columns)
+        else:
+            columns = [(name, merge(dep for branch in branches for dep in branch.columns[i][1]))
+                       for i, name in enumerate(names)]
         written = list(branches[0].written)
         listed = node.parent.meta.get(WRITTEN_COLUMNS) if node.parent is not None else None
         if isinstance(listed, list) and len(written) == len(names):
             written[:len(listed)] = listed[:len(written)]
-        outputs = dict(reversed(columns))
-        rows: list[Dependency] = []
         order = node.args.get("order")
         if order is not None:
-            walker = self._walker(scope, outputs)
-            rows.extend(walker.dependencies(order, Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")))
+            rows.extend(self._order_dependencies(scope, order, columns))
         return ScopeLineage(columns=columns, rows=rows, written=written)
 
     def _query_inputs(self, query: exp.Query) -> list[Dependency]:
@@ -226,11 +262,14 @@ class ScopeReader:
         known = self._lineage.get(id(source.expression))
         return list(known.outputs) if known else []
 
-    def _resolve(self, column: exp.Column, scope: Scope,
-                 aliases: dict[str, tuple[Dependency, ...]] | None) -> tuple[Dependency, ...]:
+    def _resolve(self, column: exp.Column, scope: Scope, aliases: dict[str, tuple[Dependency, ...]] | None,
+                 aliases_last: bool = False) -> tuple[Dependency, ...]:
         name, table = column.name.lower(), column.table.lower()
         if not table:
-            return self._resolve_unqualified(column, name, scope, aliases)
+            if aliases is not None and aliases_last and name in aliases and not any(
+                    name in self._source_columns(source) for source in scope.sources.values()):
+                return aliases[name]
+            return self._resolve_unqualified(column, name, scope, None if aliases_last else aliases)
         holder: Scope | None = scope
         while holder is not None:
             source = holder.sources.get(table)
