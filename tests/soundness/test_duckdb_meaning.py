@@ -1,0 +1,101 @@
+"""Statements whose meaning only DuckDB's binding tells exactly (the names it gives, what GROUP BY ALL, ORDER BY
+ALL and BY NAME expand to, which name an ORDER BY reads): each one's facet edge by edge, and the execution oracle
+on DuckDB finding no violation; a statement DuckDB cannot bind is refused with DuckDB's own sentence."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_lineage_governance.lineage import BindError
+from tests.lineage.conftest import fields, rows
+from tests.soundness.oracle import check, shared_runner
+
+pytestmark = pytest.mark.reliability
+
+CTAS = "create table out.t as "
+FORMS = [
+    pytest.param(
+        CTAS + "select trim(l.full_name), cast(l.created_at as date) from crm.learners l",
+        {'"trim"(l.full_name)': ["crm.learners.full_name DIRECT TRANSFORMATION"],
+         "CAST(l.created_at AS date)": ["crm.learners.created_at DIRECT TRANSFORMATION"]},
+        [], id="unaliased outputs named by DuckDB"),
+    pytest.param(
+        CTAS + "select l.country, count(*) from crm.learners l group by all",
+        {"country": ["crm.learners.country DIRECT IDENTITY"], "count_star()": []},
+        ["crm.learners.country GROUP_BY"], id="GROUP BY ALL groups by the outputs that do not aggregate"),
+    pytest.param(
+        CTAS + "select l.learner_id from crm.learners l except select p.learner_id from billing.payments p",
+        {"learner_id": ["crm.learners.learner_id DIRECT IDENTITY"]},
+        ["billing.payments.learner_id FILTER", "crm.learners.learner_id FILTER"],
+        id="EXCEPT: the right side only filters"),
+    pytest.param(
+        CTAS + "select l.email from crm.learners l intersect select t.subject from support.tickets t",
+        {"email": ["crm.learners.email DIRECT IDENTITY"]},
+        ["crm.learners.email FILTER", "support.tickets.subject FILTER"], id="INTERSECT: the right side only filters"),
+    pytest.param(
+        CTAS + "select s.learner_id from (select l.learner_id, l.email from crm.learners l order by all limit 3) s",
+        {"learner_id": ["crm.learners.learner_id DIRECT IDENTITY"]},
+        ["crm.learners.email SORT", "crm.learners.learner_id SORT"],
+        id="ORDER BY ALL with LIMIT in a subquery sorts by every output"),
+    pytest.param(
+        CTAS + "select upper(l.full_name) as email from crm.learners l order by lower(email) limit 3",
+        {"email": ["crm.learners.full_name DIRECT TRANSFORMATION"]},
+        ["crm.learners.email SORT"], id="a name inside an ORDER BY expression is the source column"),
+    pytest.param(
+        CTAS + "select upper(l.full_name) as email from crm.learners l order by email limit 3",
+        {"email": ["crm.learners.full_name DIRECT TRANSFORMATION"]},
+        ["crm.learners.full_name SORT"], id="a bare ORDER BY name is the output alias"),
+    pytest.param(
+        CTAS + "select p.payment_id as x from billing.payments p order by x + p.amount limit 3",
+        {"x": ["billing.payments.payment_id DIRECT IDENTITY"]},
+        ["billing.payments.amount SORT", "billing.payments.payment_id SORT"],
+        id="an alias no source column shadows is read inside an ORDER BY expression"),
+    pytest.param(
+        CTAS + "select l.email as a from crm.learners l union all select upper(t.subject) from support.tickets t",
+        {"a": ["crm.learners.email DIRECT IDENTITY", "support.tickets.subject DIRECT TRANSFORMATION"]},
+        [], id="a later UNION ALL branch with unaliased columns"),
+    pytest.param(
+        CTAS + "with s as (select l.email as a from crm.learners l union all select upper(t.subject) "
+        "from support.tickets t) select s.a from s",
+        {"a": ["crm.learners.email DIRECT IDENTITY", "support.tickets.subject DIRECT TRANSFORMATION"]},
+        [], id="a later UNION ALL branch with unaliased columns in a CTE"),
+    pytest.param(
+        "insert into analytics.daily_revenue by name select sum(p.amount) as revenue_usd, "
+        "cast(p.paid_at as date) as day from billing.payments p group by all",
+        {"revenue_usd": ["billing.payments.amount DIRECT AGGREGATION"],
+         "day": ["billing.payments.paid_at DIRECT TRANSFORMATION"]},
+        ["billing.payments.paid_at GROUP_BY"], id="INSERT BY NAME maps by name"),
+    pytest.param(
+        "insert into analytics.daily_revenue by name select cast(p.paid_at as date) as DAY, "
+        "sum(p.amount) as Revenue_USD from billing.payments p group by all",
+        {"day": ["billing.payments.paid_at DIRECT TRANSFORMATION"],
+         "revenue_usd": ["billing.payments.amount DIRECT AGGREGATION"]},
+        ["billing.payments.paid_at GROUP_BY"], id="INSERT BY NAME matches names case-insensitively"),
+]
+
+
+@pytest.mark.parametrize(("sql", "expected", "shaping"), FORMS)
+def test_form_is_traced_exactly_and_sound(sql, expected, shaping):
+    verdict = check(sql, shared_runner())
+    assert verdict.refused is None
+    assert verdict.violations == []
+    assert verdict.lineage is not None
+    assert fields(verdict.lineage) == expected
+    assert list(fields(verdict.lineage)) == list(expected)
+    assert rows(verdict.lineage) == shaping
+
+
+def test_a_query_duckdb_cannot_bind_is_refused_with_duckdbs_sentence():
+    verdict = check(CTAS + "select country, full_name, count(*) from crm.learners group by country", shared_runner())
+    assert isinstance(verdict.refused, BindError)
+    assert str(verdict.refused) == (
+        'out.t: DuckDB cannot bind the query (Binder Error: column "full_name" must appear in the GROUP BY clause '
+        "or must be part of an aggregate function); fix the statement.")
+
+
+def test_insert_by_name_into_a_missing_column_is_refused():
+    verdict = check("insert into analytics.daily_revenue by name select sum(p.amount) as revenue "
+                    "from billing.payments p", shared_runner())
+    assert str(verdict.refused) == (
+        "analytics.daily_revenue: analytics.daily_revenue has no column revenue; name each output of an INSERT ... "
+        "BY NAME after a column of the table.")
