@@ -23,8 +23,6 @@ def _construct(node: exp.Expr) -> tuple[str, str] | None:
         return "a named WINDOW", "write the window's PARTITION BY and ORDER BY inside each OVER (...)"
     if isinstance(node, exp.Columns):
         return "COLUMNS(...)", "name the columns"
-    if isinstance(node, exp.SetOperation) and node.args.get("by_name"):
-        return "UNION ... BY NAME", "list the columns of each branch in the same order and drop BY NAME"
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Star):
         return "a .* over a value that is not a table", "name each field with AS"
     return None
@@ -82,15 +80,20 @@ def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None
 
 
 def _names_matter(select: exp.Select) -> bool:
-    """Returns whether the outer query reads this SELECT's outputs by name: a derived table, a CTE, or the first
-    branch of a set operation that is one (a later branch is read by position)."""
+    """Returns whether the outer query reads this SELECT's outputs by name: a derived table, a CTE, a branch of a
+    set operation BY NAME, or the first branch of a set operation that is one of those (a later branch is read by
+    position)."""
     node: exp.Expr = select
     parent = select.parent
-    while isinstance(parent, (exp.Subquery, exp.SetOperation)) and not isinstance(parent.parent, exp.Create):
+    while isinstance(parent, (exp.Subquery, exp.SetOperation)):
+        if isinstance(parent, exp.SetOperation) and parent.args.get("by_name"):
+            return True
+        if isinstance(parent.parent, exp.Create):
+            break
         if isinstance(parent, exp.Subquery) and (parent.alias or isinstance(parent.parent, (exp.From, exp.Join))):
             return True
-        if isinstance(parent, exp.SetOperation) and (node is not parent.this or parent.args.get("by_name")):
-            return node is not parent.this and bool(parent.args.get("by_name"))  # a later branch: by position
+        if isinstance(parent, exp.SetOperation) and node is not parent.this:
+            return False  # a later branch is read by position
         node, parent = parent, parent.parent
     return isinstance(parent, exp.CTE) or (isinstance(parent, exp.Subquery)
                                            and isinstance(parent.parent, (exp.From, exp.Join)))

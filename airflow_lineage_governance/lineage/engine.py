@@ -14,7 +14,7 @@ from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.lineage.binding import BoundQuery, binder, query_text
-from airflow_lineage_governance.lineage.constructs import inline_named_windows, refuse_untraceable, refuse_whole_rows
+from airflow_lineage_governance.lineage.constructs import inline_named_windows, refuse_untraceable
 from airflow_lineage_governance.lineage.errors import (
     BindError,
     ColumnCountError,
@@ -92,24 +92,45 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
     if found.using_joins:
         _mark_using(found.coalesces, found.using_joins)
     qualified = _qualified(query, schema, target, original, dialect)
-    refuse_whole_rows(qualified, target)
     if found.using_joins:
         _resolve_using_keys(qualified)
     root, rows = ScopeReader(schema, target).read(traverse_scope(qualified))
     if not root.placeable:
         raise LineageError(target, "the query's result cannot be placed in catalog tables",
                            "select from Iceberg tables of the catalog")
-    leftmost = _leftmost_select(qualified)
-    projections = leftmost.selects if leftmost is not None else []
     bound = _bound(statement, schema)
     if len(bound.names) != len(root.columns):
         raise LineageError(target, f"DuckDB's result has {len(bound.names)} columns and the lineage read "
                            f"{len(root.columns)}", "name the columns the query returns instead of expanding *")
+    projections = _projections(qualified, [name for name, _ in root.columns])
+    if _by_name_root(qualified) and [name.lower() for name in bound.names] != [name for name, _ in root.columns]:
+        raise LineageError(target, "DuckDB matches the branches of the set operation BY NAME otherwise than the "
+                           "lineage read", "alias every output of each branch")
     names = _written_names(statement, list(bound.names), schema)
     columns = tuple(
         OutputColumn(name, deps, partial(redacted_expression, _unaliased(projection), dialect))
         for name, (_, deps), projection in zip(names, root.columns, projections, strict=True))
     return ColumnLineage(target, statement.kind, columns, merge(rows), read_tables(placed))
+
+
+def _by_name_root(query: exp.Expr) -> bool:
+    while isinstance(query, exp.Subquery):
+        query = query.this
+    return isinstance(query, exp.SetOperation) and bool(query.args.get("by_name"))
+
+
+def _projections(query: exp.Expr, names: list[str]) -> list[exp.Expr | None]:
+    """Returns the expression of each output: the leftmost SELECT's, or for a set operation BY NAME the first
+    branch's expression of that name."""
+    if not _by_name_root(query):
+        leftmost = _leftmost_select(query)
+        return list(leftmost.selects) if leftmost is not None else [None] * len(names)
+    found: dict[str, exp.Expr] = {}
+    for select in query.find_all(exp.Select):
+        if select.find_ancestor(exp.Select) is None:
+            for projection in select.selects:
+                found.setdefault(projection.alias_or_name.lower(), projection)
+    return [found.get(name) for name in names]
 
 
 def _leftmost_select(query: exp.Expr) -> exp.Select | None:

@@ -210,6 +210,8 @@ class ScopeReader:
 
     def _read_set_operation(self, scope: Scope, node: exp.SetOperation) -> ScopeLineage:
         branches = [self._lineage[id(branch.expression)] for branch in scope.set_operation_scopes]
+        if node.args.get("by_name"):
+            return self._read_by_name(scope, node, branches)
         names = [name for name, _ in branches[0].columns]
         for branch in branches[1:]:
             if len(branch.columns) != len(names):
@@ -233,6 +235,26 @@ class ScopeReader:
         if order is not None:
             rows.extend(self._order_dependencies(scope, order, columns))
         return ScopeLineage(columns=columns, rows=rows, written=written)
+
+    def _read_by_name(self, scope: Scope, node: exp.SetOperation, branches: list[ScopeLineage]) -> ScopeLineage:
+        """A set operation BY NAME: one output per name of any branch, in order of first appearance, each the
+        union of the branches' columns of that name (a branch without it gives NULL)."""
+        if isinstance(node, (exp.Except, exp.Intersect)):
+            raise UnsupportedConstructError(self._target, f"the query uses {node.key.upper()} ... BY NAME, whose "
+                                            "lineage is not traced", "list the columns of each side in one order")
+        merged: dict[str, list[Dependency]] = {}
+        written: dict[str, str] = {}
+        for branch in branches:
+            for position, (name, deps) in enumerate(branch.columns):
+                merged.setdefault(name, []).extend(deps)
+                if len(branch.written) == len(branch.columns):
+                    written.setdefault(name, branch.written[position])
+        columns = [(name, merge(deps)) for name, deps in merged.items()]
+        rows: list[Dependency] = []
+        order = node.args.get("order")
+        if order is not None:
+            rows.extend(self._order_dependencies(scope, order, columns))
+        return ScopeLineage(columns=columns, rows=rows, written=[written.get(name, name) for name, _ in columns])
 
     def _query_inputs(self, query: exp.Query) -> list[Dependency]:
         known = self._lineage.get(id(query))
@@ -262,8 +284,11 @@ class ScopeReader:
         known = self._lineage.get(id(source.expression))
         return list(known.outputs) if known else []
 
-    def _resolve(self, column: exp.Column, scope: Scope, aliases: dict[str, tuple[Dependency, ...]] | None,
+    def _resolve(self, column: exp.Column | exp.TableColumn, scope: Scope,
+                 aliases: dict[str, tuple[Dependency, ...]] | None,
                  aliases_last: bool = False) -> tuple[Dependency, ...]:
+        if isinstance(column, exp.TableColumn):
+            return self._whole_row(column.name.lower(), scope)
         name, table = column.name.lower(), column.table.lower()
         if not table:
             if aliases is not None and aliases_last and name in aliases and not any(
@@ -305,9 +330,7 @@ class ScopeReader:
             return aliases[name]
         if name in scope.sources and not any(name in self._source_columns(source)
                                              for source in scope.sources.values()):
-            raise UnsupportedConstructError(
-                self._target, f"the query reads {name} as a whole row, whose lineage is not traced",
-                f"select the columns of {name} it needs by name")
+            return self._whole_row(name, scope)
         holders: list[tuple[str, exp.Table | Scope]] = []
         readable: list[str] = []
         for alias, source in scope.sources.items():
@@ -326,6 +349,19 @@ class ScopeReader:
                                      "check the spelling against the catalog")
         raise UnknownColumnError(self._target, f"no table the query reads has a column {name} (it reads "
                                  f"{', '.join(readable) or 'no table'})", "check the spelling against the catalog")
+
+    def _whole_row(self, alias: str, scope: Scope) -> tuple[Dependency, ...]:
+        """Returns the dependencies of a whole row read as one value (`SELECT l FROM t AS l`): every column of
+        its source."""
+        holder: Scope | None = scope
+        while holder is not None:
+            source = holder.sources.get(alias)
+            if source is not None:
+                return tuple(dep for name in self._source_columns(source)
+                             for dep in self._from_source(source, alias, name))
+            holder = holder.parent
+        raise UnplaceableSourceError(self._target, f"{alias} is no table, CTE or subquery of the statement",
+                                     "qualify the column with a table alias")
 
     def _describe(self, alias: str, source: exp.Table | Scope) -> str:
         if isinstance(source, exp.Table):

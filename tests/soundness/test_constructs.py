@@ -57,7 +57,6 @@ TRACED = [
     "select p.amount as \"Excess Discount Amount\", p.status as Status from billing.payments p",
 ]
 REFUSED = [
-    ("select l.learner_id, l from crm.learners l", "as a whole row"),
     ("select * from (unpivot crm.learners on full_name, email into name k value v)", "PIVOT or UNPIVOT"),
     ("select * from (pivot billing.payments on status using sum(amount))", "PIVOT or UNPIVOT"),
     ("unpivot crm.learners on full_name, email into name k value v", "does not parse"),
@@ -67,8 +66,6 @@ REFUSED = [
     ("select p.payment_id, sum(p.amount) over v as s from billing.payments p "
      "window w as (partition by p.learner_id order by p.paid_at)", "named WINDOW"),
     ("select p.payment_id from billing.payments p where columns('amount') > 30", "COLUMNS(...)"),
-    ("select l.email, l.country from crm.learners l union all by name "
-     "select t.status as country, t.subject as email from support.tickets t", "BY NAME"),
     ("select l.email from crm.learners l cross join lateral read_text('/etc/hostname') f", "not a catalog table"),
     ("select * from read_csv('/etc/passwd')", "not a catalog table"),
     ("select s.* from (select md5(p.status), p.payment_id from billing.payments p) s", "has no name"),

@@ -71,6 +71,35 @@ FORMS = [
         {"day": ["billing.payments.paid_at DIRECT TRANSFORMATION"],
          "revenue_usd": ["billing.payments.amount DIRECT AGGREGATION"]},
         ["billing.payments.paid_at GROUP_BY"], id="INSERT BY NAME matches names case-insensitively"),
+    pytest.param(
+        CTAS + "select l.email, l.country from crm.learners l union all by name "
+        "select t.status as country, t.subject as email from support.tickets t",
+        {"email": ["crm.learners.email DIRECT IDENTITY", "support.tickets.subject DIRECT IDENTITY"],
+         "country": ["crm.learners.country DIRECT IDENTITY", "support.tickets.status DIRECT IDENTITY"]},
+        [], id="UNION ALL BY NAME matches branches by name"),
+    pytest.param(
+        CTAS + "select l.email, l.country from crm.learners l union by name "
+        "select t.subject as email, t.body from support.tickets t",
+        {"email": ["crm.learners.email DIRECT IDENTITY", "support.tickets.subject DIRECT IDENTITY"],
+         "country": ["crm.learners.country DIRECT IDENTITY"], "body": ["support.tickets.body DIRECT IDENTITY"]},
+        [], id="UNION BY NAME adds a name only one branch has"),
+    pytest.param(
+        CTAS + "select s.* from (select l.email, l.country from crm.learners l union all by name "
+        "select t.status as Country, t.subject as email from support.tickets t) s",
+        {"email": ["crm.learners.email DIRECT IDENTITY", "support.tickets.subject DIRECT IDENTITY"],
+         "country": ["crm.learners.country DIRECT IDENTITY", "support.tickets.status DIRECT IDENTITY"]},
+        [], id="UNION ALL BY NAME in a subquery"),
+    pytest.param(
+        CTAS + "select l.learner_id, l from crm.learners l",
+        {"learner_id": ["crm.learners.learner_id DIRECT IDENTITY"],
+         "l": [f"crm.learners.{c} DIRECT TRANSFORMATION" for c in (
+             "country", "created_at", "date_of_birth", "email", "full_name", "learner_id", "marketing_consent",
+             "status")]},
+        [], id="a whole row is a struct of every column"),
+    pytest.param(
+        CTAS + "select s from (select p.payment_id, upper(p.status) as st from billing.payments p) s",
+        {"s": ["billing.payments.payment_id DIRECT TRANSFORMATION", "billing.payments.status DIRECT TRANSFORMATION"]},
+        [], id="a whole row of a subquery"),
 ]
 
 
@@ -99,3 +128,10 @@ def test_insert_by_name_into_a_missing_column_is_refused():
     assert str(verdict.refused) == (
         "analytics.daily_revenue: analytics.daily_revenue has no column revenue; name each output of an INSERT ... "
         "BY NAME after a column of the table.")
+
+
+def test_by_name_branches_with_unnamed_expressions_are_refused():
+    verdict = check(CTAS + "select l.email, upper(l.country) from crm.learners l union all by name "
+                    "select t.subject as email, upper(t.status) from support.tickets t", shared_runner())
+    assert str(verdict.refused) == ("out.t: the output UPPER(l.country) of a subquery has no name the lineage can "
+                                    "follow; give it one with AS.")
