@@ -57,6 +57,11 @@ def _aggregates(projection: exp.Expr, select: exp.Select) -> bool:
     return False
 
 
+def _selected(scope: Scope) -> dict[str, exp.Table | Scope]:
+    """Returns the sources the scope's FROM and JOINs name (a CTE the scope can see but does not read is none)."""
+    return {alias: source for alias, (_, source) in scope.selected_sources.items()}
+
+
 def _distinct(scope: Scope) -> bool:
     """Returns whether the scope's query removes duplicate rows (SELECT DISTINCT, UNION without ALL)."""
     node = scope.expression
@@ -141,11 +146,12 @@ class ScopeReader:
             rows.extend(self._order_dependencies(scope, order, columns))
         return ScopeLineage(columns=columns, rows=rows, written=self._written_names(scope, select))
 
-    def _order_dependencies(self, scope: Scope, order: exp.Order,
-                            columns: list[tuple[str, tuple[Dependency, ...]]]) -> list[Dependency]:
+    def _order_dependencies(self, scope: Scope, order: exp.Order, columns: list[tuple[str, tuple[Dependency, ...]]],
+                            outputs_only: bool = False) -> list[Dependency]:
         """Returns the SORT dependencies of an ORDER BY as DuckDB binds it: ORDER BY ALL sorts by every output; a
         key that is a bare name is an output's alias first, and a name inside an expression is a source column
-        first (an alias only when no source has that column)."""
+        first (an alias only when no source has that column). A set operation's ORDER BY (`outputs_only`) reads
+        its outputs only."""
         sort = Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")
         outputs = dict(reversed(columns))
         found: list[Dependency] = []
@@ -153,7 +159,7 @@ class ScopeReader:
             key = ordered.this if isinstance(ordered, exp.Ordered) else ordered
             if isinstance(key, exp.Var) and str(key.this).upper() == "ALL":
                 found.extend(compose(dep, sort) for _, deps in columns for dep in deps)
-            elif isinstance(key, exp.Column) and not key.table:
+            elif outputs_only or (isinstance(key, exp.Column) and not key.table):
                 found.extend(self._walker(scope, outputs).dependencies(key, sort))
             else:
                 found.extend(self._walker(scope, outputs, aliases_last=True).dependencies(key, sort))
@@ -233,7 +239,7 @@ class ScopeReader:
             written[:len(listed)] = listed[:len(written)]
         order = node.args.get("order")
         if order is not None:
-            rows.extend(self._order_dependencies(scope, order, columns))
+            rows.extend(self._order_dependencies(scope, order, columns, outputs_only=True))
         return ScopeLineage(columns=columns, rows=rows, written=written)
 
     def _read_by_name(self, scope: Scope, node: exp.SetOperation, branches: list[ScopeLineage]) -> ScopeLineage:
@@ -253,7 +259,7 @@ class ScopeReader:
         rows: list[Dependency] = []
         order = node.args.get("order")
         if order is not None:
-            rows.extend(self._order_dependencies(scope, order, columns))
+            rows.extend(self._order_dependencies(scope, order, columns, outputs_only=True))
         return ScopeLineage(columns=columns, rows=rows, written=[written.get(name, name) for name, _ in columns])
 
     def _query_inputs(self, query: exp.Query) -> list[Dependency]:
@@ -292,7 +298,7 @@ class ScopeReader:
         name, table = column.name.lower(), column.table.lower()
         if not table:
             if aliases is not None and aliases_last and name in aliases and not any(
-                    name in self._source_columns(source) for source in scope.sources.values()):
+                    name in self._source_columns(source) for source in _selected(scope).values()):
                 return aliases[name]
             return self._resolve_unqualified(column, name, scope, None if aliases_last else aliases)
         holder: Scope | None = scope
@@ -328,12 +334,12 @@ class ScopeReader:
                              aliases: dict[str, tuple[Dependency, ...]] | None) -> tuple[Dependency, ...]:
         if aliases is not None and name in aliases:
             return aliases[name]
-        if name in scope.sources and not any(name in self._source_columns(source)
-                                             for source in scope.sources.values()):
+        selected = _selected(scope)
+        if name in selected and not any(name in self._source_columns(source) for source in selected.values()):
             return self._whole_row(name, scope)
         holders: list[tuple[str, exp.Table | Scope]] = []
         readable: list[str] = []
-        for alias, source in scope.sources.items():
+        for alias, source in selected.items():
             readable.append(self._describe(alias, source))
             if name in self._source_columns(source):
                 holders.append((alias, source))
