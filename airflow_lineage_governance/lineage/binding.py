@@ -3,14 +3,14 @@ catalog's schemas (nothing is read), or DuckDB's own sentence for why it cannot 
 
 from __future__ import annotations
 
+import os
 import re
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 
 import duckdb
-from sqlglot import tokenize
-from sqlglot.tokens import Token, TokenType
 
 from airflow_lineage_governance.lineage.errors import BindError, UnknownColumnError
 from airflow_lineage_governance.lineage.schema import Schema
@@ -31,6 +31,10 @@ _FIXED = re.compile(r"(?:fixed\[\d+\]|fixed_size_binary\[\d+\])")
 _FIELD_ID = re.compile(r"^\d+: ")
 _ERROR_KIND = re.compile(r"^([A-Za-z ]+ Error): ")
 _QUOTED_VALUE = re.compile(r"'(?:[^']|'')*'")
+_GAP = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)+", re.S)
+_AS = re.compile(r"AS\b", re.I)
+_BY = re.compile(r"BY\s+(?:NAME|POSITION)\b", re.I)
+_WORKERS: tuple[int, ThreadPoolExecutor] | None = None
 
 
 @dataclass(frozen=True)
@@ -170,7 +174,7 @@ class Binder:
                 if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
                     raise BindError(target, "DuckDB does not read the statement's query as one SELECT",
                                     "write one CREATE TABLE ... AS SELECT or INSERT INTO ... SELECT")
-                relation = self._connection.sql(query)
+                relation = self._connection.sql(statements[0])  # binds it (the relation is lazy: nothing runs)
                 return BoundQuery(tuple(relation.columns), tuple(str(kind) for kind in relation.types))
             except (duckdb.Error, ValueError, TypeError, RuntimeError) as error:
                 # DuckDB's Python client raises ValueError for a parameter marker it cannot number.
@@ -191,14 +195,15 @@ def _schema_key(schema: Schema) -> tuple[tuple[TableRef, tuple[tuple[str, str], 
 
 
 @lru_cache(maxsize=16)
-def _binder(key: tuple[tuple[TableRef, tuple[tuple[str, str], ...]], ...]) -> Binder:
+def _binder(key: tuple[tuple[TableRef, tuple[tuple[str, str], ...]], ...], pid: int) -> Binder:
+    """The Binder of one schema set in process `pid` (a DuckDB connection is not shared across a fork)."""
     return Binder({ref: dict(columns) for ref, columns in key})
 
 
 def binder(schema: Schema, target: TableRef) -> Binder:
     """Returns the Binder of a schema set, made on first use and kept for the next statements over that set."""
     try:
-        return _binder(_schema_key(schema))
+        return _binder(_schema_key(schema), os.getpid())
     except _UnknownType as unknown:
         raise UnknownColumnError(target, f"the column {unknown.column} of {unknown.ref} has the type {unknown.kind}, "
                                  "which DuckDB does not know", "give the column an Iceberg type") from None
@@ -207,38 +212,65 @@ def binder(schema: Schema, target: TableRef) -> Binder:
                         "check the catalog's table and column names") from None
 
 
+def bind_later(schema: Schema, target: TableRef, query: str) -> Future[BoundQuery]:
+    """Returns the binding of `query` over the schema set (Binder.bind), made on a worker thread: DuckDB binds
+    outside the GIL while the caller reads the statement's tree."""
+    global _WORKERS
+    if _WORKERS is None or _WORKERS[0] != os.getpid():  # a forked child has none of its parent's threads
+        _WORKERS = (os.getpid(), ThreadPoolExecutor(max_workers=2, thread_name_prefix="lineage-bind"))
+    return _WORKERS[1].submit(lambda: binder(schema, target).bind(query, target))
+
+
 def query_text(text: str, target_end: int, kind: str, skip_columns: bool) -> str | None:
-    """Returns the text of a CTAS's or INSERT's query as written, found by DuckDB-dialect tokens after the
-    target's name (which ends at `target_end`): after the `AS` of a CTAS, after the optional BY NAME /
-    BY POSITION and column list of an INSERT. None when the tokens do not have that shape."""
-    tokens = [token for token in tokenize(text, read="duckdb") if token.start > target_end]
-    index = 0
+    """Returns the text of a CTAS's or INSERT's query as written, after the target's name (which ends at
+    `target_end`): after the `AS` of a CTAS, after the optional BY NAME / BY POSITION and column list of an
+    INSERT. None when the text does not have that shape."""
+    position = _skip_gap(text, target_end + 1)
     if kind == "CREATE":
-        if not tokens or tokens[0].token_type != TokenType.ALIAS:
+        match = _AS.match(text, position)
+        if match is None:
             return None
-        index = 1
+        position = match.end()
     else:
-        if len(tokens) > 1 and tokens[0].text.upper() == "BY" and tokens[1].text.upper() in ("NAME", "POSITION"):
-            index = 2
+        match = _BY.match(text, position)
+        if match is not None:
+            position = match.end()
         if skip_columns:
-            index = _after_parens(tokens, index)
-            if index < 0:
+            position = _after_parens(text, _skip_gap(text, position))
+            if position < 0:
                 return None
-    if index >= len(tokens):
-        return None
-    body = text[tokens[index].start:].rstrip()
-    return body[:-1] if body.endswith(";") else body
+    body = text[_skip_gap(text, position):].rstrip()
+    while body.endswith(";"):
+        body = body[:-1].rstrip()
+    return body or None
 
 
-def _after_parens(tokens: list[Token], index: int) -> int:
-    if index >= len(tokens) or tokens[index].token_type != TokenType.L_PAREN:
+def _skip_gap(text: str, position: int) -> int:
+    """Returns the position after any whitespace and comments from `position`."""
+    while True:
+        match = _GAP.match(text, position)
+        if match is None or match.end() == position:
+            return position
+        position = match.end()
+
+
+def _after_parens(text: str, position: int) -> int:
+    """Returns the position after the parenthesised list that starts at `position` (quoted names skipped), or -1."""
+    if not text.startswith("(", position):
         return -1
-    depth = 0
-    for position in range(index, len(tokens)):
-        kind = tokens[position].token_type
-        depth += 1 if kind == TokenType.L_PAREN else -1 if kind == TokenType.R_PAREN else 0
-        if depth == 0:
-            return position + 1
+    depth, index = 0, position
+    while index < len(text):
+        char = text[index]
+        if char in "\"'":
+            close = text.find(char, index + 1)
+            if close < 0:
+                return -1
+            index = close
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
     return -1
-
-

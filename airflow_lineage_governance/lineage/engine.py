@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import Future
 from functools import partial
 
 import sqlglot
@@ -13,7 +14,7 @@ from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.kinds import StatementKind
-from airflow_lineage_governance.lineage.binding import BoundQuery, binder, query_text
+from airflow_lineage_governance.lineage.binding import BoundQuery, bind_later, binder, query_text
 from airflow_lineage_governance.lineage.constructs import inline_named_windows, refuse_untraceable
 from airflow_lineage_governance.lineage.errors import (
     BindError,
@@ -83,6 +84,8 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
     target, dialect = statement.target, statement.dialect
     query = work.expression
     placed = place_tables(found.tables, found.ctes, schema, target)
+    text = _query_text(statement)
+    pending = bind_later(schema, target, text) if text is not None else None  # DuckDB binds while sqlglot reads
     for table, ref in placed:
         name_for_engine(table, ref)
     if statement.kind == StatementKind.CREATE_TABLE_AS:
@@ -98,7 +101,7 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
     if not root.placeable:
         raise LineageError(target, "the query's result cannot be placed in catalog tables",
                            "select from Iceberg tables of the catalog")
-    bound = _bound(statement, schema)
+    bound = _bound(statement, schema, pending)
     if len(bound.names) != len(root.columns):
         raise LineageError(target, f"DuckDB's result has {len(bound.names)} columns and the lineage read "
                            f"{len(root.columns)}", "name the columns the query returns instead of expanding *")
@@ -268,32 +271,37 @@ def _unaliased(node: exp.Expr | None) -> exp.Expr:
     return node.this if isinstance(node, exp.Alias) else node
 
 
-def _bound(statement: Statement, schema: Schema) -> BoundQuery:
-    """Returns DuckDB's binding of the statement's query as written (its text after the target), over empty
-    tables of the schema, or of the SQL the operator runs when DuckDB's parser does not take the text as
-    written; raises BindError with DuckDB's sentence when DuckDB cannot bind it."""
+def _query_text(statement: Statement) -> str | None:
+    """Returns the text of the statement's query as written (after the target), None when it cannot be found."""
     node = statement.tree
     target = node.this.this if isinstance(node.this, exp.Schema) else node.this
-    text = None
-    if statement.text and isinstance(target, exp.Table):
-        end = max((part.meta.get("end", -1) for part in target.parts), default=-1)
-        if isinstance(end, int) and end >= 0:
-            keyword = "CREATE" if statement.kind == StatementKind.CREATE_TABLE_AS else "INSERT"
-            text = query_text(statement.text, end, keyword, isinstance(node.this, exp.Schema))
-    bind = binder(schema, statement.target)
-    if text is not None:
+    if not statement.text or not isinstance(target, exp.Table):
+        return None
+    end = max((part.meta.get("end", -1) for part in target.parts), default=-1)
+    if not isinstance(end, int) or end < 0:
+        return None
+    keyword = "CREATE" if statement.kind == StatementKind.CREATE_TABLE_AS else "INSERT"
+    return query_text(statement.text, end, keyword, isinstance(node.this, exp.Schema))
+
+
+def _bound(statement: Statement, schema: Schema, pending: Future[BoundQuery] | None) -> BoundQuery:
+    """Returns DuckDB's binding of the statement's query as written (`pending`, started by bind_later), or of
+    the SQL the operator runs when there is no text or DuckDB's parser does not take the text as written; raises
+    BindError with DuckDB's sentence when DuckDB cannot bind it."""
+    if pending is not None:
         try:
-            return bind.bind(text, statement.target)
+            return pending.result()
         except BindError as error:
             if "(Parser Error: " not in error.problem:
                 raise
-    # DuckDB's parser does not take the text as written (sqlglot reads more orders of clauses than DuckDB
-    # does): bind the SQL the operator runs, sqlglot's rendering of the same tree.
-    copy = statement.query.copy()
+    # sqlglot reads more orders of clauses than DuckDB does: bind sqlglot's rendering of the same tree, which is
+    # what the operator runs (from a fresh parse of the text: the engine may have changed the tree it was given).
+    source = parse_statement(statement.text, statement.dialect) if statement.text else statement
+    copy = source.query.copy()
     found = survey(copy)
     for table, ref in place_tables(found.tables, found.ctes, schema, statement.target):
         name_for_duckdb(table, ref)
-    return bind.bind(copy.sql(dialect="duckdb"), statement.target)
+    return binder(schema, statement.target).bind(copy.sql(dialect="duckdb"), statement.target)
 
 
 def _written_names(statement: Statement, outputs: list[str], schema: Schema) -> list[str]:
