@@ -56,6 +56,33 @@ def inline_named_windows(query: exp.Query) -> None:
             select.set("windows", None)
 
 
+def wrap_column_aliases(tables: list[exp.Table]) -> None:
+    """Writes each table read with a column alias list (`FROM t AS x (a, b)`, which renames t's first columns)
+    as the derived table `(SELECT * FROM t) AS x (a, b)`: the same rows and names, whose list the engine reads."""
+    for table in tables:
+        alias = table.args.get("alias")
+        if not isinstance(alias, exp.TableAlias) or not alias.columns or not isinstance(table.this, exp.Identifier):
+            continue
+        if not isinstance(table.parent, (exp.From, exp.Join)):
+            continue
+        table.set("alias", None)
+        inner = exp.select("*").from_(table.copy())
+        table.replace(exp.Subquery(this=inner, alias=alias))
+
+
+def unwrap_lateral_unnest(query: exp.Query) -> None:
+    """Writes each `LATERAL UNNEST(...) AS u (x)` as `UNNEST(...) AS u (x)`: DuckDB reads an UNNEST in FROM as
+    lateral either way, and the engine reads the plain form."""
+    for node in list(query.find_all(exp.Lateral)):
+        unnest = node.this
+        if not isinstance(unnest, exp.Unnest) or node.args.get("view") or node.args.get("outer"):
+            continue
+        alias = node.args.get("alias")
+        if alias is not None and unnest.args.get("alias") is None:
+            unnest.set("alias", alias.copy())
+        node.replace(unnest)
+
+
 def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None:
     """Raises UnsupportedConstructError naming the first construct of `query` the engine does not trace, and
     UnnamedColumnError for an unnamed output of a derived table, CTE or set-operation branch (whose name DuckDB

@@ -15,7 +15,12 @@ from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.lineage.binding import BoundQuery, bind_later, binder, query_text
-from airflow_lineage_governance.lineage.constructs import inline_named_windows, refuse_untraceable
+from airflow_lineage_governance.lineage.constructs import (
+    inline_named_windows,
+    refuse_untraceable,
+    unwrap_lateral_unnest,
+    wrap_column_aliases,
+)
 from airflow_lineage_governance.lineage.errors import (
     BindError,
     ColumnCountError,
@@ -90,6 +95,8 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
         name_for_engine(table, ref)
     if statement.kind == StatementKind.CREATE_TABLE_AS:
         _name_outputs(query, statement.text)
+    wrap_column_aliases(found.tables)
+    unwrap_lateral_unnest(query)
     inline_named_windows(query)
     refuse_untraceable(query, target, dialect)
     if found.using_joins:

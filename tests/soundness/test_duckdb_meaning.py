@@ -100,6 +100,31 @@ FORMS = [
         CTAS + "select s from (select p.payment_id, upper(p.status) as st from billing.payments p) s",
         {"s": ["billing.payments.payment_id DIRECT TRANSFORMATION", "billing.payments.status DIRECT TRANSFORMATION"]},
         [], id="a whole row of a subquery"),
+    pytest.param(
+        CTAS + "select x.a, x.b from crm.learners as x(a, b)",
+        {"a": ["crm.learners.learner_id DIRECT IDENTITY"], "b": ["crm.learners.full_name DIRECT IDENTITY"]},
+        [], id="a column alias list renames a table's first columns"),
+    pytest.param(
+        CTAS + "select x.a, l.email from crm.learners l join billing.payments as x(a) on x.learner_id = l.learner_id",
+        {"a": ["billing.payments.payment_id DIRECT IDENTITY"], "email": ["crm.learners.email DIRECT IDENTITY"]},
+        ["billing.payments.learner_id JOIN", "crm.learners.learner_id JOIN"],
+        id="a column alias list keeps the other columns' names"),
+    pytest.param(
+        CTAS + "select * from crm.learners as x(a, b)",
+        {"a": ["crm.learners.learner_id DIRECT IDENTITY"], "b": ["crm.learners.full_name DIRECT IDENTITY"],
+         **{c: [f"crm.learners.{c} DIRECT IDENTITY"] for c in (
+             "email", "country", "marketing_consent", "status", "date_of_birth", "created_at")}},
+        [], id="a star over a column alias list"),
+    pytest.param(
+        CTAS + "select e.event_id, u.tag from learning.events e, lateral unnest(e.tags) as u(tag)",
+        {"event_id": ["learning.events.event_id DIRECT IDENTITY"],
+         "tag": ["learning.events.tags DIRECT TRANSFORMATION"]},
+        ["learning.events.tags JOIN"], id="LATERAL unnest"),
+    pytest.param(
+        CTAS + "select e.event_id, u.tag from learning.events e cross join lateral unnest(e.tags) as u(tag)",
+        {"event_id": ["learning.events.event_id DIRECT IDENTITY"],
+         "tag": ["learning.events.tags DIRECT TRANSFORMATION"]},
+        ["learning.events.tags JOIN"], id="CROSS JOIN LATERAL unnest"),
 ]
 
 
@@ -135,3 +160,9 @@ def test_by_name_branches_with_unnamed_expressions_are_refused():
                     "select t.subject as email, upper(t.status) from support.tickets t", shared_runner())
     assert str(verdict.refused) == ("out.t: the output UPPER(l.country) of a subquery has no name the lineage can "
                                     "follow; give it one with AS.")
+
+
+def test_unnest_of_a_struct_is_refused_where_duckdb_expands_it_otherwise():
+    verdict = check(CTAS + "select unnest({'a': l.email, 'b': l.country}) from crm.learners l", shared_runner())
+    assert str(verdict.refused) == ("out.t: DuckDB's result has 2 columns and the lineage read 1; name the columns "
+                                    "the query returns instead of expanding *.")
