@@ -129,7 +129,10 @@ def _names_matter(select: exp.Select) -> bool:
 def _listed_names(select: exp.Select) -> int:
     """Returns how many of the SELECT's outputs a column list names: `(SELECT ...) AS s (a, b)` or
     `WITH s (a, b) AS (SELECT ...)` names the first two, whatever the SELECT calls them."""
+    node: exp.Expr = select
     parent = select.parent
+    while isinstance(parent, exp.SetOperation) and node is parent.this:  # a first branch names the operation
+        node, parent = parent, parent.parent
     if isinstance(parent, (exp.Subquery, exp.CTE)):
         alias = parent.args.get("alias")
         if isinstance(alias, exp.TableAlias):

@@ -57,6 +57,21 @@ def _aggregates(projection: exp.Expr, select: exp.Select) -> bool:
     return False
 
 
+def _recursive(scope: Scope) -> bool:
+    """Returns whether the scope is a CTE of WITH RECURSIVE whose later branch reads the CTE itself (sqlglot
+    places that reference on the first branch)."""
+    node = scope.expression
+    if scope.scope_type != ScopeType.CTE or not isinstance(node, exp.SetOperation):
+        return False
+    with_ = node.parent.parent if isinstance(node.parent, exp.CTE) else None
+    if not isinstance(with_, exp.With) or not with_.args.get("recursive"):
+        return False
+    branches = scope.set_operation_scopes
+    first = branches[0].expression if branches else None
+    return any(isinstance(source, Scope) and source.expression is first
+               for branch in branches[1:] for source in branch.sources.values())
+
+
 def _selected(scope: Scope) -> dict[str, exp.Table | Scope]:
     """Returns the sources the scope's FROM and JOINs name (a CTE the scope can see but does not read is none)."""
     return {alias: source for alias, (_, source) in scope.selected_sources.items()}
@@ -86,6 +101,8 @@ class ScopeReader:
         lineage = ScopeLineage()
         for scope in scopes:
             lineage = self._read_scope(scope)
+            if _recursive(scope):
+                lineage = self._fixpoint(scope, lineage, rows)
             if scope.scope_type in _NAMED_SCOPES and _distinct(scope):
                 # The outer query may drop a column this DISTINCT (or UNION) compared: every output shapes the rows.
                 context = Context(EdgeType.INDIRECT, Subtype.GROUP_BY, False, "DISTINCT of a subquery")
@@ -93,6 +110,29 @@ class ScopeReader:
             self._lineage[id(scope.expression)] = lineage
             rows.extend(lineage.rows)
         return lineage, rows
+
+    def _fixpoint(self, scope: Scope, lineage: ScopeLineage, rows: list[Dependency]) -> ScopeLineage:
+        """Returns the lineage of a recursive CTE: its recursive branch read again over the union so far (what
+        the CTE's name stands for there) until no column gains a dependency; adds each pass's row dependencies
+        to `rows`."""
+        branches = scope.set_operation_scopes
+        if len(branches) != 2 or not isinstance(branches[1].expression, exp.Select):
+            raise UnsupportedConstructError(self._target, "the query uses a WITH RECURSIVE of more than one "
+                                            "recursive branch, whose lineage is not traced",
+                                            "write the recursive part as one SELECT")
+        anchor = self._lineage[id(branches[0].expression)]
+        for _ in range(len(lineage.columns) * max(1, len(self._schema)) + 2):
+            so_far = [(name, deps) for (name, _), (_, deps) in zip(anchor.columns, lineage.columns, strict=True)]
+            self._lineage[id(branches[0].expression)] = ScopeLineage(columns=so_far, written=anchor.written)
+            recursive = self._read_scope(branches[1])
+            self._lineage[id(branches[1].expression)] = recursive
+            rows.extend(recursive.rows)
+            found = self._read_scope(scope)
+            if [deps for _, deps in found.columns] == [deps for _, deps in lineage.columns]:
+                return found
+            lineage = found
+        raise LineageError(self._target, "the recursive CTE's lineage does not settle",
+                           "write the recursion without WITH RECURSIVE")
 
     def _read_scope(self, scope: Scope) -> ScopeLineage:
         node = scope.expression

@@ -125,6 +125,25 @@ FORMS = [
         {"event_id": ["learning.events.event_id DIRECT IDENTITY"],
          "tag": ["learning.events.tags DIRECT TRANSFORMATION"]},
         ["learning.events.tags JOIN"], id="CROSS JOIN LATERAL unnest"),
+    pytest.param(
+        CTAS + "with recursive r(n, e) as (select 1, l.email from crm.learners l where l.learner_id = 1 "
+        "union all select r.n + 1, r.e from r where r.n < 3) select r.n, r.e from r",
+        {"n": [], "e": ["crm.learners.email DIRECT IDENTITY"]},
+        ["crm.learners.learner_id FILTER"], id="WITH RECURSIVE"),
+    pytest.param(
+        CTAS + "with recursive r(n, a, b, c) as (select 1, l.email, l.country, l.status from crm.learners l "
+        "union all select r.n + 1, r.b, r.c, r.a from r where r.n < 4) select r.a from r",
+        {"a": ["crm.learners.country DIRECT IDENTITY", "crm.learners.email DIRECT IDENTITY",
+               "crm.learners.status DIRECT IDENTITY"]},
+        [], id="WITH RECURSIVE: the fixpoint of a rotation takes three passes"),
+    pytest.param(
+        CTAS + "with recursive r(n, id, s) as (select 1, l.learner_id, l.full_name from crm.learners l "
+        "where l.learner_id < 3 union all select r.n + 1, p.payment_id, r.s || p.status from r "
+        "join billing.payments p on p.learner_id = r.id where r.n < 3) select r.s, r.id from r",
+        {"s": ["billing.payments.status DIRECT TRANSFORMATION", "crm.learners.full_name DIRECT TRANSFORMATION"],
+         "id": ["billing.payments.payment_id DIRECT IDENTITY", "crm.learners.learner_id DIRECT IDENTITY"]},
+        ["billing.payments.learner_id JOIN", "billing.payments.payment_id JOIN", "crm.learners.learner_id FILTER",
+         "crm.learners.learner_id JOIN"], id="WITH RECURSIVE joining a table in its recursive part"),
 ]
 
 
