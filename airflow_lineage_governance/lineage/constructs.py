@@ -21,8 +21,6 @@ def _construct(node: exp.Expr) -> tuple[str, str] | None:
     if isinstance(node, exp.Select) and node.args.get("windows") or (
             isinstance(node, exp.Window) and node.args.get("alias") is not None):
         return "a named WINDOW", "write the window's PARTITION BY and ORDER BY inside each OVER (...)"
-    if isinstance(node, exp.Columns):
-        return "COLUMNS(...)", "name the columns"
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Star):
         return "a .* over a value that is not a table", "name each field with AS"
     return None

@@ -65,7 +65,6 @@ REFUSED = [
     ("select s.* from (select {'e': l.email, 'n': l.full_name}.* as x from crm.learners l) s", ".* over a value"),
     ("select p.payment_id, sum(p.amount) over v as s from billing.payments p "
      "window w as (partition by p.learner_id order by p.paid_at)", "named WINDOW"),
-    ("select p.payment_id from billing.payments p where columns('amount') > 30", "COLUMNS(...)"),
     ("select l.email from crm.learners l cross join lateral read_text('/etc/hostname') f", "not a catalog table"),
     ("select * from read_csv('/etc/passwd')", "not a catalog table"),
     ("select s.* from (select md5(p.status), p.payment_id from billing.payments p) s", "has no name"),

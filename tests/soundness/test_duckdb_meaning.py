@@ -144,6 +144,32 @@ FORMS = [
          "id": ["billing.payments.payment_id DIRECT IDENTITY", "crm.learners.learner_id DIRECT IDENTITY"]},
         ["billing.payments.learner_id JOIN", "billing.payments.payment_id JOIN", "crm.learners.learner_id FILTER",
          "crm.learners.learner_id JOIN"], id="WITH RECURSIVE joining a table in its recursive part"),
+    pytest.param(
+        CTAS + "select columns('.*_id') from billing.payments",
+        {c: [f"billing.payments.{c} DIRECT IDENTITY"] for c in ("payment_id", "learner_id", "course_id")},
+        [], id="COLUMNS of a regular expression"),
+    pytest.param(
+        CTAS + "select p.payment_id from billing.payments p where columns('amount') > 30",
+        {"payment_id": ["billing.payments.payment_id DIRECT IDENTITY"]},
+        ["billing.payments.amount FILTER"], id="COLUMNS in WHERE"),
+    pytest.param(
+        CTAS + "select p.status, max(columns('amount|paid_at')) from billing.payments p group by p.status",
+        {"status": ["billing.payments.status DIRECT IDENTITY"],
+         "amount": ["billing.payments.amount DIRECT AGGREGATION"],
+         "paid_at": ["billing.payments.paid_at DIRECT AGGREGATION"]},
+        ["billing.payments.status GROUP_BY"], id="COLUMNS inside an aggregate"),
+    pytest.param(
+        CTAS + "select columns(*) from crm.learners l join billing.payments p on p.learner_id = l.learner_id",
+        {**{c: [f"crm.learners.{c} DIRECT IDENTITY"] for c in (
+            "learner_id", "full_name", "email", "country", "marketing_consent", "status", "date_of_birth",
+            "created_at")},
+         "payment_id": ["billing.payments.payment_id DIRECT IDENTITY"],
+         "learner_id_1": ["billing.payments.learner_id DIRECT IDENTITY"],
+         "course_id": ["billing.payments.course_id DIRECT IDENTITY"],
+         "amount": ["billing.payments.amount DIRECT IDENTITY"],
+         "status_1": ["billing.payments.status DIRECT IDENTITY"],
+         "paid_at": ["billing.payments.paid_at DIRECT IDENTITY"]},
+        ["billing.payments.learner_id JOIN", "crm.learners.learner_id JOIN"], id="COLUMNS(*) over a join"),
 ]
 
 

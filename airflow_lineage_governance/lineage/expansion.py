@@ -1,0 +1,110 @@
+"""COLUMNS(...) written out as the columns DuckDB expands it to: DuckDB binds the bare COLUMNS expression over
+empty stand-ins of the SELECT's tables, and each use becomes one copy per column it matched."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from sqlglot import exp
+
+from airflow_lineage_governance.lineage.binding import BoundQuery, duckdb_type
+from airflow_lineage_governance.lineage.errors import UnsupportedConstructError
+from airflow_lineage_governance.refs import TableRef
+
+Bind = Callable[[str], BoundQuery]
+"""Binds one SELECT over the catalog's schema set and returns its output names (binding.Binder.bind)."""
+
+
+def expand_columns(query: exp.Query, placed: Sequence[tuple[exp.Table, TableRef]],
+                   schema: dict[TableRef, dict[str, str]], bind: Bind, target: TableRef) -> None:
+    """Writes every COLUMNS(...) of `query` (a tree the engine owns) as the columns DuckDB matches: an output
+    becomes one output per column, a row clause the AND of one copy per column. Raises UnsupportedConstructError
+    for a COLUMNS over a source that is not a catalog table, an unpacked `*COLUMNS`, or two in one expression."""
+    tables = {id(table): ref for table, ref in placed}
+    for select in list(query.find_all(exp.Select)):
+        uses = [node for node in select.find_all(exp.Columns) if node.find_ancestor(exp.Select) is select]
+        if not uses:
+            continue
+        sources = _sources(select, tables, target)
+        for node in uses:
+            if node.args.get("unpack"):
+                raise UnsupportedConstructError(target, "the query uses *COLUMNS(...), whose lineage is not traced",
+                                                "name the columns")
+        for projection in list(select.expressions):
+            found = list(projection.find_all(exp.Columns))
+            if found:
+                _expand(projection, found, sources, schema, bind, target, select)
+        for key in ("where", "having", "qualify"):
+            clause = select.args.get(key)
+            found = list(clause.find_all(exp.Columns)) if clause is not None else []
+            if clause is not None and found:
+                condition = clause.this
+                copies = _copies(condition, found, sources, schema, bind, target)
+                clause.set("this", exp.and_(*copies) if copies else exp.true())
+        if any(node.find_ancestor(exp.Select) is select for node in select.find_all(exp.Columns)):
+            raise UnsupportedConstructError(target, "the query uses COLUMNS(...) where its lineage is not traced",
+                                            "name the columns")
+
+
+def _sources(select: exp.Select, tables: dict[int, TableRef], target: TableRef) -> list[tuple[str, TableRef]]:
+    """Returns the SELECT's FROM and JOIN tables in order, each (alias, table); raises for any other source."""
+    found: list[tuple[str, TableRef]] = []
+    from_ = select.args.get("from_") or select.args.get("from")
+    nodes = [from_.this] if from_ is not None else []
+    nodes += [join.this for join in select.args.get("joins") or ()]
+    for node in nodes:
+        ref = tables.get(id(node)) if isinstance(node, exp.Table) else None
+        if ref is None:
+            raise UnsupportedConstructError(target, "the query uses COLUMNS(...) over a subquery, CTE or table "
+                                            "function, whose lineage is not traced", "name the columns")
+        found.append((node.alias_or_name, ref))
+    return found
+
+
+def _matched(node: exp.Columns, sources: list[tuple[str, TableRef]], schema: dict[TableRef, dict[str, str]],
+             bind: Bind, target: TableRef) -> list[tuple[str, str]]:
+    """Returns the (alias, column) pairs DuckDB expands the COLUMNS expression to, in its order."""
+    stand_ins = []
+    star: list[tuple[str, str]] = []
+    for alias, ref in sources:
+        columns = ", ".join(f"NULL::{duckdb_type(kind) or 'VARCHAR'} AS {_quoted(name)}"
+                            for name, kind in schema[ref].items())
+        stand_ins.append(f"(SELECT {columns}) AS {_quoted(alias)}")
+        star.extend((alias, name) for name in schema[ref])
+    names = bind(f"SELECT {node.sql(dialect='duckdb')} FROM {', '.join(stand_ins)}").names
+    matched: list[tuple[str, str]] = []
+    position = 0
+    for name in names:  # DuckDB matches by name only, in the order of the star: a subsequence of it
+        while position < len(star) and star[position][1].lower() != name.lower():
+            position += 1
+        if position == len(star):
+            raise UnsupportedConstructError(target, "the query uses a COLUMNS(...) that DuckDB expands to columns "
+                                            "the lineage cannot place", "name the columns")
+        matched.append(star[position])
+        position += 1
+    return matched
+
+
+def _copies(expression: exp.Expr, found: list[exp.Columns], sources: list[tuple[str, TableRef]],
+            schema: dict[TableRef, dict[str, str]], bind: Bind, target: TableRef) -> list[exp.Expr]:
+    if len(found) != 1:
+        raise UnsupportedConstructError(target, "the query uses two COLUMNS(...) in one expression, whose lineage "
+                                        "is not traced", "name the columns")
+    node = found[0]
+    copies = []
+    for alias, name in _matched(node, sources, schema, bind, target):
+        column = exp.column(name, table=alias)
+        copies.append(column if expression is node else expression.transform(
+            lambda n, node=node, column=column: column.copy() if n == node else n))
+    return copies
+
+
+def _expand(projection: exp.Expr, found: list[exp.Columns], sources: list[tuple[str, TableRef]],
+            schema: dict[TableRef, dict[str, str]], bind: Bind, target: TableRef, select: exp.Select) -> None:
+    copies = _copies(projection, found, sources, schema, bind, target)
+    position = next(index for index, item in enumerate(select.expressions) if item is projection)
+    select.set("expressions", [*select.expressions[:position], *copies, *select.expressions[position + 1:]])
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
