@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import duckdb
 from sqlglot import exp
 
 from airflow_lineage_governance.lineage.binding import BoundQuery, duckdb_type
@@ -108,3 +109,61 @@ def _expand(projection: exp.Expr, found: list[exp.Columns], sources: list[tuple[
 
 def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def expand_struct_references(query: exp.Query, placed: Sequence[tuple[exp.Table, TableRef]],
+                             schema: dict[TableRef, dict[str, str]]) -> None:
+    """Writes the struct references DuckDB binds by its name rules as field accesses the engine reads: `st.*`
+    (a struct column of one table of the SELECT, no table of that name) as one output per field, and
+    `schema.table.column.field` as `table.column.field`."""
+    tables = {id(table): ref for table, ref in placed}
+    for column in list(query.find_all(exp.Column)):
+        select = column.find_ancestor(exp.Select)
+        if select is None:
+            continue
+        sources = _table_sources(select, tables)
+        if isinstance(column.this, exp.Star) and column.table and not column.args.get("db"):
+            _expand_struct_star(column, select, sources, schema)
+        elif column.args.get("catalog") and column.args.get("db") and not isinstance(column.this, exp.Star):
+            _shorten(column, sources, schema)
+
+
+def _table_sources(select: exp.Select, tables: dict[int, TableRef]) -> dict[str, TableRef | None]:
+    from_ = select.args.get("from_") or select.args.get("from")
+    nodes = [from_.this] if from_ is not None else []
+    nodes += [join.this for join in select.args.get("joins") or ()]
+    return {node.alias_or_name.lower(): tables.get(id(node)) if isinstance(node, exp.Table) else None
+            for node in nodes}
+
+
+def _expand_struct_star(column: exp.Column, select: exp.Select, sources: dict[str, TableRef | None],
+                        schema: dict[TableRef, dict[str, str]]) -> None:
+    name = column.table.lower()
+    if name in sources or column.parent is not select:
+        return
+    holders = [(alias, ref) for alias, ref in sources.items() if ref is not None and name in schema[ref]]
+    if len(holders) != 1 or any(ref is None for ref in sources.values()):
+        return
+    alias, ref = holders[0]
+    spelt = duckdb_type(schema[ref][name])
+    if spelt is None or not spelt.upper().startswith("STRUCT"):
+        return
+    fields = [field for field, _ in duckdb.sqltype(spelt).children]
+    outputs = [exp.alias_(exp.Dot(this=exp.column(name, table=alias), expression=exp.to_identifier(field)),
+                          exp.to_identifier(field, quoted=True)) for field in fields]
+    position = next(index for index, item in enumerate(select.expressions) if item is column)
+    select.set("expressions", [*select.expressions[:position], *outputs, *select.expressions[position + 1:]])
+
+
+def _shorten(column: exp.Column, sources: dict[str, TableRef | None], schema: dict[TableRef, dict[str, str]]) -> None:
+    namespace, table, name = column.catalog.lower(), column.db.lower(), column.table.lower()
+    for alias, ref in sources.items():
+        if ref is None or ref.namespace != (namespace,) or ref.name != table or name not in schema[ref]:
+            continue
+        field = column.this.copy()
+        access = exp.Dot(this=exp.column(name, table=alias), expression=field)
+        if isinstance(column.parent, exp.Select) and column.arg_key == "expressions":
+            column.replace(exp.alias_(access, field.copy()))
+        else:
+            column.replace(access)
+        return

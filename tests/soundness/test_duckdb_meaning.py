@@ -170,6 +170,20 @@ FORMS = [
          "status_1": ["billing.payments.status DIRECT IDENTITY"],
          "paid_at": ["billing.payments.paid_at DIRECT IDENTITY"]},
         ["billing.payments.learner_id JOIN", "crm.learners.learner_id JOIN"], id="COLUMNS(*) over a join"),
+    pytest.param(
+        CTAS + "select c.contact_id, profile.* from support.contacts c",
+        {"contact_id": ["support.contacts.contact_id DIRECT IDENTITY"],
+         "channel": ["support.contacts.profile DIRECT TRANSFORMATION"],
+         "handle": ["support.contacts.profile DIRECT TRANSFORMATION"]},
+        [], id="a struct column expanded with .*"),
+    pytest.param(
+        CTAS + "select support.contacts.profile.channel from support.contacts",
+        {"channel": ["support.contacts.profile DIRECT TRANSFORMATION"]},
+        [], id="a four-part struct reference"),
+    pytest.param(
+        CTAS + "select s.channel from (select support.contacts.profile.channel from support.contacts) s",
+        {"channel": ["support.contacts.profile DIRECT TRANSFORMATION"]},
+        [], id="a four-part struct reference in a subquery"),
 ]
 
 
@@ -211,3 +225,9 @@ def test_unnest_of_a_struct_is_refused_where_duckdb_expands_it_otherwise():
     verdict = check(CTAS + "select unnest({'a': l.email, 'b': l.country}) from crm.learners l", shared_runner())
     assert str(verdict.refused) == ("out.t: DuckDB's result has 2 columns and the lineage read 1; name the columns "
                                     "the query returns instead of expanding *.")
+
+
+def test_a_struct_star_behind_a_table_alias_is_refused_with_duckdbs_sentence():
+    verdict = check(CTAS + "select c.profile.* from support.contacts c", shared_runner())
+    assert str(verdict.refused) == ("out.t: DuckDB cannot bind the query (Parser Error: Did not expect more than one "
+                                    "column in front of a star expression); fix the statement.")
