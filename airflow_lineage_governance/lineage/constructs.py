@@ -94,7 +94,7 @@ def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None
         if found is not None:
             what, advice = found
             raise UnsupportedConstructError(target, f"the query uses {what}, whose lineage is not traced", advice)
-        if isinstance(node, exp.Select) and _names_matter(node):
+        if isinstance(node, exp.Select) and _names_matter(node) and not _positional(node):
             for projection in node.expressions[_listed_names(node):]:
                 if isinstance(projection, (exp.Column, exp.Star)) or (
                         isinstance(projection, exp.Alias) and projection.alias):
@@ -102,6 +102,19 @@ def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None
                 raise UnnamedColumnError(
                     target, f"the output {redacted_expression(projection, dialect, 60)} of a subquery has no name "
                     "the lineage can follow", "give it one with AS")
+
+
+def _positional(select: exp.Select) -> bool:
+    """Returns whether the lineage may read the SELECT's unnamed outputs by position: it is no branch of a set
+    operation BY NAME, and no output of it is called like the placeholder the qualifier gives an unnamed one
+    (`_col_0`). An outer query naming such an output by DuckDB's name for it is refused as an unknown column;
+    the statement's own output names are DuckDB's."""
+    parent = select.parent
+    while isinstance(parent, (exp.Subquery, exp.SetOperation)):
+        if isinstance(parent, exp.SetOperation) and parent.args.get("by_name"):
+            return False
+        parent = parent.parent
+    return not any(projection.alias_or_name.lower().startswith("_col_") for projection in select.expressions)
 
 
 def _names_matter(select: exp.Select) -> bool:

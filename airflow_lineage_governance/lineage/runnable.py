@@ -58,8 +58,8 @@ def _renames_a_duplicate(names: Sequence[str]) -> bool:
 
 def _name_unaliased(query: exp.Query, text: str) -> bool:
     """Gives each unaliased output expression of the query's leftmost SELECT the name DuckDB gives it in `text`
-    where naming.output_name tells it; returns False when some output is left unnamed (the SQL regenerated
-    may then be named otherwise than the statement as written)."""
+    where naming.output_name tells it; returns False when some output is left unnamed or comes through a star
+    (the SQL regenerated may then be named otherwise than the statement as written)."""
     while isinstance(query, (exp.SetOperation, exp.Subquery)):
         query = query.this if isinstance(query, exp.Subquery) else query.left
     if not isinstance(query, exp.Select):
@@ -69,7 +69,10 @@ def _name_unaliased(query: exp.Query, text: str) -> bool:
         inner = projection
         while isinstance(inner, exp.Paren):
             inner = inner.this
-        if isinstance(inner, (exp.Alias, exp.Column, exp.Star)):
+        if isinstance(inner, exp.Star) or (isinstance(inner, exp.Column) and isinstance(inner.this, exp.Star)):
+            named = False  # a star may bring in outputs of a subquery that the regenerated SQL names otherwise
+            continue
+        if isinstance(inner, (exp.Alias, exp.Column)):
             continue
         name = output_name(projection, text)
         if name is not None:
