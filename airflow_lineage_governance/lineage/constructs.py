@@ -17,7 +17,9 @@ from airflow_lineage_governance.refs import TableRef
 def _construct(node: exp.Expr) -> tuple[str, str] | None:
     """Returns (what the construct is, what to write instead) when `node` is one the engine refuses."""
     if isinstance(node, exp.Pivot):
-        return "PIVOT or UNPIVOT", "write the pivot with CASE (or FILTER) aggregates, one aliased column each"
+        return ("a PIVOT or UNPIVOT of this form", "pivot one catalog table ON one column IN (a list of values) "
+                "USING one aggregate (DuckDB names the columns of a PIVOT without IN after the values it reads), "
+                "or unpivot columns INTO NAME ... VALUE one column")
     if isinstance(node, exp.Select) and node.args.get("windows") or (
             isinstance(node, exp.Window) and node.args.get("alias") is not None):
         return "a named WINDOW", "write the window's PARTITION BY and ORDER BY inside each OVER (...)"

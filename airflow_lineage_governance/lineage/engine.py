@@ -29,7 +29,7 @@ from airflow_lineage_governance.lineage.errors import (
     UnknownColumnError,
     UnknownTableError,
 )
-from airflow_lineage_governance.lineage.expansion import expand_columns, expand_struct_references
+from airflow_lineage_governance.lineage.expansion import expand_columns, expand_struct_references, rewrite_pivots
 from airflow_lineage_governance.lineage.model import ColumnLineage, OutputColumn, merge
 from airflow_lineage_governance.lineage.naming import OUTPUT_NAME, deduplicated, mark_written_names, output_name
 from airflow_lineage_governance.lineage.redact import redacted_expression
@@ -100,6 +100,7 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
         bind = binder(schema, target)
         expand_columns(query, placed, schema, lambda sql: bind.bind(sql, target), target)
     expand_struct_references(query, placed, schema)
+    rewrite_pivots(query, placed, schema)
     wrap_column_aliases(found.tables)
     unwrap_lateral_unnest(query)
     inline_named_windows(query)

@@ -1,5 +1,6 @@
-"""COLUMNS(...) written out as the columns DuckDB expands it to: DuckDB binds the bare COLUMNS expression over
-empty stand-ins of the SELECT's tables, and each use becomes one copy per column it matched."""
+"""DuckDB's shorthands written out as the queries they stand for, for the engine to read: COLUMNS(...) as the
+columns DuckDB expands it to (DuckDB binds the bare expression over empty stand-ins of the SELECT's tables),
+struct references by DuckDB's name rules, and PIVOT/UNPIVOT of a catalog table."""
 
 from __future__ import annotations
 
@@ -167,3 +168,65 @@ def _shorten(column: exp.Column, sources: dict[str, TableRef | None], schema: di
         else:
             column.replace(access)
         return
+
+
+def rewrite_pivots(query: exp.Query, placed: Sequence[tuple[exp.Table, TableRef]],
+                   schema: dict[TableRef, dict[str, str]]) -> None:
+    """Writes each UNPIVOT of a catalog table (`ON a, b INTO NAME k VALUE v`) as the UNION ALL of one SELECT per
+    column (the other columns, the name, the column's non-NULL values), and each PIVOT of one catalog table with
+    an `IN (...)` list and one aggregate as the aggregate FILTERed by each value, grouped as DuckDB groups it (the
+    GROUP BY given, else every column in neither ON nor USING): the queries the engine reads, with the same
+    columns and values. Any other PIVOT or UNPIVOT is left for refuse_untraceable."""
+    tables = {id(table): ref for table, ref in placed}
+    for pivot in list(query.find_all(exp.Pivot)):
+        source = pivot.this
+        ref = tables.get(id(source)) if isinstance(source, exp.Table) else None
+        if ref is None or not isinstance(pivot.parent, exp.Subquery) or pivot.args.get("alias"):
+            continue
+        rewritten = _unpivot(pivot, source, schema[ref]) if pivot.args.get("unpivot") else \
+            _pivot(pivot, source, schema[ref])
+        if rewritten is not None:
+            pivot.replace(rewritten)
+
+
+def _unpivot(pivot: exp.Pivot, source: exp.Table, columns: dict[str, str]) -> exp.Query | None:
+    into = pivot.args.get("into")
+    names = [node.name.lower() for node in pivot.expressions if isinstance(node, exp.Column) and not node.table]
+    if (not isinstance(into, exp.UnpivotColumns) or len(into.expressions) != 1 or len(names) != len(pivot.expressions)
+            or not names or any(name not in columns for name in names) or pivot.args.get("include_nulls")):
+        return None
+    key, value = into.this.name, into.expressions[0].name
+    others = [name for name in columns if name not in names]
+    branches: list[exp.Query] = []
+    for name in names:
+        select = exp.select(*[exp.column(other, table="unpivoted") for other in others],
+                            exp.alias_(exp.Literal.string(name), key),
+                            exp.alias_(exp.column(name, table="unpivoted"), value))
+        table = source.copy()
+        table.set("alias", exp.TableAlias(this=exp.to_identifier("unpivoted")))
+        branches.append(select.from_(table).where(exp.column(name, table="unpivoted").is_(exp.null()).not_()))
+    union = branches[0]
+    for branch in branches[1:]:
+        union = exp.union(union, branch, distinct=False)
+    return union
+
+
+def _pivot(pivot: exp.Pivot, source: exp.Table, columns: dict[str, str]) -> exp.Query | None:
+    fields = pivot.expressions
+    using = pivot.args.get("using") or []
+    if len(fields) != 1 or not isinstance(fields[0], exp.In) or len(using) != 1 or isinstance(using[0], exp.Alias):
+        return None
+    on, values = fields[0].this, fields[0].expressions
+    if not isinstance(on, exp.Column) or on.table or on.name.lower() not in columns or not values or not all(
+            isinstance(value, exp.Literal) for value in values):
+        return None
+    aggregate = using[0]
+    group = pivot.args.get("group")
+    used = {on.name.lower()} | {column.name.lower() for column in aggregate.find_all(exp.Column)}
+    keys = [exp.column(name) for name in columns if name not in used] if group is None else [
+        key.copy() for key in group.expressions]
+    outputs = [exp.alias_(exp.Filter(this=aggregate.copy(), expression=exp.Where(this=exp.EQ(
+        this=on.copy(), expression=value.copy()))), exp.to_identifier(str(value.this), quoted=True))
+        for value in values]
+    select = exp.select(*[key.copy() for key in keys], *outputs).from_(source.copy())
+    return select.group_by(*keys) if keys else select

@@ -57,7 +57,6 @@ TRACED = [
     "select p.amount as \"Excess Discount Amount\", p.status as Status from billing.payments p",
 ]
 REFUSED = [
-    ("select * from (unpivot crm.learners on full_name, email into name k value v)", "PIVOT or UNPIVOT"),
     ("select * from (pivot billing.payments on status using sum(amount))", "PIVOT or UNPIVOT"),
     ("unpivot crm.learners on full_name, email into name k value v", "does not parse"),
     ("select {'e': l.email, 'n': l.full_name}.* from crm.learners l", ".* over a value"),

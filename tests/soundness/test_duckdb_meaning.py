@@ -184,6 +184,32 @@ FORMS = [
         CTAS + "select s.channel from (select support.contacts.profile.channel from support.contacts) s",
         {"channel": ["support.contacts.profile DIRECT TRANSFORMATION"]},
         [], id="a four-part struct reference in a subquery"),
+    pytest.param(
+        CTAS + "select * from (unpivot crm.learners on full_name, email into name k value v)",
+        {**{c: [f"crm.learners.{c} DIRECT IDENTITY"] for c in (
+            "learner_id", "country", "marketing_consent", "status", "date_of_birth", "created_at")},
+         "k": [], "v": ["crm.learners.email DIRECT IDENTITY", "crm.learners.full_name DIRECT IDENTITY"]},
+        ["crm.learners.email FILTER", "crm.learners.full_name FILTER"],
+        id="UNPIVOT: the columns into the value, their NULLs drop rows"),
+    pytest.param(
+        CTAS + "select s.k, s.v from (unpivot support.tickets on subject, body into name k value v) s",
+        {"k": [], "v": ["support.tickets.body DIRECT IDENTITY", "support.tickets.subject DIRECT IDENTITY"]},
+        ["support.tickets.body FILTER", "support.tickets.subject FILTER"], id="UNPIVOT read by name"),
+    pytest.param(
+        CTAS + "select * from (pivot billing.payments on status in ('failed', 'pending') using sum(amount) "
+        "group by learner_id)",
+        {"learner_id": ["billing.payments.learner_id DIRECT IDENTITY"],
+         "failed": ["billing.payments.amount DIRECT AGGREGATION", "billing.payments.status INDIRECT FILTER"],
+         "pending": ["billing.payments.amount DIRECT AGGREGATION", "billing.payments.status INDIRECT FILTER"]},
+        ["billing.payments.learner_id GROUP_BY"], id="PIVOT with IN and GROUP BY"),
+    pytest.param(
+        CTAS + "select * from (pivot billing.payments on status in ('failed', 'succeeded') using count(*))",
+        {**{c: [f"billing.payments.{c} DIRECT IDENTITY"] for c in (
+            "payment_id", "learner_id", "course_id", "amount", "paid_at")},
+         "failed": ["billing.payments.status INDIRECT FILTER"],
+         "succeeded": ["billing.payments.status INDIRECT FILTER"]},
+        [f"billing.payments.{c} GROUP_BY" for c in ("amount", "course_id", "learner_id", "paid_at", "payment_id")],
+        id="PIVOT with IN groups by every other column"),
 ]
 
 
@@ -231,3 +257,11 @@ def test_a_struct_star_behind_a_table_alias_is_refused_with_duckdbs_sentence():
     verdict = check(CTAS + "select c.profile.* from support.contacts c", shared_runner())
     assert str(verdict.refused) == ("out.t: DuckDB cannot bind the query (Parser Error: Did not expect more than one "
                                     "column in front of a star expression); fix the statement.")
+
+
+def test_a_pivot_without_in_is_refused_naming_it():
+    verdict = check(CTAS + "select * from (pivot billing.payments on status using sum(amount))", shared_runner())
+    assert str(verdict.refused) == (
+        "out.t: the query uses a PIVOT or UNPIVOT of this form, whose lineage is not traced; pivot one catalog table "
+        "ON one column IN (a list of values) USING one aggregate (DuckDB names the columns of a PIVOT without IN "
+        "after the values it reads), or unpivot columns INTO NAME ... VALUE one column.")
