@@ -96,13 +96,9 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
         name_for_engine(table, ref)
     if statement.kind == StatementKind.CREATE_TABLE_AS:
         _name_outputs(query, statement.text)
-    if any(isinstance(node, exp.Columns) for node in query.find_all(exp.Columns)):
-        bind = binder(schema, target)
-        expand_columns(query, placed, schema, lambda sql: bind.bind(sql, target), target)
-    expand_struct_references(query, placed, schema)
-    rewrite_pivots(query, placed, schema)
+    if found.shorthands:
+        _write_out_shorthands(query, found, placed, schema, target)
     wrap_column_aliases(found.tables)
-    unwrap_lateral_unnest(query)
     inline_named_windows(query)
     refuse_untraceable(query, target, dialect)
     if found.using_joins:
@@ -127,6 +123,23 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
         OutputColumn(name, deps, partial(redacted_expression, _unaliased(projection), dialect))
         for name, (_, deps), projection in zip(names, root.columns, projections, strict=True))
     return ColumnLineage(target, statement.kind, columns, merge(rows), read_tables(placed))
+
+
+def _write_out_shorthands(query: exp.Query, found: Survey, placed: list[tuple[exp.Table, TableRef]], schema: Schema,
+                          target: TableRef) -> None:
+    """Writes the query's COLUMNS(...), struct references, PIVOT/UNPIVOT and LATERAL unnest out as the queries
+    they stand for (lineage/expansion.py, constructs.unwrap_lateral_unnest)."""
+    kinds = {type(node) for node in found.shorthands}
+    if exp.Columns in kinds:
+        bind = binder(schema, target)
+        expand_columns(query, placed, schema, lambda sql: bind.bind(sql, target), target)
+    if exp.Column in kinds:
+        expand_struct_references([node for node in found.shorthands if isinstance(node, exp.Column)], placed,
+                                 schema)
+    if exp.Pivot in kinds:
+        rewrite_pivots(query, placed, schema)
+    if exp.Lateral in kinds:
+        unwrap_lateral_unnest(query)
 
 
 def _by_name_root(query: exp.Expr) -> bool:

@@ -112,21 +112,24 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def expand_struct_references(query: exp.Query, placed: Sequence[tuple[exp.Table, TableRef]],
+def expand_struct_references(columns: Sequence[exp.Column], placed: Sequence[tuple[exp.Table, TableRef]],
                              schema: dict[TableRef, dict[str, str]]) -> None:
-    """Writes the struct references DuckDB binds by its name rules as field accesses the engine reads: `st.*`
+    """Writes the struct references among `columns` (nodes of a query the engine owns) that DuckDB binds by its
+    name rules as field accesses the engine reads: `st.*`
     (a struct column of one table of the SELECT, no table of that name) as one output per field, and
     `schema.table.column.field` as `table.column.field`."""
     tables = {id(table): ref for table, ref in placed}
-    for column in list(query.find_all(exp.Column)):
-        select = column.find_ancestor(exp.Select)
-        if select is None:
+    for column in columns:
+        star = isinstance(column.this, exp.Star)
+        if star and column.table and not column.args.get("db"):
+            shape = _expand_struct_star
+        elif not star and column.args.get("catalog") and column.args.get("db"):
+            shape = _shorten
+        else:
             continue
-        sources = _table_sources(select, tables)
-        if isinstance(column.this, exp.Star) and column.table and not column.args.get("db"):
-            _expand_struct_star(column, select, sources, schema)
-        elif column.args.get("catalog") and column.args.get("db") and not isinstance(column.this, exp.Star):
-            _shorten(column, sources, schema)
+        select = column.find_ancestor(exp.Select)
+        if select is not None:
+            shape(column, select, _table_sources(select, tables), schema)
 
 
 def _table_sources(select: exp.Select, tables: dict[int, TableRef]) -> dict[str, TableRef | None]:
@@ -156,7 +159,8 @@ def _expand_struct_star(column: exp.Column, select: exp.Select, sources: dict[st
     select.set("expressions", [*select.expressions[:position], *outputs, *select.expressions[position + 1:]])
 
 
-def _shorten(column: exp.Column, sources: dict[str, TableRef | None], schema: dict[TableRef, dict[str, str]]) -> None:
+def _shorten(column: exp.Column, select: exp.Select, sources: dict[str, TableRef | None],
+             schema: dict[TableRef, dict[str, str]]) -> None:
     namespace, table, name = column.catalog.lower(), column.db.lower(), column.table.lower()
     for alias, ref in sources.items():
         if ref is None or ref.namespace != (namespace,) or ref.name != table or name not in schema[ref]:

@@ -53,17 +53,25 @@ class Survey:
     coalesces: list[exp.Coalesce] = field(default_factory=list)
     queries: int = 0
     nested: exp.Expr | None = None
+    shorthands: list[exp.Expr] = field(default_factory=list)
+    """DuckDB shorthands the engine writes out: COLUMNS(...), PIVOT/UNPIVOT, LATERAL, a star or a reference
+    deeper than table.column on a column."""
 
 
 _NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command)
 
 
 def survey(query: exp.Expr) -> Survey:
-    """Returns the tables, CTE names, USING joins, COALESCEs and nested statements of the query."""
+    """Returns the tables, CTE names, USING joins, COALESCEs, nested statements and DuckDB shorthands of the
+    query."""
     found = Survey()
     for node in query.walk():
         if isinstance(node, exp.Column):
+            if isinstance(node.this, exp.Star) or node.args.get("catalog"):
+                found.shorthands.append(node)
             continue
+        if isinstance(node, (exp.Columns, exp.Pivot, exp.Lateral)):
+            found.shorthands.append(node)
         if isinstance(node, exp.Table):
             found.tables.append(node)
         elif isinstance(node, exp.Query):
