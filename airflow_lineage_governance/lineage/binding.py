@@ -163,6 +163,7 @@ class Binder:
             self._connection.execute(statement)
         if self._search_path:
             self._connection.execute(f"SET search_path = '{self._search_path.replace(chr(39), chr(39) * 2)}'")
+        self._connection.execute("PRAGMA disable_optimizer")  # binding needs no plan: names, types, validity
         self._connection.execute("SET lock_configuration = true")
 
     def bind(self, query: str, target: TableRef) -> BoundQuery:
