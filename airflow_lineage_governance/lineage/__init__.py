@@ -7,6 +7,7 @@ INSERT) or `runnable_statement` (MERGE, UPDATE, DELETE) and `redacted_sql`; each
 from airflow_lineage_governance.lineage.engine import column_lineage
 from airflow_lineage_governance.lineage.errors import (
     AmbiguousColumnError,
+    BindError,
     ColumnCountError,
     LineageError,
     SqlSyntaxError,
@@ -26,6 +27,7 @@ from airflow_lineage_governance.lineage.statement import Statement, parse_statem
 
 __all__ = [
     "AmbiguousColumnError",
+    "BindError",
     "CatalogSchema",
     "ColumnCountError",
     "ColumnLineage",

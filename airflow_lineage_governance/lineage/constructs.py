@@ -17,14 +17,12 @@ from airflow_lineage_governance.refs import TableRef
 def _construct(node: exp.Expr) -> tuple[str, str] | None:
     """Returns (what the construct is, what to write instead) when `node` is one the engine refuses."""
     if isinstance(node, exp.Pivot):
-        return "PIVOT or UNPIVOT", "write the pivot with CASE (or FILTER) aggregates, one aliased column each"
+        return ("a PIVOT or UNPIVOT of this form", "pivot one catalog table ON one column IN (a list of values) "
+                "USING one aggregate (DuckDB names the columns of a PIVOT without IN after the values it reads), "
+                "or unpivot columns INTO NAME ... VALUE one column")
     if isinstance(node, exp.Select) and node.args.get("windows") or (
             isinstance(node, exp.Window) and node.args.get("alias") is not None):
         return "a named WINDOW", "write the window's PARTITION BY and ORDER BY inside each OVER (...)"
-    if isinstance(node, exp.Columns):
-        return "COLUMNS(...)", "name the columns"
-    if isinstance(node, exp.SetOperation) and node.args.get("by_name"):
-        return "UNION ... BY NAME", "list the columns of each branch in the same order and drop BY NAME"
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Star):
         return "a .* over a value that is not a table", "name each field with AS"
     return None
@@ -58,6 +56,33 @@ def inline_named_windows(query: exp.Query) -> None:
             select.set("windows", None)
 
 
+def wrap_column_aliases(tables: list[exp.Table]) -> None:
+    """Writes each table read with a column alias list (`FROM t AS x (a, b)`, which renames t's first columns)
+    as the derived table `(SELECT * FROM t) AS x (a, b)`: the same rows and names, whose list the engine reads."""
+    for table in tables:
+        alias = table.args.get("alias")
+        if not isinstance(alias, exp.TableAlias) or not alias.columns or not isinstance(table.this, exp.Identifier):
+            continue
+        if not isinstance(table.parent, (exp.From, exp.Join)):
+            continue
+        table.set("alias", None)
+        inner = exp.select("*").from_(table.copy())
+        table.replace(exp.Subquery(this=inner, alias=alias))
+
+
+def unwrap_lateral_unnest(query: exp.Query) -> None:
+    """Writes each `LATERAL UNNEST(...) AS u (x)` as `UNNEST(...) AS u (x)`: DuckDB reads an UNNEST in FROM as
+    lateral either way, and the engine reads the plain form."""
+    for node in list(query.find_all(exp.Lateral)):
+        unnest = node.this
+        if not isinstance(unnest, exp.Unnest) or node.args.get("view") or node.args.get("outer"):
+            continue
+        alias = node.args.get("alias")
+        if alias is not None and unnest.args.get("alias") is None:
+            unnest.set("alias", alias.copy())
+        node.replace(unnest)
+
+
 def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None:
     """Raises UnsupportedConstructError naming the first construct of `query` the engine does not trace, and
     UnnamedColumnError for an unnamed output of a derived table, CTE or set-operation branch (whose name DuckDB
@@ -71,7 +96,7 @@ def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None
         if found is not None:
             what, advice = found
             raise UnsupportedConstructError(target, f"the query uses {what}, whose lineage is not traced", advice)
-        if isinstance(node, exp.Select) and _names_matter(node):
+        if isinstance(node, exp.Select) and _names_matter(node) and not _positional(node):
             for projection in node.expressions[_listed_names(node):]:
                 if isinstance(projection, (exp.Column, exp.Star)) or (
                         isinstance(projection, exp.Alias) and projection.alias):
@@ -81,16 +106,35 @@ def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None
                     "the lineage can follow", "give it one with AS")
 
 
+def _positional(select: exp.Select) -> bool:
+    """Returns whether the lineage may read the SELECT's unnamed outputs by position: it is no branch of a set
+    operation BY NAME, and no output of it is called like the placeholder the qualifier gives an unnamed one
+    (`_col_0`). An outer query naming such an output by DuckDB's name for it is refused as an unknown column;
+    the statement's own output names are DuckDB's."""
+    parent = select.parent
+    while isinstance(parent, (exp.Subquery, exp.SetOperation)):
+        if isinstance(parent, exp.SetOperation) and parent.args.get("by_name"):
+            return False
+        parent = parent.parent
+    return not any(projection.alias_or_name.lower().startswith("_col_") for projection in select.expressions)
+
+
 def _names_matter(select: exp.Select) -> bool:
     """Returns whether the outer query reads this SELECT's outputs by name: a derived table, a CTE, a branch of a
-    set operation."""
+    set operation BY NAME, or the first branch of a set operation that is one of those (a later branch is read by
+    position)."""
+    node: exp.Expr = select
     parent = select.parent
-    while isinstance(parent, (exp.Subquery, exp.SetOperation)) and not isinstance(parent.parent, exp.Create):
+    while isinstance(parent, (exp.Subquery, exp.SetOperation)):
+        if isinstance(parent, exp.SetOperation) and parent.args.get("by_name"):
+            return True
+        if isinstance(parent.parent, exp.Create):
+            break
         if isinstance(parent, exp.Subquery) and (parent.alias or isinstance(parent.parent, (exp.From, exp.Join))):
             return True
-        if isinstance(parent, exp.SetOperation):
-            return True
-        parent = parent.parent
+        if isinstance(parent, exp.SetOperation) and node is not parent.this:
+            return False  # a later branch is read by position
+        node, parent = parent, parent.parent
     return isinstance(parent, exp.CTE) or (isinstance(parent, exp.Subquery)
                                            and isinstance(parent.parent, (exp.From, exp.Join)))
 
@@ -98,7 +142,10 @@ def _names_matter(select: exp.Select) -> bool:
 def _listed_names(select: exp.Select) -> int:
     """Returns how many of the SELECT's outputs a column list names: `(SELECT ...) AS s (a, b)` or
     `WITH s (a, b) AS (SELECT ...)` names the first two, whatever the SELECT calls them."""
+    node: exp.Expr = select
     parent = select.parent
+    while isinstance(parent, exp.SetOperation) and node is parent.this:  # a first branch names the operation
+        node, parent = parent, parent.parent
     if isinstance(parent, (exp.Subquery, exp.CTE)):
         alias = parent.args.get("alias")
         if isinstance(alias, exp.TableAlias):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from concurrent.futures import Future
 from functools import partial
 
 import sqlglot
@@ -12,15 +14,22 @@ from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.kinds import StatementKind
-from airflow_lineage_governance.lineage.constructs import inline_named_windows, refuse_untraceable, refuse_whole_rows
+from airflow_lineage_governance.lineage.binding import BoundQuery, bind_later, binder, query_text
+from airflow_lineage_governance.lineage.constructs import (
+    inline_named_windows,
+    refuse_untraceable,
+    unwrap_lateral_unnest,
+    wrap_column_aliases,
+)
 from airflow_lineage_governance.lineage.errors import (
+    BindError,
     ColumnCountError,
     LineageError,
     StatementTooLargeError,
     UnknownColumnError,
     UnknownTableError,
-    UnnamedColumnError,
 )
+from airflow_lineage_governance.lineage.expansion import expand_columns, expand_struct_references, rewrite_pivots
 from airflow_lineage_governance.lineage.model import ColumnLineage, OutputColumn, merge
 from airflow_lineage_governance.lineage.naming import OUTPUT_NAME, deduplicated, mark_written_names, output_name
 from airflow_lineage_governance.lineage.redact import redacted_expression
@@ -29,6 +38,7 @@ from airflow_lineage_governance.lineage.schema import (
     NestedSchema,
     Schema,
     engine_key,
+    name_for_duckdb,
     name_for_engine,
     normalized,
     place_tables,
@@ -80,30 +90,76 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
     target, dialect = statement.target, statement.dialect
     query = work.expression
     placed = place_tables(found.tables, found.ctes, schema, target)
+    text = _query_text(statement)
+    pending = bind_later(schema, target, text) if text is not None else None  # DuckDB binds while sqlglot reads
     for table, ref in placed:
         name_for_engine(table, ref)
     if statement.kind == StatementKind.CREATE_TABLE_AS:
-        _name_outputs(query, target, dialect, statement.text)
+        _name_outputs(query, statement.text)
+    if found.shorthands:
+        _write_out_shorthands(query, found, placed, schema, target)
+    wrap_column_aliases(found.tables)
     inline_named_windows(query)
     refuse_untraceable(query, target, dialect)
     if found.using_joins:
         _mark_using(found.coalesces, found.using_joins)
     qualified = _qualified(query, schema, target, original, dialect)
-    refuse_whole_rows(qualified, target)
     if found.using_joins:
         _resolve_using_keys(qualified)
     root, rows = ScopeReader(schema, target).read(traverse_scope(qualified))
     if not root.placeable:
         raise LineageError(target, "the query's result cannot be placed in catalog tables",
                            "select from Iceberg tables of the catalog")
-    leftmost = _leftmost_select(qualified)
-    projections = leftmost.selects if leftmost is not None else []
-    written = root.written if len(root.written) == len(root.columns) else [name for name, _ in root.columns]
-    names = _written_names(statement, written, schema)
+    bound = _bound(statement, schema, pending)
+    if len(bound.names) != len(root.columns):
+        raise LineageError(target, f"DuckDB's result has {len(bound.names)} columns and the lineage read "
+                           f"{len(root.columns)}", "name the columns the query returns instead of expanding *")
+    projections = _projections(qualified, [name for name, _ in root.columns])
+    if _by_name_root(qualified) and [name.lower() for name in bound.names] != [name for name, _ in root.columns]:
+        raise LineageError(target, "DuckDB matches the branches of the set operation BY NAME otherwise than the "
+                           "lineage read", "alias every output of each branch")
+    names = _written_names(statement, list(bound.names), schema)
     columns = tuple(
         OutputColumn(name, deps, partial(redacted_expression, _unaliased(projection), dialect))
         for name, (_, deps), projection in zip(names, root.columns, projections, strict=True))
     return ColumnLineage(target, statement.kind, columns, merge(rows), read_tables(placed))
+
+
+def _write_out_shorthands(query: exp.Query, found: Survey, placed: list[tuple[exp.Table, TableRef]], schema: Schema,
+                          target: TableRef) -> None:
+    """Writes the query's COLUMNS(...), struct references, PIVOT/UNPIVOT and LATERAL unnest out as the queries
+    they stand for (lineage/expansion.py, constructs.unwrap_lateral_unnest)."""
+    kinds = {type(node) for node in found.shorthands}
+    if exp.Columns in kinds:
+        bind = binder(schema, target)
+        expand_columns(query, placed, schema, lambda sql: bind.bind(sql, target), target)
+    if exp.Column in kinds:
+        expand_struct_references([node for node in found.shorthands if isinstance(node, exp.Column)], placed,
+                                 schema)
+    if exp.Pivot in kinds:
+        rewrite_pivots(query, placed, schema)
+    if exp.Lateral in kinds:
+        unwrap_lateral_unnest(query)
+
+
+def _by_name_root(query: exp.Expr) -> bool:
+    while isinstance(query, exp.Subquery):
+        query = query.this
+    return isinstance(query, exp.SetOperation) and bool(query.args.get("by_name"))
+
+
+def _projections(query: exp.Expr, names: list[str]) -> list[exp.Expr | None]:
+    """Returns the expression of each output: the leftmost SELECT's, or for a set operation BY NAME the first
+    branch's expression of that name."""
+    if not _by_name_root(query):
+        leftmost = _leftmost_select(query)
+        return list(leftmost.selects) if leftmost is not None else [None] * len(names)
+    found: dict[str, exp.Expr] = {}
+    for select in query.find_all(exp.Select):
+        if select.find_ancestor(exp.Select) is None:
+            for projection in select.selects:
+                found.setdefault(projection.alias_or_name.lower(), projection)
+    return [found.get(name) for name in names]
 
 
 def _leftmost_select(query: exp.Expr) -> exp.Select | None:
@@ -112,11 +168,11 @@ def _leftmost_select(query: exp.Expr) -> exp.Select | None:
     return query if isinstance(query, exp.Select) else None
 
 
-def _name_outputs(query: exp.Query, target: TableRef, dialect: str, text: str) -> None:
-    """Marks each unaliased output expression with the name DuckDB gives it (naming.output_name, read from the
-    statement's `text`) and each alias with the case it is written in (DuckDB keeps it, quoted or not); unwraps a
-    parenthesised column (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x). Raises UnnamedColumnError
-    for an output whose DuckDB name cannot be told exactly."""
+def _name_outputs(query: exp.Query, text: str) -> None:
+    """Marks each unaliased output expression with the name DuckDB gives it where naming.output_name can tell it
+    from the statement's `text` (the names written are DuckDB's own, from binding: this keeps the rendered
+    expressions of the facet) and each alias with the case it is written in; unwraps a parenthesised column
+    (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x)."""
     if not text or text != text.lower():  # a name written in lower case reads the same after qualifying
         mark_written_names(query)
     select = _leftmost_select(query)
@@ -134,10 +190,6 @@ def _name_outputs(query: exp.Query, target: TableRef, dialect: str, text: str) -
         name = output_name(projection, text)
         if name is not None:
             projection.meta[OUTPUT_NAME] = name
-            continue
-        raise UnnamedColumnError(
-            target, f"the output {redacted_expression(projection, dialect, 60)} has no name the table would "
-            "keep", "give it one with AS")
 
 
 def _mark_using(coalesces: list[exp.Coalesce], using_joins: list[exp.Join]) -> None:
@@ -222,10 +274,60 @@ def _unknown_qualified_column(name: str, original: exp.Expr | str, schema: Schem
                               "check the spelling against the catalog")
 
 
+def _by_name(target: TableRef, outputs: list[str], allowed: list[str], existing: Mapping[str, str]) -> list[str]:
+    """Returns the target column each output of an `INSERT ... BY NAME` writes: the one of its name (DuckDB
+    matches names case-insensitively)."""
+    columns = {name.lower(): name for name in allowed}
+    written: list[str] = []
+    for output in outputs:
+        column = columns.get(output.lower())
+        if column is None or column not in existing:
+            raise UnknownColumnError(target, f"{target} has no column {output}",
+                                     "name each output of an INSERT ... BY NAME after a column of the table")
+        if column in written:
+            raise ColumnCountError(target, f"the INSERT ... BY NAME writes {column} twice",
+                                   "name each output after a different column")
+        written.append(column)
+    return written
+
+
 def _unaliased(node: exp.Expr | None) -> exp.Expr:
     if node is None:
         return exp.Null()
     return node.this if isinstance(node, exp.Alias) else node
+
+
+def _query_text(statement: Statement) -> str | None:
+    """Returns the text of the statement's query as written (after the target), None when it cannot be found."""
+    node = statement.tree
+    target = node.this.this if isinstance(node.this, exp.Schema) else node.this
+    if not statement.text or not isinstance(target, exp.Table):
+        return None
+    end = max((part.meta.get("end", -1) for part in target.parts), default=-1)
+    if not isinstance(end, int) or end < 0:
+        return None
+    keyword = "CREATE" if statement.kind == StatementKind.CREATE_TABLE_AS else "INSERT"
+    return query_text(statement.text, end, keyword, isinstance(node.this, exp.Schema))
+
+
+def _bound(statement: Statement, schema: Schema, pending: Future[BoundQuery] | None) -> BoundQuery:
+    """Returns DuckDB's binding of the statement's query as written (`pending`, started by bind_later), or of
+    the SQL the operator runs when there is no text or DuckDB's parser does not take the text as written; raises
+    BindError with DuckDB's sentence when DuckDB cannot bind it."""
+    if pending is not None:
+        try:
+            return pending.result()
+        except BindError as error:
+            if "(Parser Error: " not in error.problem:
+                raise
+    # sqlglot reads more orders of clauses than DuckDB does: bind sqlglot's rendering of the same tree, which is
+    # what the operator runs (from a fresh parse of the text: the engine may have changed the tree it was given).
+    source = parse_statement(statement.text, statement.dialect) if statement.text else statement
+    copy = source.query.copy()
+    found = survey(copy)
+    for table, ref in place_tables(found.tables, found.ctes, schema, statement.target):
+        name_for_duckdb(table, ref)
+    return binder(schema, statement.target).bind(copy.sql(dialect="duckdb"), statement.target)
 
 
 def _written_names(statement: Statement, outputs: list[str], schema: Schema) -> list[str]:
@@ -236,6 +338,8 @@ def _written_names(statement: Statement, outputs: list[str], schema: Schema) -> 
     if existing is None:
         raise UnknownTableError(target, f"the catalog has no table {target} to insert into",
                                 "create it first (CREATE TABLE ... AS), or check the name")
+    if statement.by_name:
+        return _by_name(target, outputs, list(statement.target_columns) or list(existing), existing)
     written = list(statement.target_columns) or list(existing)
     for name in written:
         if name not in existing:

@@ -64,3 +64,8 @@ class UnnamedColumnError(LineageError):
 
 class StatementTooLargeError(LineageError):
     """Raised when a statement exceeds the engine's bounds on size or nesting."""
+
+
+class BindError(LineageError):
+    """Raised when DuckDB cannot bind the statement's query over the catalog's schemas (a column neither grouped
+    nor aggregated, a function given the wrong types, ...): the statement would fail when run."""

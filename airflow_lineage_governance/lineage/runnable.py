@@ -27,18 +27,21 @@ def runnable_select(statement: Statement | str, schema: CatalogSchema | NestedSc
     LineageError, UnsupportedStatementError for a MERGE, UPDATE or DELETE (which has no one SELECT: see
     runnable_statement). A Statement given is not changed (its query is copied).
 
-    `names` (a CTAS's output names from its lineage): when they rename a duplicate (`x`, `x_1`, as DuckDB's CREATE
-    TABLE ... AS does and its SELECT does not), the SELECT is wrapped to return its columns under those names."""
+    `names` (a CTAS's output names from its lineage, which are DuckDB's): when they rename a duplicate (`x`,
+    `x_1`, as DuckDB's CREATE TABLE ... AS does and its SELECT does not) or name an output the regenerated SQL
+    might name otherwise, the SELECT is wrapped to return its columns under those names."""
     if isinstance(statement, str):
         statement = parse_statement(statement, dialect)
     query = statement.query.copy()
+    unnamed = False
     if statement.kind == StatementKind.CREATE_TABLE_AS:
-        _name_unaliased(query, statement.text)
+        unnamed = not _name_unaliased(query, statement.text)
     found = survey(query)
     for table, ref in place_tables(found.tables, found.ctes, normalized(schema), statement.target):
         name_for_duckdb(table, ref)
     sql = query.sql(dialect=statement.dialect)
-    if names is not None and statement.kind == StatementKind.CREATE_TABLE_AS and _renames_a_duplicate(names):
+    if names is not None and statement.kind == StatementKind.CREATE_TABLE_AS and (
+            unnamed or _renames_a_duplicate(names)):
         listed = ", ".join(exp.to_identifier(name, quoted=True).sql(dialect=statement.dialect) for name in names)
         sql = f"SELECT * FROM ({sql}) AS lineage_named ({listed})"
     return sql
@@ -54,21 +57,30 @@ def _renames_a_duplicate(names: Sequence[str]) -> bool:
     return False
 
 
-def _name_unaliased(query: exp.Query, text: str) -> None:
-    """Gives each unaliased output expression of the query's leftmost SELECT the name DuckDB gives it in `text`."""
+def _name_unaliased(query: exp.Query, text: str) -> bool:
+    """Gives each unaliased output expression of the query's leftmost SELECT the name DuckDB gives it in `text`
+    where naming.output_name tells it; returns False when some output is left unnamed or comes through a star
+    (the SQL regenerated may then be named otherwise than the statement as written)."""
     while isinstance(query, (exp.SetOperation, exp.Subquery)):
         query = query.this if isinstance(query, exp.Subquery) else query.left
     if not isinstance(query, exp.Select):
-        return
+        return True
+    named = True
     for projection in list(query.expressions):
         inner = projection
         while isinstance(inner, exp.Paren):
             inner = inner.this
-        if isinstance(inner, (exp.Alias, exp.Column, exp.Star)):
+        if isinstance(inner, exp.Star) or (isinstance(inner, exp.Column) and isinstance(inner.this, exp.Star)):
+            named = False  # a star may bring in outputs of a subquery that the regenerated SQL names otherwise
+            continue
+        if isinstance(inner, (exp.Alias, exp.Column)):
             continue
         name = output_name(projection, text)
         if name is not None:
             projection.replace(exp.alias_(projection.copy(), exp.to_identifier(name, quoted=True)))
+        else:
+            named = False
+    return named
 
 
 def runnable_statement(statement: Statement | str, schema: CatalogSchema | NestedSchema, *,

@@ -49,6 +49,34 @@ class ScopeLineage:
                 self.written_names.setdefault(name, written)
 
 
+def _aggregates(projection: exp.Expr, select: exp.Select) -> bool:
+    """Returns whether an output of `select` aggregates or is a window (GROUP BY ALL groups by the others)."""
+    for node in projection.find_all(exp.AggFunc, exp.Window):
+        if node.find_ancestor(exp.Select) is select:
+            return True
+    return False
+
+
+def _recursive(scope: Scope) -> bool:
+    """Returns whether the scope is a CTE of WITH RECURSIVE whose later branch reads the CTE itself (sqlglot
+    places that reference on the first branch)."""
+    node = scope.expression
+    if scope.scope_type != ScopeType.CTE or not isinstance(node, exp.SetOperation):
+        return False
+    with_ = node.parent.parent if isinstance(node.parent, exp.CTE) else None
+    if not isinstance(with_, exp.With) or not with_.args.get("recursive"):
+        return False
+    branches = scope.set_operation_scopes
+    first = branches[0].expression if branches else None
+    return any(isinstance(source, Scope) and source.expression is first
+               for branch in branches[1:] for source in branch.sources.values())
+
+
+def _selected(scope: Scope) -> dict[str, exp.Table | Scope]:
+    """Returns the sources the scope's FROM and JOINs name (a CTE the scope can see but does not read is none)."""
+    return {alias: source for alias, (_, source) in scope.selected_sources.items()}
+
+
 def _distinct(scope: Scope) -> bool:
     """Returns whether the scope's query removes duplicate rows (SELECT DISTINCT, UNION without ALL)."""
     node = scope.expression
@@ -73,6 +101,8 @@ class ScopeReader:
         lineage = ScopeLineage()
         for scope in scopes:
             lineage = self._read_scope(scope)
+            if _recursive(scope):
+                lineage = self._fixpoint(scope, lineage, rows)
             if scope.scope_type in _NAMED_SCOPES and _distinct(scope):
                 # The outer query may drop a column this DISTINCT (or UNION) compared: every output shapes the rows.
                 context = Context(EdgeType.INDIRECT, Subtype.GROUP_BY, False, "DISTINCT of a subquery")
@@ -80,6 +110,29 @@ class ScopeReader:
             self._lineage[id(scope.expression)] = lineage
             rows.extend(lineage.rows)
         return lineage, rows
+
+    def _fixpoint(self, scope: Scope, lineage: ScopeLineage, rows: list[Dependency]) -> ScopeLineage:
+        """Returns the lineage of a recursive CTE: its recursive branch read again over the union so far (what
+        the CTE's name stands for there) until no column gains a dependency; adds each pass's row dependencies
+        to `rows`."""
+        branches = scope.set_operation_scopes
+        if len(branches) != 2 or not isinstance(branches[1].expression, exp.Select):
+            raise UnsupportedConstructError(self._target, "the query uses a WITH RECURSIVE of more than one "
+                                            "recursive branch, whose lineage is not traced",
+                                            "write the recursive part as one SELECT")
+        anchor = self._lineage[id(branches[0].expression)]
+        for _ in range(len(lineage.columns) * max(1, len(self._schema)) + 2):
+            so_far = [(name, deps) for (name, _), (_, deps) in zip(anchor.columns, lineage.columns, strict=True)]
+            self._lineage[id(branches[0].expression)] = ScopeLineage(columns=so_far, written=anchor.written)
+            recursive = self._read_scope(branches[1])
+            self._lineage[id(branches[1].expression)] = recursive
+            rows.extend(recursive.rows)
+            found = self._read_scope(scope)
+            if [deps for _, deps in found.columns] == [deps for _, deps in lineage.columns]:
+                return found
+            lineage = found
+        raise LineageError(self._target, "the recursive CTE's lineage does not settle",
+                           "write the recursion without WITH RECURSIVE")
 
     def _read_scope(self, scope: Scope) -> ScopeLineage:
         node = scope.expression
@@ -100,14 +153,15 @@ class ScopeReader:
                 return ScopeLineage(columns=list(known.columns))
         return ScopeLineage(placeable=False)
 
-    def _walker(self, scope: Scope, aliases: dict[str, tuple[Dependency, ...]] | None = None) -> ExpressionWalker:
-        return ExpressionWalker(lambda column: self._resolve(column, scope, aliases), self._query_inputs)
+    def _walker(self, scope: Scope, aliases: dict[str, tuple[Dependency, ...]] | None = None, *,
+                aliases_last: bool = False) -> ExpressionWalker:
+        return ExpressionWalker(lambda column: self._resolve(column, scope, aliases, aliases_last),
+                                self._query_inputs)
 
     def _read_select(self, scope: Scope, select: exp.Select) -> ScopeLineage:
         walker = self._walker(scope)
         columns = [(projection.alias_or_name.lower(), merge(walker.dependencies(projection)))
                    for projection in select.selects]
-        outputs = dict(reversed(columns))
         rows: list[Dependency] = []
         for join in select.args.get("joins") or ():
             on = join.args.get("on")
@@ -117,15 +171,39 @@ class ScopeReader:
             part = select.args.get(key)
             if part is not None:
                 rows.extend(walker.dependencies(part, Context(EdgeType.INDIRECT, subtype, False, clause)))
+        group = select.args.get("group")
+        if group is not None and group.args.get("all"):
+            grouped = Context(EdgeType.INDIRECT, Subtype.GROUP_BY, False, "GROUP BY ALL")
+            for projection in select.selects:
+                if not _aggregates(projection, select):
+                    rows.extend(walker.dependencies(projection, grouped))
         distinct = select.args.get("distinct")
         if distinct is not None and distinct.args.get("on") is not None:
             rows.extend(walker.dependencies(distinct.args["on"],
                                             Context(EdgeType.INDIRECT, Subtype.GROUP_BY, False, "DISTINCT ON")))
         order = select.args.get("order")
         if order is not None:
-            by_alias = self._walker(scope, outputs)
-            rows.extend(by_alias.dependencies(order, Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")))
+            rows.extend(self._order_dependencies(scope, order, columns))
         return ScopeLineage(columns=columns, rows=rows, written=self._written_names(scope, select))
+
+    def _order_dependencies(self, scope: Scope, order: exp.Order, columns: list[tuple[str, tuple[Dependency, ...]]],
+                            outputs_only: bool = False) -> list[Dependency]:
+        """Returns the SORT dependencies of an ORDER BY as DuckDB binds it: ORDER BY ALL sorts by every output; a
+        key that is a bare name is an output's alias first, and a name inside an expression is a source column
+        first (an alias only when no source has that column). A set operation's ORDER BY (`outputs_only`) reads
+        its outputs only."""
+        sort = Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")
+        outputs = dict(reversed(columns))
+        found: list[Dependency] = []
+        for ordered in order.expressions:
+            key = ordered.this if isinstance(ordered, exp.Ordered) else ordered
+            if isinstance(key, exp.Var) and str(key.this).upper() == "ALL":
+                found.extend(compose(dep, sort) for _, deps in columns for dep in deps)
+            elif outputs_only or (isinstance(key, exp.Column) and not key.table):
+                found.extend(self._walker(scope, outputs).dependencies(key, sort))
+            else:
+                found.extend(self._walker(scope, outputs, aliases_last=True).dependencies(key, sort))
+        return found
 
     def _written_names(self, scope: Scope, select: exp.Select) -> list[str]:
         """Returns the SELECT's output names as DuckDB writes them: an alias as written, an unaliased expression
@@ -178,25 +256,51 @@ class ScopeReader:
 
     def _read_set_operation(self, scope: Scope, node: exp.SetOperation) -> ScopeLineage:
         branches = [self._lineage[id(branch.expression)] for branch in scope.set_operation_scopes]
+        if node.args.get("by_name"):
+            return self._read_by_name(scope, node, branches)
         names = [name for name, _ in branches[0].columns]
         for branch in branches[1:]:
             if len(branch.columns) != len(names):
                 raise LineageError(
                     self._target, f"the branches of a {node.key.upper()} have {len(names)} and "
                     f"{len(branch.columns)} columns", "give every branch the same columns")
-        columns = [(name, merge(dep for branch in branches for dep in branch.columns[i][1]))
-                   for i, name in enumerate(names)]
+        rows: list[Dependency] = []
+        if isinstance(node, (exp.Except, exp.Intersect)):
+            # Only the left side's values are returned; every column of both sides decides which rows are.
+            compared = Context(EdgeType.INDIRECT, Subtype.FILTER, False, f"compared by {node.key.upper()}")
+            rows.extend(compose(dep, compared) for branch in branches for _, deps in branch.columns for dep in deps)
+            columns = list(branches[0].columns)
+        else:
+            columns = [(name, merge(dep for branch in branches for dep in branch.columns[i][1]))
+                       for i, name in enumerate(names)]
         written = list(branches[0].written)
         listed = node.parent.meta.get(WRITTEN_COLUMNS) if node.parent is not None else None
         if isinstance(listed, list) and len(written) == len(names):
             written[:len(listed)] = listed[:len(written)]
-        outputs = dict(reversed(columns))
+        order = node.args.get("order")
+        if order is not None:
+            rows.extend(self._order_dependencies(scope, order, columns, outputs_only=True))
+        return ScopeLineage(columns=columns, rows=rows, written=written)
+
+    def _read_by_name(self, scope: Scope, node: exp.SetOperation, branches: list[ScopeLineage]) -> ScopeLineage:
+        """A set operation BY NAME: one output per name of any branch, in order of first appearance, each the
+        union of the branches' columns of that name (a branch without it gives NULL)."""
+        if isinstance(node, (exp.Except, exp.Intersect)):
+            raise UnsupportedConstructError(self._target, f"the query uses {node.key.upper()} ... BY NAME, whose "
+                                            "lineage is not traced", "list the columns of each side in one order")
+        merged: dict[str, list[Dependency]] = {}
+        written: dict[str, str] = {}
+        for branch in branches:
+            for position, (name, deps) in enumerate(branch.columns):
+                merged.setdefault(name, []).extend(deps)
+                if len(branch.written) == len(branch.columns):
+                    written.setdefault(name, branch.written[position])
+        columns = [(name, merge(deps)) for name, deps in merged.items()]
         rows: list[Dependency] = []
         order = node.args.get("order")
         if order is not None:
-            walker = self._walker(scope, outputs)
-            rows.extend(walker.dependencies(order, Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")))
-        return ScopeLineage(columns=columns, rows=rows, written=written)
+            rows.extend(self._order_dependencies(scope, order, columns, outputs_only=True))
+        return ScopeLineage(columns=columns, rows=rows, written=[written.get(name, name) for name, _ in columns])
 
     def _query_inputs(self, query: exp.Query) -> list[Dependency]:
         known = self._lineage.get(id(query))
@@ -226,11 +330,17 @@ class ScopeReader:
         known = self._lineage.get(id(source.expression))
         return list(known.outputs) if known else []
 
-    def _resolve(self, column: exp.Column, scope: Scope,
-                 aliases: dict[str, tuple[Dependency, ...]] | None) -> tuple[Dependency, ...]:
+    def _resolve(self, column: exp.Column | exp.TableColumn, scope: Scope,
+                 aliases: dict[str, tuple[Dependency, ...]] | None,
+                 aliases_last: bool = False) -> tuple[Dependency, ...]:
+        if isinstance(column, exp.TableColumn):
+            return self._whole_row(column.name.lower(), scope)
         name, table = column.name.lower(), column.table.lower()
         if not table:
-            return self._resolve_unqualified(column, name, scope, aliases)
+            if aliases is not None and aliases_last and name in aliases and not any(
+                    name in self._source_columns(source) for source in _selected(scope).values()):
+                return aliases[name]
+            return self._resolve_unqualified(column, name, scope, None if aliases_last else aliases)
         holder: Scope | None = scope
         while holder is not None:
             source = holder.sources.get(table)
@@ -264,14 +374,12 @@ class ScopeReader:
                              aliases: dict[str, tuple[Dependency, ...]] | None) -> tuple[Dependency, ...]:
         if aliases is not None and name in aliases:
             return aliases[name]
-        if name in scope.sources and not any(name in self._source_columns(source)
-                                             for source in scope.sources.values()):
-            raise UnsupportedConstructError(
-                self._target, f"the query reads {name} as a whole row, whose lineage is not traced",
-                f"select the columns of {name} it needs by name")
+        selected = _selected(scope)
+        if name in selected and not any(name in self._source_columns(source) for source in selected.values()):
+            return self._whole_row(name, scope)
         holders: list[tuple[str, exp.Table | Scope]] = []
         readable: list[str] = []
-        for alias, source in scope.sources.items():
+        for alias, source in selected.items():
             readable.append(self._describe(alias, source))
             if name in self._source_columns(source):
                 holders.append((alias, source))
@@ -287,6 +395,19 @@ class ScopeReader:
                                      "check the spelling against the catalog")
         raise UnknownColumnError(self._target, f"no table the query reads has a column {name} (it reads "
                                  f"{', '.join(readable) or 'no table'})", "check the spelling against the catalog")
+
+    def _whole_row(self, alias: str, scope: Scope) -> tuple[Dependency, ...]:
+        """Returns the dependencies of a whole row read as one value (`SELECT l FROM t AS l`): every column of
+        its source."""
+        holder: Scope | None = scope
+        while holder is not None:
+            source = holder.sources.get(alias)
+            if source is not None:
+                return tuple(dep for name in self._source_columns(source)
+                             for dep in self._from_source(source, alias, name))
+            holder = holder.parent
+        raise UnplaceableSourceError(self._target, f"{alias} is no table, CTE or subquery of the statement",
+                                     "qualify the column with a table alias")
 
     def _describe(self, alias: str, source: exp.Table | Scope) -> str:
         if isinstance(source, exp.Table):

@@ -53,17 +53,25 @@ class Survey:
     coalesces: list[exp.Coalesce] = field(default_factory=list)
     queries: int = 0
     nested: exp.Expr | None = None
+    shorthands: list[exp.Expr] = field(default_factory=list)
+    """DuckDB shorthands the engine writes out: COLUMNS(...), PIVOT/UNPIVOT, LATERAL, a star or a reference
+    deeper than table.column on a column."""
 
 
 _NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command)
 
 
 def survey(query: exp.Expr) -> Survey:
-    """Returns the tables, CTE names, USING joins, COALESCEs and nested statements of the query."""
+    """Returns the tables, CTE names, USING joins, COALESCEs, nested statements and DuckDB shorthands of the
+    query."""
     found = Survey()
     for node in query.walk():
         if isinstance(node, exp.Column):
+            if isinstance(node.this, exp.Star) or node.args.get("catalog"):
+                found.shorthands.append(node)
             continue
+        if isinstance(node, (exp.Columns, exp.Pivot, exp.Lateral)):
+            found.shorthands.append(node)
         if isinstance(node, exp.Table):
             found.tables.append(node)
         elif isinstance(node, exp.Query):
@@ -103,6 +111,8 @@ class Statement:
     survey: Survey = field(default_factory=Survey, repr=False, compare=False)
     text: str = field(default="", repr=False, compare=False)
     """The statement's text, whose positions the tree's nodes carry (DuckDB names an unaliased output by it)."""
+    by_name: bool = False
+    """An INSERT ... BY NAME: its outputs write the target's columns of their names, not by position."""
     if_not_exists: bool = False
     """A CREATE TABLE IF NOT EXISTS ... AS: it writes nothing (and has no lineage to report) when the target
     exists; the lineage read is what it writes when it does not."""
@@ -291,6 +301,7 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
     target_ref = _target_ref(target)
     sources, unplaced = _named_tables(found, target_ref)
     return Statement(kind, target_ref, columns, sources, unplaced, replace, node, dialect, found, sql,
+                     by_name=bool(node.args.get("by_name")) if isinstance(node, exp.Insert) else False,
                      if_not_exists=bool(node.args.get("exists")) if isinstance(node, exp.Create) else False)
 
 

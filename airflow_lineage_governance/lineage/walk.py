@@ -31,7 +31,7 @@ class Context:
 
 ROOT = Context(EdgeType.DIRECT, Subtype.IDENTITY, False, "copied as is")
 
-ResolveColumn = Callable[[exp.Column], tuple[Dependency, ...]]
+ResolveColumn = Callable[[exp.Column | exp.TableColumn], tuple[Dependency, ...]]
 ResolveQuery = Callable[[exp.Query], Iterable[Dependency]]
 
 
@@ -72,6 +72,8 @@ def _name(node: exp.Expr) -> str:
         return str(node.name).upper()
     if isinstance(node, exp.Func):
         return node.sql_name()
+    if isinstance(node, exp.TableColumn):
+        return "a whole row"
     return node.key.upper()
 
 
@@ -98,6 +100,9 @@ class ExpressionWalker:
     def _walk(self, node: exp.Expr, context: Context, found: list[Dependency]) -> None:
         if isinstance(node, exp.Column):
             found.extend(compose(d, context) for d in self._resolve_column(node))
+        elif isinstance(node, exp.TableColumn):  # a whole row: a struct of every column of its source
+            row = _as_value(context, node)
+            found.extend(compose(d, row) for d in self._resolve_column(node))
         elif isinstance(node, (exp.Alias, exp.Paren, exp.Subquery)):
             self._walk(node.this, context, found)
         elif isinstance(node, exp.Query):

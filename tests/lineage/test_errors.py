@@ -6,12 +6,12 @@ import pytest
 
 from airflow_lineage_governance.lineage import (
     AmbiguousColumnError,
+    BindError,
     ColumnCountError,
     LineageError,
     SqlSyntaxError,
     UnknownColumnError,
     UnknownTableError,
-    UnnamedColumnError,
     UnplaceableSourceError,
     UnsupportedStatementError,
 )
@@ -65,10 +65,13 @@ CASES = [
      ColumnCountError, "the INSERT writes 1 columns, and its SELECT has 2 values"),
     ("insert into analytics.daily_revenue (dy) select cast(p.paid_at as date) from billing.payments p",
      UnknownColumnError, "analytics.daily_revenue has no column dy"),
-    ("create table out.t as select cast(p.amount as int) from billing.payments p", UnnamedColumnError,
-     "out.t: the output CAST(p.amount AS INT) has no name the table would keep; give it one with AS."),
-    ("create table out.t as select l.email like 'a%' from crm.learners l", UnnamedColumnError,
-     "out.t: the output l.email LIKE ? has no name the table would keep; give it one with AS."),
+    ("create table out.t as select l.country, l.full_name, count(*) from crm.learners l group by l.country",
+     BindError, 'out.t: DuckDB cannot bind the query (Binder Error: column "full_name" must appear in the GROUP BY '
+     "clause or must be part of an aggregate function); fix the statement."),
+    ("create table out.t as select l.email from crm.learners l where l.learner_id::int + 'ann@example.com' > 0",
+     BindError, 'out.t: DuckDB cannot bind the query (Binder Error: Could not choose a best candidate function for '
+     'the function call "+(INTEGER, STRING_LITERAL)". In order to select one, please add explicit type casts); fix '
+     "the statement."),
     ("create table t as select l.email from crm.learners l", UnknownTableError,
      "t: the target names no namespace"),
     ("create table out.t as selec l.email from crm.learners l", SqlSyntaxError, "does not parse"),
@@ -90,3 +93,10 @@ def test_a_statement_kind_not_read_is_refused_before_the_parser_runs(schema):
     # Not even valid SQL after the keyword: the refusal must come from the statement kind alone.
     with pytest.raises(UnsupportedStatementError, match="not from ALTER"):
         read("alter table a.b using ((( nonsense", schema)
+
+
+def test_duckdbs_sentence_keeps_no_quoted_value():
+    from airflow_lineage_governance.lineage.binding import duckdb_sentence
+
+    error = ValueError("Conversion Error: Could not convert string 'ann@example.com' to INT32\nLINE 1: ...")
+    assert duckdb_sentence(error) == "Conversion Error: Could not convert string ? to INT32"

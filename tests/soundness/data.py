@@ -15,12 +15,16 @@ import pyarrow as pa
 
 from learning_platform.tables import INCREMENTAL_TABLES, SOURCE_TABLES
 
-# The harness's schema: the platform's tables, and a list column on events (UNNEST over a table's list).
+# The harness's schema: the platform's tables, a list column on events (UNNEST over a table's list), and a table
+# with a struct column (`.*` and field references over a struct).
 TABLES: dict[str, pa.Schema] = {**SOURCE_TABLES, **INCREMENTAL_TABLES}
 TABLES["learning.events"] = TABLES["learning.events"].append(pa.field("tags", pa.list_(pa.string())))
+TABLES["support.contacts"] = pa.schema([
+    pa.field("contact_id", pa.int64()), pa.field("learner_id", pa.int64()),
+    pa.field("profile", pa.struct([pa.field("channel", pa.string()), pa.field("handle", pa.string())]))])
 ROWS = {"crm.learners": 24, "learning.courses": 7, "learning.enrollments": 40, "learning.reviews": 30,
         "learning.events": 50, "billing.payments": 45, "billing.refunds": 12, "support.tickets": 20,
-        "analytics.daily_revenue": 5}
+        "support.contacts": 15, "analytics.daily_revenue": 5}
 # Foreign keys draw from the parent's ids and a little past them, so outer joins meet missing partners.
 PARENT = {"learner_id": "crm.learners", "course_id": "learning.courses", "payment_id": "billing.payments"}
 VOCABULARY: dict[str, tuple[str, ...]] = {
@@ -67,6 +71,8 @@ def column_values(table: str, field: pa.Field, count: int, rng: random.Random) -
         return values
     if pa.types.is_list(kind):
         return [[f"{qualified}#{i}{k}" for k in range(rng.randint(0, 3))] for i in range(count)]
+    if pa.types.is_struct(kind):
+        return [{part.name: f"{qualified}#{i}{k}" for k, part in enumerate(kind)} for i in range(count)]
     return [f"{qualified}#{i}" for i in range(count)]
 
 
@@ -101,6 +107,8 @@ def _fresh(value: object, qualified: str) -> object:
         return value + dt.timedelta(days=1)
     if isinstance(value, list):
         return [*reversed(value), f"{qualified}#new"]
+    if isinstance(value, dict):
+        return {key: f"{item}~" for key, item in value.items()}
     return value
 
 

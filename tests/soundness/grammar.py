@@ -1,6 +1,8 @@
 """Hypothesis strategies for DuckDB statements over the test schema: struct and list constructors, * with
 EXCLUDE/REPLACE/COLUMNS, PIVOT/UNPIVOT, named windows, QUALIFY, ORDER BY ALL/GROUP BY ALL, DISTINCT ON,
-UNION [ALL] [BY NAME], LATERAL and UNNEST, correlated subqueries, ASOF and positional joins, LIMIT/OFFSET."""
+UNION [ALL] [BY NAME], EXCEPT, INTERSECT, LATERAL and UNNEST, correlated subqueries, ASOF and positional joins,
+LIMIT/OFFSET, unaliased outputs only DuckDB names, ORDER BY names an alias shadows, WITH RECURSIVE, column alias
+lists, whole rows and struct references."""
 
 from __future__ import annotations
 
@@ -24,10 +26,12 @@ PLAIN = ["{a}.{s}", "{a}.{o}", "upper({a}.{s})", "{a}.{s} || '-' || {a}.{s2}", "
          "(select max(x.amount) from billing.payments x where x.learner_id = {a}.learner_id)",
          "{a}.*", "* exclude ({s})", "* replace (upper({s}) as {s})", "columns('{s}')", "columns('.*_id')",
          "{{'e': {a}.{s}, 'n': {a}.{s2}}}.*", "{a}.{s} = 'x'", "{a}.{o} is null", "-length({a}.{s})",
-         "substring({a}.{s}, 1, 2)", "cast(length({a}.{s}) as decimal(10, 2))", "{a}.{s} like 'a%'"]
+         "substring({a}.{s}, 1, 2)", "cast(length({a}.{s}) as decimal(10, 2))", "{a}.{s} like 'a%'",
+         "trim({a}.{s})", "cast({a}.{o} as varchar)", "lower({a}.{s}) as {s}", "columns(*)"]
 WHERE = ["", "where {a}.{o} is not null", "where columns('{s}') like '%1%'", "where {a}.{s} like '%2%'",
          "where exists (select 1 from billing.payments x where x.learner_id = {a}.learner_id)"]
-TAIL = ["", "order by all limit 4", "order by 1 limit 3 offset 1", "order by {a}.{o} limit 5",
+TAIL = ["", "order by all limit 4", "order by lower({s}) limit 4", "order by {s} limit 4",
+        "order by 1 limit 3 offset 1", "order by {a}.{o} limit 5",
         "order by c0 limit 4", "order by -length(c0::varchar) limit 4",
         "qualify row_number() over w = 1", "qualify count(*) over (partition by {a}.{s2}) > 1"]
 WINDOW = "window w as (partition by {a}.{s2} order by {a}.{o}, {a}.{s})"
@@ -45,7 +49,7 @@ def select(draw: st.DrawFn, alias: str | None = None) -> str:
     projections = []
     for index in range(count):
         text = draw(st.sampled_from(PLAIN)).format(**picks)
-        if "*" not in text and "columns(" not in text and draw(st.integers(0, 4)) > 0:
+        if "*" not in text and "columns(" not in text and " as " not in text and draw(st.integers(0, 4)) > 0:
             text += f" as c{index}"
         projections.append(text)
     distinct = draw(st.sampled_from(["", "distinct ", f"distinct on ({a}.{picks['s']}) "]))
@@ -78,10 +82,11 @@ def select(draw: st.DrawFn, alias: str | None = None) -> str:
 @st.composite
 def statement(draw: st.DrawFn) -> str:
     """Returns a CTAS over a generated query: a SELECT, a set operation, a derived table, PIVOT or UNPIVOT."""
-    shape = draw(st.sampled_from(["select", "select", "union", "derived", "pivot", "unpivot"]))
+    shape = draw(st.sampled_from(["select", "select", "union", "derived", "pivot", "unpivot", "derived ordered",
+                                  "recursive", "aliased"]))
     if shape == "union":
         operator = draw(st.sampled_from(["union", "union all", "union", "union all", "union by name",
-                                         "union all by name"]))
+                                         "union all by name", "except", "intersect", "except all"]))
         left = draw(select())
         right = draw(select())
         query = f"({left}) {operator} ({right})"
@@ -90,6 +95,23 @@ def statement(draw: st.DrawFn) -> str:
         outer = draw(st.sampled_from(["select s.* from ({q}) s", "select distinct s.c0 from ({q}) s",
                                       "select count(*) as n from ({q}) s", "select * exclude (c0) from ({q})"]))
         query = outer.format(q=inner)
+    elif shape == "derived ordered":
+        inner = draw(select())
+        query = f"select q.* from (select * from ({inner}) s order by all limit 3) q"
+    elif shape == "recursive":
+        query = draw(st.sampled_from([
+            "with recursive r(n, a, b) as (select 1, l.email, l.country from crm.learners l union all "
+            "select r.n + 1, r.b, r.a from r where r.n < 3) select r.a, r.b from r",
+            "with recursive r(n, s) as (select 1, t.subject from support.tickets t where t.ticket_id < 4 union all "
+            "select r.n + 1, r.s || x.status from r join support.tickets x on x.ticket_id = r.n where r.n < 3) "
+            "select r.s from r"]))
+    elif shape == "aliased":
+        query = draw(st.sampled_from([
+            "select x.a, x.b from crm.learners as x(a, b)", "select * from billing.payments as p(k)",
+            "select c.contact_id, profile.* from support.contacts c",
+            "select support.contacts.profile.handle from support.contacts",
+            "select l from crm.learners l",
+            "select e.event_id, u.tag from learning.events e, lateral unnest(e.tags) as u(tag)"]))
     elif shape == "pivot":
         query = draw(st.sampled_from(["pivot crm.learners on country using count(*) group by status",
                                       "select * from (pivot billing.payments on status using sum(amount))"]))

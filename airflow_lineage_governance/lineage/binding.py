@@ -1,0 +1,277 @@
+"""DuckDB's meaning of a query: the output names and types DuckDB gives it, bound over empty tables of the
+catalog's schemas (nothing is read), or DuckDB's own sentence for why it cannot bind it."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+
+import duckdb
+
+from airflow_lineage_governance.lineage.errors import BindError, UnknownColumnError
+from airflow_lineage_governance.lineage.schema import Schema
+from airflow_lineage_governance.refs import TableRef
+
+_SCALARS = {
+    "string": "VARCHAR", "large_string": "VARCHAR", "utf8": "VARCHAR", "large_utf8": "VARCHAR", "text": "VARCHAR",
+    "long": "BIGINT", "int64": "BIGINT", "int": "INTEGER", "int32": "INTEGER", "int16": "SMALLINT",
+    "int8": "TINYINT", "uint8": "UTINYINT", "uint16": "USMALLINT", "uint32": "UINTEGER", "uint64": "UBIGINT",
+    "boolean": "BOOLEAN", "bool": "BOOLEAN", "double": "DOUBLE", "float64": "DOUBLE", "float": "FLOAT",
+    "float32": "FLOAT", "date": "DATE", "date32[day]": "DATE", "date32": "DATE", "time": "TIME",
+    "time64[us]": "TIME", "timestamp": "TIMESTAMP", "timestamp_ns": "TIMESTAMP_NS", "timestamptz": "TIMESTAMPTZ",
+    "timestamptz_ns": "TIMESTAMPTZ", "uuid": "UUID", "binary": "BLOB", "large_binary": "BLOB", "null": "INTEGER",
+}
+_TIMESTAMP = re.compile(r"timestamp\[(s|ms|us|ns)(?:, tz=[^\]]+)?\]")
+_DECIMAL = re.compile(r"decimal(?:128|256)?\((\d+), ?(\d+)\)")
+_FIXED = re.compile(r"(?:fixed\[\d+\]|fixed_size_binary\[\d+\])")
+_FIELD_ID = re.compile(r"^\d+: ")
+_ERROR_KIND = re.compile(r"^([A-Za-z ]+ Error): ")
+_QUOTED_VALUE = re.compile(r"'(?:[^']|'')*'")
+_GAP = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)+", re.S)
+_AS = re.compile(r"AS\b", re.I)
+_BY = re.compile(r"BY\s+(?:NAME|POSITION)\b", re.I)
+_WORKERS: tuple[int, ThreadPoolExecutor] | None = None
+
+
+@dataclass(frozen=True)
+class BoundQuery:
+    """A query as DuckDB binds it: its output columns' names and types, in order."""
+
+    names: tuple[str, ...]
+    types: tuple[str, ...]
+
+
+def duckdb_type(kind: str) -> str | None:
+    """Returns the DuckDB type of a catalog column type (an Iceberg, Arrow or DuckDB spelling), or None when the
+    spelling is not one this module knows."""
+    text = kind.strip()
+    lower = text.lower()
+    if lower in _SCALARS:
+        return _SCALARS[lower]
+    timestamp = _TIMESTAMP.fullmatch(lower)
+    if timestamp is not None:
+        unit = {"s": "TIMESTAMP_S", "ms": "TIMESTAMP_MS", "us": "TIMESTAMP", "ns": "TIMESTAMP_NS"}[timestamp[1]]
+        return "TIMESTAMPTZ" if ", tz=" in lower else unit
+    decimal = _DECIMAL.fullmatch(lower)
+    if decimal is not None:
+        return f"DECIMAL({decimal[1]}, {decimal[2]})"
+    if _FIXED.fullmatch(lower):
+        return "BLOB"
+    for opener in ("list<", "large_list<", "struct<", "map<"):
+        if lower.startswith(opener) and lower.endswith(">"):
+            return _nested(opener[:-1], text[len(opener):-1])
+    try:
+        return str(duckdb.sqltype(text)) if text else None
+    except (duckdb.Error, RuntimeError, TypeError, ValueError):
+        return None
+
+
+def _split(body: str) -> list[str]:
+    """Returns the top-level comma-separated parts of a nested type's body."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(body):
+        if char in "<([":
+            depth += 1
+        elif char in ">)]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(body[start:index].strip())
+            start = index + 1
+    parts.append(body[start:].strip())
+    return [part for part in parts if part]
+
+
+def _field(part: str) -> tuple[str, str] | None:
+    """Returns (name, type) of a struct field written `name: type` (`1: name: optional type` in Iceberg)."""
+    part = _FIELD_ID.sub("", part)
+    name, colon, kind = part.partition(":")
+    if not colon:
+        return None
+    kind = kind.strip()
+    for flag in ("optional ", "required "):
+        if kind.startswith(flag):
+            kind = kind[len(flag):]
+    return name.strip(), kind.strip()
+
+
+def _nested(kind: str, body: str) -> str | None:
+    parts = _split(body)
+    if kind in ("list", "large_list"):
+        element = _field(parts[0]) if len(parts) == 1 and ":" in parts[0] else None
+        inner = duckdb_type(element[1] if element else parts[0]) if parts else None
+        return f"{inner}[]" if inner is not None and len(parts) == 1 else None
+    if kind == "map":
+        if len(parts) != 2:
+            return None
+        key, value = duckdb_type(parts[0]), duckdb_type(parts[1])
+        return f"MAP({key}, {value})" if key is not None and value is not None else None
+    fields = []
+    for part in parts:
+        found = _field(part)
+        inner = duckdb_type(found[1]) if found else None
+        if found is None or inner is None:
+            return None
+        fields.append(f"{_quoted(found[0])} {inner}")
+    return f"STRUCT({', '.join(fields)})" if fields else None
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class _UnknownType(Exception):
+    """A column's type has no DuckDB spelling this module knows."""
+
+    def __init__(self, ref: TableRef, column: str, kind: str) -> None:
+        super().__init__(column)
+        self.ref, self.column, self.kind = ref, column, kind
+
+
+class Binder:
+    """One sandboxed DuckDB connection holding an empty table of each catalog table of one schema set: it binds
+    queries over them (reading nothing, touching no file) and is reused for every statement over that set."""
+
+    def __init__(self, schema: Schema) -> None:
+        self._lock = threading.Lock()
+        self._connection = duckdb.connect(config={"threads": 1, "enable_external_access": False,
+                                                  "autoinstall_known_extensions": False,
+                                                  "autoload_known_extensions": False})
+        statements, catalogs, schemas = [], set(), set()
+        for ref, columns in schema.items():
+            *catalog, db = ref.namespace
+            if catalog and catalog[0] not in catalogs:
+                catalogs.add(catalog[0])
+                statements.append(f"ATTACH ':memory:' AS {_quoted(catalog[0])}")
+            qualified = ".".join(_quoted(part) for part in (*ref.namespace, ref.name))
+            where = ".".join(_quoted(part) for part in ref.namespace)
+            if where not in schemas:
+                schemas.add(where)
+                statements.append(f"CREATE SCHEMA IF NOT EXISTS {where}")
+            fields = []
+            for column, kind in columns.items():
+                spelt = duckdb_type(kind)
+                if spelt is None:
+                    raise _UnknownType(ref, column, kind)
+                fields.append(f"{_quoted(column)} {spelt}")
+            statements.append(f"CREATE TABLE {qualified} ({', '.join(fields)})")
+        self._search_path = ",".join(sorted(schemas))
+        for statement in statements:
+            self._connection.execute(statement)
+        if self._search_path:
+            self._connection.execute(f"SET search_path = '{self._search_path.replace(chr(39), chr(39) * 2)}'")
+        self._connection.execute("PRAGMA disable_optimizer")  # binding needs no plan: names, types, validity
+        self._connection.execute("SET lock_configuration = true")
+
+    def bind(self, query: str, target: TableRef) -> BoundQuery:
+        """Returns the output names and types DuckDB gives `query` (one SELECT) over the schema set; raises
+        BindError, with DuckDB's own sentence (values in quotes left out), when DuckDB cannot bind it."""
+        with self._lock:
+            try:
+                statements = self._connection.extract_statements(query)
+                if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+                    raise BindError(target, "DuckDB does not read the statement's query as one SELECT",
+                                    "write one CREATE TABLE ... AS SELECT or INSERT INTO ... SELECT")
+                relation = self._connection.sql(statements[0])  # binds it (the relation is lazy: nothing runs)
+                return BoundQuery(tuple(relation.columns), tuple(str(kind) for kind in relation.types))
+            except (duckdb.Error, ValueError, TypeError, RuntimeError) as error:
+                # DuckDB's Python client raises ValueError for a parameter marker it cannot number.
+                raise BindError(target, f"DuckDB cannot bind the query ({duckdb_sentence(error)})",
+                                "fix the statement") from None
+
+
+def duckdb_sentence(error: BaseException) -> str:
+    """Returns the first line of a DuckDB error with every quoted value replaced by `?` (a literal of the
+    statement may hold personal data); identifiers, which DuckDB writes in double quotes, are kept."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    first = _QUOTED_VALUE.sub("?", first)
+    return first.rstrip(".")
+
+
+def _schema_key(schema: Schema) -> tuple[tuple[TableRef, tuple[tuple[str, str], ...]], ...]:
+    return tuple(sorted((ref, tuple(columns.items())) for ref, columns in schema.items()))
+
+
+@lru_cache(maxsize=16)
+def _binder(key: tuple[tuple[TableRef, tuple[tuple[str, str], ...]], ...], pid: int) -> Binder:
+    """The Binder of one schema set in process `pid` (a DuckDB connection is not shared across a fork)."""
+    return Binder({ref: dict(columns) for ref, columns in key})
+
+
+def binder(schema: Schema, target: TableRef) -> Binder:
+    """Returns the Binder of a schema set, made on first use and kept for the next statements over that set."""
+    try:
+        return _binder(_schema_key(schema), os.getpid())
+    except _UnknownType as unknown:
+        raise UnknownColumnError(target, f"the column {unknown.column} of {unknown.ref} has the type {unknown.kind}, "
+                                 "which DuckDB does not know", "give the column an Iceberg type") from None
+    except duckdb.Error as error:
+        raise BindError(target, f"DuckDB cannot hold the catalog's schema ({duckdb_sentence(error)})",
+                        "check the catalog's table and column names") from None
+
+
+def bind_later(schema: Schema, target: TableRef, query: str) -> Future[BoundQuery]:
+    """Returns the binding of `query` over the schema set (Binder.bind), made on a worker thread: DuckDB binds
+    outside the GIL while the caller reads the statement's tree."""
+    global _WORKERS
+    if _WORKERS is None or _WORKERS[0] != os.getpid():  # a forked child has none of its parent's threads
+        _WORKERS = (os.getpid(), ThreadPoolExecutor(max_workers=2, thread_name_prefix="lineage-bind"))
+    return _WORKERS[1].submit(lambda: binder(schema, target).bind(query, target))
+
+
+def query_text(text: str, target_end: int, kind: str, skip_columns: bool) -> str | None:
+    """Returns the text of a CTAS's or INSERT's query as written, after the target's name (which ends at
+    `target_end`): after the `AS` of a CTAS, after the optional BY NAME / BY POSITION and column list of an
+    INSERT. None when the text does not have that shape."""
+    position = _skip_gap(text, target_end + 1)
+    if kind == "CREATE":
+        match = _AS.match(text, position)
+        if match is None:
+            return None
+        position = match.end()
+    else:
+        match = _BY.match(text, position)
+        if match is not None:
+            position = match.end()
+        if skip_columns:
+            position = _after_parens(text, _skip_gap(text, position))
+            if position < 0:
+                return None
+    body = text[_skip_gap(text, position):].rstrip()
+    while body.endswith(";"):
+        body = body[:-1].rstrip()
+    return body or None
+
+
+def _skip_gap(text: str, position: int) -> int:
+    """Returns the position after any whitespace and comments from `position`."""
+    while True:
+        match = _GAP.match(text, position)
+        if match is None or match.end() == position:
+            return position
+        position = match.end()
+
+
+def _after_parens(text: str, position: int) -> int:
+    """Returns the position after the parenthesised list that starts at `position` (quoted names skipped), or -1."""
+    if not text.startswith("(", position):
+        return -1
+    depth, index = 0, position
+    while index < len(text):
+        char = text[index]
+        if char in "\"'":
+            close = text.find(char, index + 1)
+            if close < 0:
+                return -1
+            index = close
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return -1

@@ -1,0 +1,75 @@
+"""DuckDB binds each statement over empty tables of the catalog's schemas: the column types it is given (Iceberg,
+Arrow or DuckDB spellings), one connection per schema set, the query found in the statement's text, and a
+process forked after binding binding again."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import duckdb
+import pytest
+
+from airflow_lineage_governance.lineage import UnknownColumnError, column_lineage
+from airflow_lineage_governance.lineage.binding import binder, duckdb_type, query_text
+from airflow_lineage_governance.lineage.schema import normalized
+from airflow_lineage_governance.refs import TableRef
+
+TYPES = [
+    ("string", "VARCHAR"), ("long", "BIGINT"), ("int", "INTEGER"), ("boolean", "BOOLEAN"), ("double", "DOUBLE"),
+    ("float", "FLOAT"), ("date", "DATE"), ("timestamp", "TIMESTAMP"), ("timestamptz", "TIMESTAMPTZ"),
+    ("time", "TIME"), ("uuid", "UUID"), ("binary", "BLOB"), ("fixed[16]", "BLOB"), ("decimal(10, 2)", "DECIMAL(10,2)"),
+    ("list<string>", "VARCHAR[]"), ("map<string, long>", "MAP(VARCHAR, BIGINT)"),
+    ("struct<1: channel: optional string, 2: priority: required int>", "STRUCT(channel VARCHAR, priority INTEGER)"),
+    ("int64", "BIGINT"), ("int32", "INTEGER"), ("bool", "BOOLEAN"), ("date32[day]", "DATE"),
+    ("timestamp[us]", "TIMESTAMP"), ("timestamp[us, tz=UTC]", "TIMESTAMP WITH TIME ZONE"),
+    ("list<item: string>", "VARCHAR[]"), ("struct<a: int64, b: list<item: string>>", "STRUCT(a BIGINT, b VARCHAR[])"),
+    ("decimal128(38, 9)", "DECIMAL(38,9)"), ("VARCHAR", "VARCHAR"), ("INTEGER", "INTEGER"),
+    ("STRUCT(a INTEGER)", "STRUCT(a INTEGER)"),
+]
+
+
+@pytest.mark.parametrize(("kind", "expected"), TYPES)
+def test_each_catalog_type_has_its_duckdb_type(kind, expected):
+    spelt = duckdb_type(kind)
+    assert spelt is not None
+    assert str(duckdb.sqltype(spelt)) == str(duckdb.sqltype(expected))
+
+
+def test_a_type_duckdb_does_not_know_is_refused_naming_the_column():
+    with pytest.raises(UnknownColumnError, match=r"^out\.t: the column a of s\.t has the type geometry-ish, which "
+                       r"DuckDB does not know; give the column an Iceberg type\.$"):
+        column_lineage("create table out.t as select a from s.t", {"s": {"t": {"a": "geometry-ish"}}})
+
+
+def test_one_connection_serves_every_statement_over_a_schema_set():
+    schema = normalized({"s": {"t": {"a": "long", "b": "string"}}})
+    target = TableRef(("out",), "t")
+    assert binder(schema, target) is binder(dict(schema), target)
+    assert binder(schema, target) is not binder(normalized({"s": {"t": {"a": "long"}}}), target)
+
+
+@pytest.mark.parametrize(("text", "end", "kind", "columns", "query"), [
+    ("create table out.t as select 1", 17, "CREATE", False, "select 1"),
+    ("CREATE OR REPLACE TABLE out.t AS -- note\n(SELECT 1);", 28, "CREATE", False, "(SELECT 1)"),
+    ('insert into out.t by name select 1 as a', 16, "INSERT", False, "select 1 as a"),
+    ('insert into out.t ("a)", b) /* c */ select 1, 2', 16, "INSERT", True, "select 1, 2"),
+    ("create table out.t select 1", 17, "CREATE", False, None),
+])
+def test_the_query_is_found_in_the_text_as_written(text, end, kind, columns, query):
+    assert query_text(text, end, kind, columns) == query
+
+
+def _lineage_names(queue: multiprocessing.Queue) -> None:
+    lineage = column_lineage("create table out.t as select trim(b) from s.t", {"s": {"t": {"b": "string"}}})
+    queue.put([column.name for column in lineage.columns])
+
+
+def test_a_forked_process_binds_with_connections_and_threads_of_its_own():
+    _lineage_names(multiprocessing.Queue())  # the parent binds first: its pool and connection exist
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_lineage_names, args=(queue,))
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert queue.get(timeout=5) == ['"trim"(b)']
