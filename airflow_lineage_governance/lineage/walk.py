@@ -97,7 +97,9 @@ class ExpressionWalker:
         self._walk(node, context, found)
         return found
 
-    def _walk(self, node: exp.Expr, context: Context, found: list[Dependency]) -> None:
+    def _walk(self, node: exp.Expr | None, context: Context, found: list[Dependency]) -> None:
+        if node is None:  # an argument the text leaves out (`sum(ORDER BY x)`): DuckDB's binding refuses it
+            return
         if isinstance(node, exp.Column):
             found.extend(compose(d, context) for d in self._resolve_column(node))
         elif isinstance(node, exp.TableColumn):  # a whole row: a struct of every column of its source

@@ -79,6 +79,9 @@ STATEMENTS = [
     "MERGE INTO shop.orders USING shop.changes USING (id) WHEN MATCHED AND id > 5 THEN DELETE",
     "UPDATE shop.orders SET note = 'x', status = DEFAULT WHERE id < 5",
     "UPDATE shop.orders SET (note, status) = (DEFAULT, 'z') WHERE id < 4",
+    "MERGE INTO shop.orders AS t USING (SELECT id, score FROM shop.changes UNION ALL SELECT id + 1000, score * 2 "
+    "FROM shop.changes) AS s ON t.id = s.id WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT (id, score) "
+    "VALUES (s.id, s.score)",
     "MERGE INTO shop.orders AS t USING shop.changes AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = DEFAULT "
     "WHEN NOT MATCHED THEN INSERT (id, score, status) VALUES (s.id, s.score, DEFAULT)",
     "DELETE FROM shop.orders WHERE day >= TIMESTAMP '2026-01-05 00:00:01'",

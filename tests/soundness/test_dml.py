@@ -83,6 +83,9 @@ TRACED = [
     "delete from crm.learners l using billing.payments p where p.learner_id = l.learner_id returning *",
     "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
     "when matched then update set email = s.subject returning merge_action, *",
+    "merge into crm.learners t using (select s.learner_id, s.subject from support.tickets s union all "
+    "select x.ticket_id + 1000, upper(x.body) from support.tickets x) s on t.learner_id = s.learner_id "
+    "when matched then delete when not matched then insert (learner_id, email) values (s.learner_id, s.subject)",
     "merge into analytics.daily_revenue d using (select cast(p.paid_at as date) as day, sum(p.amount) as revenue "
     "from billing.payments p group by 1) s on d.day = s.day when matched then update set revenue_usd = s.revenue "
     "when not matched then insert (day, revenue_usd) values (s.day, s.revenue)",
