@@ -367,7 +367,7 @@ class IcebergSqlOperator(BaseOperator):
         if read.statement.kind is StatementKind.CREATE_TABLE_AS and not (read.statement.if_not_exists and fields):
             try:
                 bound = facet_fields(result_schema(read.query, read.tables, target, self.session))
-            except IcebergError as error:  # execute() fails with the same sentence
+            except IcebergError as error:  # execute() fails too, and says why
                 self.log.warning("The OpenLineage event names no output: %s", error)
                 return []
             fields = bound if fields is None or fields == bound else None
