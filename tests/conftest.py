@@ -8,6 +8,8 @@ import pytest
 
 from tests.iceberg_rest import CATALOG_KINDS, catalog_properties, rest_catalog
 
+pytest_plugins = ["tests.field_types"]  # one type per field in every event the tests make the provider write
+
 
 @pytest.fixture(scope="session")
 def rest_catalog_properties(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:

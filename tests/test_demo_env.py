@@ -34,3 +34,14 @@ def test_an_explicit_event_source_is_honoured(tmp_path, monkeypatch):
     monkeypatch.setenv("AIRFLOW__OPENLINEAGE__TRANSPORT", HTTP)
     monkeypatch.setenv("LINEAGE_GOVERNANCE_EVENTS", "http://marquez-read-replica:5000")
     assert demo_env(tmp_path)["LINEAGE_GOVERNANCE_EVENTS"] == "http://marquez-read-replica:5000"
+
+
+def test_the_namespace_is_platform_unless_named(tmp_path, monkeypatch):
+    monkeypatch.delenv("LINEAGE_GOVERNANCE_DEMO_NAMESPACE", raising=False)
+    env = demo_env(tmp_path)
+    assert env["AIRFLOW__OPENLINEAGE__NAMESPACE"] == "platform"
+    assert json.loads(env["AIRFLOW_CONN_ICEBERG_DEFAULT"])["extra"]["lineage_namespace"] == "iceberg://platform"
+    monkeypatch.setenv("LINEAGE_GOVERNANCE_DEMO_NAMESPACE", "demo_two")
+    env = demo_env(tmp_path)
+    assert env["AIRFLOW__OPENLINEAGE__NAMESPACE"] == "demo_two"
+    assert json.loads(env["AIRFLOW_CONN_ICEBERG_DEFAULT"])["extra"]["lineage_namespace"] == "iceberg://demo_two"

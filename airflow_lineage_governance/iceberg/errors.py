@@ -45,6 +45,11 @@ class IcebergWriteError(IcebergError):
     """Raised when a result cannot be written to its table; the table is left as it was."""
 
 
+class ResultSchemaError(IcebergError):
+    """Raised when the schema of a statement's result cannot be known without running it: DuckDB cannot bind the
+    statement, or no Iceberg type holds a column's type."""
+
+
 class CommitConflictError(IcebergWriteError):
     """Raised when concurrent writers kept winning the table's commit past the retry bound."""
 

@@ -41,7 +41,7 @@ from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_
 from airflow_lineage_governance.iceberg.run import StatementRun
 from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.touched import touched_files_query
-from airflow_lineage_governance.iceberg.types import quoted, result_type
+from airflow_lineage_governance.iceberg.types import facet_fields, quoted, result_type
 from airflow_lineage_governance.iceberg.write import (
     ROW_COUNT_KEYS,
     RowCounts,
@@ -216,7 +216,7 @@ def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources:
 def _commit(table: Table, ref: TableRef, done: _Rewritten, properties: dict[str, str]) -> WriteResult:
     """Commits the rewritten rows in place of the files read (nothing when no row changed) and returns the
     write; raises ValidationException (retried) when a concurrent commit conflicts."""
-    columns = tuple((f.name, str(f.field_type)) for f in table.schema().fields)
+    columns = facet_fields(table.schema())
     counts = done.counts
     if done.rows is None:
         return WriteResult(ref, done.reads[0].snapshot_id, 0, columns=columns, counts=counts)

@@ -1,5 +1,5 @@
-"""Iceberg types as DuckDB names them, and DuckDB's types as Iceberg holds them: the mappings every read, every
-write and every cast of this layer uses."""
+"""Iceberg types as DuckDB names them, DuckDB's types as Iceberg holds them, and Iceberg types as the OpenLineage
+schema facet names them: the mappings every read, every write, every cast and every event uses."""
 
 from __future__ import annotations
 
@@ -77,6 +77,37 @@ def duckdb_type(kind: IcebergType) -> str:
         TypeError: when `kind` is a type this mapping does not know (a newer format version's type).
     """
     return _spelt(kind, "UUID")
+
+
+def facet_type(kind: IcebergType) -> str:
+    """Return the type of a schema facet's field of the Iceberg type `kind`: Iceberg's own name of it, nested
+    types without field ids or optional marks, so that every event names a column's type alike.
+
+    Args:
+        kind: an Iceberg type of the table's schema (primitive or nested).
+
+    Returns:
+        The type's name: `long`, `decimal(10, 2)`, `timestamptz`, `struct<a: string, b: list<int>>`.
+    """
+    if isinstance(kind, StructType):
+        return "struct<" + ", ".join(f"{f.name}: {facet_type(f.field_type)}" for f in kind.fields) + ">"
+    if isinstance(kind, ListType):
+        return f"list<{facet_type(kind.element_type)}>"
+    if isinstance(kind, MapType):
+        return f"map<{facet_type(kind.key_type)}, {facet_type(kind.value_type)}>"
+    return str(kind)
+
+
+def facet_fields(schema: Schema) -> tuple[tuple[str, str], ...]:
+    """Return each column of `schema` with its `facet_type`, in order: the fields of the table's schema facet.
+
+    Args:
+        schema: the table's Iceberg schema.
+
+    Returns:
+        (column, type) pairs.
+    """
+    return tuple((field.name, facet_type(field.field_type)) for field in schema.fields)
 
 
 def result_type(kind: IcebergType) -> str:

@@ -18,7 +18,7 @@ from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table, Transaction
 
-from airflow_lineage_governance.iceberg.catalog import TableName, as_table, table_columns
+from airflow_lineage_governance.iceberg.catalog import TableName, as_table
 from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergWriteError, without_values
 from airflow_lineage_governance.iceberg.partitioned import (
     commit_files,
@@ -30,6 +30,7 @@ from airflow_lineage_governance.iceberg.partitioned import (
     written_partitions,
 )
 from airflow_lineage_governance.iceberg.partitions import PartitionField, check_columns
+from airflow_lineage_governance.iceberg.types import facet_fields
 from airflow_lineage_governance.refs import TableRef
 
 # Row groups of DuckDB's own default size let DuckDB read a table with every core (one per row group).
@@ -70,7 +71,7 @@ ROW_COUNT_KEYS = {"inserted": "airflow.rows_inserted", "updated": "airflow.rows_
 @dataclass(frozen=True)
 class WriteResult:
     """What one write did: the table, the snapshot it made (or found, for a repeated INSERT), the rows, and the
-    table's columns and types after the write."""
+    table's columns and types after the write (`types.facet_fields`: as the event's schema facet names them)."""
 
     table: TableRef
     snapshot_id: int | None
@@ -269,7 +270,7 @@ def _replace_schema(table_tx: Transaction, result: pa.Schema, schema: Schema | N
 
 
 def _columns(table: Table) -> tuple[tuple[str, str], ...]:
-    return tuple(table_columns(table).items())
+    return facet_fields(table.schema())
 
 
 def _create(catalog: Catalog, ref: TableRef, result: pa.Table, properties: Mapping[str, str],

@@ -274,7 +274,8 @@ class IcebergSqlOperator(BaseOperator):
     # OpenLineage: called by the provider's listener in the task's process (or a fork of it).
 
     def get_openlineage_facets_on_start(self) -> OperatorLineage:
-        """Returns the inputs (with schemas) and the output the statement will write."""
+        """Returns the inputs (with schemas) and the output the statement will write, with the schema it will
+        have (`_planned_output`)."""
         return self._facets(complete=False)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> OperatorLineage:
@@ -319,9 +320,9 @@ class IcebergSqlOperator(BaseOperator):
                 run_facets["extractionError"] = extraction_error_facet(error)  # it names the target
             # No event names an output with no schema: a backend (Marquez) stores one as a new, empty version.
             return OperatorLineage(inputs=[], outputs=[], run_facets=run_facets, job_facets=job_facets)
-        lineage, schema = read.lineage, read.schema
+        lineage = read.lineage
         pinned = {r.table: r.snapshot_id for r in self._run.reads} if complete and self._run else {}
-        inputs = [input_dataset(namespace, ref, _fields(schema, ref), pinned.get(ref)) for ref in lineage.sources]
+        inputs = [input_dataset(namespace, ref, _fields(read.tables, ref), pinned.get(ref)) for ref in lineage.sources]
         if complete and self._run and self._run.write.untouched:
             # CREATE TABLE IF NOT EXISTS found the table: nothing was written, so no lineage reached it.
             write = self._run.write
@@ -341,8 +342,39 @@ class IcebergSqlOperator(BaseOperator):
                 output.outputFacets = {**(output.outputFacets or {}), "rowChanges": row_changes_facet(write.counts)}
             outputs = [output]
         else:
-            outputs = _planned_output(namespace, lineage, schema)
+            outputs = self._planned_output(namespace, read)
         return OperatorLineage(inputs=inputs, outputs=outputs, run_facets=run_facets, job_facets=job_facets)
+
+    def _planned_output(self, namespace: str, read: LineageRead) -> list[Any]:
+        """Returns the output that START (and FAIL) name: the target with the schema it has after the statement,
+        each field typed as COMPLETE types it, or nothing when that schema is not known without running the
+        statement. Never an output without a schema, or with a field untyped or typed otherwise than COMPLETE
+        types it: a backend (Marquez) keeps a dataset's fields by name and type, and its column lineage breaks on
+        a field it holds twice.
+
+        An INSERT, MERGE, UPDATE or DELETE keeps the target's schema (the catalog's); a CREATE TABLE ... AS gives
+        it the schema DuckDB binds its SELECT to (`result_schema`: nothing read), named only when the target
+        does not exist or already has that schema (a CREATE TABLE IF NOT EXISTS of an existing table: the
+        table's)."""
+        from airflow_lineage_governance.iceberg.errors import IcebergError
+        from airflow_lineage_governance.iceberg.result_schema import result_schema
+        from airflow_lineage_governance.iceberg.types import facet_fields
+        from airflow_lineage_governance.kinds import StatementKind
+        from airflow_lineage_governance.lineage.datasets import output_dataset
+
+        target = read.lineage.target
+        existing = read.tables.get(target)
+        fields = facet_fields(existing.schema()) if existing is not None else None
+        if read.statement.kind is StatementKind.CREATE_TABLE_AS and not (read.statement.if_not_exists and fields):
+            try:
+                bound = facet_fields(result_schema(read.query, read.tables, target, self.session))
+            except IcebergError as error:  # execute() fails too, and says why
+                self.log.warning("The OpenLineage event names no output: %s", error)
+                return []
+            fields = bound if fields is None or fields == bound else None
+        if not fields:
+            return []
+        return [output_dataset(namespace, target, list(fields))]
 
 
 def _returning_max_rows() -> int:
@@ -352,22 +384,9 @@ def _returning_max_rows() -> int:
     return whole_number("returning_max_rows")
 
 
-def _fields(schema: Mapping[TableRef, Mapping[str, str]], table: TableRef) -> list[tuple[str, str]]:
-    return list(schema.get(table, {}).items())
+def _fields(tables: Mapping[TableRef, Table], ref: TableRef) -> list[tuple[str, str]]:
+    """Returns the input's schema facet fields: the table's columns as loaded, typed as every event types them."""
+    from airflow_lineage_governance.iceberg.types import facet_fields
 
-
-def _planned_output(namespace: str, lineage: ColumnLineage,
-                    schema: Mapping[TableRef, Mapping[str, str]]) -> list[Any]:
-    """Returns the output START names: the target with the schema the lineage read gives it (the output
-    columns, each with the catalog's type when the target exists and has that column, else with no type), or
-    nothing when no output column is known. Never a schema-less output: a backend (Marquez) stores one as a new,
-    empty version of the dataset."""
-    from openlineage.client.event_v2 import OutputDataset
-    from openlineage.client.facet_v2 import schema_dataset
-
-    if not lineage.columns:
-        return []
-    types = schema.get(lineage.target, {})
-    fields = [schema_dataset.SchemaDatasetFacetFields(name=c.name, type=types.get(c.name)) for c in lineage.columns]
-    return [OutputDataset(namespace=namespace, name=str(lineage.target),
-                          facets={"schema": schema_dataset.SchemaDatasetFacet(fields=fields)})]
+    table = tables.get(ref)
+    return list(facet_fields(table.schema())) if table is not None else []

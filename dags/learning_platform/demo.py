@@ -15,6 +15,11 @@ settings never leak in):
   `{"type": "http", "url": "http://localhost:5000", "timeout": 2, "retry": {"total": 1, "connect": 1, "read": 1}}`
 - LINEAGE_GOVERNANCE_EVENTS: where the governance DAG and the printed answers read events (a JSONL file or a
   Marquez URL). Unset: the file transport's file, or the HTTP transport's URL.
+
+LINEAGE_GOVERNANCE_DEMO_NAMESPACE (default `platform`) names the demo's OpenLineage job namespace, and its
+datasets' namespace `iceberg://<namespace>`: two demo runs sent to one Marquez stay apart by it. The declared
+lineage of governance/lineage.toml is written for `iceberg://platform`, so under another namespace the governance
+run no longer finds it.
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ LOGICAL_DATE = NIGHTLY.isoformat()
 REST_SCRIPTS = DAGS_FOLDER.parent / "scripts" / "iceberg-rest"
 """scripts/iceberg-rest: start.sh FOLDER and stop.sh FOLDER of the loopback Iceberg REST catalog server."""
 CATALOG_KINDS = ("sql", "rest")
+
+
+DEFAULT_NAMESPACE = "platform"
 
 
 class DemoCatalogError(Exception):
@@ -82,6 +90,12 @@ def demo_catalog(folder: Path, kind: str) -> Iterator[dict[str, str]]:
         _rest_script("stop.sh", server)
 
 
+def demo_namespace() -> str:
+    """Returns the demo's OpenLineage job namespace: $LINEAGE_GOVERNANCE_DEMO_NAMESPACE, else `platform`. Its
+    datasets are in `iceberg://<namespace>`."""
+    return os.environ.get("LINEAGE_GOVERNANCE_DEMO_NAMESPACE", "").strip() or DEFAULT_NAMESPACE
+
+
 def demo_transport(folder: Path) -> str:
     """Returns the OpenLineage transport of the demo: $AIRFLOW__OPENLINEAGE__TRANSPORT when set, else the file
     transport appending to events.jsonl in `folder`."""
@@ -109,15 +123,17 @@ def demo_events(folder: Path) -> str:
 def demo_env(folder: Path, catalog_properties: dict[str, str] | None = None) -> dict[str, str]:
     """Returns the environment of the demo's Airflow: its catalog (`catalog_properties`, the local SQLite catalog
     by default), SQLite, and the OpenLineage transport and event source of `demo_transport` and `demo_events`
-    (the file transport unless the caller's environment names another)."""
+    (the file transport unless the caller's environment names another), and the job and dataset namespaces of
+    `demo_namespace`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     properties = catalog_properties or local_catalog_properties(folder / "catalog")
-    catalog = {**properties, "catalog_name": "platform", "lineage_namespace": "iceberg://platform"}
+    namespace = demo_namespace()
+    catalog = {**properties, "catalog_name": "platform", "lineage_namespace": f"iceberg://{namespace}"}
     env.update({
         "AIRFLOW_HOME": str(folder / "airflow"),
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__OPENLINEAGE__NAMESPACE": "platform",
+        "AIRFLOW__OPENLINEAGE__NAMESPACE": namespace,
         "AIRFLOW__OPENLINEAGE__TRANSPORT": demo_transport(folder),
         "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps({"conn_type": "iceberg_catalog", "extra": catalog}),
         "LINEAGE_GOVERNANCE_REPORT_DIR": str(folder),
@@ -193,7 +209,7 @@ def print_impact(events_path: str | Path) -> None:
 
     governance, problem = Governance.load_tolerant(events_path, rules_path=GOVERNANCE_FOLDER / "lineage.toml",
                                                    metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
-                                                   job_namespaces=["platform"])
+                                                   job_namespaces=[demo_namespace()])
     print("Impact of a change, read from the received events" + (f" ({problem})" if problem else "") + ":")
     for column in ("crm.learners.email", "crm.learners.marketing_consent", "learning.courses.category"):
         try:
@@ -215,7 +231,7 @@ def print_trace(events_path: str | Path) -> None:
 
     governance, problem = Governance.load_tolerant(events_path, rules_path=GOVERNANCE_FOLDER / "lineage.toml",
                                                    metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
-                                                   job_namespaces=["platform"])
+                                                   job_namespaces=[demo_namespace()])
     table = TableRef.parse("analytics.course_performance")
     runs = governance.history.runs.get("platform_nightly.course_performance") or []
     snapshot = runs[-1].wrote(table) if runs else None
@@ -239,7 +255,7 @@ def print_diff(events_path: str | Path, catalog: Any, env: dict[str, str]) -> No
 
     governance, problem = Governance.load_tolerant(events_path, rules_path=GOVERNANCE_FOLDER / "lineage.toml",
                                                    metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
-                                                   job_namespaces=["platform"])
+                                                   job_namespaces=[demo_namespace()])
     design = catalog_design(DAGS_FOLDER, catalog, NIGHTLY)
     diff = design_diff(design, observed_jobs(governance.history), "now", ["platform_nightly"],
                        declared_jobs(governance.history))

@@ -37,21 +37,21 @@ def test_every_platform_task_completed_with_events(platform_run):
     assert run.task_events("marketing_export", "COMPLETE")[0]["outputs"] == []
 
 
-def test_start_never_names_an_output_without_a_schema(platform_run):
-    # A backend (Marquez) stores a schema-less output as a new, empty dataset version (issue 13 item 4).
+def test_start_names_each_output_with_the_schema_complete_gives_it(platform_run):
+    # A backend (Marquez) stores a schema-less output as a new, empty dataset version, and keeps a field sent
+    # untyped in START and typed in COMPLETE twice, which breaks its column lineage.
     _, run = platform_run
     for start in (e for e in run.events if e["eventType"] == "START" and "." in e["job"]["name"]):
         for dataset in start.get("outputs") or []:
             assert dataset["facets"]["schema"]["fields"], (start["job"]["name"], dataset["name"])
-    birthday = run.task_events("birthday_offers", "START")[0]["outputs"][0]  # a CTAS of a new table: names only
-    complete = run.task_events("birthday_offers", "COMPLETE")[0]["outputs"][0]
-    assert [f["name"] for f in birthday["facets"]["schema"]["fields"]] == [
-        f["name"] for f in complete["facets"]["schema"]["fields"]]
-    assert all("type" not in f for f in birthday["facets"]["schema"]["fields"])
-    revenue = run.task_events("daily_revenue", "START")[0]["outputs"][0]  # an INSERT: the catalog's types
-    assert [(f["name"], f["type"]) for f in revenue["facets"]["schema"]["fields"]] == [
-        (f["name"], f["type"]) for f in run.task_events("daily_revenue", "COMPLETE")[0]["outputs"][0]["facets"][
-            "schema"]["fields"]]
+    for task in ("birthday_offers", "marketing_audience", "daily_revenue", "learner_dim"):
+        start = run.task_events(task, "START")[0]["outputs"][0]
+        complete = run.task_events(task, "COMPLETE")[0]["outputs"][0]
+        assert [(f["name"], f["type"]) for f in start["facets"]["schema"]["fields"]] == [
+            (f["name"], f["type"]) for f in complete["facets"]["schema"]["fields"]], task
+    birthday = run.task_events("birthday_offers", "START")[0]["outputs"][0]  # a new table: DuckDB's binding
+    assert [(f["name"], f["type"]) for f in birthday["facets"]["schema"]["fields"]] == [
+        ("learner_id", "long"), ("country", "string")]
 
 
 def test_a_staging_complete_of_the_same_job_changes_no_finding(platform_run, tmp_path):

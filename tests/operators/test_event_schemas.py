@@ -1,0 +1,82 @@
+"""START names each output with the fields and types COMPLETE gives it, or names no output: the operator's own
+OpenLineage methods on a real local catalog (the whole-DAG tests run them through Airflow's listener)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from types import SimpleNamespace
+
+import pyarrow as pa
+import pytest
+from pyiceberg.schema import Schema
+from pyiceberg.types import DecimalType, IntegerType, LongType, NestedField, StringType, StructType
+
+from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_local_catalog
+from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
+
+ORDERS = Schema(NestedField(1, "order_id", LongType()), NestedField(2, "qty", IntegerType()),
+                NestedField(3, "amount", DecimalType(10, 2)), NestedField(4, "note", StringType()),
+                NestedField(5, "address", StructType(NestedField(6, "city", StringType()))))
+
+
+@pytest.fixture
+def catalog(tmp_path, monkeypatch):
+    catalog = open_local_catalog(tmp_path)
+    catalog.create_namespace("shop")
+    table = catalog.create_table("shop.orders", schema=ORDERS)
+    table.append(pa.Table.from_pylist([{"order_id": 1, "qty": 2, "amount": None, "note": "a",
+                                        "address": {"city": "Lyon"}}], schema=table.schema().as_arrow()))
+    extra = {**local_catalog_properties(tmp_path), "catalog_name": "platform", "lineage_namespace": "iceberg://t"}
+    monkeypatch.setenv("AIRFLOW_CONN_ICEBERG_DEFAULT", json.dumps({"conn_type": "iceberg_catalog", "extra": extra}))
+    return catalog
+
+
+def fields(lineage) -> list[list[tuple[str, str | None]]]:
+    return [[(f.name, f.type) for f in dataset.facets["schema"].fields] for dataset in lineage.outputs]
+
+
+def input_fields(lineage) -> list[list[tuple[str, str | None]]]:
+    return [[(f.name, f.type) for f in dataset.facets["schema"].fields] for dataset in lineage.inputs]
+
+
+def run(sql: str):
+    """Returns the START and COMPLETE lineage of the statement, run as a task does (START read in a fork)."""
+    start = IcebergSqlOperator(task_id="t", sql=sql).get_openlineage_facets_on_start()
+    operator = IcebergSqlOperator(task_id="t", sql=sql)
+    ti = SimpleNamespace(dag_id="d", run_id="r", task_id="t", map_index=-1, try_number=1)
+    operator.execute({"ti": ti, "outlet_events": defaultdict(SimpleNamespace)})
+    return start, operator.get_openlineage_facets_on_complete(ti)
+
+
+ORDER_FIELDS = [("order_id", "long"), ("qty", "int"), ("amount", "decimal(10, 2)"), ("note", "string"),
+                ("address", "struct<city: string>")]
+
+
+def test_a_new_table_is_named_with_the_types_duckdb_binds(catalog):
+    start, complete = run("create table shop.totals as select note, sum(amount) as total, count(*) as n, "
+                          "max(qty) + 1 as most, address.city as city from shop.orders group by note, address.city")
+    assert fields(start) == fields(complete) == [[("note", "string"), ("total", "decimal(38, 2)"), ("n", "long"),
+                                                  ("most", "int"), ("city", "string")]]
+    assert input_fields(start) == input_fields(complete) == [ORDER_FIELDS]
+
+
+def test_an_insert_names_every_column_of_the_target_with_the_catalog_types(catalog):
+    start, complete = run("insert into shop.orders (order_id, note) select order_id + 10, note from shop.orders")
+    assert fields(start) == fields(complete) == [ORDER_FIELDS]
+
+
+def test_a_replace_that_changes_the_types_is_named_by_complete_only(catalog):
+    run("create table shop.copy as select order_id, qty from shop.orders")
+    same, complete = run("create or replace table shop.copy as select order_id, qty from shop.orders")
+    assert fields(same) == fields(complete) == [[("order_id", "long"), ("qty", "int")]]
+    changed, complete = run("create or replace table shop.copy as select order_id, qty * 1.5 as qty from shop.orders")
+    assert changed.outputs == []
+    assert fields(complete) == [[("order_id", "long"), ("qty", "decimal(12, 1)")]]
+
+
+def test_a_type_no_iceberg_type_holds_names_no_output(catalog):
+    operator = IcebergSqlOperator(task_id="t", sql="create table shop.spans as select interval 1 day as span "
+                                                   "from shop.orders")
+    start = operator.get_openlineage_facets_on_start()
+    assert start.outputs == [] and input_fields(start) == [ORDER_FIELDS]
