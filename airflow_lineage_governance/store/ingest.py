@@ -1,0 +1,365 @@
+"""Incremental, idempotent ingest of OpenLineage run events into the store.
+
+Each event is kept once under its key: run id, event type and event time as an instant (microseconds, UTC; so
+`…46.54148Z` and `…46.541480+00:00` are one event), the key `graph/events.py` counts duplicates by. The first
+delivery of a key is kept; a later one is counted as a duplicate whatever its content (a backend may rewrite an
+event's time text or facets). Events are parsed by `graph/events.py` and a COMPLETE's lineage read by
+`graph/build.py`, as for the in-memory history. Each batch is one transaction: it adds its events, the runs'
+final states, the COMPLETEs' lineage, and re-derives the validity intervals of the jobs it touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+
+from airflow_lineage_governance.errors import InvalidNameError
+from airflow_lineage_governance.graph.build import event_graph
+from airflow_lineage_governance.graph.events import (
+    COMPLETE,
+    EVENT_TYPES,
+    TERMINAL,
+    TYPE_RANK,
+    EventSource,
+    LineSource,
+    ReadReport,
+    RunEvent,
+    to_run_event,
+)
+from airflow_lineage_governance.graph.records import sql_hash
+from airflow_lineage_governance.refs import ColumnRef, TableRef
+from airflow_lineage_governance.store.engine import Engine, Row
+from airflow_lineage_governance.store.ids import stable_id
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+BATCH = 2000
+ATTEMPTS = 5
+
+
+def micros(at: datetime) -> int:
+    """Returns the instant as whole microseconds since the epoch (UTC)."""
+    return (at - EPOCH) // timedelta(microseconds=1)
+
+
+@dataclass
+class IngestReport:
+    """What an ingest read and kept."""
+
+    source: str = ""
+    read: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    completes: int = 0
+    wrong_shape: int = 0
+    unknown_type: int = 0
+    malformed: int = 0
+    truncated: int = 0
+    batches: int = 0
+    retries: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Returns the counts as plain data (the first problems as examples)."""
+        data = asdict(self)
+        data["problems"] = self.problems[:10]
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """One good event of a batch: its parsed parts, its instant and its JSON bytes."""
+
+    event: RunEvent
+    at_us: int
+    data: bytes
+
+
+def job_id(event: RunEvent) -> int:
+    """Returns the id of the event's job (its namespace and name)."""
+    return stable_id("job", event.job_namespace, event.job_name)
+
+
+def dataset_id(table: TableRef) -> int:
+    """Returns the id of a dataset, by its name (`namespace.table`)."""
+    return stable_id("dataset", str(table))
+
+
+def column_id(table: TableRef, name: str) -> int:
+    """Returns the id of a dataset's column."""
+    return stable_id("column", str(table), name)
+
+
+def ingest(engine: Engine, source: EventSource, *, batch_size: int = BATCH,
+           report: IngestReport | None = None) -> IngestReport:
+    """Adds every event of `source` not in the store yet, one transaction per batch.
+
+    Args:
+        engine: The store's engine (its schema current: `LineageStore.open` checks it).
+        source: The events (a JSON Lines file, Marquez, or any `EventSource`).
+        batch_size: How many good events each transaction holds.
+        report: A report to add the counts to.
+
+    Returns:
+        What was read, stored and left out. An event left out (not JSON, no run id, an unknown type) is counted,
+        never raised.
+    """
+    report = report or IngestReport(source=source.description)
+    read = ReadReport(source=source.description)
+    batch: list[Received] = []
+    for raw, line in _with_lines(source, read):
+        report.read += 1
+        event = to_run_event(raw)
+        if event is None:
+            report.wrong_shape += 1
+            _note(report, "an event without a run id, job name, event type or ISO 8601 event time")
+            continue
+        if event.event_type not in EVENT_TYPES:
+            report.unknown_type += 1
+            _note(report, "an event of an unknown event type")
+            continue
+        batch.append(Received(event, micros(event.at), line.rstrip(b"\r\n") if line is not None else _dumps(raw)))
+        if len(batch) >= batch_size:
+            store_batch(engine, batch, report)
+            batch = []
+    if batch:
+        store_batch(engine, batch, report)
+    report.malformed, report.truncated = read.malformed, read.truncated
+    report.read += read.malformed + read.truncated
+    report.problems.extend(read.problems[:10])
+    return report
+
+
+def _note(report: IngestReport, problem: str) -> None:
+    if len(report.problems) < 50:
+        report.problems.append(problem)
+
+
+def _with_lines(source: EventSource, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
+    if isinstance(source, LineSource):
+        yield from source.parsed_lines(report)
+    else:
+        for raw in source.raw_events(report):
+            yield raw, None
+
+
+def _dumps(raw: Any) -> bytes:
+    try:
+        return orjson.dumps(raw)
+    except (orjson.JSONEncodeError, TypeError):  # nested past orjson's 255 levels
+        return json.dumps(raw, separators=(",", ":"), default=str).encode()
+
+
+def store_batch(engine: Engine, batch: Sequence[Received], report: IngestReport) -> None:
+    """Stores one batch in one transaction, tried again after a deadlock or serialization failure.
+
+    Args:
+        engine: The store's engine.
+        batch: The batch's good events, in the order received.
+        report: The report to count into.
+    """
+    unique: dict[tuple[str, str, int], Received] = {}
+    for received in batch:
+        unique.setdefault((received.event.run_id, received.event.event_type, received.at_us), received)
+    for attempt in range(ATTEMPTS):
+        try:
+            with engine.transaction():
+                stored, completes = _store(engine, unique)
+            break
+        except Exception as error:
+            if attempt + 1 == ATTEMPTS or not engine.transient(error):
+                raise
+            report.retries += 1
+    report.batches += 1
+    report.stored += stored
+    report.completes += completes
+    report.duplicates += len(batch) - stored
+
+
+def _store(engine: Engine, unique: dict[tuple[str, str, int], Received]) -> tuple[int, int]:
+    now = time.time_ns() // 1000
+    keys = sorted(unique)
+    jobs = {job_id(r.event): (job_id(r.event), r.event.job_namespace, r.event.job_name) for r in unique.values()}
+    engine.insert("jobs", ("job_id", "namespace", "name"), sorted(jobs.values()))
+    rows = []
+    for key in keys:
+        received = unique[key]
+        event = received.event
+        rows.append((event.run_id, event.event_type, received.at_us, event.event_time, job_id(event),
+                     hashlib.sha256(received.data).hexdigest(), zlib.compress(received.data, 6), now,
+                     event.dag_run_id, event.try_number))
+    added = engine.insert("events", ("run_id", "event_type", "at_us", "event_time", "job_id", "content_sha256",
+                                     "body", "ingested_at_us", "dag_run_id", "try_number"),
+                          rows, returning=("run_id", "event_type", "at_us"))
+    new = [unique[(run, kind, at)] for run, kind, at in sorted(added)]
+    if not new:
+        return 0, 0
+    engine.lock(sorted({job_id(r.event) for r in new}))
+    _final_states(engine, sorted({r.event.run_id for r in new}))
+    completes = [r for r in new if r.event.event_type == COMPLETE and r.event.raw is not None]
+    _lineage(engine, completes)
+    _intervals(engine, sorted({job_id(r.event) for r in completes}))
+    return len(new), len(completes)
+
+
+RANK = "CASE event_type " + " ".join(f"WHEN '{kind}' THEN {rank}" for kind, rank in TYPE_RANK.items()) + " ELSE 1 END"
+TERMINAL_TYPES = ", ".join(f"'{kind}'" for kind in TERMINAL)
+
+
+def _final_states(engine: Engine, runs: list[str]) -> None:
+    """Re-derives the final state of the runs: the latest terminal event, else the latest event (by instant, then
+    type: COMPLETE beats START at the same instant, then the time as written), as `final_events` reads them."""
+    text = engine.text_order
+    engine.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest(CAST(? AS TEXT[])))", [runs])
+    engine.execute(
+        "INSERT INTO runs (run_id, job_id, state, state_terminal, state_at_us, state_rank, state_time, dag_run_id, "
+        "try_number) SELECT run_id, job_id, event_type, terminal, at_us, type_rank, event_time, dag_run_id, try_number "
+        f"FROM (SELECT e.*, ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY terminal DESC, at_us DESC, type_rank DESC, "
+        f"event_time{text} DESC) AS place FROM (SELECT run_id, job_id, event_type, event_type IN ({TERMINAL_TYPES}) "
+        f"AS terminal, at_us, {RANK} AS type_rank, event_time, dag_run_id, try_number FROM events "
+        "WHERE run_id IN (SELECT unnest(CAST(? AS TEXT[])))) AS e) AS ranked WHERE place = 1", [runs])
+
+
+def _lineage(engine: Engine, completes: Iterable[Received]) -> None:
+    """Adds each COMPLETE's lineage: its datasets and columns, its shape (edges, columns named, tables written),
+    the snapshots it read and wrote."""
+    datasets: dict[int, Row] = {}
+    columns: dict[int, Row] = {}
+    shapes: dict[int, Row] = {}
+    shape_columns: dict[tuple[int, int], Row] = {}
+    shape_outputs: dict[tuple[int, int], Row] = {}
+    shape_edges: dict[tuple[int, int, int, str, str], Row] = {}
+    complete_rows: list[Row] = []
+    run_datasets: dict[tuple[str, int, str, int], Row] = {}
+    snapshots: dict[tuple[int, str], Row] = {}
+    for received in completes:
+        event, raw = received.event, received.event.raw
+        assert raw is not None
+        graph = event_graph(event)
+        spaces = _namespaces(raw)
+        for table in graph.table_columns:
+            datasets.setdefault(dataset_id(table), (dataset_id(table), str(table), spaces.get(str(table), "")))
+        edges = sorted((str(e.source.table), e.source.field, *_target(e.target), str(e.type), str(e.subtype),
+                        e.masking) for e in graph.edges())
+        named = {str(t): list(names) for t, names in graph.table_columns.items()}
+        outputs = sorted(str(t) for t in graph.outputs)
+        shape = stable_id("shape", orjson.dumps([edges, sorted(named.items()), outputs, graph.wrong_parts]).decode())
+        if shape not in shapes:
+            shapes[shape] = (shape, graph.wrong_parts)
+            for table, names in graph.table_columns.items():
+                table_id = dataset_id(table)
+                for position, name in enumerate(names):
+                    column = column_id(table, name)
+                    columns.setdefault(column, (column, table_id, name))
+                    shape_columns.setdefault((shape, column), (shape, column, table_id, position))
+            for table in graph.outputs:
+                shape_outputs.setdefault((shape, dataset_id(table)), (shape, dataset_id(table)))
+            for edge in graph.edges():
+                source, into = column_id(edge.source.table, edge.source.field), edge.target
+                target = dataset_id(into) if isinstance(into, TableRef) else column_id(into.table, into.field)
+                key = (shape, source, target, str(edge.type), str(edge.subtype))
+                shape_edges.setdefault(key, (*key[:3], isinstance(into, TableRef), key[3], key[4], edge.masking))
+        query = _query(raw)
+        complete_rows.append((event.run_id, received.at_us, event.event_time, job_id(event), shape,
+                              sql_hash(query) if query is not None else None, event.try_number, event.dag_run_id))
+        for role, table, snapshot in _versions(raw):
+            place = (event.run_id, received.at_us, role, dataset_id(table))
+            run_datasets.setdefault(place, (*place, snapshot))
+            datasets.setdefault(dataset_id(table), (dataset_id(table), str(table), spaces.get(str(table), "")))
+            if role == "output" and snapshot is not None:
+                snapshots.setdefault((dataset_id(table), snapshot),
+                                     (dataset_id(table), snapshot, event.run_id, received.at_us))
+    engine.insert("datasets", ("dataset_id", "name", "namespace"), _sorted(datasets))
+    engine.insert("dataset_columns", ("column_id", "dataset_id", "name"), _sorted(columns))
+    engine.insert("shapes", ("shape_id", "wrong_parts"), _sorted(shapes))
+    engine.insert("shape_columns", ("shape_id", "column_id", "dataset_id", "position"), _sorted(shape_columns))
+    engine.insert("shape_outputs", ("shape_id", "dataset_id"), _sorted(shape_outputs))
+    engine.insert("shape_edges", ("shape_id", "source_column_id", "target_id", "into_table", "type", "subtype",
+                                  "masking"), _sorted(shape_edges))
+    engine.insert("completes", ("run_id", "at_us", "event_time", "job_id", "shape_id", "sql_hash", "try_number",
+                                "dag_run_id"), sorted(complete_rows, key=lambda row: (row[0], row[1])))
+    engine.insert("run_datasets", ("run_id", "at_us", "role", "dataset_id", "snapshot"), _sorted(run_datasets))
+    engine.insert("snapshots", ("dataset_id", "snapshot", "written_by_run_id", "written_at_us"), _sorted(snapshots))
+
+
+def _target(target: ColumnRef | TableRef) -> tuple[str, str, bool]:
+    return (str(target), "", True) if isinstance(target, TableRef) else (str(target.table), target.field, False)
+
+
+def _sorted(rows: dict[Any, Row]) -> list[Row]:
+    return [rows[key] for key in sorted(rows)]
+
+
+def _query(raw: dict[str, Any]) -> str | None:
+    job = raw.get("job")
+    facets = job.get("facets") if type(job) is dict else None
+    sql = facets.get("sql") if type(facets) is dict else None
+    query = sql.get("query") if type(sql) is dict else None
+    return query if type(query) is str else None
+
+
+def _namespaces(raw: dict[str, Any]) -> dict[str, str]:
+    """Returns the namespace of each dataset the event names (the first it gives a name)."""
+    found: dict[str, str] = {}
+    for key in ("inputs", "outputs"):
+        datasets = raw.get(key)
+        for dataset in datasets if type(datasets) is list else ():
+            if type(dataset) is dict and type(dataset.get("name")) is str and type(dataset.get("namespace")) is str:
+                found.setdefault(dataset["name"], dataset["namespace"])
+    return found
+
+
+def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, TableRef, str | None]]:
+    """Yields the role, table and snapshot (the `version` facet, None when absent) of each dataset of the event."""
+    for key, role in (("inputs", "input"), ("outputs", "output")):
+        datasets = raw.get(key)
+        for dataset in datasets if type(datasets) is list else ():
+            if type(dataset) is not dict or type(dataset.get("name")) is not str:
+                continue
+            try:
+                table = TableRef.parse(dataset["name"])
+            except InvalidNameError:
+                continue
+            facets = dataset.get("facets")
+            found = facets.get("version") if type(facets) is dict else None
+            version = found.get("datasetVersion") if type(found) is dict else None
+            yield role, table, version if type(version) is str else None
+
+
+def _intervals(engine: Engine, jobs: list[int]) -> None:
+    """Re-derives, for the jobs, when each COMPLETE was its job's run (until the job's next COMPLETE, by instant,
+    then run id, then time as written: `RunEvent.order`) and each edge's intervals: the stretches of consecutive
+    COMPLETEs of its job that stated it."""
+    if not jobs:
+        return
+    text = engine.text_order
+    order = f"at_us, run_id{text}, event_time{text}"
+    engine.execute(
+        "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT run_id, at_us, LEAD(at_us) OVER "
+        f"(PARTITION BY job_id ORDER BY {order}) AS next_at FROM completes WHERE job_id IN "
+        "(SELECT unnest(CAST(? AS BIGINT[])))) AS following WHERE completes.run_id = following.run_id AND "
+        "completes.at_us = following.at_us AND completes.valid_until_us IS DISTINCT FROM following.next_at", [jobs])
+    engine.execute("DELETE FROM column_edges WHERE job_id IN (SELECT unnest(CAST(? AS BIGINT[])))", [jobs])
+    engine.execute(
+        "INSERT INTO column_edges (job_id, source_column_id, target_id, into_table, type, subtype, masking, "
+        "valid_from_us, valid_until_us, first_run_id, last_run_id, last_at_us) "
+        "WITH ordered AS (SELECT job_id, run_id, at_us, valid_until_us, shape_id, ROW_NUMBER() OVER (PARTITION BY "
+        f"job_id ORDER BY {order}) AS place FROM completes WHERE job_id IN (SELECT unnest(CAST(? AS BIGINT[])))), "
+        "stated AS (SELECT o.job_id, o.place, e.source_column_id, e.target_id, e.into_table, e.type, e.subtype, "
+        "e.masking, o.place - ROW_NUMBER() OVER (PARTITION BY o.job_id, e.source_column_id, e.target_id, e.type, "
+        "e.subtype, e.masking ORDER BY o.place) AS island FROM ordered o "
+        "JOIN shape_edges e ON e.shape_id = o.shape_id), "
+        "islands AS (SELECT job_id, source_column_id, target_id, into_table, type, subtype, masking, "
+        "MIN(place) AS first_place, MAX(place) AS last_place FROM stated GROUP BY job_id, source_column_id, target_id, "
+        "into_table, type, subtype, masking, island) "
+        "SELECT i.job_id, i.source_column_id, i.target_id, i.into_table, i.type, i.subtype, i.masking, f.at_us, "
+        "l.valid_until_us, f.run_id, l.run_id, l.at_us FROM islands i "
+        "JOIN ordered f ON f.job_id = i.job_id AND f.place = i.first_place "
+        "JOIN ordered l ON l.job_id = i.job_id AND l.place = i.last_place", [jobs])
