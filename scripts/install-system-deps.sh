@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite needs and the machine may lack: a compose client (the
 # docker-compose.yaml test), headless Chromium (the scheduler suite's screenshots), a Java 17 JDK, Maven and curl
-# (the Iceberg REST catalog server, built from source by scripts/iceberg-rest/build.sh). Idempotent: installs only what is missing. Needs root (as on CI).
+# (the Iceberg REST catalog server, built from source by scripts/iceberg-rest/build.sh) and PostgreSQL 15 (the lineage
+# store's tests start one of their own: scripts/postgres/start.sh). Idempotent: installs only what is missing. Needs root (as on CI).
 set -euo pipefail
 wanted=()
 command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || wanted+=(docker-compose)
@@ -9,6 +10,7 @@ command -v chromium >/dev/null 2>&1 || wanted+=(chromium)
 command -v javac >/dev/null 2>&1 || wanted+=(openjdk-17-jdk-headless)
 command -v curl >/dev/null 2>&1 || wanted+=(curl)
 command -v mvn >/dev/null 2>&1 || wanted+=(maven)
+[ -x /usr/lib/postgresql/15/bin/initdb ] || wanted+=(postgresql-15)
 if [ ${#wanted[@]} -eq 0 ]; then
   exit 0
 fi
