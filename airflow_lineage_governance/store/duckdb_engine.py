@@ -20,10 +20,10 @@ class DuckDBEngine:
     dialect = "duckdb"
     text_order = ""  # DuckDB compares text by its bytes: UTF-8 byte order is code point order
 
-    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False, create: bool = True) -> None:
         self.path = path
         self.description = str(path)
-        if read_only and not path.exists():
+        if (read_only or not create) and not path.exists():
             raise StoreUnavailableError(f"{path}: no lineage store here; create it with "
                                         "`lineage-governance store init`")
         try:

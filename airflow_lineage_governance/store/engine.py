@@ -64,13 +64,14 @@ class Engine(Protocol):
         ...
 
 
-def open_engine(location: str | Path, *, read_only: bool = False) -> Engine:
+def open_engine(location: str | Path, *, read_only: bool = False, create: bool = True) -> Engine:
     """Returns the engine of the store at `location`.
 
     Args:
         location: A `postgresql://` (or `postgres://`) URL, or the path of a DuckDB file (created when missing,
             unless `read_only`).
         read_only: Open a DuckDB file for reading only, so that other processes may read it at the same time.
+        create: Create a DuckDB file that is not there (else that is an error).
 
     Returns:
         The connected engine.
@@ -85,7 +86,7 @@ def open_engine(location: str | Path, *, read_only: bool = False) -> Engine:
         return PostgresEngine(text)
     from airflow_lineage_governance.store.duckdb_engine import DuckDBEngine
 
-    return DuckDBEngine(Path(text), read_only=read_only)
+    return DuckDBEngine(Path(text), read_only=read_only, create=create)
 
 
 def batches(rows: Sequence[Row], size: int) -> Iterator[Sequence[Row]]:

@@ -40,12 +40,12 @@ class LineageStore:
             StoreError: The database holds no store (and `create` is false), or cannot be opened.
             StoreVersionError: The store's schema is newer than this provider knows.
         """
-        engine = open_engine(location, read_only=read_only)
+        engine = open_engine(location, read_only=read_only, create=create)
         try:
             found = store_version(engine)
             if found is None:
                 if not create or read_only:
-                    raise StoreError(f"{engine.description}: holds no lineage store; create it with "
+                    raise StoreError(f"{engine.description}: no lineage store here; create it with "
                                      "`lineage-governance store init`")
                 return cls(engine, migrate(engine))
             refuse_newer(engine, *found)

@@ -59,7 +59,8 @@ class ReferenceHistory:
     def graph_as_of(self, at: datetime | None) -> nx.MultiDiGraph:
         """Returns the column graph as of `at`: every edge of each job's run then, an edge into a table drawn to each
         column the table's writer's run names for it (the first writing job by name), else to every column ever
-        named for it; each edge keyed by its type."""
+        named for it; a column edge keyed by its type, an edge into a table by `ROWS` and each column it reaches so
+        by `ROW`."""
         ever: dict[TableRef, list[str]] = {}
         for events in self.runs.values():
             for event in events:
@@ -79,7 +80,7 @@ class ReferenceHistory:
                 if isinstance(target, TableRef):
                     lineage.add_edge(edge.source, target, key="ROWS")
                     for name in written.get(target, ever.get(target, [])):
-                        lineage.add_edge(edge.source, ColumnRef(target, name), key=str(edge.type))
+                        lineage.add_edge(edge.source, ColumnRef(target, name), key="ROW")
                 else:
                     lineage.add_edge(edge.source, target, key=str(edge.type))
         return lineage

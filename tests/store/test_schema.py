@@ -56,5 +56,8 @@ def test_a_store_newer_than_the_provider_is_refused_with_one_sentence(store_loca
 
 
 def test_a_database_without_a_store_is_named_with_what_to_do(store_location):
-    with pytest.raises(StoreError, match="holds no lineage store; create it with `lineage-governance store init`"):
+    with pytest.raises(StoreError, match=r"^\S+: no lineage store here; create it with "
+                                         r"`lineage-governance store init`\.$"):
         LineageStore.open(store_location)
+    with LineageStore.open(store_location, create=True) as store:  # the failed open left nothing behind
+        assert store.stats()["rows"]["events"] == 0
