@@ -41,6 +41,7 @@ from airflow_lineage_governance.store.ids import stable_id
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 BATCH = 2000
+FIRST = -(2**63)  # before every instant
 ATTEMPTS = 5
 
 
@@ -205,7 +206,11 @@ def _store(engine: Engine, unique: dict[tuple[str, str, int], Received]) -> tupl
     _final_states(engine, sorted({r.event.run_id for r in new}))
     completes = [r for r in new if r.event.event_type == COMPLETE and r.event.raw is not None]
     _lineage(engine, completes)
-    _intervals(engine, sorted({job_id(r.event) for r in completes}))
+    earliest: dict[int, int] = {}
+    for received in completes:
+        job = job_id(received.event)
+        earliest[job] = min(earliest.get(job, received.at_us), received.at_us)
+    _intervals(engine, earliest)
     return len(new), len(completes)
 
 
@@ -333,33 +338,51 @@ def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, TableRef, str | None]]
             yield role, table, version if type(version) is str else None
 
 
-def _intervals(engine: Engine, jobs: list[int]) -> None:
-    """Re-derives, for the jobs, when each COMPLETE was its job's run (until the job's next COMPLETE, by instant,
-    then run id, then time as written: `RunEvent.order`) and each edge's intervals: the stretches of consecutive
-    COMPLETEs of its job that stated it."""
-    if not jobs:
+def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
+    """Re-derives, for the jobs given with the instant of their earliest COMPLETE just added, when each COMPLETE
+    was its job's run (until the job's next COMPLETE, by instant, then run id, then time as written:
+    `RunEvent.order`) and each edge's intervals: the stretches of consecutive COMPLETEs of its job that stated it.
+
+    Only what the new COMPLETEs can change is re-derived: from `cut`, the instant of the job's last COMPLETE
+    before them, on. The intervals whose last COMPLETE is at or after `cut` are replaced; the stretches are
+    worked out from the first COMPLETE of those (`start`), which begins a stretch of each of their edges."""
+    if not earliest:
         return
     text = engine.text_order
     order = f"at_us, run_id{text}, event_time{text}"
+    jobs = sorted(earliest)
+    engine.execute("CREATE TEMPORARY TABLE IF NOT EXISTS interval_cuts (job_id BIGINT PRIMARY KEY, earliest BIGINT, "
+                   "cut BIGINT, start BIGINT)")
+    engine.execute("DELETE FROM interval_cuts")
+    engine.execute("INSERT INTO interval_cuts (job_id, earliest) SELECT unnest(CAST(? AS BIGINT[])), "
+                   "unnest(CAST(? AS BIGINT[]))", [jobs, [earliest[job] for job in jobs]])
+    engine.execute("UPDATE interval_cuts SET cut = COALESCE((SELECT MAX(c.at_us) FROM completes c WHERE c.job_id = "
+                   f"interval_cuts.job_id AND c.at_us < interval_cuts.earliest), {FIRST})")
+    engine.execute("UPDATE interval_cuts SET start = LEAST(cut, COALESCE((SELECT MIN(e.valid_from_us) FROM "
+                   "column_edges e WHERE e.job_id = interval_cuts.job_id AND e.last_at_us >= interval_cuts.cut), "
+                   "cut))")
     engine.execute(
-        "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT run_id, at_us, LEAD(at_us) OVER "
-        f"(PARTITION BY job_id ORDER BY {order}) AS next_at FROM completes WHERE job_id IN "
-        "(SELECT unnest(CAST(? AS BIGINT[])))) AS following WHERE completes.run_id = following.run_id AND "
-        "completes.at_us = following.at_us AND completes.valid_until_us IS DISTINCT FROM following.next_at", [jobs])
-    engine.execute("DELETE FROM column_edges WHERE job_id IN (SELECT unnest(CAST(? AS BIGINT[])))", [jobs])
+        "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT c.run_id, c.at_us, LEAD(c.at_us) OVER "
+        f"(PARTITION BY c.job_id ORDER BY {order}) AS next_at FROM completes c JOIN interval_cuts k ON k.job_id = "
+        "c.job_id AND c.at_us >= k.cut) AS following WHERE completes.run_id = following.run_id AND "
+        "completes.at_us = following.at_us AND completes.valid_until_us IS DISTINCT FROM following.next_at")
+    engine.execute("DELETE FROM column_edges WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
+                   "column_edges.job_id AND column_edges.last_at_us >= k.cut)")
     engine.execute(
         "INSERT INTO column_edges (job_id, source_column_id, target_id, into_table, type, subtype, masking, "
         "valid_from_us, valid_until_us, first_run_id, last_run_id, last_at_us) "
-        "WITH ordered AS (SELECT job_id, run_id, at_us, valid_until_us, shape_id, ROW_NUMBER() OVER (PARTITION BY "
-        f"job_id ORDER BY {order}) AS place FROM completes WHERE job_id IN (SELECT unnest(CAST(? AS BIGINT[])))), "
+        "WITH ordered AS (SELECT c.job_id, c.run_id, c.at_us, c.valid_until_us, c.shape_id, ROW_NUMBER() OVER "
+        f"(PARTITION BY c.job_id ORDER BY {order}) AS place FROM completes c JOIN interval_cuts k ON k.job_id = "
+        "c.job_id AND c.at_us >= k.start), "
         "stated AS (SELECT o.job_id, o.place, e.source_column_id, e.target_id, e.into_table, e.type, e.subtype, "
         "e.masking, o.place - ROW_NUMBER() OVER (PARTITION BY o.job_id, e.source_column_id, e.target_id, e.type, "
         "e.subtype, e.masking ORDER BY o.place) AS island FROM ordered o "
         "JOIN shape_edges e ON e.shape_id = o.shape_id), "
         "islands AS (SELECT job_id, source_column_id, target_id, into_table, type, subtype, masking, "
-        "MIN(place) AS first_place, MAX(place) AS last_place FROM stated GROUP BY job_id, source_column_id, target_id, "
-        "into_table, type, subtype, masking, island) "
+        "MIN(place) AS first_place, MAX(place) AS last_place FROM stated GROUP BY job_id, source_column_id, "
+        "target_id, into_table, type, subtype, masking, island) "
         "SELECT i.job_id, i.source_column_id, i.target_id, i.into_table, i.type, i.subtype, i.masking, f.at_us, "
         "l.valid_until_us, f.run_id, l.run_id, l.at_us FROM islands i "
         "JOIN ordered f ON f.job_id = i.job_id AND f.place = i.first_place "
-        "JOIN ordered l ON l.job_id = i.job_id AND l.place = i.last_place", [jobs])
+        "JOIN ordered l ON l.job_id = i.job_id AND l.place = i.last_place "
+        "JOIN interval_cuts k ON k.job_id = i.job_id WHERE l.at_us >= k.cut")

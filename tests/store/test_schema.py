@@ -61,3 +61,14 @@ def test_a_database_without_a_store_is_named_with_what_to_do(store_location):
         LineageStore.open(store_location)
     with LineageStore.open(store_location, create=True) as store:  # the failed open left nothing behind
         assert store.stats()["rows"]["events"] == 0
+
+
+def test_the_store_imports_no_airflow():
+    import subprocess
+    import sys
+
+    code = ("import sys, airflow_lineage_governance.store.lineage_store, airflow_lineage_governance.store.reference, "
+            "airflow_lineage_governance.store.postgres_engine, airflow_lineage_governance.store.duckdb_engine; "
+            "print(sorted(m for m in sys.modules if m == 'airflow' or m.startswith('airflow.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert done.stdout.strip() == "[]"
