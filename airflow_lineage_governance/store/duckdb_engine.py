@@ -19,6 +19,7 @@ class DuckDBEngine:
 
     dialect = "duckdb"
     text_order = ""  # DuckDB compares text by its bytes: UTF-8 byte order is code point order
+    errors: tuple[type[BaseException], ...] = (duckdb.Error,)
 
     def __init__(self, path: Path, *, read_only: bool = False, create: bool = True) -> None:
         self.path = path

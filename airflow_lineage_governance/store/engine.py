@@ -20,6 +20,8 @@ class Engine(Protocol):
     """Where the database is, for sentences: a path, or a URL without its password."""
     text_order: str
     """What to write after a text expression in ORDER BY so that it sorts by code point, as Python does."""
+    errors: tuple[type[BaseException], ...]
+    """The errors the database's driver raises (a lost connection, a full disk, a refused statement)."""
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Runs a query and returns its rows."""

@@ -30,6 +30,7 @@ class PostgresEngine:
 
     dialect = "postgres"
     text_order = ' COLLATE "C"'  # code point order whatever the database's collation
+    errors: tuple[type[BaseException], ...] = (psycopg.Error,)
 
     def __init__(self, url: str, *, connect_timeout: int = 10) -> None:
         self.description = without_password(url)
