@@ -4,8 +4,10 @@ on both engines, so writers never look an id up before inserting (a repeated ins
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 
+@lru_cache(maxsize=1 << 20)  # a history names the same jobs, tables and columns in event after event
 def stable_id(kind: str, *parts: str) -> int:
     """Returns the id of the `kind` row whose natural key is `parts` (a positive 63-bit integer).
 

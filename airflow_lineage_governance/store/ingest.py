@@ -17,6 +17,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -42,6 +43,7 @@ from airflow_lineage_governance.store.ids import stable_id
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 BATCH = 2000
 FIRST = -(2**63)  # before every instant
+statement_hash = lru_cache(maxsize=1 << 16)(sql_hash)  # a job's runs repeat its statement night after night
 ATTEMPTS = 5
 
 
@@ -115,6 +117,7 @@ def ingest(engine: Engine, source: EventSource, *, batch_size: int = BATCH,
     report = report or IngestReport(source=source.description)
     read = ReadReport(source=source.description)
     batch: list[Received] = []
+    known: dict[bytes, ShapeRows] = {}
     for raw, line in _with_lines(source, read):
         report.read += 1
         event = to_run_event(raw)
@@ -128,10 +131,10 @@ def ingest(engine: Engine, source: EventSource, *, batch_size: int = BATCH,
             continue
         batch.append(Received(event, micros(event.at), line.rstrip(b"\r\n") if line is not None else _dumps(raw)))
         if len(batch) >= batch_size:
-            store_batch(engine, batch, report)
+            store_batch(engine, batch, report, known)
             batch = []
     if batch:
-        store_batch(engine, batch, report)
+        store_batch(engine, batch, report, known)
     report.malformed, report.truncated = read.malformed, read.truncated
     report.read += read.malformed + read.truncated
     report.problems.extend(read.problems[:10])
@@ -158,13 +161,15 @@ def _dumps(raw: Any) -> bytes:
         return json.dumps(raw, separators=(",", ":"), default=str).encode()
 
 
-def store_batch(engine: Engine, batch: Sequence[Received], report: IngestReport) -> None:
+def store_batch(engine: Engine, batch: Sequence[Received], report: IngestReport,
+                known: dict[bytes, ShapeRows] | None = None) -> None:
     """Stores one batch in one transaction, tried again after a deadlock or serialization failure.
 
     Args:
         engine: The store's engine.
         batch: The batch's good events, in the order received.
         report: The report to count into.
+        known: The lineage shapes read so far, by `lineage_key` (kept across the batches of one ingest).
     """
     unique: dict[tuple[str, str, int], Received] = {}
     for received in batch:
@@ -172,7 +177,7 @@ def store_batch(engine: Engine, batch: Sequence[Received], report: IngestReport)
     for attempt in range(ATTEMPTS):
         try:
             with engine.transaction():
-                stored, completes = _store(engine, unique)
+                stored, completes = _store(engine, unique, known)
             break
         except Exception as error:
             if attempt + 1 == ATTEMPTS or not engine.transient(error):
@@ -184,7 +189,8 @@ def store_batch(engine: Engine, batch: Sequence[Received], report: IngestReport)
     report.duplicates += len(batch) - stored
 
 
-def _store(engine: Engine, unique: dict[tuple[str, str, int], Received]) -> tuple[int, int]:
+def _store(engine: Engine, unique: dict[tuple[str, str, int], Received],
+           known: dict[bytes, ShapeRows] | None) -> tuple[int, int]:
     now = time.time_ns() // 1000
     keys = sorted(unique)
     jobs = {job_id(r.event): (job_id(r.event), r.event.job_namespace, r.event.job_name) for r in unique.values()}
@@ -205,7 +211,7 @@ def _store(engine: Engine, unique: dict[tuple[str, str, int], Received]) -> tupl
     engine.lock(sorted({job_id(r.event) for r in new}))
     _final_states(engine, sorted({r.event.run_id for r in new}))
     completes = [r for r in new if r.event.event_type == COMPLETE and r.event.raw is not None]
-    _lineage(engine, completes)
+    _lineage(engine, completes, known)
     earliest: dict[int, int] = {}
     for received in completes:
         job = job_id(received.event)
@@ -232,62 +238,120 @@ def _final_states(engine: Engine, runs: list[str]) -> None:
         "WHERE run_id IN (SELECT unnest(CAST(? AS TEXT[])))) AS e) AS ranked WHERE place = 1", [runs])
 
 
-def _lineage(engine: Engine, completes: Iterable[Received]) -> None:
+@dataclass(frozen=True, slots=True)
+class ShapeRows:
+    """The rows one lineage shape adds: its id, the tables and columns it names, its edges and tables written."""
+
+    shape_id: int
+    wrong_parts: int
+    datasets: tuple[tuple[int, str], ...]  # (id, name) of each table it names
+    columns: tuple[Row, ...]  # dataset_columns rows
+    shape_columns: tuple[Row, ...]
+    shape_outputs: tuple[Row, ...]
+    shape_edges: tuple[Row, ...]
+
+
+def shape_rows(event: RunEvent) -> ShapeRows:
+    """Returns the rows of the lineage a COMPLETE (holding its `raw` JSON) states, read by `graph/build.py`."""
+    graph = event_graph(event)
+    edges = sorted((str(e.source.table), e.source.field, *_target(e.target), str(e.type), str(e.subtype),
+                    e.masking) for e in graph.edges())
+    named = {str(t): list(names) for t, names in graph.table_columns.items()}
+    outputs = sorted(str(t) for t in graph.outputs)
+    shape = stable_id("shape", orjson.dumps([edges, sorted(named.items()), outputs, graph.wrong_parts]).decode())
+    columns, shape_columns = [], []
+    for table, names in graph.table_columns.items():
+        table_id = dataset_id(table)
+        for position, name in enumerate(names):
+            column = column_id(table, name)
+            columns.append((column, table_id, name))
+            shape_columns.append((shape, column, table_id, position))
+    shape_edges = []
+    for edge in graph.edges():
+        source, into = column_id(edge.source.table, edge.source.field), edge.target
+        target = dataset_id(into) if isinstance(into, TableRef) else column_id(into.table, into.field)
+        shape_edges.append((shape, source, target, isinstance(into, TableRef), str(edge.type), str(edge.subtype),
+                            edge.masking))
+    return ShapeRows(shape, graph.wrong_parts, tuple((dataset_id(t), str(t)) for t in graph.table_columns),
+                     tuple(columns), tuple(shape_columns), tuple((shape, dataset_id(t)) for t in graph.outputs),
+                     tuple(shape_edges))
+
+
+def lineage_key(raw: dict[str, Any]) -> bytes | None:
+    """Returns the parts of an event its lineage is read from (each dataset's name, namespace, schema and column
+    lineage facets, or the dataset itself when it is no object) as orjson bytes: two events with equal keys state
+    the same lineage (their snapshots may differ). None when the parts cannot be written so (nested too deep)."""
+    parts: list[Any] = []
+    for key in ("inputs", "outputs"):
+        datasets = raw.get(key)
+        if type(datasets) is not list:
+            parts.append({"datasets": datasets})
+            continue
+        for dataset in datasets:
+            facets = dataset.get("facets") if type(dataset) is dict else None
+            if type(facets) is dict:
+                parts.append([dataset.get("name"), dataset.get("namespace"), facets.get("schema"),
+                              facets.get("columnLineage")])
+            elif type(dataset) is dict:
+                parts.append([dataset.get("name"), dataset.get("namespace"), facets])
+            else:
+                parts.append({"dataset": dataset})
+        parts.append(None)  # between the inputs and the outputs
+    try:
+        return orjson.dumps(parts)
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+
+
+def _lineage(engine: Engine, completes: Iterable[Received], known: dict[bytes, ShapeRows] | None = None) -> None:
     """Adds each COMPLETE's lineage: its datasets and columns, its shape (edges, columns named, tables written),
-    the snapshots it read and wrote."""
+    the snapshots it read and wrote. `known` keeps the shapes read so far by `lineage_key` (most runs of a job
+    state the lineage of its run before)."""
+    known = {} if known is None else known
     datasets: dict[int, Row] = {}
     columns: dict[int, Row] = {}
-    shapes: dict[int, Row] = {}
-    shape_columns: dict[tuple[int, int], Row] = {}
-    shape_outputs: dict[tuple[int, int], Row] = {}
-    shape_edges: dict[tuple[int, int, int, str, str], Row] = {}
+    shapes: dict[int, ShapeRows] = {}
     complete_rows: list[Row] = []
     run_datasets: dict[tuple[str, int, str, int], Row] = {}
     snapshots: dict[tuple[int, str], Row] = {}
     for received in completes:
         event, raw = received.event, received.event.raw
         assert raw is not None
-        graph = event_graph(event)
+        key = lineage_key(raw)
+        rows = known.get(key) if key is not None else None
+        if rows is None:
+            rows = shape_rows(event)
+            if key is not None:
+                if len(known) > 100_000:
+                    known.clear()
+                known[key] = rows
         spaces = _namespaces(raw)
-        for table in graph.table_columns:
-            datasets.setdefault(dataset_id(table), (dataset_id(table), str(table), spaces.get(str(table), "")))
-        edges = sorted((str(e.source.table), e.source.field, *_target(e.target), str(e.type), str(e.subtype),
-                        e.masking) for e in graph.edges())
-        named = {str(t): list(names) for t, names in graph.table_columns.items()}
-        outputs = sorted(str(t) for t in graph.outputs)
-        shape = stable_id("shape", orjson.dumps([edges, sorted(named.items()), outputs, graph.wrong_parts]).decode())
-        if shape not in shapes:
-            shapes[shape] = (shape, graph.wrong_parts)
-            for table, names in graph.table_columns.items():
-                table_id = dataset_id(table)
-                for position, name in enumerate(names):
-                    column = column_id(table, name)
-                    columns.setdefault(column, (column, table_id, name))
-                    shape_columns.setdefault((shape, column), (shape, column, table_id, position))
-            for table in graph.outputs:
-                shape_outputs.setdefault((shape, dataset_id(table)), (shape, dataset_id(table)))
-            for edge in graph.edges():
-                source, into = column_id(edge.source.table, edge.source.field), edge.target
-                target = dataset_id(into) if isinstance(into, TableRef) else column_id(into.table, into.field)
-                key = (shape, source, target, str(edge.type), str(edge.subtype))
-                shape_edges.setdefault(key, (*key[:3], isinstance(into, TableRef), key[3], key[4], edge.masking))
+        if rows.shape_id not in shapes:
+            shapes[rows.shape_id] = rows
+            for table_id, name in rows.datasets:
+                datasets.setdefault(table_id, (table_id, name, spaces.get(name, "")))
+            for column in rows.columns:
+                columns.setdefault(column[0], column)
         query = _query(raw)
-        complete_rows.append((event.run_id, received.at_us, event.event_time, job_id(event), shape,
-                              sql_hash(query) if query is not None else None, event.try_number, event.dag_run_id))
+        complete_rows.append((event.run_id, received.at_us, event.event_time, job_id(event), rows.shape_id,
+                              statement_hash(query) if query is not None else None, event.try_number, event.dag_run_id))
         for role, table, snapshot in _versions(raw):
-            place = (event.run_id, received.at_us, role, dataset_id(table))
+            table_id = dataset_id(table)
+            place = (event.run_id, received.at_us, role, table_id)
             run_datasets.setdefault(place, (*place, snapshot))
-            datasets.setdefault(dataset_id(table), (dataset_id(table), str(table), spaces.get(str(table), "")))
+            datasets.setdefault(table_id, (table_id, str(table), spaces.get(str(table), "")))
             if role == "output" and snapshot is not None:
-                snapshots.setdefault((dataset_id(table), snapshot),
-                                     (dataset_id(table), snapshot, event.run_id, received.at_us))
+                snapshots.setdefault((table_id, snapshot), (table_id, snapshot, event.run_id, received.at_us))
+    ordered = [shapes[key] for key in sorted(shapes)]
     engine.insert("datasets", ("dataset_id", "name", "namespace"), _sorted(datasets))
     engine.insert("dataset_columns", ("column_id", "dataset_id", "name"), _sorted(columns))
-    engine.insert("shapes", ("shape_id", "wrong_parts"), _sorted(shapes))
-    engine.insert("shape_columns", ("shape_id", "column_id", "dataset_id", "position"), _sorted(shape_columns))
-    engine.insert("shape_outputs", ("shape_id", "dataset_id"), _sorted(shape_outputs))
+    engine.insert("shapes", ("shape_id", "wrong_parts"), [(r.shape_id, r.wrong_parts) for r in ordered])
+    engine.insert("shape_columns", ("shape_id", "column_id", "dataset_id", "position"),
+                  sorted(row for r in ordered for row in r.shape_columns))
+    engine.insert("shape_outputs", ("shape_id", "dataset_id"), sorted(row for r in ordered for row in r.shape_outputs))
     engine.insert("shape_edges", ("shape_id", "source_column_id", "target_id", "into_table", "type", "subtype",
-                                  "masking"), _sorted(shape_edges))
+                                  "masking"), sorted({row[:3] + row[4:6]: row for r in ordered
+                                                      for row in r.shape_edges}.values()))
     engine.insert("completes", ("run_id", "at_us", "event_time", "job_id", "shape_id", "sql_hash", "try_number",
                                 "dag_run_id"), sorted(complete_rows, key=lambda row: (row[0], row[1])))
     engine.insert("run_datasets", ("run_id", "at_us", "role", "dataset_id", "snapshot"), _sorted(run_datasets))
