@@ -42,6 +42,9 @@ class PostgresEngine:
             raise StoreUnavailableError(f"{self.description}: the lineage store's PostgreSQL cannot be opened "
                                         f"({reason}); check the connection's host, port, database and login") from None
         self._staged: set[str] = set()
+        # the store's queries are short: compiling them (PostgreSQL's JIT, on when a plan's estimate is high, as a
+        # recursive query's is) would cost more than running them
+        self.execute("SET jit = off")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Runs a query and returns its rows."""
