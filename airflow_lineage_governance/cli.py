@@ -396,6 +396,9 @@ def parser() -> argparse.ArgumentParser:
     from airflow_lineage_governance.design.commands import add_design_commands
 
     add_design_commands(commands)
+    from airflow_lineage_governance.store_commands import add_store_commands
+
+    add_store_commands(commands)
     return root
 
 

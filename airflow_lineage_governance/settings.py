@@ -81,6 +81,12 @@ SETTINGS: dict[str, Setting] = {setting.key: setting for setting in (
             "binary comparison).", example="nocase", default=""),
     Setting("duckdb_default_order", "The DuckDB default_order (ASC or DESC) of an ORDER BY that names none.",
             example="ASC", default="ASC"),
+    Setting("store", "Where the lineage store lives when store_conn_id is not set: the path of its DuckDB file "
+            "(created by `lineage-governance store init`) or a postgresql:// URL.",
+            example="/data/lineage-store.duckdb", default="lineage-store.duckdb"),
+    Setting("store_conn_id", "An Airflow connection of type postgres whose database holds the lineage store (its "
+            "extra's string values, such as sslmode or options, are passed to libpq). Unset: the store setting.",
+            example="lineage_store"),
     Setting("duckdb_default_null_order", "The DuckDB default_null_order (NULLS_LAST or NULLS_FIRST) of an ORDER BY "
             "that names none.", example="NULLS_LAST", default="NULLS_LAST"),
 )}
@@ -138,6 +144,46 @@ def provider_config() -> dict[str, Any]:
         "options": {s.key: {"description": s.description, "version_added": __version__, "type": s.type,
                             "example": s.example, "default": s.default} for s in SETTINGS.values()},
     }}
+
+
+def store_location(given: str | None = None) -> str:
+    """Returns where the lineage store lives: `given` (a command-line flag), else the PostgreSQL URL of the
+    `[lineage_governance] store_conn_id` connection (read through Airflow), else `[lineage_governance] store`.
+
+    Raises:
+        MissingSettingError: The connection is not defined, or is not of type postgres.
+    """
+    if given:
+        return given
+    conn_id = setting("store_conn_id")
+    if conn_id:
+        return postgres_url(conn_id)
+    return required("store", "--store")
+
+
+def postgres_url(conn_id: str) -> str:
+    """Returns the `postgresql://` URL of an Airflow connection of type postgres (its `schema` is the database,
+    its extra's string values are libpq parameters); raises MissingSettingError when there is no such connection."""
+    from urllib.parse import quote, urlencode
+
+    from airflow.exceptions import AirflowNotFoundException
+    from airflow.models.connection import Connection
+
+    try:
+        connection = Connection.get_connection_from_secrets(conn_id)
+    except AirflowNotFoundException:
+        raise MissingSettingError(f"the store_conn_id setting names the connection {conn_id!r}, which is not "
+                                  "defined; define it (type postgres) or set [lineage_governance] store") from None
+    if connection.conn_type not in ("postgres", "postgresql"):
+        raise MissingSettingError(f"the connection {conn_id!r} is of type {connection.conn_type!r}; the lineage store "
+                                  "needs one of type postgres")
+    login = quote(connection.login or "", safe="")
+    password = f":{quote(connection.password, safe='')}" if connection.password else ""
+    user = f"{login}{password}@" if login else ""
+    port = f":{connection.port}" if connection.port else ""
+    extra = {k: v for k, v in connection.extra_dejson.items() if isinstance(v, str)}
+    query = f"?{urlencode(extra)}" if extra else ""
+    return f"postgresql://{user}{connection.host or 'localhost'}{port}/{quote(connection.schema or '', safe='')}{query}"
 
 
 def seconds(key: str) -> float:

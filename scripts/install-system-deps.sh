@@ -2,8 +2,9 @@
 # Installs the Debian packages the test suite needs and the machine may lack: a compose client (the
 # docker-compose.yaml test), headless Chromium (the scheduler suite's screenshots), a Java 17 JDK, Maven and curl
 # (the Iceberg REST catalog server, built from source by scripts/iceberg-rest/build.sh, and the Marquez of
-# tests/marquez, built from source by ../shared/marquez/start.sh) and PostgreSQL 15's binaries (that Marquez's
-# database). Idempotent: installs only what is missing. Needs root (as on CI).
+# tests/marquez, built from source by ../shared/marquez/start.sh) and PostgreSQL 15 (that Marquez's database, and
+# the lineage store's tests, which start one of their own: scripts/postgres/start.sh). Idempotent: installs only
+# what is missing. Needs root (as on CI).
 set -euo pipefail
 wanted=()
 command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || wanted+=(docker-compose)

@@ -282,6 +282,14 @@ def _add_edges(lineage: LineageGraph, event: RunEvent, namespace: str | None, so
                           event.event_time))
 
 
+def event_graph(event: RunEvent, namespace: str | None = None) -> LineageGraph:
+    """Returns the graph one COMPLETE event (holding its `raw` JSON) states: its edges in the event's order, the
+    columns it names per table and the tables it writes, as `build_graph` reads every event."""
+    lineage = LineageGraph()
+    _add_event(lineage, event, namespace)
+    return lineage
+
+
 def build_graph(events: Iterable[RunEvent], namespace: str | None = None) -> LineageGraph:
     """Returns the graph of the latest COMPLETE event of every job; datasets of other namespaces are left out
     when `namespace` is given, and so are datasets whose name names no table (no namespace part)."""

@@ -1,0 +1,2 @@
+"""The lineage store: the lineage history in a database (an embedded DuckDB file or PostgreSQL), its versioned
+schema, idempotent ingest of OpenLineage events and the questions asked of it as queries."""

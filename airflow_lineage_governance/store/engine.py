@@ -1,0 +1,97 @@
+"""The one interface the store's two engines offer (`Engine`), and `open_engine`, which picks one by location: a
+`postgresql://` URL is PostgreSQL, anything else the path of a DuckDB file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+Row = tuple[Any, ...]
+
+
+class Engine(Protocol):
+    """A database the store runs on: statements written once, with `?` placeholders, for both engines."""
+
+    dialect: str
+    """`duckdb` or `postgres`."""
+    description: str
+    """Where the database is, for sentences: a path, or a URL without its password."""
+    text_order: str
+    """What to write after a text expression in ORDER BY so that it sorts by code point, as Python does."""
+    errors: tuple[type[BaseException], ...]
+    """The errors the database's driver raises (a lost connection, a full disk, a refused statement)."""
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Runs a query and returns its rows."""
+        ...
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """Runs a statement."""
+        ...
+
+    def insert(self, table: str, columns: Sequence[str], rows: Sequence[Row],
+               returning: Sequence[str] = ()) -> list[Row]:
+        """Inserts the rows, leaving out those whose key is there already; returns `returning` of those added."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Returns a context in which every statement commits together, or none does."""
+        ...
+
+    def lock(self, keys: Sequence[int]) -> None:
+        """Holds the keys until the transaction ends, so that writers of the same keys take turns."""
+        ...
+
+    def tables(self) -> set[str]:
+        """Returns the names of the tables in the database (the store's search path on PostgreSQL)."""
+        ...
+
+    def size_bytes(self) -> int:
+        """Returns the database's size on disk."""
+        ...
+
+    def vacuum(self) -> None:
+        """Gives back the space of deleted rows and refreshes the planner's statistics."""
+        ...
+
+    def close(self) -> None:
+        """Closes the connection."""
+        ...
+
+    def transient(self, error: BaseException) -> bool:
+        """Returns whether a batch that failed with `error` may succeed when tried again (a deadlock, a
+        serialization failure)."""
+        ...
+
+
+def open_engine(location: str | Path, *, read_only: bool = False, create: bool = True) -> Engine:
+    """Returns the engine of the store at `location`.
+
+    Args:
+        location: A `postgresql://` (or `postgres://`) URL, or the path of a DuckDB file (created when missing,
+            unless `read_only`).
+        read_only: Open a DuckDB file for reading only, so that other processes may read it at the same time.
+        create: Create a DuckDB file that is not there (else that is an error).
+
+    Returns:
+        The connected engine.
+
+    Raises:
+        StoreUnavailableError: The database cannot be reached or opened.
+    """
+    text = str(location)
+    if text.startswith(("postgresql://", "postgres://")):
+        from airflow_lineage_governance.store.postgres_engine import PostgresEngine
+
+        return PostgresEngine(text)
+    from airflow_lineage_governance.store.duckdb_engine import DuckDBEngine
+
+    return DuckDBEngine(Path(text), read_only=read_only, create=create)
+
+
+def batches(rows: Sequence[Row], size: int) -> Iterator[Sequence[Row]]:
+    """Yields the rows in slices of at most `size`."""
+    for start in range(0, len(rows), size):
+        yield rows[start:start + size]

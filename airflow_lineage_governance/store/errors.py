@@ -1,0 +1,21 @@
+"""Errors of the lineage store, all under `StoreError` (itself under the package's `LineageGovernanceError`)."""
+
+from __future__ import annotations
+
+from airflow_lineage_governance.errors import LineageGovernanceError
+
+
+class StoreError(LineageGovernanceError):
+    """Raised when the lineage store cannot be opened, upgraded, written or asked."""
+
+
+class StoreVersionError(StoreError):
+    """Raised when a store's schema is newer than this provider knows, or its version cannot be read."""
+
+
+class StoreUnavailableError(StoreError):
+    """Raised when the store's database cannot be reached or refuses the connection."""
+
+
+class ColumnNotInStoreError(StoreError):
+    """Raised when a column asked about is named by no event in the store, or the text names no column."""

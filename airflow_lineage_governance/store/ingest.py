@@ -1,0 +1,452 @@
+"""Incremental, idempotent ingest of OpenLineage run events into the store.
+
+Each event is kept once under its key: run id, event type and event time as an instant (microseconds, UTC; so
+`…46.54148Z` and `…46.541480+00:00` are one event), the key `graph/events.py` counts duplicates by. The first
+delivery of a key is kept; a later one is counted as a duplicate whatever its content (a backend may rewrite an
+event's time text or facets). Events are parsed by `graph/events.py` and a COMPLETE's lineage read by
+`graph/build.py`, as for the in-memory history. Each batch is one transaction: it adds its events, the runs'
+final states, the COMPLETEs' lineage, and re-derives the validity intervals of the jobs it touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+import orjson
+
+from airflow_lineage_governance.errors import InvalidNameError
+from airflow_lineage_governance.graph.build import event_graph
+from airflow_lineage_governance.graph.events import (
+    COMPLETE,
+    EVENT_TYPES,
+    TERMINAL,
+    TYPE_RANK,
+    EventSource,
+    LineSource,
+    ReadReport,
+    RunEvent,
+    to_run_event,
+)
+from airflow_lineage_governance.graph.records import sql_hash
+from airflow_lineage_governance.refs import ColumnRef, TableRef
+from airflow_lineage_governance.store.engine import Engine, Row
+from airflow_lineage_governance.store.ids import stable_id
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+BATCH = 2000
+FIRST = -(2**63)  # before every instant
+statement_hash = lru_cache(maxsize=1 << 16)(sql_hash)  # a job's runs repeat its statement night after night
+ATTEMPTS = 5
+
+
+def micros(at: datetime) -> int:
+    """Returns the instant as whole microseconds since the epoch (UTC)."""
+    return (at - EPOCH) // timedelta(microseconds=1)
+
+
+@dataclass
+class IngestReport:
+    """What an ingest read and kept."""
+
+    source: str = ""
+    read: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    completes: int = 0
+    wrong_shape: int = 0
+    unknown_type: int = 0
+    malformed: int = 0
+    truncated: int = 0
+    batches: int = 0
+    retries: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Returns the counts as plain data (the first problems as examples)."""
+        data = asdict(self)
+        data["problems"] = self.problems[:10]
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """One good event of a batch: its parsed parts, its instant and its JSON bytes."""
+
+    event: RunEvent
+    at_us: int
+    data: bytes
+
+
+def job_id(event: RunEvent) -> int:
+    """Returns the id of the event's job (its namespace and name)."""
+    return stable_id("job", event.job_namespace, event.job_name)
+
+
+def dataset_id(table: TableRef) -> int:
+    """Returns the id of a dataset, by its name (`namespace.table`)."""
+    return stable_id("dataset", str(table))
+
+
+def column_id(table: TableRef, name: str) -> int:
+    """Returns the id of a dataset's column."""
+    return stable_id("column", str(table), name)
+
+
+def ingest(engine: Engine, source: EventSource, *, batch_size: int = BATCH,
+           report: IngestReport | None = None) -> IngestReport:
+    """Adds every event of `source` not in the store yet, one transaction per batch.
+
+    Args:
+        engine: The store's engine (its schema current: `LineageStore.open` checks it).
+        source: The events (a JSON Lines file, Marquez, or any `EventSource`).
+        batch_size: How many good events each transaction holds.
+        report: A report to add the counts to.
+
+    Returns:
+        What was read, stored and left out. An event left out (not JSON, no run id, an unknown type) is counted,
+        never raised.
+    """
+    report = report or IngestReport(source=source.description)
+    read = ReadReport(source=source.description)
+    batch: list[Received] = []
+    known: dict[bytes, ShapeRows] = {}
+    for raw, line in _with_lines(source, read):
+        report.read += 1
+        event = to_run_event(raw)
+        if event is None:
+            report.wrong_shape += 1
+            _note(report, "an event without a run id, job name, event type or ISO 8601 event time")
+            continue
+        if event.event_type not in EVENT_TYPES:
+            report.unknown_type += 1
+            _note(report, "an event of an unknown event type")
+            continue
+        batch.append(Received(event, micros(event.at), line.rstrip(b"\r\n") if line is not None else _dumps(raw)))
+        if len(batch) >= batch_size:
+            store_batch(engine, batch, report, known)
+            batch = []
+    if batch:
+        store_batch(engine, batch, report, known)
+    report.malformed, report.truncated = read.malformed, read.truncated
+    report.read += read.malformed + read.truncated
+    report.problems.extend(read.problems[:10])
+    return report
+
+
+def _note(report: IngestReport, problem: str) -> None:
+    if len(report.problems) < 50:
+        report.problems.append(problem)
+
+
+def _with_lines(source: EventSource, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
+    if isinstance(source, LineSource):
+        yield from source.parsed_lines(report)
+    else:
+        for raw in source.raw_events(report):
+            yield raw, None
+
+
+def _dumps(raw: Any) -> bytes:
+    try:
+        return orjson.dumps(raw)
+    except (orjson.JSONEncodeError, TypeError):  # nested past orjson's 255 levels
+        return json.dumps(raw, separators=(",", ":"), default=str).encode()
+
+
+def store_batch(engine: Engine, batch: Sequence[Received], report: IngestReport,
+                known: dict[bytes, ShapeRows] | None = None) -> None:
+    """Stores one batch in one transaction, tried again after a deadlock or serialization failure.
+
+    Args:
+        engine: The store's engine.
+        batch: The batch's good events, in the order received.
+        report: The report to count into.
+        known: The lineage shapes read so far, by `lineage_key` (kept across the batches of one ingest).
+    """
+    unique: dict[tuple[str, str, int], Received] = {}
+    for received in batch:
+        unique.setdefault((received.event.run_id, received.event.event_type, received.at_us), received)
+    for attempt in range(ATTEMPTS):
+        try:
+            with engine.transaction():
+                stored, completes = _store(engine, unique, known)
+            break
+        except Exception as error:
+            if attempt + 1 == ATTEMPTS or not engine.transient(error):
+                raise
+            report.retries += 1
+    report.batches += 1
+    report.stored += stored
+    report.completes += completes
+    report.duplicates += len(batch) - stored
+
+
+def _store(engine: Engine, unique: dict[tuple[str, str, int], Received],
+           known: dict[bytes, ShapeRows] | None) -> tuple[int, int]:
+    now = time.time_ns() // 1000
+    keys = sorted(unique)
+    jobs = {job_id(r.event): (job_id(r.event), r.event.job_namespace, r.event.job_name) for r in unique.values()}
+    engine.insert("jobs", ("job_id", "namespace", "name"), sorted(jobs.values()))
+    rows = []
+    for key in keys:
+        received = unique[key]
+        event = received.event
+        rows.append((event.run_id, event.event_type, received.at_us, event.event_time, job_id(event),
+                     hashlib.sha256(received.data).hexdigest(), zlib.compress(received.data, 6), now,
+                     event.dag_run_id, event.try_number))
+    added = engine.insert("events", ("run_id", "event_type", "at_us", "event_time", "job_id", "content_sha256",
+                                     "body", "ingested_at_us", "dag_run_id", "try_number"),
+                          rows, returning=("run_id", "event_type", "at_us"))
+    new = [unique[(run, kind, at)] for run, kind, at in sorted(added)]
+    if not new:
+        return 0, 0
+    engine.lock(sorted({job_id(r.event) for r in new}))
+    _final_states(engine, sorted({r.event.run_id for r in new}))
+    completes = [r for r in new if r.event.event_type == COMPLETE and r.event.raw is not None]
+    _lineage(engine, completes, known)
+    earliest: dict[int, int] = {}
+    for received in completes:
+        job = job_id(received.event)
+        earliest[job] = min(earliest.get(job, received.at_us), received.at_us)
+    _intervals(engine, earliest)
+    return len(new), len(completes)
+
+
+RANK = "CASE event_type " + " ".join(f"WHEN '{kind}' THEN {rank}" for kind, rank in TYPE_RANK.items()) + " ELSE 1 END"
+TERMINAL_TYPES = ", ".join(f"'{kind}'" for kind in TERMINAL)
+
+
+def _final_states(engine: Engine, runs: list[str]) -> None:
+    """Re-derives the final state of the runs: the latest terminal event, else the latest event (by instant, then
+    type: COMPLETE beats START at the same instant, then the time as written), as `final_events` reads them."""
+    text = engine.text_order
+    engine.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest(CAST(? AS TEXT[])))", [runs])
+    engine.execute(
+        "INSERT INTO runs (run_id, job_id, state, state_terminal, state_at_us, state_rank, state_time, dag_run_id, "
+        "try_number) SELECT run_id, job_id, event_type, terminal, at_us, type_rank, event_time, dag_run_id, try_number "
+        f"FROM (SELECT e.*, ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY terminal DESC, at_us DESC, type_rank DESC, "
+        f"event_time{text} DESC) AS place FROM (SELECT run_id, job_id, event_type, event_type IN ({TERMINAL_TYPES}) "
+        f"AS terminal, at_us, {RANK} AS type_rank, event_time, dag_run_id, try_number FROM events "
+        "WHERE run_id IN (SELECT unnest(CAST(? AS TEXT[])))) AS e) AS ranked WHERE place = 1", [runs])
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeRows:
+    """The rows one lineage shape adds: its id, the tables and columns it names, its edges and tables written."""
+
+    shape_id: int
+    wrong_parts: int
+    datasets: tuple[tuple[int, str], ...]  # (id, name) of each table it names
+    columns: tuple[Row, ...]  # dataset_columns rows
+    shape_columns: tuple[Row, ...]
+    shape_outputs: tuple[Row, ...]
+    shape_edges: tuple[Row, ...]
+
+
+def shape_rows(event: RunEvent) -> ShapeRows:
+    """Returns the rows of the lineage a COMPLETE (holding its `raw` JSON) states, read by `graph/build.py`."""
+    graph = event_graph(event)
+    edges = sorted((str(e.source.table), e.source.field, *_target(e.target), str(e.type), str(e.subtype),
+                    e.masking) for e in graph.edges())
+    named = {str(t): list(names) for t, names in graph.table_columns.items()}
+    outputs = sorted(str(t) for t in graph.outputs)
+    shape = stable_id("shape", orjson.dumps([edges, sorted(named.items()), outputs, graph.wrong_parts]).decode())
+    columns, shape_columns = [], []
+    for table, names in graph.table_columns.items():
+        table_id = dataset_id(table)
+        for position, name in enumerate(names):
+            column = column_id(table, name)
+            columns.append((column, table_id, name))
+            shape_columns.append((shape, column, table_id, position))
+    shape_edges = []
+    for edge in graph.edges():
+        source, into = column_id(edge.source.table, edge.source.field), edge.target
+        target = dataset_id(into) if isinstance(into, TableRef) else column_id(into.table, into.field)
+        shape_edges.append((shape, source, target, isinstance(into, TableRef), str(edge.type), str(edge.subtype),
+                            edge.masking))
+    return ShapeRows(shape, graph.wrong_parts, tuple((dataset_id(t), str(t)) for t in graph.table_columns),
+                     tuple(columns), tuple(shape_columns), tuple((shape, dataset_id(t)) for t in graph.outputs),
+                     tuple(shape_edges))
+
+
+def lineage_key(raw: dict[str, Any]) -> bytes | None:
+    """Returns the parts of an event its lineage is read from (each dataset's name, namespace, schema and column
+    lineage facets, or the dataset itself when it is no object) as orjson bytes: two events with equal keys state
+    the same lineage (their snapshots may differ). None when the parts cannot be written so (nested too deep)."""
+    parts: list[Any] = []
+    for key in ("inputs", "outputs"):
+        datasets = raw.get(key)
+        if type(datasets) is not list:
+            parts.append({"datasets": datasets})
+            continue
+        for dataset in datasets:
+            facets = dataset.get("facets") if type(dataset) is dict else None
+            if type(facets) is dict:
+                parts.append([dataset.get("name"), dataset.get("namespace"), facets.get("schema"),
+                              facets.get("columnLineage")])
+            elif type(dataset) is dict:
+                parts.append([dataset.get("name"), dataset.get("namespace"), facets])
+            else:
+                parts.append({"dataset": dataset})
+        parts.append(None)  # between the inputs and the outputs
+    try:
+        return orjson.dumps(parts)
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+
+
+def _lineage(engine: Engine, completes: Iterable[Received], known: dict[bytes, ShapeRows] | None = None) -> None:
+    """Adds each COMPLETE's lineage: its datasets and columns, its shape (edges, columns named, tables written),
+    the snapshots it read and wrote. `known` keeps the shapes read so far by `lineage_key` (most runs of a job
+    state the lineage of its run before)."""
+    known = {} if known is None else known
+    datasets: dict[int, Row] = {}
+    columns: dict[int, Row] = {}
+    shapes: dict[int, ShapeRows] = {}
+    complete_rows: list[Row] = []
+    run_datasets: dict[tuple[str, int, str, int], Row] = {}
+    snapshots: dict[tuple[int, str], Row] = {}
+    for received in completes:
+        event, raw = received.event, received.event.raw
+        assert raw is not None
+        key = lineage_key(raw)
+        rows = known.get(key) if key is not None else None
+        if rows is None:
+            rows = shape_rows(event)
+            if key is not None:
+                if len(known) > 100_000:
+                    known.clear()
+                known[key] = rows
+        spaces = _namespaces(raw)
+        if rows.shape_id not in shapes:
+            shapes[rows.shape_id] = rows
+            for table_id, name in rows.datasets:
+                datasets.setdefault(table_id, (table_id, name, spaces.get(name, "")))
+            for column in rows.columns:
+                columns.setdefault(column[0], column)
+        query = _query(raw)
+        complete_rows.append((event.run_id, received.at_us, event.event_time, job_id(event), rows.shape_id,
+                              statement_hash(query) if query is not None else None, event.try_number, event.dag_run_id))
+        for role, table, snapshot in _versions(raw):
+            table_id = dataset_id(table)
+            place = (event.run_id, received.at_us, role, table_id)
+            run_datasets.setdefault(place, (*place, snapshot))
+            datasets.setdefault(table_id, (table_id, str(table), spaces.get(str(table), "")))
+            if role == "output" and snapshot is not None:
+                snapshots.setdefault((table_id, snapshot), (table_id, snapshot, event.run_id, received.at_us))
+    ordered = [shapes[key] for key in sorted(shapes)]
+    engine.insert("datasets", ("dataset_id", "name", "namespace"), _sorted(datasets))
+    engine.insert("dataset_columns", ("column_id", "dataset_id", "name"), _sorted(columns))
+    engine.insert("shapes", ("shape_id", "wrong_parts"), [(r.shape_id, r.wrong_parts) for r in ordered])
+    engine.insert("shape_columns", ("shape_id", "column_id", "dataset_id", "position"),
+                  sorted(row for r in ordered for row in r.shape_columns))
+    engine.insert("shape_outputs", ("shape_id", "dataset_id"), sorted(row for r in ordered for row in r.shape_outputs))
+    engine.insert("shape_edges", ("shape_id", "source_column_id", "target_id", "into_table", "type", "subtype",
+                                  "masking"), sorted({row[:3] + row[4:6]: row for r in ordered
+                                                      for row in r.shape_edges}.values()))
+    engine.insert("completes", ("run_id", "at_us", "event_time", "job_id", "shape_id", "sql_hash", "try_number",
+                                "dag_run_id"), sorted(complete_rows, key=lambda row: (row[0], row[1])))
+    engine.insert("run_datasets", ("run_id", "at_us", "role", "dataset_id", "snapshot"), _sorted(run_datasets))
+    engine.insert("snapshots", ("dataset_id", "snapshot", "written_by_run_id", "written_at_us"), _sorted(snapshots))
+
+
+def _target(target: ColumnRef | TableRef) -> tuple[str, str, bool]:
+    return (str(target), "", True) if isinstance(target, TableRef) else (str(target.table), target.field, False)
+
+
+def _sorted(rows: dict[Any, Row]) -> list[Row]:
+    return [rows[key] for key in sorted(rows)]
+
+
+def _query(raw: dict[str, Any]) -> str | None:
+    job = raw.get("job")
+    facets = job.get("facets") if type(job) is dict else None
+    sql = facets.get("sql") if type(facets) is dict else None
+    query = sql.get("query") if type(sql) is dict else None
+    return query if type(query) is str else None
+
+
+def _namespaces(raw: dict[str, Any]) -> dict[str, str]:
+    """Returns the namespace of each dataset the event names (the first it gives a name)."""
+    found: dict[str, str] = {}
+    for key in ("inputs", "outputs"):
+        datasets = raw.get(key)
+        for dataset in datasets if type(datasets) is list else ():
+            if type(dataset) is dict and type(dataset.get("name")) is str and type(dataset.get("namespace")) is str:
+                found.setdefault(dataset["name"], dataset["namespace"])
+    return found
+
+
+def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, TableRef, str | None]]:
+    """Yields the role, table and snapshot (the `version` facet, None when absent) of each dataset of the event."""
+    for key, role in (("inputs", "input"), ("outputs", "output")):
+        datasets = raw.get(key)
+        for dataset in datasets if type(datasets) is list else ():
+            if type(dataset) is not dict or type(dataset.get("name")) is not str:
+                continue
+            try:
+                table = TableRef.parse(dataset["name"])
+            except InvalidNameError:
+                continue
+            facets = dataset.get("facets")
+            found = facets.get("version") if type(facets) is dict else None
+            version = found.get("datasetVersion") if type(found) is dict else None
+            yield role, table, version if type(version) is str else None
+
+
+def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
+    """Re-derives, for the jobs given with the instant of their earliest COMPLETE just added, when each COMPLETE
+    was its job's run (until the job's next COMPLETE, by instant, then run id, then time as written:
+    `RunEvent.order`) and each edge's intervals: the stretches of consecutive COMPLETEs of its job that stated it.
+
+    Only what the new COMPLETEs can change is re-derived: from `cut`, the instant of the job's last COMPLETE
+    before them, on. The intervals whose last COMPLETE is at or after `cut` are replaced; the stretches are
+    worked out from the first COMPLETE of those (`start`), which begins a stretch of each of their edges."""
+    if not earliest:
+        return
+    text = engine.text_order
+    order = f"at_us, run_id{text}, event_time{text}"
+    jobs = sorted(earliest)
+    engine.execute("CREATE TEMPORARY TABLE IF NOT EXISTS interval_cuts (job_id BIGINT PRIMARY KEY, earliest BIGINT, "
+                   "cut BIGINT, start BIGINT)")
+    engine.execute("DELETE FROM interval_cuts")
+    engine.execute("INSERT INTO interval_cuts (job_id, earliest) SELECT unnest(CAST(? AS BIGINT[])), "
+                   "unnest(CAST(? AS BIGINT[]))", [jobs, [earliest[job] for job in jobs]])
+    engine.execute("UPDATE interval_cuts SET cut = COALESCE((SELECT MAX(c.at_us) FROM completes c WHERE c.job_id = "
+                   f"interval_cuts.job_id AND c.at_us < interval_cuts.earliest), {FIRST})")
+    engine.execute("UPDATE interval_cuts SET start = LEAST(cut, COALESCE((SELECT MIN(e.valid_from_us) FROM "
+                   "column_edges e WHERE e.job_id = interval_cuts.job_id AND e.last_at_us >= interval_cuts.cut), "
+                   "cut))")
+    engine.execute(
+        "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT c.run_id, c.at_us, LEAD(c.at_us) OVER "
+        f"(PARTITION BY c.job_id ORDER BY {order}) AS next_at FROM completes c JOIN interval_cuts k ON k.job_id = "
+        "c.job_id AND c.at_us >= k.cut) AS following WHERE completes.run_id = following.run_id AND "
+        "completes.at_us = following.at_us AND completes.valid_until_us IS DISTINCT FROM following.next_at")
+    engine.execute("DELETE FROM column_edges WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
+                   "column_edges.job_id AND column_edges.last_at_us >= k.cut)")
+    engine.execute(
+        "INSERT INTO column_edges (job_id, source_column_id, target_id, into_table, type, subtype, masking, "
+        "valid_from_us, valid_until_us, first_run_id, last_run_id, last_at_us) "
+        "WITH ordered AS (SELECT c.job_id, c.run_id, c.at_us, c.valid_until_us, c.shape_id, ROW_NUMBER() OVER "
+        f"(PARTITION BY c.job_id ORDER BY {order}) AS place FROM completes c JOIN interval_cuts k ON k.job_id = "
+        "c.job_id AND c.at_us >= k.start), "
+        "stated AS (SELECT o.job_id, o.place, e.source_column_id, e.target_id, e.into_table, e.type, e.subtype, "
+        "e.masking, o.place - ROW_NUMBER() OVER (PARTITION BY o.job_id, e.source_column_id, e.target_id, e.type, "
+        "e.subtype, e.masking ORDER BY o.place) AS island FROM ordered o "
+        "JOIN shape_edges e ON e.shape_id = o.shape_id), "
+        "islands AS (SELECT job_id, source_column_id, target_id, into_table, type, subtype, masking, "
+        "MIN(place) AS first_place, MAX(place) AS last_place FROM stated GROUP BY job_id, source_column_id, "
+        "target_id, into_table, type, subtype, masking, island) "
+        "SELECT i.job_id, i.source_column_id, i.target_id, i.into_table, i.type, i.subtype, i.masking, f.at_us, "
+        "l.valid_until_us, f.run_id, l.run_id, l.at_us FROM islands i "
+        "JOIN ordered f ON f.job_id = i.job_id AND f.place = i.first_place "
+        "JOIN ordered l ON l.job_id = i.job_id AND l.place = i.last_place "
+        "JOIN interval_cuts k ON k.job_id = i.job_id WHERE l.at_us >= k.cut")

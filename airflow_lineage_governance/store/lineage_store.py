@@ -1,0 +1,116 @@
+"""`LineageStore`: a store opened on one of its engines, its schema checked (an older one upgraded in place, a
+newer one refused), with ingest, the queries, statistics and vacuuming."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+from airflow_lineage_governance.graph.events import EventSource
+from airflow_lineage_governance.refs import ColumnRef
+from airflow_lineage_governance.store import queries
+from airflow_lineage_governance.store.engine import Engine, open_engine
+from airflow_lineage_governance.store.errors import StoreError, StoreUnavailableError, StoreVersionError
+from airflow_lineage_governance.store.ingest import BATCH, IngestReport, ingest, micros
+from airflow_lineage_governance.store.migrations import migrate, refuse_newer, store_version
+from airflow_lineage_governance.store.schema import SCHEMA_VERSION, TABLES
+
+T = TypeVar("T")
+
+
+class LineageStore:
+    """The lineage history in a database. A failure of the database while it answers or writes (a lost connection, a
+    full disk) is raised as StoreUnavailableError, one sentence naming the store and the driver's error class."""
+
+    def __init__(self, engine: Engine, version: int) -> None:
+        self.engine, self.version = engine, version
+
+    @classmethod
+    def open(cls, location: str | Path, *, create: bool = False, read_only: bool = False) -> LineageStore:
+        """Opens the store at `location`, upgrading an older schema in place.
+
+        Args:
+            location: A `postgresql://` URL or the path of a DuckDB file.
+            create: Create the store when the database holds none.
+            read_only: Open a DuckDB file for reading only (an older schema is then refused, not upgraded).
+
+        Returns:
+            The open store, at the provider's schema version.
+
+        Raises:
+            StoreError: The database holds no store (and `create` is false), or cannot be opened.
+            StoreVersionError: The store's schema is newer than this provider knows.
+        """
+        engine = open_engine(location, read_only=read_only, create=create)
+        try:
+            found = store_version(engine)
+            if found is None:
+                if not create or read_only:
+                    raise StoreError(f"{engine.description}: no lineage store here; create it with "
+                                     "`lineage-governance store init`")
+                return cls(engine, migrate(engine))
+            refuse_newer(engine, *found)
+            if found[0] < SCHEMA_VERSION:
+                if read_only:
+                    raise StoreVersionError(f"{engine.description}: the lineage store has schema version {found[0]}, "
+                                            f"older than version {SCHEMA_VERSION}; open it for writing once (e.g. "
+                                            "`lineage-governance store init`) to upgrade it")
+                return cls(engine, migrate(engine))
+            return cls(engine, found[0])
+        except BaseException:
+            engine.close()
+            raise
+
+    def __enter__(self) -> LineageStore:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
+
+    @contextmanager
+    def _answering(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except self.engine.errors as error:
+            raise StoreUnavailableError(f"{self.engine.description}: the lineage store failed while it {what} "
+                                        f"({type(error).__name__}); check that its database is reachable and "
+                                        "has space, then try again") from None
+
+    def _call(self, what: str, work: Callable[[], T]) -> T:
+        with self._answering(what):
+            return work()
+
+    def ingest(self, source: EventSource, *, batch_size: int = BATCH) -> IngestReport:
+        """Adds every event of `source` not in the store yet (`ingest.ingest`)."""
+        return self._call("stored events", lambda: ingest(self.engine, source, batch_size=batch_size))
+
+    def impact(self, column: ColumnRef, at: datetime | None = None) -> queries.StoreImpact:
+        """Returns what a change to the column reaches as of `at` (None: now); raises ColumnNotInStoreError."""
+        instant = micros(at) if at is not None else None
+        return self._call("answered an impact", lambda: queries.impact(self.engine, column, instant))
+
+    def edges_as_of(self, at: datetime | None = None) -> list[queries.StoredEdge]:
+        """Returns every edge that held as of `at` (None: now)."""
+        instant = micros(at) if at is not None else None
+        return self._call("listed edges", lambda: queries.edges_as_of(self.engine, instant))
+
+    def stats(self) -> dict[str, Any]:
+        """Returns the store's location, schema version, size on disk and the rows of each table."""
+        with self._answering("counted its rows"):
+            counts = {table: int(self.engine.query(f"SELECT count(*) FROM {table}")[0][0]) for table in TABLES}
+            size = self.engine.size_bytes()
+        return {"store": self.engine.description, "engine": self.engine.dialect, "schema_version": self.version,
+                "size_bytes": size, "rows": counts}
+
+    def vacuum(self) -> None:
+        """Gives back the space of deleted rows and refreshes the planner's statistics."""
+        self._call("was vacuumed", self.engine.vacuum)
+
+    def close(self) -> None:
+        """Closes the store's connection."""
+        self.engine.close()

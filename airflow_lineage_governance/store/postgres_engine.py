@@ -1,0 +1,126 @@
+"""The shared engine: PostgreSQL through psycopg 3, many writers at once (each batch one transaction, rows added
+with `ON CONFLICT DO NOTHING`, writers of the same job taking turns on an advisory lock)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from airflow_lineage_governance.store.engine import Row
+from airflow_lineage_governance.store.errors import StoreUnavailableError
+
+
+def without_password(url: str) -> str:
+    """Returns the URL with its password (and any query, which may hold one) left out."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    user = f"{parts.username}@" if parts.username else ""
+    return f"{parts.scheme}://{user}{host}{parts.path}"
+
+
+class PostgresEngine:
+    """A store in a PostgreSQL database."""
+
+    dialect = "postgres"
+    text_order = ' COLLATE "C"'  # code point order whatever the database's collation
+    errors: tuple[type[BaseException], ...] = (psycopg.Error,)
+
+    def __init__(self, url: str, *, connect_timeout: int = 10) -> None:
+        self.description = without_password(url)
+        try:
+            self.connection = psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout)
+        except (psycopg.Error, ValueError) as error:
+            reason = type(error).__name__ if not isinstance(error, psycopg.OperationalError) else "not reachable, " \
+                "or the login was refused"
+            raise StoreUnavailableError(f"{self.description}: the lineage store's PostgreSQL cannot be opened "
+                                        f"({reason}); check the connection's host, port, database and login") from None
+        self._staged: set[str] = set()
+        # the store's queries are short: compiling them (PostgreSQL's JIT, on when a plan's estimate is high, as a
+        # recursive query's is) would cost more than running them
+        self.execute("SET jit = off")
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Runs a query and returns its rows."""
+        with self.connection.cursor() as cursor:
+            cursor.execute(_placeholders(sql), list(params))
+            return cursor.fetchall()
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """Runs a statement."""
+        with self.connection.cursor() as cursor:
+            cursor.execute(_placeholders(sql), list(params))
+
+    def insert(self, table: str, columns: Sequence[str], rows: Sequence[Row],
+               returning: Sequence[str] = ()) -> list[Row]:
+        """Copies the rows into a temporary table, then inserts them with `ON CONFLICT DO NOTHING` (rows whose key is
+        there already, or repeats within `rows`, are left out); returns `returning` of those added."""
+        if not rows:
+            return []
+        staged = f"staged_{table}"
+        listed = ", ".join(columns)
+        with self.connection.cursor() as cursor:
+            if staged not in self._staged:
+                cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {staged} (LIKE {table})")
+                self._staged.add(staged)
+            cursor.execute(f"TRUNCATE {staged}")
+            with cursor.copy(f"COPY {staged} ({listed}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            sql = f"INSERT INTO {table} ({listed}) SELECT {listed} FROM {staged} ON CONFLICT DO NOTHING"
+            if returning:
+                cursor.execute(sql + " RETURNING " + ", ".join(returning))
+                return cursor.fetchall()
+            cursor.execute(sql)
+            return []
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Runs the block in one transaction: committed when it ends, rolled back when it raises."""
+        with self.connection.transaction():
+            yield
+
+    def lock(self, keys: Sequence[int]) -> None:
+        """Takes a transaction-scoped advisory lock on each key, in ascending order (writers never wait in a
+        circle)."""
+        if keys:
+            self.execute("SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT k FROM unnest(CAST(? AS BIGINT[])) AS k "
+                         "ORDER BY k OFFSET 0) AS ordered", [sorted(set(keys))])
+
+    def tables(self) -> set[str]:
+        """Returns the names of the tables on the connection's search path."""
+        return {name for (name,) in self.query(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = ANY(current_schemas(false))")}
+
+    def size_bytes(self) -> int:
+        """Returns the size of the store's tables and indexes."""
+        found = self.query("SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                           "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                           "WHERE c.relkind = 'r' AND n.nspname = ANY(current_schemas(false))")
+        return int(found[0][0])
+
+    def vacuum(self) -> None:
+        """Runs VACUUM (ANALYZE) over the database's tables."""
+        self.execute("VACUUM (ANALYZE)")
+
+    def close(self) -> None:
+        """Closes the connection."""
+        self.connection.close()
+
+    def transient(self, error: BaseException) -> bool:
+        """Returns whether the error is a deadlock or a serialization failure (the batch may be tried again)."""
+        return isinstance(error, TRANSIENT)
+
+
+TRANSIENT = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
+"""The errors after which a writer's batch is rolled back and tried again."""
+
+
+def _placeholders(sql: str) -> str:
+    return sql.replace("%", "%%").replace("?", "%s")

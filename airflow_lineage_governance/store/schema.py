@@ -1,0 +1,75 @@
+"""The store's schema, as numbered migrations: each version's statements, written once for both engines (`{blob}`
+is the one type spelt differently: DuckDB's BLOB, PostgreSQL's BYTEA).
+
+Instants are microseconds since the epoch (UTC) in BIGINT columns; an interval's end is NULL while it is open.
+Ids are `ids.stable_id` hashes of the natural key. Version 1 holds the lineage history; version 2 adds the
+governance tables (classifications, owners, declarations, findings).
+"""
+
+from __future__ import annotations
+
+VERSION_1 = (
+    "CREATE TABLE store_versions (version INTEGER PRIMARY KEY, applied_at_us BIGINT NOT NULL, "
+    "provider_version TEXT NOT NULL)",
+    "CREATE TABLE jobs (job_id BIGINT PRIMARY KEY, namespace TEXT NOT NULL, name TEXT NOT NULL)",
+    "CREATE TABLE datasets (dataset_id BIGINT PRIMARY KEY, name TEXT NOT NULL, namespace TEXT NOT NULL)",
+    "CREATE TABLE dataset_columns (column_id BIGINT PRIMARY KEY, dataset_id BIGINT NOT NULL, name TEXT NOT NULL)",
+    "CREATE INDEX dataset_columns_by_dataset ON dataset_columns (dataset_id)",
+    # every distinct event, its JSON compressed (zlib): the evidence, and what the rest is derived from
+    "CREATE TABLE events (run_id TEXT NOT NULL, event_type TEXT NOT NULL, at_us BIGINT NOT NULL, "
+    "event_time TEXT NOT NULL, job_id BIGINT NOT NULL, content_sha256 TEXT NOT NULL, body {blob} NOT NULL, "
+    "ingested_at_us BIGINT NOT NULL, dag_run_id TEXT, try_number INTEGER, PRIMARY KEY (run_id, event_type, at_us))",
+    # each run's final state: its latest terminal event, else its latest event
+    "CREATE TABLE runs (run_id TEXT PRIMARY KEY, job_id BIGINT NOT NULL, state TEXT NOT NULL, "
+    "state_terminal BOOLEAN NOT NULL, state_at_us BIGINT NOT NULL, state_rank INTEGER NOT NULL, "
+    "state_time TEXT NOT NULL, dag_run_id TEXT, try_number INTEGER)",
+    "CREATE INDEX runs_by_job ON runs (job_id)",
+    # the lineage one or more COMPLETE events stated identically: edges, columns named, tables written
+    "CREATE TABLE shapes (shape_id BIGINT PRIMARY KEY, wrong_parts INTEGER NOT NULL)",
+    "CREATE TABLE shape_columns (shape_id BIGINT NOT NULL, column_id BIGINT NOT NULL, dataset_id BIGINT NOT NULL, "
+    "position INTEGER NOT NULL, PRIMARY KEY (shape_id, column_id))",
+    "CREATE TABLE shape_outputs (shape_id BIGINT NOT NULL, dataset_id BIGINT NOT NULL, "
+    "PRIMARY KEY (shape_id, dataset_id))",
+    "CREATE TABLE shape_edges (shape_id BIGINT NOT NULL, source_column_id BIGINT NOT NULL, target_id BIGINT NOT NULL, "
+    "into_table BOOLEAN NOT NULL, type TEXT NOT NULL, subtype TEXT NOT NULL, masking BOOLEAN NOT NULL, "
+    "PRIMARY KEY (shape_id, source_column_id, target_id, type, subtype))",
+    # each distinct COMPLETE: its job's run from `at_us` until the job's next COMPLETE (`valid_until_us`)
+    "CREATE TABLE completes (run_id TEXT NOT NULL, at_us BIGINT NOT NULL, event_time TEXT NOT NULL, "
+    "job_id BIGINT NOT NULL, shape_id BIGINT NOT NULL, sql_hash TEXT, try_number INTEGER, dag_run_id TEXT, "
+    "valid_until_us BIGINT, PRIMARY KEY (run_id, at_us))",
+    "CREATE INDEX completes_by_job ON completes (job_id, at_us)",
+    "CREATE TABLE run_datasets (run_id TEXT NOT NULL, at_us BIGINT NOT NULL, role TEXT NOT NULL, "
+    "dataset_id BIGINT NOT NULL, snapshot TEXT, PRIMARY KEY (run_id, at_us, role, dataset_id))",
+    "CREATE TABLE snapshots (dataset_id BIGINT NOT NULL, snapshot TEXT NOT NULL, written_by_run_id TEXT NOT NULL, "
+    "written_at_us BIGINT NOT NULL, PRIMARY KEY (dataset_id, snapshot))",
+    # each edge over each stretch of its job's COMPLETEs that stated it: [valid_from_us, valid_until_us)
+    "CREATE TABLE column_edges (job_id BIGINT NOT NULL, source_column_id BIGINT NOT NULL, target_id BIGINT NOT NULL, "
+    "into_table BOOLEAN NOT NULL, type TEXT NOT NULL, subtype TEXT NOT NULL, masking BOOLEAN NOT NULL, "
+    "valid_from_us BIGINT NOT NULL, valid_until_us BIGINT, first_run_id TEXT NOT NULL, last_run_id TEXT NOT NULL, "
+    "last_at_us BIGINT NOT NULL)",
+    "CREATE INDEX column_edges_by_source ON column_edges (source_column_id)",
+    "CREATE INDEX column_edges_by_job ON column_edges (job_id)",
+)
+
+VERSION_2 = (
+    "CREATE TABLE classifications (dataset_id BIGINT NOT NULL, column_name TEXT NOT NULL, class TEXT NOT NULL, "
+    "source TEXT NOT NULL, updated_at_us BIGINT NOT NULL, PRIMARY KEY (dataset_id, column_name, source))",
+    "CREATE TABLE owners (dataset_id BIGINT PRIMARY KEY, owner TEXT NOT NULL, tier TEXT, "
+    "updated_at_us BIGINT NOT NULL)",
+    "CREATE TABLE declarations (job_id BIGINT NOT NULL, source TEXT NOT NULL, shape_id BIGINT NOT NULL, "
+    "owner TEXT, reason TEXT, sql_hash TEXT, updated_at_us BIGINT NOT NULL, PRIMARY KEY (job_id, source))",
+    "CREATE TABLE findings (governance_run TEXT NOT NULL, position INTEGER NOT NULL, kind TEXT NOT NULL, "
+    "severity TEXT NOT NULL, subject TEXT NOT NULL, message TEXT NOT NULL, evidence TEXT, "
+    "created_at_us BIGINT NOT NULL, PRIMARY KEY (governance_run, position))",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2}
+"""Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
+
+SCHEMA_VERSION = max(MIGRATIONS)
+"""The schema version this provider writes."""
+
+TABLES = ("jobs", "datasets", "dataset_columns", "events", "runs", "shapes", "shape_columns", "shape_outputs",
+          "shape_edges", "completes", "run_datasets", "snapshots", "column_edges", "classifications", "owners",
+          "declarations", "findings")
+"""The store's tables (besides `store_versions`), as `stats` counts them."""

@@ -1,0 +1,149 @@
+"""The lineage store at scale, per engine: ingest of the scale benchmark's history (one COMPLETE per job per day,
+jobs = events / 100, over 100 days; benchmarks/history_scale.py) against `json.loads` of every line, the store's
+size on disk against the JSON Lines, the first impact answer in a new process, and as-of impact of random columns
+at random times (p50, p99); each step's peak memory (RSS) in its own process.
+
+    .venv/bin/python benchmarks/store_scale.py [--events 1000000] [--engines duckdb,postgres] [--queries 1000]
+
+PostgreSQL is a server of its own started for the run (scripts/postgres/start.sh on a free loopback port, stopped
+by its pid). Prints one RESULT line per engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import secrets
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import history_scale  # noqa: E402
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def worker(args: argparse.Namespace) -> None:
+    """Runs one step in this process and prints its figures as JSON."""
+    begun = time.perf_counter()
+    from airflow_lineage_governance.graph.events import FileEventSource
+    from airflow_lineage_governance.refs import ColumnRef, TableRef
+    from airflow_lineage_governance.store.errors import ColumnNotInStoreError
+    from airflow_lineage_governance.store.lineage_store import LineageStore
+
+    if args.worker == "ingest":
+        with LineageStore.open(args.store, create=True) as store:
+            started = time.perf_counter()
+            report = store.ingest(FileEventSource(args.events_file), batch_size=args.batch_size)
+            seconds = time.perf_counter() - started
+            store.vacuum()
+            size = store.engine.size_bytes()
+        print(json.dumps({"seconds": seconds, "stored": report.stored, "size": size, "peak_mb": peak_mb()}))
+        return
+    jobs = args.jobs
+    rng = random.Random(11)
+    timings = []
+    first = None
+    with LineageStore.open(args.store) as store:
+        for index in range(args.queries):
+            at = history_scale.START + timedelta(days=rng.uniform(0, history_scale.DAYS))
+            table = TableRef(("src",), f"s{rng.randrange(history_scale.SOURCES)}") if rng.random() < 0.2 else \
+                TableRef(("out",), f"t{rng.randrange(jobs)}")
+            column = ColumnRef(table, f"c{rng.randrange(history_scale.COLUMNS)}")
+            started = time.perf_counter()
+            try:
+                store.impact(column, at)
+            except ColumnNotInStoreError:
+                pass  # a source column no job happened to read: answered with the one sentence
+            timings.append(time.perf_counter() - started)
+            if index == 0:
+                first = time.perf_counter() - begun
+    print(json.dumps({"first_s": first, "p50_ms": statistics.median(timings) * 1000,
+                      "p99_ms": sorted(timings)[min(len(timings) - 1, int(len(timings) * 0.99))] * 1000,
+                      "peak_mb": peak_mb()}))
+
+
+def run_step(*args: str) -> dict[str, float]:
+    done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def main(argv: list[str]) -> None:
+    options = argparse.ArgumentParser()
+    options.add_argument("--events", type=int, default=1_000_000, help="events in all (jobs = events / 100)")
+    options.add_argument("--engines", default="duckdb,postgres")
+    options.add_argument("--queries", type=int, default=1000)
+    options.add_argument("--batch-size", type=int, default=5000)
+    options.add_argument("--worker", choices=("ingest", "queries"))
+    options.add_argument("--store")
+    options.add_argument("--events-file")
+    options.add_argument("--jobs", type=int)
+    args = options.parse_args(argv)
+    if args.worker:
+        worker(args)
+        return
+    jobs = max(args.events // history_scale.DAYS, 1)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "events.jsonl"
+        history_scale.write_events(path, jobs)
+        size = path.stat().st_size
+        started = time.perf_counter()
+        with path.open("rb") as handle:
+            parsed = sum(1 for line in handle if json.loads(line))
+        floor = time.perf_counter() - started
+        print(f"{parsed:,} events ({size / 1e6:.0f} MB of JSON Lines; {jobs:,} jobs x {history_scale.DAYS} days); "
+              f"json.loads floor {floor:.2f} s")
+        for engine in args.engines.split(","):
+            server = None
+            if engine == "duckdb":
+                store = str(Path(folder) / "lineage-store.duckdb")
+            else:
+                server = Path(tempfile.mkdtemp(prefix="lineage-store-pg-"))
+                password, port = secrets.token_hex(16), free_port()
+                subprocess.run(["bash", str(ROOT / "scripts/postgres/start.sh"), str(server), str(port)], check=True,
+                               env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LINEAGE_STORE_PG_PASSWORD": password},
+                               capture_output=True)
+                store = f"postgresql://lineage:{password}@127.0.0.1:{port}/lineage"
+            try:
+                ingested = run_step("--worker", "ingest", "--store", store, "--events-file", str(path),
+                                    "--batch-size", str(args.batch_size))
+                asked = run_step("--worker", "queries", "--store", store, "--jobs", str(jobs), "--queries",
+                                 str(args.queries))
+            finally:
+                if server is not None:
+                    subprocess.run(["bash", str(ROOT / "scripts/postgres/stop.sh"), str(server)], check=True)
+                    shutil.rmtree(server, ignore_errors=True)
+            print(f"{engine}: ingest {ingested['seconds']:.1f} s ({ingested['stored']:,} events, peak "
+                  f"{ingested['peak_mb']:.0f} MB); store {ingested['size'] / 1e6:.0f} MB on disk; first impact in a "
+                  f"new process {asked['first_s']:.2f} s; impact of {args.queries:,} random columns at random times "
+                  f"p50 {asked['p50_ms']:.1f} ms, p99 {asked['p99_ms']:.1f} ms (peak {asked['peak_mb']:.0f} MB)")
+            print(f"RESULT store_scale engine={engine} events={parsed} ingest_ratio_vs_json_loads="
+                  f"{ingested['seconds'] / floor:.2f} size_ratio_vs_jsonl={ingested['size'] / size:.3f} "
+                  f"first_impact_s={asked['first_s']:.2f} impact_p50_ms={asked['p50_ms']:.1f} "
+                  f"impact_p99_ms={asked['p99_ms']:.1f} ingest_peak_mb={ingested['peak_mb']:.0f} "
+                  f"query_peak_mb={asked['peak_mb']:.0f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,61 @@
+"""A store whose database fails: unreachable at open, or its connection lost mid-use. One sentence naming the store,
+never its password nor a traceback."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from airflow_lineage_governance.store.errors import StoreUnavailableError
+from airflow_lineage_governance.store.lineage_store import LineageStore
+from tests.store.conftest import free_port, new_schema
+
+
+def test_an_unreachable_postgresql_is_one_sentence_without_the_password():
+    port = free_port()
+    with pytest.raises(StoreUnavailableError) as refused:
+        LineageStore.open(f"postgresql://lineage:hunter2secret@127.0.0.1:{port}/lineage", create=True)
+    assert str(refused.value) == (f"postgresql://lineage@127.0.0.1:{port}/lineage: the lineage store's PostgreSQL "
+                                  "cannot be opened (not reachable, or the login was refused); check the connection's "
+                                  "host, port, database and login.")
+
+
+def test_a_wrong_password_is_refused_without_naming_it(postgres_url):
+    wrong = postgres_url.replace("lineage:", "lineage:not-the-password-", 1)
+    with pytest.raises(StoreUnavailableError) as refused:
+        LineageStore.open(wrong, create=True)
+    assert "not-the-password" not in str(refused.value)
+    assert "cannot be opened (not reachable, or the login was refused)" in str(refused.value)
+
+
+def test_a_connection_lost_mid_use_is_one_sentence(postgres_url):
+    location = new_schema(postgres_url)
+    with LineageStore.open(location, create=True) as store:
+        backend = store.engine.query("SELECT pg_backend_pid()")[0][0]
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", [backend])
+        with pytest.raises(StoreUnavailableError) as failed:
+            store.stats()
+        assert str(failed.value) == (f"{store.engine.description}: the lineage store failed while it counted its rows "
+                                     "(AdminShutdown); check that its "
+                                     "database is reachable and has space, then try again.")
+
+
+def test_a_duckdb_file_held_by_another_process_is_one_sentence(tmp_path):
+    import subprocess
+    import sys
+
+    location = tmp_path / "lineage-store.duckdb"
+    LineageStore.open(location, create=True).close()
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+                               "print('held', flush=True); time.sleep(60)", str(location)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(StoreUnavailableError) as held:
+            LineageStore.open(location)
+        assert str(held.value).startswith(f"{location}: the lineage store cannot be opened (")
+        assert "\n" not in str(held.value)
+    finally:
+        holder.kill()
+        holder.wait()

@@ -1,0 +1,170 @@
+"""Ingest on both engines: each event kept once however often and in whatever order it arrives, a crash losing no
+committed batch and duplicating nothing, hostile lines counted and left out, runs' final states, and (PostgreSQL)
+many writers at once."""
+
+from __future__ import annotations
+
+import json
+import threading
+import zlib
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from airflow_lineage_governance.graph.events import FileEventSource, ReadReport
+from airflow_lineage_governance.store.lineage_store import LineageStore
+from tests.events import complete, event, output, write
+
+DAY = "2026-10-{:02d}T02:00:00Z"
+
+
+def history() -> list[dict[str, Any]]:
+    """Three days of two jobs: dag.a changes its lineage on day 3, a START arrives after its COMPLETE, a run fails."""
+    return [
+        complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}, ["crm.learners.status"]), run="a1",
+                 time=DAY.format(1)),
+        complete("dag.b", output("out.u", {"y": ["out.t.x"]}), run="b1", time=DAY.format(1)),
+        complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}, ["crm.learners.status"]), run="a2",
+                 time=DAY.format(2)),
+        complete("dag.a", output("out.t", {"x": ["crm.learners.full_name"]}), run="a3", time=DAY.format(3)),
+        event("START", "dag.a", run="a3", time="2026-10-03T01:59:00Z"),  # late: after its COMPLETE
+        event("START", "dag.b", run="b3", time=DAY.format(3)),
+        event("FAIL", "dag.b", run="b3", time="2026-10-03T02:05:00Z"),
+    ]
+
+
+def answers(store: LineageStore) -> dict[str, Any]:
+    """Returns what a reader sees: the edges at each day and now, the runs' final states, the events' keys."""
+    found: dict[str, Any] = {}
+    for day in (1, 2, 3, None):
+        at = datetime(2026, 10, day, 12, tzinfo=UTC) if day else None
+        found[str(day)] = [(str(e.source), str(e.target), e.type, e.subtype, e.job, e.run_id)
+                           for e in store.edges_as_of(at)]
+    found["runs"] = store.engine.query("SELECT run_id, state FROM runs ORDER BY run_id")
+    found["events"] = store.engine.query("SELECT run_id, event_type, at_us FROM events ORDER BY run_id, event_type")
+    found["rows"] = store.stats()["rows"]
+    return found
+
+
+def test_each_event_is_stored_once_however_often_it_arrives(store_location, tmp_path):
+    events = history()
+    rewritten = json.loads(json.dumps(events[0]))
+    rewritten["eventTime"] = "2026-10-01T02:00:00.000000+00:00"  # as a backend rewrites it: the same instant
+    rewritten["producer"] = "rewritten"
+    path = write(tmp_path / "events.jsonl", [*events, *events, rewritten])
+    with LineageStore.open(store_location, create=True) as store:
+        first = store.ingest(FileEventSource(path), batch_size=3)
+        assert (first.read, first.stored, first.duplicates, first.completes) == (15, 7, 8, 4)
+        once = answers(store)
+        again = store.ingest(FileEventSource(path))
+        assert (again.stored, again.duplicates) == (0, 15)
+        assert answers(store) == once
+        assert once["runs"] == [("a1", "COMPLETE"), ("a2", "COMPLETE"), ("a3", "COMPLETE"), ("b1", "COMPLETE"),
+                                ("b3", "FAIL")]
+        assert once["1"] == [("crm.learners.email", "out.t.x", "DIRECT", "IDENTITY", "dag.a", "a1"),
+                             ("crm.learners.status", "out.t", "INDIRECT", "FILTER", "dag.a", "a1"),
+                             ("out.t.x", "out.u.y", "DIRECT", "IDENTITY", "dag.b", "b1")]
+        assert once["2"] == [(s, t, k, u, j, "a2" if j == "dag.a" else r) for s, t, k, u, j, r in once["1"]]
+        assert once["3"] == once["None"] == [
+            ("crm.learners.full_name", "out.t.x", "DIRECT", "IDENTITY", "dag.a", "a3"),
+            ("out.t.x", "out.u.y", "DIRECT", "IDENTITY", "dag.b", "b1")]
+        body = store.engine.query("SELECT body FROM events WHERE run_id = 'a1'")[0][0]
+        assert json.loads(zlib.decompress(bytes(body))) == events[0]  # the first delivery is the evidence kept
+
+
+def test_events_in_any_order_give_the_same_store(engine_kind, fresh_location, tmp_path):
+    events = history()
+    in_order = write(tmp_path / "in-order.jsonl", events)
+    backwards = write(tmp_path / "backwards.jsonl", events[::-1])
+    with LineageStore.open(fresh_location(), create=True) as first, \
+            LineageStore.open(fresh_location(), create=True) as second:
+        first.ingest(FileEventSource(in_order))
+        for index in range(len(events)):  # one event per batch: every step re-derives the intervals
+            second.ingest(FileEventSource(write(tmp_path / f"one-{index}.jsonl", [events[::-1][index]])))
+        expected = answers(first)
+        assert answers(second) == expected
+        third_location = fresh_location()
+    with LineageStore.open(third_location, create=True) as third:
+        third.ingest(FileEventSource(backwards), batch_size=2)
+        assert answers(third) == expected
+
+
+class Crashing:
+    """A source that fails after yielding `limit` events, as a reader killed mid-file would."""
+
+    def __init__(self, events: list[dict[str, Any]], limit: int) -> None:
+        self.events, self.limit = events, limit
+        self.description = "a crashing source"
+
+    def raw_events(self, report: ReadReport) -> Any:
+        for index, raw in enumerate(self.events):
+            if index == self.limit:
+                raise KeyboardInterrupt("the process was stopped")
+            yield raw
+
+
+def test_a_crash_mid_ingest_keeps_every_committed_batch_and_a_rerun_duplicates_nothing(store_location, tmp_path):
+    events = history()
+    with LineageStore.open(store_location, create=True) as store:
+        with pytest.raises(KeyboardInterrupt):
+            store.ingest(Crashing(events, 5), batch_size=2)
+        kept = store.engine.query("SELECT run_id, event_type FROM events ORDER BY run_id, event_type")
+        assert len(kept) == 4  # two batches of two were committed; the fifth event's batch was not
+        rerun = store.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)))
+        assert (rerun.stored, rerun.duplicates) == (3, 4)
+        with LineageStore.open(tmp_path / "reference.duckdb", create=True) as reference:
+            reference.ingest(FileEventSource(tmp_path / "events.jsonl"))
+            assert answers(store) == answers(reference)
+
+
+def test_hostile_lines_are_counted_and_left_out(store_location, tmp_path):
+    good = complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}))
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"not json\n" + json.dumps(good).encode() + b"\n" + b'{"eventType": "COMPLETE"}\n'
+                     + json.dumps({**good, "eventType": "EXPLODE"}).encode() + b"\n"
+                     + json.dumps({**good, "eventTime": "yesterday"}).encode() + b"\n" + b"[1, 2]\n"
+                     + json.dumps({**good, "job": {"namespace": "platform", "name": "dag.z"}, "run": {"runId": "z1"},
+                                 "outputs": [{"name": 7}, "x", {"name": "t", "facets": []}]}).encode()
+                     + b"\n" + b'{"eventType": "COMPL')
+    with LineageStore.open(store_location, create=True) as store:
+        report = store.ingest(FileEventSource(path))
+        assert (report.read, report.stored, report.malformed, report.truncated, report.wrong_shape,
+                report.unknown_type) == (8, 2, 1, 1, 3, 1)
+        assert [(str(e.source), str(e.target)) for e in store.edges_as_of()] == [("crm.learners.email", "out.t.x")]
+
+
+def test_many_writers_at_once_store_each_event_once(fresh_location, tmp_path, engine_kind):
+    # PostgreSQL: four connections write at once. DuckDB: a file has one writing process, so the four take turns.
+    events = [complete(f"dag.j{job % 7}", output(f"out.t{job % 7}", {"x": [f"src.s{job % 5}.c"]},
+                                                   [f"src.s{(job + 1) % 5}.d"]), run=f"r{job}",
+                       time=f"2026-10-{1 + job // 7:02d}T02:00:00Z") for job in range(70)]
+    path = write(tmp_path / "events.jsonl", events)
+    location = fresh_location()
+    with LineageStore.open(location, create=True):
+        pass
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def writer(shift: int) -> None:
+        try:
+            with LineageStore.open(location) as store:
+                shifted = write(tmp_path / f"writer-{shift}.jsonl", events[shift:] + events[:shift])
+                if engine_kind == "duckdb":
+                    with lock:
+                        store.ingest(FileEventSource(shifted), batch_size=9)
+                else:
+                    store.ingest(FileEventSource(shifted), batch_size=9)
+        except BaseException as error:  # noqa: B036 - reported by the test
+            errors.append(error)
+
+    threads = [threading.Thread(target=writer, args=(shift,)) for shift in (0, 17, 33, 51)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with LineageStore.open(location) as store, LineageStore.open(tmp_path / "one.duckdb", create=True) as one:
+        one.ingest(FileEventSource(path))
+        assert answers(store) == answers(one)
+        assert store.stats()["rows"]["events"] == 70

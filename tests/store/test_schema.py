@@ -1,0 +1,74 @@
+"""The store's versioned schema on both engines: created at the provider's version, an older store upgraded in
+place with its rows kept, a newer store refused with one sentence."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_lineage_governance import __version__
+from airflow_lineage_governance.graph.events import FileEventSource
+from airflow_lineage_governance.store.engine import open_engine
+from airflow_lineage_governance.store.errors import StoreError, StoreVersionError
+from airflow_lineage_governance.store.ingest import ingest
+from airflow_lineage_governance.store.lineage_store import LineageStore
+from airflow_lineage_governance.store.migrations import migrate, store_version
+from airflow_lineage_governance.store.schema import SCHEMA_VERSION, TABLES
+from tests.events import complete, output, write
+
+
+def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
+    with LineageStore.open(store_location, create=True) as store:
+        stats = store.stats()
+        assert stats["schema_version"] == SCHEMA_VERSION == 2
+        assert stats["rows"] == dict.fromkeys(TABLES, 0)
+        assert set(TABLES) | {"store_versions"} <= store.engine.tables()
+    with LineageStore.open(store_location) as again:  # opening it again changes nothing
+        assert again.engine.query("SELECT version, provider_version FROM store_versions ORDER BY version") == [
+            (1, __version__), (2, __version__)]
+
+
+def test_an_older_store_is_upgraded_in_place_and_keeps_its_rows(store_location, tmp_path):
+    engine = open_engine(store_location)
+    assert migrate(engine, target=1) == 1
+    assert "findings" not in engine.tables()
+    events = write(tmp_path / "events.jsonl", [complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}))])
+    assert ingest(engine, FileEventSource(events)).stored == 1
+    engine.close()
+    with LineageStore.open(store_location) as store:
+        assert store.version == SCHEMA_VERSION
+        assert store_version(store.engine) == (SCHEMA_VERSION, __version__)
+        assert store.stats()["rows"]["events"] == 1 and store.stats()["rows"]["findings"] == 0
+        assert [(str(e.source), str(e.target)) for e in store.edges_as_of()] == [("crm.learners.email", "out.t.x")]
+
+
+def test_a_store_newer_than_the_provider_is_refused_with_one_sentence(store_location):
+    with LineageStore.open(store_location, create=True) as store:
+        store.engine.execute("INSERT INTO store_versions VALUES (?, 0, '9.9.0')", [SCHEMA_VERSION + 1])
+        description = store.engine.description
+    with pytest.raises(StoreVersionError) as refused:
+        LineageStore.open(store_location)
+    assert str(refused.value) == (
+        f"{description}: the lineage store has schema version {SCHEMA_VERSION + 1} (written by "
+        f"airflow-lineage-governance 9.9.0), newer than version {SCHEMA_VERSION} this provider ({__version__}) "
+        "knows; upgrade airflow-lineage-governance to read it.")
+    with pytest.raises(StoreVersionError):  # nor is it migrated
+        migrate(open_engine(store_location))
+
+
+def test_a_database_without_a_store_is_named_with_what_to_do(store_location):
+    with pytest.raises(StoreError, match=r"^\S+: no lineage store here; create it with "
+                                         r"`lineage-governance store init`\.$"):
+        LineageStore.open(store_location)
+    with LineageStore.open(store_location, create=True) as store:  # the failed open left nothing behind
+        assert store.stats()["rows"]["events"] == 0
+
+
+def test_the_store_imports_no_airflow():
+    import subprocess
+    import sys
+
+    code = ("import sys, airflow_lineage_governance.store.lineage_store, airflow_lineage_governance.store.reference, "
+            "airflow_lineage_governance.store.postgres_engine, airflow_lineage_governance.store.duckdb_engine; "
+            "print(sorted(m for m in sys.modules if m == 'airflow' or m.startswith('airflow.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert done.stdout.strip() == "[]"
