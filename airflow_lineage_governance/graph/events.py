@@ -160,6 +160,15 @@ class FileEventSource:
                         report.note(f"line {number}: truncated (the file ends mid-event)")
 
 
+def sql_query(raw: dict[str, Any]) -> str | None:
+    """Returns the SQL text of a raw event's job `sql` facet, None when it has none (or it is not a string)."""
+    job = raw.get("job")
+    facets = job.get("facets") if type(job) is dict else None
+    sql = facets.get("sql") if type(facets) is dict else None
+    query = sql.get("query") if type(sql) is dict else None
+    return query if type(query) is str else None
+
+
 def to_run_event(raw: Any) -> RunEvent | None:
     """Returns the run event `raw` describes, or None when it lacks a run id, job name, type or event time.
     (Written for speed: it runs once per event read, and a night's history can be 100,000 events.)"""

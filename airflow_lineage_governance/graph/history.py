@@ -22,7 +22,7 @@ import orjson
 
 from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.build import Edge, LineageGraph, _add_event
-from airflow_lineage_governance.graph.events import COMPLETE, RunEvent
+from airflow_lineage_governance.graph.events import COMPLETE, RunEvent, sql_query
 from airflow_lineage_governance.graph.nodes import NodeIndex
 from airflow_lineage_governance.graph.records import RunRecord, Shape, Versions, sql_hash
 from airflow_lineage_governance.kinds import EdgeSource
@@ -74,14 +74,6 @@ class LineageHistory:
             ref = None
         self._tables[name] = ref
         return ref
-
-    @staticmethod
-    def _query(raw: dict[str, Any]) -> str | None:
-        job = raw.get("job")
-        facets = job.get("facets") if type(job) is dict else None
-        sql = facets.get("sql") if type(facets) is dict else None
-        query = sql.get("query") if type(sql) is dict else None
-        return query if type(query) is str else None
 
     def _hash(self, query: str | None) -> str | None:
         if query is None:
@@ -148,7 +140,7 @@ class LineageHistory:
         raw = event.raw
         if event.event_type != COMPLETE or raw is None:
             return None
-        code = self._hash(self._query(raw))
+        code = self._hash(sql_query(raw))
         signature, inputs, outputs = self._signature(raw, code, event.from_json)
         job = event.job_name
         shapes = self._shapes.get(job)

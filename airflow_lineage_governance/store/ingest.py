@@ -33,6 +33,7 @@ from airflow_lineage_governance.graph.events import (
     LineSource,
     ReadReport,
     RunEvent,
+    sql_query,
     to_run_event,
 )
 from airflow_lineage_governance.graph.records import sql_hash
@@ -332,7 +333,7 @@ def _lineage(engine: Engine, completes: Iterable[Received], known: dict[bytes, S
                 datasets.setdefault(table_id, (table_id, name, spaces.get(name, "")))
             for column in rows.columns:
                 columns.setdefault(column[0], column)
-        query = _query(raw)
+        query = sql_query(raw)
         complete_rows.append((event.run_id, received.at_us, event.event_time, job_id(event), rows.shape_id,
                               statement_hash(query) if query is not None else None, event.try_number, event.dag_run_id))
         for role, table, snapshot in _versions(raw):
@@ -364,14 +365,6 @@ def _target(target: ColumnRef | TableRef) -> tuple[str, str, bool]:
 
 def _sorted(rows: dict[Any, Row]) -> list[Row]:
     return [rows[key] for key in sorted(rows)]
-
-
-def _query(raw: dict[str, Any]) -> str | None:
-    job = raw.get("job")
-    facets = job.get("facets") if type(job) is dict else None
-    sql = facets.get("sql") if type(facets) is dict else None
-    query = sql.get("query") if type(sql) is dict else None
-    return query if type(query) is str else None
 
 
 def _namespaces(raw: dict[str, Any]) -> dict[str, str]:
