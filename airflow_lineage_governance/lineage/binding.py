@@ -175,7 +175,14 @@ class Binder:
                 if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
                     raise BindError(target, "DuckDB does not read the statement's query as one SELECT",
                                     "write one CREATE TABLE ... AS SELECT or INSERT INTO ... SELECT")
-                relation = self._connection.sql(statements[0])  # binds it (the relation is lazy: nothing runs)
+                # A parameter marker (`?`, `$1`, `$name`: a literal an event's SQL facet left out) binds as NULL.
+                markers = statements[0].named_parameters
+                params: list[None] | dict[str, None] | None = None
+                if markers:
+                    numbered = all(marker.isdigit() for marker in markers)
+                    params = [None] * len(markers) if numbered else dict.fromkeys(markers)
+                # binds it over the empty tables (the relation is lazy: nothing runs)
+                relation = self._connection.sql(statements[0], params=params)
                 return BoundQuery(tuple(relation.columns), tuple(str(kind) for kind in relation.types))
             except (duckdb.Error, ValueError, TypeError, RuntimeError) as error:
                 # DuckDB's Python client raises ValueError for a parameter marker it cannot number.

@@ -73,3 +73,13 @@ def test_a_forked_process_binds_with_connections_and_threads_of_its_own():
     child.join(timeout=60)
     assert child.exitcode == 0
     assert queue.get(timeout=5) == ['"trim"(b)']
+
+
+@pytest.mark.parametrize(("select", "condition"), [
+    ("e.id, ? as flag", "e.email like ?"), ("e.id", "e.email = $1 and e.id > $2"), ("e.id", "e.email = $mail")])
+def test_a_parameter_marker_binds_as_null(select, condition):
+    """An event's SQL facet leaves literals out as `?`: the statement is still bound and traced."""
+    schema = {"crm": {"people": {"id": "long", "email": "string"}}}
+    lineage = column_lineage(f"create table out.t as select {select} from crm.people e where {condition}", schema)
+    assert [column.name for column in lineage.columns] == ["id", "flag"][:len(select.split(","))]
+    assert "crm.people.email" in {str(dep.source) for dep in lineage.rows}
