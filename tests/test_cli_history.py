@@ -1,4 +1,4 @@
-"""The CLI's answers with time (issue 15), in-process: --as-of and --active-since on impact, upstream, propose
+"""The CLI's answers with time, in-process: --as-of and --active-since on impact, upstream, propose
 and check; the two answers that were wrong (a column only superseded runs mention, a column on a cycle); trace
 backwards and forwards by snapshot; bad times and durations (exit 2, one sentence)."""
 

@@ -1,5 +1,5 @@
 """`make demo` can be pointed at Marquez: an explicit AIRFLOW__OPENLINEAGE__TRANSPORT and LINEAGE_GOVERNANCE_EVENTS
-are honoured (issue 13 item 8); every other AIRFLOW* variable of the caller is still left out."""
+are honoured; every other AIRFLOW* variable of the caller is still left out."""
 
 from __future__ import annotations
 

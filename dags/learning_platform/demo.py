@@ -225,7 +225,7 @@ def print_impact(events_path: str | Path) -> None:
 
 def print_trace(events_path: str | Path) -> None:
     """Prints where the latest snapshot of analytics.course_performance came from: the run that wrote it, its
-    try and SQL hash, and the snapshot of each input it read (issue 15's incident trace)."""
+    try and SQL hash, and the snapshot of each input it read (the incident trace)."""
     from airflow_lineage_governance.governance.session import Governance
     from airflow_lineage_governance.refs import TableRef
 

@@ -1,4 +1,4 @@
-"""What a real, shared Marquez did to the governance answers (issue 13 items 1, 2, 5, 6), reproduced with event
+"""What a real, shared Marquez did to the governance answers, reproduced with event
 files: another deployment's job of the same name, event times rewritten, a backend that is down, and coverage
 that mixed runs."""
 

@@ -47,7 +47,7 @@ def test_impact_to_dict_prints_names(graph):
         "source": "crm.learners.consent", "target": "marketing.audience", "type": "INDIRECT", "subtype": "FILTER",
         "masking": False, "job": "p.audience"}]
     assert list(data) == ["column", "values", "rows", "columns_reached", "paths", "owners", "score",  # as before
-                          "reached", "retired", "reaches_itself", "as_of"]  # issue 15: evidence and time
+                          "reached", "retired", "reaches_itself", "as_of"]  # evidence and time
     assert data["reached"]["marketing.audience.email"]["confidence"] == "observed"
     assert data["reaches_itself"] is False and data["retired"] == [] and data["as_of"] is None
 

@@ -1,4 +1,4 @@
-"""A Marquez that misbehaves (issue 12 item 6) cannot hold or crash the reader: one that omits `totalCount` and
+"""A Marquez that misbehaves cannot hold or crash the reader: one that omits `totalCount` and
 pages forever, drips one byte a second, nests JSON 100,000 deep, sends a huge page or redirects to another
 scheme is stopped by a bounded page count, an overall deadline and a size cap, each with one sentence. Each
 case is a small HTTP server on loopback answering as such a server would."""

@@ -1,6 +1,6 @@
 """The Marquez event source's own logic (paging, bounds, retries, error sentences) against a small HTTP server on
 loopback that answers as Marquez's `/api/v1/events/lineage` is documented to. This tests our client, not
-Marquez: no Marquez server could be installed on this machine (issue 7)."""
+Marquez (tests/marquez runs a real Marquez on the demo's events)."""
 
 from __future__ import annotations
 

@@ -79,7 +79,7 @@ def test_email_reaches_only_the_audience_email(governance):
     observed = [c for c in impact.columns_reached if impact.reached[c].confidence == "observed"]
     assert observed == [C("marketing.audience.email")]
     assert [(e.type, e.subtype) for e in impact.paths[C("marketing.audience.email")]] == [("DIRECT", "IDENTITY")]
-    # issue 15: the campaign export sends no events; its [[declared]] lineage in metadata.toml carries on, as
+    # the campaign export sends no events; its [[declared]] lineage in metadata.toml carries on, as
     # `declared`, so the email's reach into the campaign list stays a candidate, not silently missing
     assert impact.values == [C("marketing.audience.email"), C("marketing.campaign_list.email")]
     declared = impact.reached[C("marketing.campaign_list.email")]
@@ -101,7 +101,7 @@ def test_category_reaches_two_values_and_more_in_all(governance):
     assert names(impact.values) == ["analytics.course_performance.category", "marketing.audience.favourite_category"]
     observed = [c for c in impact.columns_reached if impact.reached[c].confidence == "observed"]
     assert len(observed) == 12
-    declared = [c for c in impact.columns_reached if c not in observed]  # issue 15: the export's [[declared]]
+    declared = [c for c in impact.columns_reached if c not in observed]  # the export's [[declared]]
     assert names(declared) == [f"marketing.campaign_list.{c}" for c in ("email", "full_name", "learner_id")]
     assert all(impact.reached[c].confidence == "declared" for c in declared)
     assert impact.owners[TableRef.parse("analytics.course_performance")] == "analytics-team"
@@ -148,14 +148,14 @@ def test_cli_impact_json_and_text(platform_run):
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["values"] == ["marketing.audience.email", "marketing.campaign_list.email"] and data["rows"] == []
-    assert {c: r["confidence"] for c, r in data["reached"].items()} == {  # issue 15: the export is declared
+    assert {c: r["confidence"] for c, r in data["reached"].items()} == {  # the export is declared
         "marketing.audience.email": "observed", "marketing.campaign_list.email": "declared"}
     assert data["paths"]["marketing.audience.email"] == [{"source": "crm.learners.email",
                                                           "target": "marketing.audience.email", "type": "DIRECT",
                                                           "subtype": "IDENTITY", "masking": False,
                                                           "job": "platform_nightly.marketing_audience"}]
     assert set(data) == {"column", "values", "rows", "columns_reached", "paths", "owners", "score",
-                         "reached", "retired", "reaches_itself", "as_of"}  # issue 15: evidence and time added
+                         "reached", "retired", "reaches_itself", "as_of"}  # evidence and time added
     text = cli("impact", "crm.learners.marketing_consent", "--events", str(run.events_path))
     assert "0 columns through values" in text.stdout and "every row can change: marketing.audience" in text.stdout
 
@@ -175,7 +175,7 @@ def test_cli_upstream_propose_and_gate(platform_run, tmp_path):
     proposals = json.loads(cli("propose", "--events", str(run.events_path), "--json").stdout)
     assert {"column": "ai.review_corpus.body", "proposed": "personal", "declared": None,
             "decided_by": {"source": "learning.reviews.body", "type": "DIRECT", "subtype": "IDENTITY"},
-            "stale": False} in proposals  # issue 15: `stale` added (no --active-since: never stale)
+            "stale": False} in proposals  # `stale` added (no --active-since: never stale)
     from tests.integration.sandbox import REPO
 
     before = REPO / "dags" / "sql" / "course_performance.sql"
@@ -223,6 +223,6 @@ def test_consent_still_reaches_seven_columns(governance):
     impact = governance.impact(C("crm.learners.marketing_consent"))
     observed = [c for c in impact.columns_reached if impact.reached[c].confidence == "observed"]
     assert len(observed) == 7  # the new MERGE, partition overwrite and DELETE pipelines add none
-    # issue 15: the export's [[declared]] lineage carries the audience on to the campaign list, as candidates
+    # the export's [[declared]] lineage carries the audience on to the campaign list, as candidates
     assert names(c for c in impact.columns_reached if c not in observed) == [
         f"marketing.campaign_list.{c}" for c in ("email", "full_name", "learner_id")]

@@ -38,7 +38,7 @@ def test_facet_validates_and_carries_transformations_and_dataset(schema):
     assert by_field["completed_at"]["transformations"] == [
         {"type": "INDIRECT", "subtype": "FILTER", "description": "FILTER (WHERE …) of COUNT", "masking": False}]
     assert by_field["enrollment_id"]["transformations"][0]["subtype"] == "AGGREGATION"
-    # A DIRECT AGGREGATION and an INDIRECT FILTER input: one label would mislabel one of them (issue 13 item 7).
+    # A DIRECT AGGREGATION and an INDIRECT FILTER input: one label would mislabel one of them.
     assert completions["transformationType"] == ""
     dataset = {(d["name"], d["field"]): [t["subtype"] for t in d["transformations"]] for d in data["dataset"]}
     assert dataset[("learning.courses", "category")] == ["GROUP_BY"]

@@ -1,6 +1,6 @@
 """Any JSON value in any position of an event (numbers where lists go, lists where objects go, objects where
 subtypes go, unhashable values where names go) is counted as wrong-shaped and left out: reading, the graph,
-proposals, every check and impact never crash on it (issue 12 item 6)."""
+proposals, every check and impact never crash on it."""
 
 from __future__ import annotations
 

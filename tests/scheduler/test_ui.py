@@ -128,7 +128,7 @@ def test_the_impact_page_and_its_json_agree_with_the_cli(stack, browser, runs, s
     text = browser.text([f"{REACHED} columns reached", "marketing.audience.email"])
     assert f"{REACHED} columns reached" in text
     assert browser.evaluate(f"{IFRAME}.querySelectorAll('tr.reached-column.observed').length") == REACHED
-    # issue 15: the campaign export's [[declared]] lineage carries the audience on, as candidates
+    # the campaign export's [[declared]] lineage carries the audience on, as candidates
     assert browser.evaluate(f"{IFRAME}.querySelectorAll('tr.reached-column.declared').length") == DECLARED
     assert browser.evaluate(f"{IFRAME}.querySelectorAll('svg.lineage path.edge.path').length") >= 2
     assert "marketing-team" in text

@@ -128,7 +128,7 @@ def test_the_impact_page_and_json_agree_with_the_cli(folders, capsys, monkeypatc
     ui = client(events, reports)
     page = ui.get("/impact", params={"column": "crm.learners.marketing_consent"})
     assert page.status_code == 200
-    # issue 15: the export's [[declared]] lineage reaches 2 more columns (of those this event has), listed as
+    # the export's [[declared]] lineage reaches 2 more columns (of those this event has), listed as
     # candidates, not as observed
     assert "3 columns reached" in page.text and page.text.count('class="reached-column observed"') == 3
     assert "2 more through declared or designed lineage" in page.text
