@@ -1,1 +1,1 @@
-"""The demo platform of seed 000: an online learning platform's eight source tables and its pipelines."""
+"""The demo platform: an online learning platform's eight source tables and its pipelines."""

@@ -203,7 +203,7 @@ def print_governance(folder: Path, code: int) -> None:
 
 
 def print_impact(events_path: str | Path) -> None:
-    """Prints the three impact answers of seed 000 (the events read from a JSONL file or a Marquez URL)."""
+    """Prints the demo's three impact answers (the events read from a JSONL file or a Marquez URL)."""
     from airflow_lineage_governance.governance.session import Governance
     from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
 

@@ -1,5 +1,5 @@
 """The marketing team's weekly export: copies marketing.audience into marketing.campaign_list straight through
-pyiceberg, telling OpenLineage nothing (the uninstrumented job of seed 000)."""
+pyiceberg, telling OpenLineage nothing (the platform's one job that sends no lineage)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The platform's pipelines, as seed 000 reads them."""
+"""The platform's pipelines, each with its expected column lineage."""
 
 from __future__ import annotations
 
