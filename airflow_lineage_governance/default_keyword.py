@@ -18,12 +18,11 @@ def is_default_keyword(node: exp.Expr) -> bool:
 def written_defaults(tree: exp.Expr) -> list[exp.Expr]:
     """Returns the DEFAULT keywords a MERGE's or UPDATE's SET values and a MERGE's INSERT values write."""
     values: list[exp.Expr] = []
-    for update in (tree, *tree.find_all(exp.Update)):
-        if isinstance(update, exp.Update):
-            for assignment in update.expressions:
-                if isinstance(assignment, exp.EQ):
-                    value = assignment.expression  # (a, b) = (DEFAULT, x) writes each of its values
-                    values += value.expressions if isinstance(value, exp.Tuple) else [value]
+    for update in tree.find_all(exp.Update):  # the tree itself among them when it is an UPDATE
+        for assignment in update.expressions:
+            if isinstance(assignment, exp.EQ):
+                value = assignment.expression  # (a, b) = (DEFAULT, x) writes each of its values
+                values += value.expressions if isinstance(value, exp.Tuple) else [value]
     for insert in tree.find_all(exp.Insert):
         if isinstance(insert.expression, exp.Tuple):
             values += insert.expression.expressions
