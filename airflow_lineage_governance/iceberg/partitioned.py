@@ -21,10 +21,12 @@ from pyiceberg.expressions import (
     LessThan,
     Or,
 )
-from pyiceberg.manifest import DataFile, ManifestEntryStatus
+from pyiceberg.manifest import DataFile, ManifestEntryStatus, ManifestFile
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table, Transaction
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.update import update_table_metadata
 from pyiceberg.typedef import Record
 from pyiceberg.types import DateType
 
@@ -160,6 +162,48 @@ def data_files_of(table: Table, rows: pa.Table, commit_uuid: uuid.UUID) -> list[
     return list(_dataframe_to_data_files(table_metadata=table.metadata, df=rows, io=table.io, write_uuid=commit_uuid))
 
 
+class MetadataReusingTransaction(Transaction):
+    """A pyiceberg transaction that builds its table metadata once per change instead of once per look.
+
+    pyiceberg 0.12 deep-copies the whole table metadata (every snapshot, schema and log entry) each time a commit
+    reads `table_metadata`, about forty times per overwrite; this one copies it again only when the table or the
+    transaction's updates changed. The metadata is immutable (frozen models), so the copy is shared.
+    """
+
+    @property
+    def table_metadata(self) -> TableMetadata:
+        """Returns the table's metadata with the transaction's updates applied."""
+        base, updates = self._table.metadata, self._updates
+        built = self.__dict__.get("_built_metadata")
+        if built is None or built[0] is not base or built[1] is not updates:
+            built = (base, updates, update_table_metadata(base, updates))
+            self.__dict__["_built_metadata"] = built
+        return built[2]
+
+
+def keep_live_manifests(producer: Any) -> None:
+    """Makes the snapshot `producer` commits list only the manifests that hold a live data file or that the commit
+    itself wrote.
+
+    pyiceberg 0.12 carries a manifest whose entries are all deleted forward into every later snapshot, so each
+    overwrite adds one more manifest that every later scan and commit opens for nothing; Iceberg's Java
+    implementation keeps such a manifest only in the snapshot that deleted its files, as this does.
+
+    Args:
+        producer: the pyiceberg snapshot producer of the commit (its `overwrite()` or `fast_append()`), before it
+            commits.
+    """
+    own = producer.snapshot_id
+    carried = producer._process_manifests
+
+    def live(manifests: list[ManifestFile]) -> list[ManifestFile]:
+        kept: list[ManifestFile] = carried([manifest for manifest in manifests if manifest.added_snapshot_id == own
+                                            or manifest.has_added_files() or manifest.has_existing_files()])
+        return kept
+
+    producer._process_manifests = live
+
+
 def commit_files(table: Table, replaced: Iterable[DataFile], added: Sequence[DataFile], scope: BooleanExpression,
                  properties: dict[str, str], commit_uuid: uuid.UUID) -> Table:
     """Commits one OVERWRITE snapshot to `table` (as loaded at the snapshot the write read) that removes
@@ -167,9 +211,10 @@ def commit_files(table: Table, replaced: Iterable[DataFile], added: Sequence[Dat
     a concurrent commit that added rows matching `scope` (serializable isolation), or removed a replaced file,
     raises ValidationException (the caller retries from the new snapshot); a concurrent commit elsewhere is
     merged (pyiceberg rebases and retries the commit itself)."""
-    with table.transaction() as transaction:
+    with MetadataReusingTransaction(table) as transaction:
         with transaction.update_snapshot(snapshot_properties=properties).overwrite() as overwrite:
             overwrite.commit_uuid = commit_uuid
+            keep_live_manifests(overwrite)
             if scope != AlwaysFalse():
                 overwrite.delete_by_predicate(scope, case_sensitive=False)
             for data_file in replaced:

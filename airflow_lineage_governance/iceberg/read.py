@@ -11,7 +11,10 @@ local file system), pyiceberg's reader applies them and DuckDB casts its batches
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from itertools import chain, count
 from typing import Any
@@ -56,6 +59,47 @@ class PinnedRead:
 
 UNSAFE_DEFAULTS = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 
+_spare_lock = threading.Lock()
+_spare: list[tuple[int, Future[duckdb.DuckDBPyConnection]]] = []
+"""The connection being opened for the next statement, with the id of the process that opened it."""
+
+
+def _new_connection() -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(config=dict(UNSAFE_DEFAULTS))
+
+
+def prepare_sandboxed_connection() -> None:
+    """Start opening the next `sandboxed_connection` in the background, so that it is ready when asked for.
+
+    Opening an in-memory DuckDB database takes tens of milliseconds, during which DuckDB holds no Python lock:
+    started before the catalog is read and the lineage bound, it costs the statement nothing. At most one
+    connection waits at a time.
+    """
+    with _spare_lock:
+        if not _spare:
+            future: Future[duckdb.DuckDBPyConnection] = Future()
+            _spare.append((os.getpid(), future))
+            threading.Thread(target=_open_into, args=(future,), name="duckdb-connect", daemon=True).start()
+
+
+def _open_into(future: Future[duckdb.DuckDBPyConnection]) -> None:
+    try:
+        future.set_result(_new_connection())
+    except BaseException as error:  # handed to the caller of sandboxed_connection
+        future.set_exception(error)
+
+
+def _taken_connection() -> duckdb.DuckDBPyConnection:
+    """Returns the connection `prepare_sandboxed_connection` opened (waiting for it), else a new one."""
+    with _spare_lock:
+        pid, future = _spare.pop() if _spare else (None, None)
+    if future is not None and pid == os.getpid():  # a forked child never uses its parent's database
+        try:
+            return future.result()
+        except duckdb.Error:
+            pass
+    return _new_connection()
+
 
 def sandboxed_connection(session: SessionSettings | None = None) -> duckdb.DuckDBPyConnection:
     """Return an in-memory DuckDB connection that installs and loads no extension on its own.
@@ -70,7 +114,7 @@ def sandboxed_connection(session: SessionSettings | None = None) -> duckdb.DuckD
     Raises:
         SessionSettingError: when DuckDB refuses one of the settings.
     """
-    connection = duckdb.connect(config=dict(UNSAFE_DEFAULTS))
+    connection = _taken_connection()
     apply_session(connection, session or SessionSettings())
     connection.execute("SET parquet_can_have_nan = true")
     return connection

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import sqlglot
 from pyiceberg.catalog import Catalog
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
@@ -35,6 +35,7 @@ from airflow_lineage_governance.iceberg.read import (
     expose_table,
     expose_tables,
     lock_down,
+    prepare_sandboxed_connection,
     sandboxed_connection,
 )
 from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_rows
@@ -106,7 +107,8 @@ def _run_dml(connection: duckdb.DuckDBPyConnection, shape: DmlShape, dml: str) -
     RETURNING gave (None without one)."""
     if shape.kind == "MERGE":
         changed = connection.sql(_counted(shape, dml)).to_arrow_table()
-        tally = Counter(str(action) for action in changed.column(0).to_pylist())
+        actions = pc.value_counts(changed.column(0).cast(pa.string())).to_pylist()
+        tally = {str(entry["values"]): int(entry["counts"]) for entry in actions}
         counts = RowCounts(tally.get("INSERT", 0), tally.get("UPDATE", 0), tally.get("DELETE", 0))
         return counts, changed.remove_column(0) if _returns(shape) else None
     returned = None
@@ -187,6 +189,7 @@ def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources:
     run: list[StatementRun] = []
 
     def attempt() -> WriteResult:
+        prepare_sandboxed_connection()
         table = known.pop(ref) if ref in known else catalog.load_table(ref.identifier)
         earlier = earlier_write(table, ref, properties)
         if earlier is not None:

@@ -140,6 +140,7 @@ class IcebergSqlOperator(BaseOperator):
         Raises LineageError when the lineage cannot be read exactly, other errors when the catalog cannot."""
         if self._read is None or self._read[0] != self.sql:
             from airflow_lineage_governance.iceberg.catalog import catalog_tables, load_tables, table_columns
+            from airflow_lineage_governance.iceberg.read import prepare_sandboxed_connection
             from airflow_lineage_governance.lineage import (
                 LineageError,
                 column_lineage,
@@ -148,6 +149,7 @@ class IcebergSqlOperator(BaseOperator):
             )
 
             read: LineageRead | LineageError
+            prepare_sandboxed_connection()  # opened while the catalog is read and the lineage bound
             try:
                 statement = self.statement()
                 catalog = self.hook.get_conn()

@@ -212,3 +212,36 @@ def test_a_kill_mid_merge_leaves_the_table_old_or_new_whole(catalog, tmp_path):
     for after in (0.1, 0.4, 0.8):
         _killed_run(tmp_path / "catalog", "any", after)
         assert _rows(open_local_catalog(tmp_path / "catalog")) in (old, new)
+
+
+def _manifest_counts(table) -> list[tuple[int | None, int | None, int | None]]:
+    return sorted((m.added_files_count, m.existing_files_count, m.deleted_files_count)
+                  for m in table.current_snapshot().manifests(table.io))
+
+
+def test_repeated_merges_keep_the_manifest_list_from_growing(catalog):
+    first = rewrite_statement(catalog, target="shop.orders", dml=MERGE, sources=["shop.changes"])
+    after_first = catalog.load_table(TARGET.identifier)
+    before = {s.snapshot_id: s for s in after_first.metadata.snapshots}
+    for attempt in range(4):
+        rewrite_statement(catalog, target="shop.orders", dml=MERGE.replace("THEN DELETE", "THEN UPDATE SET "
+                          f"amount = {attempt}"), sources=["shop.changes"])
+    table = catalog.load_table(TARGET.identifier)
+    # Each MERGE rewrites the day-2 file: the list holds the untouched days' manifest, the new file's, and the
+    # manifest of the files this snapshot deleted; no manifest of deleted files only is carried forward.
+    assert _manifest_counts(table) == [(0, 0, 1), (0, 5, 0), (1, 0, 0)]
+    assert len(table.metadata.snapshots) == len(before) + 4
+    # The first MERGE's snapshot still reads its own rows, and still lists what it deleted.
+    pinned = table.scan(snapshot_id=first.write.snapshot_id).to_arrow().to_pylist()
+    assert sorted(r["id"] for r in pinned) == sorted(r["id"] for r in _rows_after_first(catalog))
+    assert any(m.deleted_files_count for m in table.snapshot_by_id(first.write.snapshot_id).manifests(table.io))
+
+
+def _rows_after_first(catalog) -> list[dict]:
+    rows = [r for r in _orders().to_pylist() if r["id"] != 19]
+    return [*rows, {"id": 1000}]
+
+
+def test_a_merge_counts_each_action_once(catalog):
+    run = rewrite_statement(catalog, target="shop.orders", dml=MERGE, sources=["shop.changes"])
+    assert (run.write.counts.inserted, run.write.counts.updated, run.write.counts.deleted) == (1, 2, 1)

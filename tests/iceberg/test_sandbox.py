@@ -9,7 +9,12 @@ import pytest
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError
-from airflow_lineage_governance.iceberg.read import expose_tables, lock_down, sandboxed_connection
+from airflow_lineage_governance.iceberg.read import (
+    expose_tables,
+    lock_down,
+    prepare_sandboxed_connection,
+    sandboxed_connection,
+)
 from airflow_lineage_governance.iceberg.run import run_statement
 from airflow_lineage_governance.iceberg.write import create_or_replace
 from airflow_lineage_governance.kinds import StatementKind
@@ -56,8 +61,11 @@ def test_duckdb_refuses_a_hostile_select_and_nothing_is_written(catalog, query):
     assert not catalog.table_exists("out.leak")
 
 
+@pytest.mark.parametrize("prepared", [False, True], ids=["opened when asked", "opened ahead"])
 @pytest.mark.parametrize("statement", STATEMENTS)
-def test_the_locked_connection_refuses_files_extensions_and_configuration(catalog, statement):
+def test_the_locked_connection_refuses_files_extensions_and_configuration(catalog, statement, prepared):
+    if prepared:
+        prepare_sandboxed_connection()
     connection = sandboxed_connection()
     lock_down(connection, expose_tables(connection, catalog, ["crm.people"]))
     with pytest.raises(Exception) as raised:  # noqa: PT011 - DuckDB's own error classes differ by statement
@@ -70,3 +78,15 @@ def test_the_pinned_tables_still_read(catalog):
                         query="select p.id from crm.people p", sources=["crm.people"])
     assert run.write.rows == 2
     assert sorted(catalog.load_table("out.copy").scan().to_arrow().column("id").to_pylist()) == [1, 2]
+
+
+def test_a_connection_opened_ahead_is_handed_out_once():
+    prepare_sandboxed_connection()
+    prepare_sandboxed_connection()  # one is already on its way: no second one
+    first, second = sandboxed_connection(), sandboxed_connection()
+    assert first is not second
+    first.execute("CREATE TABLE mine AS SELECT 1 AS x")
+    assert second.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'mine'").fetchone() == (0,)
+    for connection in (first, second):
+        assert connection.execute("SELECT current_setting('autoload_known_extensions'), "
+                                  "current_setting('TimeZone')").fetchone() == (False, "UTC")
