@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # The demo's Iceberg catalog: sql (a local SQLite catalog) or rest (a real Iceberg REST catalog server on 127.0.0.1).
 CATALOG ?= sql
 
-.PHONY: setup demo test test-equivalence test-dml-equivalence lint clean
+.PHONY: setup demo test test-fast test-equivalence test-dml-equivalence lint clean
 
 setup: $(STAMP)
 
@@ -25,6 +25,14 @@ demo: setup
 # The catalog tests run on both the SQL and the REST catalog: the REST server's jars are resolved first.
 test: setup iceberg-rest tpc-corpus
 	$(BIN)/python -m pytest -q
+
+# The inner loop: no real Airflow process, no Marquez, the SQL catalog only, no long equivalence or TPC suite.
+FAST_IGNORE := tests/iceberg/equivalence tests/iceberg/dml_equivalence tests/soundness/test_tpc.py tests/marquez \
+	tests/ui tests/test_cli.py tests/test_provider.py tests/test_settings.py tests/test_wheel.py \
+	tests/test_dag_parse_cost.py tests/operators/test_imports.py
+test-fast: setup
+	$(BIN)/python -m pytest -q -x -m "not integration and not marquez and not scheduler and not reliability" \
+		-k "not rest and not airflow_connection" $(addprefix --ignore=,$(FAST_IGNORE))
 
 # The read path against native DuckDB tables on every layout, EQUIVALENCE_QUERIES seeded queries each (the normal
 # run takes 8); the last line sums it up: EQUIVALENCE queries=N equal=E unequal_rows=U type_differences=T.
