@@ -11,8 +11,8 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from airflow_lineage_governance.graph.events import EventSource
-from airflow_lineage_governance.refs import ColumnRef
-from airflow_lineage_governance.store import queries
+from airflow_lineage_governance.refs import ColumnRef, TableRef
+from airflow_lineage_governance.store import queries, trace
 from airflow_lineage_governance.store.engine import Engine, open_engine
 from airflow_lineage_governance.store.errors import StoreError, StoreUnavailableError, StoreVersionError
 from airflow_lineage_governance.store.ingest import BATCH, IngestReport, ingest, micros
@@ -98,6 +98,17 @@ class LineageStore:
         """Returns every edge that held as of `at` (None: now)."""
         instant = micros(at) if at is not None else None
         return self._call("listed edges", lambda: queries.edges_as_of(self.engine, instant))
+
+    def trace_back(self, table: TableRef, snapshot: str) -> trace.StoredOrigin:
+        """Returns the origin of the snapshot, to the sources (`trace.trace_back`); raises SnapshotNotInStoreError."""
+        return self._call("traced a snapshot", lambda: trace.trace_back(self.engine, table, snapshot))
+
+    def trace_forward(self, table: TableRef, snapshot: str,
+                      about: Callable[[TableRef], tuple[str | None, int | None]] | None = None
+                      ) -> list[trace.StoredContaminated]:
+        """Returns every output snapshot that read the snapshot, directly or not (`trace.trace_forward`); raises
+        SnapshotNotInStoreError."""
+        return self._call("traced a snapshot", lambda: trace.trace_forward(self.engine, table, snapshot, about))
 
     def stats(self) -> dict[str, Any]:
         """Returns the store's location, schema version, size on disk and the rows of each table."""
