@@ -10,9 +10,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from airflow_lineage_governance.graph.events import EventSource
+from airflow_lineage_governance.graph.diff import ObservedJob
+from airflow_lineage_governance.graph.events import EventSource, RunEvent
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from airflow_lineage_governance.store import queries, trace
+from airflow_lineage_governance.store import checks, diff, queries, trace
 from airflow_lineage_governance.store.engine import Engine, open_engine
 from airflow_lineage_governance.store.errors import StoreError, StoreUnavailableError, StoreVersionError
 from airflow_lineage_governance.store.ingest import BATCH, IngestReport, ingest, micros
@@ -109,6 +110,20 @@ class LineageStore:
         """Returns every output snapshot that read the snapshot, directly or not (`trace.trace_forward`); raises
         SnapshotNotInStoreError."""
         return self._call("traced a snapshot", lambda: trace.trace_forward(self.engine, table, snapshot, about))
+
+    def observed_jobs(self, at: datetime | None = None) -> dict[str, ObservedJob]:
+        """Returns, by job name, the runtime lineage of each job's latest COMPLETE as of `at` (`diff.observed_jobs`)."""
+        instant = micros(at) if at is not None else None
+        return self._call("read the jobs' runtime lineage", lambda: diff.observed_jobs(self.engine, instant))
+
+    def written_tables(self, at: datetime | None = None) -> dict[TableRef, str]:
+        """Returns each table a job's run as of `at` wrote, with the first such job by name."""
+        instant = micros(at) if at is not None else None
+        return self._call("listed the tables written", lambda: checks.written_tables(self.engine, instant))
+
+    def run_events(self, dag_id: str, run_id: str) -> list[RunEvent]:
+        """Returns the task events of one DAG run, in time order (`checks.run_events`)."""
+        return self._call("read a DAG run's events", lambda: checks.run_events(self.engine, dag_id, run_id))
 
     def stats(self) -> dict[str, Any]:
         """Returns the store's location, schema version, size on disk and the rows of each table."""
