@@ -102,6 +102,27 @@ class ReferenceHistory:
                 for _, t, k in lineage.out_edges(source, keys=True) if k == "ROWS"}
         return reached, values, rows
 
+    def written_tables(self, at: datetime | None) -> dict[TableRef, str]:
+        """Returns each table the jobs' runs as of `at` wrote, with the first such job by name."""
+        found: dict[TableRef, str] = {}
+        for (_, job), event in self.chosen(at).items():
+            for table in event_graph(event).outputs:
+                found[table] = min(found.get(table, job), job)
+        return found
+
+    def observed(self, at: datetime | None) -> dict[str, tuple[set[Any], set[tuple[TableRef, TableRef]], str]]:
+        """Returns, by job name, the column edges (source, target, type, subtype), the dataset edges (each table
+        read to each written; the tables the lineage wrote when the event named no output) and the run id of each
+        job's run as of `at`."""
+        found = {}
+        for (_, job), event in self.chosen(at).items():
+            graph = event_graph(event)
+            inputs = [t for t, _ in versions(event.raw, "inputs")]
+            outputs = [t for t, _ in versions(event.raw, "outputs")] or list(graph.outputs)
+            found[job] = ({(e.source, e.target, str(e.type), str(e.subtype)) for e in graph.edges()},
+                          {(i, o) for i in inputs for o in outputs}, event.run_id)
+        return found
+
     def writers(self) -> dict[Snapshot, RunEvent]:
         """Returns the run that wrote each snapshot: the latest COMPLETE (in time order) naming it as an output."""
         found: dict[Snapshot, RunEvent] = {}

@@ -1,7 +1,7 @@
 """Property: on random small histories (late, duplicate and out-of-order deliveries, failed runs, lineage that
 changes), both engines' answers equal the networkx reference (airflow_lineage_governance/store/reference.py): the
-edges as of every time, each run's final state, the impact of every column, and the trace of every snapshot back
-and forward."""
+edges as of every time, each run's final state, the impact of every column, the tables written and each job's runtime
+lineage (the design diff's input), and the trace of every snapshot back and forward."""
 
 from __future__ import annotations
 
@@ -75,6 +75,10 @@ def test_the_store_answers_as_the_networkx_reference(history, fresh_location, tm
         for at in ASKED:
             assert {(e.source, e.target, e.type, e.subtype, e.job) for e in store.edges_as_of(at)} == \
                 reference.edges_as_of(at)
+            assert store.written_tables(at) == reference.written_tables(at)
+            assert {job: ({(e.source, e.target, e.type, e.subtype) for e in seen.edges},
+                          {(e.source, e.target) for e in seen.dataset_edges}, seen.run_id)
+                    for job, seen in store.observed_jobs(at).items()} == reference.observed(at)
             for table in TABLES:
                 for name in FIELDS:
                     column = ColumnRef(TableRef.parse(table), name)
@@ -123,6 +127,10 @@ def test_the_store_traces_snapshots_as_the_networkx_reference(history, fresh_loc
     reference = ReferenceHistory(delivered)
     with LineageStore.open(fresh_location(), create=True) as store:
         store.ingest(FileEventSource(path), batch_size=batch_size)
+        for at in ASKED:
+            assert {job: ({(e.source, e.target) for e in seen.dataset_edges}, seen.run_id)
+                    for job, seen in store.observed_jobs(at).items()} == \
+                {job: (tables, run) for job, (_, tables, run) in reference.observed(at).items()}
         for name in SNAPSHOT_TABLES:
             for version in VERSIONS:
                 table = TableRef.parse(name)
