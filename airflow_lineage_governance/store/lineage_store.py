@@ -8,17 +8,19 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from airflow_lineage_governance.graph.diff import ObservedJob
 from airflow_lineage_governance.graph.events import EventSource, RunEvent
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from airflow_lineage_governance.store import checks, diff, queries, trace
+from airflow_lineage_governance.store import checks, queries, trace
 from airflow_lineage_governance.store.engine import Engine, open_engine
 from airflow_lineage_governance.store.errors import StoreError, StoreUnavailableError, StoreVersionError
 from airflow_lineage_governance.store.ingest import BATCH, IngestReport, ingest, micros
 from airflow_lineage_governance.store.migrations import migrate, refuse_newer, store_version
 from airflow_lineage_governance.store.schema import SCHEMA_VERSION, TABLES
+
+if TYPE_CHECKING:
+    from airflow_lineage_governance.graph.diff import ObservedJob
 
 T = TypeVar("T")
 
@@ -113,6 +115,8 @@ class LineageStore:
 
     def observed_jobs(self, at: datetime | None = None) -> dict[str, ObservedJob]:
         """Returns, by job name, the runtime lineage of each job's latest COMPLETE as of `at` (`diff.observed_jobs`)."""
+        from airflow_lineage_governance.store import diff  # the design's types load the SQL parser: only when asked
+
         instant = micros(at) if at is not None else None
         return self._call("read the jobs' runtime lineage", lambda: diff.observed_jobs(self.engine, instant))
 
