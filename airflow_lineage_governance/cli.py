@@ -94,7 +94,9 @@ def _resolve_defaults(args: argparse.Namespace) -> None:
     """Fills in, from the [lineage_governance] settings, the options the command needs and its command line
     left out (Airflow's configuration is read only then); raises MissingSettingError naming the flag and the
     setting to give."""
-    if getattr(args, "events", "") is None:
+    if getattr(args, "events", "") is None and _from_store(args):
+        args.store = settings.store_location(args.store)
+    elif getattr(args, "events", "") is None:
         args.events = settings.required("events", "--events")
     if getattr(args, "catalog", "") is None and getattr(args, "schema", None) is None:
         args.catalog = settings.required("catalog_folder", "--catalog or --schema" if hasattr(args, "schema")
@@ -135,6 +137,14 @@ def job_namespaces(given: list[str] | None) -> list[str] | None:
         return None if ALL_NAMESPACES in given else given
     configured = settings.configured_openlineage_namespace()
     return [configured] if configured else None
+
+
+def _from_store(args: argparse.Namespace) -> bool:
+    """Returns True when a command that can answer from the lineage store should: `--store` is given, or no event
+    source is given or configured."""
+    if not hasattr(args, "store"):
+        return False
+    return bool(args.store) or (args.events is None and not settings.setting("events"))
 
 
 def _governance(args: argparse.Namespace):
@@ -227,7 +237,10 @@ def cmd_upstream(args: argparse.Namespace) -> int:
 def cmd_trace(args: argparse.Namespace) -> int:
     """Prints where a table's snapshot came from (runs, tries, SQL hashes, input snapshots, to the sources), or
     with --forward every output snapshot that read it, directly or not, with run, owner and tier."""
-    found = _governance(args).trace(args.snapshot, args.forward)
+    if args.store:
+        found = _stored_trace(args)
+    else:
+        found = _governance(args).trace(args.snapshot, args.forward)
     if args.json:
         data = [c.to_dict() for c in found] if isinstance(found, list) else found.to_dict()
         print(json.dumps({"snapshot": args.snapshot, "forward" if args.forward else "origin": data}, indent=2))
@@ -240,6 +253,27 @@ def cmd_trace(args: argparse.Namespace) -> int:
     for line in found.lines():
         say(line)
     return 0
+
+
+def _stored_trace(args: argparse.Namespace):
+    """Returns the trace of `args.snapshot` answered by the lineage store at `args.store` (owners and tiers from
+    metadata.toml)."""
+    from airflow_lineage_governance.governance.config import load_metadata, load_rules
+    from airflow_lineage_governance.graph.trace import snapshot_asked
+    from airflow_lineage_governance.refs import TableRef
+    from airflow_lineage_governance.store.lineage_store import LineageStore
+
+    table, version = snapshot_asked(args.snapshot)
+    with LineageStore.open(args.store, read_only=True) as store:
+        if not args.forward:
+            return store.trace_back(table, version)
+        metadata = load_metadata(args.metadata, load_rules(args.rules))
+
+        def about(written: TableRef) -> tuple[str | None, int | None]:
+            known = metadata.tables.get(written)
+            return (known.owner, known.tier) if known is not None else (None, None)
+
+        return store.trace_forward(table, version, about)
 
 
 def cmd_propose(args: argparse.Namespace) -> int:
@@ -371,6 +405,10 @@ def parser() -> argparse.ArgumentParser:
     command.add_argument("--forward", action="store_true",
                          help="list every output snapshot that read it, directly or through others")
     _governance_options(command)
+    command.add_argument("--store", metavar="LOCATION",
+                         help="answer from the lineage store: a DuckDB file or a postgresql:// URL (default, when no "
+                              f"--events is given and [{settings.SECTION}] events is unset: [{settings.SECTION}] "
+                              "store_conn_id, else store)")
     command.set_defaults(run=cmd_trace)
     command = commands.add_parser("propose", help="proposed classes of every written column")
     _governance_options(command)

@@ -109,3 +109,22 @@ def test_check_lists_stale_jobs(options, capsys, tmp_path):
     result = main(["check", *options, "--catalog", str(tmp_path / "catalog"), "--active-since", "7d", "--json"])
     assert result in (0, 1)
     assert json.loads(capsys.readouterr().out)["stale_jobs"] == ["dag.a", "dag.inc"]
+
+
+def test_trace_answers_the_same_from_the_lineage_store(options, capsys, tmp_path, monkeypatch):
+    store = str(tmp_path / "lineage-store.duckdb")
+    assert main(["store", "init", "--store", store]) == 0
+    assert main(["store", "import", options[1], "--store", store]) == 0
+    capsys.readouterr()
+    stored = [*options[2:], "--store", store]
+    for args in (["out.t@t-2"], ["crm.learners@learners-1", "--forward"], ["crm.learners@learners-2", "--forward"]):
+        assert run_json(capsys, "trace", *args, *stored) == run_json(capsys, "trace", *args, *options)
+        assert main(["trace", *args, *stored]) == 0
+        from_store = capsys.readouterr().out
+        assert main(["trace", *args, *options]) == 0
+        assert from_store == capsys.readouterr().out
+    assert main(["trace", "out.t@t-9", *stored]) == 2
+    assert "out.t@t-9: no received COMPLETE event wrote or read this snapshot" in capsys.readouterr().err
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", store)  # no event source given or configured
+    monkeypatch.delenv("AIRFLOW__LINEAGE_GOVERNANCE__EVENTS", raising=False)
+    assert run_json(capsys, "trace", "out.t@t-2", *options[2:]) == run_json(capsys, "trace", "out.t@t-2", *options)

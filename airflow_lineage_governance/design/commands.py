@@ -120,16 +120,28 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from airflow_lineage_governance.graph.diff import declared_jobs, design_diff, observed_jobs
 
     as_of = _as_of(args)
-    governance = Governance.load(args.events, rules_path=_governance_file(args.rules, "lineage.toml", "--rules"),
-                                 metadata_path=_governance_file(args.metadata, "metadata.toml", "--metadata"),
-                                 job_namespaces=job_namespaces(args.job_namespace))
+    rules_path = _governance_file(args.rules, "lineage.toml", "--rules")
+    metadata_path = _governance_file(args.metadata, "metadata.toml", "--metadata")
+    if args.store:
+        from airflow_lineage_governance.governance.config import load_metadata, load_rules
+        from airflow_lineage_governance.governance.session import declare
+        from airflow_lineage_governance.graph.history import LineageHistory
+        from airflow_lineage_governance.store.lineage_store import LineageStore
+
+        rules = load_rules(rules_path)
+        declared = declared_jobs(declare(LineageHistory(rules.namespace), load_metadata(metadata_path, rules)))
+        with LineageStore.open(args.store, read_only=True) as store:
+            observed, read_from = store.observed_jobs(as_of), {"store": store.engine.description}
+    else:
+        governance = Governance.load(args.events, rules_path=rules_path, metadata_path=metadata_path,
+                                     job_namespaces=job_namespaces(args.job_namespace))
+        observed, declared = observed_jobs(governance.history, as_of), declared_jobs(governance.history)
+        read_from = governance.report.to_dict()
     design = read_design(args.dags_folder, args.catalog, _logical_date(args))
-    history = governance.history
-    diff = design_diff(design, observed_jobs(history, as_of), as_of.isoformat(), args.dag or None,
-                       declared_jobs(history))
+    diff = design_diff(design, observed, as_of.isoformat(), args.dag or None, declared)
     if args.json:
         data: dict[str, Any] = diff.to_dict()
-        data["events"] = governance.report.to_dict()
+        data["events"] = read_from
         print(json.dumps(data, indent=2))
     else:
         for line in diff_lines(diff):
@@ -153,6 +165,10 @@ def add_design_commands(commands: Any) -> None:
     diff.add_argument("dags_folder", help="the DAGs folder (read with Airflow's DagBag; nothing runs)")
     diff.add_argument("--events", help=f"an OpenLineage JSONL file or a Marquez URL (default: [{settings.SECTION}] "
                                        "events)")
+    diff.add_argument("--store", metavar="LOCATION",
+                      help="read the runtime from the lineage store: a DuckDB file or a postgresql:// URL (default, "
+                           f"when no --events is given and [{settings.SECTION}] events is unset: "
+                           f"[{settings.SECTION}] store_conn_id, else store)")
     diff.add_argument("--as-of", help="compare with each job's latest COMPLETE at or before this ISO 8601 time "
                                       "(default: now)")
     diff.add_argument("--dag", action="append", metavar="DAG_ID",

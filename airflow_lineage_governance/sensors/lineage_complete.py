@@ -15,6 +15,8 @@ from airflow_lineage_governance import settings
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from airflow_lineage_governance.graph.events import RunEvent
+
 
 def default_event_source() -> str | None:
     """Returns `[lineage_governance] events`, else where the OpenLineage provider's transport sends events (a
@@ -41,23 +43,26 @@ class LineageCompleteSensor(BaseSensorOperator):
     :param target_dag_id: the DAG whose run of the same logical date is checked.
     :param events: an OpenLineage JSONL file or a Marquez URL (default: where the provider sends events).
     :param job_namespace: the OpenLineage job namespace of the target's events (default: the provider's).
+    :param store: a lineage store (a DuckDB file or a postgresql:// URL) to read the target run's events from,
+        instead of the event source: only that run's events are read.
     """
 
-    template_fields: Sequence[str] = ("target_dag_id", "events")
+    template_fields: Sequence[str] = ("target_dag_id", "events", "store")
 
     def __init__(self, *, target_dag_id: str, events: str | None = None, job_namespace: str | None = None,
-                 mode: str = "reschedule", poke_interval: float = 30, timeout: float = 600,
+                 store: str | None = None, mode: str = "reschedule", poke_interval: float = 30, timeout: float = 600,
                  **kwargs: Any) -> None:
         super().__init__(mode=mode, poke_interval=poke_interval, timeout=timeout, **kwargs)
         self.target_dag_id = target_dag_id
         self.events = events
         self.job_namespace = job_namespace
+        self.store = store
 
     def _verdict(self, context: Context) -> dict[str, Any]:
         # The governance and graph layers load here, not when the DAG file is parsed.
         from airflow_lineage_governance.governance.runs import FINISHED, missing_completes
         from airflow_lineage_governance.graph.errors import EventSourceError
-        from airflow_lineage_governance.graph.events import RunEvent, open_event_source, read_events
+        from airflow_lineage_governance.graph.events import open_event_source, read_events
 
         ti = context["ti"]
         runs = ti.get_task_states(dag_id=self.target_dag_id, logical_dates=[context["logical_date"]])
@@ -77,7 +82,10 @@ class LineageCompleteSensor(BaseSensorOperator):
             return verdict
         source, reason = verdict["events"], ""
         events: list[RunEvent] = []
-        if source is None:
+        if self.store:
+            verdict["events"] = None
+            events, reason = self._stored_events(run_id, verdict["job_namespace"])
+        elif source is None:
             reason = f"no event source is configured (set {settings.SETTINGS['events'].flag_or_setting})"
         else:
             try:
@@ -88,6 +96,19 @@ class LineageCompleteSensor(BaseSensorOperator):
         verdict["missing"] = [m.to_dict() for m in missing_completes(states, events, self.target_dag_id, run_id,
                                                                      reason)]
         return verdict
+
+    def _stored_events(self, run_id: str, job_namespace: str) -> tuple[list[RunEvent], str]:
+        """Returns the target run's events of the job namespace in the store, and why none could be read (or "")."""
+        from airflow_lineage_governance.store.errors import StoreError
+        from airflow_lineage_governance.store.lineage_store import LineageStore
+
+        assert self.store is not None
+        try:
+            with LineageStore.open(self.store, read_only=True) as store:
+                events = store.run_events(self.target_dag_id, run_id)
+        except StoreError as error:
+            return [], f"the lineage store could not be read: {error}"
+        return [e for e in events if e.job_namespace == job_namespace], ""
 
     def poke(self, context: Context) -> PokeReturnValue | bool:
         """Returns done (with the verdict) once the target run finished and every success has its COMPLETE."""

@@ -19,3 +19,7 @@ class StoreUnavailableError(StoreError):
 
 class ColumnNotInStoreError(StoreError):
     """Raised when a column asked about is named by no event in the store, or the text names no column."""
+
+
+class SnapshotNotInStoreError(StoreError):
+    """Raised when no COMPLETE event in the store wrote or read the snapshot asked about."""

@@ -8,16 +8,19 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from airflow_lineage_governance.graph.events import EventSource
-from airflow_lineage_governance.refs import ColumnRef
-from airflow_lineage_governance.store import queries
+from airflow_lineage_governance.graph.events import EventSource, RunEvent
+from airflow_lineage_governance.refs import ColumnRef, TableRef
+from airflow_lineage_governance.store import checks, queries, trace
 from airflow_lineage_governance.store.engine import Engine, open_engine
 from airflow_lineage_governance.store.errors import StoreError, StoreUnavailableError, StoreVersionError
 from airflow_lineage_governance.store.ingest import BATCH, IngestReport, ingest, micros
 from airflow_lineage_governance.store.migrations import migrate, refuse_newer, store_version
 from airflow_lineage_governance.store.schema import SCHEMA_VERSION, TABLES
+
+if TYPE_CHECKING:
+    from airflow_lineage_governance.graph.diff import ObservedJob
 
 T = TypeVar("T")
 
@@ -98,6 +101,33 @@ class LineageStore:
         """Returns every edge that held as of `at` (None: now)."""
         instant = micros(at) if at is not None else None
         return self._call("listed edges", lambda: queries.edges_as_of(self.engine, instant))
+
+    def trace_back(self, table: TableRef, snapshot: str) -> trace.StoredOrigin:
+        """Returns the origin of the snapshot, to the sources (`trace.trace_back`); raises SnapshotNotInStoreError."""
+        return self._call("traced a snapshot", lambda: trace.trace_back(self.engine, table, snapshot))
+
+    def trace_forward(self, table: TableRef, snapshot: str,
+                      about: Callable[[TableRef], tuple[str | None, int | None]] | None = None
+                      ) -> list[trace.StoredContaminated]:
+        """Returns every output snapshot that read the snapshot, directly or not (`trace.trace_forward`); raises
+        SnapshotNotInStoreError."""
+        return self._call("traced a snapshot", lambda: trace.trace_forward(self.engine, table, snapshot, about))
+
+    def observed_jobs(self, at: datetime | None = None) -> dict[str, ObservedJob]:
+        """Returns, by job name, the runtime lineage of each job's latest COMPLETE as of `at` (`diff.observed_jobs`)."""
+        from airflow_lineage_governance.store import diff  # the design's types load the SQL parser: only when asked
+
+        instant = micros(at) if at is not None else None
+        return self._call("read the jobs' runtime lineage", lambda: diff.observed_jobs(self.engine, instant))
+
+    def written_tables(self, at: datetime | None = None) -> dict[TableRef, str]:
+        """Returns each table a job's run as of `at` wrote, with the first such job by name."""
+        instant = micros(at) if at is not None else None
+        return self._call("listed the tables written", lambda: checks.written_tables(self.engine, instant))
+
+    def run_events(self, dag_id: str, run_id: str) -> list[RunEvent]:
+        """Returns the task events of one DAG run, in time order (`checks.run_events`)."""
+        return self._call("read a DAG run's events", lambda: checks.run_events(self.engine, dag_id, run_id))
 
     def stats(self) -> dict[str, Any]:
         """Returns the store's location, schema version, size on disk and the rows of each table."""

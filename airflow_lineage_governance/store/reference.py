@@ -1,5 +1,6 @@
 """A small reference model of the store's answers, on networkx, that the tests hold both engines to: the distinct
-events, each job's COMPLETEs in time order, the graph as of a time, and impact as graph reachability. It keeps
+events, each job's COMPLETEs in time order, the graph as of a time, impact as graph reachability, and tracing by
+snapshot as reachability over snapshots. It keeps
 everything in memory and is written for plainness, not speed."""
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ from typing import Any
 
 import networkx as nx
 
+from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.build import event_graph
 from airflow_lineage_governance.graph.events import COMPLETE, EVENT_TYPES, RunEvent, final_events, to_run_event
 from airflow_lineage_governance.kinds import EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
+Snapshot = tuple[TableRef, str]
 Edge = tuple[ColumnRef, ColumnRef | TableRef, str, str, str]
 """An edge as the reference keeps it: source, target, type, subtype and job name."""
 
@@ -98,6 +101,82 @@ class ReferenceHistory:
         rows = {t for source in reached | {column} if source in lineage
                 for _, t, k in lineage.out_edges(source, keys=True) if k == "ROWS"}
         return reached, values, rows
+
+    def written_tables(self, at: datetime | None) -> dict[TableRef, str]:
+        """Returns each table the jobs' runs as of `at` wrote, with the first such job by name."""
+        found: dict[TableRef, str] = {}
+        for (_, job), event in self.chosen(at).items():
+            for table in event_graph(event).outputs:
+                found[table] = min(found.get(table, job), job)
+        return found
+
+    def observed(self, at: datetime | None) -> dict[str, tuple[set[Any], set[tuple[TableRef, TableRef]], str]]:
+        """Returns, by job name, the column edges (source, target, type, subtype), the dataset edges (each table
+        read to each written; the tables the lineage wrote when the event named no output) and the run id of each
+        job's run as of `at`."""
+        found = {}
+        for (_, job), event in self.chosen(at).items():
+            graph = event_graph(event)
+            inputs = [t for t, _ in versions(event.raw, "inputs")]
+            outputs = [t for t, _ in versions(event.raw, "outputs")] or list(graph.outputs)
+            found[job] = ({(e.source, e.target, str(e.type), str(e.subtype)) for e in graph.edges()},
+                          {(i, o) for i in inputs for o in outputs}, event.run_id)
+        return found
+
+    def writers(self) -> dict[Snapshot, RunEvent]:
+        """Returns the run that wrote each snapshot: the latest COMPLETE (in time order) naming it as an output."""
+        found: dict[Snapshot, RunEvent] = {}
+        for events in self.runs.values():
+            for event in events:
+                for table, snapshot in versions(event.raw, "outputs"):
+                    if snapshot is not None and ((table, snapshot) not in found
+                                                 or found[(table, snapshot)].order < event.order):
+                        found[(table, snapshot)] = event
+        return found
+
+    def traced_back(self, table: TableRef, snapshot: str) -> set[tuple[TableRef, str, str | None]]:
+        """Returns every snapshot a trace back from the snapshot meets, with the run id of its writer (None: a
+        source): the snapshots reachable from it, each to the snapshots its writer read."""
+        writers = self.writers()
+        graph = nx.DiGraph()
+        graph.add_node((table, snapshot))
+        for key, event in writers.items():
+            graph.add_node(key)
+            graph.add_edges_from((key, read) for read in versions(event.raw, "inputs") if read[1] is not None)
+        met = {(table, snapshot)} | nx.descendants(graph, (table, snapshot))
+        return {(t, s, writers[(t, s)].run_id if (t, s) in writers else None) for t, s in met}
+
+    def traced_forward(self, table: TableRef, snapshot: str
+                       ) -> list[tuple[str, tuple[TableRef, str | None], TableRef, str | None]]:
+        """Returns, sorted, each (run id, snapshot read, table written, snapshot written) of a trace forward: every
+        COMPLETE that read a snapshot reachable from the snapshot (itself included) through runs that read one
+        snapshot and wrote another, once per snapshot read, with each of its outputs."""
+        completes = [e for events in self.runs.values() for e in events]
+        graph = nx.DiGraph()
+        graph.add_node((table, snapshot))
+        for event in completes:
+            for read in versions(event.raw, "inputs"):
+                for wrote in versions(event.raw, "outputs"):
+                    if read[1] is not None and wrote[1] is not None:
+                        graph.add_edge(read, wrote)
+        met = {(table, snapshot)} | nx.descendants(graph, (table, snapshot))
+        return sorted(((e.run_id, read, t, s) for e in completes for read in versions(e.raw, "inputs") if read in met
+                       for t, s in versions(e.raw, "outputs")), key=str)
+
+
+def versions(raw: Any, key: str) -> list[tuple[TableRef, str | None]]:
+    """Returns the (table, snapshot of its version facet) of each dataset of the event's `inputs` or `outputs`, the
+    first named per table."""
+    found: dict[TableRef, str | None] = {}
+    for dataset in raw.get(key) or () if isinstance(raw, dict) else ():
+        if isinstance(dataset, dict) and isinstance(dataset.get("name"), str):
+            try:
+                table = TableRef.parse(dataset["name"])
+            except InvalidNameError:
+                continue
+            version = ((dataset.get("facets") or {}).get("version") or {}).get("datasetVersion")
+            found.setdefault(table, version if isinstance(version, str) else None)
+    return list(found.items())
 
 
 def _reached(graph: nx.DiGraph | nx.MultiDiGraph, start: ColumnRef) -> set[ColumnRef]:

@@ -3,7 +3,8 @@ is the one type spelt differently: DuckDB's BLOB, PostgreSQL's BYTEA).
 
 Instants are microseconds since the epoch (UTC) in BIGINT columns; an interval's end is NULL while it is open.
 Ids are `ids.stable_id` hashes of the natural key. Version 1 holds the lineage history; version 2 adds the
-governance tables (classifications, owners, declarations, findings).
+governance tables (classifications, owners, declarations, findings); version 3 indexes the runs by the snapshots
+they read and wrote, and the events by DAG run.
 """
 
 from __future__ import annotations
@@ -63,7 +64,14 @@ VERSION_2 = (
     "created_at_us BIGINT NOT NULL, PRIMARY KEY (governance_run, position))",
 )
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2}
+VERSION_3 = (
+    # the runs that read or wrote a snapshot, for tracing by snapshot (backwards to its writer, forwards to readers)
+    "CREATE INDEX run_datasets_by_snapshot ON run_datasets (dataset_id, snapshot)",
+    # the events of one DAG run, for the runs with no COMPLETE
+    "CREATE INDEX events_by_dag_run ON events (dag_run_id)",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3}
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 
 SCHEMA_VERSION = max(MIGRATIONS)

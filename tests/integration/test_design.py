@@ -234,3 +234,34 @@ def test_the_nightly_warns_of_the_branch_not_taken(branch_run):
         "marketing.weekend_offers"]
     assert kinds(report, "observed_not_designed") == kinds(report, "sql_hash_mismatch") == []
     assert report["coverage"]["design_tasks_compared"] == 2 and report["coverage"]["design_differences"] == 2
+
+
+def test_the_diff_from_the_lineage_store_is_the_diff_from_the_events(platform_run, tmp_path):
+    sandbox, run = platform_run
+    dags = tmp_path / "dags"
+    shutil.copytree(sandbox.dags, dags)
+    (dags / "sql" / "birthday_offers.sql").write_text(
+        "create or replace table marketing.birthday_offers as\n"
+        "select l.learner_id, l.country, l.email\nfrom crm.learners l\n"
+        "where month(l.date_of_birth) = {{ logical_date.month }}\n")
+    manual = json.loads(json.dumps(run.task_events("marketing_audience", "COMPLETE")[0]))
+    manual["job"]["name"] = "adhoc.audience_backfill"
+    manual["run"]["runId"] = "01999a2e-0000-7000-8000-00000000cafe"
+    manual["outputs"][0]["name"] = "marketing.audience_copy"
+    events = tmp_path / "events.jsonl"
+    events.write_text(run.events_path.read_text() + json.dumps(manual) + "\n")
+    store = str(tmp_path / "lineage-store.duckdb")
+    for args in (["init"], ["import", str(events)]):
+        done = cli(sandbox, "store", *args, "--store", store)
+        assert done.returncode == 0, done.stderr[-2000:]
+    for folder in (sandbox.dags, dags):
+        code, expected, expected_text = diff(sandbox, events, "--as-of", "2099-01-01T00:00:00Z", dags=folder)
+        args = ["diff", str(folder), "--store", store, "--catalog", str(sandbox.catalog_folder), "--rules", RULES,
+                "--metadata", METADATA, "--as-of", "2099-01-01T00:00:00Z"]
+        done, text = cli(sandbox, *args, "--json"), cli(sandbox, *args)
+        assert done.returncode == text.returncode == code == 1, done.stderr[-2000:]
+        found = json.loads(done.stdout)
+        assert found.pop("events") == {"store": store}
+        expected.pop("events")
+        assert found == expected
+        assert text.stdout == expected_text

@@ -1,6 +1,7 @@
 """Property: on random small histories (late, duplicate and out-of-order deliveries, failed runs, lineage that
 changes), both engines' answers equal the networkx reference (airflow_lineage_governance/store/reference.py): the
-edges as of every time, each run's final state, and the impact of every column."""
+edges as of every time, each run's final state, the impact of every column, the tables written and each job's runtime
+lineage (the design diff's input), and the trace of every snapshot back and forward."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from airflow_lineage_governance.graph.events import FileEventSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from airflow_lineage_governance.store.errors import ColumnNotInStoreError
+from airflow_lineage_governance.store.errors import ColumnNotInStoreError, SnapshotNotInStoreError
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.reference import ReferenceHistory
 from tests.events import NS
@@ -74,6 +75,10 @@ def test_the_store_answers_as_the_networkx_reference(history, fresh_location, tm
         for at in ASKED:
             assert {(e.source, e.target, e.type, e.subtype, e.job) for e in store.edges_as_of(at)} == \
                 reference.edges_as_of(at)
+            assert store.written_tables(at) == reference.written_tables(at)
+            assert {job: ({(e.source, e.target, e.type, e.subtype) for e in seen.edges},
+                          {(e.source, e.target) for e in seen.dataset_edges}, seen.run_id)
+                    for job, seen in store.observed_jobs(at).items()} == reference.observed(at)
             for table in TABLES:
                 for name in FIELDS:
                     column = ColumnRef(TableRef.parse(table), name)
@@ -84,3 +89,64 @@ def test_the_store_answers_as_the_networkx_reference(history, fresh_location, tm
                         assert (reached, values, rows) == (set(), set(), set())
                         continue
                     assert (set(found.columns_reached), set(found.values), set(found.rows)) == (reached, values, rows)
+
+
+SNAPSHOT_TABLES = ("src.a", "src.b", "out.t0", "out.t1", "out.t2")
+VERSIONS = ("v0", "v1", "v2")
+read_snapshot = st.tuples(st.sampled_from(SNAPSHOT_TABLES), st.sampled_from((*VERSIONS, None)))
+traced_run = st.tuples(st.integers(0, JOBS - 1), st.integers(0, 3), st.sampled_from(["START", "COMPLETE", "FAIL"]),
+                       st.integers(0, len(TIMES) - 1), st.lists(read_snapshot, max_size=3),
+                       st.lists(st.tuples(st.integers(0, JOBS - 1), st.sampled_from((*VERSIONS, None))), min_size=1,
+                                max_size=2))
+
+
+def traced_raw(job: int, run: int, kind: str, time: int, reads: Any, writes: Any) -> dict[str, Any]:
+    def dataset(table: str, version: str | None) -> dict[str, Any]:
+        return {"namespace": NS, "name": table,
+                "facets": {"version": {"datasetVersion": version}} if version is not None else {}}
+
+    return {"eventType": kind, "eventTime": TIMES[time].strftime("%Y-%m-%dT%H:%M:%SZ"), "producer": "tests",
+            "run": {"runId": f"j{job}-r{run}"}, "job": {"namespace": "platform", "name": f"dag.j{job}"},
+            "inputs": [dataset(*r) for r in reads], "outputs": [dataset(f"out.t{t}", v) for t, v in writes]}
+
+
+traced_histories = st.lists(traced_run, min_size=1, max_size=10).flatmap(
+    lambda events: st.tuples(st.just(events), st.permutations(range(len(events))),
+                             st.lists(st.integers(0, len(events) - 1), max_size=4), st.integers(1, 4)))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(history=traced_histories)
+def test_the_store_traces_snapshots_as_the_networkx_reference(history, fresh_location, tmp_path_factory, engine_kind):
+    events, order, repeated, batch_size = history
+    raws = [traced_raw(*e) for e in events]
+    delivered = [raws[i] for i in order] + [raws[i] for i in repeated]  # out of order, some twice
+    path = tmp_path_factory.mktemp("deliveries") / "events.jsonl"
+    path.write_text("".join(json.dumps(raw) + "\n" for raw in delivered))
+    reference = ReferenceHistory(delivered)
+    with LineageStore.open(fresh_location(), create=True) as store:
+        store.ingest(FileEventSource(path), batch_size=batch_size)
+        for at in ASKED:
+            assert {job: ({(e.source, e.target) for e in seen.dataset_edges}, seen.run_id)
+                    for job, seen in store.observed_jobs(at).items()} == \
+                {job: (tables, run) for job, (_, tables, run) in reference.observed(at).items()}
+        for name in SNAPSHOT_TABLES:
+            for version in VERSIONS:
+                table = TableRef.parse(name)
+                expected = reference.traced_back(table, version)
+                try:
+                    origin = store.trace_back(table, version)
+                except SnapshotNotInStoreError:
+                    assert expected == {(table, version, None)}
+                    assert reference.traced_forward(table, version) == []
+                    continue
+                met, stack = set(), [origin]
+                while stack:
+                    node = stack.pop()
+                    stack.extend(node.inputs)
+                    if node.snapshot is not None:
+                        met.add((node.table, node.snapshot, node.run.run_id if node.run is not None else None))
+                assert met == expected
+                assert sorted(((c.run.run_id, c.read, c.table, c.snapshot) for c in store.trace_forward(
+                    table, version)), key=str) == reference.traced_forward(table, version)

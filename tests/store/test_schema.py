@@ -19,12 +19,12 @@ from tests.events import complete, output, write
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 2
+        assert stats["schema_version"] == SCHEMA_VERSION == 3
         assert stats["rows"] == dict.fromkeys(TABLES, 0)
         assert set(TABLES) | {"store_versions"} <= store.engine.tables()
     with LineageStore.open(store_location) as again:  # opening it again changes nothing
         assert again.engine.query("SELECT version, provider_version FROM store_versions ORDER BY version") == [
-            (1, __version__), (2, __version__)]
+            (1, __version__), (2, __version__), (3, __version__)]
 
 
 def test_an_older_store_is_upgraded_in_place_and_keeps_its_rows(store_location, tmp_path):

@@ -1,0 +1,268 @@
+"""Tracing by snapshot, answered in the database: which run wrote a table's snapshot (its try, its SQL hash), which
+snapshot of each input it read, recursively to the sources (`trace_back`); and forwards, every output snapshot
+that read a snapshot, directly or through others (`trace_forward`).
+
+A recursive query finds the snapshots a trace meets (over `run_datasets`, indexed by snapshot) and returns the runs
+between them; only those are read into Python, which lays them out in the order a person reads them. A snapshot's
+writer is the latest COMPLETE that named it as an output (by instant, then run id), whatever order the events
+arrived in. A run's inputs and outputs are listed by table name.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_lineage_governance.kinds import EdgeSource
+from airflow_lineage_governance.refs import TableRef
+from airflow_lineage_governance.store.engine import Engine, Row
+from airflow_lineage_governance.store.errors import SnapshotNotInStoreError
+from airflow_lineage_governance.store.ingest import dataset_id
+
+Snapshot = tuple[TableRef, str]
+Versions = tuple[tuple[TableRef, str | None], ...]
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A COMPLETE run as a trace shows it: its job, run id, try, time, SQL hash and the snapshots it read and
+    wrote (by table name)."""
+
+    job: str
+    run_id: str
+    try_number: int | None
+    event_time: str
+    sql_hash: str | None
+    at_us: int
+    inputs: Versions = ()
+    outputs: Versions = ()
+
+    def to_dict(self) -> dict[str, object]:
+        """Returns the run's evidence as the CLI's JSON shows it."""
+        return {"job": self.job, "source": str(EdgeSource.OBSERVED), "run_id": self.run_id or None,
+                "try": self.try_number, "event_time": self.event_time or None, "sql_hash": self.sql_hash,
+                "inputs": {str(t): v for t, v in self.inputs}, "outputs": {str(t): v for t, v in self.outputs}}
+
+
+@dataclass
+class StoredOrigin:
+    """A snapshot and where it came from: the run that wrote it (None: a source, or written by no run the store
+    holds), and the origin of each input snapshot that run read; `seen_before` when it was traced higher up (a
+    cycle, or a snapshot two inputs share)."""
+
+    table: TableRef
+    snapshot: str | None
+    run: StoredRun | None = None
+    inputs: list[StoredOrigin] = field(default_factory=list)
+    seen_before: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        """Returns the origin as the CLI's JSON shows it (the run's evidence, then the inputs, recursively)."""
+        root = self._as_dict()
+        stack = [(self, root)]
+        while stack:  # depth first with a stack: a chain of thousands of runs is no recursion error
+            origin, into = stack.pop()
+            for read in origin.inputs:
+                entry = read._as_dict()
+                into["inputs"].append(entry)
+                stack.append((read, entry))
+        return root
+
+    def _as_dict(self) -> dict[str, Any]:
+        return {"table": str(self.table), "snapshot": self.snapshot,
+                "written_by": self.run.to_dict() if self.run is not None else None,
+                "seen_before": self.seen_before, "inputs": []}
+
+    def lines(self, depth: int = 0) -> list[str]:
+        """Returns the origin as indented text lines, one per snapshot (its inputs' lines after it, indented)."""
+        found = []
+        stack = [(self, depth)]
+        while stack:
+            origin, at = stack.pop()
+            found.append(origin.line(at))
+            stack.extend((read, at + 1) for read in reversed(origin.inputs))
+        return found
+
+    def line(self, depth: int = 0) -> str:
+        """Returns this snapshot's own line, indented by `depth`."""
+        pad = "  " * depth
+        run = self.run
+        if run is None:
+            return f"{pad}{self.table}@{self.snapshot or '?'}: a source (no run in the lineage wrote it)"
+        return (f"{pad}{self.table}@{self.snapshot or '?'} <- {run.job} run {run.run_id} try "
+                f"{run.try_number if run.try_number is not None else '?'} at {run.event_time}, SQL "
+                f"{run.sql_hash or 'unknown'}" + (" (traced above)" if self.seen_before else ""))
+
+
+@dataclass(frozen=True)
+class StoredContaminated:
+    """An output snapshot that read a contaminated snapshot: the run, what it read, what it wrote, and the
+    written table's owner and tier."""
+
+    run: StoredRun
+    read: Snapshot
+    table: TableRef
+    snapshot: str | None
+    owner: str | None = None
+    tier: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """Returns the contaminated output as the CLI's JSON shows it."""
+        return {"table": str(self.table), "snapshot": self.snapshot, "read": f"{self.read[0]}@{self.read[1]}",
+                "owner": self.owner, "tier": self.tier, "run": self.run.to_dict()}
+
+    def line(self) -> str:
+        """Returns the contaminated output as one text line."""
+        return (f"{self.table}@{self.snapshot or '?'} (owner {self.owner or 'none'}, tier "
+                f"{self.tier if self.tier is not None else 'none'}) <- {self.run.job} run {self.run.run_id} at "
+                f"{self.run.event_time}, read {self.read[0]}@{self.read[1]}")
+
+
+_RUN_COLUMNS = ("c.event_time, c.try_number, c.sql_hash, j.name, x.role, xd.name, x.snapshot")
+
+
+def _latest_writer(engine: Engine, alias: str) -> str:
+    """Returns the condition that the output row `alias` is its snapshot's latest writer (by instant, then run id)."""
+    text = engine.text_order
+    return (f"NOT EXISTS (SELECT 1 FROM run_datasets l WHERE l.dataset_id = {alias}.dataset_id AND l.snapshot = "
+            f"{alias}.snapshot AND l.role = 'output' AND (l.at_us > {alias}.at_us OR l.at_us = {alias}.at_us AND "
+            f"l.run_id{text} > {alias}.run_id{text}))")
+
+
+def known(engine: Engine, table: TableRef, snapshot: str) -> bool:
+    """Returns True when some COMPLETE in the store wrote or read the snapshot."""
+    return bool(engine.query("SELECT 1 FROM run_datasets WHERE dataset_id = ? AND snapshot = ? LIMIT 1",
+                             [dataset_id(table), snapshot]))
+
+
+def _refuse_unknown(engine: Engine, table: TableRef, snapshot: str) -> None:
+    if not known(engine, table, snapshot):
+        raise SnapshotNotInStoreError(f"{table}@{snapshot}: no received COMPLETE event wrote or read this "
+                                      "snapshot; check the snapshot id, or that the runs near it sent events.")
+
+
+def _runs(rows: Sequence[Row]) -> dict[tuple[Snapshot, str, int], StoredRun]:
+    """Returns the runs of the rows (key table, key snapshot, run id, instant, then `_RUN_COLUMNS`), keyed by the
+    snapshot each row was asked for, the run id and the instant; each run's inputs and outputs by table name."""
+    parts: dict[tuple[Snapshot, str, int], tuple[Row, list[tuple[str, TableRef, str | None]]]] = {}
+    tables: dict[str, TableRef] = {}
+    for row in rows:
+        key_table, key_snapshot, run_id, at_us, *details = row
+        role, name, snapshot = details[4:]
+        table = tables.get(name) or tables.setdefault(name, TableRef.parse(name))
+        key = ((tables.get(key_table) or tables.setdefault(key_table, TableRef.parse(key_table)), key_snapshot),
+               run_id, at_us)
+        parts.setdefault(key, (row, []))[1].append((role, table, snapshot))
+    found = {}
+    for key, (row, datasets) in parts.items():
+        event_time, try_number, sql_hash, job = row[4:8]
+        datasets.sort(key=lambda d: (str(d[1]), d[2] or ""))
+        found[key] = StoredRun(job, key[1], try_number, event_time, sql_hash, key[2],
+                               tuple((t, s) for role, t, s in datasets if role == "input"),
+                               tuple((t, s) for role, t, s in datasets if role == "output"))
+    return found
+
+
+def trace_back(engine: Engine, table: TableRef, snapshot: str) -> StoredOrigin:
+    """Returns the origin of the snapshot, recursively to the sources.
+
+    Args:
+        engine: The store's engine.
+        table: The table.
+        snapshot: The snapshot id (the datasetVersion of the table's version facet).
+
+    Returns:
+        The snapshot's origin: the run that wrote it and the origin of each snapshot it read, depth first, a
+        snapshot met a second time marked `seen_before` and not traced again.
+
+    Raises:
+        SnapshotNotInStoreError: No COMPLETE in the store wrote or read the snapshot.
+    """
+    _refuse_unknown(engine, table, snapshot)
+    latest = _latest_writer(engine, "o")
+    rows = engine.query(
+        "WITH RECURSIVE reached (dataset_id, snapshot) AS (SELECT CAST(? AS BIGINT), CAST(? AS TEXT) UNION "
+        "SELECT i.dataset_id, i.snapshot FROM reached r JOIN run_datasets o ON o.dataset_id = r.dataset_id AND "
+        "o.snapshot = r.snapshot AND o.role = 'output' JOIN run_datasets i ON i.run_id = o.run_id AND "
+        f"i.at_us = o.at_us AND i.role = 'input' AND i.snapshot IS NOT NULL WHERE {latest}), "
+        "writers AS (SELECT o.dataset_id, o.snapshot, o.run_id, o.at_us FROM reached r JOIN run_datasets o ON "
+        f"o.dataset_id = r.dataset_id AND o.snapshot = r.snapshot AND o.role = 'output' WHERE {latest}) "
+        f"SELECT kd.name, w.snapshot, w.run_id, w.at_us, {_RUN_COLUMNS} FROM writers w "
+        "JOIN datasets kd ON kd.dataset_id = w.dataset_id "
+        "JOIN completes c ON c.run_id = w.run_id AND c.at_us = w.at_us JOIN jobs j ON j.job_id = c.job_id "
+        "JOIN run_datasets x ON x.run_id = w.run_id AND x.at_us = w.at_us "
+        "JOIN datasets xd ON xd.dataset_id = x.dataset_id", [dataset_id(table), snapshot])
+    writers = {key[0]: run for key, run in _runs(rows).items()}
+    root = StoredOrigin(table, snapshot)
+    seen: set[Snapshot] = set()
+    stack = [root]
+    while stack:  # depth first, each run's inputs in order: as a recursion would take them
+        origin = stack.pop()
+        if origin.snapshot is None:
+            continue
+        key = (origin.table, origin.snapshot)
+        origin.run = writers.get(key)
+        if origin.run is None:
+            continue
+        if key in seen:
+            origin.seen_before = True
+            continue
+        seen.add(key)
+        origin.inputs = [StoredOrigin(t, s) for t, s in origin.run.inputs]
+        stack.extend(reversed(origin.inputs))
+    return root
+
+
+def trace_forward(engine: Engine, table: TableRef, snapshot: str,
+                  about: Callable[[TableRef], tuple[str | None, int | None]] | None = None
+                  ) -> list[StoredContaminated]:
+    """Returns every output snapshot that read the snapshot, or read an output that did, and so on.
+
+    Args:
+        engine: The store's engine.
+        table: The table.
+        snapshot: The snapshot id (the datasetVersion of the table's version facet).
+        about: Returns a table's owner and tier (asked once per table); None leaves both unknown.
+
+    Returns:
+        The contaminated outputs nearest first (breadth first; a snapshot's readers by instant, then run id; a
+        run's outputs by table name). A run that read two contaminated snapshots is listed once per snapshot.
+
+    Raises:
+        SnapshotNotInStoreError: No COMPLETE in the store wrote or read the snapshot.
+    """
+    _refuse_unknown(engine, table, snapshot)
+    rows = engine.query(
+        "WITH RECURSIVE reached (dataset_id, snapshot) AS (SELECT CAST(? AS BIGINT), CAST(? AS TEXT) UNION "
+        "SELECT o.dataset_id, o.snapshot FROM reached r JOIN run_datasets i ON i.dataset_id = r.dataset_id AND "
+        "i.snapshot = r.snapshot AND i.role = 'input' JOIN run_datasets o ON o.run_id = i.run_id AND "
+        "o.at_us = i.at_us AND o.role = 'output' AND o.snapshot IS NOT NULL) "
+        f"SELECT kd.name, r.snapshot, i.run_id, i.at_us, {_RUN_COLUMNS} FROM reached r "
+        "JOIN datasets kd ON kd.dataset_id = r.dataset_id "
+        "JOIN run_datasets i ON i.dataset_id = r.dataset_id AND i.snapshot = r.snapshot AND i.role = 'input' "
+        "JOIN completes c ON c.run_id = i.run_id AND c.at_us = i.at_us JOIN jobs j ON j.job_id = c.job_id "
+        "JOIN run_datasets x ON x.run_id = i.run_id AND x.at_us = i.at_us "
+        "JOIN datasets xd ON xd.dataset_id = x.dataset_id", [dataset_id(table), snapshot])
+    readers: dict[Snapshot, list[StoredRun]] = {}
+    for (key, _, _), run in _runs(rows).items():
+        readers.setdefault(key, []).append(run)
+    for runs in readers.values():
+        runs.sort(key=lambda run: (run.at_us, run.run_id))
+    asked: dict[TableRef, tuple[str | None, int | None]] = {}
+    found: list[StoredContaminated] = []
+    start = (table, snapshot)
+    seen = {start}
+    queue = deque([start])
+    while queue:
+        read = queue.popleft()
+        for run in readers.get(read, ()):
+            for out_table, version in run.outputs:
+                if out_table not in asked:
+                    asked[out_table] = about(out_table) if about is not None else (None, None)
+                found.append(StoredContaminated(run, read, out_table, version, *asked[out_table]))
+                if version is not None and (out_table, version) not in seen:
+                    seen.add((out_table, version))
+                    queue.append((out_table, version))
+    return found
