@@ -9,7 +9,7 @@ import multiprocessing
 import duckdb
 import pytest
 
-from airflow_lineage_governance.lineage import UnknownColumnError, column_lineage
+from airflow_lineage_governance.lineage import BindError, UnknownColumnError, column_lineage
 from airflow_lineage_governance.lineage.binding import binder, duckdb_type, query_text
 from airflow_lineage_governance.lineage.schema import normalized
 from airflow_lineage_governance.refs import TableRef
@@ -83,3 +83,22 @@ def test_a_parameter_marker_binds_as_null(select, condition):
     lineage = column_lineage(f"create table out.t as select {select} from crm.people e where {condition}", schema)
     assert [column.name for column in lineage.columns] == ["id", "flag"][:len(select.split(","))]
     assert "crm.people.email" in {str(dep.source) for dep in lineage.rows}
+
+
+@pytest.mark.parametrize("query", [
+    "select a from s.t; drop table s.t", "select 'é' as e; select a from s.t", "s.t"])
+def test_a_text_that_is_not_one_select_is_refused_and_runs_nothing(query):
+    schema = normalized({"s": {"t": {"a": "long"}}})
+    target = TableRef(("out",), "t")
+    with pytest.raises(BindError, match=r"^out\.t: DuckDB does not read the statement's query as one SELECT; "
+                       r"write one CREATE TABLE \.\.\. AS SELECT or INSERT INTO \.\.\. SELECT\.$"):
+        binder(schema, target).bind(query, target)
+    assert binder(schema, target).bind("select a from s.t", target).names == ("a",)  # the table is still there
+
+
+def test_the_binding_gives_duckdbs_names_and_types_past_text_in_other_scripts():
+    schema = normalized({"s": {"t": {"a": "long", "s": "struct<x: int, y: list<string>>"}}})
+    target = TableRef(("out",), "t")
+    bound = binder(schema, target).bind("select 'ünï' || 'çødé' as word, a / 2, s, s.y from s.t", target)
+    assert bound.names == ("word", "(a / 2)", "s", "y")
+    assert bound.types == ("VARCHAR", "DOUBLE", "STRUCT(x INTEGER, y VARCHAR[])", "VARCHAR[]")
