@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import duckdb
+from duckdb.sqltypes import DuckDBPyType
 
 from airflow_lineage_governance.lineage.errors import BindError, UnknownColumnError
 from airflow_lineage_governance.lineage.schema import Schema
@@ -216,6 +217,22 @@ class Binder:
             params = [None] * len(markers) if numbered else dict.fromkeys(markers)
         relation = self._connection.sql(statements[0], params=params)  # lazy: binds, runs nothing
         return BoundQuery(tuple(relation.columns), tuple(str(kind) for kind in relation.types))
+
+
+    def sqltype(self, kind: str) -> DuckDBPyType:
+        """Return the DuckDB type a type's name (as `bind` gives it) stands for, read on this connection.
+
+        Args:
+            kind: a DuckDB type's name, such as `DECIMAL(10,2)` or `STRUCT(a INTEGER)`.
+
+        Returns:
+            The type.
+
+        Raises:
+            duckdb.Error: DuckDB does not know the name.
+        """
+        with self._lock:
+            return self._connection.sqltype(kind)
 
 
 def _not_one_select(target: TableRef) -> BindError:

@@ -138,7 +138,7 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
     columns = tuple(
         OutputColumn(name, deps, partial(redacted_expression, _unaliased(projection), dialect))
         for name, (_, deps), projection in zip(names, root.columns, projections, strict=True))
-    return ColumnLineage(target, statement.kind, columns, merge(rows), read_tables(placed))
+    return ColumnLineage(target, statement.kind, columns, merge(rows), read_tables(placed), bound.types)
 
 
 def _write_out_shorthands(query: exp.Query, found: Survey, placed: list[tuple[exp.Table, TableRef]], schema: Schema,
