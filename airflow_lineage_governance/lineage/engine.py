@@ -115,7 +115,8 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
     if found.shorthands:
         _write_out_shorthands(query, found, placed, schema, target)
     wrap_column_aliases(found.tables)
-    inline_named_windows(query)
+    if found.named_windows or found.shorthands:  # a shorthand written out may copy an OVER w
+        inline_named_windows(query)
     refuse_untraceable(query, target, dialect)
     if found.using_joins:
         _mark_using(found.coalesces, found.using_joins)

@@ -56,6 +56,8 @@ class Survey:
     shorthands: list[exp.Expr] = field(default_factory=list)
     """DuckDB shorthands the engine writes out: COLUMNS(...), PIVOT/UNPIVOT, LATERAL, a star or a reference
     deeper than table.column on a column."""
+    named_windows: bool = False
+    """Whether a SELECT of the query has a WINDOW clause."""
 
 
 _NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command)
@@ -76,6 +78,8 @@ def survey(query: exp.Expr) -> Survey:
             found.tables.append(node)
         elif isinstance(node, exp.Query):
             found.queries += 1
+            if node.args.get("windows"):
+                found.named_windows = True
         elif isinstance(node, exp.CTE):
             found.ctes.add(node.alias_or_name.lower())
         elif isinstance(node, exp.Join):
