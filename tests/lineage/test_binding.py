@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from airflow_lineage_governance.lineage import BindError, UnknownColumnError, column_lineage
-from airflow_lineage_governance.lineage.binding import binder, duckdb_type, query_text
+from airflow_lineage_governance.lineage.binding import DESCRIBED_JOINS, binder, duckdb_type, query_text
 from airflow_lineage_governance.lineage.schema import normalized
 from airflow_lineage_governance.refs import TableRef
 
@@ -102,3 +102,18 @@ def test_the_binding_gives_duckdbs_names_and_types_past_text_in_other_scripts():
     bound = binder(schema, target).bind("select 'ünï' || 'çødé' as word, a / 2, s, s.y from s.t", target)
     assert bound.names == ("word", "(a / 2)", "s", "y")
     assert bound.types == ("VARCHAR", "DOUBLE", "STRUCT(x INTEGER, y VARCHAR[])", "VARCHAR[]")
+
+
+def test_a_query_of_many_joins_is_bound_with_duckdbs_names_and_types():
+    """Past DESCRIBED_JOINS joins DuckDB describes the query instead of binding it as a relation: same answer."""
+    tables = DESCRIBED_JOINS + 1
+    schema = normalized({"s": {f"t{i}": {"id": "long", "v": "decimal(10, 2)", "s": "struct<x: int>"}
+                               for i in range(tables)}})
+    joins = " ".join(f"join s.t{i} t{i} on t{i}.id = t{i - 1}.id" for i in range(1, tables))
+    query = f"select t0.id, t1.v * 2, t2.s, t3.s.x as x, t0.id from s.t0 t0 {joins}"
+    target = TableRef(("out",), "t")
+    bound = binder(schema, target).bind(query, target)
+    assert bound.names == ("id", "(t1.v * 2)", "s", "x", "id")
+    assert bound.types == ("BIGINT", "DECIMAL(18,2)", "STRUCT(x INTEGER)", "INTEGER", "BIGINT")
+    with pytest.raises(BindError, match=r"^out\.t: DuckDB cannot bind the query \(Binder Error: .*; fix the "):
+        binder(schema, target).bind(query.replace("t3.s.x", "t3.s.missing"), target)
