@@ -223,7 +223,6 @@ class Binder:
         relation = self._connection.sql(statements[0], params=params)
         return BoundQuery(tuple(relation.columns), tuple(str(kind) for kind in relation.types))
 
-
     def sqltype(self, kind: str) -> DuckDBPyType:
         """Return the DuckDB type a type's name (as `bind` gives it) stands for, read on this connection.
 

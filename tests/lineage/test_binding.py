@@ -1,6 +1,6 @@
 """DuckDB binds each statement over empty tables of the catalog's schemas: the column types it is given (Iceberg,
 Arrow or DuckDB spellings), one connection per schema set, the query found in the statement's text, and a
-process forked after binding binding again."""
+process forked after binding binding again, and the text checked to be one statement."""
 
 from __future__ import annotations
 
@@ -64,8 +64,8 @@ def _lineage_names(queue: multiprocessing.Queue) -> None:
     queue.put([column.name for column in lineage.columns])
 
 
-def test_a_forked_process_binds_with_connections_and_threads_of_its_own():
-    _lineage_names(multiprocessing.Queue())  # the parent binds first: its pool and connection exist
+def test_a_forked_process_binds_with_a_connection_of_its_own():
+    _lineage_names(multiprocessing.Queue())  # the parent binds first: its connection exists
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     child = context.Process(target=_lineage_names, args=(queue,))
