@@ -1,5 +1,6 @@
 """The Iceberg schema a CREATE TABLE ... AS will give its table, as DuckDB binds its SELECT over empty tables of
-the catalog's schemas: nothing is read."""
+the catalog's schemas: nothing is read. The lineage's binding already holds that answer (`bound_result_schema`);
+`result_schema` asks DuckDB again, on a connection of its own."""
 
 from __future__ import annotations
 
@@ -13,7 +14,45 @@ from airflow_lineage_governance.iceberg.errors import NamespaceTooDeepError, Res
 from airflow_lineage_governance.iceberg.read import duckdb_name, lock_down, sandboxed_connection
 from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.types import NoIcebergTypeError, duckdb_type, iceberg_schema, quoted
+from airflow_lineage_governance.lineage.binding import binder
+from airflow_lineage_governance.lineage.errors import LineageError
+from airflow_lineage_governance.lineage.model import ColumnLineage
+from airflow_lineage_governance.lineage.schema import CatalogSchema, normalized
 from airflow_lineage_governance.refs import TableRef
+
+
+def bound_result_schema(lineage: ColumnLineage, schema: CatalogSchema) -> Schema:
+    """Return the Iceberg schema of the rows a CREATE TABLE ... AS writes, from the lineage's own binding.
+
+    The names are the lineage's output names and the types those DuckDB bound the query to when the lineage was
+    read (`ColumnLineage.types`), each held by the Iceberg type `types.iceberg_type` maps it to, as the write
+    gives them: the schema `result_schema` gives, without a DuckDB connection of its own.
+
+    Args:
+        lineage: the statement's lineage, as `column_lineage` read it over `schema`.
+        schema: the catalog schema the lineage was read over.
+
+    Returns:
+        The schema, fields numbered from 1 (the catalog numbers them afresh).
+
+    Raises:
+        ResultSchemaError: when the lineage holds no binding of the query, or no Iceberg type holds a column's
+            type.
+    """
+    target = lineage.target
+    if len(lineage.types) != len(lineage.columns):
+        raise ResultSchemaError(target, "the lineage holds no binding of the statement's SELECT",
+                                "read the lineage of a CREATE TABLE ... AS SELECT")
+    try:
+        bound = binder(normalized(schema), target)
+        kinds = [bound.sqltype(kind) for kind in lineage.types]
+    except (LineageError, duckdb.Error):
+        raise ResultSchemaError(target, "DuckDB could not bind the statement's SELECT", "fix the statement") from None
+    try:
+        return iceberg_schema([(column.name, kind) for column, kind in zip(lineage.columns, kinds, strict=True)])
+    except NoIcebergTypeError as error:
+        raise ResultSchemaError(target, f"no Iceberg type holds the type {error.duckdb_name} of column "
+                                f"{error.column}", f"write it as CAST(... AS {error.cast_to})") from None
 
 
 def result_schema(query: str, tables: Mapping[TableRef, Table], target: TableRef,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from concurrent.futures import Future
+import gc
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from functools import partial
 
 import sqlglot
@@ -14,7 +15,7 @@ from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.kinds import StatementKind
-from airflow_lineage_governance.lineage.binding import BoundQuery, bind_later, binder, query_text
+from airflow_lineage_governance.lineage.binding import BoundQuery, binder, query_text
 from airflow_lineage_governance.lineage.constructs import (
     inline_named_windows,
     refuse_untraceable,
@@ -56,6 +57,22 @@ from airflow_lineage_governance.lineage.statement import (
 from airflow_lineage_governance.refs import TableRef
 
 
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the block, and resume it after if it ran before.
+
+    A statement's trees are many small objects linked both ways (each node knows its parent): the collector
+    would walk them again and again while they are built and read, and they are freed when it resumes.
+    """
+    running = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if running:
+            gc.enable()
+
+
 def column_lineage(statement: Statement | str, schema: CatalogSchema | NestedSchema, *,
                    dialect: str = "duckdb") -> ColumnLineage:
     """Returns the column lineage of one `CREATE [OR REPLACE] TABLE … AS SELECT`, `INSERT INTO … SELECT`, MERGE,
@@ -68,16 +85,17 @@ def column_lineage(statement: Statement | str, schema: CatalogSchema | NestedSch
     lineage. A Statement given is not changed: the engine reads a copy of its tree.
     """
     try:
-        parsed = parse_statement(statement, dialect) if isinstance(statement, str) else statement
-        if parsed.reads_target:  # MERGE, UPDATE, DELETE
-            from airflow_lineage_governance.lineage.dml import dml_lineage
+        with collection_paused():
+            parsed = parse_statement(statement, dialect) if isinstance(statement, str) else statement
+            if parsed.reads_target:  # MERGE, UPDATE, DELETE
+                from airflow_lineage_governance.lineage.dml import dml_lineage
 
-            return dml_lineage(parsed, normalized(schema))
-        if isinstance(statement, str):
-            return _column_lineage(parsed, parsed.tree, parsed.survey, normalized(schema), statement)
-        work = statement.tree.copy()
-        query = work.expression
-        return _column_lineage(statement, work, survey(query), normalized(schema), statement.tree)
+                return dml_lineage(parsed, normalized(schema))
+            if isinstance(statement, str):
+                return _column_lineage(parsed, parsed.tree, parsed.survey, normalized(schema), statement)
+            work = statement.tree.copy()
+            query = work.expression
+            return _column_lineage(statement, work, survey(query), normalized(schema), statement.tree)
     except RecursionError:
         raise StatementTooLargeError(None, "the statement is nested too deeply to read",
                                      "flatten its subqueries into CTEs") from None
@@ -90,8 +108,6 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
     target, dialect = statement.target, statement.dialect
     query = work.expression
     placed = place_tables(found.tables, found.ctes, schema, target)
-    text = _query_text(statement)
-    pending = bind_later(schema, target, text) if text is not None else None  # DuckDB binds while sqlglot reads
     for table, ref in placed:
         name_for_engine(table, ref)
     if statement.kind == StatementKind.CREATE_TABLE_AS:
@@ -99,7 +115,8 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
     if found.shorthands:
         _write_out_shorthands(query, found, placed, schema, target)
     wrap_column_aliases(found.tables)
-    inline_named_windows(query)
+    if found.named_windows or found.shorthands:  # a shorthand written out may copy an OVER w
+        inline_named_windows(query)
     refuse_untraceable(query, target, dialect)
     if found.using_joins:
         _mark_using(found.coalesces, found.using_joins)
@@ -110,7 +127,7 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
     if not root.placeable:
         raise LineageError(target, "the query's result cannot be placed in catalog tables",
                            "select from Iceberg tables of the catalog")
-    bound = _bound(statement, schema, pending)
+    bound = _bound(statement, schema)
     if len(bound.names) != len(root.columns):
         raise LineageError(target, f"DuckDB's result has {len(bound.names)} columns and the lineage read "
                            f"{len(root.columns)}", "name the columns the query returns instead of expanding *")
@@ -122,7 +139,7 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
     columns = tuple(
         OutputColumn(name, deps, partial(redacted_expression, _unaliased(projection), dialect))
         for name, (_, deps), projection in zip(names, root.columns, projections, strict=True))
-    return ColumnLineage(target, statement.kind, columns, merge(rows), read_tables(placed))
+    return ColumnLineage(target, statement.kind, columns, merge(rows), read_tables(placed), bound.types)
 
 
 def _write_out_shorthands(query: exp.Query, found: Survey, placed: list[tuple[exp.Table, TableRef]], schema: Schema,
@@ -297,7 +314,7 @@ def _unaliased(node: exp.Expr | None) -> exp.Expr:
     return node.this if isinstance(node, exp.Alias) else node
 
 
-def _query_text(statement: Statement) -> str | None:
+def query_text_of(statement: Statement) -> str | None:
     """Returns the text of the statement's query as written (after the target), None when it cannot be found."""
     node = statement.tree
     target = node.this.this if isinstance(node.this, exp.Schema) else node.this
@@ -310,13 +327,14 @@ def _query_text(statement: Statement) -> str | None:
     return query_text(statement.text, end, keyword, isinstance(node.this, exp.Schema))
 
 
-def _bound(statement: Statement, schema: Schema, pending: Future[BoundQuery] | None) -> BoundQuery:
-    """Returns DuckDB's binding of the statement's query as written (`pending`, started by bind_later), or of
-    the SQL the operator runs when there is no text or DuckDB's parser does not take the text as written; raises
-    BindError with DuckDB's sentence when DuckDB cannot bind it."""
-    if pending is not None:
+def _bound(statement: Statement, schema: Schema) -> BoundQuery:
+    """Returns DuckDB's binding of the statement's query as written, or of the SQL the operator runs when there is
+    no text or DuckDB's parser does not take the text as written; raises BindError with DuckDB's sentence when
+    DuckDB cannot bind it."""
+    text = query_text_of(statement)
+    if text is not None:
         try:
-            return pending.result()
+            return binder(schema, statement.target).bind(text, statement.target)
         except BindError as error:
             if "(Parser Error: " not in error.problem:
                 raise

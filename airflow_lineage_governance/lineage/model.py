@@ -84,6 +84,9 @@ class ColumnLineage:
     columns: tuple[OutputColumn, ...]
     rows: tuple[Dependency, ...]
     sources: tuple[TableRef, ...]
+    types: tuple[str, ...] = field(default=(), compare=False)
+    """DuckDB's type of each output column, in order, as it binds the query (empty when the statement's query is
+    not bound as one SELECT: a MERGE, UPDATE or DELETE)."""
 
     def column(self, name: str) -> OutputColumn:
         """Returns the output column called `name`; raises KeyError when the statement writes none."""

@@ -56,6 +56,8 @@ class Survey:
     shorthands: list[exp.Expr] = field(default_factory=list)
     """DuckDB shorthands the engine writes out: COLUMNS(...), PIVOT/UNPIVOT, LATERAL, a star or a reference
     deeper than table.column on a column."""
+    named_windows: bool = False
+    """Whether a SELECT of the query has a WINDOW clause."""
 
 
 _NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command)
@@ -76,6 +78,8 @@ def survey(query: exp.Expr) -> Survey:
             found.tables.append(node)
         elif isinstance(node, exp.Query):
             found.queries += 1
+            if node.args.get("windows"):
+                found.named_windows = True
         elif isinstance(node, exp.CTE):
             found.ctes.add(node.alias_or_name.lower())
         elif isinstance(node, exp.Join):
@@ -254,15 +258,15 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
                                         "write it as one of those")
     if isinstance(node, exp.Create):
         target = node.this.this if isinstance(node.this, exp.Schema) else node.this
-        name = target.sql(dialect=dialect) if isinstance(target, exp.Table) else None
         query = node.expression
         if (node.kind or "").upper() != "TABLE" or not isinstance(query, exp.Query):
             raise UnsupportedStatementError(
-                name, f"{_ONLY}, not from CREATE {node.kind or ''} without AS SELECT".replace("  ", " "),
+                _shown(target, dialect),
+                f"{_ONLY}, not from CREATE {node.kind or ''} without AS SELECT".replace("  ", " "),
                 "write it as CREATE TABLE ... AS SELECT")
         if isinstance(node.this, exp.Schema):
             raise UnsupportedStatementError(
-                name, "a CREATE TABLE ... AS with a column list is not read",
+                _shown(target, dialect), "a CREATE TABLE ... AS with a column list is not read",
                 "name the columns with aliases in the SELECT")
         kind, columns, replace = StatementKind.CREATE_TABLE_AS, (), bool(node.args.get("replace"))
     elif isinstance(node, exp.Insert):
@@ -272,15 +276,15 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
             columns = tuple(c.name.lower() for c in target_node.expressions)
             target_node = target_node.this
         target = target_node
-        name = target.sql(dialect=dialect) if isinstance(target, exp.Table) else None
         query = node.expression
         if not isinstance(query, exp.Query):
             raise UnsupportedStatementError(
-                name, f"{_ONLY}, not from INSERT ... VALUES or DEFAULT VALUES",
+                _shown(target, dialect), f"{_ONLY}, not from INSERT ... VALUES or DEFAULT VALUES",
                 "write the values as a SELECT")
         if node.args.get("conflict") or node.args.get("overwrite") or node.args.get("alternative"):
             raise UnsupportedStatementError(
-                name, "an INSERT that may update existing rows (OR REPLACE, ON CONFLICT) is not read",
+                _shown(target, dialect),
+                "an INSERT that may update existing rows (OR REPLACE, ON CONFLICT) is not read",
                 "write a plain INSERT INTO ... SELECT")
         kind, replace = StatementKind.INSERT, False
     else:
@@ -292,17 +296,23 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
     found = survey(query)
     if found.nested is not None:
         raise UnsupportedStatementError(
-            name, f"its query holds a {found.nested.key.upper()}, and {_ONLY}",
+            _shown(target, dialect), f"its query holds a {found.nested.key.upper()}, and {_ONLY}",
             "move that statement to a task of its own")
     # Nesting cannot be deeper than the number of queries: measure it only when that could exceed the bound.
     if found.queries > MAX_NESTING and _nesting(query) > MAX_NESTING:
         raise StatementTooLargeError(
-            name, f"queries are nested more than {MAX_NESTING} deep", "flatten the subqueries into CTEs")
+            _shown(target, dialect), f"queries are nested more than {MAX_NESTING} deep",
+            "flatten the subqueries into CTEs")
     target_ref = _target_ref(target)
     sources, unplaced = _named_tables(found, target_ref)
     return Statement(kind, target_ref, columns, sources, unplaced, replace, node, dialect, found, sql,
                      by_name=bool(node.args.get("by_name")) if isinstance(node, exp.Insert) else False,
                      if_not_exists=bool(node.args.get("exists")) if isinstance(node, exp.Create) else False)
+
+
+def _shown(target: exp.Expr, dialect: str) -> str | None:
+    """Returns the target's name as an error shows it (rendered only when one is raised)."""
+    return target.sql(dialect=dialect) if isinstance(target, exp.Table) else None
 
 
 def _dml_statement(node: exp.Expr, kind: StatementKind, dialect: str) -> Statement:

@@ -355,11 +355,11 @@ class IcebergSqlOperator(BaseOperator):
         a field it holds twice.
 
         An INSERT, MERGE, UPDATE or DELETE keeps the target's schema (the catalog's); a CREATE TABLE ... AS gives
-        it the schema DuckDB binds its SELECT to (`result_schema`: nothing read), named only when the target
-        does not exist or already has that schema (a CREATE TABLE IF NOT EXISTS of an existing table: the
-        table's)."""
+        it the schema DuckDB bound its SELECT to when the lineage was read (`bound_result_schema`: nothing read,
+        no connection opened), named only when the target does not exist or already has that schema (a CREATE
+        TABLE IF NOT EXISTS of an existing table: the table's)."""
         from airflow_lineage_governance.iceberg.errors import IcebergError
-        from airflow_lineage_governance.iceberg.result_schema import result_schema
+        from airflow_lineage_governance.iceberg.result_schema import bound_result_schema
         from airflow_lineage_governance.iceberg.types import facet_fields
         from airflow_lineage_governance.kinds import StatementKind
         from airflow_lineage_governance.lineage.datasets import output_dataset
@@ -369,7 +369,7 @@ class IcebergSqlOperator(BaseOperator):
         fields = facet_fields(existing.schema()) if existing is not None else None
         if read.statement.kind is StatementKind.CREATE_TABLE_AS and not (read.statement.if_not_exists and fields):
             try:
-                bound = facet_fields(result_schema(read.query, read.tables, target, self.session))
+                bound = facet_fields(bound_result_schema(read.lineage, read.schema))
             except IcebergError as error:  # execute() fails too, and says why
                 self.log.warning("The OpenLineage event names no output: %s", error)
                 return []

@@ -21,12 +21,13 @@ from pyiceberg.types import (
     UUIDType,
 )
 
-from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from airflow_lineage_governance.iceberg.catalog import open_local_catalog, table_columns
 from airflow_lineage_governance.iceberg.errors import LineageGovernanceError, ResultSchemaError
-from airflow_lineage_governance.iceberg.result_schema import result_schema
+from airflow_lineage_governance.iceberg.result_schema import bound_result_schema, result_schema
 from airflow_lineage_governance.iceberg.run import run_statement
 from airflow_lineage_governance.iceberg.types import facet_fields, facet_type
 from airflow_lineage_governance.kinds import StatementKind
+from airflow_lineage_governance.lineage import column_lineage
 from airflow_lineage_governance.refs import TableRef
 
 ORDERS = TableRef.parse("shop.orders")
@@ -101,3 +102,28 @@ def test_nothing_is_read(orders):
     refused = "SELECT * FROM read_parquet('/etc/hostname')"
     with pytest.raises(ResultSchemaError):
         result_schema(refused, {ORDERS: table}, TableRef.parse("shop.result"))
+
+
+@pytest.mark.parametrize("query", QUERIES.values(), ids=QUERIES.keys())
+def test_the_lineages_binding_gives_the_schema_the_ctas_creates(orders, query):
+    """The binding the lineage read made names the new table as DuckDB's own CTAS does, with no connection of
+    its own."""
+    catalog, table = orders
+    target = TableRef.parse("shop.result")
+    schema = {ORDERS: table_columns(table)}
+    lineage = column_lineage(f"create table shop.result as {query}", schema)
+    bound = bound_result_schema(lineage, schema)
+    assert facet_fields(bound) == facet_fields(result_schema(query, {ORDERS: table}, target))
+    run = run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target=target, query=query, sources=[ORDERS],
+                        snapshot_properties={})
+    assert facet_fields(bound) == run.write.columns == facet_fields(catalog.load_table(target.identifier).schema())
+
+
+def test_a_type_no_iceberg_type_holds_is_one_sentence_from_the_lineages_binding(orders):
+    _, table = orders
+    schema = {ORDERS: table_columns(table)}
+    lineage = column_lineage("create table shop.result as SELECT INTERVAL 1 DAY AS span FROM shop.orders", schema)
+    with pytest.raises(ResultSchemaError) as raised:
+        bound_result_schema(lineage, schema)
+    assert str(raised.value) == ("shop.result: no Iceberg type holds the type INTERVAL of column span; write it as "
+                                 "CAST(... AS VARCHAR).")

@@ -1,6 +1,6 @@
 """DuckDB binds each statement over empty tables of the catalog's schemas: the column types it is given (Iceberg,
 Arrow or DuckDB spellings), one connection per schema set, the query found in the statement's text, and a
-process forked after binding binding again."""
+process forked after binding binding again, and the text checked to be one statement."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import multiprocessing
 import duckdb
 import pytest
 
-from airflow_lineage_governance.lineage import UnknownColumnError, column_lineage
-from airflow_lineage_governance.lineage.binding import binder, duckdb_type, query_text
+from airflow_lineage_governance.lineage import BindError, UnknownColumnError, column_lineage
+from airflow_lineage_governance.lineage.binding import DESCRIBED_JOINS, binder, duckdb_type, query_text
 from airflow_lineage_governance.lineage.schema import normalized
 from airflow_lineage_governance.refs import TableRef
 
@@ -64,8 +64,8 @@ def _lineage_names(queue: multiprocessing.Queue) -> None:
     queue.put([column.name for column in lineage.columns])
 
 
-def test_a_forked_process_binds_with_connections_and_threads_of_its_own():
-    _lineage_names(multiprocessing.Queue())  # the parent binds first: its pool and connection exist
+def test_a_forked_process_binds_with_a_connection_of_its_own():
+    _lineage_names(multiprocessing.Queue())  # the parent binds first: its connection exists
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     child = context.Process(target=_lineage_names, args=(queue,))
@@ -83,3 +83,37 @@ def test_a_parameter_marker_binds_as_null(select, condition):
     lineage = column_lineage(f"create table out.t as select {select} from crm.people e where {condition}", schema)
     assert [column.name for column in lineage.columns] == ["id", "flag"][:len(select.split(","))]
     assert "crm.people.email" in {str(dep.source) for dep in lineage.rows}
+
+
+@pytest.mark.parametrize("query", [
+    "select a from s.t; drop table s.t", "select 'é' as e; select a from s.t", "s.t"])
+def test_a_text_that_is_not_one_select_is_refused_and_runs_nothing(query):
+    schema = normalized({"s": {"t": {"a": "long"}}})
+    target = TableRef(("out",), "t")
+    with pytest.raises(BindError, match=r"^out\.t: DuckDB does not read the statement's query as one SELECT; "
+                       r"write one CREATE TABLE \.\.\. AS SELECT or INSERT INTO \.\.\. SELECT\.$"):
+        binder(schema, target).bind(query, target)
+    assert binder(schema, target).bind("select a from s.t", target).names == ("a",)  # the table is still there
+
+
+def test_the_binding_gives_duckdbs_names_and_types_past_text_in_other_scripts():
+    schema = normalized({"s": {"t": {"a": "long", "s": "struct<x: int, y: list<string>>"}}})
+    target = TableRef(("out",), "t")
+    bound = binder(schema, target).bind("select 'ünï' || 'çødé' as word, a / 2, s, s.y from s.t", target)
+    assert bound.names == ("word", "(a / 2)", "s", "y")
+    assert bound.types == ("VARCHAR", "DOUBLE", "STRUCT(x INTEGER, y VARCHAR[])", "VARCHAR[]")
+
+
+def test_a_query_of_many_joins_is_bound_with_duckdbs_names_and_types():
+    """Past DESCRIBED_JOINS joins DuckDB describes the query instead of binding it as a relation: same answer."""
+    tables = DESCRIBED_JOINS + 1
+    schema = normalized({"s": {f"t{i}": {"id": "long", "v": "decimal(10, 2)", "s": "struct<x: int>"}
+                               for i in range(tables)}})
+    joins = " ".join(f"join s.t{i} t{i} on t{i}.id = t{i - 1}.id" for i in range(1, tables))
+    query = f"select t0.id, t1.v * 2, t2.s, t3.s.x as x, t0.id from s.t0 t0 {joins}"
+    target = TableRef(("out",), "t")
+    bound = binder(schema, target).bind(query, target)
+    assert bound.names == ("id", "(t1.v * 2)", "s", "x", "id")
+    assert bound.types == ("BIGINT", "DECIMAL(18,2)", "STRUCT(x INTEGER)", "INTEGER", "BIGINT")
+    with pytest.raises(BindError, match=r"^out\.t: DuckDB cannot bind the query \(Binder Error: .*; fix the "):
+        binder(schema, target).bind(query.replace("t3.s.x", "t3.s.missing"), target)

@@ -80,3 +80,20 @@ def test_a_type_no_iceberg_type_holds_names_no_output(catalog):
                                                    "from shop.orders")
     start = operator.get_openlineage_facets_on_start()
     assert start.outputs == [] and input_fields(start) == [ORDER_FIELDS]
+
+
+def test_start_names_the_new_table_from_the_lineages_binding_without_a_connection_of_its_own(catalog, monkeypatch):
+    """START takes the output's types from the binding the lineage read made: no other DuckDB connection opens."""
+    import airflow_lineage_governance.iceberg.read as read
+    import airflow_lineage_governance.iceberg.result_schema as result_schema
+
+    def refused(*args, **kwargs):
+        raise AssertionError("START opened a DuckDB connection of its own")
+
+    monkeypatch.setattr(read, "sandboxed_connection", refused)
+    monkeypatch.setattr(result_schema, "sandboxed_connection", refused)
+    start = IcebergSqlOperator(task_id="t", sql="create table shop.parts as select a.order_id, a.amount * b.qty as "
+                                                "total, [a.note] as notes, b.address from shop.orders a, shop.orders b "
+                                                "where a.order_id = b.order_id").get_openlineage_facets_on_start()
+    assert fields(start) == [[("order_id", "long"), ("total", "decimal(18, 2)"), ("notes", "list<string>"),
+                              ("address", "struct<city: string>")]]
