@@ -12,7 +12,7 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
 
-from airflow_lineage_governance.iceberg.casts import cast_result, ctas_casts, engine_message, insert_casts
+from airflow_lineage_governance.iceberg.casts import cast_stream, ctas_casts, engine_message, insert_casts
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table, load_tables
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
 from airflow_lineage_governance.iceberg.partitions import APPEND, OVERWRITE_PARTITIONS, PartitionField
@@ -114,23 +114,23 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
             casts = insert_casts(target, table.schema(), list(insert_columns or []), len(relation.columns))
         else:
             schema, casts = ctas_casts(target, relation.columns, relation.types)
-        result = cast_result(target, relation, casts)
+        result = cast_stream(target, relation, casts)
         timings["query"] = time.perf_counter() - started
+        started = time.perf_counter()
+        properties = dict(snapshot_properties or {})
+        columns = [cast.name for cast in casts]
+        try:
+            if table is not None and write_mode == OVERWRITE_PARTITIONS:
+                write = overwrite_partitions(catalog, target, columns, result, properties, table)
+            elif table is not None:
+                write = append_once(catalog, target, columns, result, properties, table)
+            else:
+                write = create_or_replace(catalog, target, result, properties, known.get(target), replace=replace,
+                                          partition_by=partition_by, if_not_exists=if_not_exists, schema=schema)
+        except (ValueError, TypeError, OverflowError, pa.ArrowException) as error:
+            raise IcebergWriteError(target, f"the result could not be written ({without_values(str(error))})",
+                                    "cast the SELECT's values to the table's types; nothing was written") from None
+        timings["write"] = time.perf_counter() - started
     finally:
         connection.close()
-    started = time.perf_counter()
-    properties = dict(snapshot_properties or {})
-    columns = [cast.name for cast in casts]
-    try:
-        if table is not None and write_mode == OVERWRITE_PARTITIONS:
-            write = overwrite_partitions(catalog, target, columns, result, properties, table)
-        elif table is not None:
-            write = append_once(catalog, target, columns, result, properties, table)
-        else:
-            write = create_or_replace(catalog, target, result, properties, known.get(target), replace=replace,
-                                      partition_by=partition_by, if_not_exists=if_not_exists, schema=schema)
-    except (ValueError, TypeError, OverflowError, pa.ArrowException) as error:
-        raise IcebergWriteError(target, f"the result could not be written ({without_values(str(error))})",
-                                "cast the SELECT's values to the table's types; nothing was written") from None
-    timings["write"] = time.perf_counter() - started
     return StatementRun(reads, write, timings)
