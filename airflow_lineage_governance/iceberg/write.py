@@ -307,7 +307,7 @@ def _append_streamed(transaction: Transaction, io: FileIO, stream: ResultStream,
             append.append_data_file(data_file)
 
 
-def _removing_on_failure(io: FileIO, metadata: Callable[[], TableMetadata], written: WrittenFiles,
+def removing_on_failure(io: FileIO, metadata: Callable[[], TableMetadata], written: WrittenFiles,
                          action: Callable[[], WriteResult]) -> WriteResult:
     """Returns `action()`; when it raises (or is interrupted), removes the files it wrote first. A commit whose
     outcome the catalog did not say keeps them: it may have landed."""
@@ -338,7 +338,7 @@ def _create(catalog: Catalog, ref: TableRef, stream: ResultStream, prepare: Call
             creation.commit_transaction()
             return WriteResult(ref, None, written.rows)
 
-        _removing_on_failure(io, lambda: creation.table_metadata, written, create)
+        removing_on_failure(io, lambda: creation.table_metadata, written, create)
         return catalog.load_table(ref.identifier), written.rows
     table = catalog.create_table(ref.identifier, schema=columns, properties=TABLE_PROPERTIES)
 
@@ -348,7 +348,7 @@ def _create(catalog: Catalog, ref: TableRef, stream: ResultStream, prepare: Call
             _append_streamed(transaction, table.io, stream, prepare, properties, written)
         return WriteResult(ref, None, written.rows)
 
-    _removing_on_failure(table.io, lambda: table.metadata, written, fill)
+    removing_on_failure(table.io, lambda: table.metadata, written, fill)
     return table, written.rows
 
 
@@ -421,7 +421,7 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table | Resu
                 _append_streamed(transaction, replaced.io, stream, prepare, properties, written)
             return _written(ref, replaced, written.rows, replaced=True)
 
-        return _removing_on_failure(replaced.io, lambda: replaced.metadata, written, overwrite)
+        return removing_on_failure(replaced.io, lambda: replaced.metadata, written, overwrite)
 
     return with_retries(attempt, ref)
 
@@ -511,7 +511,7 @@ def append_once(catalog: Catalog, name: TableName, columns: list[str], result: p
                                  lambda chunk: aligned_rows(ref, current, columns, chunk), properties, written)
             return _written(ref, current, written.rows)
 
-        return _removing_on_failure(current.io, lambda: current.metadata, written, append)
+        return removing_on_failure(current.io, lambda: current.metadata, written, append)
 
     return with_retries(attempt, ref)
 
@@ -550,7 +550,7 @@ def overwrite_partitions(catalog: Catalog, name: TableName, columns: list[str], 
             return WriteResult(ref, _snapshot_id(table), written.rows, replaced=True, columns=_columns(table),
                                partitions=partition_names(table.spec(), table.schema(), records))
 
-        return _removing_on_failure(table.io, lambda: table.metadata, written, overwrite)
+        return removing_on_failure(table.io, lambda: table.metadata, written, overwrite)
 
     return with_retries(attempt, ref)
 
