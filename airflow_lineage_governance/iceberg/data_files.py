@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -15,8 +17,10 @@ from pyiceberg.manifest import DataFile
 from pyiceberg.table import TableProperties
 from pyiceberg.table.metadata import TableMetadata
 
-CHUNK_BYTES = 64 * 1024 * 1024
+CHUNK_BYTES = 32 * 1024 * 1024
 """The most Arrow bytes of a result held in Python at once: each chunk becomes one data file per partition."""
+WRITERS = 2
+"""The chunks encoded into Parquet at once, each in a thread of its own, while DuckDB makes the next one."""
 BATCH_ROWS = 122_880
 """The rows of each record batch DuckDB hands over (its own row-group size)."""
 
@@ -70,15 +74,30 @@ class WrittenFiles:
 def write_chunks(metadata: TableMetadata, io: FileIO, tables: Iterable[pa.Table], written: WrittenFiles) -> None:
     """Writes each of `tables` (rows of the table `metadata` describes, in its Arrow types) as data files of the
     table, split by its current partition spec, with their statistics; records each file in `written` as soon as
-    it is written (so that a failure later leaves it known)."""
+    it is written (so that a failure later leaves it known). WRITERS chunks are written at once, each in a thread
+    of its own, while the next is taken from `tables` (DuckDB makes the next rows while Parquet encodes the last
+    ones): at most WRITERS + 1 chunks are held. When taking or writing a chunk fails, the chunks in flight are
+    finished first, so no file appears after the error."""
     from pyiceberg.io.pyarrow import _dataframe_to_data_files  # pyiceberg's own writer (private in 0.12)
 
     counter = itertools.count(0)
-    for table in tables:
-        for data_file in _dataframe_to_data_files(table_metadata=metadata, df=table, io=io,
-                                                  write_uuid=written.write_uuid, counter=counter):
-            written.files.append(data_file)
-        written.rows += table.num_rows
+
+    def write(table: pa.Table) -> tuple[list[DataFile], int]:
+        return list(_dataframe_to_data_files(table_metadata=metadata, df=table, io=io,
+                                             write_uuid=written.write_uuid, counter=counter)), table.num_rows
+
+    def record(files: list[DataFile], rows: int) -> None:
+        written.files.extend(files)
+        written.rows += rows
+
+    with ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="data-files") as pool:
+        pending: deque[Future[tuple[list[DataFile], int]]] = deque()
+        for table in tables:
+            if len(pending) == WRITERS:
+                record(*pending.popleft().result())
+            pending.append(pool.submit(write, table))
+        while pending:
+            record(*pending.popleft().result())
 
 
 def _filesystem(location: str) -> tuple[fs.FileSystem, str]:
