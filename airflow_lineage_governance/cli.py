@@ -41,7 +41,7 @@ class BadInput(LineageGovernanceError):
     """Raised for input the CLI cannot use; its message is the one sentence the user sees."""
 
 
-def _existing_catalog(folder: str | Path):
+def existing_catalog(folder: str | Path):
     """Returns the local catalog in `folder`; raises BadInput when there is none (opening would create one)."""
     from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 
@@ -62,7 +62,7 @@ def _schema_from(args: argparse.Namespace) -> dict:
             raise BadInput(f"{args.schema}: the schema file is not JSON ({error}).") from None
     from airflow_lineage_governance.iceberg.catalog import lineage_schema
 
-    return lineage_schema(_existing_catalog(args.catalog))
+    return lineage_schema(existing_catalog(args.catalog))
 
 
 def _statement(path: Path, args: argparse.Namespace) -> str:
@@ -302,7 +302,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from airflow_lineage_governance.iceberg.catalog import table_names
 
     at, window = _when(args)
-    catalog = _existing_catalog(args.catalog)
+    catalog = existing_catalog(args.catalog)
     loaded = _governance(args)
     governance = loaded.as_of(at)
     findings = run_checks(governance, table_names(catalog))
@@ -437,6 +437,9 @@ def parser() -> argparse.ArgumentParser:
     from airflow_lineage_governance.store_commands import add_store_commands
 
     add_store_commands(commands)
+    from airflow_lineage_governance.iceberg_commands import add_iceberg_commands
+
+    add_iceberg_commands(commands)
     return root
 
 

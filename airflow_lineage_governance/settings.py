@@ -89,6 +89,14 @@ SETTINGS: dict[str, Setting] = {setting.key: setting for setting in (
             example="lineage_store"),
     Setting("duckdb_default_null_order", "The DuckDB default_null_order (NULLS_LAST or NULLS_FIRST) of an ORDER BY "
             "that names none.", example="NULLS_LAST", default="NULLS_LAST"),
+    Setting("duckdb_memory_limit", "The most memory DuckDB may take for one statement of IcebergSqlOperator "
+            "(DuckDB's memory_limit, as '2GB'); past it DuckDB spills to the task's spill folder. Unset: a quarter "
+            "of the machine's memory.", example="2GB"),
+    Setting("duckdb_threads", "The threads DuckDB runs one statement of IcebergSqlOperator on. Unset: half the "
+            "machine's cores.", example="2", type="integer"),
+    Setting("duckdb_spill_folder", "The folder under which each statement of IcebergSqlOperator gets a spill folder "
+            "of its own (DuckDB's temp_directory), removed when the statement ends. Unset: the system's temporary "
+            "folder.", example="/var/tmp/airflow-spill"),
 )}
 
 
@@ -207,6 +215,12 @@ def whole_number(key: str) -> int:
     """Returns a count option (`returning_max_rows`) as a positive integer; raises MissingSettingError naming the
     setting when its value is not one."""
     return _positive_whole(key, "rows")
+
+
+def thread_count(key: str) -> int:
+    """Returns a threads option (`duckdb_threads`) as a positive integer; raises MissingSettingError naming the
+    setting when its value is not one."""
+    return _positive_whole(key, "threads")
 
 
 def _positive_whole(key: str, unit: str) -> int:

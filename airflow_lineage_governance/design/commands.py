@@ -24,10 +24,10 @@ def read_design(folder: str | Path, catalog_folder: str | Path, logical_date: da
     """Returns the design of the DAGs in `folder`, each IcebergSqlOperator's SQL rendered for `logical_date` and
     read against the schema of the local catalog in `catalog_folder`. Raises BadInput for a missing catalog and
     DagsFolderError for a missing folder."""
-    from airflow_lineage_governance.cli import _existing_catalog
+    from airflow_lineage_governance.cli import existing_catalog
     from airflow_lineage_governance.design.dagbag import catalog_design
 
-    return catalog_design(folder, _existing_catalog(catalog_folder), logical_date)
+    return catalog_design(folder, existing_catalog(catalog_folder), logical_date)
 
 
 def design_lines(design: Design) -> list[str]:

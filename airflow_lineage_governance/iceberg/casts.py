@@ -3,7 +3,7 @@ INSERT's values to the target's column types, a CTAS's to the Iceberg types that
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import duckdb
@@ -12,6 +12,7 @@ from duckdb.sqltypes import DuckDBPyType
 from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, PrimitiveType
 
+from airflow_lineage_governance.iceberg.data_files import BATCH_ROWS, ResultStream
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, without_values
 from airflow_lineage_governance.iceberg.types import (
     NoIcebergTypeError,
@@ -175,22 +176,49 @@ def _failed_column(relation: duckdb.DuckDBPyRelation, casts: Sequence[Cast]) -> 
     return None
 
 
+def _cast_error(target: TableRef, relation: duckdb.DuckDBPyRelation, casts: Sequence[Cast],
+                error: Exception) -> IcebergWriteError:
+    """Returns the error to raise when DuckDB fails to run the SELECT cast to the table's types: naming the column
+    whose value DuckDB cannot cast, when one is found."""
+    message = engine_message(error)
+    column = _failed_column(relation, casts)
+    if column is None or column.source is None:
+        return IcebergWriteError(target, f"DuckDB could not run the statement's SELECT ({message})",
+                                 "fix the statement; nothing was written")
+    source = relation.types[column.source]
+    return IcebergWriteError(target, f"column {column.name} cannot take the SELECT's {source} values as "
+                             f"{duckdb_type(column.kind)} ({message})", "CAST them in the SELECT to a type "
+                             "that holds them, or leave out the rows that do not fit; nothing was written")
+
+
 def cast_result(target: TableRef, relation: duckdb.DuckDBPyRelation, casts: Sequence[Cast]) -> pa.Table:
     """Returns the statement's SELECT (`relation`) as Arrow, every column cast by DuckDB to its column's type.
     Raises IcebergWriteError when DuckDB cannot run the SELECT, or cannot cast a value (naming the column)."""
     try:
         result = _over(relation, cast_select(casts, len(relation.columns))).to_arrow_table()
     except (duckdb.Error, UnicodeDecodeError) as error:
-        message = engine_message(error)
-        column = _failed_column(relation, casts)
-        if column is None or column.source is None:
-            raise IcebergWriteError(target, f"DuckDB could not run the statement's SELECT ({message})",
-                                    "fix the statement; nothing was written") from None
-        source = relation.types[column.source]
-        raise IcebergWriteError(target, f"column {column.name} cannot take the SELECT's {source} values as "
-                                f"{duckdb_type(column.kind)} ({message})", "CAST them in the SELECT to a type "
-                                "that holds them, or leave out the rows that do not fit; nothing was written") from None
+        raise _cast_error(target, relation, casts, error) from None
     if result is None:
         raise IcebergWriteError(target, "DuckDB gave no result for the statement's SELECT",
                                 "fix the statement; nothing was written")
     return result
+
+
+def cast_stream(target: TableRef, relation: duckdb.DuckDBPyRelation, casts: Sequence[Cast],
+                rows: int = BATCH_ROWS) -> ResultStream:
+    """Returns the statement's SELECT (`relation`) as a stream of Arrow record batches of `rows` rows, every column
+    cast by DuckDB to its column's type; DuckDB runs the SELECT anew on each call of its `batches`. Iterating
+    raises IcebergWriteError when DuckDB cannot run the SELECT, or cannot cast a value (naming the column)."""
+    try:
+        selected = _over(relation, cast_select(casts, len(relation.columns)))
+        schema = selected.limit(0).to_arrow_table().schema
+    except (duckdb.Error, UnicodeDecodeError) as error:
+        raise _cast_error(target, relation, casts, error) from None
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        try:
+            yield from selected.to_arrow_reader(rows)
+        except (duckdb.Error, UnicodeDecodeError) as error:
+            raise _cast_error(target, relation, casts, error) from None
+
+    return ResultStream(schema, batches)

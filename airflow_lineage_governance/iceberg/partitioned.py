@@ -9,7 +9,6 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import pyarrow as pa
 from pyiceberg.expressions import (
     AlwaysFalse,
     AlwaysTrue,
@@ -150,16 +149,6 @@ def partition_scope(spec: PartitionSpec, schema: Schema, records: Iterable[Recor
             one = And(one, condition)
         scope = Or(scope, one)
     return scope
-
-
-def data_files_of(table: Table, rows: pa.Table, commit_uuid: uuid.UUID) -> list[DataFile]:
-    """Returns `rows` written as the table's data files, partitioned by its current spec (not yet committed)."""
-    if rows.num_rows == 0:
-        return []
-    # pyiceberg's own writer (private in 0.12): it splits by partition and computes each file's statistics.
-    from pyiceberg.io.pyarrow import _dataframe_to_data_files
-
-    return list(_dataframe_to_data_files(table_metadata=table.metadata, df=rows, io=table.io, write_uuid=commit_uuid))
 
 
 class MetadataReusingTransaction(Transaction):

@@ -34,6 +34,7 @@ from pyiceberg.types import IcebergType, ListType, MapType, NestedField, StructT
 
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table
 from airflow_lineage_governance.iceberg.errors import NamespaceTooDeepError
+from airflow_lineage_governance.iceberg.resources import Resources, apply_resources
 from airflow_lineage_governance.iceberg.session import SessionSettings, apply_session
 from airflow_lineage_governance.iceberg.types import duckdb_type, quoted
 from airflow_lineage_governance.refs import TableRef
@@ -101,21 +102,26 @@ def _taken_connection() -> duckdb.DuckDBPyConnection:
     return _new_connection()
 
 
-def sandboxed_connection(session: SessionSettings | None = None) -> duckdb.DuckDBPyConnection:
+def sandboxed_connection(session: SessionSettings | None = None, resources: Resources | None = None,
+                         spill: str | None = None) -> duckdb.DuckDBPyConnection:
     """Return an in-memory DuckDB connection that installs and loads no extension on its own.
 
     The connection runs under `session` (default: `SessionSettings()`, UTC), never the worker's environment,
-    and never trusts a Parquet file's float statistics to leave NaN out. Call `lock_down` once the tables are
-    exposed.
+    and never trusts a Parquet file's float statistics to leave NaN out. It takes at most the memory and threads
+    of `resources` (default: the task's share of the machine) and spills only to `spill` (none: it does not
+    spill). Call `lock_down` once the tables are exposed.
 
     Args:
         session: the DuckDB session settings the statement runs under.
+        resources: the task's DuckDB memory limit and threads.
+        spill: the task's spill folder (`resources.spill_folder`), or None.
 
     Raises:
         SessionSettingError: when DuckDB refuses one of the settings.
     """
     connection = _taken_connection()
     apply_session(connection, session or SessionSettings())
+    apply_resources(connection, resources or Resources(), spill)
     connection.execute("SET parquet_can_have_nan = true")
     return connection
 

@@ -27,8 +27,9 @@ from sqlglot import exp
 from airflow_lineage_governance.default_keyword import with_default_keywords
 from airflow_lineage_governance.iceberg.bounds import DmlShape, dml_shape, row_filter
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table
+from airflow_lineage_governance.iceberg.data_files import BATCH_ROWS, WrittenFiles, chunk_bytes, chunks, write_chunks
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
-from airflow_lineage_governance.iceberg.partitioned import commit_files, data_files_of, partition_names
+from airflow_lineage_governance.iceberg.partitioned import commit_files, partition_names
 from airflow_lineage_governance.iceberg.read import (
     PinnedRead,
     duckdb_name,
@@ -38,6 +39,7 @@ from airflow_lineage_governance.iceberg.read import (
     prepare_sandboxed_connection,
     sandboxed_connection,
 )
+from airflow_lineage_governance.iceberg.resources import Resources, spill_folder
 from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_rows
 from airflow_lineage_governance.iceberg.run import StatementRun
 from airflow_lineage_governance.iceberg.session import SessionSettings
@@ -50,6 +52,7 @@ from airflow_lineage_governance.iceberg.write import (
     aligned_rows,
     check_target_name,
     earlier_write,
+    removing_on_failure,
     with_retries,
 )
 from airflow_lineage_governance.refs import TableRef
@@ -65,11 +68,12 @@ RETURNING_MAX_ROWS = 1000
 
 @dataclass(frozen=True)
 class _Rewritten:
-    """One attempt's DuckDB work: the files read, the filter that chose them, the rows after the statement."""
+    """One attempt's DuckDB work: the files read, the filter that chose them, whether a row changed (the rows
+    after the statement are then written as new data files), the counts."""
 
     files: list[DataFile]
     scope: BooleanExpression
-    rows: pa.Table | None
+    changed: bool
     counts: RowCounts
     reads: list[PinnedRead]
     returned: ReturnedRows | None
@@ -132,11 +136,13 @@ def _touched_files(connection: duckdb.DuckDBPyConnection, shape: DmlShape, read:
 
 def _rewrite(catalog: Catalog, table: Table, ref: TableRef, dml: str, shape: DmlShape,
              sources: Sequence[TableName], loaded: Mapping[TableRef, Table],
-             session: SessionSettings | None, returning_max_rows: int) -> _Rewritten:
+             session: SessionSettings | None, returning_max_rows: int, written: WrittenFiles,
+             resources: Resources | None, spill: str) -> _Rewritten:
     """Reads the table's current snapshot into a sandboxed DuckDB, asks DuckDB which data files the statement
-    can change, keeps only their rows, runs the statement there and returns what it read and the rows after."""
+    can change, keeps only their rows, runs the statement there, streams the rows after it into new data files
+    (`written`, when a row changed) and returns what it read."""
     snapshot = table.current_snapshot()
-    connection = sandboxed_connection(session)
+    connection = sandboxed_connection(session, resources, spill)
     try:
         reads = expose_tables(connection, catalog, sources, loaded)
         whole = expose_table(connection, catalog, ref, table, file_column=FILE_COLUMN)
@@ -156,27 +162,46 @@ def _rewrite(catalog: Catalog, table: Table, ref: TableRef, dml: str, shape: Dml
         returned = returned_rows(connection, own, returning_max_rows, ref) if own is not None else None
         handed = ", ".join(f"CAST({quoted(f.name)} AS {result_type(f.field_type)}) AS {quoted(f.name)}"
                            for f in table.schema().fields)
-        after = connection.sql(f"SELECT {handed} FROM {name}").to_arrow_table() if counts.changed else None
+        if counts.changed:
+            after = connection.sql(f"SELECT {handed} FROM {name}")
+            _write_rows(ref, table, after, written)
     finally:
         connection.close()
     total = int((snapshot.summary.get("total-data-files") if snapshot and snapshot.summary else None) or 0)
     counts = RowCounts(counts.inserted, counts.updated, counts.deleted, len(touched), total)
     how = f"{len(touched)} of {total} data files"
     pinned = PinnedRead(ref, snapshot.snapshot_id if snapshot else None, COPY_ON_WRITE, how)
-    return _Rewritten([whole.data_files[path] for path in touched], scope, after, counts, [pinned, *reads],
-                      returned)
+    return _Rewritten([whole.data_files[path] for path in touched], scope, counts.changed > 0, counts,
+                      [pinned, *reads], returned)
+
+
+def _write_rows(ref: TableRef, table: Table, after: duckdb.DuckDBPyRelation, written: WrittenFiles) -> None:
+    """Streams the rows of `after` (the rewritten files' rows after the statement) into new data files of the
+    table, chunk by chunk; raises IcebergWriteError when a value cannot be written as its column's type."""
+    def prepare(chunk: pa.Table) -> pa.Table:
+        return aligned_rows(ref, table, list(chunk.column_names), chunk)
+
+    try:
+        rows = chunks(after.to_arrow_reader(BATCH_ROWS), chunk_bytes(table.metadata))
+        write_chunks(table.metadata, table.io, (prepare(chunk) for chunk in rows), written)
+    except (ValueError, TypeError, pa.ArrowException) as error:
+        raise IcebergWriteError(ref, f"the rewritten rows could not be written ({without_values(str(error))})",
+                                "cast the statement's values to the table's types; nothing was written") from None
 
 
 def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources: Sequence[TableName],
                       snapshot_properties: Mapping[str, str] | None = None,
                       loaded: Mapping[TableRef, Table] | None = None,
                       session: SessionSettings | None = None,
-                      returning_max_rows: int = RETURNING_MAX_ROWS) -> StatementRun:
+                      returning_max_rows: int = RETURNING_MAX_ROWS,
+                      resources: Resources | None = None) -> StatementRun:
     """Runs the MERGE, UPDATE or DELETE `dml` (tables named as DuckDB finds them) on `target`, copy-on-write, over
     `sources` pinned to their current snapshots, and commits the rewritten files in one OVERWRITE snapshot carrying
     `snapshot_properties` and the row counts; returns what was read and written (`write.counts`: rows inserted,
     updated, deleted; `returned`: the rows of its RETURNING, at most `returning_max_rows`, None without one or
-    when an earlier try wrote it). A statement that changes no row commits nothing. When a snapshot of the target
+    when an earlier try wrote it). A statement that changes no row commits nothing. DuckDB runs within
+    `resources`, spilling only to a folder of its own removed when the statement ends; the rewritten rows stream
+    into new data files, and a failed rewrite removes them. When a snapshot of the target
     already carries the WRITE_KEY of `snapshot_properties`, writes nothing and returns that commit. Raises
     IcebergWriteError when DuckDB rejects the statement or the rows cannot be written (nothing is written then),
     CommitConflictError when concurrent writers kept changing the same rows."""
@@ -195,44 +220,50 @@ def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources:
         if earlier is not None:
             run.append(StatementRun([], earlier, timings))
             return earlier
-        started = time.perf_counter()
-        try:
-            done = _rewrite(catalog, table, ref, dml, shape, sources, known, session, returning_max_rows)
-        except NamespaceTooDeepError as error:
-            raise IcebergWriteError(ref, f"it reads {error.table}, whose namespace DuckDB cannot name",
-                                    "keep the table in a namespace of one or two levels") from None
-        except duckdb.Error as error:
-            raise IcebergWriteError(ref, f"DuckDB could not run the statement ({without_values(str(error))})",
-                                    "fix the statement; nothing was written") from None
-        known.clear()  # a retry reads every table afresh
-        timings["query"] = time.perf_counter() - started
-        started = time.perf_counter()
-        write = _commit(table, ref, done, properties)
-        timings["write"] = time.perf_counter() - started
+        written = WrittenFiles(uuid.uuid4())
+
+        def rewrite() -> WriteResult:
+            started = time.perf_counter()
+            try:
+                done = _rewrite(catalog, table, ref, dml, shape, sources, known, session, returning_max_rows,
+                                written, resources, spill)
+            except NamespaceTooDeepError as error:
+                raise IcebergWriteError(ref, f"it reads {error.table}, whose namespace DuckDB cannot name",
+                                        "keep the table in a namespace of one or two levels") from None
+            except duckdb.Error as error:
+                raise IcebergWriteError(ref, f"DuckDB could not run the statement ({without_values(str(error))})",
+                                        "fix the statement; nothing was written") from None
+            known.clear()  # a retry reads every table afresh
+            timings["query"] = time.perf_counter() - started
+            started = time.perf_counter()
+            write = _commit(table, ref, done, written, properties)
+            timings["write"] = time.perf_counter() - started
+            results.append(done)
+            return write
+
+        results: list[_Rewritten] = []
+        write = removing_on_failure(table.io, lambda: table.metadata, written, rewrite)
+        done = results[-1]
         run.append(StatementRun(done.reads, write, timings, done.returned))
         return write
 
-    with_retries(attempt, ref)
+    with spill_folder(resources or Resources()) as spill:
+        with_retries(attempt, ref)
     return run[-1]
 
 
-def _commit(table: Table, ref: TableRef, done: _Rewritten, properties: dict[str, str]) -> WriteResult:
-    """Commits the rewritten rows in place of the files read (nothing when no row changed) and returns the
-    write; raises ValidationException (retried) when a concurrent commit conflicts."""
+def _commit(table: Table, ref: TableRef, done: _Rewritten, written: WrittenFiles,
+            properties: dict[str, str]) -> WriteResult:
+    """Commits the rewritten rows' data files (`written`) in place of the files read (nothing when no row changed)
+    and returns the write; raises ValidationException (retried) when a concurrent commit conflicts."""
     columns = facet_fields(table.schema())
     counts = done.counts
-    if done.rows is None:
+    if not done.changed:
         return WriteResult(ref, done.reads[0].snapshot_id, 0, columns=columns, counts=counts)
-    try:
-        rows = aligned_rows(ref, table, list(done.rows.column_names), done.rows)
-    except (ValueError, TypeError, pa.ArrowException) as error:
-        raise IcebergWriteError(ref, f"the rewritten rows could not be written ({without_values(str(error))})",
-                                "cast the statement's values to the table's types; nothing was written") from None
-    commit_uuid = uuid.uuid4()
-    added = data_files_of(table, rows, commit_uuid)
+    added = written.files
     summary = {**properties, **{key: str(getattr(counts, name)) for name, key in ROW_COUNT_KEYS.items()}}
     replaced = list(done.files)
-    commit_files(table, replaced, added, done.scope, summary, commit_uuid)
+    commit_files(table, replaced, added, done.scope, summary, written.write_uuid)
     snapshot = table.current_snapshot()
     spec = table.spec()
     records = [f.partition for f in replaced if f.spec_id == spec.spec_id] + [f.partition for f in added]

@@ -12,11 +12,12 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
 
-from airflow_lineage_governance.iceberg.casts import cast_result, ctas_casts, engine_message, insert_casts
+from airflow_lineage_governance.iceberg.casts import cast_stream, ctas_casts, engine_message, insert_casts
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table, load_tables
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
 from airflow_lineage_governance.iceberg.partitions import APPEND, OVERWRITE_PARTITIONS, PartitionField
 from airflow_lineage_governance.iceberg.read import PinnedRead, expose_tables, lock_down, sandboxed_connection
+from airflow_lineage_governance.iceberg.resources import Resources, spill_folder
 from airflow_lineage_governance.iceberg.returning import ReturnedRows
 from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.write import (
@@ -60,7 +61,8 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
                   snapshot_properties: Mapping[str, str] | None = None,
                   loaded: Mapping[TableRef, Table] | None = None, replace: bool = True,
                   partition_by: Sequence[PartitionField] = (), write_mode: str = APPEND,
-                  if_not_exists: bool = False, session: SessionSettings | None = None) -> StatementRun:
+                  if_not_exists: bool = False, session: SessionSettings | None = None,
+                  resources: Resources | None = None) -> StatementRun:
     """Runs `query` (the statement's SELECT) on DuckDB over `sources` pinned to their current snapshots and
     writes the result to `target`: replaced whole for a CTAS, appended for an INSERT (into `insert_columns`
     by position). DuckDB casts the values before they leave it, as it would for a table of its own: for an INSERT
@@ -70,7 +72,9 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
     `replace` False (a plain CREATE TABLE ... AS) replaces an existing target only when this task instance wrote it
     (the WRITE_KEY of `snapshot_properties`). A CTAS target is partitioned by `partition_by`; an INSERT with
     `write_mode` OVERWRITE_PARTITIONS replaces the partitions its rows fall in instead of appending. DuckDB runs
-    sandboxed, under `session` (default: UTC): it reads only the pinned snapshots' data files. With
+    sandboxed, under `session` (default: UTC), within `resources` (default: the task's share of the machine),
+    spilling only to a folder of its own that is removed when the statement ends: it reads only the pinned
+    snapshots' data files, and the result streams into the target's data files in bounded memory. With
     `if_not_exists` (CREATE TABLE IF NOT EXISTS ... AS) an existing target is left as it is: nothing is run or
     written (`write.untouched`).
     Raises IcebergWriteError when the target's name cannot be stored, DuckDB rejects the query or cannot cast a
@@ -84,9 +88,22 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
         if existing is not None:
             return StatementRun([], existing_target(existing, target, dict(snapshot_properties or {})))
     table = _insert_target(catalog, target, known) if kind == StatementKind.INSERT else None
+    with spill_folder(resources or Resources()) as spill:
+        return _run_in(catalog, spill, kind=kind, target=target, query=query, sources=sources,
+                       insert_columns=insert_columns, snapshot_properties=snapshot_properties, known=known,
+                       table=table, replace=replace, partition_by=partition_by, write_mode=write_mode,
+                       if_not_exists=if_not_exists, session=session, resources=resources)
+
+
+def _run_in(catalog: Catalog, spill: str, *, kind: StatementKind, target: TableRef, query: str,
+            sources: Sequence[TableName], insert_columns: Sequence[str] | None,
+            snapshot_properties: Mapping[str, str] | None, known: Mapping[TableRef, Table], table: Table | None,
+            replace: bool, partition_by: Sequence[PartitionField], write_mode: str, if_not_exists: bool,
+            session: SessionSettings | None, resources: Resources | None) -> StatementRun:
+    """Runs the statement as run_statement says, DuckDB spilling to `spill`."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    connection = sandboxed_connection(session)
+    connection = sandboxed_connection(session, resources, spill)
     try:
         try:
             reads = expose_tables(connection, catalog, sources, known)
@@ -114,23 +131,23 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
             casts = insert_casts(target, table.schema(), list(insert_columns or []), len(relation.columns))
         else:
             schema, casts = ctas_casts(target, relation.columns, relation.types)
-        result = cast_result(target, relation, casts)
+        result = cast_stream(target, relation, casts)
         timings["query"] = time.perf_counter() - started
+        started = time.perf_counter()
+        properties = dict(snapshot_properties or {})
+        columns = [cast.name for cast in casts]
+        try:
+            if table is not None and write_mode == OVERWRITE_PARTITIONS:
+                write = overwrite_partitions(catalog, target, columns, result, properties, table)
+            elif table is not None:
+                write = append_once(catalog, target, columns, result, properties, table)
+            else:
+                write = create_or_replace(catalog, target, result, properties, known.get(target), replace=replace,
+                                          partition_by=partition_by, if_not_exists=if_not_exists, schema=schema)
+        except (ValueError, TypeError, OverflowError, pa.ArrowException) as error:
+            raise IcebergWriteError(target, f"the result could not be written ({without_values(str(error))})",
+                                    "cast the SELECT's values to the table's types; nothing was written") from None
+        timings["write"] = time.perf_counter() - started
     finally:
         connection.close()
-    started = time.perf_counter()
-    properties = dict(snapshot_properties or {})
-    columns = [cast.name for cast in casts]
-    try:
-        if table is not None and write_mode == OVERWRITE_PARTITIONS:
-            write = overwrite_partitions(catalog, target, columns, result, properties, table)
-        elif table is not None:
-            write = append_once(catalog, target, columns, result, properties, table)
-        else:
-            write = create_or_replace(catalog, target, result, properties, known.get(target), replace=replace,
-                                      partition_by=partition_by, if_not_exists=if_not_exists, schema=schema)
-    except (ValueError, TypeError, OverflowError, pa.ArrowException) as error:
-        raise IcebergWriteError(target, f"the result could not be written ({without_values(str(error))})",
-                                "cast the SELECT's values to the table's types; nothing was written") from None
-    timings["write"] = time.perf_counter() - started
     return StatementRun(reads, write, timings)

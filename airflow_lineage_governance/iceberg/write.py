@@ -13,16 +13,32 @@ from datetime import date, datetime
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyiceberg.catalog import Catalog
-from pyiceberg.exceptions import CommitFailedException, TableAlreadyExistsError, ValidationException
+from pyiceberg.exceptions import (
+    CommitFailedException,
+    CommitStateUnknownException,
+    TableAlreadyExistsError,
+    ValidationException,
+)
+from pyiceberg.expressions import AlwaysTrue
+from pyiceberg.io import FileIO, load_file_io
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table, Transaction
+from pyiceberg.table.metadata import TableMetadata
 
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table
+from airflow_lineage_governance.iceberg.data_files import (
+    ResultStream,
+    WrittenFiles,
+    chunk_bytes,
+    chunks,
+    remove_written,
+    stream_of,
+    write_chunks,
+)
 from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergWriteError, without_values
 from airflow_lineage_governance.iceberg.partitioned import (
     commit_files,
-    data_files_of,
     files_in_partitions,
     partition_names,
     partition_scope,
@@ -273,24 +289,67 @@ def _columns(table: Table) -> tuple[tuple[str, str], ...]:
     return facet_fields(table.schema())
 
 
-def _create(catalog: Catalog, ref: TableRef, result: pa.Table, properties: Mapping[str, str],
-            partition_by: Sequence[PartitionField] = (), schema: Schema | None = None) -> Table:
-    """Creates the table holding `result`, of `schema` (else of `result`'s own), partitioned by `partition_by`:
-    in one commit for a one-level namespace;
-    pyiceberg stages no table in a nested namespace, so there the table is created, then its spec set and its rows
-    appended (it is empty for that moment)."""
-    columns: Schema | pa.Schema = schema if schema is not None else result.schema
+def _prepared(stream: ResultStream, prepare: Callable[[pa.Table], pa.Table],
+              metadata: TableMetadata) -> Iterator[pa.Table]:
+    """Yields the stream's rows in chunks of the table's chunk size, each made rows of the table by `prepare`."""
+    return (prepare(chunk) for chunk in chunks(stream.batches(), chunk_bytes(metadata)))
+
+
+def _append_streamed(transaction: Transaction, io: FileIO, stream: ResultStream,
+                     prepare: Callable[[pa.Table], pa.Table], properties: Mapping[str, str],
+                     written: WrittenFiles) -> None:
+    """Writes the stream as data files of the table in `transaction` and stages one append of all of them."""
+    metadata = transaction.table_metadata
+    with transaction.update_snapshot(snapshot_properties=dict(properties)).fast_append() as append:
+        append.commit_uuid = written.write_uuid
+        write_chunks(metadata, io, _prepared(stream, prepare, metadata), written)
+        for data_file in written.files:
+            append.append_data_file(data_file)
+
+
+def removing_on_failure(io: FileIO, metadata: Callable[[], TableMetadata], written: WrittenFiles,
+                         action: Callable[[], WriteResult]) -> WriteResult:
+    """Returns `action()`; when it raises (or is interrupted), removes the files it wrote first. A commit whose
+    outcome the catalog did not say keeps them: it may have landed."""
+    try:
+        return action()
+    except CommitStateUnknownException:
+        raise
+    except BaseException:
+        remove_written(io, metadata(), written)
+        raise
+
+
+def _create(catalog: Catalog, ref: TableRef, stream: ResultStream, prepare: Callable[[pa.Table], pa.Table],
+            columns: Schema | pa.Schema, properties: Mapping[str, str],
+            partition_by: Sequence[PartitionField] = ()) -> tuple[Table, int]:
+    """Creates the table of `columns` holding the stream's rows, partitioned by `partition_by`, and returns it with
+    the rows written: in one commit for a one-level namespace; pyiceberg stages no table in a nested namespace, so
+    there the table is created, then its spec set and its rows appended (it is empty for that moment)."""
+    written = WrittenFiles(uuid.uuid4())
     if len(ref.namespace) == 1:
         creation = catalog.create_table_transaction(ref.identifier, schema=columns, properties=TABLE_PROPERTIES)
-        set_partition_spec(creation, partition_by, str(ref))
-        creation.append(result, snapshot_properties=dict(properties))
-        creation.commit_transaction()
-        return catalog.load_table(ref.identifier)
+        io = load_file_io({**catalog.properties, **creation.table_metadata.properties},
+                          creation.table_metadata.location)
+
+        def create() -> WriteResult:
+            set_partition_spec(creation, partition_by, str(ref))
+            _append_streamed(creation, io, stream, prepare, properties, written)
+            creation.commit_transaction()
+            return WriteResult(ref, None, written.rows)
+
+        removing_on_failure(io, lambda: creation.table_metadata, written, create)
+        return catalog.load_table(ref.identifier), written.rows
     table = catalog.create_table(ref.identifier, schema=columns, properties=TABLE_PROPERTIES)
-    with table.transaction() as transaction:
-        set_partition_spec(transaction, partition_by, str(ref))
-        transaction.append(result, snapshot_properties=dict(properties))
-    return table
+
+    def fill() -> WriteResult:
+        with table.transaction() as transaction:
+            set_partition_spec(transaction, partition_by, str(ref))
+            _append_streamed(transaction, table.io, stream, prepare, properties, written)
+        return WriteResult(ref, None, written.rows)
+
+    removing_on_failure(table.io, lambda: table.metadata, written, fill)
+    return table, written.rows
 
 
 def _written(ref: TableRef, table: Table, rows: int, *, replaced: bool = False) -> WriteResult:
@@ -299,12 +358,13 @@ def _written(ref: TableRef, table: Table, rows: int, *, replaced: bool = False) 
                        partitions=written_partitions(table, snapshot_id))
 
 
-def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, properties: Mapping[str, str],
-                      table: Table | None = None, *, replace: bool = True,
+def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table | ResultStream,
+                      properties: Mapping[str, str], table: Table | None = None, *, replace: bool = True,
                       partition_by: Sequence[PartitionField] = (), if_not_exists: bool = False,
                       schema: Schema | None = None) -> WriteResult:
     """Creates `ref` holding `result`, or replaces its schema and rows, in one commit (`table`: the table as
-    already loaded, when it exists; a retried attempt loads it afresh); returns the snapshot. With `replace`
+    already loaded, when it exists; a retried attempt loads it afresh); returns the snapshot. The result streams
+    into data files chunk by chunk (`data_files`): memory holds one chunk, whatever the rows. With `replace`
     False (a plain CREATE TABLE ... AS) an existing table is replaced only when a snapshot of it carries the same
     WRITE_KEY (this task instance wrote it: a retry); otherwise raises IcebergWriteError. The table is partitioned
     by `partition_by` (a replaced table keeps its spec when none is given). Raises IcebergWriteError for a column
@@ -312,15 +372,27 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, prope
     With `if_not_exists` (CREATE TABLE IF NOT EXISTS ... AS) an existing table is left as it is (`untouched`),
     unless this task instance created it (a retry, `already_written`). The table's schema is `schema` when given
     (the result already in its types: `conformed`), else the one pyiceberg reads off `result`'s Arrow types.
-    Raises IcebergWriteError for a date or timestamp the writer cannot store too."""
+    Raises IcebergWriteError for a date or timestamp the writer cannot store too; a write that fails leaves no
+    data file behind."""
     ref = as_table(name)
+    stream = stream_of(result) if isinstance(result, pa.Table) else result
+    columns: Schema | pa.Schema
+    prepare: Callable[[pa.Table], pa.Table]
     if schema is None:
-        check_storable(ref, result.schema)
-        result = writable(result)
-        check_in_range(ref, result)
+        check_storable(ref, stream.schema)
+        columns = writable(stream.schema.empty_table()).schema
+
+        def prepare(chunk: pa.Table) -> pa.Table:
+            rows = writable(chunk)
+            check_in_range(ref, rows)
+            return rows
     else:
-        result = conformed(ref, result, schema)
-    check_columns(partition_by, result.schema.names, str(ref))
+        columns = schema
+
+        def prepare(chunk: pa.Table) -> pa.Table:
+            return conformed(ref, chunk, schema)
+    check_columns(partition_by, [f.name for f in columns.fields] if isinstance(columns, Schema) else columns.names,
+                  str(ref))
     if table is None:
         catalog.create_namespace_if_not_exists(ref.namespace)
     loaded = [table] if table is not None else []
@@ -329,8 +401,8 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, prope
         current = loaded.pop() if loaded else None
         if current is None:
             if not catalog.table_exists(ref.identifier):
-                created = _create(catalog, ref, result, properties, partition_by, schema)
-                return _written(ref, created, result.num_rows)
+                created, rows = _create(catalog, ref, stream, prepare, columns, properties, partition_by)
+                return _written(ref, created, rows)
             current = catalog.load_table(ref.identifier)
         if if_not_exists:
             return existing_target(current, ref, properties)
@@ -338,13 +410,24 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table, prope
             raise IcebergWriteError(ref, "the table already exists, and a plain CREATE TABLE ... AS does not replace "
                                     "a table this task did not write", "write CREATE OR REPLACE TABLE ... AS to "
                                     "replace it, or INSERT INTO to add rows; nothing was written")
-        with current.transaction() as transaction:
-            _replace_schema(transaction, result.schema, schema)
-            set_partition_spec(transaction, partition_by, str(ref))
-            transaction.overwrite(result, snapshot_properties=dict(properties))
-        return _written(ref, current, result.num_rows, replaced=True)
+        replaced = current
+        written = WrittenFiles(uuid.uuid4())
+
+        def overwrite() -> WriteResult:
+            with replaced.transaction() as transaction:
+                _replace_schema(transaction, _arrow_columns(columns), schema)
+                set_partition_spec(transaction, partition_by, str(ref))
+                transaction.delete(delete_filter=AlwaysTrue(), snapshot_properties=dict(properties))
+                _append_streamed(transaction, replaced.io, stream, prepare, properties, written)
+            return _written(ref, replaced, written.rows, replaced=True)
+
+        return removing_on_failure(replaced.io, lambda: replaced.metadata, written, overwrite)
 
     return with_retries(attempt, ref)
+
+
+def _arrow_columns(columns: Schema | pa.Schema) -> pa.Schema:
+    return schema_to_pyarrow(columns, include_field_ids=False) if isinstance(columns, Schema) else columns
 
 
 def existing_target(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult:
@@ -405,57 +488,69 @@ def aligned_rows(ref: TableRef, table: Table, columns: list[str], result: pa.Tab
     return rows
 
 
-def append_once(catalog: Catalog, name: TableName, columns: list[str], result: pa.Table,
+def append_once(catalog: Catalog, name: TableName, columns: list[str], result: pa.Table | ResultStream,
                 properties: Mapping[str, str], table: Table | None = None) -> WriteResult:
     """Appends `result` to `ref` (`table`: as already loaded), its columns matched by position to `columns`
-    (the rest null), in one commit (files split by the table's partition spec); when a snapshot already carries
-    the same WRITE_KEY, returns it and writes nothing. Raises IcebergWriteError when a value cannot be written as
-    the column's type, CommitConflictError."""
+    (the rest null), in one commit (files split by the table's partition spec, streamed chunk by chunk); when a
+    snapshot already carries the same WRITE_KEY, returns it and writes nothing. Raises IcebergWriteError when a
+    value cannot be written as the column's type, CommitConflictError; a write that fails leaves no data file."""
     ref = as_table(name)
-    current = table if table is not None else catalog.load_table(ref.identifier)
-    rows = aligned_rows(ref, current, columns, result)
-    loaded = [current]
+    stream = stream_of(result) if isinstance(result, pa.Table) else result
+    loaded = [table] if table is not None else []
 
     def attempt() -> WriteResult:
-        table = loaded.pop() if loaded else catalog.load_table(ref.identifier)
-        earlier = _earlier_write(table, ref, properties)
+        current = loaded.pop() if loaded else catalog.load_table(ref.identifier)
+        earlier = _earlier_write(current, ref, properties)
         if earlier is not None:
             return earlier
-        with table.transaction() as transaction:
-            transaction.append(rows, snapshot_properties=dict(properties))
-        return _written(ref, table, rows.num_rows)
+        written = WrittenFiles(uuid.uuid4())
+
+        def append() -> WriteResult:
+            with current.transaction() as transaction:
+                _append_streamed(transaction, current.io, stream,
+                                 lambda chunk: aligned_rows(ref, current, columns, chunk), properties, written)
+            return _written(ref, current, written.rows)
+
+        return removing_on_failure(current.io, lambda: current.metadata, written, append)
 
     return with_retries(attempt, ref)
 
 
-def overwrite_partitions(catalog: Catalog, name: TableName, columns: list[str], result: pa.Table,
+def overwrite_partitions(catalog: Catalog, name: TableName, columns: list[str], result: pa.Table | ResultStream,
                          properties: Mapping[str, str], table: Table | None = None) -> WriteResult:
     """Replaces, in one commit, exactly the partitions of `ref` that `result`'s rows fall in (`columns` matched
     by position, as for append_once) with those rows; the other partitions are kept. A retried or repeated write
     of the same rows leaves the same table (it replaces the partitions again). A concurrent commit that added rows
     to one of those partitions makes it start again from the new snapshot. Raises IcebergWriteError when the
-    table is not partitioned or a value cannot be written, CommitConflictError."""
+    table is not partitioned or a value cannot be written, CommitConflictError; a write that fails leaves no data
+    file."""
     ref = as_table(name)
     current = table if table is not None else catalog.load_table(ref.identifier)
     if current.spec().is_unpartitioned():
         raise IcebergWriteError(ref, "write_mode='overwrite_partitions' needs a partitioned table, and this one has "
                                 "no partition spec", "create it with partition_by=[...], or write_mode='append'; "
                                 "nothing was written")
-    rows = aligned_rows(ref, current, columns, result)
-    if rows.num_rows == 0:
-        return WriteResult(ref, _snapshot_id(current), 0, replaced=True, columns=_columns(current))
+    stream = stream_of(result) if isinstance(result, pa.Table) else result
     loaded = [current]
 
     def attempt() -> WriteResult:
         table = loaded.pop() if loaded else catalog.load_table(ref.identifier)
-        commit_uuid = uuid.uuid4()
-        added = data_files_of(table, rows, commit_uuid)
-        records = {f.partition for f in added}
-        scope = partition_scope(table.spec(), table.schema(), records)
-        replaced = files_in_partitions(table, records, scope)
-        commit_files(table, replaced, added, scope, dict(properties), commit_uuid)
-        return WriteResult(ref, _snapshot_id(table), rows.num_rows, replaced=True, columns=_columns(table),
-                           partitions=partition_names(table.spec(), table.schema(), records))
+        written = WrittenFiles(uuid.uuid4())
+
+        def overwrite() -> WriteResult:
+            metadata = table.metadata
+            write_chunks(metadata, table.io, _prepared(stream, lambda chunk: aligned_rows(ref, table, columns, chunk),
+                                                       metadata), written)
+            if written.rows == 0:
+                return WriteResult(ref, _snapshot_id(table), 0, replaced=True, columns=_columns(table))
+            records = {f.partition for f in written.files}
+            scope = partition_scope(table.spec(), table.schema(), records)
+            replaced = files_in_partitions(table, records, scope)
+            commit_files(table, replaced, written.files, scope, dict(properties), written.write_uuid)
+            return WriteResult(ref, _snapshot_id(table), written.rows, replaced=True, columns=_columns(table),
+                               partitions=partition_names(table.spec(), table.schema(), records))
+
+        return removing_on_failure(table.io, lambda: table.metadata, written, overwrite)
 
     return with_retries(attempt, ref)
 

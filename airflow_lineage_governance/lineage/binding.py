@@ -138,7 +138,9 @@ class Binder:
 
     def __init__(self, schema: Schema) -> None:
         self._lock = threading.Lock()
-        self._connection = duckdb.connect(config={"threads": 1, "enable_external_access": False,
+        # It binds over empty tables, reading no row: a small memory limit, within which it never spills.
+        self._connection = duckdb.connect(config={"threads": 1, "memory_limit": "256MB",
+                                                  "enable_external_access": False,
                                                   "autoinstall_known_extensions": False,
                                                   "autoload_known_extensions": False})
         statements, catalogs, schemas = [], set(), set()

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pyiceberg.table import Table
 
     from airflow_lineage_governance.iceberg.partitions import PartitionField
+    from airflow_lineage_governance.iceberg.resources import Resources
     from airflow_lineage_governance.iceberg.run import StatementRun
     from airflow_lineage_governance.iceberg.session import SessionSettings
     from airflow_lineage_governance.lineage import ColumnLineage, LineageError, Statement
@@ -79,8 +80,11 @@ class IcebergSqlOperator(BaseOperator):
     def __init__(self, *, sql: str, iceberg_conn_id: str = IcebergHook.default_conn_name,
                  lineage_namespace: str | None = None, max_lineage_edges: int = DEFAULT_MAX_EDGES,
                  target: str | None = None, partition_by: Sequence[str] | None = None,
-                 write_mode: str = APPEND, **kwargs: Any) -> None:
+                 write_mode: str = APPEND, duckdb_memory_limit: str | None = None,
+                 duckdb_threads: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.duckdb_memory_limit = duckdb_memory_limit
+        self.duckdb_threads = duckdb_threads
         shown = target or f"the task {kwargs.get('task_id', '')}"
         self.partition_fields: tuple[PartitionField, ...] = parse_partition_by(partition_by, shown)
         self.partition_by = [str(field) for field in self.partition_fields]
@@ -243,6 +247,19 @@ class IcebergSqlOperator(BaseOperator):
 
         return SessionSettings(**{key: setting(option) or "" for key, option in CONFIG_OPTIONS.items()})
 
+    @cached_property
+    def duckdb_resources(self) -> Resources:
+        """Returns the DuckDB memory limit, threads and spill root the statement runs within: the operator's
+        own, else the provider's config section, else the task's default share of the machine."""
+        from airflow_lineage_governance.iceberg.resources import CONFIG_OPTIONS, Resources
+        from airflow_lineage_governance.settings import setting, thread_count
+
+        threads = self.duckdb_threads
+        if threads is None and setting(CONFIG_OPTIONS["threads"]):
+            threads = thread_count(CONFIG_OPTIONS["threads"])
+        return Resources(self.duckdb_memory_limit or setting(CONFIG_OPTIONS["memory_limit"]) or "", threads or 0,
+                         setting(CONFIG_OPTIONS["spill_root"]) or "")
+
     def _write(self, read: LineageRead, properties: dict[str, str]) -> StatementRun:
         """Runs the statement: a MERGE, UPDATE or DELETE copy-on-write, a CTAS or INSERT through its SELECT."""
         lineage, statement = read.lineage, read.statement
@@ -252,7 +269,7 @@ class IcebergSqlOperator(BaseOperator):
 
             return rewrite_statement(self.hook.get_conn(), target=lineage.target, dml=read.query, sources=sources,
                                      snapshot_properties=properties, loaded=read.tables, session=self.session,
-                                     returning_max_rows=_returning_max_rows())
+                                     returning_max_rows=_returning_max_rows(), resources=self.duckdb_resources)
         from airflow_lineage_governance.iceberg.run import run_statement
 
         return run_statement(
@@ -260,7 +277,7 @@ class IcebergSqlOperator(BaseOperator):
             sources=list(lineage.sources), insert_columns=[c.name for c in lineage.columns],
             snapshot_properties=properties, loaded=read.tables, replace=statement.replace,
             partition_by=self.partition_fields, write_mode=self.write_mode, if_not_exists=statement.if_not_exists,
-            session=self.session)
+            session=self.session, resources=self.duckdb_resources)
 
     def _record_asset_event(self, context: Context, written: TableRef, extra: dict[str, Any]) -> None:
         """Puts the snapshot id and row count on the outlet asset's event, when the table written is the one

@@ -1,0 +1,138 @@
+"""Writing a statement's result, streamed as Arrow record batches, into a table's Parquet data files in bounded
+memory, and removing the files of a write that did not commit."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from pyarrow import fs
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import DataFile
+from pyiceberg.table import TableProperties
+from pyiceberg.table.metadata import TableMetadata
+
+CHUNK_BYTES = 32 * 1024 * 1024
+"""The most Arrow bytes of a result held in Python at once: each chunk becomes one data file per partition."""
+WRITERS = 2
+"""The chunks encoded into Parquet at once, each in a thread of its own, while DuckDB makes the next one."""
+BATCH_ROWS = 122_880
+"""The rows of each record batch DuckDB hands over (its own row-group size)."""
+
+
+@dataclass(frozen=True)
+class ResultStream:
+    """A statement's result as a schema and a function that streams its record batches afresh on each call (a
+    retried commit writes its files again)."""
+
+    schema: pa.Schema
+    batches: Callable[[], Iterator[pa.RecordBatch]]
+
+
+def stream_of(table: pa.Table) -> ResultStream:
+    """Returns `table` as a result stream."""
+    return ResultStream(table.schema, lambda: iter(table.to_batches(max_chunksize=BATCH_ROWS)))
+
+
+def chunk_bytes(metadata: TableMetadata, limit: int = CHUNK_BYTES) -> int:
+    """Returns the Arrow bytes of each chunk written: the table's target file size, at most `limit`."""
+    target = metadata.properties.get(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES)
+    return min(int(target), limit) if target else limit
+
+
+def chunks(batches: Iterable[pa.RecordBatch], limit: int) -> Iterator[pa.Table]:
+    """Yields `batches` gathered into tables of at least `limit` Arrow bytes each (the last one smaller), leaving
+    out empty batches."""
+    held: list[pa.RecordBatch] = []
+    size = 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        held.append(batch)
+        size += batch.nbytes
+        if size >= limit:
+            yield pa.Table.from_batches(held)
+            held, size = [], 0
+    if held:
+        yield pa.Table.from_batches(held)
+
+
+@dataclass
+class WrittenFiles:
+    """The data files one write put under a table's location (named by its write id), and the rows they hold."""
+
+    write_uuid: uuid.UUID
+    files: list[DataFile] = field(default_factory=list)
+    rows: int = 0
+
+
+def write_chunks(metadata: TableMetadata, io: FileIO, tables: Iterable[pa.Table], written: WrittenFiles) -> None:
+    """Writes each of `tables` (rows of the table `metadata` describes, in its Arrow types) as data files of the
+    table, split by its current partition spec, with their statistics; records each file in `written` as soon as
+    it is written (so that a failure later leaves it known). WRITERS chunks are written at once, each in a thread
+    of its own, while the next is taken from `tables` (DuckDB makes the next rows while Parquet encodes the last
+    ones): at most WRITERS + 1 chunks are held. When taking or writing a chunk fails, the chunks in flight are
+    finished first, so no file appears after the error."""
+    from pyiceberg.io.pyarrow import _dataframe_to_data_files  # pyiceberg's own writer (private in 0.12)
+
+    counter = itertools.count(0)
+
+    def write(table: pa.Table) -> tuple[list[DataFile], int]:
+        return list(_dataframe_to_data_files(table_metadata=metadata, df=table, io=io,
+                                             write_uuid=written.write_uuid, counter=counter)), table.num_rows
+
+    def record(files: list[DataFile], rows: int) -> None:
+        written.files.extend(files)
+        written.rows += rows
+
+    with ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="data-files") as pool:
+        pending: deque[Future[tuple[list[DataFile], int]]] = deque()
+        for table in tables:
+            if len(pending) == WRITERS:
+                record(*pending.popleft().result())
+            pending.append(pool.submit(write, table))
+        while pending:
+            record(*pending.popleft().result())
+
+
+def _filesystem(location: str) -> tuple[fs.FileSystem, str]:
+    return fs.FileSystem.from_uri(location)  # type: ignore[no-any-return]
+
+
+def listed_files(location: str) -> Iterator[fs.FileInfo]:
+    """Yields every file under `location` (a table's location, as a URI or a local path); none when it does not
+    exist."""
+    filesystem, root = _filesystem(location)
+    try:
+        infos = filesystem.get_file_info(fs.FileSelector(root, recursive=True, allow_not_found=True))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for info in infos:
+        if info.type == fs.FileType.File:
+            yield info
+
+
+def data_location(metadata: TableMetadata) -> str:
+    """Returns the folder under which the table's data files are written."""
+    return metadata.properties.get(TableProperties.WRITE_DATA_PATH) or f"{metadata.location.rstrip('/')}/data"
+
+
+def remove_written(io: FileIO, metadata: TableMetadata, written: WrittenFiles) -> None:
+    """Removes the data files of `written`, and any other file under the table's data location named by its write
+    id (one a failed writer left half written)."""
+    for data_file in written.files:
+        io.delete(data_file.file_path)
+    location = data_location(metadata)
+    filesystem, _ = _filesystem(location)
+    marker = str(written.write_uuid)
+    for info in listed_files(location):
+        if marker in info.base_name:
+            try:
+                filesystem.delete_file(info.path)
+            except FileNotFoundError:
+                continue

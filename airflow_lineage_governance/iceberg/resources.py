@@ -1,0 +1,113 @@
+"""What one task's DuckDB may take of its worker: memory, threads, and a spill folder of its own that is removed
+when the task's statement ends, whether it succeeded or failed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import duckdb
+
+from airflow_lineage_governance.iceberg.session import SessionSettingError
+
+TASKS_PER_WORKER = 4
+"""The tasks a worker is assumed to run at once: each task's default share of its memory."""
+SPILL_PREFIX = "lineage-governance-spill-"
+"""How the name of a task's spill folder starts."""
+CONFIG_OPTIONS = {"memory_limit": "duckdb_memory_limit", "threads": "duckdb_threads",
+                  "spill_root": "duckdb_spill_folder"}
+"""Each resource's option in the provider's config section."""
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def default_memory_limit() -> str:
+    """Returns a task's default DuckDB memory limit: a TASKS_PER_WORKER-th of the machine's memory, at least 256
+    MiB (DuckDB's own default when the machine's memory cannot be read)."""
+    total = _physical_memory()
+    if total is None:
+        return ""
+    return f"{max(total // TASKS_PER_WORKER, 256 * 1024 * 1024) // (1024 * 1024)}MiB"
+
+
+def default_threads() -> int:
+    """Returns a task's default DuckDB threads: half the machine's cores, at least 1."""
+    return max(1, (os.cpu_count() or 1) // 2)
+
+
+@dataclass(frozen=True)
+class Resources:
+    """The DuckDB resources of one task: its memory limit (DuckDB's syntax, `'2GB'`; empty for the default
+    share), its threads (0 for the default share) and the folder under which its spill folder is made (empty for
+    the system's temporary folder)."""
+
+    memory_limit: str = ""
+    threads: int = 0
+    spill_root: str = ""
+
+    def resolved(self) -> Resources:
+        """Returns these resources with every unset one given its default."""
+        return Resources(self.memory_limit or default_memory_limit(), self.threads or default_threads(),
+                         self.spill_root or tempfile.gettempdir())
+
+
+@contextmanager
+def spill_folder(resources: Resources) -> Iterator[str]:
+    """Makes a spill folder of the task's own under the resources' spill root, yields its path, and removes it
+    with all it holds when the block ends, also when it raises.
+
+    Raises:
+        SessionSettingError: when the spill root cannot hold a folder.
+    """
+    root = resources.spill_root or tempfile.gettempdir()
+    try:
+        path = tempfile.mkdtemp(prefix=SPILL_PREFIX, dir=root)
+    except OSError:
+        raise SessionSettingError(CONFIG_OPTIONS["spill_root"], "no spill folder can be made under the folder it "
+                                  "names") from None
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+_DUCKDB_OPTIONS = {"memory_limit": "duckdb_memory_limit", "threads": "duckdb_threads",
+                   "temp_directory": "duckdb_spill_folder"}
+
+
+def resource_config(resources: Resources, spill: str | None) -> dict[str, str]:
+    """Returns the DuckDB settings of a connection under `resources`: its memory limit and threads, and `spill`
+    as the only folder it spills to (no spilling when None)."""
+    resolved = resources.resolved()
+    config = {"threads": str(resolved.threads), "temp_directory": spill or ""}
+    if resolved.memory_limit:
+        config["memory_limit"] = resolved.memory_limit
+    return config
+
+
+def apply_resources(connection: duckdb.DuckDBPyConnection, resources: Resources, spill: str | None) -> None:
+    """Sets `resources` on `connection`, with `spill` as its spill folder (none: it does not spill).
+
+    Args:
+        connection: a DuckDB connection the provider opened, before any statement runs on it.
+        resources: the task's memory limit and threads.
+        spill: the task's spill folder (from `spill_folder`), or None.
+
+    Raises:
+        SessionSettingError: naming the config option whose value DuckDB refuses.
+    """
+    for key, value in resource_config(resources, spill).items():
+        try:
+            connection.execute(f"SET {key} = '" + value.replace("'", "''") + "'")
+        except duckdb.Error:
+            raise SessionSettingError(_DUCKDB_OPTIONS[key], f"DuckDB does not accept {value!r} as its "
+                                      f"{key}") from None

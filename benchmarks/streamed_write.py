@@ -1,0 +1,148 @@
+"""Streamed writes under a DuckDB memory limit: 8,000,000 rows x 9 columns written by a CTAS, an INSERT and a
+MERGE that rewrites a 4,000,000-row partition, each beside DuckDB's own `COPY (same query) TO` a Parquet folder
+under the same memory limit and threads. Each case runs in a child process of its own, which measures its peak
+RSS growth (VmHWM after the case less VmRSS before it, the peak reset through /proc/self/clear_refs).
+
+    .venv/bin/python benchmarks/streamed_write.py [--rows N] [--memory-limit 256MB] [--threads 2]
+
+Prints one line per case: `RESULT streamed_write case=<ctas|insert|merge> rows=<rows written> seconds=<ours>
+copy_seconds=<DuckDB's COPY> ratio=<ours/COPY> rss_mb=<ours> copy_rss_mb=<COPY's>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+SOURCE = """SELECT range AS id, range % 100003 AS learner_id, (range % 997)::INTEGER AS course_id,
+  ['video', 'quiz', 'reading', 'project'][(range % 4)::INTEGER + 1] AS category,
+  ((range % 10000) / 100)::DECIMAL(10, 2) AS amount,
+  CASE WHEN range % 7 = 0 THEN 'refunded' ELSE 'succeeded' END AS status,
+  ((range * 2654435761) % 1000003) / 1000003.0 AS score,
+  TIMESTAMP '2026-01-01' + to_seconds(range % 86400) AS at,
+  DATE '2026-01-01' + (range % 2)::INTEGER AS day
+FROM range({rows})"""
+QUERY = "SELECT s.id, s.learner_id, s.course_id, s.category, s.amount, s.status, s.score, s.at, s.day FROM bench.src s"
+MERGE = """MERGE INTO bench.parts t USING bench.changes c ON t.id = c.id
+WHEN MATCHED THEN UPDATE SET amount = c.amount"""
+REWRITTEN = "SELECT t.* FROM bench.parts t WHERE t.day = DATE '2026-01-01'"
+
+
+def _rss() -> tuple[int, int]:
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    return int(status["VmRSS"].split()[0]) * 1024, int(status["VmHWM"].split()[0]) * 1024
+
+
+def _reset_peak() -> int:
+    Path("/proc/self/clear_refs").write_text("5")
+    return _rss()[0]
+
+
+def prepare(folder: Path, rows: int) -> None:
+    """Creates bench.src (the rows), bench.parts (the same rows, partitioned by day) and bench.changes (1% of the
+    keys of the first day), all streamed by the provider's own write."""
+    from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+    from airflow_lineage_governance.iceberg.partitions import parse_partition_by
+    from airflow_lineage_governance.iceberg.resources import Resources
+    from airflow_lineage_governance.iceberg.run import run_statement
+    from airflow_lineage_governance.kinds import StatementKind
+
+    catalog = open_local_catalog(folder)
+    resources = Resources("1GB", 2)
+    ctas = StatementKind.CREATE_TABLE_AS
+    run_statement(catalog, kind=ctas, target="bench.src", query=SOURCE.format(rows=rows), sources=[],
+                  resources=resources)
+    run_statement(catalog, kind=ctas, target="bench.parts", query=QUERY, sources=["bench.src"],
+                  partition_by=parse_partition_by(["day"], "bench.parts"), resources=resources)
+    run_statement(catalog, kind=ctas, target="bench.changes", sources=["bench.src"], resources=resources,
+                  query="SELECT s.id, s.amount + 1 AS amount FROM bench.src s WHERE s.id % 200 = 0")
+    run_statement(catalog, kind=ctas, target="bench.empty", query=QUERY + " WHERE false", sources=["bench.src"],
+                  resources=resources)
+
+
+def run_case(folder: Path, case: str, memory_limit: str, threads: int) -> dict[str, float]:
+    """Runs one case in this process and returns its rows, seconds and peak RSS growth (bytes)."""
+    import duckdb
+
+    from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+    from airflow_lineage_governance.iceberg.read import expose_tables, sandboxed_connection
+    from airflow_lineage_governance.iceberg.resources import Resources, spill_folder
+    from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
+    from airflow_lineage_governance.iceberg.run import run_statement
+    from airflow_lineage_governance.kinds import StatementKind
+
+    catalog = open_local_catalog(folder)
+    resources = Resources(memory_limit, threads, str(folder))
+    tables = {name: catalog.load_table(name) for name in ("bench.src", "bench.parts", "bench.empty")}
+    duckdb.connect().close()
+    baseline = _reset_peak()
+    started = time.perf_counter()
+    if case == "ctas":
+        run = run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target="bench.copy", query=QUERY,
+                            sources=["bench.src"], resources=resources)
+        rows = run.write.rows
+    elif case == "insert":
+        run = run_statement(catalog, kind=StatementKind.INSERT, target="bench.empty", query=QUERY,
+                            sources=["bench.src"], resources=resources,
+                            insert_columns=[f.name for f in tables["bench.empty"].schema().fields])
+        rows = run.write.rows
+    elif case == "merge":
+        run = rewrite_statement(catalog, target="bench.parts", dml=MERGE, sources=["bench.changes"],
+                                resources=resources)
+        seconds = time.perf_counter() - started
+        rows = sum(task.file.record_count for task in catalog.load_table("bench.parts").scan(
+            row_filter="day = '2026-01-01'").plan_files())
+        return {"rows": rows, "seconds": seconds, "rss": _rss()[1] - baseline, "changed": run.write.rows}
+    else:  # copy_ctas, copy_insert, copy_merge: DuckDB's own COPY of the same rows, over the same read
+        query = REWRITTEN if case == "copy_merge" else QUERY
+        with spill_folder(resources) as spill:
+            connection = sandboxed_connection(resources=resources, spill=spill)
+            expose_tables(connection, catalog, ["bench.src", "bench.parts"])
+            out = folder / f"copy-{case}"
+            connection.execute(f"COPY ({query}) TO '{out}' (FORMAT parquet, OVERWRITE, FILE_SIZE_BYTES '128MiB', "
+                               "ROW_GROUP_SIZE 122880)")
+            rows = connection.execute(f"SELECT count(*) FROM read_parquet('{out}/*.parquet')").fetchall()[0][0]
+            connection.close()
+    seconds = time.perf_counter() - started
+    return {"rows": rows, "seconds": seconds, "rss": _rss()[1] - baseline}
+
+
+def _child(folder: Path, case: str, args: argparse.Namespace) -> dict[str, float]:
+    answer = subprocess.run([sys.executable, __file__, "--case", case, "--folder", str(folder), "--memory-limit",
+                             args.memory_limit, "--threads", str(args.threads)], capture_output=True, text=True)
+    if answer.returncode:
+        sys.exit(f"case {case} failed:\n{answer.stderr}")
+    return json.loads(answer.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=8_000_000)
+    parser.add_argument("--memory-limit", default="256MB")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--case")
+    parser.add_argument("--folder")
+    args = parser.parse_args()
+    if args.case:
+        print(json.dumps(run_case(Path(args.folder), args.case, args.memory_limit, args.threads)))
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        prepare(Path(folder), args.rows)
+        for case in ("ctas", "insert", "merge"):
+            copy = _child(Path(folder), f"copy_{case}", args)
+            ours = _child(Path(folder), case, args)
+            print(f"RESULT streamed_write case={case} rows={ours['rows']} seconds={ours['seconds']:.2f} "
+                  f"copy_seconds={copy['seconds']:.2f} ratio={ours['seconds'] / copy['seconds']:.2f} "
+                  f"rss_mb={ours['rss'] / 2 ** 20:.0f} copy_rss_mb={copy['rss'] / 2 ** 20:.0f} "
+                  f"memory_limit={args.memory_limit} threads={args.threads}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
