@@ -38,6 +38,7 @@ from airflow_lineage_governance.graph.events import (
 )
 from airflow_lineage_governance.graph.records import sql_hash
 from airflow_lineage_governance.refs import ColumnRef, TableRef
+from airflow_lineage_governance.store.bodies import blocks
 from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.ids import stable_id
 
@@ -196,19 +197,27 @@ def _store(engine: Engine, unique: dict[tuple[str, str, int], Received],
     keys = sorted(unique)
     jobs = {job_id(r.event): (job_id(r.event), r.event.job_namespace, r.event.job_name) for r in unique.values()}
     engine.insert("jobs", ("job_id", "namespace", "name"), sorted(jobs.values()))
+    blocked = "event_blocks" in engine.tables()  # schema version 3 on; an older store keeps bodies one by one
+    block_rows, places = blocks([unique[key].data for key in keys]) if blocked else ([], [])
     rows = []
-    for key in keys:
+    for index, key in enumerate(keys):
         received = unique[key]
         event = received.event
-        rows.append((event.run_id, event.event_type, received.at_us, event.event_time, job_id(event),
-                     hashlib.sha256(received.data).hexdigest(), zlib.compress(received.data, 6), now,
-                     event.dag_run_id, event.try_number))
+        row = (event.run_id, event.event_type, received.at_us, event.event_time, job_id(event),
+               hashlib.sha256(received.data).hexdigest(), now, event.dag_run_id, event.try_number)
+        rows.append((*row, *places[index]) if blocked else (*row, zlib.compress(received.data, 6)))
     added = engine.insert("events", ("run_id", "event_type", "at_us", "event_time", "job_id", "content_sha256",
-                                     "body", "ingested_at_us", "dag_run_id", "try_number"),
+                                     "ingested_at_us", "dag_run_id", "try_number",
+                                     *(("block_id", "block_line") if blocked else ("body",))),
                           rows, returning=("run_id", "event_type", "at_us"))
     new = [unique[(run, kind, at)] for run, kind, at in sorted(added)]
     if not new:
         return 0, 0
+    if blocked:  # the blocks holding an event added (a block of events all stored before is left out)
+        line = {key: index for index, key in enumerate(keys)}
+        used = {places[line[tuple(key)]][0] for key in added} if len(new) < len(keys) else None
+        engine.insert("event_blocks", ("block_id", "body"),
+                      [row for row in block_rows if used is None or row[0] in used])
     engine.lock(sorted({job_id(r.event) for r in new}))
     _final_states(engine, sorted({r.event.run_id for r in new}))
     completes = [r for r in new if r.event.event_type == COMPLETE and r.event.raw is not None]

@@ -3,7 +3,8 @@ is the one type spelt differently: DuckDB's BLOB, PostgreSQL's BYTEA).
 
 Instants are microseconds since the epoch (UTC) in BIGINT columns; an interval's end is NULL while it is open.
 Ids are `ids.stable_id` hashes of the natural key. Version 1 holds the lineage history; version 2 adds the
-governance tables (classifications, owners, declarations, findings).
+governance tables (classifications, owners, declarations, findings); version 3 keeps events' JSON in compressed
+blocks of many events (`event_blocks`; `bodies.py`) instead of one by one.
 """
 
 from __future__ import annotations
@@ -63,7 +64,15 @@ VERSION_2 = (
     "created_at_us BIGINT NOT NULL, PRIMARY KEY (governance_run, position))",
 )
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2}
+VERSION_3 = (
+    # events' JSON kept together: up to `bodies.BLOCK` events of a batch in one zstd frame, one line each
+    "CREATE TABLE event_blocks (block_id BIGINT PRIMARY KEY, body {blob} NOT NULL)",
+    "ALTER TABLE events ADD COLUMN block_id BIGINT",
+    "ALTER TABLE events ADD COLUMN block_line INTEGER",
+    "ALTER TABLE events ALTER COLUMN body DROP NOT NULL",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3}
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 
 SCHEMA_VERSION = max(MIGRATIONS)
@@ -72,4 +81,5 @@ SCHEMA_VERSION = max(MIGRATIONS)
 TABLES = ("jobs", "datasets", "dataset_columns", "events", "runs", "shapes", "shape_columns", "shape_outputs",
           "shape_edges", "completes", "run_datasets", "snapshots", "column_edges", "classifications", "owners",
           "declarations", "findings")
-"""The store's tables (besides `store_versions`), as `stats` counts them."""
+"""The store's tables (besides `store_versions` and `event_blocks`, how the events' JSON is kept), as `stats` counts
+them."""

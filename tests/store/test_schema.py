@@ -3,10 +3,13 @@ place with its rows kept, a newer store refused with one sentence."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from airflow_lineage_governance import __version__
 from airflow_lineage_governance.graph.events import FileEventSource
+from airflow_lineage_governance.store.bodies import event_body
 from airflow_lineage_governance.store.engine import open_engine
 from airflow_lineage_governance.store.errors import StoreError, StoreVersionError
 from airflow_lineage_governance.store.ingest import ingest
@@ -19,12 +22,12 @@ from tests.events import complete, output, write
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 2
+        assert stats["schema_version"] == SCHEMA_VERSION == 3
         assert stats["rows"] == dict.fromkeys(TABLES, 0)
         assert set(TABLES) | {"store_versions"} <= store.engine.tables()
     with LineageStore.open(store_location) as again:  # opening it again changes nothing
         assert again.engine.query("SELECT version, provider_version FROM store_versions ORDER BY version") == [
-            (1, __version__), (2, __version__)]
+            (1, __version__), (2, __version__), (3, __version__)]
 
 
 def test_an_older_store_is_upgraded_in_place_and_keeps_its_rows(store_location, tmp_path):
@@ -72,3 +75,20 @@ def test_the_store_imports_no_airflow():
             "print(sorted(m for m in sys.modules if m == 'airflow' or m.startswith('airflow.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_version_2_store_keeps_its_events_json_readable_after_the_upgrade(store_location, tmp_path):
+    engine = open_engine(store_location)
+    assert migrate(engine, target=2) == 2
+    first = complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}), run="a1", time="2026-10-01T02:00:00Z")
+    ingest(engine, FileEventSource(write(tmp_path / "old.jsonl", [first])))
+    engine.close()
+    later = complete("dag.a", output("out.t", {"x": ["crm.learners.phone"]}), run="a2", time="2026-10-02T02:00:00Z")
+    with LineageStore.open(store_location) as store:
+        assert store.version == 3
+        assert store.ingest(FileEventSource(write(tmp_path / "new.jsonl", [later]))).stored == 1
+        kept = store.engine.query("SELECT run_id, at_us, body IS NULL, block_id IS NULL FROM events ORDER BY run_id")
+        assert [(run, no_body, no_block) for run, _, no_body, no_block in kept] == [("a1", False, True),
+                                                                                   ("a2", True, False)]
+        bodies = [event_body(store.engine, run, "COMPLETE", at) for run, at, _, _ in kept]
+        assert [json.loads(body or b"null") for body in bodies] == [first, later]
