@@ -33,6 +33,7 @@ from airflow_lineage_governance.graph.events import (
     LineSource,
     ReadReport,
     RunEvent,
+    paused_collection,
     sql_query,
     to_run_event,
 )
@@ -118,6 +119,15 @@ def ingest(engine: Engine, source: EventSource, *, batch_size: int = BATCH,
     """
     report = report or IngestReport(source=source.description)
     read = ReadReport(source=source.description)
+    with paused_collection():  # a batch of parsed events is alive at once: the collector would rescan it over and over
+        _ingest(engine, source, batch_size, report, read)
+    report.malformed, report.truncated = read.malformed, read.truncated
+    report.read += read.malformed + read.truncated
+    report.problems.extend(read.problems[:10])
+    return report
+
+
+def _ingest(engine: Engine, source: EventSource, batch_size: int, report: IngestReport, read: ReadReport) -> None:
     batch: list[Received] = []
     known: dict[bytes, ShapeRows] = {}
     for raw, line in _with_lines(source, read):
@@ -137,10 +147,6 @@ def ingest(engine: Engine, source: EventSource, *, batch_size: int = BATCH,
             batch = []
     if batch:
         store_batch(engine, batch, report, known)
-    report.malformed, report.truncated = read.malformed, read.truncated
-    report.read += read.malformed + read.truncated
-    report.problems.extend(read.problems[:10])
-    return report
 
 
 def _note(report: IngestReport, problem: str) -> None:
@@ -238,7 +244,8 @@ def _final_states(engine: Engine, runs: list[str]) -> None:
     """Re-derives the final state of the runs: the latest terminal event, else the latest event (by instant, then
     type: COMPLETE beats START at the same instant, then the time as written), as `final_events` reads them."""
     text = engine.text_order
-    engine.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest(CAST(? AS TEXT[])))", [runs])
+    engine.execute("DELETE FROM runs WHERE job_id IN (SELECT job_id FROM events WHERE run_id IN (SELECT "
+                   "unnest(CAST(? AS TEXT[])))) AND run_id IN (SELECT unnest(CAST(? AS TEXT[])))", [runs, runs])
     engine.execute(
         "INSERT INTO runs (run_id, job_id, state, state_terminal, state_at_us, state_rank, state_time, dag_run_id, "
         "try_number) SELECT run_id, job_id, event_type, terminal, at_us, type_rank, event_time, dag_run_id, try_number "
@@ -428,10 +435,11 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
                    "column_edges e WHERE e.job_id = interval_cuts.job_id AND e.last_at_us >= interval_cuts.cut), "
                    "cut))")
     engine.execute(
-        "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT c.run_id, c.at_us, LEAD(c.at_us) OVER "
-        f"(PARTITION BY c.job_id ORDER BY {order}) AS next_at FROM completes c JOIN interval_cuts k ON k.job_id = "
-        "c.job_id AND c.at_us >= k.cut) AS following WHERE completes.run_id = following.run_id AND "
-        "completes.at_us = following.at_us AND completes.valid_until_us IS DISTINCT FROM following.next_at")
+        "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT c.job_id, c.run_id, c.at_us, "
+        f"LEAD(c.at_us) OVER (PARTITION BY c.job_id ORDER BY {order}) AS next_at FROM completes c JOIN interval_cuts "
+        "k ON k.job_id = c.job_id AND c.at_us >= k.cut) AS following WHERE completes.job_id = following.job_id AND "
+        "completes.at_us = following.at_us AND completes.run_id = following.run_id AND "
+        "completes.valid_until_us IS DISTINCT FROM following.next_at")
     engine.execute("DELETE FROM column_edges WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
                    "column_edges.job_id AND column_edges.last_at_us >= k.cut)")
     engine.execute(

@@ -64,12 +64,28 @@ VERSION_2 = (
     "created_at_us BIGINT NOT NULL, PRIMARY KEY (governance_run, position))",
 )
 
+def without_key(table: str, columns: str, *indexes: str) -> tuple[str, ...]:
+    """Returns the statements that rebuild `table` with `columns` and `indexes` and no primary key, its rows kept."""
+    return (*(f"DROP INDEX IF EXISTS {index.split()[2]}" for index in indexes), f"ALTER TABLE {table} RENAME TO "
+            f"{table}_keyed", f"CREATE TABLE {table} ({columns})", f"INSERT INTO {table} SELECT * FROM {table}_keyed",
+            f"DROP TABLE {table}_keyed", *indexes)
+
+
 VERSION_3 = (
     # events' JSON kept together: up to `bodies.BLOCK` events of a batch in one zstd frame, one line each
     "CREATE TABLE event_blocks (block_id BIGINT PRIMARY KEY, body {blob} NOT NULL)",
     "ALTER TABLE events ADD COLUMN block_id BIGINT",
     "ALTER TABLE events ADD COLUMN block_line INTEGER",
     "ALTER TABLE events ALTER COLUMN body DROP NOT NULL",
+    # rows derived only from events just added (each once, by the events' key) keep no key index of their own
+    *without_key("runs", "run_id TEXT NOT NULL, job_id BIGINT NOT NULL, state TEXT NOT NULL, state_terminal BOOLEAN "
+                 "NOT NULL, state_at_us BIGINT NOT NULL, state_rank INTEGER NOT NULL, state_time TEXT NOT NULL, "
+                 "dag_run_id TEXT, try_number INTEGER", "CREATE INDEX runs_by_job ON runs (job_id)"),
+    *without_key("completes", "run_id TEXT NOT NULL, at_us BIGINT NOT NULL, event_time TEXT NOT NULL, job_id BIGINT "
+                 "NOT NULL, shape_id BIGINT NOT NULL, sql_hash TEXT, try_number INTEGER, dag_run_id TEXT, "
+                 "valid_until_us BIGINT", "CREATE INDEX completes_by_job ON completes (job_id, at_us)"),
+    *without_key("run_datasets", "run_id TEXT NOT NULL, at_us BIGINT NOT NULL, role TEXT NOT NULL, dataset_id "
+                 "BIGINT NOT NULL, snapshot TEXT"),
 )
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3}
