@@ -6,10 +6,12 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from airflow_lineage_governance.store.engine import Row
 from airflow_lineage_governance.store.errors import StoreUnavailableError
@@ -58,6 +60,8 @@ class DuckDBEngine:
         there already or repeats within `rows`; returns `returning` of those added."""
         if not rows:
             return []
+        import pyarrow as pa  # only a writer needs it: a reader starts faster without (1 s under load)
+
         types, keyed = self._table(table)
         staged = pa.table({name: pa.array([row[i] for row in rows], type=types[name])
                            for i, name in enumerate(columns)})
@@ -82,7 +86,9 @@ class DuckDBEngine:
             keyed = self.connection.execute("SELECT COUNT(*) FROM duckdb_constraints() WHERE table_name = ? AND "
                                             "schema_name = 'main' AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')",
                                             [table]).fetchall()[0][0] > 0
-            self._tables[table] = ({name: ARROW_TYPES[kind] for name, kind in found}, keyed)
+            import pyarrow as pa
+
+            self._tables[table] = ({name: getattr(pa, ARROW_TYPES[kind])() for name, kind in found}, keyed)
         return self._tables[table]
 
     @contextmanager
@@ -137,8 +143,8 @@ class DuckDBEngine:
         return False
 
 
-ARROW_TYPES = {"BIGINT": pa.int64(), "INTEGER": pa.int32(), "VARCHAR": pa.string(), "BOOLEAN": pa.bool_(),
-               "BLOB": pa.binary()}
+ARROW_TYPES = {"BIGINT": "int64", "INTEGER": "int32", "VARCHAR": "string", "BOOLEAN": "bool_", "BLOB": "binary"}
+"""The Arrow type (a `pyarrow` function's name) each column type of the store is staged as."""
 
 
 def _first_line(error: BaseException) -> str:
