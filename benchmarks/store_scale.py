@@ -106,6 +106,8 @@ def main(argv: list[str]) -> None:
     options.add_argument("--queries", type=int, default=1000)
     options.add_argument("--as-of-queries", type=int, default=50, help="edges_as_of (every edge at a time) asked")
     options.add_argument("--batch-size", type=int, default=20000)
+    options.add_argument("--history", help="the generated history's JSON Lines: written there when missing, else read "
+                         "(of the same --events)")
     options.add_argument("--worker", choices=("ingest", "queries"))
     options.add_argument("--store")
     options.add_argument("--events-file")
@@ -116,8 +118,9 @@ def main(argv: list[str]) -> None:
         return
     jobs = max(args.events // history_scale.DAYS, 1)
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "events.jsonl"
-        history_scale.write_events(path, jobs, failures=True)
+        path = Path(args.history) if args.history else Path(folder) / "events.jsonl"
+        if not path.exists():
+            history_scale.write_events(path, jobs, failures=True)
         size = path.stat().st_size
         started = time.perf_counter()
         with path.open("rb") as handle:
