@@ -63,31 +63,60 @@ def version(table: str, day: int) -> str:
     return f"{abs(hash((table, day))) % 10**18}"
 
 
-def event(job: int, day: int, jobs: int) -> dict:
+def event(job: int, day: int, jobs: int, changes: bool = False) -> dict:
+    """Returns a job's COMPLETE of one day; with `changes`, every third era of a job adds a column to its table
+    (a schema change)."""
     era = (day + job % 30) // (30 + job % 31)
     upstream, fields, rows = shape(job, era, jobs)
+    columns = COLUMNS + (1 if changes and era % 3 == 2 else 0)
+    if columns > COLUMNS:
+        fields = {**fields, f"c{COLUMNS}": fields["c0"]}
     table = f"out.t{job}"
     at = START + timedelta(days=day, seconds=job % 3600)
     return {"eventType": "COMPLETE", "eventTime": at.isoformat(),
             "run": {"runId": f"0199{job:08x}-{day:04x}-7000-8000-000000000000",
                     "facets": {"airflow": {"dagRun": {"run_id": f"scheduled__{at.date()}"},
-                                           "taskInstance": {"try_number": 1 + (job + day) % 7 // 6}}}},
+                                           "taskInstance": {"try_number": retried(job, day) + 1}}}},
             "job": {"namespace": "bench", "name": f"dag.job{job}",
                     "facets": {"sql": {"query": f"INSERT INTO {table} SELECT ... FROM {upstream[0]} -- v{era}"}}},
             "inputs": [{"namespace": NS, "name": name, "facets": {"version": {"datasetVersion": version(name, day)}}}
                        for name in upstream],
             "outputs": [{"namespace": NS, "name": table, "facets": {
                 "version": {"datasetVersion": version(table, day)},
-                "schema": {"fields": [{"name": f"c{i}", "type": "long"} for i in range(COLUMNS)]},
+                "schema": {"fields": [{"name": f"c{i}", "type": "long"} for i in range(columns)]},
                 "columnLineage": {"fields": fields, "dataset": rows}}}],
             "producer": "https://example.invalid/bench"}
 
 
-def write_events(path: Path, jobs: int) -> None:
+def retried(job: int, day: int) -> int:
+    """Returns 1 when the job's first try failed that day (one job-day in seven), else 0."""
+    return (job + day) % 7 // 6
+
+
+def failure(complete: dict) -> dict:
+    """Returns the FAIL event of the first try of a retried COMPLETE: ten minutes before, its own run id, the same
+    datasets without their lineage."""
+    at = datetime.fromisoformat(complete["eventTime"]) - timedelta(minutes=10)
+    facets = complete["run"]["facets"]["airflow"]
+    return {"eventType": "FAIL", "eventTime": at.isoformat(),
+            "run": {"runId": complete["run"]["runId"][:-12] + "000000000001",
+                    "facets": {"airflow": {"dagRun": facets["dagRun"], "taskInstance": {"try_number": 1}},
+                               "errorMessage": {"message": "division by zero", "programmingLanguage": "SQL"}}},
+            "job": complete["job"], "inputs": complete["inputs"],
+            "outputs": [{"namespace": NS, "name": o["name"]} for o in complete["outputs"]],
+            "producer": complete["producer"]}
+
+
+def write_events(path: Path, jobs: int, failures: bool = False) -> None:
+    """Writes every job's COMPLETE of every day; with `failures`, a retried job-day's failed first try before it
+    too, and schema changes (`event`'s `changes`)."""
     with path.open("w") as handle:
         for day in range(DAYS):
             for job in range(jobs):
-                handle.write(json.dumps(event(job, day, jobs)) + "\n")
+                complete = event(job, day, jobs, changes=failures)
+                if failures and retried(job, day):
+                    handle.write(json.dumps(failure(complete)) + "\n")
+                handle.write(json.dumps(complete) + "\n")
 
 
 def percentile(timings: list[float], share: float) -> float:

@@ -33,11 +33,13 @@ from airflow_lineage_governance.graph.events import (
     LineSource,
     ReadReport,
     RunEvent,
+    paused_collection,
     sql_query,
     to_run_event,
 )
 from airflow_lineage_governance.graph.records import sql_hash
 from airflow_lineage_governance.refs import ColumnRef, TableRef
+from airflow_lineage_governance.store.bodies import blocks
 from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.ids import stable_id
 
@@ -117,6 +119,15 @@ def ingest(engine: Engine, source: EventSource, *, batch_size: int = BATCH,
     """
     report = report or IngestReport(source=source.description)
     read = ReadReport(source=source.description)
+    with paused_collection():  # a batch of parsed events is alive at once: the collector would rescan it over and over
+        _ingest(engine, source, batch_size, report, read)
+    report.malformed, report.truncated = read.malformed, read.truncated
+    report.read += read.malformed + read.truncated
+    report.problems.extend(read.problems[:10])
+    return report
+
+
+def _ingest(engine: Engine, source: EventSource, batch_size: int, report: IngestReport, read: ReadReport) -> None:
     batch: list[Received] = []
     known: dict[bytes, ShapeRows] = {}
     for raw, line in _with_lines(source, read):
@@ -136,10 +147,6 @@ def ingest(engine: Engine, source: EventSource, *, batch_size: int = BATCH,
             batch = []
     if batch:
         store_batch(engine, batch, report, known)
-    report.malformed, report.truncated = read.malformed, read.truncated
-    report.read += read.malformed + read.truncated
-    report.problems.extend(read.problems[:10])
-    return report
 
 
 def _note(report: IngestReport, problem: str) -> None:
@@ -196,19 +203,27 @@ def _store(engine: Engine, unique: dict[tuple[str, str, int], Received],
     keys = sorted(unique)
     jobs = {job_id(r.event): (job_id(r.event), r.event.job_namespace, r.event.job_name) for r in unique.values()}
     engine.insert("jobs", ("job_id", "namespace", "name"), sorted(jobs.values()))
+    blocked = "event_blocks" in engine.tables()  # schema version 3 on; an older store keeps bodies one by one
+    block_rows, places = blocks([unique[key].data for key in keys]) if blocked else ([], [])
     rows = []
-    for key in keys:
+    for index, key in enumerate(keys):
         received = unique[key]
         event = received.event
-        rows.append((event.run_id, event.event_type, received.at_us, event.event_time, job_id(event),
-                     hashlib.sha256(received.data).hexdigest(), zlib.compress(received.data, 6), now,
-                     event.dag_run_id, event.try_number))
+        row = (event.run_id, event.event_type, received.at_us, event.event_time, job_id(event),
+               hashlib.sha256(received.data).hexdigest(), now, event.dag_run_id, event.try_number)
+        rows.append((*row, *places[index]) if blocked else (*row, zlib.compress(received.data, 6)))
     added = engine.insert("events", ("run_id", "event_type", "at_us", "event_time", "job_id", "content_sha256",
-                                     "body", "ingested_at_us", "dag_run_id", "try_number"),
+                                     "ingested_at_us", "dag_run_id", "try_number",
+                                     *(("block_id", "block_line") if blocked else ("body",))),
                           rows, returning=("run_id", "event_type", "at_us"))
     new = [unique[(run, kind, at)] for run, kind, at in sorted(added)]
     if not new:
         return 0, 0
+    if blocked:  # the blocks holding an event added (a block of events all stored before is left out)
+        line = {key: index for index, key in enumerate(keys)}
+        used = {places[line[tuple(key)]][0] for key in added} if len(new) < len(keys) else None
+        engine.insert("event_blocks", ("block_id", "body"),
+                      [row for row in block_rows if used is None or row[0] in used])
     engine.lock(sorted({job_id(r.event) for r in new}))
     _final_states(engine, sorted({r.event.run_id for r in new}))
     completes = [r for r in new if r.event.event_type == COMPLETE and r.event.raw is not None]
@@ -229,7 +244,8 @@ def _final_states(engine: Engine, runs: list[str]) -> None:
     """Re-derives the final state of the runs: the latest terminal event, else the latest event (by instant, then
     type: COMPLETE beats START at the same instant, then the time as written), as `final_events` reads them."""
     text = engine.text_order
-    engine.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest(CAST(? AS TEXT[])))", [runs])
+    engine.execute("DELETE FROM runs WHERE job_id IN (SELECT job_id FROM events WHERE run_id IN (SELECT "
+                   "unnest(CAST(? AS TEXT[])))) AND run_id IN (SELECT unnest(CAST(? AS TEXT[])))", [runs, runs])
     engine.execute(
         "INSERT INTO runs (run_id, job_id, state, state_terminal, state_at_us, state_rank, state_time, dag_run_id, "
         "try_number) SELECT run_id, job_id, event_type, terminal, at_us, type_rank, event_time, dag_run_id, try_number "
@@ -419,10 +435,11 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
                    "column_edges e WHERE e.job_id = interval_cuts.job_id AND e.last_at_us >= interval_cuts.cut), "
                    "cut))")
     engine.execute(
-        "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT c.run_id, c.at_us, LEAD(c.at_us) OVER "
-        f"(PARTITION BY c.job_id ORDER BY {order}) AS next_at FROM completes c JOIN interval_cuts k ON k.job_id = "
-        "c.job_id AND c.at_us >= k.cut) AS following WHERE completes.run_id = following.run_id AND "
-        "completes.at_us = following.at_us AND completes.valid_until_us IS DISTINCT FROM following.next_at")
+        "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT c.job_id, c.run_id, c.at_us, "
+        f"LEAD(c.at_us) OVER (PARTITION BY c.job_id ORDER BY {order}) AS next_at FROM completes c JOIN interval_cuts "
+        "k ON k.job_id = c.job_id AND c.at_us >= k.cut) AS following WHERE completes.job_id = following.job_id AND "
+        "completes.at_us = following.at_us AND completes.run_id = following.run_id AND "
+        "completes.valid_until_us IS DISTINCT FROM following.next_at")
     engine.execute("DELETE FROM column_edges WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
                    "column_edges.job_id AND column_edges.last_at_us >= k.cut)")
     engine.execute(

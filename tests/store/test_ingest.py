@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import threading
-import zlib
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from airflow_lineage_governance.graph.events import FileEventSource, ReadReport
+from airflow_lineage_governance.store.bodies import event_body
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from tests.events import complete, event, output, write
 
@@ -69,8 +69,9 @@ def test_each_event_is_stored_once_however_often_it_arrives(store_location, tmp_
         assert once["3"] == once["None"] == [
             ("crm.learners.full_name", "out.t.x", "DIRECT", "IDENTITY", "dag.a", "a3"),
             ("out.t.x", "out.u.y", "DIRECT", "IDENTITY", "dag.b", "b1")]
-        body = store.engine.query("SELECT body FROM events WHERE run_id = 'a1'")[0][0]
-        assert json.loads(zlib.decompress(bytes(body))) == events[0]  # the first delivery is the evidence kept
+        at_us = store.engine.query("SELECT at_us FROM events WHERE run_id = 'a1'")[0][0]
+        body = event_body(store.engine, "a1", "COMPLETE", at_us)
+        assert body is not None and json.loads(body) == events[0]  # the first delivery is the evidence kept
 
 
 def test_events_in_any_order_give_the_same_store(engine_kind, fresh_location, tmp_path):
@@ -168,3 +169,23 @@ def test_many_writers_at_once_store_each_event_once(fresh_location, tmp_path, en
         one.ingest(FileEventSource(path))
         assert answers(store) == answers(one)
         assert store.stats()["rows"]["events"] == 70
+
+
+def test_every_events_json_is_kept_as_received_across_blocks_and_a_partly_new_batch(engine_kind, fresh_location,
+                                                                                    tmp_path):
+    events = [complete(f"dag.j{n % 7}", output(f"out.t{n % 7}", {"x": [f"crm.s{n % 5}.c{n % 3}"]}), run=f"r{n}",
+                       time=f"2026-10-01T02:{n // 60 % 60:02d}:{n % 60:02d}Z") for n in range(2600)]
+    lines = [json.dumps(e, separators=(",", ":")).encode() for e in events]
+    first = tmp_path / "first.jsonl"
+    first.write_bytes(b"\n".join(lines[:1500]) + b"\n")
+    whole = tmp_path / "whole.jsonl"
+    whole.write_bytes(b"\n".join(lines) + b"\n")
+    with LineageStore.open(fresh_location(), create=True) as store:
+        assert store.ingest(FileEventSource(first), batch_size=1200).stored == 1500
+        again = store.ingest(FileEventSource(whole), batch_size=1200)  # the second batch holds old and new events
+        assert (again.stored, again.duplicates) == (1100, 1500)
+        kept = store.engine.query("SELECT run_id, at_us FROM events")
+        assert len(kept) == 2600
+        by_run = {run: event_body(store.engine, run, "COMPLETE", at) for run, at in kept}
+        assert [by_run[f"r{n}"] for n in range(2600)] == lines
+        assert store.engine.query("SELECT COUNT(*) FROM event_blocks")[0][0] < 10

@@ -3,10 +3,13 @@ place with its rows kept, a newer store refused with one sentence."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from airflow_lineage_governance import __version__
 from airflow_lineage_governance.graph.events import FileEventSource
+from airflow_lineage_governance.store.bodies import event_body
 from airflow_lineage_governance.store.engine import open_engine
 from airflow_lineage_governance.store.errors import StoreError, StoreVersionError
 from airflow_lineage_governance.store.ingest import ingest
@@ -72,3 +75,20 @@ def test_the_store_imports_no_airflow():
             "print(sorted(m for m in sys.modules if m == 'airflow' or m.startswith('airflow.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_version_2_store_keeps_its_events_json_readable_after_the_upgrade(store_location, tmp_path):
+    engine = open_engine(store_location)
+    assert migrate(engine, target=2) == 2
+    first = complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}), run="a1", time="2026-10-01T02:00:00Z")
+    ingest(engine, FileEventSource(write(tmp_path / "old.jsonl", [first])))
+    engine.close()
+    later = complete("dag.a", output("out.t", {"x": ["crm.learners.phone"]}), run="a2", time="2026-10-02T02:00:00Z")
+    with LineageStore.open(store_location) as store:
+        assert store.version == 3
+        assert store.ingest(FileEventSource(write(tmp_path / "new.jsonl", [later]))).stored == 1
+        kept = store.engine.query("SELECT run_id, at_us, body IS NULL, block_id IS NULL FROM events ORDER BY run_id")
+        assert [(run, no_body, no_block) for run, _, no_body, no_block in kept] == [("a1", False, True),
+                                                                                   ("a2", True, False)]
+        bodies = [event_body(store.engine, run, "COMPLETE", at) for run, at, _, _ in kept]
+        assert [json.loads(body or b"null") for body in bodies] == [first, later]
