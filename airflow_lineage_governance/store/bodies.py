@@ -8,9 +8,11 @@ those bodies are read as they are.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import zlib
 from collections.abc import Sequence
+from typing import Any
 
 import zstandard
 
@@ -80,6 +82,26 @@ def event_body(engine: Engine, run_id: str, event_type: str, at_us: int) -> byte
     if not found:
         return None
     own, block, line = found[0]
+    return stored_body(own, block, line)
+
+
+def stored_body(own: Any, block: Any, line: int | None) -> bytes:
+    """Returns an event's JSON from what the store keeps of it: its own zlib body (a store older than version 3),
+    else its line of its zstd block.
+
+    Args:
+        own: The event's `body` column (None when the event is kept in a block).
+        block: Its block's `body`.
+        line: Its line in the block.
+
+    Returns:
+        The event's JSON bytes, as first received.
+    """
     if own is not None:
         return zlib.decompress(bytes(own))
-    return zstandard.ZstdDecompressor().decompress(bytes(block)).split(b"\n")[line]
+    return _lines(bytes(block))[int(line or 0)]
+
+
+@functools.lru_cache(maxsize=8)
+def _lines(block: bytes) -> list[bytes]:
+    return zstandard.ZstdDecompressor().decompress(block).split(b"\n")

@@ -8,12 +8,11 @@ A time is an instant in microseconds since the epoch, or None for now (each job'
 
 from __future__ import annotations
 
-import zlib
-
 import orjson
 
 from airflow_lineage_governance.graph.events import RunEvent, to_run_event
 from airflow_lineage_governance.refs import TableRef
+from airflow_lineage_governance.store.bodies import stored_body
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.queries import NOW
 
@@ -67,11 +66,12 @@ def run_events(engine: Engine, dag_id: str, run_id: str) -> list[RunEvent]:
         The events of the run's tasks (jobs named `dag_id.task_id`), each parsed from the JSON as first received.
     """
     prefix = f"{dag_id}."
-    rows = engine.query("SELECT e.body FROM events e JOIN jobs j ON j.job_id = e.job_id WHERE e.dag_run_id = ? AND "
+    rows = engine.query("SELECT e.body, b.body, e.block_line FROM events e JOIN jobs j ON j.job_id = e.job_id "
+                        "LEFT JOIN event_blocks b ON b.block_id = e.block_id WHERE e.dag_run_id = ? AND "
                         "substr(j.name, 1, ?) = ?", [run_id, len(prefix), prefix])
     found = []
-    for (body,) in rows:
-        event = to_run_event(orjson.loads(zlib.decompress(bytes(body))))
+    for own, block, line in rows:
+        event = to_run_event(orjson.loads(stored_body(own, block, line)))
         if event is not None:
             found.append(event)
     return sorted(found, key=lambda e: e.order)
