@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -193,6 +194,12 @@ def wait_until(check: Callable[[], Any], timeout: float, what: str, every: float
     raise TimeoutError(f"{what} did not happen within {timeout:g} s")
 
 
+def admin_token(url: str) -> str:
+    """Returns a JWT from the simple auth manager's no-credential endpoint (`simple_auth_manager_all_admins`)."""
+    with urllib.request.urlopen(f"{url}/auth/token", timeout=60) as response:
+        return str(json.loads(response.read())["access_token"])
+
+
 def seed(catalog: Catalog) -> None:
     """Creates namespace `dist` with `dist.numbers` (n = 0..999) and the fault tests' empty targets."""
     catalog.create_namespace_if_not_exists("dist")
@@ -270,5 +277,6 @@ def running_cluster(root: Path) -> Iterator[Cluster]:
                        check=False)
         if done.returncode != 0:
             raise RuntimeError(done.stderr.strip() or done.stdout.strip())
-        yield Cluster(Api(done.stdout.strip().splitlines()[-1]), home, dags, catalog_properties, marquez, postgres,
+        url = done.stdout.strip().splitlines()[-1]
+        yield Cluster(Api(url, admin_token(url)), home, dags, catalog_properties, marquez, postgres,
                       redis, reports, environment)
