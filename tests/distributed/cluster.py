@@ -267,8 +267,8 @@ def running_cluster(root: Path) -> Iterator[Cluster]:
             "AIRFLOW__LINEAGE_GOVERNANCE__WAIT_SECONDS": "240",
             "AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR": str(GOVERNANCE),
         })
-        if os.environ.get("PYTHONPATH"):
-            environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        # the components import the provider from this checkout, whichever checkout the venv was installed from
+        environment["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
         done = subprocess.run([sys.executable, str(STACK), "start", "--home", str(home), "--dags", str(dags),
                                "--port", str(api_port), "--executor", "celery", "--workers", "2",
                                "--restart-on-exit", "--timeout", "300", *stack_env(environment)],
