@@ -56,5 +56,6 @@ def test_a_task_killed_with_its_worker_is_retried_on_the_other_and_lands_once(cl
     by_try: dict[int, list[str]] = {}
     for event in events:
         by_try.setdefault(task_instance_facet(event)["try_number"], []).append(event["eventType"])
-    assert by_try == {1: ["START"], 2: ["START", "COMPLETE"]}
+    # try 1's FAIL is the scheduler's, sent when it failed the try of the lost worker
+    assert by_try == {1: ["START", "FAIL"], 2: ["START", "COMPLETE"]}
     assert len({e["run"]["runId"] for e in events}) == 2
