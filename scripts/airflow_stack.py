@@ -1,14 +1,20 @@
-"""A real Airflow on loopback for the `scheduler` test suite and for trying the provider as a user would:
-api-server, scheduler, dag-processor and triggerer (LocalExecutor, SQLite, SimpleAuthManager), each started as
-its own process with its pid written down, and stopped by pid.
+"""A real Airflow on loopback for the `scheduler` and `distributed` test suites and for trying the provider as a
+user would: api-server, scheduler, dag-processor and triggerer (SimpleAuthManager), on LocalExecutor and SQLite, or
+on CeleryExecutor with Celery workers (the metadata database and broker given as settings, e.g. PostgreSQL and
+Redis), each started as its own process with its pid written down, and stopped by pid.
 
     python scripts/airflow_stack.py start --home FOLDER --dags FOLDER [--port 0] [--env KEY=VALUE ...]
+                                          [--executor celery --workers 2] [--restart-on-exit]
+    python scripts/airflow_stack.py restart --home FOLDER --component worker-1
     python scripts/airflow_stack.py stop --home FOLDER
 
-`start` migrates the database when it has none, picks a free loopback port when given 0, starts the four
-processes (output in FOLDER/stack/<name>.log), waits until the api-server answers and the scheduler and
-dag-processor report healthy, writes FOLDER/stack/url, and exits 0; on failure it stops what it started and
-exits 1 with one sentence. `stop` sends SIGTERM to each recorded process group, then SIGKILL after 20 s.
+`start` migrates the database when it has not done so yet, picks a free loopback port when given 0, starts the
+processes (output in FOLDER/stack/<name>.log; Celery worker N is `worker-N`, hostname `worker-N@<host>`, queue
+`default`), waits until the api-server answers, the scheduler and dag-processor report healthy and every worker
+answers a Celery ping, writes FOLDER/stack/url, and exits 0; on failure it stops what it started and exits 1 with
+one sentence. With `--restart-on-exit` the scheduler and dag-processor are started again when they exit (they
+exit when the metadata database goes away). `restart` starts one stopped component again as it was started.
+`stop` sends SIGTERM to each recorded process group, then SIGKILL after 20 s.
 """
 
 from __future__ import annotations
@@ -26,6 +32,10 @@ import urllib.request
 from pathlib import Path
 
 COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
+RESTARTED = ("scheduler", "dag-processor")
+"""The components that exit when the metadata database goes away, started again under --restart-on-exit."""
+WORKER_QUEUE = "default"
+WORKER_SLOTS = 2
 VENV_BIN = Path(sys.executable).parent
 
 
@@ -34,6 +44,20 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def worker_args(number: int) -> list[str]:
+    """Returns the arguments of Celery worker `number` after `airflow` (docker-compose.yaml runs the same)."""
+    return ["celery", "worker", "-H", f"worker-{number}@%h", "-q", WORKER_QUEUE, "-c", str(WORKER_SLOTS)]
+
+
+def component_args(name: str, port: int) -> list[str]:
+    """Returns the arguments of a component after `airflow`."""
+    if name.startswith("worker-"):
+        return [*worker_args(int(name.removeprefix("worker-"))), "--skip-serve-logs"]
+    if name == "api-server":
+        return [name, "--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
+    return [name]
 
 
 def stack_env(home: Path, dags: Path, port: int, extra: dict[str, str]) -> dict[str, str]:
@@ -85,39 +109,86 @@ def healthy(url: str) -> bool:
     return all(state == "healthy" for state in states.values())
 
 
-def start(home: Path, dags: Path, port: int, extra: dict[str, str], timeout: float) -> str:
+def _launch(folder: Path, name: str, args: list[str], env: dict[str, str]) -> None:
+    with (folder / f"{name}.log").open("ab") as log:
+        process = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
+    (folder / f"{name}.pid").write_text(str(process.pid))
+
+
+def _private(path: Path, text: str) -> None:
+    path.touch(mode=0o600, exist_ok=True)
+    path.chmod(0o600)
+    path.write_text(text)
+
+
+def workers_answer(env: dict[str, str], count: int) -> bool:
+    """Returns True when `count` Celery workers answer a ping through the broker."""
+    done = subprocess.run([str(VENV_BIN / "celery"), "--app", "airflow.providers.celery.executors.celery_executor.app",
+                           "inspect", "ping", "--timeout", "5", "--json"], env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    if done.returncode != 0:
+        return False
+    try:
+        answers = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return False
+    return sum(1 for name in answers if name.startswith("worker-")) >= count
+
+
+def start(home: Path, dags: Path, port: int, extra: dict[str, str], timeout: float, *, executor: str = "local",
+          workers: int = 0, restart_on_exit: bool = False) -> str:
     """Starts the stack; returns its base URL. Raises RuntimeError with one sentence when it does not come up."""
     home.mkdir(parents=True, exist_ok=True)
     folder = _stack(home)
     port = port or free_port()
+    if executor == "celery":
+        extra = {"AIRFLOW__CORE__EXECUTOR": "CeleryExecutor", **extra}
     env = stack_env(home, dags, port, extra)
-    if not (home / "airflow.db").exists():
+    if not (home / "airflow.db").exists() and not (folder / "migrated").exists():
         done = subprocess.run([str(VENV_BIN / "airflow"), "db", "migrate"], env=env, capture_output=True,
                               text=True, timeout=600)
         if done.returncode != 0:
             (folder / "migrate.log").write_text(done.stdout + done.stderr)
             raise RuntimeError(f"airflow db migrate failed; see {folder / 'migrate.log'}")
-    for name in COMPONENTS:
-        args = [str(VENV_BIN / "airflow"), name]
-        if name == "api-server":
-            args += ["--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
-        with (folder / f"{name}.log").open("ab") as log:
-            process = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                       start_new_session=True)
-        (folder / f"{name}.pid").write_text(str(process.pid))
+        (folder / "migrated").write_text("")
+    names = [*COMPONENTS, *(f"worker-{n}" for n in range(1, workers + 1) if executor == "celery")]
+    launched: dict[str, list[str]] = {}
+    for name in names:
+        args = [str(VENV_BIN / "airflow"), *component_args(name, port)]
+        if restart_on_exit and name in RESTARTED:
+            args = ["bash", "-c", 'while :; do "$@"; sleep 2; done', name, *args]
+        launched[name] = args
+        _launch(folder, name, args, env)
+    _private(folder / "components.json", json.dumps({"env": env, "args": launched}))
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if healthy(url):
+        if healthy(url) and (executor != "celery" or workers_answer(env, workers)):
             (folder / "url").write_text(url)
             return url
-        dead = [name for name in COMPONENTS if not _alive(_pid(folder, name))]
+        dead = [name for name in names if not _alive(_pid(folder, name))]
         if dead:
             stop(home)
             raise RuntimeError(f"the Airflow {', '.join(dead)} exited at start; see {folder}/{dead[0]}.log")
         time.sleep(1)
     stop(home)
     raise RuntimeError(f"Airflow on {url} was not healthy within {timeout:g} s; see the logs in {folder}")
+
+
+def restart(home: Path, name: str) -> None:
+    """Starts the component `name` again with the arguments and environment it was first started with. Raises
+    RuntimeError when the stack never started it or it is still running."""
+    folder = _stack(home)
+    try:
+        recorded = json.loads((folder / "components.json").read_text())
+    except FileNotFoundError:
+        raise RuntimeError(f"no stack was started in {home}") from None
+    if name not in recorded["args"]:
+        raise RuntimeError(f"the stack in {home} has no component {name}")
+    if _alive(_pid(folder, name)):
+        raise RuntimeError(f"the component {name} is still running")
+    _launch(folder, name, recorded["args"][name], recorded["env"])
 
 
 def _pid(folder: Path, name: str) -> int | None:
@@ -144,7 +215,7 @@ def _alive(pid: int | None) -> bool:
 def stop(home: Path, grace: float = 20.0) -> None:
     """Stops every recorded component (its whole process group), SIGTERM first, SIGKILL after `grace` s."""
     folder = _stack(home)
-    pids = {name: _pid(folder, name) for name in COMPONENTS}
+    pids = {path.stem: _pid(folder, path.stem) for path in folder.glob("*.pid")}
     for pid in pids.values():
         if _alive(pid):
             try:
@@ -172,15 +243,25 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--port", type=int, default=0)
     up.add_argument("--timeout", type=float, default=180)
     up.add_argument("--env", action="append", default=[], help="KEY=VALUE for every component")
+    up.add_argument("--executor", choices=("local", "celery"), default="local")
+    up.add_argument("--workers", type=int, default=2, help="Celery workers (with --executor celery)")
+    up.add_argument("--restart-on-exit", action="store_true")
+    again = commands.add_parser("restart")
+    again.add_argument("--home", required=True, type=Path)
+    again.add_argument("--component", required=True)
     down = commands.add_parser("stop")
     down.add_argument("--home", required=True, type=Path)
     args = parser.parse_args(argv)
     if args.command == "stop":
         stop(args.home.resolve())
         return 0
-    extra = dict(item.split("=", 1) for item in args.env)
     try:
-        print(start(args.home.resolve(), args.dags.resolve(), args.port, extra, args.timeout))
+        if args.command == "restart":
+            restart(args.home.resolve(), args.component)
+            return 0
+        extra = dict(item.split("=", 1) for item in args.env)
+        print(start(args.home.resolve(), args.dags.resolve(), args.port, extra, args.timeout, executor=args.executor,
+                    workers=args.workers, restart_on_exit=args.restart_on_exit))
     except RuntimeError as error:
         print(f"airflow_stack: {error}", file=sys.stderr)
         return 1

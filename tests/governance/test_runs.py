@@ -45,3 +45,15 @@ def test_parse_failures_are_fail_events_with_the_extraction_error_facet():
     assert parse_failures(EVENTS, "p", "run-0") == ["p.other_run"]
     complete_with_facet = received(event("COMPLETE", "p.x", dag_run="run-2", run_facets=extraction_error()))
     assert parse_failures(complete_with_facet, "p", "run-2") == []
+
+
+def test_each_map_index_of_a_mapped_task_is_held_against_a_complete_of_its_job():
+    mapped = received(*(event("COMPLETE", "p.load", dag_run="run-1", run=f"load-{i}") for i in range(3)),
+                      event("START", "p.load", dag_run="run-1", run="load-3"),
+                      event("COMPLETE", "p.item_2", dag_run="run-1"))
+    all_sent = {"load_0": "success", "load_1": "success", "load_2": "success", "item_2": "success"}
+    assert missing_completes(all_sent, mapped, "p", "run-1") == []
+    one_short = {**all_sent, "load_3": "success", "load_4": "failed"}
+    assert [f.to_dict() for f in missing_completes(one_short, mapped, "p", "run-1")] == [
+        {"kind": "missing_complete", "job": "p.load", "task_id": "load", "try_number": 1, "state": "success",
+         "reason": "1 of its 4 successful map indexes have no COMPLETE event"}]
