@@ -92,8 +92,8 @@ SETTINGS: dict[str, Setting] = {setting.key: setting for setting in (
     Setting("duckdb_memory_limit", "The most memory DuckDB may take for one statement of IcebergSqlOperator "
             "(DuckDB's memory_limit, as '2GB'); past it DuckDB spills to the task's spill folder. Unset: a quarter "
             "of the machine's memory.", example="2GB"),
-    Setting("duckdb_threads", "The threads DuckDB runs one statement of IcebergSqlOperator on. Unset: half the "
-            "machine's cores.", example="2", type="integer"),
+    Setting("duckdb_threads", "The threads DuckDB runs one statement of IcebergSqlOperator on. Unset: the "
+            "machine's cores, as DuckDB's own default.", example="2", type="integer"),
     Setting("duckdb_spill_folder", "The folder under which each statement of IcebergSqlOperator gets a spill folder "
             "of its own (DuckDB's temp_directory), removed when the statement ends. Unset: the system's temporary "
             "folder.", example="/var/tmp/airflow-spill"),

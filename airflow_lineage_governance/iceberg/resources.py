@@ -40,8 +40,9 @@ def default_memory_limit() -> str:
 
 
 def default_threads() -> int:
-    """Returns a task's default DuckDB threads: half the machine's cores, at least 1."""
-    return max(1, (os.cpu_count() or 1) // 2)
+    """Returns a task's default DuckDB threads: the machine's cores, as DuckDB's own default (threads only share
+    the cores among a worker's tasks; memory is what a task must not take from the others)."""
+    return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)

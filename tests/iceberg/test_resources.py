@@ -41,7 +41,7 @@ def test_without_a_spill_folder_a_connection_does_not_spill():
 def test_the_defaults_are_a_share_of_the_machine():
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     assert default_memory_limit() == f"{max(memory // TASKS_PER_WORKER, 256 * 1024 * 1024) // 1024 ** 2}MiB"
-    assert default_threads() == max(1, (os.cpu_count() or 1) // 2)
+    assert default_threads() == max(1, os.cpu_count() or 1)
     resolved = Resources().resolved()
     assert (resolved.memory_limit, resolved.threads) == (default_memory_limit(), default_threads())
     expected = duckdb.connect(config={"memory_limit": default_memory_limit()})
