@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC
@@ -16,40 +15,18 @@ from pathlib import Path
 from openlineage.client.serde import Serde
 
 from airflow_lineage_governance import settings
+from airflow_lineage_governance.cli_common import (
+    BAD_INPUT,
+    FINDINGS,
+    BadInput,
+    escaped,
+    existing_catalog,
+    governance_file,
+    job_namespaces,
+    say,
+)
 from airflow_lineage_governance.errors import LineageGovernanceError
 from airflow_lineage_governance.lineage import column_lineage
-
-FINDINGS = 1
-BAD_INPUT = 2
-
-
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def escaped(text: str) -> str:
-    """Returns the text with newlines, terminal escapes and other control characters written as `\\n`,
-    `\\x1b`, ...: a name from an event or a file can never forge an output line or drive the terminal."""
-    return CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
-
-
-def say(text: str) -> None:
-    """Prints one line of the text output, escaped."""
-    print(escaped(text))
-
-
-class BadInput(LineageGovernanceError):
-    """Raised for input the CLI cannot use; its message is the one sentence the user sees."""
-
-
-def existing_catalog(folder: str | Path):
-    """Returns the local catalog in `folder`; raises BadInput when there is none (opening would create one)."""
-    from airflow_lineage_governance.iceberg.catalog import open_local_catalog
-
-    folder = Path(folder)
-    if not (folder / "catalog.db").exists():
-        raise BadInput(f"{folder}: no local Iceberg catalog here (expected {folder / 'catalog.db'}); give the "
-                       f"folder of an existing one with --catalog or [{settings.SECTION}] catalog_folder.")
-    return open_local_catalog(folder)
 
 
 def _schema_from(args: argparse.Namespace) -> dict:
@@ -76,20 +53,6 @@ def _statement(path: Path, args: argparse.Namespace) -> str:
     return render_sql(path.read_text(), logical_date, str(path))
 
 
-def _governance_file(given: str | None, name: str, flag: str) -> Path:
-    """Returns the file `flag` gives, else `name` in [lineage_governance] governance_dir, else in ./governance;
-    raises MissingSettingError naming the flag and the setting when none is given and ./governance has none."""
-    if given:
-        return Path(given)
-    folder = settings.setting("governance_dir")
-    path = Path(folder or "governance") / name
-    if not folder and not path.is_file():
-        raise settings.MissingSettingError(
-            f"no {name}: give {flag}, or set [{settings.SECTION}] governance_dir in airflow.cfg or "
-            f"{settings.SETTINGS['governance_dir'].variable}, or run where governance/{name} is.")
-    return path
-
-
 def _resolve_defaults(args: argparse.Namespace) -> None:
     """Fills in, from the [lineage_governance] settings, the options the command needs and its command line
     left out (Airflow's configuration is read only then); raises MissingSettingError naming the flag and the
@@ -102,8 +65,8 @@ def _resolve_defaults(args: argparse.Namespace) -> None:
         args.catalog = settings.required("catalog_folder", "--catalog or --schema" if hasattr(args, "schema")
                                          else "--catalog")
     if hasattr(args, "metadata"):
-        args.rules = str(_governance_file(args.rules, "lineage.toml", "--rules"))
-        args.metadata = str(_governance_file(args.metadata, "metadata.toml", "--metadata"))
+        args.rules = str(governance_file(args.rules, "lineage.toml", "--rules"))
+        args.metadata = str(governance_file(args.metadata, "metadata.toml", "--metadata"))
 
 
 def cmd_lineage(args: argparse.Namespace) -> int:
@@ -114,8 +77,10 @@ def cmd_lineage(args: argparse.Namespace) -> int:
         if not namespace:
             from airflow_lineage_governance.governance.config import load_rules
 
-            namespace = load_rules(_governance_file(args.rules, "lineage.toml", "--rules or --namespace")).namespace
-        print(Serde.to_json(lineage.facet(namespace)))
+            namespace = load_rules(governance_file(args.rules, "lineage.toml", "--rules or --namespace")).namespace
+        from airflow_lineage_governance.lineage.facet import column_lineage_facet
+
+        print(Serde.to_json(column_lineage_facet(lineage, namespace)))
         return 0
     say(f"{lineage.target} ({lineage.kind}), reads {', '.join(map(str, lineage.sources))}")
     for output in lineage.columns:
@@ -124,19 +89,6 @@ def cmd_lineage(args: argparse.Namespace) -> int:
         say(f"  {output.name} <- {sources}")
     say("  every row shaped by: " + (", ".join(f"{d.source} {d.subtype}" for d in lineage.rows) or "none"))
     return 0
-
-
-ALL_NAMESPACES = "*"
-
-
-def job_namespaces(given: list[str] | None) -> list[str] | None:
-    """Returns the job namespaces whose events the governance reads: those given with --job-namespace (`*`:
-    every namespace, None), else the OpenLineage provider's configured namespace, else None (every namespace:
-    outside an Airflow deployment the provider's fallback `default` would only be a guess)."""
-    if given:
-        return None if ALL_NAMESPACES in given else given
-    configured = settings.configured_openlineage_namespace()
-    return [configured] if configured else None
 
 
 def _from_store(args: argparse.Namespace) -> bool:

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_local_catalog  # noqa: E402
 from airflow_lineage_governance.iceberg.write import create_or_replace  # noqa: E402
+from airflow_lineage_governance.lineage.facet import column_lineage_facet  # noqa: E402
 from benchmarks.iceberg_scan import facts  # noqa: E402
 
 ROWS = 1_000_000
@@ -57,7 +58,7 @@ def main() -> None:
             operator.get_openlineage_facets_on_complete(ti)
             from openlineage.client.serde import Serde
 
-            Serde.to_json(operator.lineage_read().lineage.facet("iceberg://bench"))
+            Serde.to_json(column_lineage_facet(operator.lineage_read().lineage, "iceberg://bench"))
             complete_facets = time.perf_counter() - begun
             total = time.perf_counter() - started
             shares.append((start_facets + lineage_in_execute + complete_facets) / total)

@@ -4,7 +4,7 @@ for, and written tables with no metadata; and the blast-radius weight of a table
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_governance.governance import findings
@@ -72,18 +72,3 @@ def run_checks(governance: Governance, catalog_tables: Iterable[TableRef | str],
     found.extend(unaccounted(catalog_tables, governance.metadata, governance.graph))
     found.extend(missing_metadata(governance.graph, governance.metadata, governance.proposals))
     return found
-
-
-def tier_weight(metadata: Metadata, rules: Rules) -> Callable[[TableRef], float]:
-    """Returns the blast-radius weight of a table: its tier's weight in lineage.toml (else the default weight),
-    times its owner's weight there (else 1)."""
-
-    def weight(table: TableRef) -> float:
-        known = metadata.tables.get(table)
-        if known is None:
-            return rules.default_weight
-        tier = rules.tier_weights.get(known.tier, rules.default_weight) if known.tier is not None else \
-            rules.default_weight
-        return tier * rules.owner_weights.get(known.owner or "", 1.0)
-
-    return weight

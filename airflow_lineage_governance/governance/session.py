@@ -9,9 +9,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from airflow_lineage_governance.governance.checks import tier_weight
 from airflow_lineage_governance.governance.classify import Proposal, propose
 from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
+from airflow_lineage_governance.governance.weights import tier_weight
 from airflow_lineage_governance.graph.asof import AsOf, stale_jobs
 from airflow_lineage_governance.graph.build import Edge, LineageGraph, build_graph
 from airflow_lineage_governance.graph.errors import EventSourceError
@@ -19,12 +19,12 @@ from airflow_lineage_governance.graph.events import (
     ReadReport,
     RunEvent,
     keep_for_the_process,
-    open_event_source,
     paused_collection,
     read_events,
 )
 from airflow_lineage_governance.graph.history import LineageHistory, graph_as_of
 from airflow_lineage_governance.graph.impact import Impact, Provenance, column_asked, downstream, upstream
+from airflow_lineage_governance.graph.sources import open_event_source
 from airflow_lineage_governance.graph.store import HistoryStore
 from airflow_lineage_governance.graph.trace import Contaminated, Origin, snapshot_asked, trace_back, trace_forward
 from airflow_lineage_governance.kinds import EdgeSource, EdgeType

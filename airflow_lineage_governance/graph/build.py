@@ -225,7 +225,9 @@ def _datasets(lineage: LineageGraph, event: RunEvent, key: str, namespace: str |
     return [d for d in shaped if namespace is None or d.get("namespace") == namespace]
 
 
-def _add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) -> None:
+def add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) -> None:
+    """Adds the tables, columns and edges one event states to `lineage` (datasets of other namespaces left out
+    when `namespace` is given)."""
     for dataset in _datasets(lineage, event, "inputs", namespace):
         table = lineage.table_ref(dataset["name"])
         if table is not None:
@@ -286,7 +288,7 @@ def event_graph(event: RunEvent, namespace: str | None = None) -> LineageGraph:
     """Returns the graph one COMPLETE event (holding its `raw` JSON) states: its edges in the event's order, the
     columns it names per table and the tables it writes, as `build_graph` reads every event."""
     lineage = LineageGraph()
-    _add_event(lineage, event, namespace)
+    add_event(lineage, event, namespace)
     return lineage
 
 
@@ -296,5 +298,5 @@ def build_graph(events: Iterable[RunEvent], namespace: str | None = None) -> Lin
     lineage = LineageGraph()
     lineage.jobs = latest_completes(events)
     for event in lineage.jobs.values():
-        _add_event(lineage, event, namespace)
+        add_event(lineage, event, namespace)
     return lineage

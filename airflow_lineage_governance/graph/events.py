@@ -366,13 +366,3 @@ def final_events(events: Iterable[RunEvent], report: ReadReport | None = None) -
         if terminal and not known_terminal or event.order >= known.order:
             final[event.run_id] = event
     return final
-
-
-def open_event_source(spec: str | Path, **options: Any) -> EventSource:
-    """Returns the source `spec` names: an `http(s)://` URL is a Marquez server, anything else a JSONL file."""
-    text = str(spec)
-    if text.startswith(("http://", "https://")):
-        from airflow_lineage_governance.graph.marquez import MarquezEventSource
-
-        return MarquezEventSource(text, **options)
-    return FileEventSource(text)

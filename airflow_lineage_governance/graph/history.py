@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from airflow_lineage_governance.errors import InvalidNameError
-from airflow_lineage_governance.graph.build import Edge, LineageGraph, _add_event
+from airflow_lineage_governance.graph.build import Edge, LineageGraph, add_event
 from airflow_lineage_governance.graph.events import COMPLETE, RunEvent, sql_query
 from airflow_lineage_governance.graph.nodes import NodeIndex
 from airflow_lineage_governance.graph.records import RunRecord, Shape, Versions, sql_hash
@@ -224,7 +224,7 @@ class LineageHistory:
         scratch = LineageGraph()
         added: list[Edge] = []
         scratch._add = added.append  # type: ignore[method-assign,assignment]  # every edge, in the event's order
-        _add_event(scratch, event, self.namespace)
+        add_event(scratch, event, self.namespace)
         columns = {table: list(names) for table, names in scratch.table_columns.items()}
         names = {table: scratch.name_of(table) for table in columns}
         return self._numbered(Shape(signature, added, columns, names, list(scratch.outputs), scratch.wrong_parts,

@@ -13,6 +13,7 @@ from openlineage.client.facet_v2 import (
     schema_dataset,
 )
 
+from airflow_lineage_governance.lineage.facet import column_lineage_facet
 from airflow_lineage_governance.lineage.model import ColumnLineage
 from airflow_lineage_governance.refs import TableRef
 
@@ -44,7 +45,7 @@ def output_dataset(namespace: str, name: TableRef | str, fields: Fields | None =
     if fields:
         facets["schema"] = schema_facet(fields)
     if lineage is not None:
-        facets["columnLineage"] = lineage.facet(namespace)
+        facets["columnLineage"] = column_lineage_facet(lineage, namespace)
     if snapshot_id is not None:
         facets["version"] = dataset_version_dataset.DatasetVersionDatasetFacet(datasetVersion=str(snapshot_id))
     output_facets: dict[str, OutputDatasetFacet] = {}

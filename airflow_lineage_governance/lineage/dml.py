@@ -33,7 +33,6 @@ from airflow_lineage_governance.default_keyword import is_default_keyword, writt
 from airflow_lineage_governance.kinds import EdgeType, StatementKind, Subtype
 from airflow_lineage_governance.lineage.constructs import inline_named_windows, refuse_untraceable, refuse_whole_rows
 from airflow_lineage_governance.lineage.dml_forms import category
-from airflow_lineage_governance.lineage.engine import _mark_using, _qualified, _resolve_using_keys
 from airflow_lineage_governance.lineage.errors import (
     ColumnCountError,
     LineageError,
@@ -42,6 +41,7 @@ from airflow_lineage_governance.lineage.errors import (
     UnsupportedStatementError,
 )
 from airflow_lineage_governance.lineage.model import ColumnLineage, Dependency, OutputColumn, merge
+from airflow_lineage_governance.lineage.qualification import mark_using, qualified_query, resolve_using_keys
 from airflow_lineage_governance.lineage.redact import redacted_expression
 from airflow_lineage_governance.lineage.schema import Schema, name_for_engine, place_tables, read_tables
 from airflow_lineage_governance.lineage.scopes import ScopeReader
@@ -309,11 +309,11 @@ def _read(statement: Statement, work: exp.Expr, parts: list[Part], schema: Schem
     inline_named_windows(select)
     refuse_untraceable(select, target, dialect)
     if found.using_joins:
-        _mark_using(found.coalesces, found.using_joins)
-    qualified = _qualified(select, schema, target, statement.tree, dialect)
+        mark_using(found.coalesces, found.using_joins)
+    qualified = qualified_query(select, schema, target, statement.tree, dialect)
     refuse_whole_rows(qualified, target)
     if found.using_joins:
-        _resolve_using_keys(qualified)
+        resolve_using_keys(qualified)
     reader = ScopeReader(schema, target)
     rows: dict[int, list[Dependency]] = defaultdict(list)
     columns: list[tuple[str, tuple[Dependency, ...]]] = []

@@ -7,12 +7,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import OptimizeError, SqlglotError
-from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
-from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.lineage.binding import BoundQuery, binder, query_text
@@ -33,12 +29,12 @@ from airflow_lineage_governance.lineage.errors import (
 from airflow_lineage_governance.lineage.expansion import expand_columns, expand_struct_references, rewrite_pivots
 from airflow_lineage_governance.lineage.model import ColumnLineage, OutputColumn, merge
 from airflow_lineage_governance.lineage.naming import OUTPUT_NAME, deduplicated, mark_written_names, output_name
+from airflow_lineage_governance.lineage.qualification import mark_using, qualified_query, resolve_using_keys
 from airflow_lineage_governance.lineage.redact import redacted_expression
 from airflow_lineage_governance.lineage.schema import (
     CatalogSchema,
     NestedSchema,
     Schema,
-    engine_key,
     name_for_duckdb,
     name_for_engine,
     normalized,
@@ -50,9 +46,7 @@ from airflow_lineage_governance.lineage.statement import (
     Statement,
     Survey,
     parse_statement,
-    quiet_sqlglot,
     survey,
-    table_ref,
 )
 from airflow_lineage_governance.refs import TableRef
 
@@ -119,10 +113,10 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
         inline_named_windows(query)
     refuse_untraceable(query, target, dialect)
     if found.using_joins:
-        _mark_using(found.coalesces, found.using_joins)
-    qualified = _qualified(query, schema, target, original, dialect)
+        mark_using(found.coalesces, found.using_joins)
+    qualified = qualified_query(query, schema, target, original, dialect)
     if found.using_joins:
-        _resolve_using_keys(qualified)
+        resolve_using_keys(qualified)
     root, rows = ScopeReader(schema, target).read(traverse_scope(qualified))
     if not root.placeable:
         raise LineageError(target, "the query's result cannot be placed in catalog tables",
@@ -207,88 +201,6 @@ def _name_outputs(query: exp.Query, text: str) -> None:
         name = output_name(projection, text)
         if name is not None:
             projection.meta[OUTPUT_NAME] = name
-
-
-def _mark_using(coalesces: list[exp.Coalesce], using_joins: list[exp.Join]) -> None:
-    for node in coalesces:
-        node.meta["written"] = True
-    for join in using_joins:
-        join.meta["using"] = {identifier.name.lower() for identifier in join.args["using"]}
-
-
-def _resolve_using_keys(query: exp.Expr) -> None:
-    """Replaces the COALESCE that the qualifier writes for a USING key with the side the join keeps:
-    the left for INNER and LEFT joins, the right for RIGHT joins; a FULL join keeps both."""
-    for coalesce in list(query.find_all(exp.Coalesce)):
-        if coalesce.meta.get("written") or coalesce.find_ancestor(exp.Join):
-            continue
-        args = [coalesce.this, *coalesce.expressions]
-        select = coalesce.find_ancestor(exp.Select)
-        if select is None or not all(isinstance(arg, exp.Column) for arg in args):
-            continue
-        name = args[0].name.lower()
-        joins = [join for join in select.args.get("joins") or () if name in join.meta.get("using", ())]
-        if not joins or any((join.side or "").upper() == "FULL" for join in joins):
-            continue
-        keep = args[-1] if (joins[-1].side or "").upper() == "RIGHT" else args[0]
-        coalesce.replace(keep.copy())
-
-
-def _qualified(query: exp.Query, schema: Schema, target: TableRef, original: exp.Expr | str,
-               dialect: str) -> exp.Query:
-    nested: dict[str, object] = {}
-    for ref, columns in schema.items():
-        db, name = engine_key(ref)
-        tables = nested.setdefault(db, {})
-        assert isinstance(tables, dict)
-        tables[name] = columns
-    try:
-        # The schema's names are already folded to lower case, as DuckDB folds them: no second normalization.
-        mapping = MappingSchema(nested, dialect=dialect, normalize=False)
-        return qualify(query, schema=mapping, dialect=dialect, validate_qualify_columns=False,
-                       quote_identifiers=False, identify=False)
-    except OptimizeError as error:
-        message = str(error)
-        if message.startswith("Unknown column:"):
-            raise _unknown_qualified_column(message.split(":", 1)[1].strip(), original, schema, target,
-                                            dialect) from None
-        raise LineageError(target, f"the query cannot be read against the catalog ({message})",
-                           "check its table and column names") from None
-    except SqlglotError as error:
-        raise LineageError(target, f"the query cannot be read against the catalog ({error})",
-                           "check its table and column names") from None
-    except (AssertionError, AttributeError, KeyError, TypeError, ValueError):
-        # sqlglot's qualifier asserts its own assumptions (a positional ORDER BY over a struct's .*, ...)
-        raise LineageError(target, "the query uses a construct the lineage engine cannot qualify",
-                           "simplify it (name each output column with AS, avoid .* over expressions)") from None
-
-
-def _unknown_qualified_column(name: str, original: exp.Expr | str, schema: Schema, target: TableRef,
-                              dialect: str) -> LineageError:
-    if isinstance(original, str):  # the engine changed the only tree: read the text again, on this error only
-        with quiet_sqlglot():
-            original = sqlglot.parse_one(original, read=dialect)
-    aliases = {t.alias_or_name.lower(): t for t in original.find_all(exp.Table)}
-    ctes = {c.alias_or_name.lower() for c in original.find_all(exp.CTE)}
-    derived = {s.alias_or_name.lower() for s in original.find_all(exp.Subquery) if s.alias}
-    for column in original.find_all(exp.Column):
-        if column.name.lower() != name.lower() or not column.table:
-            continue
-        qualifier = column.table.lower()
-        table = aliases.get(qualifier)
-        if qualifier in derived:
-            return UnknownColumnError(target, f"the subquery {qualifier} has no column {name}",
-                                      "check the spelling against its SELECT list")
-        if qualifier in ctes:
-            return UnknownColumnError(target, f"the CTE {qualifier} has no column {name}",
-                                      "check the spelling against its SELECT list")
-        if table is not None and isinstance(table.this, exp.Identifier):
-            ref = table_ref(table) or next((r for r in schema if r.name == table.name.lower()), None)
-            if ref is not None and name.lower() not in schema.get(ref, {name.lower(): ""}):
-                return UnknownColumnError(target, f"{ref} has no column {name}",
-                                          "check the spelling against the catalog")
-    return UnknownColumnError(target, f"no table the query reads has a column {name}",
-                              "check the spelling against the catalog")
 
 
 def _by_name(target: TableRef, outputs: list[str], allowed: list[str], existing: Mapping[str, str]) -> list[str]:

@@ -5,13 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from airflow_lineage_governance.kinds import DIRECT_RANK, EdgeType, StatementKind, Subtype
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-
-if TYPE_CHECKING:
-    from openlineage.client.facet_v2 import column_lineage_dataset
 
 
 @dataclass(frozen=True)
@@ -99,12 +95,6 @@ class ColumnLineage:
     def edge_count(self) -> int:
         """Returns the number of column-level and row-level edges."""
         return sum(len(output.inputs) for output in self.columns) + len(self.rows)
-
-    def facet(self, namespace: str) -> column_lineage_dataset.ColumnLineageDatasetFacet:
-        """Returns the OpenLineage ColumnLineageDatasetFacet for the target under `namespace`."""
-        from airflow_lineage_governance.lineage.facet import column_lineage_facet
-
-        return column_lineage_facet(self, namespace)
 
     def to_dict(self) -> dict[str, object]:
         """Returns the lineage as plain JSON-ready data."""

@@ -17,9 +17,9 @@ from airflow_lineage_governance.graph.events import (
     COMPLETE,
     ReadReport,
     keep_for_the_process,
-    open_event_source,
     to_run_event,
 )
+from airflow_lineage_governance.graph.sources import open_event_source
 from airflow_lineage_governance.refs import TableRef
 
 MARQUEZ_SECONDS = 60

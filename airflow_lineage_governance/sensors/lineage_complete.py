@@ -62,7 +62,8 @@ class LineageCompleteSensor(BaseSensorOperator):
         # The governance and graph layers load here, not when the DAG file is parsed.
         from airflow_lineage_governance.governance.runs import FINISHED, missing_completes
         from airflow_lineage_governance.graph.errors import EventSourceError
-        from airflow_lineage_governance.graph.events import open_event_source, read_events
+        from airflow_lineage_governance.graph.events import read_events
+        from airflow_lineage_governance.graph.sources import open_event_source
 
         ti = context["ti"]
         runs = ti.get_task_states(dag_id=self.target_dag_id, logical_dates=[context["logical_date"]])

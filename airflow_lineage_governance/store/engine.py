@@ -1,11 +1,9 @@
-"""The one interface the store's two engines offer (`Engine`), and `open_engine`, which picks one by location: a
-`postgresql://` URL is PostgreSQL, anything else the path of a DuckDB file."""
+"""The one interface the store's two engines offer (`Engine`); `engines.open_engine` picks one by location."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import Any, Protocol
 
 Row = tuple[Any, ...]
@@ -64,31 +62,6 @@ class Engine(Protocol):
         """Returns whether a batch that failed with `error` may succeed when tried again (a deadlock, a
         serialization failure)."""
         ...
-
-
-def open_engine(location: str | Path, *, read_only: bool = False, create: bool = True) -> Engine:
-    """Returns the engine of the store at `location`.
-
-    Args:
-        location: A `postgresql://` (or `postgres://`) URL, or the path of a DuckDB file (created when missing,
-            unless `read_only`).
-        read_only: Open a DuckDB file for reading only, so that other processes may read it at the same time.
-        create: Create a DuckDB file that is not there (else that is an error).
-
-    Returns:
-        The connected engine.
-
-    Raises:
-        StoreUnavailableError: The database cannot be reached or opened.
-    """
-    text = str(location)
-    if text.startswith(("postgresql://", "postgres://")):
-        from airflow_lineage_governance.store.postgres_engine import PostgresEngine
-
-        return PostgresEngine(text)
-    from airflow_lineage_governance.store.duckdb_engine import DuckDBEngine
-
-    return DuckDBEngine(Path(text), read_only=read_only, create=create)
 
 
 def batches(rows: Sequence[Row], size: int) -> Iterator[Sequence[Row]]:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from airflow_lineage_governance.graph.events import EventSource, RunEvent
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store import checks, queries, trace
-from airflow_lineage_governance.store.engine import Engine, open_engine
+from airflow_lineage_governance.store.engine import Engine
+from airflow_lineage_governance.store.engines import open_engine
 from airflow_lineage_governance.store.errors import StoreError, StoreUnavailableError, StoreVersionError
 from airflow_lineage_governance.store.ingest import BATCH, IngestReport, ingest, micros
 from airflow_lineage_governance.store.migrations import migrate, refuse_newer, store_version

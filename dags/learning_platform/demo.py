@@ -161,7 +161,8 @@ def print_events(events: str) -> None:
     """Prints, per task, what its COMPLETE event says it wrote and where each column came from (the events read
     from a JSONL file or a Marquez URL)."""
     from airflow_lineage_governance.graph.errors import EventSourceError
-    from airflow_lineage_governance.graph.events import ReadReport, open_event_source
+    from airflow_lineage_governance.graph.events import ReadReport
+    from airflow_lineage_governance.graph.sources import open_event_source
 
     if not events.startswith(("http://", "https://")) and not Path(events).exists():
         print("No OpenLineage events were written (is OPENLINEAGE_DISABLED set?).")

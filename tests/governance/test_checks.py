@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_lineage_governance.governance.checks import missing_metadata, run_checks, tier_weight, unaccounted
+from airflow_lineage_governance.governance.checks import missing_metadata, run_checks, unaccounted
 from airflow_lineage_governance.governance.config import load_metadata, load_rules
+from airflow_lineage_governance.governance.weights import tier_weight
 from airflow_lineage_governance.kinds import FindingKind
 from airflow_lineage_governance.refs import TableRef
 from tests.events import complete, output, source

@@ -18,6 +18,7 @@ from airflow_lineage_governance.graph.diff import (
 from airflow_lineage_governance.graph.events import to_run_event
 from airflow_lineage_governance.graph.history import LineageHistory
 from airflow_lineage_governance.lineage import column_lineage, redacted_sql
+from airflow_lineage_governance.lineage.facet import column_lineage_facet
 from airflow_lineage_governance.lineage.fingerprint import facet_sql
 from airflow_lineage_governance.refs import TableRef
 from tests.events import NS, complete
@@ -34,7 +35,7 @@ def run_event(job: str, sql: str, time: str, run: str) -> dict:
     """Returns the COMPLETE event the operator would send for `sql`: its column lineage facet and its `sql` facet."""
     lineage = column_lineage(sql, SCHEMA)
     output = {"namespace": NS, "name": str(lineage.target),
-              "facets": {"columnLineage": json.loads(Serde.to_json(lineage.facet(NS)))}}
+              "facets": {"columnLineage": json.loads(Serde.to_json(column_lineage_facet(lineage, NS)))}}
     event = complete(job, output, time=time, run=run, dag_run="scheduled__1",
                      inputs=[{"namespace": NS, "name": str(s)} for s in lineage.sources])
     event["job"]["facets"] = {"sql": {"query": redacted_sql(sql)}}

@@ -7,10 +7,10 @@ import json
 from airflow_lineage_governance.graph.events import (
     FileEventSource,
     final_events,
-    open_event_source,
     read_events,
     to_run_event,
 )
+from airflow_lineage_governance.graph.sources import open_event_source
 from tests.events import Listed, complete, event, extraction_error, output, write
 
 

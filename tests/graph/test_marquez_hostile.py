@@ -14,7 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from airflow_lineage_governance.graph.errors import EventSourceError
-from airflow_lineage_governance.graph.events import open_event_source, read_events
+from airflow_lineage_governance.graph.events import read_events
+from airflow_lineage_governance.graph.sources import open_event_source
 from tests.graph.test_marquez_source import event
 
 

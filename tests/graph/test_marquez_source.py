@@ -13,7 +13,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from airflow_lineage_governance.graph.errors import EventSourceError
-from airflow_lineage_governance.graph.events import open_event_source, read_events
+from airflow_lineage_governance.graph.events import read_events
+from airflow_lineage_governance.graph.sources import open_event_source
 
 
 def event(number: int) -> dict:

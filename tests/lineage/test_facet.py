@@ -7,13 +7,14 @@ import json
 
 from openlineage.client.serde import Serde
 
+from airflow_lineage_governance.lineage.facet import column_lineage_facet
 from learning_platform.pipelines import pipeline_sql
 from tests.lineage.conftest import read
 from tests.openlineage_spec import conformance
 
 
 def facet_json(sql: str, schema: dict) -> dict:
-    return json.loads(Serde.to_json(read(sql, schema).facet("iceberg://platform")))
+    return json.loads(Serde.to_json(column_lineage_facet(read(sql, schema), "iceberg://platform")))
 
 
 def validate(facet: dict) -> None:

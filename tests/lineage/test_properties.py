@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_lineage_governance.lineage import LineageError, column_lineage
+from airflow_lineage_governance.lineage.facet import column_lineage_facet
 from learning_platform.pipelines import PIPELINES, pipeline_sql
 from learning_platform.tables import lineage_schema
 
@@ -53,7 +54,7 @@ def check(sql: str) -> None:
     except LineageError as error:
         assert str(error).strip(), "an error must say something"
         return
-    facet = lineage.facet("iceberg://platform")
+    facet = column_lineage_facet(lineage, "iceberg://platform")
     assert [c.name for c in lineage.columns] == list(facet.fields)
     assert all(c.name for c in lineage.columns)
 

@@ -10,7 +10,7 @@ import pytest
 from airflow_lineage_governance import __version__
 from airflow_lineage_governance.graph.events import FileEventSource
 from airflow_lineage_governance.store.bodies import event_body
-from airflow_lineage_governance.store.engine import open_engine
+from airflow_lineage_governance.store.engines import open_engine
 from airflow_lineage_governance.store.errors import StoreError, StoreVersionError
 from airflow_lineage_governance.store.ingest import ingest
 from airflow_lineage_governance.store.lineage_store import LineageStore
