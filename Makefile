@@ -27,7 +27,7 @@ test: setup iceberg-rest tpc-corpus
 	$(BIN)/python -m pytest -q
 
 # The inner loop: no real Airflow process, no Marquez, the SQL catalog only, no long equivalence or TPC suite.
-FAST_IGNORE := tests/iceberg/equivalence tests/iceberg/dml_equivalence tests/soundness/test_tpc.py tests/marquez \
+FAST_IGNORE := tests/distributed tests/iceberg/equivalence tests/iceberg/dml_equivalence tests/soundness/test_tpc.py tests/marquez \
 	tests/ui tests/test_cli.py tests/test_provider.py tests/test_settings.py tests/test_wheel.py \
 	tests/test_dag_parse_cost.py tests/operators/test_imports.py
 test-fast: setup
@@ -49,6 +49,7 @@ test-dml-equivalence: setup
 	DML_EQUIVALENCE_STATEMENTS=$(DML_EQUIVALENCE_STATEMENTS) $(BIN)/python -m pytest -q tests/iceberg/dml_equivalence
 
 lint: setup
+	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 

@@ -44,7 +44,8 @@ def _schema_from(args: argparse.Namespace) -> dict:
 
 def _statement(path: Path, args: argparse.Namespace) -> str:
     """Returns the SQL file rendered in Jinja's sandbox for --logical-date (default: midnight UTC today);
-    raises BadInput for a missing file and TemplateRenderError for a template that cannot be rendered safely."""
+    raises BadInput for a missing file and TemplateRenderError for a template that cannot be rendered safely.
+    """
     from airflow_lineage_governance.templating import parse_logical_date, render_sql, start_of_today
 
     if not path.is_file():
@@ -56,14 +57,16 @@ def _statement(path: Path, args: argparse.Namespace) -> str:
 def _resolve_defaults(args: argparse.Namespace) -> None:
     """Fills in, from the [lineage_governance] settings, the options the command needs and its command line
     left out (Airflow's configuration is read only then); raises MissingSettingError naming the flag and the
-    setting to give."""
+    setting to give.
+    """
     if getattr(args, "events", "") is None and _from_store(args):
         args.store = settings.store_location(args.store)
     elif getattr(args, "events", "") is None:
         args.events = settings.required("events", "--events")
     if getattr(args, "catalog", "") is None and getattr(args, "schema", None) is None:
-        args.catalog = settings.required("catalog_folder", "--catalog or --schema" if hasattr(args, "schema")
-                                         else "--catalog")
+        args.catalog = settings.required(
+            "catalog_folder", "--catalog or --schema" if hasattr(args, "schema") else "--catalog"
+        )
     if hasattr(args, "metadata"):
         args.rules = str(governance_file(args.rules, "lineage.toml", "--rules"))
         args.metadata = str(governance_file(args.metadata, "metadata.toml", "--metadata"))
@@ -84,8 +87,10 @@ def cmd_lineage(args: argparse.Namespace) -> int:
         return 0
     say(f"{lineage.target} ({lineage.kind}), reads {', '.join(map(str, lineage.sources))}")
     for output in lineage.columns:
-        sources = ", ".join(f"{d.source} {d.type} {d.subtype}{' masked' if d.masking else ''}"
-                            for d in output.inputs) or "no source column"
+        sources = (
+            ", ".join(f"{d.source} {d.type} {d.subtype}{' masked' if d.masking else ''}" for d in output.inputs)
+            or "no source column"
+        )
         say(f"  {output.name} <- {sources}")
     say("  every row shaped by: " + (", ".join(f"{d.source} {d.subtype}" for d in lineage.rows) or "none"))
     return 0
@@ -93,7 +98,8 @@ def cmd_lineage(args: argparse.Namespace) -> int:
 
 def _from_store(args: argparse.Namespace) -> bool:
     """Returns True when a command that can answer from the lineage store should: `--store` is given, or no event
-    source is given or configured."""
+    source is given or configured.
+    """
     if not hasattr(args, "store"):
         return False
     return bool(args.store) or (args.events is None and not settings.setting("events"))
@@ -102,14 +108,20 @@ def _from_store(args: argparse.Namespace) -> bool:
 def _governance(args: argparse.Namespace):
     from airflow_lineage_governance.governance.session import Governance
 
-    return Governance.load(args.events, rules_path=args.rules, metadata_path=args.metadata,
-                           job_namespaces=job_namespaces(args.job_namespace), after=_time(args.since, "--since"),
-                           before=_time(args.until, "--until"))
+    return Governance.load(
+        args.events,
+        rules_path=args.rules,
+        metadata_path=args.metadata,
+        job_namespaces=job_namespaces(args.job_namespace),
+        after=_time(args.since, "--since"),
+        before=_time(args.until, "--until"),
+    )
 
 
 def _time(given: str | None, flag: str) -> str | None:
     """Returns the ISO 8601 time `flag` gives, in UTC with a `Z` (as Marquez reads it); raises BadInput for
-    text that is no time."""
+    text that is no time.
+    """
     if given is None:
         return None
     from airflow_lineage_governance.graph.events import parse_time
@@ -126,7 +138,8 @@ def _edges(path) -> str:
 
 def _when(args: argparse.Namespace):
     """Returns --as-of as an aware datetime (None: now) and --active-since as a timedelta (None: no window);
-    raises BadInput for text that is neither."""
+    raises BadInput for text that is neither.
+    """
     from airflow_lineage_governance.graph.asof import parse_duration
     from airflow_lineage_governance.graph.events import parse_time
 
@@ -145,9 +158,12 @@ def _mark(reached) -> str:
 
 
 def _retired_lines(retired) -> list[str]:
-    return [f"  retired (stale): {e.edge.source} -> {e.edge.target} ({e.edge.type} {e.edge.subtype}) by "
-            f"{e.edge.job}, last stated by run {e.record.event.run_id} at {e.record.event.event_time}"
-            for e in retired if e.record is not None]
+    return [
+        f"  retired (stale): {e.edge.source} -> {e.edge.target} ({e.edge.type} {e.edge.subtype}) by "
+        f"{e.edge.job}, last stated by run {e.record.event.run_id} at {e.record.event.event_time}"
+        for e in retired
+        if e.record is not None
+    ]
 
 
 def cmd_impact(args: argparse.Namespace) -> int:
@@ -157,9 +173,11 @@ def cmd_impact(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(impact.to_json())
         return 0
-    say(f"{impact.column}: {len(impact.values)} columns through values, {len(impact.rows)} tables through "
-          f"rows, {len(impact.columns_reached)} columns in all; blast-radius score {impact.score:g}"
-          + (f"; as of {impact.as_of}" if impact.as_of else ""))
+    say(
+        f"{impact.column}: {len(impact.values)} columns through values, {len(impact.rows)} tables through "
+        f"rows, {len(impact.columns_reached)} columns in all; blast-radius score {impact.score:g}"
+        + (f"; as of {impact.as_of}" if impact.as_of else "")
+    )
     say("  values can change: " + (", ".join(map(str, impact.values)) or "none"))
     say("  every row can change: " + (", ".join(map(str, impact.rows)) or "none"))
     if impact.reaches_itself:
@@ -179,8 +197,10 @@ def cmd_upstream(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(provenance.to_dict(), indent=2))
         return 0
-    say(f"{provenance.column} depends on {len(provenance.sources)} columns:"
-        + (f" (as of {provenance.as_of})" if provenance.as_of else ""))
+    say(
+        f"{provenance.column} depends on {len(provenance.sources)} columns:"
+        + (f" (as of {provenance.as_of})" if provenance.as_of else "")
+    )
     for source in provenance.sources:
         say(f"  {_mark(provenance.reached.get(source))} {_edges(provenance.paths[source])}")
     return 0
@@ -188,7 +208,8 @@ def cmd_upstream(args: argparse.Namespace) -> int:
 
 def cmd_trace(args: argparse.Namespace) -> int:
     """Prints where a table's snapshot came from (runs, tries, SQL hashes, input snapshots, to the sources), or
-    with --forward every output snapshot that read it, directly or not, with run, owner and tier."""
+    with --forward every output snapshot that read it, directly or not, with run, owner and tier.
+    """
     if args.store:
         found = _stored_trace(args)
     else:
@@ -209,7 +230,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 def _stored_trace(args: argparse.Namespace):
     """Returns the trace of `args.snapshot` answered by the lineage store at `args.store` (owners and tiers from
-    metadata.toml)."""
+    metadata.toml).
+    """
     from airflow_lineage_governance.governance.config import load_metadata, load_rules
     from airflow_lineage_governance.graph.trace import snapshot_asked
     from airflow_lineage_governance.refs import TableRef
@@ -230,14 +252,22 @@ def _stored_trace(args: argparse.Namespace):
 
 def cmd_propose(args: argparse.Namespace) -> int:
     """Prints the proposed class of every written column (as of --as-of); a class decided through a stale
-    job's edge says so."""
+    job's edge says so.
+    """
     at, window = _when(args)
     governance = _governance(args)
     proposals = governance.as_of(at).proposals
     stale = set(governance.stale_jobs(at, window))
     if args.json:
-        print(json.dumps([{**p.to_dict(), "stale": bool(p.decided_by and p.decided_by.job in stale)}
-                          for p in proposals.values()], indent=2))
+        print(
+            json.dumps(
+                [
+                    {**p.to_dict(), "stale": bool(p.decided_by and p.decided_by.job in stale)}
+                    for p in proposals.values()
+                ],
+                indent=2,
+            )
+        )
         return 0
     for proposal in proposals.values():
         decided = proposal.decided_by
@@ -260,16 +290,26 @@ def cmd_check(args: argparse.Namespace) -> int:
     findings = run_checks(governance, table_names(catalog))
     stale = loaded.stale_jobs(at, window)
     if args.json:
-        print(json.dumps({"findings": [f.to_dict() for f in findings], "events": governance.report.to_dict(),
-                          "stale_jobs": stale}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "findings": [f.to_dict() for f in findings],
+                    "events": governance.report.to_dict(),
+                    "stale_jobs": stale,
+                },
+                indent=2,
+            )
+        )
     else:
         for finding in findings:
             say(finding.line())
         if stale:
             say(f"stale (no COMPLETE within --active-since {args.active_since}): {', '.join(stale)}")
         read = governance.report
-        say(f"{len(findings)} findings; events read {read.events}, malformed {read.malformed + read.truncated}"
-            + (f", of other job namespaces {read.other_namespace} (left out)" if read.other_namespace else ""))
+        say(
+            f"{len(findings)} findings; events read {read.events}, malformed {read.malformed + read.truncated}"
+            + (f", of other job namespaces {read.other_namespace} (left out)" if read.other_namespace else "")
+        )
     return FINDINGS if findings else 0
 
 
@@ -286,8 +326,11 @@ def cmd_gate(args: argparse.Namespace) -> int:
     threshold = governance.rules.gate_threshold
     blocked = [c for c in changes if c.score > threshold]
     if args.json:
-        print(json.dumps({"changes": [c.to_dict() for c in changes], "threshold": threshold,
-                          "blocked": bool(blocked)}, indent=2))
+        print(
+            json.dumps(
+                {"changes": [c.to_dict() for c in changes], "threshold": threshold, "blocked": bool(blocked)}, indent=2
+            )
+        )
     else:
         for change in changes:
             reached = len(change.impact.columns_reached) if change.impact else 0
@@ -298,34 +341,51 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def _governance_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--events", help="an OpenLineage JSONL file or a Marquez URL "
-                                          f"(default: [{settings.SECTION}] events)")
-    command.add_argument("--rules", help=f"lineage.toml (default: lineage.toml in [{settings.SECTION}] "
-                                         "governance_dir, else in ./governance)")
-    command.add_argument("--metadata", help=f"metadata.toml (default: metadata.toml in [{settings.SECTION}] "
-                                            "governance_dir, else in ./governance)")
-    command.add_argument("--job-namespace", action="append", metavar="NAMESPACE",
-                         help="read only the events of this OpenLineage job namespace (repeatable; `*`: every "
-                              "namespace; default: [openlineage] namespace when set, else every namespace)")
-    command.add_argument("--since", help="a Marquez source: read events after this ISO 8601 time "
-                                         "(default: 1970-01-01, sent explicitly)")
-    command.add_argument("--until", help="a Marquez source: read events before this ISO 8601 time "
-                                         "(default: 9999-12-31, sent explicitly)")
+    command.add_argument(
+        "--events", help=f"an OpenLineage JSONL file or a Marquez URL (default: [{settings.SECTION}] events)"
+    )
+    command.add_argument(
+        "--rules",
+        help=f"lineage.toml (default: lineage.toml in [{settings.SECTION}] governance_dir, else in ./governance)",
+    )
+    command.add_argument(
+        "--metadata",
+        help=f"metadata.toml (default: metadata.toml in [{settings.SECTION}] governance_dir, else in ./governance)",
+    )
+    command.add_argument(
+        "--job-namespace",
+        action="append",
+        metavar="NAMESPACE",
+        help="read only the events of this OpenLineage job namespace (repeatable; `*`: every "
+        "namespace; default: [openlineage] namespace when set, else every namespace)",
+    )
+    command.add_argument(
+        "--since", help="a Marquez source: read events after this ISO 8601 time (default: 1970-01-01, sent explicitly)"
+    )
+    command.add_argument(
+        "--until", help="a Marquez source: read events before this ISO 8601 time (default: 9999-12-31, sent explicitly)"
+    )
     command.add_argument("--json", action="store_true")
 
 
 def _time_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--as-of", help="answer from each job's latest COMPLETE at or before this ISO 8601 time "
-                                         "(default: now)")
-    command.add_argument("--active-since", metavar="DURATION",
-                         help="edges whose last run is older than this before --as-of (e.g. 7d, 36h) are "
-                              "reported as stale, not dropped")
+    command.add_argument(
+        "--as-of", help="answer from each job's latest COMPLETE at or before this ISO 8601 time (default: now)"
+    )
+    command.add_argument(
+        "--active-since",
+        metavar="DURATION",
+        help="edges whose last run is older than this before --as-of (e.g. 7d, 36h) are reported as stale, not dropped",
+    )
 
 
 def _template_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--logical-date", help="the logical date the SQL templates are rendered for, ISO 8601 "
-                                                "(default: midnight UTC today); gives ds, ts, logical_date, "
-                                                "data_interval_start/end as Airflow does")
+    command.add_argument(
+        "--logical-date",
+        help="the logical date the SQL templates are rendered for, ISO 8601 "
+        "(default: midnight UTC today); gives ds, ts, logical_date, "
+        "data_interval_start/end as Airflow does",
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -336,8 +396,10 @@ def parser() -> argparse.ArgumentParser:
     lineage = commands.add_parser("lineage", help="the column lineage facet of one CTAS or INSERT … SELECT")
     lineage.add_argument("file", help="the .sql file")
     source = lineage.add_mutually_exclusive_group()
-    source.add_argument("--catalog", help="a local Iceberg catalog folder (catalog.db + warehouse/; default: "
-                                          f"[{settings.SECTION}] catalog_folder)")
+    source.add_argument(
+        "--catalog",
+        help=f"a local Iceberg catalog folder (catalog.db + warehouse/; default: [{settings.SECTION}] catalog_folder)",
+    )
     source.add_argument("--schema", help="a JSON file {db: {table: {column: type}}}")
     lineage.add_argument("--namespace", help="the facet's dataset namespace (default: the rules' namespace)")
     lineage.add_argument("--rules", help="lineage.toml whose namespace --json uses (default: as for impact)")
@@ -345,8 +407,10 @@ def parser() -> argparse.ArgumentParser:
     lineage.add_argument("--json", action="store_true", help="print the OpenLineage facet as JSON")
     lineage.set_defaults(run=cmd_lineage)
 
-    for name, run, text in (("impact", cmd_impact, "what a change to a column can reach"),
-                            ("upstream", cmd_upstream, "where a column comes from")):
+    for name, run, text in (
+        ("impact", cmd_impact, "what a change to a column can reach"),
+        ("upstream", cmd_upstream, "where a column comes from"),
+    ):
         command = commands.add_parser(name, help=text)
         command.add_argument("column", help="namespace.table.column")
         _governance_options(command)
@@ -354,13 +418,17 @@ def parser() -> argparse.ArgumentParser:
         command.set_defaults(run=run)
     command = commands.add_parser("trace", help="the runs and input snapshots a table's snapshot came from")
     command.add_argument("snapshot", help="namespace.table@SNAPSHOT_ID (a datasetVersion of the version facet)")
-    command.add_argument("--forward", action="store_true",
-                         help="list every output snapshot that read it, directly or through others")
+    command.add_argument(
+        "--forward", action="store_true", help="list every output snapshot that read it, directly or through others"
+    )
     _governance_options(command)
-    command.add_argument("--store", metavar="LOCATION",
-                         help="answer from the lineage store: a DuckDB file or a postgresql:// URL (default, when no "
-                              f"--events is given and [{settings.SECTION}] events is unset: [{settings.SECTION}] "
-                              "store_conn_id, else store)")
+    command.add_argument(
+        "--store",
+        metavar="LOCATION",
+        help="answer from the lineage store: a DuckDB file or a postgresql:// URL (default, when no "
+        f"--events is given and [{settings.SECTION}] events is unset: [{settings.SECTION}] "
+        "store_conn_id, else store)",
+    )
     command.set_defaults(run=cmd_trace)
     command = commands.add_parser("propose", help="proposed classes of every written column")
     _governance_options(command)
@@ -369,15 +437,17 @@ def parser() -> argparse.ArgumentParser:
     command = commands.add_parser("check", help="understated classes, unaccounted tables, missing metadata")
     _governance_options(command)
     _time_options(command)
-    command.add_argument("--catalog", help=f"a local Iceberg catalog folder (default: [{settings.SECTION}] "
-                                           "catalog_folder)")
+    command.add_argument(
+        "--catalog", help=f"a local Iceberg catalog folder (default: [{settings.SECTION}] catalog_folder)"
+    )
     command.set_defaults(run=cmd_check)
     command = commands.add_parser("gate", help="impact of the columns a SQL change alters (for CI)")
     command.add_argument("--before", required=True, help="the pipeline's SQL before the change")
     command.add_argument("--after", required=True, help="the SQL after it (a missing file: the pipeline is removed)")
     gate_schema = command.add_mutually_exclusive_group()
-    gate_schema.add_argument("--catalog", help=f"a local Iceberg catalog folder (default: [{settings.SECTION}] "
-                                               "catalog_folder)")
+    gate_schema.add_argument(
+        "--catalog", help=f"a local Iceberg catalog folder (default: [{settings.SECTION}] catalog_folder)"
+    )
     gate_schema.add_argument("--schema", help="a JSON file {db: {table: {column: type}}}")
     _template_options(command)
     _governance_options(command)

@@ -1,5 +1,6 @@
 """The keyword DEFAULT as a value of a SET or an INSERT: sqlglot reads it as a column named DEFAULT, and writes
-it back quoted ("DEFAULT", a column) unless told."""
+it back quoted ("DEFAULT", a column) unless told.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +9,17 @@ from sqlglot import exp
 
 def is_default_keyword(node: exp.Expr) -> bool:
     """Returns whether `node` is the keyword DEFAULT as a value (sqlglot reads it as a column; a column quoted
-    "default" is not the keyword)."""
+    "default" is not the keyword).
+    """
     if isinstance(node, exp.Var):
         return node.name.upper() == "DEFAULT"
-    return (isinstance(node, exp.Column) and not node.table and isinstance(node.this, exp.Identifier)
-            and not node.this.quoted and node.name.upper() == "DEFAULT")
+    return (
+        isinstance(node, exp.Column)
+        and not node.table
+        and isinstance(node.this, exp.Identifier)
+        and not node.this.quoted
+        and node.name.upper() == "DEFAULT"
+    )
 
 
 def written_defaults(tree: exp.Expr) -> list[exp.Expr]:

@@ -11,31 +11,45 @@ from airflow_lineage_governance.settings import provider_config
 
 def get_provider_info() -> dict[str, Any]:
     """Returns the provider's metadata: package, connection type, hooks, operators, sensors, the UI plugin
-    and the `[lineage_governance]` config section (so `airflow config list` shows its options)."""
+    and the `[lineage_governance]` config section (so `airflow config list` shows its options).
+    """
     return {
         "package-name": "airflow-lineage-governance",
         "name": "Lineage Governance",
         "description": "Exact column-level OpenLineage lineage for SQL over Apache Iceberg, and governance "
-                       "checks on the lineage a scheduler's runs sent.",
+        "checks on the lineage a scheduler's runs sent.",
         "versions": [__version__],
         "integrations": [
-            {"integration-name": "Apache Iceberg (lineage governance)", "external-doc-url": "https://iceberg.apache.org/",
-             "tags": ["software"]},
+            {
+                "integration-name": "Apache Iceberg (lineage governance)",
+                "external-doc-url": "https://iceberg.apache.org/",
+                "tags": ["software"],
+            },
         ],
         "hooks": [
-            {"integration-name": "Apache Iceberg (lineage governance)",
-             "python-modules": ["airflow_lineage_governance.hooks.iceberg"]},
+            {
+                "integration-name": "Apache Iceberg (lineage governance)",
+                "python-modules": ["airflow_lineage_governance.hooks.iceberg"],
+            },
         ],
         "operators": [
-            {"integration-name": "Apache Iceberg (lineage governance)",
-             "python-modules": ["airflow_lineage_governance.operators.iceberg_sql"]},
+            {
+                "integration-name": "Apache Iceberg (lineage governance)",
+                "python-modules": ["airflow_lineage_governance.operators.iceberg_sql"],
+            },
         ],
         "sensors": [
-            {"integration-name": "Apache Iceberg (lineage governance)",
-             "python-modules": ["airflow_lineage_governance.sensors.lineage_complete"]},
+            {
+                "integration-name": "Apache Iceberg (lineage governance)",
+                "python-modules": ["airflow_lineage_governance.sensors.lineage_complete"],
+            },
         ],
         "connection-types": [connection_type()],
-        "plugins": [{"name": "lineage_governance",
-                     "plugin-class": "airflow_lineage_governance.plugins.governance_ui.LineageGovernancePlugin"}],
+        "plugins": [
+            {
+                "name": "lineage_governance",
+                "plugin-class": "airflow_lineage_governance.plugins.governance_ui.LineageGovernancePlugin",
+            }
+        ],
         "config": provider_config(),
     }

@@ -36,15 +36,25 @@ def cmd_orphans(args: argparse.Namespace) -> int:
     orphans = orphan_files(table, age)
     removed = remove_orphans(table, orphans) if args.delete else 0
     if args.json:
-        print(json.dumps({"table": str(ref), "older_than_hours": args.older_than, "deleted": args.delete,
-                          "removed": removed, "files": [{"path": o.path, "size": o.size,
-                                                         "modified": o.modified.isoformat()} for o in orphans]}))
+        print(
+            json.dumps(
+                {
+                    "table": str(ref),
+                    "older_than_hours": args.older_than,
+                    "deleted": args.delete,
+                    "removed": removed,
+                    "files": [{"path": o.path, "size": o.size, "modified": o.modified.isoformat()} for o in orphans],
+                }
+            )
+        )
         return 0
     for orphan in orphans:
         say(f"{orphan.path}  {orphan.size:,} bytes  changed {orphan.modified.isoformat(timespec='seconds')}")
     size = sum(orphan.size for orphan in orphans)
-    summary = (f"{ref}: {len(orphans)} files ({size:,} bytes) that no snapshot references, older than "
-               f"{args.older_than:g} hours")
+    summary = (
+        f"{ref}: {len(orphans)} files ({size:,} bytes) that no snapshot references, older than "
+        f"{args.older_than:g} hours"
+    )
     if args.delete:
         say(f"{summary}: {removed} removed")
     else:
@@ -58,10 +68,15 @@ def add_iceberg_commands(commands: Any) -> None:
     actions = group.add_subparsers(dest="iceberg_command", required=True)
     command = actions.add_parser("orphans", help="files under a table's location that no snapshot references")
     command.add_argument("table", help="namespace.table")
-    command.add_argument("--catalog", help=f"a local Iceberg catalog folder (default: [{settings.SECTION}] "
-                                           "catalog_folder)")
-    command.add_argument("--older-than", type=float, default=72.0,
-                         help="the safety age in hours: only files last changed before it count (default: 72)")
+    command.add_argument(
+        "--catalog", help=f"a local Iceberg catalog folder (default: [{settings.SECTION}] catalog_folder)"
+    )
+    command.add_argument(
+        "--older-than",
+        type=float,
+        default=72.0,
+        help="the safety age in hours: only files last changed before it count (default: 72)",
+    )
     command.add_argument("--delete", action="store_true", help="remove the files listed (default: list only)")
     command.add_argument("--json", action="store_true")
     command.set_defaults(run=cmd_orphans)

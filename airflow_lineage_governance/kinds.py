@@ -1,6 +1,7 @@
 """The closed vocabularies that cross the layers: statement kinds, OpenLineage transformation types and
 subtypes, finding severities and kinds. String enums, so they compare equal to the strings events carry and
-serialise as those strings."""
+serialise as those strings.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ class StatementKind(StrEnum):
     def reads_target(self) -> bool:
         """Returns whether the statement changes the target's existing rows (MERGE, UPDATE, DELETE): its result is
         computed from the target's current rows, so the target is an input (the version read) as well as the
-        output (the version written)."""
+        output (the version written).
+        """
         return self in DML_KINDS
 
 
@@ -80,19 +82,27 @@ class FindingKind(StrEnum):
     @property
     def severity(self) -> Severity:
         """Returns the kind's severity: missing metadata and the design differences are warnings, every other kind
-        an error."""
+        an error.
+        """
         return Severity.WARNING if self in WARNINGS else Severity.ERROR
 
 
-WARNINGS = frozenset({FindingKind.MISSING_METADATA, FindingKind.DESIGNED_NOT_OBSERVED,
-                      FindingKind.OBSERVED_NOT_DESIGNED, FindingKind.SQL_HASH_MISMATCH})
+WARNINGS = frozenset(
+    {
+        FindingKind.MISSING_METADATA,
+        FindingKind.DESIGNED_NOT_OBSERVED,
+        FindingKind.OBSERVED_NOT_DESIGNED,
+        FindingKind.SQL_HASH_MISMATCH,
+    }
+)
 """The finding kinds that are reported only; every other kind fails the governance run."""
 
 
 class EdgeSource(StrEnum):
     """Where a lineage edge comes from: a received event (observed), a person's `[[declared]]` block in
     metadata.toml for an uninstrumented job (declared), or the SQL of the DAG files read without running
-    (designed)."""
+    (designed).
+    """
 
     OBSERVED = "observed"
     DECLARED = "declared"
@@ -101,7 +111,8 @@ class EdgeSource(StrEnum):
 
 class Confidence(StrEnum):
     """How sure an answer reached through a path is: `observed` only when every hop is, else its weakest hop's
-    source; `uncertain` when a hop's evidence is unknown."""
+    source; `uncertain` when a hop's evidence is unknown.
+    """
 
     OBSERVED = "observed"
     DECLARED = "declared"

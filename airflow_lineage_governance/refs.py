@@ -1,7 +1,8 @@
 """Names of tables and columns as typed values: `TableRef` (namespace tuple + name, like a pyiceberg
 identifier) and `ColumnRef` (table + field). Parsed from and printed to OpenLineage dataset names here and
 nowhere else: a dataset name is the dotted identifier (`crm.learners`, `a.b.events`), a column's text form is
-the dataset name, a dot and the field (`crm.learners.email`)."""
+the dataset name, a dot and the field (`crm.learners.email`).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ class TableRef(NamedTuple):
     @classmethod
     def parse(cls, text: str) -> TableRef:
         """Returns the table a dotted name (`db.table`, `a.b.table`) names; raises InvalidNameError when the
-        text has no namespace or an empty part."""
+        text has no namespace or an empty part.
+        """
         parts = text.split(".")
         if len(parts) < 2 or not all(parts):
             raise InvalidNameError(f"{text!r} does not name a table; write it as namespace.table")
@@ -60,7 +62,8 @@ class ColumnRef(NamedTuple):
     @classmethod
     def parse(cls, text: str) -> ColumnRef:
         """Returns the column a dotted name (`db.table.column`, `a.b.table.column`) names; the last part is the
-        column. Raises InvalidNameError when the text has fewer than three parts or an empty one."""
+        column. Raises InvalidNameError when the text has fewer than three parts or an empty one.
+        """
         table, _, field = text.rpartition(".")
         if not field or table.count(".") < 1:
             raise InvalidNameError(f"{text!r} does not name a column; write it as namespace.table.column")

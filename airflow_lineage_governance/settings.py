@@ -46,58 +46,143 @@ class Setting:
         return f"[{SECTION}] {self.key} in airflow.cfg or {self.variable}"
 
 
-SETTINGS: dict[str, Setting] = {setting.key: setting for setting in (
-    Setting("events", "Where the governance checks read OpenLineage events: a JSONL file (the file transport's "
+SETTINGS: dict[str, Setting] = {
+    setting.key: setting
+    for setting in (
+        Setting(
+            "events",
+            "Where the governance checks read OpenLineage events: a JSONL file (the file transport's "
             "log_file_path) or a Marquez URL. Unset: the sensor reads the OpenLineage provider's file transport; "
-            "the CLI needs --events.", example="http://marquez:5000", legacy_variable="LINEAGE_GOVERNANCE_EVENTS"),
-    Setting("governance_dir", "The folder of metadata.toml (owners, tiers, classes) and lineage.toml (namespace, "
+            "the CLI needs --events.",
+            example="http://marquez:5000",
+            legacy_variable="LINEAGE_GOVERNANCE_EVENTS",
+        ),
+        Setting(
+            "governance_dir",
+            "The folder of metadata.toml (owners, tiers, classes) and lineage.toml (namespace, "
             "class order, weights, the gate's threshold). Unset: ./governance of the working directory.",
-            example="/opt/airflow/governance", legacy_variable="LINEAGE_GOVERNANCE_DIR"),
-    Setting("catalog_folder", "A local Iceberg catalog folder (catalog.db + warehouse/) that the CLI's check, "
-            "lineage and gate commands read when --catalog is not given.", example="/data/catalog"),
-    Setting("report_folder", "Where the governance DAG writes its reports. Unset: $AIRFLOW_HOME/governance-reports.",
-            example="/opt/airflow/governance-reports", legacy_variable="LINEAGE_GOVERNANCE_REPORT_DIR"),
-    Setting("wait_seconds", "How long the governance DAG's sensor waits for the target run and its lineage.",
-            example="600", default="600", legacy_variable="LINEAGE_GOVERNANCE_WAIT_SECONDS", type="float"),
-    Setting("poke_seconds", "How often the governance DAG's sensor looks again.", example="30", default="30",
-            legacy_variable="LINEAGE_GOVERNANCE_POKE_SECONDS", type="float"),
-    Setting("design_dags_folder", "The DAGs folder whose IcebergSqlOperator SQL the governance DAG reads as design "
+            example="/opt/airflow/governance",
+            legacy_variable="LINEAGE_GOVERNANCE_DIR",
+        ),
+        Setting(
+            "catalog_folder",
+            "A local Iceberg catalog folder (catalog.db + warehouse/) that the CLI's check, "
+            "lineage and gate commands read when --catalog is not given.",
+            example="/data/catalog",
+        ),
+        Setting(
+            "report_folder",
+            "Where the governance DAG writes its reports. Unset: $AIRFLOW_HOME/governance-reports.",
+            example="/opt/airflow/governance-reports",
+            legacy_variable="LINEAGE_GOVERNANCE_REPORT_DIR",
+        ),
+        Setting(
+            "wait_seconds",
+            "How long the governance DAG's sensor waits for the target run and its lineage.",
+            example="600",
+            default="600",
+            legacy_variable="LINEAGE_GOVERNANCE_WAIT_SECONDS",
+            type="float",
+        ),
+        Setting(
+            "poke_seconds",
+            "How often the governance DAG's sensor looks again.",
+            example="30",
+            default="30",
+            legacy_variable="LINEAGE_GOVERNANCE_POKE_SECONDS",
+            type="float",
+        ),
+        Setting(
+            "design_dags_folder",
+            "The DAGs folder whose IcebergSqlOperator SQL the governance DAG reads as design "
             "lineage (rendered for the run's logical date, read against the catalog) and compares with the lineage "
             "events of the target DAG: designed-not-observed and observed-not-designed edges and tables, and SQL hash "
             "mismatches, as warning findings. Unset: the governance DAG compares no design.",
-            example="/opt/airflow/dags"),
-    Setting("freshness_days", "A catalog table that no COMPLETE run has read or written in this many days is listed "
-            "in the governance report's coverage (tables without recent edges).", example="7", default="7",
-            type="integer"),
-    Setting("returning_max_rows", "The most rows a MERGE, UPDATE or DELETE ... RETURNING of IcebergSqlOperator "
+            example="/opt/airflow/dags",
+        ),
+        Setting(
+            "freshness_days",
+            "A catalog table that no COMPLETE run has read or written in this many days is listed "
+            "in the governance report's coverage (tables without recent edges).",
+            example="7",
+            default="7",
+            type="integer",
+        ),
+        Setting(
+            "returning_max_rows",
+            "The most rows a MERGE, UPDATE or DELETE ... RETURNING of IcebergSqlOperator "
             "hands to XCom (its `returning` value); a statement returning more fails before anything is written.",
-            example="1000", default="1000", type="integer"),
-    Setting("duckdb_time_zone", "The DuckDB TimeZone every statement of IcebergSqlOperator runs under (casts of "
-            "timestamptz to dates, times shown in strings); never the worker's TZ.", example="Europe/Berlin",
-            default="UTC"),
-    Setting("duckdb_calendar", "The DuckDB Calendar every statement runs under.", example="gregorian",
-            default="gregorian"),
-    Setting("duckdb_default_collation", "The DuckDB default_collation every statement runs under (empty: DuckDB's "
-            "binary comparison).", example="nocase", default=""),
-    Setting("duckdb_default_order", "The DuckDB default_order (ASC or DESC) of an ORDER BY that names none.",
-            example="ASC", default="ASC"),
-    Setting("store", "Where the lineage store lives when store_conn_id is not set: the path of its DuckDB file "
+            example="1000",
+            default="1000",
+            type="integer",
+        ),
+        Setting(
+            "duckdb_time_zone",
+            "The DuckDB TimeZone every statement of IcebergSqlOperator runs under (casts of "
+            "timestamptz to dates, times shown in strings); never the worker's TZ.",
+            example="Europe/Berlin",
+            default="UTC",
+        ),
+        Setting(
+            "duckdb_calendar",
+            "The DuckDB Calendar every statement runs under.",
+            example="gregorian",
+            default="gregorian",
+        ),
+        Setting(
+            "duckdb_default_collation",
+            "The DuckDB default_collation every statement runs under (empty: DuckDB's binary comparison).",
+            example="nocase",
+            default="",
+        ),
+        Setting(
+            "duckdb_default_order",
+            "The DuckDB default_order (ASC or DESC) of an ORDER BY that names none.",
+            example="ASC",
+            default="ASC",
+        ),
+        Setting(
+            "store",
+            "Where the lineage store lives when store_conn_id is not set: the path of its DuckDB file "
             "(created by `lineage-governance store init`) or a postgresql:// URL.",
-            example="/data/lineage-store.duckdb", default="lineage-store.duckdb"),
-    Setting("store_conn_id", "An Airflow connection of type postgres whose database holds the lineage store (its "
+            example="/data/lineage-store.duckdb",
+            default="lineage-store.duckdb",
+        ),
+        Setting(
+            "store_conn_id",
+            "An Airflow connection of type postgres whose database holds the lineage store (its "
             "extra's string values, such as sslmode or options, are passed to libpq). Unset: the store setting.",
-            example="lineage_store"),
-    Setting("duckdb_default_null_order", "The DuckDB default_null_order (NULLS_LAST or NULLS_FIRST) of an ORDER BY "
-            "that names none.", example="NULLS_LAST", default="NULLS_LAST"),
-    Setting("duckdb_memory_limit", "The most memory DuckDB may take for one statement of IcebergSqlOperator "
+            example="lineage_store",
+        ),
+        Setting(
+            "duckdb_default_null_order",
+            "The DuckDB default_null_order (NULLS_LAST or NULLS_FIRST) of an ORDER BY that names none.",
+            example="NULLS_LAST",
+            default="NULLS_LAST",
+        ),
+        Setting(
+            "duckdb_memory_limit",
+            "The most memory DuckDB may take for one statement of IcebergSqlOperator "
             "(DuckDB's memory_limit, as '2GB'); past it DuckDB spills to the task's spill folder. Unset: a quarter "
-            "of the machine's memory.", example="2GB"),
-    Setting("duckdb_threads", "The threads DuckDB runs one statement of IcebergSqlOperator on. Unset: the "
-            "machine's cores, as DuckDB's own default.", example="2", type="integer"),
-    Setting("duckdb_spill_folder", "The folder under which each statement of IcebergSqlOperator gets a spill folder "
+            "of the machine's memory.",
+            example="2GB",
+        ),
+        Setting(
+            "duckdb_threads",
+            "The threads DuckDB runs one statement of IcebergSqlOperator on. Unset: the "
+            "machine's cores, as DuckDB's own default.",
+            example="2",
+            type="integer",
+        ),
+        Setting(
+            "duckdb_spill_folder",
+            "The folder under which each statement of IcebergSqlOperator gets a spill folder "
             "of its own (DuckDB's temp_directory), removed when the statement ends. Unset: the system's temporary "
-            "folder.", example="/var/tmp/airflow-spill"),
-)}
+            "folder.",
+            example="/var/tmp/airflow-spill",
+        ),
+    )
+}
 
 
 class MissingSettingError(LineageGovernanceError):
@@ -106,7 +191,8 @@ class MissingSettingError(LineageGovernanceError):
 
 def airflow_config_file() -> Path:
     """Returns the file Airflow reads its configuration from: $AIRFLOW_CONFIG, else $AIRFLOW_HOME/airflow.cfg
-    (AIRFLOW_HOME defaults to ~/airflow)."""
+    (AIRFLOW_HOME defaults to ~/airflow).
+    """
     explicit = os.environ.get("AIRFLOW_CONFIG")
     if explicit:
         return Path(explicit).expanduser()
@@ -124,7 +210,8 @@ def _from_airflow(key: str) -> str | None:
 
 def setting(key: str) -> str | None:
     """Returns the value of `[lineage_governance] <key>` found in the order the module describes, or None
-    when nothing sets it and it has no default; raises KeyError for a key that is not declared."""
+    when nothing sets it and it has no default; raises KeyError for a key that is not declared.
+    """
     declared = SETTINGS[key]
     for variable in (declared.variable, declared.legacy_variable):
         value = os.environ.get(variable) if variable else None
@@ -135,7 +222,8 @@ def setting(key: str) -> str | None:
 
 def required(key: str, flag: str | None) -> str:
     """Returns the value of `[lineage_governance] <key>`; raises MissingSettingError naming `flag` (the
-    command-line flag that also gives it) and the setting when nothing sets it."""
+    command-line flag that also gives it) and the setting when nothing sets it.
+    """
     value = setting(key)
     if value is None:
         give = f"give {flag} or set " if flag else "set "
@@ -145,13 +233,24 @@ def required(key: str, flag: str | None) -> str:
 
 def provider_config() -> dict[str, Any]:
     """Returns the `config` entry of the provider info: the section with each option's description, type,
-    example and default, as `airflow config list` shows them."""
-    return {SECTION: {
-        "description": "Settings of the lineage governance checks, the governance DAG and the "
-                       "`lineage-governance` CLI.",
-        "options": {s.key: {"description": s.description, "version_added": __version__, "type": s.type,
-                            "example": s.example, "default": s.default} for s in SETTINGS.values()},
-    }}
+    example and default, as `airflow config list` shows them.
+    """
+    return {
+        SECTION: {
+            "description": "Settings of the lineage governance checks, the governance DAG and the "
+            "`lineage-governance` CLI.",
+            "options": {
+                s.key: {
+                    "description": s.description,
+                    "version_added": __version__,
+                    "type": s.type,
+                    "example": s.example,
+                    "default": s.default,
+                }
+                for s in SETTINGS.values()
+            },
+        }
+    }
 
 
 def store_location(given: str | None = None) -> str:
@@ -171,7 +270,8 @@ def store_location(given: str | None = None) -> str:
 
 def postgres_url(conn_id: str) -> str:
     """Returns the `postgresql://` URL of an Airflow connection of type postgres (its `schema` is the database,
-    its extra's string values are libpq parameters); raises MissingSettingError when there is no such connection."""
+    its extra's string values are libpq parameters); raises MissingSettingError when there is no such connection.
+    """
     from urllib.parse import quote, urlencode
 
     from airflow.exceptions import AirflowNotFoundException
@@ -180,11 +280,15 @@ def postgres_url(conn_id: str) -> str:
     try:
         connection = Connection.get_connection_from_secrets(conn_id)
     except AirflowNotFoundException:
-        raise MissingSettingError(f"the store_conn_id setting names the connection {conn_id!r}, which is not "
-                                  "defined; define it (type postgres) or set [lineage_governance] store") from None
+        raise MissingSettingError(
+            f"the store_conn_id setting names the connection {conn_id!r}, which is not "
+            "defined; define it (type postgres) or set [lineage_governance] store"
+        ) from None
     if connection.conn_type not in ("postgres", "postgresql"):
-        raise MissingSettingError(f"the connection {conn_id!r} is of type {connection.conn_type!r}; the lineage store "
-                                  "needs one of type postgres")
+        raise MissingSettingError(
+            f"the connection {conn_id!r} is of type {connection.conn_type!r}; the lineage store "
+            "needs one of type postgres"
+        )
     login = quote(connection.login or "", safe="")
     password = f":{quote(connection.password, safe='')}" if connection.password else ""
     user = f"{login}{password}@" if login else ""
@@ -196,30 +300,35 @@ def postgres_url(conn_id: str) -> str:
 
 def seconds(key: str) -> float:
     """Returns a seconds option (`wait_seconds`, `poke_seconds`) as a float; raises MissingSettingError naming
-    the setting when its value is not a number."""
+    the setting when its value is not a number.
+    """
     value = required(key, None)
     try:
         return float(value)
     except ValueError:
-        raise MissingSettingError(f"the {key} setting is not a number of seconds: set "
-                                  f"{SETTINGS[key].flag_or_setting} to one.") from None
+        raise MissingSettingError(
+            f"the {key} setting is not a number of seconds: set {SETTINGS[key].flag_or_setting} to one."
+        ) from None
 
 
 def whole_days(key: str) -> int:
     """Returns a days option (`freshness_days`) as a positive integer; raises MissingSettingError naming the setting
-    when its value is not one."""
+    when its value is not one.
+    """
     return _positive_whole(key, "days")
 
 
 def whole_number(key: str) -> int:
     """Returns a count option (`returning_max_rows`) as a positive integer; raises MissingSettingError naming the
-    setting when its value is not one."""
+    setting when its value is not one.
+    """
     return _positive_whole(key, "rows")
 
 
 def thread_count(key: str) -> int:
     """Returns a threads option (`duckdb_threads`) as a positive integer; raises MissingSettingError naming the
-    setting when its value is not one."""
+    setting when its value is not one.
+    """
     return _positive_whole(key, "threads")
 
 
@@ -230,14 +339,16 @@ def _positive_whole(key: str, unit: str) -> int:
     except ValueError:
         number = 0
     if number <= 0:
-        raise MissingSettingError(f"the {key} setting is not a whole number of {unit}: set "
-                                  f"{SETTINGS[key].flag_or_setting} to one.")
+        raise MissingSettingError(
+            f"the {key} setting is not a whole number of {unit}: set {SETTINGS[key].flag_or_setting} to one."
+        )
     return number
 
 
 def report_folder() -> Path:
     """Returns the folder the governance DAG writes its reports under: `[lineage_governance] report_folder`,
-    else $AIRFLOW_HOME/governance-reports (AIRFLOW_HOME defaults to ~/airflow)."""
+    else $AIRFLOW_HOME/governance-reports (AIRFLOW_HOME defaults to ~/airflow).
+    """
     configured = setting("report_folder")
     if configured:
         return Path(configured).expanduser()
@@ -246,13 +357,15 @@ def report_folder() -> Path:
 
 def run_report_folder(dag_id: str, run_id: str) -> Path:
     """Returns `<report folder>/<dag_id>/<run_id>`: one run's own folder, which no other run writes into (a
-    `/` in either id becomes `_`)."""
+    `/` in either id becomes `_`).
+    """
     return report_folder() / dag_id.replace("/", "_") / run_id.replace("/", "_")
 
 
 def openlineage_transport() -> dict[str, Any]:
     """Returns the OpenLineage provider's `[openlineage] transport`, read by the provider's own `conf` module
-    (airflow.cfg, AIRFLOW__OPENLINEAGE__TRANSPORT, its precedence); {} when none is set or it is not a dict."""
+    (airflow.cfg, AIRFLOW__OPENLINEAGE__TRANSPORT, its precedence); {} when none is set or it is not a dict.
+    """
     from airflow.providers.openlineage import conf as openlineage_conf
 
     try:
@@ -263,7 +376,8 @@ def openlineage_transport() -> dict[str, Any]:
 
 def openlineage_namespace() -> str:
     """Returns the OpenLineage job namespace as the provider reads it: `[openlineage] namespace`, else
-    $OPENLINEAGE_NAMESPACE, else `default`."""
+    $OPENLINEAGE_NAMESPACE, else `default`.
+    """
     from airflow.providers.openlineage import conf as openlineage_conf
 
     return str(openlineage_conf.namespace())
@@ -272,7 +386,8 @@ def openlineage_namespace() -> str:
 def configured_openlineage_namespace() -> str | None:
     """Returns the job namespace the OpenLineage provider is configured with (`[openlineage] namespace`: its
     environment form, then OPENLINEAGE_NAMESPACE, then Airflow's configuration file), or None when nothing
-    sets one (the provider would then use `default`)."""
+    sets one (the provider would then use `default`).
+    """
     for variable in ("AIRFLOW__OPENLINEAGE__NAMESPACE", "OPENLINEAGE_NAMESPACE"):
         value = os.environ.get(variable)
         if value:

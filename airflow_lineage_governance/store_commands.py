@@ -35,7 +35,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def events_files(given: list[str]) -> list[Path]:
     """Returns the events files the arguments name: a file itself, a folder its `events.jsonl` (the history folder
-    the nightly governance keeps); raises BadInput for a name that is neither."""
+    the nightly governance keeps); raises BadInput for a name that is neither.
+    """
     from airflow_lineage_governance.cli_common import BadInput
 
     files = []
@@ -61,9 +62,11 @@ def cmd_import(args: argparse.Namespace) -> int:
             report = store.ingest(FileEventSource(path), batch_size=args.batch_size)
             reports.append(report.to_dict())
             if not args.json:
-                say(f"{path}: {report.read} read, {report.stored} stored, {report.duplicates} already in the store; "
+                say(
+                    f"{path}: {report.read} read, {report.stored} stored, {report.duplicates} already in the store; "
                     f"left out: {report.malformed} not JSON, {report.truncated} truncated, {report.wrong_shape} of "
-                    f"the wrong shape, {report.unknown_type} of an unknown type")
+                    f"the wrong shape, {report.unknown_type} of an unknown type"
+                )
     if args.json:
         print(json.dumps({"imports": reports}, indent=2))
     return 0
@@ -78,8 +81,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(stats, indent=2))
         return 0
-    say(f"lineage store {stats['store']} ({stats['engine']}): schema version {stats['schema_version']}, "
-        f"{stats['size_bytes']:,} bytes")
+    say(
+        f"lineage store {stats['store']} ({stats['engine']}): schema version {stats['schema_version']}, "
+        f"{stats['size_bytes']:,} bytes"
+    )
     for table, rows in stats["rows"].items():
         say(f"  {table}: {rows:,} rows")
     return 0
@@ -99,12 +104,16 @@ def add_store_commands(commands: Any) -> None:
     """Adds the `store` command group to the CLI's subparsers."""
     group = commands.add_parser("store", help="the lineage store: init, import, stats, vacuum")
     actions = group.add_subparsers(dest="store_command", required=True)
-    where = (f"a DuckDB file or a postgresql:// URL (default: the [{settings.SECTION}] store_conn_id connection, "
-             f"else [{settings.SECTION}] store)")
-    for name, run, text in (("init", cmd_init, "create the store, or upgrade an older one in place"),
-                            ("import", cmd_import, "add the events of JSON Lines files or history folders"),
-                            ("stats", cmd_stats, "the store's schema version, size and rows per table"),
-                            ("vacuum", cmd_vacuum, "give back the space of deleted rows")):
+    where = (
+        f"a DuckDB file or a postgresql:// URL (default: the [{settings.SECTION}] store_conn_id connection, "
+        f"else [{settings.SECTION}] store)"
+    )
+    for name, run, text in (
+        ("init", cmd_init, "create the store, or upgrade an older one in place"),
+        ("import", cmd_import, "add the events of JSON Lines files or history folders"),
+        ("stats", cmd_stats, "the store's schema version, size and rows per table"),
+        ("vacuum", cmd_vacuum, "give back the space of deleted rows"),
+    ):
         command = actions.add_parser(name, help=text)
         command.add_argument("--store", help=where)
         if name == "import":

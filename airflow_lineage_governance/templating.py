@@ -13,8 +13,17 @@ from typing import Any
 
 from airflow_lineage_governance.errors import LineageGovernanceError
 
-VARIABLES = ("ds", "ds_nodash", "ts", "ts_nodash", "ts_nodash_with_tz", "logical_date", "data_interval_start",
-             "data_interval_end", "macros")
+VARIABLES = (
+    "ds",
+    "ds_nodash",
+    "ts",
+    "ts_nodash",
+    "ts_nodash_with_tz",
+    "logical_date",
+    "data_interval_start",
+    "data_interval_end",
+    "macros",
+)
 """The names a template may use (Airflow's names for the same values)."""
 
 FILTERS = {
@@ -55,18 +64,21 @@ def start_of_today() -> datetime:
 
 def parse_logical_date(text: str) -> datetime:
     """Returns the logical date an ISO 8601 text names (a date alone is midnight; no zone is UTC); raises
-    TemplateRenderError with one sentence when it is not an ISO date or timestamp."""
+    TemplateRenderError with one sentence when it is not an ISO date or timestamp.
+    """
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise TemplateRenderError(f"--logical-date {text!r} is not an ISO date or timestamp "
-                                  "(e.g. 2025-01-31 or 2025-01-31T02:00:00+00:00)") from None
+        raise TemplateRenderError(
+            f"--logical-date {text!r} is not an ISO date or timestamp (e.g. 2025-01-31 or 2025-01-31T02:00:00+00:00)"
+        ) from None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 def template_context(logical_date: datetime) -> dict[str, Any]:
     """Returns the variables Airflow gives a task of a cron-scheduled DAG for `logical_date` (Airflow 3's
-    default timetable: the data interval starts and ends at the logical date), as pendulum DateTimes."""
+    default timetable: the data interval starts and ends at the logical date), as pendulum DateTimes.
+    """
     import pendulum
 
     moment = pendulum.instance(logical_date if logical_date.tzinfo else logical_date.replace(tzinfo=UTC))
@@ -87,7 +99,8 @@ def template_context(logical_date: datetime) -> dict[str, Any]:
 def render_sql(text: str, logical_date: datetime, name: str = "the SQL template") -> str:
     """Returns `text` rendered in Jinja's sandbox with `template_context(logical_date)`; raises
     TemplateRenderError naming `name` when the template is malformed, uses an undefined name, reaches for
-    Python internals, or fails while rendering."""
+    Python internals, or fails while rendering.
+    """
     from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError
     from jinja2.exceptions import SecurityError
     from jinja2.sandbox import SandboxedEnvironment
@@ -99,11 +112,13 @@ def render_sql(text: str, logical_date: datetime, name: str = "the SQL template"
     except TemplateSyntaxError as error:
         raise TemplateRenderError(f"{name}: line {error.lineno} is not valid Jinja ({error.message})") from None
     except SecurityError as error:
-        raise TemplateRenderError(f"{name}: the template reaches for Python internals, which the sandbox refuses "
-                                  f"({error}); use only {', '.join(VARIABLES)}") from None
+        raise TemplateRenderError(
+            f"{name}: the template reaches for Python internals, which the sandbox refuses "
+            f"({error}); use only {', '.join(VARIABLES)}"
+        ) from None
     except UndefinedError as error:
-        raise TemplateRenderError(f"{name}: the template uses a name that is not defined ({error}); "
-                                  f"use only {', '.join(VARIABLES)}") from None
+        raise TemplateRenderError(
+            f"{name}: the template uses a name that is not defined ({error}); use only {', '.join(VARIABLES)}"
+        ) from None
     except Exception as error:  # any other failure inside the template is still one sentence
-        raise TemplateRenderError(f"{name}: the template failed to render ({type(error).__name__}: "
-                                  f"{error})") from None
+        raise TemplateRenderError(f"{name}: the template failed to render ({type(error).__name__}: {error})") from None

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 DAGS = REPO / "dags"
 HEAVY = ("pyiceberg", "duckdb", "pyarrow", "sqlglot", "networkx", "openlineage.client")
 
-EMPTY_PLATFORM = '''
+EMPTY_PLATFORM = """
 from datetime import datetime, timedelta
 from pathlib import Path
 from airflow.sdk import DAG, task
@@ -40,9 +40,9 @@ with DAG(dag_id="platform_nightly_empty", schedule="0 2 * * *", start_date=datet
         return 0
 
     pipelines["marketing_audience"] >> marketing_export()
-'''
+"""
 
-EMPTY_GOVERNANCE = '''
+EMPTY_GOVERNANCE = """
 from datetime import datetime
 from airflow.sdk import DAG, task
 from airflow.providers.standard.operators.empty import EmptyOperator
@@ -60,7 +60,7 @@ with DAG(dag_id="lineage_governance_empty", schedule="0 2 * * *", start_date=dat
         return ""
 
     wait >> write_report(run_checks())
-'''
+"""
 
 PROBE = """
 import json, runpy, sys, time
@@ -97,8 +97,10 @@ def main() -> None:
         empty = Path(folder)
         (empty / "platform_nightly_empty.py").write_text(EMPTY_PLATFORM)
         (empty / "lineage_governance_empty.py").write_text(EMPTY_GOVERNANCE)
-        pairs = [(DAGS / "platform_nightly.py", empty / "platform_nightly_empty.py"),
-                 (DAGS / "lineage_governance.py", empty / "lineage_governance_empty.py")]
+        pairs = [
+            (DAGS / "platform_nightly.py", empty / "platform_nightly_empty.py"),
+            (DAGS / "lineage_governance.py", empty / "lineage_governance_empty.py"),
+        ]
         ours_total = empty_total = 0.0
         for ours, peer in pairs:
             import_time(ours, DAGS)  # warm the file system cache and bytecode for both
@@ -107,8 +109,10 @@ def main() -> None:
             peer_s, _ = median_time(peer, DAGS, runs)
             ours_total += ours_s
             empty_total += peer_s
-            print(f"{ours.name}: {ours_s * 1000:.0f} ms (heavy modules loaded: {', '.join(heavy) or 'none'}); "
-                  f"EmptyOperator twin {peer_s * 1000:.0f} ms; medians of {runs}")
+            print(
+                f"{ours.name}: {ours_s * 1000:.0f} ms (heavy modules loaded: {', '.join(heavy) or 'none'}); "
+                f"EmptyOperator twin {peer_s * 1000:.0f} ms; medians of {runs}"
+            )
     print(f"RESULT dag_parse ratio={ours_total / empty_total:.2f}")
 
 

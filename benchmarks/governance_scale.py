@@ -46,19 +46,40 @@ def field(table: str, column: str, kind: str, subtype: str) -> dict:
 
 def event(job: int, run: int, rng: random.Random) -> dict:
     table = f"out.t{job}"
-    upstream = [f"src.s{rng.randrange(SOURCES)}" if job < 100 or rng.random() < 0.3
-                else f"out.t{rng.randrange(max(job - 500, 0), job)}" for _ in range(2)]
-    fields = {f"c{i}": {"inputFields": [field(upstream[0], f"c{rng.randrange(COLUMNS)}", "DIRECT", "IDENTITY"),
-                                         field(upstream[1], f"c{rng.randrange(COLUMNS)}", "DIRECT", "AGGREGATION")]}
-              for i in range(COLUMNS)}
+    upstream = [
+        f"src.s{rng.randrange(SOURCES)}"
+        if job < 100 or rng.random() < 0.3
+        else f"out.t{rng.randrange(max(job - 500, 0), job)}"
+        for _ in range(2)
+    ]
+    fields = {
+        f"c{i}": {
+            "inputFields": [
+                field(upstream[0], f"c{rng.randrange(COLUMNS)}", "DIRECT", "IDENTITY"),
+                field(upstream[1], f"c{rng.randrange(COLUMNS)}", "DIRECT", "AGGREGATION"),
+            ]
+        }
+        for i in range(COLUMNS)
+    }
     dataset = [field(upstream[0], "c0", "INDIRECT", "JOIN"), field(upstream[1], "c0", "INDIRECT", "FILTER")]
-    return {"eventType": "COMPLETE", "eventTime": f"2026-10-{run + 1:02d}T02:00:00+00:00",
-            "run": {"runId": f"{job:08d}-{run:04d}"}, "job": {"namespace": "bench", "name": f"dag.job{job}"},
-            "inputs": [{"namespace": NS, "name": name} for name in upstream],
-            "outputs": [{"namespace": NS, "name": table, "facets": {
-                "schema": {"fields": [{"name": f"c{i}", "type": "long"} for i in range(COLUMNS)]},
-                "columnLineage": {"fields": fields, "dataset": dataset}}}],
-            "producer": "https://example.invalid/bench"}
+    return {
+        "eventType": "COMPLETE",
+        "eventTime": f"2026-10-{run + 1:02d}T02:00:00+00:00",
+        "run": {"runId": f"{job:08d}-{run:04d}"},
+        "job": {"namespace": "bench", "name": f"dag.job{job}"},
+        "inputs": [{"namespace": NS, "name": name} for name in upstream],
+        "outputs": [
+            {
+                "namespace": NS,
+                "name": table,
+                "facets": {
+                    "schema": {"fields": [{"name": f"c{i}", "type": "long"} for i in range(COLUMNS)]},
+                    "columnLineage": {"fields": fields, "dataset": dataset},
+                },
+            }
+        ],
+        "producer": "https://example.invalid/bench",
+    }
 
 
 def write_events(path: Path) -> int:
@@ -87,9 +108,12 @@ def main() -> None:
         floor = statistics.median(floors)
 
         rules = Rules(namespace=NS)
-        sources = {TableRef(("src",), f"s{i}"): TableMetadata(TableRef(("src",), f"s{i}"), "owner", True, 2,
-                                                              {f"c{c}": rng_class(i, c) for c in range(COLUMNS)})
-                   for i in range(SOURCES)}
+        sources = {
+            TableRef(("src",), f"s{i}"): TableMetadata(
+                TableRef(("src",), f"s{i}"), "owner", True, 2, {f"c{c}": rng_class(i, c) for c in range(COLUMNS)}
+            )
+            for i in range(SOURCES)
+        }
         metadata = Metadata(sources)
         declared = metadata.declared()
         passes = []
@@ -106,8 +130,12 @@ def main() -> None:
         whole = statistics.median(passes)
 
         rng = random.Random(11)
-        columns = [f"src.s{rng.randrange(SOURCES)}.c{rng.randrange(COLUMNS)}" if rng.random() < 0.2
-                   else f"out.t{rng.randrange(JOBS)}.c{rng.randrange(COLUMNS)}" for _ in range(1000)]
+        columns = [
+            f"src.s{rng.randrange(SOURCES)}.c{rng.randrange(COLUMNS)}"
+            if rng.random() < 0.2
+            else f"out.t{rng.randrange(JOBS)}.c{rng.randrange(COLUMNS)}"
+            for _ in range(1000)
+        ]
         timings = []
         for column in columns:
             begun = time.perf_counter()
@@ -115,11 +143,13 @@ def main() -> None:
             timings.append(time.perf_counter() - begun)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     p50, p95 = statistics.median(timings) * 1000, sorted(timings)[949] * 1000
-    print(f"{parsed:,} events ({size / 1e6:.0f} MB, {edges:,} edges; {len(graph.edges()):,} in the graph of the "
-          f"latest runs); json.loads floor {floor:.2f} s; read + graph + propose + understated + unaccounted "
-          f"{whole:.2f} s (median; runs {', '.join(f'{p:.2f}' for p in passes)}) ({report.events:,} events, "
-          f"{len(proposals):,} proposals, {len(found)} understated, "
-          f"{len(missing)} unaccounted)")
+    print(
+        f"{parsed:,} events ({size / 1e6:.0f} MB, {edges:,} edges; {len(graph.edges()):,} in the graph of the "
+        f"latest runs); json.loads floor {floor:.2f} s; read + graph + propose + understated + unaccounted "
+        f"{whole:.2f} s (median; runs {', '.join(f'{p:.2f}' for p in passes)}) ({report.events:,} events, "
+        f"{len(proposals):,} proposals, {len(found)} understated, "
+        f"{len(missing)} unaccounted)"
+    )
     print(f"impact on 1,000 random columns: p50 {p50:.2f} ms, p95 {p95:.2f} ms; peak memory {peak_mb:.0f} MB")
     print(f"RESULT governance_scale ratio={whole / floor:.2f} impact_p50_ms={p50:.2f}")
 

@@ -43,18 +43,32 @@ START = datetime(2026, 7, 1, 2, tzinfo=UTC)
 
 
 def field(table: str, column: str, kind: str, subtype: str) -> dict:
-    return {"namespace": NS, "name": table, "field": column,
-            "transformations": [{"type": kind, "subtype": subtype, "description": "", "masking": False}]}
+    return {
+        "namespace": NS,
+        "name": table,
+        "field": column,
+        "transformations": [{"type": kind, "subtype": subtype, "description": "", "masking": False}],
+    }
 
 
 def shape(job: int, era: int, jobs: int) -> tuple[list[str], dict, list]:
     """Returns a job's upstream tables and lineage in one era (a stretch of days its SQL did not change)."""
     rng = random.Random(job * 1000 + era)
-    upstream = [f"src.s{rng.randrange(SOURCES)}" if job < jobs // 100 or rng.random() < 0.3
-                else f"out.t{rng.randrange(max(job - 500, 0), job)}" for _ in range(2)]
-    fields = {f"c{i}": {"inputFields": [field(upstream[0], f"c{rng.randrange(COLUMNS)}", "DIRECT", "IDENTITY"),
-                                         field(upstream[1], f"c{rng.randrange(COLUMNS)}", "DIRECT", "AGGREGATION")]}
-              for i in range(COLUMNS)}
+    upstream = [
+        f"src.s{rng.randrange(SOURCES)}"
+        if job < jobs // 100 or rng.random() < 0.3
+        else f"out.t{rng.randrange(max(job - 500, 0), job)}"
+        for _ in range(2)
+    ]
+    fields = {
+        f"c{i}": {
+            "inputFields": [
+                field(upstream[0], f"c{rng.randrange(COLUMNS)}", "DIRECT", "IDENTITY"),
+                field(upstream[1], f"c{rng.randrange(COLUMNS)}", "DIRECT", "AGGREGATION"),
+            ]
+        }
+        for i in range(COLUMNS)
+    }
     rows = [field(upstream[0], "c0", "INDIRECT", "JOIN")]
     return upstream, fields, rows
 
@@ -73,19 +87,40 @@ def event(job: int, day: int, jobs: int, changes: bool = False) -> dict:
         fields = {**fields, f"c{COLUMNS}": fields["c0"]}
     table = f"out.t{job}"
     at = START + timedelta(days=day, seconds=job % 3600)
-    return {"eventType": "COMPLETE", "eventTime": at.isoformat(),
-            "run": {"runId": f"0199{job:08x}-{day:04x}-7000-8000-000000000000",
-                    "facets": {"airflow": {"dagRun": {"run_id": f"scheduled__{at.date()}"},
-                                           "taskInstance": {"try_number": retried(job, day) + 1}}}},
-            "job": {"namespace": "bench", "name": f"dag.job{job}",
-                    "facets": {"sql": {"query": f"INSERT INTO {table} SELECT ... FROM {upstream[0]} -- v{era}"}}},
-            "inputs": [{"namespace": NS, "name": name, "facets": {"version": {"datasetVersion": version(name, day)}}}
-                       for name in upstream],
-            "outputs": [{"namespace": NS, "name": table, "facets": {
-                "version": {"datasetVersion": version(table, day)},
-                "schema": {"fields": [{"name": f"c{i}", "type": "long"} for i in range(columns)]},
-                "columnLineage": {"fields": fields, "dataset": rows}}}],
-            "producer": "https://example.invalid/bench"}
+    return {
+        "eventType": "COMPLETE",
+        "eventTime": at.isoformat(),
+        "run": {
+            "runId": f"0199{job:08x}-{day:04x}-7000-8000-000000000000",
+            "facets": {
+                "airflow": {
+                    "dagRun": {"run_id": f"scheduled__{at.date()}"},
+                    "taskInstance": {"try_number": retried(job, day) + 1},
+                }
+            },
+        },
+        "job": {
+            "namespace": "bench",
+            "name": f"dag.job{job}",
+            "facets": {"sql": {"query": f"INSERT INTO {table} SELECT ... FROM {upstream[0]} -- v{era}"}},
+        },
+        "inputs": [
+            {"namespace": NS, "name": name, "facets": {"version": {"datasetVersion": version(name, day)}}}
+            for name in upstream
+        ],
+        "outputs": [
+            {
+                "namespace": NS,
+                "name": table,
+                "facets": {
+                    "version": {"datasetVersion": version(table, day)},
+                    "schema": {"fields": [{"name": f"c{i}", "type": "long"} for i in range(columns)]},
+                    "columnLineage": {"fields": fields, "dataset": rows},
+                },
+            }
+        ],
+        "producer": "https://example.invalid/bench",
+    }
 
 
 def retried(job: int, day: int) -> int:
@@ -98,13 +133,21 @@ def failure(complete: dict) -> dict:
     datasets without their lineage."""
     at = datetime.fromisoformat(complete["eventTime"]) - timedelta(minutes=10)
     facets = complete["run"]["facets"]["airflow"]
-    return {"eventType": "FAIL", "eventTime": at.isoformat(),
-            "run": {"runId": complete["run"]["runId"][:-12] + "000000000001",
-                    "facets": {"airflow": {"dagRun": facets["dagRun"], "taskInstance": {"try_number": 1}},
-                               "errorMessage": {"message": "division by zero", "programmingLanguage": "SQL"}}},
-            "job": complete["job"], "inputs": complete["inputs"],
-            "outputs": [{"namespace": NS, "name": o["name"]} for o in complete["outputs"]],
-            "producer": complete["producer"]}
+    return {
+        "eventType": "FAIL",
+        "eventTime": at.isoformat(),
+        "run": {
+            "runId": complete["run"]["runId"][:-12] + "000000000001",
+            "facets": {
+                "airflow": {"dagRun": facets["dagRun"], "taskInstance": {"try_number": 1}},
+                "errorMessage": {"message": "division by zero", "programmingLanguage": "SQL"},
+            },
+        },
+        "job": complete["job"],
+        "inputs": complete["inputs"],
+        "outputs": [{"namespace": NS, "name": o["name"]} for o in complete["outputs"]],
+        "producer": complete["producer"],
+    }
 
 
 def write_events(path: Path, jobs: int, failures: bool = False) -> None:
@@ -150,8 +193,11 @@ def main(argv: list[str]) -> None:
     impacts = []
     for _ in range(1000):
         at = START + timedelta(days=rng.uniform(0, DAYS))
-        table = TableRef(("src",), f"s{rng.randrange(SOURCES)}") if rng.random() < 0.2 else \
-            TableRef(("out",), f"t{rng.randrange(jobs)}")
+        table = (
+            TableRef(("src",), f"s{rng.randrange(SOURCES)}")
+            if rng.random() < 0.2
+            else TableRef(("out",), f"t{rng.randrange(jobs)}")
+        )
         column = ColumnRef(table, f"c{rng.randrange(COLUMNS)}")
         begun = time.perf_counter()
         try:
@@ -174,21 +220,27 @@ def main(argv: list[str]) -> None:
         forwards.append(time.perf_counter() - begun)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     shapes = len({id(r.shape) for records in history.runs.values() for r in records})
-    print(f"{parsed:,} events ({size / 1e6:.0f} MB; {jobs:,} jobs x {DAYS} days; {len(history):,} runs kept, "
-          f"{shapes:,} distinct lineage shapes); json.loads floor {floor:.2f} s; read + indexed history "
-          f"{build:.2f} s ({report.events:,} events)")
-    print(f"as-of impact, 1,000 random columns at random times: p50 {statistics.median(impacts) * 1000:.2f} ms, "
-          f"p99 {percentile(impacts, 0.99):.2f} ms; trace back of 1,000 random snapshots: p50 "
-          f"{statistics.median(traces) * 1000:.2f} ms, p99 {percentile(traces, 0.99):.2f} ms; trace forward of 1,000 "
-          f"random snapshots: p50 {statistics.median(forwards) * 1000:.2f} ms, p99 {percentile(forwards, 0.99):.2f} "
-          f"ms; peak memory {peak_mb:.0f} MB")
-    print(f"RESULT governance_history events={parsed} build_ratio={build / floor:.2f} "
-          f"asof_impact_p50_ms={statistics.median(impacts) * 1000:.2f} "
-          f"asof_impact_p99_ms={percentile(impacts, 0.99):.2f} "
-          f"trace_p50_ms={statistics.median(traces) * 1000:.2f} trace_p99_ms={percentile(traces, 0.99):.2f} "
-          f"trace_forward_p50_ms={statistics.median(forwards) * 1000:.2f} "
-          f"trace_forward_p99_ms={percentile(forwards, 0.99):.2f} "
-          f"peak_mb={peak_mb:.0f}")
+    print(
+        f"{parsed:,} events ({size / 1e6:.0f} MB; {jobs:,} jobs x {DAYS} days; {len(history):,} runs kept, "
+        f"{shapes:,} distinct lineage shapes); json.loads floor {floor:.2f} s; read + indexed history "
+        f"{build:.2f} s ({report.events:,} events)"
+    )
+    print(
+        f"as-of impact, 1,000 random columns at random times: p50 {statistics.median(impacts) * 1000:.2f} ms, "
+        f"p99 {percentile(impacts, 0.99):.2f} ms; trace back of 1,000 random snapshots: p50 "
+        f"{statistics.median(traces) * 1000:.2f} ms, p99 {percentile(traces, 0.99):.2f} ms; trace forward of 1,000 "
+        f"random snapshots: p50 {statistics.median(forwards) * 1000:.2f} ms, p99 {percentile(forwards, 0.99):.2f} "
+        f"ms; peak memory {peak_mb:.0f} MB"
+    )
+    print(
+        f"RESULT governance_history events={parsed} build_ratio={build / floor:.2f} "
+        f"asof_impact_p50_ms={statistics.median(impacts) * 1000:.2f} "
+        f"asof_impact_p99_ms={percentile(impacts, 0.99):.2f} "
+        f"trace_p50_ms={statistics.median(traces) * 1000:.2f} trace_p99_ms={percentile(traces, 0.99):.2f} "
+        f"trace_forward_p50_ms={statistics.median(forwards) * 1000:.2f} "
+        f"trace_forward_p99_ms={percentile(forwards, 0.99):.2f} "
+        f"peak_mb={peak_mb:.0f}"
+    )
 
 
 if __name__ == "__main__":

@@ -32,16 +32,18 @@ QUERY = "select category, count(*) as n, sum(amount) as total, avg(score) as sco
 
 def facts(rows: int) -> pa.Table:
     rng = np.random.default_rng(7)
-    return pa.table({
-        "id": np.arange(rows, dtype=np.int64),
-        "learner_id": rng.integers(0, 50_000, rows),
-        "course_id": rng.integers(0, 500, rows),
-        "category": pa.array(rng.choice(["data", "cloud", "security", "design"], rows)),
-        "amount": rng.random(rows) * 100,
-        "score": rng.random(rows),
-        "status": pa.array(rng.choice(["succeeded", "failed"], rows)),
-        "at": pa.array(rng.integers(1_700_000_000_000_000, 1_760_000_000_000_000, rows), type=pa.timestamp("us")),
-    })
+    return pa.table(
+        {
+            "id": np.arange(rows, dtype=np.int64),
+            "learner_id": rng.integers(0, 50_000, rows),
+            "course_id": rng.integers(0, 500, rows),
+            "category": pa.array(rng.choice(["data", "cloud", "security", "design"], rows)),
+            "amount": rng.random(rows) * 100,
+            "score": rng.random(rows),
+            "status": pa.array(rng.choice(["succeeded", "failed"], rows)),
+            "at": pa.array(rng.integers(1_700_000_000_000_000, 1_760_000_000_000_000, rows), type=pa.timestamp("us")),
+        }
+    )
 
 
 def ours(catalog, connection) -> list:
@@ -76,8 +78,10 @@ def main() -> None:
         assert [r[:2] for r in a] == [r[:2] for r in b], "both paths must give the same answer"
         ours_time = median_time(ours, catalog)
         arrow_time = median_time(to_arrow, catalog)
-    print(f"{ROWS:,} rows x 8 columns, GROUP BY: operator read path {ours_time:.3f} s, "
-          f"pyiceberg to_arrow + DuckDB {arrow_time:.3f} s")
+    print(
+        f"{ROWS:,} rows x 8 columns, GROUP BY: operator read path {ours_time:.3f} s, "
+        f"pyiceberg to_arrow + DuckDB {arrow_time:.3f} s"
+    )
     print(f"RESULT iceberg_scan ratio={arrow_time / ours_time:.2f}")
 
 

@@ -73,8 +73,10 @@ def wide_case(width: int = 300) -> tuple[str, dict]:
     second = ", ".join(f"a.{c} * 2 as {c}" for c in columns)
     third = ", ".join(f"b.{c} as {c}" for c in columns)
     final = ", ".join(f"c.{c}" for c in columns)
-    sql = (f"create table out.wide as with a as (select {first} from raw.wide w where w.c0 > 0), "
-           f"b as (select {second} from a), c as (select {third} from b) select {final} from c")
+    sql = (
+        f"create table out.wide as with a as (select {first} from raw.wide w where w.c0 > 0), "
+        f"b as (select {second} from a), c as (select {third} from b) select {final} from c"
+    )
     return sql, schema
 
 
@@ -101,26 +103,37 @@ def main() -> None:
     platform = lineage_schema()
     statements = corpus()
     # sqlglot reads INSERT outputs by the SELECT's names; both are timed on the same text.
-    corpus_ours, corpus_sqlglot = alternating(lambda: [ours(s, platform) for s in statements],
-                                              lambda: [sqlglot_fast(s, platform) for s in statements], 15)
+    corpus_ours, corpus_sqlglot = alternating(
+        lambda: [ours(s, platform) for s in statements], lambda: [sqlglot_fast(s, platform) for s in statements], 15
+    )
     wide_sql, wide_schema = wide_case()
-    wide_ours, wide_sqlglot = alternating(lambda: ours(wide_sql, wide_schema),
-                                          lambda: sqlglot_fast(wide_sql, wide_schema), 7)
+    wide_ours, wide_sqlglot = alternating(
+        lambda: ours(wide_sql, wide_schema), lambda: sqlglot_fast(wide_sql, wide_schema), 7
+    )
     wide_default = best_of(lambda: sqlglot_default(wide_sql, wide_schema), 1)
     chain_sql, chain_schema = chain_case()
-    chain_ours, chain_sqlglot = alternating(lambda: ours(chain_sql, chain_schema),
-                                            lambda: sqlglot_fast(chain_sql, chain_schema), 9)
+    chain_ours, chain_sqlglot = alternating(
+        lambda: ours(chain_sql, chain_schema), lambda: sqlglot_fast(chain_sql, chain_schema), 9
+    )
     binding = bind_p50(statements, platform)
 
-    print(f"(a) corpus, {len(statements)} statements: ours {corpus_ours * 1000:.1f} ms, "
-          f"sqlglot trim_selects=False {corpus_sqlglot * 1000:.1f} ms")
-    print(f"(b) 3 chained CTEs x 300 columns: ours {wide_ours * 1000:.1f} ms, sqlglot trim_selects=False "
-          f"{wide_sqlglot * 1000:.1f} ms, sqlglot default {wide_default * 1000:.1f} ms")
-    print(f"(c) 50-table join chain: ours {chain_ours * 1000:.1f} ms, sqlglot trim_selects=False "
-          f"{chain_sqlglot * 1000:.1f} ms")
-    print(f"RESULT lineage_speed corpus_ratio={corpus_ours / corpus_sqlglot:.2f} "
-          f"wide_ratio={wide_ours / wide_sqlglot:.2f} chain_ratio={chain_ours / chain_sqlglot:.2f} "
-          f"vs_default={wide_default / wide_ours:.1f} bind_p50_ms={binding * 1000:.2f}")
+    print(
+        f"(a) corpus, {len(statements)} statements: ours {corpus_ours * 1000:.1f} ms, "
+        f"sqlglot trim_selects=False {corpus_sqlglot * 1000:.1f} ms"
+    )
+    print(
+        f"(b) 3 chained CTEs x 300 columns: ours {wide_ours * 1000:.1f} ms, sqlglot trim_selects=False "
+        f"{wide_sqlglot * 1000:.1f} ms, sqlglot default {wide_default * 1000:.1f} ms"
+    )
+    print(
+        f"(c) 50-table join chain: ours {chain_ours * 1000:.1f} ms, sqlglot trim_selects=False "
+        f"{chain_sqlglot * 1000:.1f} ms"
+    )
+    print(
+        f"RESULT lineage_speed corpus_ratio={corpus_ours / corpus_sqlglot:.2f} "
+        f"wide_ratio={wide_ours / wide_sqlglot:.2f} chain_ratio={chain_ours / chain_sqlglot:.2f} "
+        f"vs_default={wide_default / wide_ours:.1f} bind_p50_ms={binding * 1000:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -44,13 +44,15 @@ def facts(rows: int) -> pa.Table:
     """Returns the table's rows: ids in order, each day holding a 30th of them."""
     rng = np.random.default_rng(7)
     days = np.arange(rows) * DAYS // rows
-    return pa.table({
-        "id": np.arange(rows, dtype=np.int64),
-        "day": pa.array([FIRST_DAY + dt.timedelta(days=int(d)) for d in range(DAYS)], pa.date32()).take(days),
-        "learner_id": rng.integers(0, 50_000, rows),
-        "amount": rng.random(rows) * 100,
-        "status": pa.array(rng.choice(["succeeded", "failed", "refunded"], rows)),
-    })
+    return pa.table(
+        {
+            "id": np.arange(rows, dtype=np.int64),
+            "day": pa.array([FIRST_DAY + dt.timedelta(days=int(d)) for d in range(DAYS)], pa.date32()).take(days),
+            "learner_id": rng.integers(0, 50_000, rows),
+            "amount": rng.random(rows) * 100,
+            "status": pa.array(rng.choice(["succeeded", "failed", "refunded"], rows)),
+        }
+    )
 
 
 def changes(table: pa.Table) -> pa.Table:
@@ -58,16 +60,27 @@ def changes(table: pa.Table) -> pa.Table:
     rng = np.random.default_rng(8)
     per_day = ROWS // DAYS
     updated = CHANGED * 9 // 10
-    ids = np.concatenate([rng.choice(np.arange(d * per_day, (d + 1) * per_day), updated // len(CHANGED_DAYS),
-                                     replace=False) for d in CHANGED_DAYS])
+    ids = np.concatenate(
+        [
+            rng.choice(np.arange(d * per_day, (d + 1) * per_day), updated // len(CHANGED_DAYS), replace=False)
+            for d in CHANGED_DAYS
+        ]
+    )
     existing = table.take(pa.array(ids))
     new = CHANGED - updated
     new_days = pa.array([FIRST_DAY + dt.timedelta(days=CHANGED_DAYS[i % 2]) for i in range(new)], pa.date32())
-    inserted = pa.table({"id": np.arange(ROWS, ROWS + new, dtype=np.int64), "day": new_days,
-                         "learner_id": rng.integers(0, 50_000, new), "amount": rng.random(new) * 100,
-                         "status": pa.array(["succeeded"] * new)})
+    inserted = pa.table(
+        {
+            "id": np.arange(ROWS, ROWS + new, dtype=np.int64),
+            "day": new_days,
+            "learner_id": rng.integers(0, 50_000, new),
+            "amount": rng.random(new) * 100,
+            "status": pa.array(["succeeded"] * new),
+        }
+    )
     updated_rows = existing.set_column(3, "amount", pa.array(rng.random(len(existing)) * 100)).set_column(
-        4, "status", pa.array(["refunded"] * len(existing)))
+        4, "status", pa.array(["refunded"] * len(existing))
+    )
     return pa.concat_tables([updated_rows, inserted])
 
 
@@ -92,8 +105,13 @@ def ours(catalog, name: str, key: str) -> tuple[float, int, int]:
     """Returns the seconds of the operator's copy-on-write MERGE, the data files it rewrote and the files the
     table held."""
     started = time.perf_counter()
-    run = rewrite_statement(catalog, target=f"bench.{name}", dml=MERGE.format(table=name), sources=["bench.changes"],
-                            snapshot_properties={WRITE_KEY: key})
+    run = rewrite_statement(
+        catalog,
+        target=f"bench.{name}",
+        dml=MERGE.format(table=name),
+        sources=["bench.changes"],
+        snapshot_properties={WRITE_KEY: key},
+    )
     seconds = time.perf_counter() - started
     counts = run.write.counts
     assert counts is not None
@@ -123,11 +141,15 @@ def main(repeats: int = 3) -> None:
             fulls.append(full)
             cows.append(cow)
             shares.append(rewritten / files)
-            print(f"run {attempt + 1}: full-table rewrite {full:.2f} s; copy-on-write {cow:.2f} s "
-                  f"({rewritten} of {files} data files rewritten)")
+            print(
+                f"run {attempt + 1}: full-table rewrite {full:.2f} s; copy-on-write {cow:.2f} s "
+                f"({rewritten} of {files} data files rewritten)"
+            )
         assert rows_of(catalog, "full").equals(rows_of(catalog, "cow")), "the two copies differ"
-        print(f"{ROWS:,} rows over {DAYS} day partitions, {CHANGED:,} changed rows on {len(CHANGED_DAYS)} days; "
-              "both copies equal after the runs")
+        print(
+            f"{ROWS:,} rows over {DAYS} day partitions, {CHANGED:,} changed rows on {len(CHANGED_DAYS)} days; "
+            "both copies equal after the runs"
+        )
         ratio = statistics.median(fulls) / statistics.median(cows)
         print(f"RESULT merge ratio={ratio:.2f} rewritten_share={statistics.median(shares):.3f}")
 

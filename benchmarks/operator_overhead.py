@@ -42,8 +42,7 @@ def main() -> None:
         shares, totals = [], []
         for attempt in range(5):
             operator = IcebergSqlOperator(task_id="summary", sql=SQL)
-            ti = SimpleNamespace(dag_id="bench", run_id=f"run{attempt}", task_id="summary", map_index=-1,
-                                 try_number=1)
+            ti = SimpleNamespace(dag_id="bench", run_id=f"run{attempt}", task_id="summary", map_index=-1, try_number=1)
             started = time.perf_counter()
             operator.get_openlineage_facets_on_start()
             start_facets = time.perf_counter() - started
@@ -63,8 +62,10 @@ def main() -> None:
             total = time.perf_counter() - started
             shares.append((start_facets + lineage_in_execute + complete_facets) / total)
             totals.append(total)
-    print(f"CTAS of {ROWS:,} rows through the operator: {statistics.median(totals):.3f} s wall; lineage and facets "
-          f"{statistics.median(shares) * 100:.2f}% of it (median of 5)")
+    print(
+        f"CTAS of {ROWS:,} rows through the operator: {statistics.median(totals):.3f} s wall; lineage and facets "
+        f"{statistics.median(shares) * 100:.2f}% of it (median of 5)"
+    )
     print(f"RESULT operator_overhead share={statistics.median(shares):.4f}")
 
 

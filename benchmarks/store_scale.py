@@ -62,8 +62,11 @@ def worker(args: argparse.Namespace) -> None:
     with LineageStore.open(args.store, read_only=True) as store:
         for index in range(args.queries):
             at = history_scale.START + timedelta(days=rng.uniform(0, history_scale.DAYS))
-            table = TableRef(("src",), f"s{rng.randrange(history_scale.SOURCES)}") if rng.random() < 0.2 else \
-                TableRef(("out",), f"t{rng.randrange(jobs)}")
+            table = (
+                TableRef(("src",), f"s{rng.randrange(history_scale.SOURCES)}")
+                if rng.random() < 0.2
+                else TableRef(("out",), f"t{rng.randrange(jobs)}")
+            )
             column = ColumnRef(table, f"c{rng.randrange(history_scale.COLUMNS)}")
             started = time.perf_counter()
             try:
@@ -79,11 +82,18 @@ def worker(args: argparse.Namespace) -> None:
             started = time.perf_counter()
             store.edges_as_of(at)
             as_of.append(time.perf_counter() - started)
-    print(json.dumps({"first_s": first, "p50_ms": statistics.median(timings) * 1000,
-                      "p99_ms": sorted(timings)[min(len(timings) - 1, int(len(timings) * 0.99))] * 1000,
-                      "as_of_p50_ms": statistics.median(as_of) * 1000,
-                      "as_of_p99_ms": sorted(as_of)[min(len(as_of) - 1, int(len(as_of) * 0.99))] * 1000,
-                      "peak_mb": peak_mb()}))
+    print(
+        json.dumps(
+            {
+                "first_s": first,
+                "p50_ms": statistics.median(timings) * 1000,
+                "p99_ms": sorted(timings)[min(len(timings) - 1, int(len(timings) * 0.99))] * 1000,
+                "as_of_p50_ms": statistics.median(as_of) * 1000,
+                "as_of_p99_ms": sorted(as_of)[min(len(as_of) - 1, int(len(as_of) * 0.99))] * 1000,
+                "peak_mb": peak_mb(),
+            }
+        )
+    )
 
 
 def run_step(*args: str) -> dict[str, float]:
@@ -106,8 +116,10 @@ def main(argv: list[str]) -> None:
     options.add_argument("--queries", type=int, default=1000)
     options.add_argument("--as-of-queries", type=int, default=50, help="edges_as_of (every edge at a time) asked")
     options.add_argument("--batch-size", type=int, default=20000)
-    options.add_argument("--history", help="the generated history's JSON Lines: written there when missing, else read "
-                         "(of the same --events)")
+    options.add_argument(
+        "--history",
+        help="the generated history's JSON Lines: written there when missing, else read (of the same --events)",
+    )
     options.add_argument("--worker", choices=("ingest", "queries"))
     options.add_argument("--store")
     options.add_argument("--events-file")
@@ -126,8 +138,10 @@ def main(argv: list[str]) -> None:
         with path.open("rb") as handle:
             parsed = sum(1 for line in handle if json.loads(line))
         floor = time.perf_counter() - started
-        print(f"{parsed:,} events ({size / 1e6:.0f} MB of JSON Lines; {jobs:,} jobs x {history_scale.DAYS} days); "
-              f"json.loads floor {floor:.2f} s")
+        print(
+            f"{parsed:,} events ({size / 1e6:.0f} MB of JSON Lines; {jobs:,} jobs x {history_scale.DAYS} days); "
+            f"json.loads floor {floor:.2f} s"
+        )
         for engine in args.engines.split(","):
             server = None
             if engine == "duckdb":
@@ -135,31 +149,56 @@ def main(argv: list[str]) -> None:
             else:
                 server = Path(tempfile.mkdtemp(prefix="lineage-store-pg-"))
                 password, port = secrets.token_hex(16), free_port()
-                subprocess.run(["bash", str(ROOT / "scripts/postgres/start.sh"), str(server), str(port)], check=True,
-                               env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LINEAGE_STORE_PG_PASSWORD": password},
-                               capture_output=True)
+                subprocess.run(
+                    ["bash", str(ROOT / "scripts/postgres/start.sh"), str(server), str(port)],
+                    check=True,
+                    env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LINEAGE_STORE_PG_PASSWORD": password},
+                    capture_output=True,
+                )
                 store = f"postgresql://lineage:{password}@127.0.0.1:{port}/lineage"
             try:
-                ingested = run_step("--worker", "ingest", "--store", store, "--events-file", str(path),
-                                    "--batch-size", str(args.batch_size))
-                asked = run_step("--worker", "queries", "--store", store, "--jobs", str(jobs), "--queries",
-                                 str(args.queries), "--as-of-queries", str(args.as_of_queries))
+                ingested = run_step(
+                    "--worker",
+                    "ingest",
+                    "--store",
+                    store,
+                    "--events-file",
+                    str(path),
+                    "--batch-size",
+                    str(args.batch_size),
+                )
+                asked = run_step(
+                    "--worker",
+                    "queries",
+                    "--store",
+                    store,
+                    "--jobs",
+                    str(jobs),
+                    "--queries",
+                    str(args.queries),
+                    "--as-of-queries",
+                    str(args.as_of_queries),
+                )
             finally:
                 if server is not None:
                     subprocess.run(["bash", str(ROOT / "scripts/postgres/stop.sh"), str(server)], check=True)
                     shutil.rmtree(server, ignore_errors=True)
-            print(f"{engine}: ingest {ingested['seconds']:.1f} s ({ingested['stored']:,} events, peak "
-                  f"{ingested['peak_mb']:.0f} MB); store {ingested['size'] / 1e6:.0f} MB on disk; first impact in a "
-                  f"new process {asked['first_s']:.2f} s; impact of {args.queries:,} random columns at random times "
-                  f"p50 {asked['p50_ms']:.1f} ms, p99 {asked['p99_ms']:.1f} ms; every edge as of "
-                  f"{args.as_of_queries:,} random times p50 {asked['as_of_p50_ms']:.1f} ms, p99 "
-                  f"{asked['as_of_p99_ms']:.1f} ms (peak {asked['peak_mb']:.0f} MB)")
-            print(f"RESULT store_scale engine={engine} events={parsed} ingest_ratio_vs_json_loads="
-                  f"{ingested['seconds'] / floor:.2f} size_ratio_vs_jsonl={ingested['size'] / size:.3f} "
-                  f"first_impact_s={asked['first_s']:.2f} impact_p50_ms={asked['p50_ms']:.1f} "
-                  f"impact_p99_ms={asked['p99_ms']:.1f} as_of_p50_ms={asked['as_of_p50_ms']:.1f} "
-                  f"as_of_p99_ms={asked['as_of_p99_ms']:.1f} ingest_peak_mb={ingested['peak_mb']:.0f} "
-                  f"query_peak_mb={asked['peak_mb']:.0f}")
+            print(
+                f"{engine}: ingest {ingested['seconds']:.1f} s ({ingested['stored']:,} events, peak "
+                f"{ingested['peak_mb']:.0f} MB); store {ingested['size'] / 1e6:.0f} MB on disk; first impact in a "
+                f"new process {asked['first_s']:.2f} s; impact of {args.queries:,} random columns at random times "
+                f"p50 {asked['p50_ms']:.1f} ms, p99 {asked['p99_ms']:.1f} ms; every edge as of "
+                f"{args.as_of_queries:,} random times p50 {asked['as_of_p50_ms']:.1f} ms, p99 "
+                f"{asked['as_of_p99_ms']:.1f} ms (peak {asked['peak_mb']:.0f} MB)"
+            )
+            print(
+                f"RESULT store_scale engine={engine} events={parsed} ingest_ratio_vs_json_loads="
+                f"{ingested['seconds'] / floor:.2f} size_ratio_vs_jsonl={ingested['size'] / size:.3f} "
+                f"first_impact_s={asked['first_s']:.2f} impact_p50_ms={asked['p50_ms']:.1f} "
+                f"impact_p99_ms={asked['p99_ms']:.1f} as_of_p50_ms={asked['as_of_p50_ms']:.1f} "
+                f"as_of_p99_ms={asked['as_of_p99_ms']:.1f} ingest_peak_mb={ingested['peak_mb']:.0f} "
+                f"query_peak_mb={asked['peak_mb']:.0f}"
+            )
 
 
 if __name__ == "__main__":

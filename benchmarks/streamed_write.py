@@ -57,14 +57,34 @@ def prepare(folder: Path, rows: int) -> None:
     catalog = open_local_catalog(folder)
     resources = Resources("1GB", 2)
     ctas = StatementKind.CREATE_TABLE_AS
-    run_statement(catalog, kind=ctas, target="bench.src", query=SOURCE.format(rows=rows), sources=[],
-                  resources=resources)
-    run_statement(catalog, kind=ctas, target="bench.parts", query=QUERY, sources=["bench.src"],
-                  partition_by=parse_partition_by(["day"], "bench.parts"), resources=resources)
-    run_statement(catalog, kind=ctas, target="bench.changes", sources=["bench.src"], resources=resources,
-                  query="SELECT s.id, s.amount + 1 AS amount FROM bench.src s WHERE s.id % 200 = 0")
-    run_statement(catalog, kind=ctas, target="bench.empty", query=QUERY + " WHERE false", sources=["bench.src"],
-                  resources=resources)
+    run_statement(
+        catalog, kind=ctas, target="bench.src", query=SOURCE.format(rows=rows), sources=[], resources=resources
+    )
+    run_statement(
+        catalog,
+        kind=ctas,
+        target="bench.parts",
+        query=QUERY,
+        sources=["bench.src"],
+        partition_by=parse_partition_by(["day"], "bench.parts"),
+        resources=resources,
+    )
+    run_statement(
+        catalog,
+        kind=ctas,
+        target="bench.changes",
+        sources=["bench.src"],
+        resources=resources,
+        query="SELECT s.id, s.amount + 1 AS amount FROM bench.src s WHERE s.id % 200 = 0",
+    )
+    run_statement(
+        catalog,
+        kind=ctas,
+        target="bench.empty",
+        query=QUERY + " WHERE false",
+        sources=["bench.src"],
+        resources=resources,
+    )
 
 
 def run_case(folder: Path, case: str, memory_limit: str, threads: int) -> dict[str, float]:
@@ -85,20 +105,35 @@ def run_case(folder: Path, case: str, memory_limit: str, threads: int) -> dict[s
     baseline = _reset_peak()
     started = time.perf_counter()
     if case == "ctas":
-        run = run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target="bench.copy", query=QUERY,
-                            sources=["bench.src"], resources=resources)
+        run = run_statement(
+            catalog,
+            kind=StatementKind.CREATE_TABLE_AS,
+            target="bench.copy",
+            query=QUERY,
+            sources=["bench.src"],
+            resources=resources,
+        )
         rows = run.write.rows
     elif case == "insert":
-        run = run_statement(catalog, kind=StatementKind.INSERT, target="bench.empty", query=QUERY,
-                            sources=["bench.src"], resources=resources,
-                            insert_columns=[f.name for f in tables["bench.empty"].schema().fields])
+        run = run_statement(
+            catalog,
+            kind=StatementKind.INSERT,
+            target="bench.empty",
+            query=QUERY,
+            sources=["bench.src"],
+            resources=resources,
+            insert_columns=[f.name for f in tables["bench.empty"].schema().fields],
+        )
         rows = run.write.rows
     elif case == "merge":
-        run = rewrite_statement(catalog, target="bench.parts", dml=MERGE, sources=["bench.changes"],
-                                resources=resources)
+        run = rewrite_statement(
+            catalog, target="bench.parts", dml=MERGE, sources=["bench.changes"], resources=resources
+        )
         seconds = time.perf_counter() - started
-        rows = sum(task.file.record_count for task in catalog.load_table("bench.parts").scan(
-            row_filter="day = '2026-01-01'").plan_files())
+        rows = sum(
+            task.file.record_count
+            for task in catalog.load_table("bench.parts").scan(row_filter="day = '2026-01-01'").plan_files()
+        )
         return {"rows": rows, "seconds": seconds, "rss": _rss()[1] - baseline, "changed": run.write.rows}
     else:  # copy_ctas, copy_insert, copy_merge: DuckDB's own COPY of the same rows, over the same read
         query = REWRITTEN if case == "copy_merge" else QUERY
@@ -106,8 +141,10 @@ def run_case(folder: Path, case: str, memory_limit: str, threads: int) -> dict[s
             connection = sandboxed_connection(resources=resources, spill=spill)
             expose_tables(connection, catalog, ["bench.src", "bench.parts"])
             out = folder / f"copy-{case}"
-            connection.execute(f"COPY ({query}) TO '{out}' (FORMAT parquet, OVERWRITE, FILE_SIZE_BYTES '128MiB', "
-                               "ROW_GROUP_SIZE 122880)")
+            connection.execute(
+                f"COPY ({query}) TO '{out}' (FORMAT parquet, OVERWRITE, FILE_SIZE_BYTES '128MiB', "
+                "ROW_GROUP_SIZE 122880)"
+            )
             rows = connection.execute(f"SELECT count(*) FROM read_parquet('{out}/*.parquet')").fetchall()[0][0]
             connection.close()
     seconds = time.perf_counter() - started
@@ -115,8 +152,22 @@ def run_case(folder: Path, case: str, memory_limit: str, threads: int) -> dict[s
 
 
 def _child(folder: Path, case: str, args: argparse.Namespace) -> dict[str, float]:
-    answer = subprocess.run([sys.executable, __file__, "--case", case, "--folder", str(folder), "--memory-limit",
-                             args.memory_limit, "--threads", str(args.threads)], capture_output=True, text=True)
+    answer = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--case",
+            case,
+            "--folder",
+            str(folder),
+            "--memory-limit",
+            args.memory_limit,
+            "--threads",
+            str(args.threads),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if answer.returncode:
         sys.exit(f"case {case} failed:\n{answer.stderr}")
     return json.loads(answer.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
@@ -138,10 +189,13 @@ def main() -> None:
         for case in ("ctas", "insert", "merge"):
             copy = _child(Path(folder), f"copy_{case}", args)
             ours = _child(Path(folder), case, args)
-            print(f"RESULT streamed_write case={case} rows={ours['rows']} seconds={ours['seconds']:.2f} "
-                  f"copy_seconds={copy['seconds']:.2f} ratio={ours['seconds'] / copy['seconds']:.2f} "
-                  f"rss_mb={ours['rss'] / 2 ** 20:.0f} copy_rss_mb={copy['rss'] / 2 ** 20:.0f} "
-                  f"memory_limit={args.memory_limit} threads={args.threads}", flush=True)
+            print(
+                f"RESULT streamed_write case={case} rows={ours['rows']} seconds={ours['seconds']:.2f} "
+                f"copy_seconds={copy['seconds']:.2f} ratio={ours['seconds'] / copy['seconds']:.2f} "
+                f"rss_mb={ours['rss'] / 2**20:.0f} copy_rss_mb={copy['rss'] / 2**20:.0f} "
+                f"memory_limit={args.memory_limit} threads={args.threads}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

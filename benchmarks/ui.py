@@ -48,14 +48,17 @@ def main() -> None:
         (governance / "metadata.toml").write_text('[tables."out.t1"]\nowner = "team"\ntier = 1\n')
         for night in range(REPORTS):
             run = f"scheduled__2026-10-{night % 28 + 1:02d}T0{night // 28}:00:00+00:00"
-            findings = [unaccounted_table(TableRef.parse(f"src.s{night}")),
-                        missing_metadata(TableRef.parse(f"out.t{night}"), {"c0": "internal"})]
+            findings = [
+                unaccounted_table(TableRef.parse(f"src.s{night}")),
+                missing_metadata(TableRef.parse(f"out.t{night}"), {"c0": "internal"}),
+            ]
             GovernanceReport("governance", run, run[11:], findings, {"target_dag_id": "dag"}).write(
-                root / "reports" / "governance" / run)
+                root / "reports" / "governance" / run
+            )
         sources = Sources(lambda: str(events), lambda: governance, lambda: root / "reports", lambda: None)
         app = create_app(UiData(sources), warm_up=False)
         app.dependency_overrides[current_user] = lambda: "bench"
-        app.dependency_overrides[readable_dags] = lambda: (lambda dag: True)
+        app.dependency_overrides[readable_dags] = lambda: lambda dag: True
         client = TestClient(app)
 
         started = time.perf_counter()
@@ -92,11 +95,15 @@ def main() -> None:
     for name, times in (("Impact page", pages), ("impact JSON", answers)):
         p95 = statistics.quantiles(times, n=20)[-1]
         slow = sum(1 for t in times if t > 300)
-        print(f"{name} over {QUERIES} columns: p50 {statistics.median(times):.1f} ms, p95 {p95:.1f} ms, "
-              f"max {max(times):.1f} ms; {slow} above 300 ms")
+        print(
+            f"{name} over {QUERIES} columns: p50 {statistics.median(times):.1f} ms, p95 {p95:.1f} ms, "
+            f"max {max(times):.1f} ms; {slow} above 300 ms"
+        )
     print(f"Lineage tab of a run that is not its job's latest (one scan of the events file): {lineage:.1f} ms")
-    print(f"RESULT ui first_page_ms={first_page:.1f} impact_p50_ms={statistics.median(pages):.1f} "
-          f"impact_max_ms={max(pages):.1f}")
+    print(
+        f"RESULT ui first_page_ms={first_page:.1f} impact_p50_ms={statistics.median(pages):.1f} "
+        f"impact_max_ms={max(pages):.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,10 @@ with DAG(
     tags=["platform", "lineage"],
     doc_md=__doc__,
 ) as dag:
-    pipelines = {path.stem: IcebergSqlOperator(task_id=path.stem, sql=path.name, **OPTIONS.get(path.stem, {}))
-                 for path in sorted(SQL.glob("*.sql"))}
+    pipelines = {
+        path.stem: IcebergSqlOperator(task_id=path.stem, sql=path.name, **OPTIONS.get(path.stem, {}))
+        for path in sorted(SQL.glob("*.sql"))
+    }
 
     # The export overwrites marketing.campaign_list whole, with no retry on a commit conflict: one run at a time.
     @task(task_id="marketing_export", max_active_tis_per_dag=1)

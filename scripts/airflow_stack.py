@@ -63,24 +63,27 @@ def component_args(name: str, port: int) -> list[str]:
 def stack_env(home: Path, dags: Path, port: int, extra: dict[str, str]) -> dict[str, str]:
     """Returns the environment every component runs with."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "OPENLINEAGE", "LINEAGE_GOVERNANCE"))}
-    env.update({
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-        "AIRFLOW__CORE__PARALLELISM": "4",
-        "AIRFLOW__CORE__AUTH_MANAGER":
-            "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
-        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-        "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
-        "AIRFLOW__API__HOST": "127.0.0.1",
-        "AIRFLOW__API__PORT": str(port),
-        "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
-        "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
-        "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "600",
-        "PATH": f"{VENV_BIN}:{env.get('PATH', '')}",
-    })
+    env.update(
+        {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            "AIRFLOW__CORE__AUTH_MANAGER": (
+                "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
+            ),
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+            "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__PORT": str(port),
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+            "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
+            "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "600",
+            "PATH": f"{VENV_BIN}:{env.get('PATH', '')}",
+        }
+    )
     env.update(extra)
     return env
 
@@ -111,8 +114,9 @@ def healthy(url: str) -> bool:
 
 def _launch(folder: Path, name: str, args: list[str], env: dict[str, str]) -> None:
     with (folder / f"{name}.log").open("ab") as log:
-        process = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            args, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     (folder / f"{name}.pid").write_text(str(process.pid))
 
 
@@ -124,9 +128,23 @@ def _private(path: Path, text: str) -> None:
 
 def workers_answer(env: dict[str, str], count: int) -> bool:
     """Returns True when `count` Celery workers answer a ping through the broker."""
-    done = subprocess.run([str(VENV_BIN / "celery"), "--app", "airflow.providers.celery.executors.celery_executor.app",
-                           "inspect", "ping", "--timeout", "5", "--json"], env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
+    done = subprocess.run(
+        [
+            str(VENV_BIN / "celery"),
+            "--app",
+            "airflow.providers.celery.executors.celery_executor.app",
+            "inspect",
+            "ping",
+            "--timeout",
+            "5",
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     if done.returncode != 0:
         return False
     try:
@@ -136,8 +154,17 @@ def workers_answer(env: dict[str, str], count: int) -> bool:
     return sum(1 for name in answers if name.startswith("worker-")) >= count
 
 
-def start(home: Path, dags: Path, port: int, extra: dict[str, str], timeout: float, *, executor: str = "local",
-          workers: int = 0, restart_on_exit: bool = False) -> str:
+def start(
+    home: Path,
+    dags: Path,
+    port: int,
+    extra: dict[str, str],
+    timeout: float,
+    *,
+    executor: str = "local",
+    workers: int = 0,
+    restart_on_exit: bool = False,
+) -> str:
     """Starts the stack; returns its base URL. Raises RuntimeError with one sentence when it does not come up."""
     home.mkdir(parents=True, exist_ok=True)
     folder = _stack(home)
@@ -146,8 +173,9 @@ def start(home: Path, dags: Path, port: int, extra: dict[str, str], timeout: flo
         extra = {"AIRFLOW__CORE__EXECUTOR": "CeleryExecutor", **extra}
     env = stack_env(home, dags, port, extra)
     if not (home / "airflow.db").exists() and not (folder / "migrated").exists():
-        done = subprocess.run([str(VENV_BIN / "airflow"), "db", "migrate"], env=env, capture_output=True,
-                              text=True, timeout=600)
+        done = subprocess.run(
+            [str(VENV_BIN / "airflow"), "db", "migrate"], env=env, capture_output=True, text=True, timeout=600
+        )
         if done.returncode != 0:
             (folder / "migrate.log").write_text(done.stdout + done.stderr)
             raise RuntimeError(f"airflow db migrate failed; see {folder / 'migrate.log'}")
@@ -260,8 +288,18 @@ def main(argv: list[str] | None = None) -> int:
             restart(args.home.resolve(), args.component)
             return 0
         extra = dict(item.split("=", 1) for item in args.env)
-        print(start(args.home.resolve(), args.dags.resolve(), args.port, extra, args.timeout, executor=args.executor,
-                    workers=args.workers, restart_on_exit=args.restart_on_exit))
+        print(
+            start(
+                args.home.resolve(),
+                args.dags.resolve(),
+                args.port,
+                extra,
+                args.timeout,
+                executor=args.executor,
+                workers=args.workers,
+                restart_on_exit=args.restart_on_exit,
+            )
+        )
     except RuntimeError as error:
         print(f"airflow_stack: {error}", file=sys.stderr)
         return 1

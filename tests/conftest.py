@@ -26,8 +26,9 @@ def catalog_kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def empty_catalog_properties(catalog_kind: str, request: pytest.FixtureRequest,
-                             tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+def empty_catalog_properties(
+    catalog_kind: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, str]]:
     """Yields the pyiceberg properties of an empty catalog of the test's `catalog_kind`."""
     with catalog_properties(catalog_kind, request, tmp_path_factory.mktemp("catalog")) as properties:
         yield properties

@@ -83,8 +83,11 @@ def field_type_problems(events: Iterable[dict[str, Any]], where: str = "events")
             before = seen.setdefault(key, {})
             if key not in written:
                 changed = sorted(n for n, t in fields.items() if before.get(n, t) != t)
-                problems.extend(f"{where}: {job} reads {key[0]}/{key[1]} field {name} as {fields[name]}, and an "
-                                f"earlier run as {before[name]}" for name in changed)
+                problems.extend(
+                    f"{where}: {job} reads {key[0]}/{key[1]} field {name} as {fields[name]}, and an "
+                    f"earlier run as {before[name]}"
+                    for name in changed
+                )
             before.update(fields)
     return problems
 
@@ -127,5 +130,6 @@ def field_types_hold(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
     count, problems = folder_problems(tmp_path_factory.getbasetemp())
     if problems:
         shown = "\n".join(problems[:50])
-        pytest.fail(f"{len(problems)} breaches of one type per field in {count} provider events:\n{shown}",
-                    pytrace=False)
+        pytest.fail(
+            f"{len(problems)} breaches of one type per field in {count} provider events:\n{shown}", pytrace=False
+        )

@@ -38,8 +38,15 @@ def server_properties(folder: Path, uri: str) -> dict[str, str]:
 def start_rest_catalog(folder: Path, env: dict[str, str] | None = None) -> dict[str, str]:
     """Starts the server in `folder` and returns its pyiceberg catalog properties; raises RestCatalogStartError
     with start.sh's sentence when it does not answer GET /v1/config (start.sh has then stopped it)."""
-    result = subprocess.run([BASH, str(SCRIPTS / "start.sh"), str(folder)], capture_output=True, text=True,
-                            timeout=START_TIMEOUT_S, env=env, stdin=subprocess.DEVNULL, check=False)
+    result = subprocess.run(
+        [BASH, str(SCRIPTS / "start.sh"), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=START_TIMEOUT_S,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     if result.returncode != 0:
         raise RestCatalogStartError(result.stderr.strip() or f"start.sh exited {result.returncode} saying nothing.")
     return server_properties(folder, result.stdout.strip().splitlines()[-1])
@@ -48,8 +55,14 @@ def start_rest_catalog(folder: Path, env: dict[str, str] | None = None) -> dict[
 def stop_rest_catalog(folder: Path) -> None:
     """Stops the server started in `folder` by its pid and waits until it has exited; raises CalledProcessError
     when stop.sh fails."""
-    subprocess.run([BASH, str(SCRIPTS / "stop.sh"), str(folder)], capture_output=True, text=True,
-                   timeout=STOP_TIMEOUT_S, stdin=subprocess.DEVNULL, check=True)
+    subprocess.run(
+        [BASH, str(SCRIPTS / "stop.sh"), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=STOP_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        check=True,
+    )
 
 
 @contextmanager

@@ -17,8 +17,17 @@ SPEC = Path(__file__).resolve().parents[2] / "shared" / "openlineage-spec"
 OURS = Path(__file__).resolve().parents[1] / "airflow_lineage_governance" / "spec"
 EVENT = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 # Facets the Airflow OpenLineage provider defines itself; the spec has no schema for them.
-PROVIDER_FACETS = frozenset({"airflow", "airflowDagRun", "airflowState", "airflow_runArgs", "airflow_version",
-                             "unknownSourceAttribute", "debug"})
+PROVIDER_FACETS = frozenset(
+    {
+        "airflow",
+        "airflowDagRun",
+        "airflowState",
+        "airflow_runArgs",
+        "airflow_version",
+        "unknownSourceAttribute",
+        "debug",
+    }
+)
 
 
 def _schemas() -> list[dict]:
@@ -85,8 +94,9 @@ def conformance(events: list[dict]) -> Conformance:
     for event in events:
         found.events += 1
         label = f"{event.get('eventType')} {event.get('job', {}).get('name')}"
-        found.errors.extend(f"{label}: {error.message} at {list(error.absolute_path)}"
-                            for error in event_validator.iter_errors(event))
+        found.errors.extend(
+            f"{label}: {error.message} at {list(error.absolute_path)}" for error in event_validator.iter_errors(event)
+        )
         for where, name, facet in _facets(event):
             _check_facet(f"{label} {where}", name, facet, found)
     return found

@@ -14,15 +14,22 @@ from tests.shop import write_shop
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(VENV_BIN / "lineage-governance"), *args], capture_output=True, text=True, timeout=120,
-                          cwd=REPO)
+    return subprocess.run(
+        [str(VENV_BIN / "lineage-governance"), *args], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
 
 
 def seed(*args: str) -> subprocess.CompletedProcess:
     """Runs the demo platform's seed command (dags/learning_platform/seed.py) as the README shows it."""
     env = {**os.environ, "PYTHONPATH": demo_pythonpath()}
-    return subprocess.run([sys.executable, "-m", "learning_platform.seed", *args], capture_output=True, text=True,
-                          timeout=120, cwd=REPO, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "learning_platform.seed", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=env,
+    )
 
 
 def test_platform_seed_then_lineage_of_a_pipeline(tmp_path):
@@ -35,8 +42,9 @@ def test_platform_seed_then_lineage_of_a_pipeline(tmp_path):
     shaping = "every row shaped by: crm.learners.date_of_birth FILTER, crm.learners.marketing_consent FILTER"
     assert shaping in text.stdout
     facet = json.loads(cli("lineage", "dags/sql/course_performance.sql", "--catalog", str(folder), "--json").stdout)
-    completions = {f["field"]: f["transformations"][0]["subtype"]
-                   for f in facet["fields"]["completions"]["inputFields"]}
+    completions = {
+        f["field"]: f["transformations"][0]["subtype"] for f in facet["fields"]["completions"]["inputFields"]
+    }
     assert completions == {"completed_at": "FILTER", "enrollment_id": "AGGREGATION"}
 
 
@@ -47,8 +55,9 @@ def test_lineage_from_a_schema_file_and_its_errors(tmp_path):
     sql.write_text("create table out.t as select l.emial from crm.learners l")
     done = cli("lineage", str(sql), "--schema", str(schema))
     assert done.returncode == 2
-    assert done.stderr == ("lineage-governance: out.t: crm.learners has no column emial; "
-                           "check the spelling against the catalog.\n")
+    assert done.stderr == (
+        "lineage-governance: out.t: crm.learners has no column emial; check the spelling against the catalog.\n"
+    )
     missing = cli("lineage", str(tmp_path / "none.sql"), "--schema", str(schema))
     assert missing.returncode == 2 and "the SQL file does not exist" in missing.stderr
     merge = tmp_path / "merge.sql"
@@ -68,8 +77,9 @@ def clean_cli(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess:
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     base.update({"AIRFLOW_HOME": str(tmp_path / "airflow"), **env})
-    return subprocess.run([str(VENV_BIN / "lineage-governance"), *args], capture_output=True, text=True,
-                          timeout=120, cwd=work, env=base)
+    return subprocess.run(
+        [str(VENV_BIN / "lineage-governance"), *args], capture_output=True, text=True, timeout=120, cwd=work, env=base
+    )
 
 
 @pytest.mark.reliability
@@ -77,29 +87,47 @@ def test_a_template_reaching_for_python_internals_is_refused(tmp_path):
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps({"crm": {"learners": {"email": "string"}}}))
     hostile = tmp_path / "hostile.sql"
-    hostile.write_text("create table out.t as select {{ ''.__class__.__mro__[1].__subclasses__() }} as x, email "
-                       "from crm.learners")
+    hostile.write_text(
+        "create table out.t as select {{ ''.__class__.__mro__[1].__subclasses__() }} as x, email from crm.learners"
+    )
     done = cli("lineage", str(hostile), "--schema", str(schema))
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.startswith(f"lineage-governance: {hostile}: the template reaches for Python internals, "
-                                  "which the sandbox refuses")
+    assert done.stderr.startswith(
+        f"lineage-governance: {hostile}: the template reaches for Python internals, which the sandbox refuses"
+    )
     assert done.stderr.count("\n") == 1
     undefined = tmp_path / "undefined.sql"
     undefined.write_text("create table out.t as select email from crm.learners where '{{ params.day }}' > ''")
-    done = cli("gate", "--before", str(undefined), "--after", str(undefined), "--schema", str(schema),
-               "--events", str(tmp_path / "none.jsonl"), "--rules", str(REPO / "governance" / "lineage.toml"),
-               "--metadata", str(REPO / "governance" / "metadata.toml"))
+    done = cli(
+        "gate",
+        "--before",
+        str(undefined),
+        "--after",
+        str(undefined),
+        "--schema",
+        str(schema),
+        "--events",
+        str(tmp_path / "none.jsonl"),
+        "--rules",
+        str(REPO / "governance" / "lineage.toml"),
+        "--metadata",
+        str(REPO / "governance" / "metadata.toml"),
+    )
     assert done.returncode == 2
-    assert done.stderr.startswith(f"lineage-governance: {undefined}: the template uses a name that is not defined "
-                                  "('params' is undefined); use only ds, ds_nodash, ts")
+    assert done.stderr.startswith(
+        f"lineage-governance: {undefined}: the template uses a name that is not defined "
+        "('params' is undefined); use only ds, ds_nodash, ts"
+    )
 
 
 def test_templates_render_for_the_logical_date_given(tmp_path):
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps({"crm": {"learners": {"email": "string", "country": "string"}}}))
     sql = tmp_path / "dated.sql"
-    sql.write_text("create table out.t as select {% if ds == '2025-01-31' and ts.startswith(ds) %}email"
-                   "{% else %}country{% endif %} as x from crm.learners")
+    sql.write_text(
+        "create table out.t as select {% if ds == '2025-01-31' and ts.startswith(ds) %}email"
+        "{% else %}country{% endif %} as x from crm.learners"
+    )
     dated = cli("lineage", str(sql), "--schema", str(schema), "--logical-date", "2025-01-31T02:00:00+00:00")
     assert dated.returncode == 0, dated.stderr
     assert "x <- crm.learners.email DIRECT IDENTITY" in dated.stdout
@@ -112,21 +140,36 @@ def test_templates_render_for_the_logical_date_given(tmp_path):
 def test_missing_values_say_which_flag_or_setting_to_give(tmp_path):
     events = clean_cli(tmp_path, "impact", "sales.customers.email")
     assert events.returncode == 2
-    assert events.stderr == ("lineage-governance: the events setting is not set: give --events or set "
-                             "[lineage_governance] events in airflow.cfg or AIRFLOW__LINEAGE_GOVERNANCE__EVENTS.\n")
+    assert events.stderr == (
+        "lineage-governance: the events setting is not set: give --events or set "
+        "[lineage_governance] events in airflow.cfg or AIRFLOW__LINEAGE_GOVERNANCE__EVENTS.\n"
+    )
     rules = clean_cli(tmp_path, "propose", "--events", str(tmp_path / "none.jsonl"))
     assert rules.returncode == 2
-    assert rules.stderr == ("lineage-governance: no lineage.toml: give --rules, or set [lineage_governance] "
-                            "governance_dir in airflow.cfg or AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR, or run "
-                            "where governance/lineage.toml is.\n")
+    assert rules.stderr == (
+        "lineage-governance: no lineage.toml: give --rules, or set [lineage_governance] "
+        "governance_dir in airflow.cfg or AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR, or run "
+        "where governance/lineage.toml is.\n"
+    )
     catalog = clean_cli(tmp_path, "lineage", str(REPO / "dags" / "sql" / "birthday_offers.sql"))
     assert catalog.returncode == 2
-    assert catalog.stderr == ("lineage-governance: the catalog_folder setting is not set: give --catalog or --schema "
-                              "or set [lineage_governance] catalog_folder in airflow.cfg or "
-                              "AIRFLOW__LINEAGE_GOVERNANCE__CATALOG_FOLDER.\n")
-    no_catalog = clean_cli(tmp_path, "check", "--events", "x.jsonl", "--catalog", str(tmp_path / "nowhere"),
-                           "--rules", str(REPO / "governance" / "lineage.toml"),
-                           "--metadata", str(REPO / "governance" / "metadata.toml"))
+    assert catalog.stderr == (
+        "lineage-governance: the catalog_folder setting is not set: give --catalog or --schema "
+        "or set [lineage_governance] catalog_folder in airflow.cfg or "
+        "AIRFLOW__LINEAGE_GOVERNANCE__CATALOG_FOLDER.\n"
+    )
+    no_catalog = clean_cli(
+        tmp_path,
+        "check",
+        "--events",
+        "x.jsonl",
+        "--catalog",
+        str(tmp_path / "nowhere"),
+        "--rules",
+        str(REPO / "governance" / "lineage.toml"),
+        "--metadata",
+        str(REPO / "governance" / "metadata.toml"),
+    )
     assert no_catalog.returncode == 2 and "give the folder of an existing one with --catalog" in no_catalog.stderr
 
 
@@ -135,8 +178,9 @@ def test_defaults_come_from_airflow_config_and_its_environment_variables(tmp_pat
     home = tmp_path / "airflow"
     home.mkdir()
     (home / "airflow.cfg").write_text(f"[lineage_governance]\ngovernance_dir = {governance}\n")
-    impact = clean_cli(tmp_path, "impact", "sales.customers.email", "--json",
-                       AIRFLOW__LINEAGE_GOVERNANCE__EVENTS=str(events))
+    impact = clean_cli(
+        tmp_path, "impact", "sales.customers.email", "--json", AIRFLOW__LINEAGE_GOVERNANCE__EVENTS=str(events)
+    )
     assert impact.returncode == 0, impact.stderr
     assert json.loads(impact.stdout)["values"] == ["marts.customer_spend.email"]
     legacy = clean_cli(tmp_path, "impact", "sales.customers.email", LINEAGE_GOVERNANCE_EVENTS=str(events))

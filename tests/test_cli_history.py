@@ -12,15 +12,24 @@ from airflow_lineage_governance.cli import main
 from tests.events import NS, complete, output, write
 
 RULES = f'namespace = "{NS}"\n'
-METADATA = '[tables."crm.learners"]\nsource = true\ncolumns = { email = "personal", full_name = "personal" }\n' \
-           '[tables."out.t"]\nowner = "analytics"\ntier = 1\n'
+METADATA = (
+    '[tables."crm.learners"]\nsource = true\ncolumns = { email = "personal", full_name = "personal" }\n'
+    '[tables."out.t"]\nowner = "analytics"\ntier = 1\n'
+)
 
 
 def nightly(day: int, column: str, version: str) -> dict:
-    event = complete("dag.a", output("out.t", {"x": [f"crm.learners.{column}"]}), run=f"r{day}",
-                     time=f"2026-10-{day:02d}T02:00:00Z", dag_run=f"scheduled__{day}", try_number=1,
-                     inputs=[{"namespace": NS, "name": "crm.learners",
-                              "facets": {"version": {"datasetVersion": f"learners-{day}"}}}])
+    event = complete(
+        "dag.a",
+        output("out.t", {"x": [f"crm.learners.{column}"]}),
+        run=f"r{day}",
+        time=f"2026-10-{day:02d}T02:00:00Z",
+        dag_run=f"scheduled__{day}",
+        try_number=1,
+        inputs=[
+            {"namespace": NS, "name": "crm.learners", "facets": {"version": {"datasetVersion": f"learners-{day}"}}}
+        ],
+    )
     event["outputs"][0]["facets"]["version"] = {"datasetVersion": version}
     event["job"]["facets"] = {"sql": {"query": f"SELECT {column} AS x FROM crm.learners"}}
     return event
@@ -33,11 +42,21 @@ def options(tmp_path, monkeypatch):
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "no-airflow"))
     (tmp_path / "lineage.toml").write_text(RULES)
     (tmp_path / "metadata.toml").write_text(METADATA)
-    cycle = complete("dag.inc", output("out.totals", {"total": ["out.totals.total", "out.t.x"]}), run="i1",
-                     time="2026-10-02T03:00:00Z")
+    cycle = complete(
+        "dag.inc",
+        output("out.totals", {"total": ["out.totals.total", "out.t.x"]}),
+        run="i1",
+        time="2026-10-02T03:00:00Z",
+    )
     events = write(tmp_path / "events.jsonl", [nightly(1, "email", "t-1"), nightly(2, "full_name", "t-2"), cycle])
-    return ["--events", str(events), "--rules", str(tmp_path / "lineage.toml"),
-            "--metadata", str(tmp_path / "metadata.toml")]
+    return [
+        "--events",
+        str(events),
+        "--rules",
+        str(tmp_path / "lineage.toml"),
+        "--metadata",
+        str(tmp_path / "metadata.toml"),
+    ]
 
 
 def run_json(capsys, *args: str) -> object:
@@ -58,8 +77,7 @@ def test_as_of_answers_from_the_runs_then(options, capsys):
     impact = run_json(capsys, "impact", "crm.learners.email", *options, "--as-of", "2026-10-01T12:00:00Z")
     assert impact["columns_reached"] == ["out.t.x"] and impact["as_of"] == "2026-10-01T12:00:00+00:00"
     hop = impact["reached"]["out.t.x"]["hops"][0]
-    assert (hop["run_id"], hop["try"], hop["input_snapshot"], hop["output_snapshot"]) == ("r1", 1, "learners-1",
-                                                                                        "t-1")
+    assert (hop["run_id"], hop["try"], hop["input_snapshot"], hop["output_snapshot"]) == ("r1", 1, "learners-1", "t-1")
     assert impact["reached"]["out.t.x"]["last_written_by"]["outputs"] == {"out.t": "t-1"}
     upstream = run_json(capsys, "upstream", "out.t.x", *options, "--as-of", "2026-10-01T12:00:00Z")
     assert upstream["sources"] == ["crm.learners.email"]
@@ -70,8 +88,9 @@ def test_as_of_answers_from_the_runs_then(options, capsys):
 def test_active_since_marks_old_edges_stale_at_a_glance(options, capsys):
     assert main(["impact", "crm.learners.full_name", *options, "--active-since", "36h"]) == 0
     assert "out.t.x [observed, STALE]" in capsys.readouterr().out  # the events are of October 2026
-    impact = run_json(capsys, "impact", "crm.learners.full_name", *options, "--as-of", "2026-10-02T12:00:00Z",
-                      "--active-since", "36h")
+    impact = run_json(
+        capsys, "impact", "crm.learners.full_name", *options, "--as-of", "2026-10-02T12:00:00Z", "--active-since", "36h"
+    )
     assert impact["reached"]["out.t.x"]["stale"] is False and impact["reached"]["out.t.x"]["confidence"] == "observed"
 
 
@@ -85,18 +104,22 @@ def test_a_column_on_a_cycle_reaches_itself(options, capsys):
 def test_trace_backwards_and_forwards(options, capsys):
     traced = run_json(capsys, "trace", "out.t@t-2", *options)["origin"]
     assert traced["written_by"]["run_id"] == "r2" and traced["written_by"]["try"] == 1
-    assert traced["inputs"] == [{"table": "crm.learners", "snapshot": "learners-2", "written_by": None,
-                                 "seen_before": False, "inputs": []}]
+    assert traced["inputs"] == [
+        {"table": "crm.learners", "snapshot": "learners-2", "written_by": None, "seen_before": False, "inputs": []}
+    ]
     forward = run_json(capsys, "trace", "crm.learners@learners-1", "--forward", *options)["forward"]
     assert [(f["table"], f["snapshot"], f["owner"], f["tier"]) for f in forward] == [("out.t", "t-1", "analytics", 1)]
     assert main(["trace", "out.t@t-9", *options]) == 2
     assert "out.t@t-9: no received COMPLETE event wrote or read this snapshot" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("flag", "value", "sentence"), [
-    ("--as-of", "yesterday", "--as-of 'yesterday': not an ISO 8601 time"),
-    ("--active-since", "a week", "--active-since 'a week': not a duration; write e.g. 7d, 36h or 90m."),
-])
+@pytest.mark.parametrize(
+    ("flag", "value", "sentence"),
+    [
+        ("--as-of", "yesterday", "--as-of 'yesterday': not an ISO 8601 time"),
+        ("--active-since", "a week", "--active-since 'a week': not a duration; write e.g. 7d, 36h or 90m."),
+    ],
+)
 def test_a_bad_time_or_duration_is_one_sentence(options, capsys, flag, value, sentence):
     assert main(["impact", "crm.learners.email", *options, flag, value]) == 2
     assert sentence in capsys.readouterr().err

@@ -46,10 +46,14 @@ def test_orphans_lists_old_unreferenced_files_and_removes_nothing(tmp_path, tabl
     code, out = _run(tmp_path, capsys)
     assert code == 0
     lines = out.splitlines()
-    assert [line.split("  ")[0] for line in lines[:-1]] == [str(table_folder / "data/00000-0-killed.parquet"),
-                                                            str(table_folder / "metadata/refused-m0.avro")]
-    assert lines[-1] == ("crm.people: 2 files (82 bytes) that no snapshot references, older than 72 hours: listed "
-                         "only (dry run); --delete removes them")
+    assert [line.split("  ")[0] for line in lines[:-1]] == [
+        str(table_folder / "data/00000-0-killed.parquet"),
+        str(table_folder / "metadata/refused-m0.avro"),
+    ]
+    assert lines[-1] == (
+        "crm.people: 2 files (82 bytes) that no snapshot references, older than 72 hours: listed "
+        "only (dry run); --delete removes them"
+    )
     assert sorted(p for p in table_folder.rglob("*") if p.is_file()) == before
 
 
@@ -71,5 +75,6 @@ def test_orphans_delete_removes_only_them_and_the_table_still_reads(tmp_path, ta
 def test_orphans_of_a_table_the_catalog_lacks_is_one_sentence(tmp_path, table_folder, capsys):
     code = main(["iceberg", "orphans", "crm.nobody", "--catalog", str(tmp_path / "catalog")])
     assert code == 2
-    assert capsys.readouterr().err == ("lineage-governance: crm.nobody: the catalog has no such table; name it "
-                                       "namespace.table.\n")
+    assert capsys.readouterr().err == (
+        "lineage-governance: crm.nobody: the catalog has no such table; name it namespace.table.\n"
+    )

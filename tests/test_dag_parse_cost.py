@@ -14,17 +14,27 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("pyiceberg", "duckdb", "pyarrow", "sqlglot", "networkx", "openlineage.client")
-MODULES = ("airflow_lineage_governance.operators.iceberg_sql", "airflow_lineage_governance.sensors.lineage_complete",
-           "airflow_lineage_governance.hooks.iceberg", "airflow_lineage_governance.dags.governance")
+MODULES = (
+    "airflow_lineage_governance.operators.iceberg_sql",
+    "airflow_lineage_governance.sensors.lineage_complete",
+    "airflow_lineage_governance.hooks.iceberg",
+    "airflow_lineage_governance.dags.governance",
+)
 
 
 def heavy_after(code: str, tmp_path: Path) -> list[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "OPENLINEAGE", "LINEAGE"))}
-    env.update({"AIRFLOW_HOME": str(tmp_path / "airflow"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-                "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "dags")])})
+    env.update(
+        {
+            "AIRFLOW_HOME": str(tmp_path / "airflow"),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "dags")]),
+        }
+    )
     probe = f"import json, sys\n{code}\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))\n"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env,
-                          cwd=REPO / "dags")
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env, cwd=REPO / "dags"
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 

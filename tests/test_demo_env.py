@@ -7,8 +7,9 @@ import json
 
 from learning_platform.demo import demo_env
 
-HTTP = json.dumps({"type": "http", "url": "http://marquez:5000", "timeout": 2,
-                   "retry": {"total": 1, "connect": 1, "read": 1}})
+HTTP = json.dumps(
+    {"type": "http", "url": "http://marquez:5000", "timeout": 2, "retry": {"total": 1, "connect": 1, "read": 1}}
+)
 
 
 def test_the_file_transport_by_default(tmp_path, monkeypatch):
@@ -17,7 +18,10 @@ def test_the_file_transport_by_default(tmp_path, monkeypatch):
     monkeypatch.setenv("AIRFLOW__CORE__EXECUTOR", "CeleryExecutor")
     env = demo_env(tmp_path)
     assert json.loads(env["AIRFLOW__OPENLINEAGE__TRANSPORT"]) == {
-        "type": "file", "log_file_path": str(tmp_path / "events.jsonl"), "append": True}
+        "type": "file",
+        "log_file_path": str(tmp_path / "events.jsonl"),
+        "append": True,
+    }
     assert env["LINEAGE_GOVERNANCE_EVENTS"] == str(tmp_path / "events.jsonl")
     assert "AIRFLOW__CORE__EXECUTOR" not in env
 

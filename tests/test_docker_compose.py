@@ -14,14 +14,27 @@ COMPOSE = Path(__file__).resolve().parents[1] / "docker-compose.yaml"
 
 def test_compose_declares_the_production_stack():
     services = yaml.safe_load(COMPOSE.read_text())["services"]
-    for name in ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-worker-1",
-                 "airflow-worker-2", "airflow-triggerer", "postgres", "redis", "marquez-api", "marquez-web",
-                 "iceberg-rest", "minio"):
+    for name in (
+        "airflow-apiserver",
+        "airflow-scheduler",
+        "airflow-dag-processor",
+        "airflow-worker-1",
+        "airflow-worker-2",
+        "airflow-triggerer",
+        "postgres",
+        "redis",
+        "marquez-api",
+        "marquez-web",
+        "iceberg-rest",
+        "minio",
+    ):
         assert name in services, name
     env = services["airflow-worker-1"]["environment"]
     assert env["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor"
-    assert '"type": "http"' in env["AIRFLOW__OPENLINEAGE__TRANSPORT"] and "marquez-api" in env[
-        "AIRFLOW__OPENLINEAGE__TRANSPORT"]
+    assert (
+        '"type": "http"' in env["AIRFLOW__OPENLINEAGE__TRANSPORT"]
+        and "marquez-api" in env["AIRFLOW__OPENLINEAGE__TRANSPORT"]
+    )
     assert "iceberg_catalog" in env["AIRFLOW_CONN_ICEBERG_DEFAULT"]
 
 

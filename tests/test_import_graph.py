@@ -27,8 +27,9 @@ def _imports(path: Path) -> list[tuple[str, list[str]]]:
         if isinstance(node, ast.Import):
             found += [(alias.name, []) for alias in node.names if alias.name.startswith(PACKAGE)]
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PACKAGE):
-            modules = [f"{node.module}.{alias.name}" for alias in node.names if f"{node.module}.{alias.name}" in
-                       MODULES]
+            modules = [
+                f"{node.module}.{alias.name}" for alias in node.names if f"{node.module}.{alias.name}" in MODULES
+            ]
             names = [alias.name for alias in node.names if f"{node.module}.{alias.name}" not in MODULES]
             found += [(module, []) for module in modules]
             if names:
@@ -52,16 +53,21 @@ def test_no_two_modules_import_each_other_through_any_path():
 
 
 def test_no_module_imports_another_modules_private_name():
-    private = sorted(f"{name} takes {imported}.{taken}" for name, path in MODULES.items()
-                     for imported, names in _imports(path) for taken in names
-                     if taken.startswith("_") and not taken.startswith("__") and imported != name)
+    private = sorted(
+        f"{name} takes {imported}.{taken}"
+        for name, path in MODULES.items()
+        for imported, names in _imports(path)
+        for taken in names
+        if taken.startswith("_") and not taken.startswith("__") and imported != name
+    )
     assert private == []
 
 
 def test_the_check_sees_a_circle():
     # The graph is read from the source text: one import back from binding to engine would close a circle.
-    assert any(module == "airflow_lineage_governance.lineage.binding" for module, _ in
-               _imports(ROOT / "lineage" / "engine.py"))
+    assert any(
+        module == "airflow_lineage_governance.lineage.binding" for module, _ in _imports(ROOT / "lineage" / "engine.py")
+    )
     graph = _graph()
     graph.add_edge("airflow_lineage_governance.lineage.binding", "airflow_lineage_governance.lineage.engine")
     assert any(len(c) > 1 for c in nx.strongly_connected_components(graph))

@@ -11,19 +11,38 @@ from airflow_lineage_governance.lineage.facet import LineageTruncationRunFacet
 from tests.openlineage_spec import SPEC, conformance
 
 EVENT = {
-    "eventType": "COMPLETE", "eventTime": "2026-10-01T02:00:46.541480+00:00",
+    "eventType": "COMPLETE",
+    "eventTime": "2026-10-01T02:00:46.541480+00:00",
     "producer": "https://github.com/apache/airflow/tree/providers-openlineage/2.20.3",
     "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
     "run": {"runId": "01999a2e-0000-7000-8000-000000000001", "facets": {}},
     "job": {"namespace": "platform", "name": "platform_nightly.marketing_audience", "facets": {}},
-    "inputs": [], "outputs": [{"namespace": "iceberg://platform", "name": "marketing.audience", "facets": {
-        "columnLineage": {
-            "_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python",
-            "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json#/$defs/"
-                          "ColumnLineageDatasetFacet",
-            "fields": {"email": {"inputFields": [{"namespace": "iceberg://platform", "name": "crm.learners",
-                                                  "field": "email", "transformations": [
-                                                      {"type": "DIRECT", "subtype": "IDENTITY"}]}]}}}}}],
+    "inputs": [],
+    "outputs": [
+        {
+            "namespace": "iceberg://platform",
+            "name": "marketing.audience",
+            "facets": {
+                "columnLineage": {
+                    "_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python",
+                    "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json#/$defs/"
+                    "ColumnLineageDatasetFacet",
+                    "fields": {
+                        "email": {
+                            "inputFields": [
+                                {
+                                    "namespace": "iceberg://platform",
+                                    "name": "crm.learners",
+                                    "field": "email",
+                                    "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}],
+                                }
+                            ]
+                        }
+                    },
+                }
+            },
+        }
+    ],
 }
 
 
@@ -50,6 +69,7 @@ def test_our_truncation_facet_conforms_to_its_schema_and_wrong_values_fail():
     found = conformance([event])
     assert found.errors == []
     assert found.validated["lineageTruncation"].endswith(
-        "LineageTruncationRunFacet.json#/$defs/LineageTruncationRunFacet")
+        "LineageTruncationRunFacet.json#/$defs/LineageTruncationRunFacet"
+    )
     facet["kept"] = "three"
     assert len(conformance([event]).errors) == 1

@@ -7,14 +7,25 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "airflow_lineage_governance"
-DEMO_NAMES = (".demo", "learning_platform", "airflow_lineage_governance.platform", "NIGHTLY", "2026-10-01",
-              "dags/sql", "parents[")
+DEMO_NAMES = (
+    ".demo",
+    "learning_platform",
+    "airflow_lineage_governance.platform",
+    "NIGHTLY",
+    "2026-10-01",
+    "dags/sql",
+    "parents[",
+)
 
 
 @pytest.mark.parametrize("name", DEMO_NAMES)
 def test_no_module_of_the_package_names(name):
-    found = [f"{path.relative_to(PACKAGE)}:{number}" for path in sorted(PACKAGE.rglob("*.py"))
-             for number, line in enumerate(path.read_text().splitlines(), 1) if name in line]
+    found = [
+        f"{path.relative_to(PACKAGE)}:{number}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if name in line
+    ]
     assert found == []
 
 

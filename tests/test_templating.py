@@ -29,8 +29,10 @@ def test_the_variables_airflow_gives_for_a_logical_date():
 
 
 def test_renders_dates_methods_and_macros():
-    sql = ("select {{ logical_date.month }}, '{{ ds }}', '{{ macros.ds_add(ds, 1) }}', "
-           "'{{ logical_date.add(days=-1).strftime('%Y-%m-%d') }}', '{{ ds_nodash }}'")
+    sql = (
+        "select {{ logical_date.month }}, '{{ ds }}', '{{ macros.ds_add(ds, 1) }}', "
+        "'{{ logical_date.add(days=-1).strftime('%Y-%m-%d') }}', '{{ ds_nodash }}'"
+    )
     assert render_sql(sql, NIGHT) == "select 1, '2025-01-31', '2025-02-01', '2025-01-30', '20250131'"
     filtered = "{{ data_interval_end | ds }} {{ logical_date | ts_nodash }} {{ logical_date | ts_nodash_with_tz }}"
     assert render_sql(filtered, NIGHT) == "2025-01-31 20250131T020000 20250131T020000+0000"
@@ -42,12 +44,15 @@ def test_keeps_text_without_templates_byte_for_byte():
 
 
 @pytest.mark.reliability
-@pytest.mark.parametrize("template", [
-    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
-    "{{ logical_date.__class__.__init__.__globals__ }}",
-    "{{ macros.ds_add.__globals__['os'] }}",
-    "{{ cycler.__init__.__globals__.os.popen('id').read() }}",
-])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+        "{{ logical_date.__class__.__init__.__globals__ }}",
+        "{{ macros.ds_add.__globals__['os'] }}",
+        "{{ cycler.__init__.__globals__.os.popen('id').read() }}",
+    ],
+)
 def test_python_internals_are_refused_with_one_sentence(template):
     with pytest.raises(TemplateRenderError) as caught:
         render_sql(f"select {template}", NIGHT, "q.sql")
@@ -57,8 +62,11 @@ def test_python_internals_are_refused_with_one_sentence(template):
 
 
 def test_an_undefined_name_is_refused_naming_the_names_there_are():
-    with pytest.raises(TemplateRenderError, match=r"^q\.sql: the template uses a name that is not defined "
-                                                  r"\('params' is undefined\); use only ds, ds_nodash"):
+    with pytest.raises(
+        TemplateRenderError,
+        match=r"^q\.sql: the template uses a name that is not defined "
+        r"\('params' is undefined\); use only ds, ds_nodash",
+    ):
         render_sql("select {{ params.x }}", NIGHT, "q.sql")
 
 
@@ -78,8 +86,9 @@ def test_errors_derive_from_the_package_root():
 
 def test_logical_dates_parse_as_iso_with_utc_when_no_zone_is_given():
     assert parse_logical_date("2025-01-31") == datetime(2025, 1, 31, tzinfo=UTC)
-    assert parse_logical_date("2025-01-31T02:00:00+02:00") == datetime(2025, 1, 31, 2,
-                                                                       tzinfo=timezone(timedelta(hours=2)))
+    assert parse_logical_date("2025-01-31T02:00:00+02:00") == datetime(
+        2025, 1, 31, 2, tzinfo=timezone(timedelta(hours=2))
+    )
     with pytest.raises(TemplateRenderError, match="--logical-date 'yesterday' is not an ISO date"):
         parse_logical_date("yesterday")
 

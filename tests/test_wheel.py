@@ -25,8 +25,11 @@ def run(*args: str | Path, **options) -> subprocess.CompletedProcess:
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """The environment of a user of the installed wheel: no PYTHONPATH, no settings of ours, a fresh AIRFLOW_HOME."""
-    env = {k: v for k, v in os.environ.items()
-           if k != "PYTHONPATH" and not k.startswith(("AIRFLOW", "LINEAGE_GOVERNANCE", "VIRTUAL_ENV"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k != "PYTHONPATH" and not k.startswith(("AIRFLOW", "LINEAGE_GOVERNANCE", "VIRTUAL_ENV"))
+    }
     return {**env, "AIRFLOW_HOME": str(home), **extra}
 
 
@@ -34,8 +37,11 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
 def wheel(tmp_path_factory) -> Path:
     """Builds the wheel from a copy of the package sources (the worktree stays clean)."""
     source = tmp_path_factory.mktemp("source")
-    shutil.copytree(REPO / "airflow_lineage_governance", source / "airflow_lineage_governance",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "airflow_lineage_governance",
+        source / "airflow_lineage_governance",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source / name)
     out = tmp_path_factory.mktemp("dist")
@@ -54,9 +60,13 @@ def venv(wheel, tmp_path_factory) -> Path:
     assert created.returncode == 0, created.stderr[-3000:]
     frozen = run(UV, "pip", "freeze", "--python", sys.executable)
     constraints = folder.parent / "constraints.txt"
-    constraints.write_text("".join(line + "\n" for line in frozen.stdout.splitlines()
-                                   if line and not line.startswith("-e") and "airflow-lineage-governance" not in line
-                                   and " @ " not in line))
+    constraints.write_text(
+        "".join(
+            line + "\n"
+            for line in frozen.stdout.splitlines()
+            if line and not line.startswith("-e") and "airflow-lineage-governance" not in line and " @ " not in line
+        )
+    )
     python = folder / "bin" / "python"
     install = ("pip", "install", "--quiet", "--python", python, "-c", constraints, wheel)
     installed = run(UV, *install, "--offline")
@@ -79,18 +89,43 @@ def test_the_installed_cli_answers_from_flags_and_from_settings(venv, tmp_path):
     work.mkdir()
     events, governance = write_shop(tmp_path / "shop")
     cli = venv / "bin" / "lineage-governance"
-    where = run(venv / "bin" / "python", "-c", "import airflow_lineage_governance as p; print(p.__file__)",
-                cwd=work, env=clean_env(tmp_path / "airflow"))
+    where = run(
+        venv / "bin" / "python",
+        "-c",
+        "import airflow_lineage_governance as p; print(p.__file__)",
+        cwd=work,
+        env=clean_env(tmp_path / "airflow"),
+    )
     assert where.stdout.startswith(str(venv)), where.stdout + where.stderr
     helped = run(cli, "--help", cwd=work, env=clean_env(tmp_path / "airflow"))
     assert helped.returncode == 0, helped.stderr[-3000:]
     assert "{lineage,impact,upstream,trace,propose,check,gate,design,diff,store,iceberg}" in helped.stdout
-    impact = run(cli, "impact", "sales.customers.email", "--events", events, "--rules", governance / "lineage.toml",
-                 "--metadata", governance / "metadata.toml", cwd=work, env=clean_env(tmp_path / "airflow"))
+    impact = run(
+        cli,
+        "impact",
+        "sales.customers.email",
+        "--events",
+        events,
+        "--rules",
+        governance / "lineage.toml",
+        "--metadata",
+        governance / "metadata.toml",
+        cwd=work,
+        env=clean_env(tmp_path / "airflow"),
+    )
     assert impact.returncode == 0, impact.stderr[-3000:]
     assert "values can change: marts.customer_spend.email" in impact.stdout
-    configured = run(cli, "impact", "sales.orders.customer_id", "--json", cwd=work,
-                     env=clean_env(tmp_path / "airflow", AIRFLOW__LINEAGE_GOVERNANCE__EVENTS=str(events),
-                                   AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR=str(governance)))
+    configured = run(
+        cli,
+        "impact",
+        "sales.orders.customer_id",
+        "--json",
+        cwd=work,
+        env=clean_env(
+            tmp_path / "airflow",
+            AIRFLOW__LINEAGE_GOVERNANCE__EVENTS=str(events),
+            AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR=str(governance),
+        ),
+    )
     assert configured.returncode == 0, configured.stderr[-3000:]
     assert json.loads(configured.stdout)["rows"] == ["marts.customer_spend"]

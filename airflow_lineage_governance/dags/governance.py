@@ -1,6 +1,7 @@
 """The nightly governance DAG, as a factory: waits for a target DAG's run of the same logical date and its
 lineage, runs every check, writes the run's own governance-report.json and .md, shows the findings in the task
-log, and fails on error findings."""
+log, and fails on error findings.
+"""
 
 from __future__ import annotations
 
@@ -21,44 +22,69 @@ from airflow_lineage_governance.sensors.lineage_complete import (
 log = logging.getLogger(__name__)
 
 
-def governance_dag(dag_id: str, target_dag_id: str, *, schedule: Any, start_date: datetime,
-                   events: str | None = None, wait_seconds: float | None = None,
-                   poke_seconds: float | None = None, iceberg_conn_id: str = "iceberg_default",
-                   **dag_kwargs: Any) -> DAG:
+def governance_dag(
+    dag_id: str,
+    target_dag_id: str,
+    *,
+    schedule: Any,
+    start_date: datetime,
+    events: str | None = None,
+    wait_seconds: float | None = None,
+    poke_seconds: float | None = None,
+    iceberg_conn_id: str = "iceberg_default",
+    **dag_kwargs: Any,
+) -> DAG:
     """Returns the governance DAG for `target_dag_id`; give it the target's schedule so logical dates match.
     The wait and the poke interval default to `[lineage_governance] wait_seconds` (600) and `poke_seconds` (30).
-    Raises MissingSettingError when either setting is not a number."""
+    Raises MissingSettingError when either setting is not a number.
+    """
     wait_seconds = wait_seconds or settings.seconds("wait_seconds")
     poke_seconds = poke_seconds or settings.seconds("poke_seconds")
     with DAG(dag_id=dag_id, schedule=schedule, start_date=start_date, catchup=False, **dag_kwargs) as dag:
-        wait = LineageCompleteSensor(task_id="wait_for_lineage", target_dag_id=target_dag_id, events=events,
-                                     timeout=wait_seconds, poke_interval=poke_seconds)
+        wait = LineageCompleteSensor(
+            task_id="wait_for_lineage",
+            target_dag_id=target_dag_id,
+            events=events,
+            timeout=wait_seconds,
+            poke_interval=poke_seconds,
+        )
 
         @task
         def run_checks(verdict: dict[str, Any], **context: Any) -> dict[str, Any]:
             """Runs every check over the received lineage; returns the report as data. A Marquez source is read
             incrementally: the lineage history is kept under the report folder (`<dag_id>/lineage-history`:
-            the events read so far and the watermark), and only events after the watermark are asked for."""
+            the events read so far and the watermark), and only events after the watermark are asked for.
+            """
             from airflow_lineage_governance.governance.nightly import nightly_report
             from airflow_lineage_governance.governance.session import Governance
             from airflow_lineage_governance.hooks.iceberg import IcebergHook
             from airflow_lineage_governance.iceberg.catalog import table_names
 
             store = settings.report_folder() / context["dag"].dag_id.replace("/", "_") / "lineage-history"
-            governance, problem = Governance.load_tolerant(verdict.get("events") or default_event_source(),
-                                                           job_namespaces=verdict.get("job_namespace")
-                                                           or default_job_namespace(), store=store)
+            governance, problem = Governance.load_tolerant(
+                verdict.get("events") or default_event_source(),
+                job_namespaces=verdict.get("job_namespace") or default_job_namespace(),
+                store=store,
+            )
             catalog = IcebergHook(iceberg_conn_id).get_conn()
-            report = nightly_report(verdict, governance, table_names(catalog), dag_id=context["dag"].dag_id,
-                                    run_id=context["run_id"], logical_date=context["logical_date"].isoformat(),
-                                    backend_problem=problem, design=configured_design(catalog, context),
-                                    freshness_days=settings.whole_days("freshness_days"))
+            report = nightly_report(
+                verdict,
+                governance,
+                table_names(catalog),
+                dag_id=context["dag"].dag_id,
+                run_id=context["run_id"],
+                logical_date=context["logical_date"].isoformat(),
+                backend_problem=problem,
+                design=configured_design(catalog, context),
+                freshness_days=settings.whole_days("freshness_days"),
+            )
             return report.to_dict()
 
         @task
         def write_report(report: dict[str, Any], **context: Any) -> dict[str, Any]:
             """Writes the run's report into its own folder, logs each finding on one line, pushes the report's
-            paths and counts (XCom `report`, and the return value), and fails the run on error findings."""
+            paths and counts (XCom `report`, and the return value), and fails the run on error findings.
+            """
             from airflow_lineage_governance.governance.report import GovernanceReport
 
             governance_report = GovernanceReport.from_dict(report)
@@ -77,7 +103,8 @@ def governance_dag(dag_id: str, target_dag_id: str, *, schedule: Any, start_date
 
 def configured_design(catalog: Any, context: Any) -> Any:
     """Returns the design lineage of `[lineage_governance] design_dags_folder` for the run's logical date, read
-    against `catalog`, or None when no design folder is set (the nightly then compares no design)."""
+    against `catalog`, or None when no design folder is set (the nightly then compares no design).
+    """
     folder = settings.setting("design_dags_folder")
     if not folder:
         return None
@@ -88,20 +115,30 @@ def configured_design(catalog: Any, context: Any) -> Any:
 
 def report_summary(report: Any, json_path: Any, md_path: Any) -> dict[str, Any]:
     """Returns what the report task hands on (XCom): the report's two paths and its counts."""
-    return {"report": str(json_path), "markdown": str(md_path), "findings": len(report.findings),
-            "errors": len(report.errors), "warnings": len(report.findings) - len(report.errors)}
+    return {
+        "report": str(json_path),
+        "markdown": str(md_path),
+        "findings": len(report.findings),
+        "errors": len(report.errors),
+        "warnings": len(report.findings) - len(report.errors),
+    }
 
 
 def log_report(report: Any, summary: dict[str, Any]) -> None:
     """Logs the report through the task's logger: each finding on one line (errors at ERROR, warnings at
-    WARNING), then the counts, the coverage and the report's paths."""
+    WARNING), then the counts, the coverage and the report's paths.
+    """
     from airflow_lineage_governance.kinds import Severity
 
     for finding in report.findings:
         level = logging.ERROR if finding.severity is Severity.ERROR else logging.WARNING
         log.log(level, "%s", finding.line())
-    log.info("Governance of %s: %d errors, %d warnings", report.coverage.get("target_run_id") or report.run_id,
-             summary["errors"], summary["warnings"])
+    log.info(
+        "Governance of %s: %d errors, %d warnings",
+        report.coverage.get("target_run_id") or report.run_id,
+        summary["errors"],
+        summary["warnings"],
+    )
     from airflow_lineage_governance.governance.report import coverage_lines
 
     for line in coverage_lines(report.coverage):

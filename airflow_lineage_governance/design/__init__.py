@@ -1,2 +1,3 @@
 """Design lineage from DAG files (the Airflow shell: `dagbag.py`) and the `design` and `diff` commands
-(`commands.py`); the pure parts are `graph/design.py` and `graph/diff.py`."""
+(`commands.py`); the pure parts are `graph/design.py` and `graph/diff.py`.
+"""

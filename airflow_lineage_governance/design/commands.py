@@ -23,7 +23,8 @@ from airflow_lineage_governance.graph.diff import DESIGNED_NOT_OBSERVED, OBSERVE
 def read_design(folder: str | Path, catalog_folder: str | Path, logical_date: datetime) -> Design:
     """Returns the design of the DAGs in `folder`, each IcebergSqlOperator's SQL rendered for `logical_date` and
     read against the schema of the local catalog in `catalog_folder`. Raises BadInput for a missing catalog and
-    DagsFolderError for a missing folder."""
+    DagsFolderError for a missing folder.
+    """
     from airflow_lineage_governance.cli_common import existing_catalog
     from airflow_lineage_governance.design.dagbag import catalog_design
 
@@ -32,34 +33,45 @@ def read_design(folder: str | Path, catalog_folder: str | Path, logical_date: da
 
 def design_lines(design: Design) -> list[str]:
     """Returns the design as the text output prints it: per task its target, SQL hash, dataset and column edges,
-    or its one-sentence reason; then the tasks design cannot read and the files that could not be imported."""
+    or its one-sentence reason; then the tasks design cannot read and the files that could not be imported.
+    """
     lines = []
     for job, task in sorted(design.tasks.items()):
         if not task.readable:
             lines.append(f"{job}: its lineage cannot be read: {task.problem}")
             continue
-        lines.append(f"{job} writes {task.target} (sql {short(task.sql_hash)}), reads "
-                     f"{', '.join(map(str, task.sources)) or 'no table'}")
-        lines.extend(f"  {edge.line()}" for edge in sorted(task.edges, key=lambda e: (str(e.target), str(e.source),
-                                                                                       e.type, e.subtype)))
+        lines.append(
+            f"{job} writes {task.target} (sql {short(task.sql_hash)}), reads "
+            f"{', '.join(map(str, task.sources)) or 'no table'}"
+        )
+        lines.extend(
+            f"  {edge.line()}"
+            for edge in sorted(task.edges, key=lambda e: (str(e.target), str(e.source), e.type, e.subtype))
+        )
     readable = len(design.readable())
-    lines.append(f"{readable} tasks designed, {len(design.tasks) - readable} unreadable, logical date "
-                 f"{design.logical_date}; tasks design cannot read (not IcebergSqlOperator): "
-                 f"{', '.join(sorted(design.other_tasks)) or 'none'}")
+    lines.append(
+        f"{readable} tasks designed, {len(design.tasks) - readable} unreadable, logical date "
+        f"{design.logical_date}; tasks design cannot read (not IcebergSqlOperator): "
+        f"{', '.join(sorted(design.other_tasks)) or 'none'}"
+    )
     lines.extend(f"{file}: not imported ({error})" for file, error in sorted(design.import_errors.items()))
     return lines
 
 
 def diff_lines(diff: DesignDiff) -> list[str]:
     """Returns the diff as the text output prints it: SQL hash mismatches, then each side's jobs (their reason,
-    then their edges) and tables, then the jobs not compared, then the count."""
-    lines = [f"Design against runtime as of {diff.as_of}: {diff.count} differences over {len(diff.compared)} "
-             "designed tasks"]
+    then their edges) and tables, then the jobs not compared, then the count.
+    """
+    lines = [
+        f"Design against runtime as of {diff.as_of}: {diff.count} differences over {len(diff.compared)} designed tasks"
+    ]
     if diff.sql_mismatches:
         lines.append("SQL hash mismatches (the deployed SQL is not what ran):")
         lines.extend(f"  {m.sentence()}" for m in diff.sql_mismatches)
-    for kind, title in ((DESIGNED_NOT_OBSERVED, "Designed, not observed"),
-                        (OBSERVED_NOT_DESIGNED, "Observed, not designed")):
+    for kind, title in (
+        (DESIGNED_NOT_OBSERVED, "Designed, not observed"),
+        (OBSERVED_NOT_DESIGNED, "Observed, not designed"),
+    ):
         jobs, tables = diff.of_kind(kind), diff.tables_of_kind(kind)
         if not (jobs or tables):
             continue
@@ -133,8 +145,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
         with LineageStore.open(args.store, read_only=True) as store:
             observed, read_from = store.observed_jobs(as_of), {"store": store.engine.description}
     else:
-        governance = Governance.load(args.events, rules_path=rules_path, metadata_path=metadata_path,
-                                     job_namespaces=job_namespaces(args.job_namespace))
+        governance = Governance.load(
+            args.events,
+            rules_path=rules_path,
+            metadata_path=metadata_path,
+            job_namespaces=job_namespaces(args.job_namespace),
+        )
         observed, declared = observed_jobs(governance.history, as_of), declared_jobs(governance.history)
         read_from = governance.report.to_dict()
     design = read_design(args.dags_folder, args.catalog, _logical_date(args))
@@ -151,8 +167,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def add_design_commands(commands: Any) -> None:
     """Adds the `design` and `diff` subcommands to the CLI's subparsers."""
-    catalog_help = f"a local Iceberg catalog folder whose schemas the SQL is read against (default: " \
-                   f"[{settings.SECTION}] catalog_folder)"
+    catalog_help = (
+        f"a local Iceberg catalog folder whose schemas the SQL is read against (default: "
+        f"[{settings.SECTION}] catalog_folder)"
+    )
     date_help = "the logical date the SQL templates are rendered for, ISO 8601 (default: midnight UTC today)"
     design = commands.add_parser("design", help="the designed lineage of every IcebergSqlOperator in a DAGs folder")
     design.add_argument("dags_folder", help="the DAGs folder (read with Airflow's DagBag; nothing runs)")
@@ -163,24 +181,43 @@ def add_design_commands(commands: Any) -> None:
 
     diff = commands.add_parser("diff", help="where the design of a DAGs folder and the lineage events differ")
     diff.add_argument("dags_folder", help="the DAGs folder (read with Airflow's DagBag; nothing runs)")
-    diff.add_argument("--events", help=f"an OpenLineage JSONL file or a Marquez URL (default: [{settings.SECTION}] "
-                                       "events)")
-    diff.add_argument("--store", metavar="LOCATION",
-                      help="read the runtime from the lineage store: a DuckDB file or a postgresql:// URL (default, "
-                           f"when no --events is given and [{settings.SECTION}] events is unset: "
-                           f"[{settings.SECTION}] store_conn_id, else store)")
-    diff.add_argument("--as-of", help="compare with each job's latest COMPLETE at or before this ISO 8601 time "
-                                      "(default: now)")
-    diff.add_argument("--dag", action="append", metavar="DAG_ID",
-                      help="compare only this DAG's tasks and jobs (repeatable; default: every DAG and job)")
+    diff.add_argument(
+        "--events", help=f"an OpenLineage JSONL file or a Marquez URL (default: [{settings.SECTION}] events)"
+    )
+    diff.add_argument(
+        "--store",
+        metavar="LOCATION",
+        help="read the runtime from the lineage store: a DuckDB file or a postgresql:// URL (default, "
+        f"when no --events is given and [{settings.SECTION}] events is unset: "
+        f"[{settings.SECTION}] store_conn_id, else store)",
+    )
+    diff.add_argument(
+        "--as-of", help="compare with each job's latest COMPLETE at or before this ISO 8601 time (default: now)"
+    )
+    diff.add_argument(
+        "--dag",
+        action="append",
+        metavar="DAG_ID",
+        help="compare only this DAG's tasks and jobs (repeatable; default: every DAG and job)",
+    )
     diff.add_argument("--catalog", help=catalog_help)
     diff.add_argument("--logical-date", help=date_help)
-    diff.add_argument("--rules", help=f"lineage.toml, for the dataset namespace (default: lineage.toml in "
-                                      f"[{settings.SECTION}] governance_dir, else in ./governance)")
-    diff.add_argument("--metadata", help=f"metadata.toml, for the declared lineage (default: metadata.toml in "
-                                         f"[{settings.SECTION}] governance_dir, else in ./governance)")
-    diff.add_argument("--job-namespace", action="append", metavar="NAMESPACE",
-                      help="read only the events of this OpenLineage job namespace (repeatable; `*`: every "
-                           "namespace; default: [openlineage] namespace when set, else every namespace)")
+    diff.add_argument(
+        "--rules",
+        help=f"lineage.toml, for the dataset namespace (default: lineage.toml in "
+        f"[{settings.SECTION}] governance_dir, else in ./governance)",
+    )
+    diff.add_argument(
+        "--metadata",
+        help=f"metadata.toml, for the declared lineage (default: metadata.toml in "
+        f"[{settings.SECTION}] governance_dir, else in ./governance)",
+    )
+    diff.add_argument(
+        "--job-namespace",
+        action="append",
+        metavar="NAMESPACE",
+        help="read only the events of this OpenLineage job namespace (repeatable; `*`: every "
+        "namespace; default: [openlineage] namespace when set, else every namespace)",
+    )
     diff.add_argument("--json", action="store_true")
     diff.set_defaults(run=cmd_diff)

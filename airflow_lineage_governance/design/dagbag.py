@@ -31,7 +31,8 @@ class DagsFolderError(LineageGovernanceError):
 @dataclass(frozen=True)
 class DagsFolderSql:
     """What the DagBag of a folder gave: each IcebergSqlOperator task's rendered SQL, the DAG ids, the jobs of
-    the other tasks, and the files that could not be imported (file -> the error's last line)."""
+    the other tasks, and the files that could not be imported (file -> the error's last line).
+    """
 
     tasks: list[TaskSql]
     dag_ids: list[str]
@@ -42,7 +43,8 @@ class DagsFolderSql:
 @contextmanager
 def _on_path(folder: Path) -> Iterator[None]:
     """Puts `folder` first on sys.path for the block, as Airflow does for its configured DAGs folder, so DAG
-    files import the modules that live beside them."""
+    files import the modules that live beside them.
+    """
     entry = str(folder)
     sys.path.insert(0, entry)
     try:
@@ -55,7 +57,8 @@ def _on_path(folder: Path) -> Iterator[None]:
 @contextmanager
 def _quiet() -> Iterator[None]:
     """Silences, for the block, the deprecation warnings of Airflow's own file discovery (the DagBag's progress
-    line still goes to its log, on stderr)."""
+    line still goes to its log, on stderr).
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         yield
@@ -68,7 +71,8 @@ def _last_line(error: str) -> str:
 
 def render_task_sql(task: Any, context: dict[str, Any]) -> TaskSql:
     """Returns the task's SQL rendered in its DAG's Jinja environment with `context`, or the task with the one
-    sentence saying why it could not be rendered."""
+    sentence saying why it could not be rendered.
+    """
     from jinja2 import TemplateNotFound, TemplateSyntaxError, UndefinedError
     from jinja2.exceptions import SecurityError
 
@@ -83,8 +87,10 @@ def render_task_sql(task: Any, context: dict[str, Any]) -> TaskSql:
     except SecurityError as error:
         problem = f"{where}: the template reaches for Python internals, which the sandbox refuses ({error})"
     except UndefinedError as error:
-        problem = f"{where}: the template uses a name design does not give ({error}); design renders with ds, " \
-                  "ts, logical_date, data_interval_start/end and macros"
+        problem = (
+            f"{where}: the template uses a name design does not give ({error}); design renders with ds, "
+            "ts, logical_date, data_interval_start/end and macros"
+        )
     except Exception as error:  # anything else a template does is still one sentence
         problem = f"{where}: the template failed to render ({type(error).__name__}: {_last_line(str(error))})"
     else:
@@ -97,7 +103,8 @@ def render_task_sql(task: Any, context: dict[str, Any]) -> TaskSql:
 def dags_folder_sql(folder: str | Path, logical_date: datetime) -> DagsFolderSql:
     """Returns every IcebergSqlOperator task of the DAGs in `folder` with its SQL rendered for `logical_date`
     (by DAG id, then task id). Raises DagsFolderError when the folder does not exist; a file that cannot be
-    imported is in `import_errors`, a task whose template cannot be rendered carries its sentence."""
+    imported is in `import_errors`, a task whose template cannot be rendered carries its sentence.
+    """
     from airflow.dag_processing.dagbag import DagBag
 
     from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
@@ -105,8 +112,7 @@ def dags_folder_sql(folder: str | Path, logical_date: datetime) -> DagsFolderSql
 
     path = Path(folder)
     if not path.exists():
-        raise DagsFolderError(f"{path}: no DAGs folder here; give the folder of the DAG files to read the "
-                              "design from.")
+        raise DagsFolderError(f"{path}: no DAGs folder here; give the folder of the DAG files to read the design from.")
     with _on_path(path if path.is_dir() else path.parent), redirect_stdout(sys.stderr), _quiet():
         bag = DagBag(str(path), load_op_links=False)
     context = template_context(logical_date)
@@ -123,10 +129,17 @@ def dags_folder_sql(folder: str | Path, logical_date: datetime) -> DagsFolderSql
 
 def catalog_design(folder: str | Path, catalog: Any, logical_date: datetime) -> Design:
     """Returns the design of the DAGs in `folder` (`dags_folder_sql` for `logical_date`), each task's lineage read
-    against the schemas of the pyiceberg `catalog`. Raises DagsFolderError for a missing folder."""
+    against the schemas of the pyiceberg `catalog`. Raises DagsFolderError for a missing folder.
+    """
     from airflow_lineage_governance.graph.design import design_lineage
     from airflow_lineage_governance.iceberg.catalog import lineage_schema
 
     found = dags_folder_sql(folder, logical_date)
-    return design_lineage(found.tasks, lineage_schema(catalog), import_errors=found.import_errors,
-                          dag_ids=found.dag_ids, other_tasks=found.other_tasks, logical_date=logical_date.isoformat())
+    return design_lineage(
+        found.tasks,
+        lineage_schema(catalog),
+        import_errors=found.import_errors,
+        dag_ids=found.dag_ids,
+        other_tasks=found.other_tasks,
+        logical_date=logical_date.isoformat(),
+    )

@@ -1,6 +1,7 @@
 """The governance checks, run by one function for the nightly DAG and the CLI alike: runs with no COMPLETE
 event (from the sensor's verdict), declared classes lower than lineage proposes, tables no lineage accounts
-for, and written tables with no metadata; and the blast-radius weight of a table."""
+for, and written tables with no metadata; and the blast-radius weight of a table.
+"""
 
 from __future__ import annotations
 
@@ -18,20 +19,23 @@ if TYPE_CHECKING:
     from airflow_lineage_governance.governance.session import Governance
 
 
-def unaccounted(catalog_tables: Iterable[TableRef | str], metadata: Metadata,
-                lineage: LineageGraph) -> list[Finding]:
+def unaccounted(catalog_tables: Iterable[TableRef | str], metadata: Metadata, lineage: LineageGraph) -> list[Finding]:
     """Returns a finding for each catalog table (a ref or its dotted name) that is neither a source declared in
-    metadata.toml nor the output of a job, sorted by name. Raises InvalidNameError for a name of no table."""
+    metadata.toml nor the output of a job, sorted by name. Raises InvalidNameError for a name of no table.
+    """
     sources = {name for name, table in metadata.tables.items() if table.source}
     tables = {t if isinstance(t, TableRef) else TableRef.parse(t) for t in catalog_tables}
-    return [findings.unaccounted_table(t) for t in sorted(tables, key=str)
-            if t not in sources and t not in lineage.outputs]
+    return [
+        findings.unaccounted_table(t) for t in sorted(tables, key=str) if t not in sources and t not in lineage.outputs
+    ]
 
 
-def missing_metadata(lineage: LineageGraph, metadata: Metadata,
-                     proposals: Mapping[ColumnRef, Proposal]) -> list[Finding]:
+def missing_metadata(
+    lineage: LineageGraph, metadata: Metadata, proposals: Mapping[ColumnRef, Proposal]
+) -> list[Finding]:
     """Returns a finding for every written table with no metadata, each with the class proposed for each of
-    its columns, sorted by table name."""
+    its columns, sorted by table name.
+    """
     found = []
     for table in sorted(lineage.outputs, key=lineage.name_of):
         if table in metadata.tables:
@@ -47,23 +51,32 @@ def understated_classes(proposals: Mapping[ColumnRef, Proposal], rules: Rules) -
     for p in understated(proposals, rules):
         assert p.declared is not None and p.proposed is not None and p.decided_by is not None
         edge = p.decided_by
-        found.append(findings.understated_classification(p.column, p.declared, p.proposed, edge.source, edge.type,
-                                                         edge.subtype))
+        found.append(
+            findings.understated_classification(p.column, p.declared, p.proposed, edge.source, edge.type, edge.subtype)
+        )
     return found
 
 
-def run_checks(governance: Governance, catalog_tables: Iterable[TableRef | str],
-               verdict: Mapping[str, Any] | None = None, lineage_problem: str | None = None) -> list[Finding]:
+def run_checks(
+    governance: Governance,
+    catalog_tables: Iterable[TableRef | str],
+    verdict: Mapping[str, Any] | None = None,
+    lineage_problem: str | None = None,
+) -> list[Finding]:
     """Returns every finding, in the report's order: with the sensor's `verdict`, an unfinished target run and
     the tasks with no COMPLETE event first; then understated classes, unaccounted tables and tables with no
     metadata. With `lineage_problem` (the sentence saying why the event source could not be read, or was read
     only in part), those three checks would answer from missing lineage: one lineage_unavailable finding takes
-    their place. Raises ValueError when the verdict holds a finding of an unknown kind."""
+    their place. Raises ValueError when the verdict holds a finding of an unknown kind.
+    """
     found: list[Finding] = []
     if verdict is not None:
         if not verdict.get("finished"):
-            found.append(findings.target_run_unfinished(verdict.get("target_dag_id"), verdict.get("target_run_id"),
-                                                         verdict.get("backend_problem")))
+            found.append(
+                findings.target_run_unfinished(
+                    verdict.get("target_dag_id"), verdict.get("target_run_id"), verdict.get("backend_problem")
+                )
+            )
         found.extend(Finding.from_dict(m) for m in verdict.get("missing") or [])
     if lineage_problem is not None:
         found.append(findings.lineage_unavailable(governance.report.source, lineage_problem))

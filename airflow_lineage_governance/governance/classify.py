@@ -2,7 +2,8 @@
 (Denning's join on the line of classes), through the edge types lineage.toml lists. Masking never lowers a
 class, and a declared class is never lowered: downstream, a column carries the stricter of its declared and
 proposed class. Columns on a lineage cycle (an incremental job reading its own output) form one strongly
-connected component, and each gets the strictest class of everything that reaches the component."""
+connected component, and each gets the strictest class of everything that reaches the component.
+"""
 
 from __future__ import annotations
 
@@ -31,9 +32,14 @@ class Proposal:
     def to_dict(self) -> dict[str, object]:
         """Returns the proposal as plain data (refs as their dotted names)."""
         decided = self.decided_by
-        return {"column": str(self.column), "proposed": self.proposed, "declared": self.declared,
-                "decided_by": {"source": str(decided.source), "type": str(decided.type),
-                               "subtype": str(decided.subtype)} if decided else None}
+        return {
+            "column": str(self.column),
+            "proposed": self.proposed,
+            "declared": self.declared,
+            "decided_by": {"source": str(decided.source), "type": str(decided.type), "subtype": str(decided.subtype)}
+            if decided
+            else None,
+        }
 
 
 def written_columns(lineage: LineageGraph) -> list[ColumnRef]:
@@ -44,10 +50,16 @@ def written_columns(lineage: LineageGraph) -> list[ColumnRef]:
 Inputs = list[tuple[str, Edge]]  # a column's input edges, each with its source's name
 
 
-def _settle_in_dependency_order(order: list[str], written: set[str], settled: Mapping[str, object],
-                                inputs_of: Callable[[str], Inputs], settle: Callable[[str], None]) -> bool:
+def _settle_in_dependency_order(
+    order: list[str],
+    written: set[str],
+    settled: Mapping[str, object],
+    inputs_of: Callable[[str], Inputs],
+    settle: Callable[[str], None],
+) -> bool:
     """Settles each written column (by name) after the written columns it reads, depth first in `order`;
-    returns False when done, or True as soon as a cycle is met (what was settled is to be settled again)."""
+    returns False when done, or True as soon as a cycle is met (what was settled is to be settled again).
+    """
     for column in order:
         if column in settled:
             continue
@@ -74,7 +86,8 @@ def _settle_in_dependency_order(order: list[str], written: set[str], settled: Ma
 def _components(written: list[str], inputs_of: Callable[[str], Inputs]) -> list[tuple[list[str], bool]]:
     """Returns the strongly connected components of the written columns (through their input edges), each
     component after every component that feeds it, with whether it is a cycle (more than one column, or a
-    column that reads itself)."""
+    column that reads itself).
+    """
     import networkx as nx
 
     graph = nx.DiGraph()
@@ -89,12 +102,14 @@ def _components(written: list[str], inputs_of: Callable[[str], Inputs]) -> list[
     return found
 
 
-def propose(lineage: LineageGraph, declared: Mapping[ColumnRef, str], rules: Rules,
-            through: tuple[str, ...] | None = None) -> dict[ColumnRef, Proposal]:
+def propose(
+    lineage: LineageGraph, declared: Mapping[ColumnRef, str], rules: Rules, through: tuple[str, ...] | None = None
+) -> dict[ColumnRef, Proposal]:
     """Returns a proposal for every written column (sorted by name): its inputs' strictest class and the edge
     that decided it (DIRECT edges first among equals, then by source name). Inputs that are themselves
     written carry their effective class. A column on a cycle gets the strictest class of everything that
-    reaches its cycle, the declared classes of the cycle's columns included."""
+    reaches its cycle, the declared classes of the cycle's columns included.
+    """
     # Columns are keyed by name inside: a name's hash is computed once, a ref's at every lookup.
     through = through or rules.propagate_through
     columns = {lineage.name_of(c): c for c in written_columns(lineage)}
@@ -152,7 +167,10 @@ def _strictest(classes: Iterable[str | None], rules: Rules) -> str | None:
 
 def understated(proposals: Mapping[ColumnRef, Proposal], rules: Rules) -> list[Proposal]:
     """Returns the proposal of every written column whose declared class is lower than lineage proposes, in
-    the proposals' order."""
-    return [p for p in proposals.values()
-            if p.declared and p.proposed and p.decided_by and rules.rank(p.declared) < rules.rank(p.proposed)]
-
+    the proposals' order.
+    """
+    return [
+        p
+        for p in proposals.values()
+        if p.declared and p.proposed and p.decided_by and rules.rank(p.declared) < rules.rank(p.proposed)
+    ]

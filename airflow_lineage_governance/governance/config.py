@@ -1,5 +1,6 @@
 """governance/metadata.toml (owners, classes, tiers) and governance/lineage.toml (namespace, class order,
-propagation, blast-radius weights), read into typed, validated data."""
+propagation, blast-radius weights), read into typed, validated data.
+"""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ class TableMetadata:
 class DeclaredLineage:
     """A `[[declared]]` block of metadata.toml: the lineage of a job that sends no events, as a person states
     it, with its owner and the reason. `columns` maps an output column to the input columns it is made from;
-    with no columns, every input shapes every output (dataset-level)."""
+    with no columns, every input shapes every output (dataset-level).
+    """
 
     job: str
     owner: str
@@ -86,7 +88,8 @@ def governance_folder() -> Path:
     """Returns the folder of metadata.toml and lineage.toml when no path is given: the environment form of the
     `[lineage_governance] governance_dir` setting ($AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR), else
     $LINEAGE_GOVERNANCE_DIR, else ./governance of the working directory. (The Airflow shell and the CLI read
-    the setting from airflow.cfg too and pass the paths; this layer reads no Airflow configuration.)"""
+    the setting from airflow.cfg too and pass the paths; this layer reads no Airflow configuration.)
+    """
     for variable in ("AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR", "LINEAGE_GOVERNANCE_DIR"):
         configured = os.environ.get(variable)
         if configured:
@@ -121,31 +124,43 @@ def _weight(value: Any, path: Path, key: str) -> float:
 
 def load_rules(path: str | Path | None = None) -> Rules:
     """Returns the rules of lineage.toml (default: governance_folder()/lineage.toml); raises
-    GovernanceConfigError naming the file and key for a malformed file, a wrong type or an unknown name."""
+    GovernanceConfigError naming the file and key for a malformed file, a wrong type or an unknown name.
+    """
     path = Path(path) if path else governance_folder() / "lineage.toml"
     data = _read_toml(path)
     classes = tuple(_expect(data.get("classes", list(DEFAULT_CLASSES)), list, path, "classes", "a list of names"))
     if not classes or not all(isinstance(c, str) and c for c in classes) or len(set(classes)) != len(classes):
         raise GovernanceConfigError(path, "classes", "must list distinct class names, least protected first")
-    through = tuple(_expect(data.get("propagate_through", list(EDGE_TYPES)), list, path, "propagate_through",
-                            "a list of edge types"))
+    through = tuple(
+        _expect(
+            data.get("propagate_through", list(EDGE_TYPES)), list, path, "propagate_through", "a list of edge types"
+        )
+    )
     for edge_type in through:
         if edge_type not in EDGE_TYPES:
-            raise GovernanceConfigError(path, "propagate_through",
-                                        f"{edge_type!r} is not an edge type (use DIRECT and/or INDIRECT)")
+            raise GovernanceConfigError(
+                path, "propagate_through", f"{edge_type!r} is not an edge type (use DIRECT and/or INDIRECT)"
+            )
     through = tuple(EdgeType(t) for t in through)
     blast = _expect(data.get("blast_radius", {}), dict, path, "blast_radius", "a table")
-    weights_raw = _expect(blast.get("tier_weights", {"1": 10.0, "2": 3.0, "3": 1.0}), dict, path,
-                          "blast_radius.tier_weights", "a table of tier = weight")
+    weights_raw = _expect(
+        blast.get("tier_weights", {"1": 10.0, "2": 3.0, "3": 1.0}),
+        dict,
+        path,
+        "blast_radius.tier_weights",
+        "a table of tier = weight",
+    )
     weights = {}
     for tier, weight in weights_raw.items():
         if not str(tier).isdigit():
             raise GovernanceConfigError(path, f"blast_radius.tier_weights.{tier}", "a tier must be a whole number")
         weights[int(tier)] = _weight(weight, path, f"blast_radius.tier_weights.{tier}")
-    owners_raw = _expect(blast.get("owner_weights", {}), dict, path, "blast_radius.owner_weights",
-                         "a table of owner = weight")
-    owner_weights = {str(owner): _weight(weight, path, f"blast_radius.owner_weights.{owner}")
-                     for owner, weight in owners_raw.items()}
+    owners_raw = _expect(
+        blast.get("owner_weights", {}), dict, path, "blast_radius.owner_weights", "a table of owner = weight"
+    )
+    owner_weights = {
+        str(owner): _weight(weight, path, f"blast_radius.owner_weights.{owner}") for owner, weight in owners_raw.items()
+    }
     return Rules(
         owner_weights=owner_weights,
         namespace=_expect(data.get("namespace", Rules.namespace), str, path, "namespace", "a string"),
@@ -159,7 +174,8 @@ def load_rules(path: str | Path | None = None) -> Rules:
 
 def load_metadata(path: str | Path | None = None, rules: Rules | None = None) -> Metadata:
     """Returns the tables of metadata.toml (default: governance_folder()/metadata.toml), every class checked
-    against the rules' classes; raises GovernanceConfigError naming the file and key."""
+    against the rules' classes; raises GovernanceConfigError naming the file and key.
+    """
     path = Path(path) if path else governance_folder() / "metadata.toml"
     rules = rules or Rules()
     data = _read_toml(path)
@@ -175,8 +191,9 @@ def load_metadata(path: str | Path | None = None, rules: Rules | None = None) ->
         columns = _expect(entry.get("columns", {}), dict, path, f"{key}.columns", "a table of column = class")
         for column, cls in columns.items():
             if cls not in rules.classes:
-                raise GovernanceConfigError(path, f"{key}.columns.{column}",
-                                            f"{cls!r} is not a class (use one of {', '.join(rules.classes)})")
+                raise GovernanceConfigError(
+                    path, f"{key}.columns.{column}", f"{cls!r} is not a class (use one of {', '.join(rules.classes)})"
+                )
         owner = entry.get("owner")
         tier = entry.get("tier")
         tables[table] = TableMetadata(
@@ -195,8 +212,9 @@ def _refs(value: Any, path: Path, key: str, parse: Any, wanted: str) -> tuple[An
     try:
         return tuple(parse(_expect(item, str, path, key, f"a list of {wanted} names")) for item in items)
     except InvalidNameError:
-        raise GovernanceConfigError(path, key, f"every {wanted} must be named namespace.table"
-                                    + (".column" if wanted == "column" else "")) from None
+        raise GovernanceConfigError(
+            path, key, f"every {wanted} must be named namespace.table" + (".column" if wanted == "column" else "")
+        ) from None
 
 
 def _declared(block: Any, path: Path, key: str) -> DeclaredLineage:
@@ -206,16 +224,20 @@ def _declared(block: Any, path: Path, key: str) -> DeclaredLineage:
     for name in ("job", "owner", "reason"):
         value = block.get(name)
         if not isinstance(value, str) or not value.strip():
-            raise GovernanceConfigError(path, f"{key}.{name}", "must be given as a non-empty string "
-                                        "(declared lineage names its job, who vouches for it, and why)")
+            raise GovernanceConfigError(
+                path,
+                f"{key}.{name}",
+                "must be given as a non-empty string (declared lineage names its job, who vouches for it, and why)",
+            )
         texts[name] = value
     inputs = _refs(block.get("inputs", []), path, f"{key}.inputs", TableRef.parse, "table")
     outputs = _refs(block.get("outputs", []), path, f"{key}.outputs", TableRef.parse, "table")
     if not inputs or not outputs:
         raise GovernanceConfigError(path, key, "must list the job's inputs and outputs (tables)")
     columns: dict[ColumnRef, tuple[ColumnRef, ...]] = {}
-    for target, sources in _expect(block.get("columns", {}), dict, path, f"{key}.columns",
-                                   "a table of output column = [input columns]").items():
+    for target, sources in _expect(
+        block.get("columns", {}), dict, path, f"{key}.columns", "a table of output column = [input columns]"
+    ).items():
         where = f'{key}.columns."{target}"'
         (column,) = _refs([target], path, where, ColumnRef.parse, "column")
         found = _refs(sources, path, where, ColumnRef.parse, "column")

@@ -1,5 +1,6 @@
 """Design against runtime as governance findings: the nightly run's warnings for where the SQL in the DAG files
-and the received lineage differ (`graph/diff.py`), and the coverage figures of the comparison."""
+and the received lineage differ (`graph/diff.py`), and the coverage figures of the comparison.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ SUCCESS = "success"
 def _reason(difference: JobDifference, dag_id: str, task_states: Mapping[str, str]) -> str:
     """Returns the difference's reason, told more exactly by the scheduler's state of the task in the run checked:
     a designed task never observed that was skipped in it is a branch not taken, one that succeeded a collection
-    gap."""
+    gap.
+    """
     if difference.kind != DESIGNED_NOT_OBSERVED or difference.evidence:
         return difference.reason
     state = task_states.get(difference.job.removeprefix(f"{dag_id}.")) if dag_id else None
@@ -40,33 +42,43 @@ def _reason(difference: JobDifference, dag_id: str, task_states: Mapping[str, st
 
 def design_findings(diff: DesignDiff, dag_id: str = "", task_states: Mapping[str, str] | None = None) -> list[Finding]:
     """Returns the diff as warning findings: SQL hash mismatches, then per job the edges designed and not observed
-    and those observed and not designed, then the tables on one side only."""
+    and those observed and not designed, then the tables on one side only.
+    """
     states = task_states or {}
-    found = [findings.sql_hash_mismatch(m.job, m.designed, m.observed, m.run_id, m.event_time)
-             for m in diff.sql_mismatches]
+    found = [
+        findings.sql_hash_mismatch(m.job, m.designed, m.observed, m.run_id, m.event_time) for m in diff.sql_mismatches
+    ]
     for difference in diff.jobs:
         kind = FindingKind(difference.kind)
-        evidence: dict[str, Any] = {"dataset_edges": [e.to_dict() for e in difference.dataset_edges],
-                                    "column_edges": [e.to_dict() for e in difference.column_edges],
-                                    "run": dict(difference.evidence) or None}
-        found.append(findings.design_difference(kind, _reason(difference, dag_id, states), job=difference.job,
-                                                evidence=evidence))
+        evidence: dict[str, Any] = {
+            "dataset_edges": [e.to_dict() for e in difference.dataset_edges],
+            "column_edges": [e.to_dict() for e in difference.column_edges],
+            "run": dict(difference.evidence) or None,
+        }
+        found.append(
+            findings.design_difference(kind, _reason(difference, dag_id, states), job=difference.job, evidence=evidence)
+        )
     for table in diff.tables:
-        found.append(findings.design_difference(FindingKind(table.kind), table.reason, table=table.table,
-                                                evidence={"jobs": list(table.jobs)}))
+        found.append(
+            findings.design_difference(
+                FindingKind(table.kind), table.reason, table=table.table, evidence={"jobs": list(table.jobs)}
+            )
+        )
     return found
 
 
 def nightly_diff(design: Design, governance: Governance, dag_id: str) -> DesignDiff:
     """Returns the diff of the design against the received lineage of `dag_id`'s jobs (each job's latest COMPLETE
-    in the governance's history), with the declared lineage beside."""
+    in the governance's history), with the declared lineage beside.
+    """
     history = governance.history
     return design_diff(design, observed_jobs(history), "now", [dag_id] if dag_id else None, declared_jobs(history))
 
 
 def design_coverage(design: Design, diff: DesignDiff) -> dict[str, Any]:
     """Returns the comparison's coverage figures: designed tasks compared, those whose design cannot be read (with
-    why), and the differences."""
+    why), and the differences.
+    """
     found: dict[str, Any] = {"design_tasks_compared": len(diff.compared), "design_differences": diff.count}
     if diff.not_compared:
         found["design_unreadable"] = dict(sorted(diff.not_compared.items()))

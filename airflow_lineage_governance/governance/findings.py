@@ -51,11 +51,17 @@ class Finding:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Finding:
         """Returns the finding `to_dict()` gave; raises ValueError for an unknown kind and InvalidNameError for
-        a table or column name that names none."""
+        a table or column name that names none.
+        """
         evidence = {k: v for k, v in data.items() if k not in ("kind", "job", "table", "column")}
         table, column = data.get("table"), data.get("column")
-        return cls(FindingKind(data["kind"]), TableRef.parse(table) if table is not None else None,
-                   ColumnRef.parse(column) if column is not None else None, data.get("job"), evidence)
+        return cls(
+            FindingKind(data["kind"]),
+            TableRef.parse(table) if table is not None else None,
+            ColumnRef.parse(column) if column is not None else None,
+            data.get("job"),
+            evidence,
+        )
 
     def sentence(self) -> str:
         """Returns the finding as one sentence for a person."""
@@ -84,13 +90,18 @@ def unaccounted_table(table: TableRef) -> Finding:
     return Finding(FindingKind.UNACCOUNTED_TABLE, table=table)
 
 
-def understated_classification(column: ColumnRef, declared: str, proposed: str, source: ColumnRef, edge_type: str,
-                               subtype: str) -> Finding:
+def understated_classification(
+    column: ColumnRef, declared: str, proposed: str, source: ColumnRef, edge_type: str, subtype: str
+) -> Finding:
     """Returns the finding that a column's declared class is lower than the one lineage proposes, with the
-    input edge (source, type, subtype) that decided the proposal."""
+    input edge (source, type, subtype) that decided the proposal.
+    """
     decided = {"source": str(source), "type": str(edge_type), "subtype": str(subtype)}
-    return Finding(FindingKind.UNDERSTATED_CLASSIFICATION, column=column,
-                   evidence={"declared": declared, "proposed": proposed, "decided_by": decided})
+    return Finding(
+        FindingKind.UNDERSTATED_CLASSIFICATION,
+        column=column,
+        evidence={"declared": declared, "proposed": proposed, "decided_by": decided},
+    )
 
 
 def missing_metadata(table: TableRef, proposals: Mapping[str, str | None]) -> Finding:
@@ -104,29 +115,50 @@ SKIPPED_WITHOUT_LINEAGE = ("understated_classification", "unaccounted_table", "m
 
 def lineage_unavailable(source: str, reason: str) -> Finding:
     """Returns the finding that the event source could not be read (unreachable, or the read stopped part way),
-    so the checks that need the lineage were skipped: not failed, not passed."""
-    return Finding(FindingKind.LINEAGE_UNAVAILABLE,
-                   evidence={"source": source, "reason": reason, "skipped": list(SKIPPED_WITHOUT_LINEAGE)})
+    so the checks that need the lineage were skipped: not failed, not passed.
+    """
+    return Finding(
+        FindingKind.LINEAGE_UNAVAILABLE,
+        evidence={"source": source, "reason": reason, "skipped": list(SKIPPED_WITHOUT_LINEAGE)},
+    )
 
 
-def design_difference(kind: FindingKind, reason: str, *, job: str | None = None, table: TableRef | None = None,
-                      evidence: Mapping[str, Any] | None = None) -> Finding:
+def design_difference(
+    kind: FindingKind,
+    reason: str,
+    *,
+    job: str | None = None,
+    table: TableRef | None = None,
+    evidence: Mapping[str, Any] | None = None,
+) -> Finding:
     """Returns a finding that design and runtime differ (`kind`: designed_not_observed or observed_not_designed)
     for a job (its edges on one side only, in `evidence`: dataset_edges, column_edges, run) or a table (the jobs
-    of the side it is on, in `evidence`: jobs), with the reason it may be so."""
+    of the side it is on, in `evidence`: jobs), with the reason it may be so.
+    """
     return Finding(kind, table=table, job=job, evidence={"reason": reason, **(evidence or {})})
 
 
 def sql_hash_mismatch(job: str, designed: str | None, observed: str | None, run_id: str, event_time: str) -> Finding:
     """Returns the finding that a job's latest run ran other SQL (by its normalised SQL's hash) than the DAG files
-    deploy."""
-    return Finding(FindingKind.SQL_HASH_MISMATCH, job=job, evidence={
-        "designed_sql_hash": designed, "observed_sql_hash": observed, "run_id": run_id, "event_time": event_time})
+    deploy.
+    """
+    return Finding(
+        FindingKind.SQL_HASH_MISMATCH,
+        job=job,
+        evidence={
+            "designed_sql_hash": designed,
+            "observed_sql_hash": observed,
+            "run_id": run_id,
+            "event_time": event_time,
+        },
+    )
 
 
 def _edges_text(f: Finding) -> str:
-    edges = [f"{e['source']} -> {e['target']}" for e in (*f.evidence.get("dataset_edges", ()),
-                                                         *f.evidence.get("column_edges", ()))]
+    edges = [
+        f"{e['source']} -> {e['target']}"
+        for e in (*f.evidence.get("dataset_edges", ()), *f.evidence.get("column_edges", ()))
+    ]
     shown = ", ".join(edges[:3]) + (f" and {len(edges) - 3} more" if len(edges) > 3 else "")
     return f"{len(edges)} edges ({shown})" if edges else "no edge"
 
@@ -151,8 +183,10 @@ def _missing_complete(f: Finding) -> str:
 
 def _understated(f: Finding) -> str:
     decided = f.evidence["decided_by"]
-    return (f"{f.column}: declared {f.evidence['declared']}, lineage proposes {f.evidence['proposed']} "
-            f"(from {decided['source']}, {decided['type']} {decided['subtype']})")
+    return (
+        f"{f.column}: declared {f.evidence['declared']}, lineage proposes {f.evidence['proposed']} "
+        f"(from {decided['source']}, {decided['type']} {decided['subtype']})"
+    )
 
 
 def _missing_metadata(f: Finding) -> str:
@@ -162,18 +196,22 @@ def _missing_metadata(f: Finding) -> str:
 
 SENTENCES: dict[FindingKind, Callable[[Finding], str]] = {
     FindingKind.MISSING_COMPLETE: _missing_complete,
-    FindingKind.UNACCOUNTED_TABLE:
-        lambda f: f"{f.table}: in the catalog, but no declared source and no job's output in the lineage",
+    FindingKind.UNACCOUNTED_TABLE: lambda f: (
+        f"{f.table}: in the catalog, but no declared source and no job's output in the lineage"
+    ),
     FindingKind.UNDERSTATED_CLASSIFICATION: _understated,
-    FindingKind.TARGET_RUN_UNFINISHED:
-        lambda f: f"{f.evidence['dag_id']}: its run had not finished when the wait ended ({f.evidence.get('reason')})",
+    FindingKind.TARGET_RUN_UNFINISHED: lambda f: (
+        f"{f.evidence['dag_id']}: its run had not finished when the wait ended ({f.evidence.get('reason')})"
+    ),
     FindingKind.MISSING_METADATA: _missing_metadata,
     FindingKind.DESIGNED_NOT_OBSERVED: _design_difference,
     FindingKind.OBSERVED_NOT_DESIGNED: _design_difference,
-    FindingKind.SQL_HASH_MISMATCH:
-        lambda f: f"{f.job}: the deployed SQL is {_short(f.evidence['designed_sql_hash'])}, but run "
-                  f"{f.evidence['run_id']} ({f.evidence['event_time']}) ran {_short(f.evidence['observed_sql_hash'])}",
-    FindingKind.LINEAGE_UNAVAILABLE:
-        lambda f: f"{f.evidence['source']}: the lineage events could not be read ({f.evidence['reason']}), so "
-                  f"the checks {', '.join(f.evidence['skipped'])} were skipped: not passed, not failed",
+    FindingKind.SQL_HASH_MISMATCH: lambda f: (
+        f"{f.job}: the deployed SQL is {_short(f.evidence['designed_sql_hash'])}, but run "
+        f"{f.evidence['run_id']} ({f.evidence['event_time']}) ran {_short(f.evidence['observed_sql_hash'])}"
+    ),
+    FindingKind.LINEAGE_UNAVAILABLE: lambda f: (
+        f"{f.evidence['source']}: the lineage events could not be read ({f.evidence['reason']}), so "
+        f"the checks {', '.join(f.evidence['skipped'])} were skipped: not passed, not failed"
+    ),
 }

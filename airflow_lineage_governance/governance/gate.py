@@ -26,13 +26,18 @@ class ColumnChange:
 
     def to_dict(self) -> dict[str, object]:
         """Returns the change as the CLI's JSON prints it."""
-        return {"column": str(self.column), "change": self.change, "score": round(self.score, 3),
-                "impact": self.impact.to_dict() if self.impact else None}
+        return {
+            "column": str(self.column),
+            "change": self.change,
+            "score": round(self.score, 3),
+            "impact": self.impact.to_dict() if self.impact else None,
+        }
 
 
 def changed_columns(before: ColumnLineage, after: ColumnLineage | None) -> list[tuple[ColumnRef, str]]:
     """Returns (column, 'removed' | 'changed') for every output column of `before` that `after` drops or
-    computes differently (other inputs, types or expression); a dropped statement removes every column."""
+    computes differently (other inputs, types or expression); a dropped statement removes every column.
+    """
     now = {c.name: c for c in after.columns} if after and after.target == before.target else {}
     target = before.target if isinstance(before.target, TableRef) else TableRef.parse(before.target)
     found = []

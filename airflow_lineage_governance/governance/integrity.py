@@ -48,7 +48,8 @@ def _versioned(dataset: Mapping[str, Any]) -> bool:
 def complete_runs(graph: LineageGraph, dag_id: str = "") -> dict[str, list[str]]:
     """Returns the task jobs (of `dag_id`, or every one) whose latest COMPLETE names no input, no output, or a
     dataset with no version, each list sorted, with `checked`: every job looked at. A MERGE, UPDATE or DELETE
-    reads its own target, which has no version before its first write: that input alone may go unversioned."""
+    reads its own target, which has no version before its first write: that input alone may go unversioned.
+    """
     found: dict[str, list[str]] = {"checked": [], "missing_inputs": [], "missing_outputs": [], "missing_versions": []}
     for job, event in sorted(graph.jobs.items()):
         raw = event.raw
@@ -67,10 +68,12 @@ def complete_runs(graph: LineageGraph, dag_id: str = "") -> dict[str, list[str]]
     return found
 
 
-def tables_without_recent_edges(graph: LineageGraph, catalog_tables: Iterable[TableRef | str], now: datetime,
-                                days: int = DEFAULT_FRESHNESS_DAYS) -> list[str]:
+def tables_without_recent_edges(
+    graph: LineageGraph, catalog_tables: Iterable[TableRef | str], now: datetime, days: int = DEFAULT_FRESHNESS_DAYS
+) -> list[str]:
     """Returns the catalog tables (refs or dotted names) that no job's latest COMPLETE at or after `now - days`
-    reads or writes, sorted by name. Raises InvalidNameError for a name of no table."""
+    reads or writes, sorted by name. Raises InvalidNameError for a name of no table.
+    """
     since = now - timedelta(days=days)
     touched: set[TableRef] = set()
     for event in graph.jobs.values():
@@ -86,13 +89,15 @@ def tables_without_recent_edges(graph: LineageGraph, catalog_tables: Iterable[Ta
 
 def parse_failure_runs(events: Iterable[RunEvent], dag_id: str = "") -> int:
     """Returns the number of runs (of `dag_id`'s jobs, or every job) whose FAIL event carries `extractionError`."""
-    return len({e.run_id for e in events if e.event_type == FAIL and e.extraction_failed and _of_dag(e.job_name,
-                                                                                                    dag_id)})
+    return len(
+        {e.run_id for e in events if e.event_type == FAIL and e.extraction_failed and _of_dag(e.job_name, dag_id)}
+    )
 
 
 def late_events(events: Iterable[RunEvent]) -> int:
     """Returns how many events arrived (in the order given: the order read) after an event of the same run with a
-    later event time."""
+    later event time.
+    """
     latest: dict[str, datetime] = {}
     late = 0
     for event in events:
@@ -109,12 +114,20 @@ def share(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
-def integrity(graph: LineageGraph, events: Iterable[RunEvent], catalog_tables: Iterable[TableRef | str] | None,
-              now: datetime, *, dag_id: str = "", days: int = DEFAULT_FRESHNESS_DAYS) -> dict[str, Any]:
+def integrity(
+    graph: LineageGraph,
+    events: Iterable[RunEvent],
+    catalog_tables: Iterable[TableRef | str] | None,
+    now: datetime,
+    *,
+    dag_id: str = "",
+    days: int = DEFAULT_FRESHNESS_DAYS,
+) -> dict[str, Any]:
     """Returns the integrity and freshness figures (see the module's definitions), flat, as the coverage shows
     them: COMPLETE runs checked and those missing inputs, outputs or versions (jobs of `dag_id`, or every job),
     catalog tables with no edge in `days` days (when the catalog's tables are given), parse failures in every
-    run read, and late events."""
+    run read, and late events.
+    """
     events = list(events)
     runs = complete_runs(graph, dag_id)
     found: dict[str, Any] = {

@@ -17,17 +17,27 @@ if TYPE_CHECKING:
     from airflow_lineage_governance.graph.design import Design
 
 
-def nightly_report(verdict: Mapping[str, Any], governance: Governance, catalog_tables: Iterable[TableRef | str], *,
-                   dag_id: str, run_id: str, logical_date: str, backend_problem: str | None = None,
-                   now: datetime | None = None, design: Design | None = None,
-                   freshness_days: int = DEFAULT_FRESHNESS_DAYS) -> GovernanceReport:
+def nightly_report(
+    verdict: Mapping[str, Any],
+    governance: Governance,
+    catalog_tables: Iterable[TableRef | str],
+    *,
+    dag_id: str,
+    run_id: str,
+    logical_date: str,
+    backend_problem: str | None = None,
+    now: datetime | None = None,
+    design: Design | None = None,
+    freshness_days: int = DEFAULT_FRESHNESS_DAYS,
+) -> GovernanceReport:
     """Returns the report of one governance run: every finding `run_checks` gives (missing COMPLETE events
     from the sensor's verdict, unaccounted tables, missing metadata with proposals, understated classes), then,
     with a `design` (the DAG files' designed lineage), the warnings where it and the target DAG's received lineage
     differ; and the coverage, with the integrity and freshness figures (`governance/integrity.py`; catalog tables
     with no edge in `freshness_days` days). `backend_problem` is why the event source could not be read (or only
     in part): the checks that need lineage are then one lineage_unavailable finding, and no design is compared.
-    Raises ValueError when the verdict holds a finding of an unknown kind."""
+    Raises ValueError when the verdict holds a finding of an unknown kind.
+    """
     tables = list(catalog_tables)
     findings = run_checks(governance, tables, verdict, backend_problem)
     found = coverage(verdict, governance, backend_problem, now, tables, freshness_days)
@@ -41,15 +51,21 @@ def nightly_report(verdict: Mapping[str, Any], governance: Governance, catalog_t
     return GovernanceReport(dag_id, run_id, logical_date, findings, found)
 
 
-def coverage(verdict: Mapping[str, Any], governance: Governance, backend_problem: str | None = None,
-             now: datetime | None = None, catalog_tables: Iterable[TableRef | str] | None = None,
-             freshness_days: int = DEFAULT_FRESHNESS_DAYS) -> dict[str, Any]:
+def coverage(
+    verdict: Mapping[str, Any],
+    governance: Governance,
+    backend_problem: str | None = None,
+    now: datetime | None = None,
+    catalog_tables: Iterable[TableRef | str] | None = None,
+    freshness_days: int = DEFAULT_FRESHNESS_DAYS,
+) -> dict[str, Any]:
     """Returns what the target run's lineage covered: tasks scheduled, succeeded and with lineage (and that
     share of the succeeded), the columns its own COMPLETE events gave lineage for, its events and lineage parse
     failures; the jobs of the target DAG whose lineage was taken from an earlier run (with that run, its time and
     its age at `now`); what reading the events found (events of other job namespaces counted, never used); and
     the integrity and freshness figures of `integrity` (late events as it defines them, plus those the reader
-    counted)."""
+    counted).
+    """
     states = verdict.get("task_states") or {}
     succeeded = [t for t, s in states.items() if s == SUCCESS]
     missing_tasks = {m["task_id"] for m in verdict.get("missing") or []}
@@ -95,13 +111,16 @@ def coverage(verdict: Mapping[str, Any], governance: Governance, backend_problem
 def earlier_answers(governance: Governance, dag_id: str, run_id: str, now: datetime) -> dict[str, str]:
     """Returns, for each job of `dag_id` whose lineage in the graph comes from a run other than `run_id`, by job:
     the run it came from, that event's time and its age at `now` (`run scheduled__x, 2030-01-31T02:00:00+00:00,
-    1 d 2 h old`)."""
+    1 d 2 h old`).
+    """
     prefix = f"{dag_id}."
     found = {}
     for job, event in sorted(governance.graph.jobs.items()):
         if dag_id and job.startswith(prefix) and event.dag_run_id != run_id:
-            found[job] = (f"run {event.dag_run_id or 'unknown'}, {event.at.isoformat()}, "
-                          f"{age((now - event.at).total_seconds())} old")
+            found[job] = (
+                f"run {event.dag_run_id or 'unknown'}, {event.at.isoformat()}, "
+                f"{age((now - event.at).total_seconds())} old"
+            )
     return found
 
 

@@ -29,14 +29,24 @@ class GovernanceReport:
 
     def to_dict(self) -> dict[str, Any]:
         """Returns the report as plain data (JSON- and XCom-ready)."""
-        return {"dag_id": self.dag_id, "run_id": self.run_id, "logical_date": self.logical_date,
-                "findings": [f.to_dict() for f in self.findings], "coverage": self.coverage}
+        return {
+            "dag_id": self.dag_id,
+            "run_id": self.run_id,
+            "logical_date": self.logical_date,
+            "findings": [f.to_dict() for f in self.findings],
+            "coverage": self.coverage,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GovernanceReport:
         """Returns the report `to_dict()` gave; raises ValueError for a finding of an unknown kind."""
-        return cls(data["dag_id"], data["run_id"], data["logical_date"],
-                   [Finding.from_dict(f) for f in data.get("findings") or []], dict(data.get("coverage") or {}))
+        return cls(
+            data["dag_id"],
+            data["run_id"],
+            data["logical_date"],
+            [Finding.from_dict(f) for f in data.get("findings") or []],
+            dict(data.get("coverage") or {}),
+        )
 
     def write(self, folder: str | Path) -> tuple[Path, Path]:
         """Writes governance-report.json and .md into `folder` (created when missing); returns both paths."""
@@ -50,9 +60,13 @@ class GovernanceReport:
 
 def markdown(report: GovernanceReport) -> str:
     """Returns the report as Markdown: a section per finding kind, then the coverage."""
-    lines = [f"# Lineage governance: {report.dag_id}", "",
-             f"Run `{report.run_id}`, logical date {report.logical_date}: {len(report.errors)} errors, "
-             f"{len(report.findings) - len(report.errors)} warnings.", ""]
+    lines = [
+        f"# Lineage governance: {report.dag_id}",
+        "",
+        f"Run `{report.run_id}`, logical date {report.logical_date}: {len(report.errors)} errors, "
+        f"{len(report.findings) - len(report.errors)} warnings.",
+        "",
+    ]
     kinds = sorted({f.kind for f in report.findings})
     for kind in kinds:
         found = [f for f in report.findings if f.kind is kind]
@@ -69,7 +83,8 @@ def markdown(report: GovernanceReport) -> str:
 
 def coverage_value(value: Any) -> str:
     """Returns a coverage figure as a person reads it: a list as its items joined (`none` when empty), a mapping
-    as `key: value` pairs joined by `; `, a share as a percentage, anything else as text."""
+    as `key: value` pairs joined by `; `, a share as a percentage, anything else as text.
+    """
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value)) or "none"
     if isinstance(value, Mapping):
@@ -81,5 +96,6 @@ def coverage_value(value: Any) -> str:
 
 def coverage_lines(coverage: Mapping[str, Any]) -> list[str]:
     """Returns the coverage as text lines, `<figure in words>: <value>` (the Markdown report's and the task log's
-    coverage)."""
+    coverage).
+    """
     return [f"{key.replace('_', ' ')}: {coverage_value(value)}" for key, value in coverage.items()]

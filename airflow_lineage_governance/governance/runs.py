@@ -20,7 +20,8 @@ def events_of_run(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[
 
 def map_index_of(key: str, dag_id: str, jobs: Iterable[str]) -> tuple[str, int] | None:
     """Returns (task id, map index) when `key` of the scheduler's task states is one map index of a mapped task
-    (the Task SDK names it `<task id>_<map index>`): `<task id>` is a job of the events and `key` is not."""
+    (the Task SDK names it `<task id>_<map index>`): `<task id>` is a job of the events and `key` is not.
+    """
     known = set(jobs)
     task_id, _, index = key.rpartition("_")
     if not (task_id and index.isdigit()) or f"{dag_id}.{key}" in known or f"{dag_id}.{task_id}" not in known:
@@ -28,8 +29,9 @@ def map_index_of(key: str, dag_id: str, jobs: Iterable[str]) -> tuple[str, int] 
     return task_id, int(index)
 
 
-def missing_completes(task_states: Mapping[str, str], events: Iterable[RunEvent], dag_id: str, run_id: str,
-                      reason: str = "") -> list[Finding]:
+def missing_completes(
+    task_states: Mapping[str, str], events: Iterable[RunEvent], dag_id: str, run_id: str, reason: str = ""
+) -> list[Finding]:
     """Returns a missing_complete finding for every task that succeeded in the run with no COMPLETE event of
     its job for that run, by task id. A task that failed or was skipped never had a COMPLETE to send; a
     retried task is matched on any try's COMPLETE (only the try that succeeded sends one). The try number is
@@ -37,7 +39,8 @@ def missing_completes(task_states: Mapping[str, str], events: Iterable[RunEvent]
 
     A mapped task's map indexes share its job: they are held against the COMPLETE events of that job in the
     run, one run id per map index, and a mapped task with fewer of them than successful map indexes gets one
-    finding saying how many are missing."""
+    finding saying how many are missing.
+    """
     of_run = events_of_run(events, dag_id, run_id)
     completed: dict[str, set[str]] = {}
     tries: dict[str, int] = {}
@@ -63,13 +66,16 @@ def missing_completes(task_states: Mapping[str, str], events: Iterable[RunEvent]
         short = count - len(completed.get(job, ()))
         if short > 0:
             why = f"{short} of its {count} successful map indexes have no COMPLETE event"
-            missing.append(findings.missing_complete(job, task_id, tries.get(job), SUCCESS,
-                                                     f"{why}; {reason}" if reason else why))
+            missing.append(
+                findings.missing_complete(job, task_id, tries.get(job), SUCCESS, f"{why}; {reason}" if reason else why)
+            )
     return missing
 
 
 def parse_failures(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[str]:
     """Returns the jobs of the run whose FAIL event carries an `extractionError` run facet (OpenLineage's
-    ExtractionErrorRunFacet: their lineage could not be read), sorted."""
-    return sorted({e.job_name for e in events_of_run(events, dag_id, run_id)
-                   if e.event_type == FAIL and e.extraction_failed})
+    ExtractionErrorRunFacet: their lineage could not be read), sorted.
+    """
+    return sorted(
+        {e.job_name for e in events_of_run(events, dag_id, run_id) if e.event_type == FAIL and e.extraction_failed}
+    )

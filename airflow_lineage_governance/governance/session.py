@@ -43,28 +43,39 @@ class Governance:
     history: LineageHistory = field(default_factory=LineageHistory)
 
     @classmethod
-    def load(cls, events: str | Path, *, rules_path: str | Path | None = None,
-             metadata_path: str | Path | None = None, job_namespaces: str | Iterable[str] | None = None,
-             job_namespace: str | None = None, after: str | None = None, before: str | None = None,
-             store: str | Path | None = None) -> Governance:
+    def load(
+        cls,
+        events: str | Path,
+        *,
+        rules_path: str | Path | None = None,
+        metadata_path: str | Path | None = None,
+        job_namespaces: str | Iterable[str] | None = None,
+        job_namespace: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+        store: str | Path | None = None,
+    ) -> Governance:
         """Returns the loaded governance over the events of our job namespaces (`job_namespaces`, one or several;
         None reads every namespace), between `after` and `before` for a Marquez source (ISO 8601; the widest
         window when not given). Every COMPLETE is kept in `history`; `graph` is the graph as of now. With
         `store` (a folder) and a Marquez source, the events stored there are read and only the backend's events
         after the store's watermark are asked for (`after` is then the watermark), and the new ones are stored.
-        Raises GovernanceConfigError for bad TOML and EventSourceError for an unreadable source."""
+        Raises GovernanceConfigError for bad TOML and EventSourceError for an unreadable source.
+        """
         rules = load_rules(rules_path)
         metadata = load_metadata(metadata_path, rules)
         scope = job_namespaces if job_namespaces is not None else job_namespace
-        kept = HistoryStore.open(store) if store is not None and str(events).startswith(("http://", "https://")) \
-            else None
+        kept = (
+            HistoryStore.open(store) if store is not None and str(events).startswith(("http://", "https://")) else None
+        )
         after = (kept.since() or after) if kept is not None else after
         options = {k: v for k, v in (("after", after), ("before", before)) if v is not None}
         source = open_event_source(events, **options)
         history = LineageHistory(rules.namespace)
         with paused_collection():
-            received, report = read_events(kept.source(source) if kept is not None else source, scope,
-                                           on_complete=history.add)
+            received, report = read_events(
+                kept.source(source) if kept is not None else source, scope, on_complete=history.add
+            )
             declare(history, metadata)
             graph = graph_as_of(history)
             report.wrong_parts += graph.wrong_parts
@@ -78,7 +89,8 @@ class Governance:
     @classmethod
     def load_tolerant(cls, events: str | Path | None, **options: Any) -> tuple[Governance, str | None]:
         """Returns the governance and None, or, when the event source cannot be read (or none is given),
-        the governance over no events and the sentence saying why; TOML errors still raise."""
+        the governance over no events and the sentence saying why; TOML errors still raise.
+        """
         if events is not None:
             try:
                 return cls.load(events, **options), None
@@ -99,14 +111,16 @@ class Governance:
 
     def view(self, at: datetime | None = None, active_since: timedelta | None = None) -> AsOf | LineageGraph:
         """Returns what walks read: the history as of `at` (None: now; observed, declared and designed edges,
-        those of runs older than `active_since` before it stale), or the graph when there is no history."""
+        those of runs older than `active_since` before it stale), or the graph when there is no history.
+        """
         if not self.history.runs and not self.history.static:
             return self.graph
         return AsOf(self.history, at, active_since)
 
     def trace(self, snapshot: str, forward: bool = False) -> Origin | list[Contaminated]:
         """Returns the origin of `namespace.table@SNAPSHOT` (backwards to the sources), or with `forward` every
-        output snapshot that read it, directly or not, with owner and tier; raises SnapshotNotInLineageError."""
+        output snapshot that read it, directly or not, with owner and tier; raises SnapshotNotInLineageError.
+        """
         table, version = snapshot_asked(snapshot)
         if not forward:
             return trace_back(self.history, table, version)
@@ -119,7 +133,8 @@ class Governance:
 
     def as_of(self, at: datetime | None) -> Governance:
         """Returns the governance whose graph (and so proposals and checks) is the graph as of `at` (None: this
-        one, as of now)."""
+        one, as of now).
+        """
         if at is None:
             return self
         return replace(self, graph=graph_as_of(self.history, at))
@@ -128,18 +143,23 @@ class Governance:
         """Returns the jobs whose latest run as of `at` is older than `active_since` before it, sorted."""
         return stale_jobs(self.history, at, active_since)
 
-    def impact(self, column: ColumnRef | str, at: datetime | None = None,
-               active_since: timedelta | None = None) -> Impact:
+    def impact(
+        self, column: ColumnRef | str, at: datetime | None = None, active_since: timedelta | None = None
+    ) -> Impact:
         """Returns the downstream impact of the column (a ref, or its dotted name as a person writes it) as of `at`
         (None: now), with owners, the blast-radius score and each reached column's evidence; raises
-        ColumnNotInLineageError."""
-        return downstream(self.view(at, active_since), _column(column), self.metadata.owners(),
-                          tier_weight(self.metadata, self.rules))
+        ColumnNotInLineageError.
+        """
+        return downstream(
+            self.view(at, active_since), _column(column), self.metadata.owners(), tier_weight(self.metadata, self.rules)
+        )
 
-    def provenance(self, column: ColumnRef | str, at: datetime | None = None,
-                   active_since: timedelta | None = None) -> Provenance:
+    def provenance(
+        self, column: ColumnRef | str, at: datetime | None = None, active_since: timedelta | None = None
+    ) -> Provenance:
         """Returns the upstream provenance of the column (a ref or its dotted name) as of `at` (None: now); raises
-        ColumnNotInLineageError."""
+        ColumnNotInLineageError.
+        """
         return upstream(self.view(at, active_since), _column(column))
 
 
@@ -150,17 +170,26 @@ def _column(column: ColumnRef | str) -> ColumnRef:
 def declare(history: LineageHistory, metadata: Metadata) -> LineageHistory:
     """Returns the history with every `[[declared]]` block of metadata.toml added as declared lineage: its column
     edges (DIRECT), or, for a block with no columns, every input column shaping every output's rows (INDIRECT);
-    the input's columns are those the events or metadata.toml name."""
+    the input's columns are those the events or metadata.toml name.
+    """
     for block in metadata.declarations:
-        edges = [Edge(source, target, EdgeType.DIRECT, "UNKNOWN", False, block.job, "", "", EdgeSource.DECLARED)
-                 for target, sources in block.columns.items() for source in sources]
+        edges = [
+            Edge(source, target, EdgeType.DIRECT, "UNKNOWN", False, block.job, "", "", EdgeSource.DECLARED)
+            for target, sources in block.columns.items()
+            for source in sources
+        ]
         if not block.columns:
             for table in block.inputs:
                 for column in _known_columns(history, metadata, table):
-                    edges.extend(Edge(column, output, EdgeType.INDIRECT, "UNKNOWN", False, block.job, "", "",
-                                      EdgeSource.DECLARED) for output in block.outputs)
-        history.add_static(block.job, edges, EdgeSource.DECLARED, owner=block.owner, reason=block.reason,
-                           outputs=block.outputs)
+                    edges.extend(
+                        Edge(
+                            column, output, EdgeType.INDIRECT, "UNKNOWN", False, block.job, "", "", EdgeSource.DECLARED
+                        )
+                        for output in block.outputs
+                    )
+        history.add_static(
+            block.job, edges, EdgeSource.DECLARED, owner=block.owner, reason=block.reason, outputs=block.outputs
+        )
     return history
 
 

@@ -28,7 +28,8 @@ WORK_OUT_ALL_AFTER = 1024  # shapes worked out one by one before a view works ou
 class Evidence(NamedTuple):
     """What says an edge holds: the record (run) that stated it, the snapshots it read and wrote, and whether it
     is stale (its run is older than the answer's `--active-since` window). (A named tuple: a wide answer makes
-    one per column reached.)"""
+    one per column reached.)
+    """
 
     edge: Edge
     record: RunRecord | None
@@ -37,7 +38,8 @@ class Evidence(NamedTuple):
     @property
     def confidence(self) -> Confidence:
         """Returns the hop's confidence: its record's source; without a record, the edge's own source when it
-        names a run (a graph built straight from events), else `uncertain` (nothing says who stated it)."""
+        names a run (a graph built straight from events), else `uncertain` (nothing says who stated it).
+        """
         if self.record is not None:
             return CONFIDENCE_OF[self.record.source]
         if self.edge.source_kind is not EdgeSource.OBSERVED or self.edge.run_id:
@@ -53,9 +55,16 @@ class Evidence(NamedTuple):
         source_table = edge.source.table
         target_table = edge.target if isinstance(edge.target, TableRef) else edge.target.table
         event = record.event
-        data.update({"run_id": event.run_id or None, "try": event.try_number, "event_time": event.event_time or None,
-                     "input_snapshot": record.read(source_table), "output_snapshot": record.wrote(target_table),
-                     "sql_hash": record.sql_hash})
+        data.update(
+            {
+                "run_id": event.run_id or None,
+                "try": event.try_number,
+                "event_time": event.event_time or None,
+                "input_snapshot": record.read(source_table),
+                "output_snapshot": record.wrote(target_table),
+                "sql_hash": record.sql_hash,
+            }
+        )
         if record.source is not EdgeSource.OBSERVED:
             data.update({"owner": record.owner, "reason": record.reason})
         return data
@@ -67,8 +76,13 @@ class AsOf:
     :param sources: the edge sources walked (observed, declared and designed by default).
     """
 
-    def __init__(self, history: LineageHistory, at: datetime | None = None, active_since: timedelta | None = None,
-                 sources: tuple[EdgeSource, ...] = EVERY_SOURCE) -> None:
+    def __init__(
+        self,
+        history: LineageHistory,
+        at: datetime | None = None,
+        active_since: timedelta | None = None,
+        sources: tuple[EdgeSource, ...] = EVERY_SOURCE,
+    ) -> None:
         self.history, self.at, self.active_since = history, at, active_since
         self.sources = frozenset(sources)
         self.stale_before = (at or datetime.now(UTC)) - active_since if active_since is not None else None
@@ -93,12 +107,14 @@ class AsOf:
 
     def holds(self, serial: int) -> bool:
         """Returns whether the shape of that serial holds as of the view's time: a declaration or design of a
-        source walked, or the shape of its job's run chosen as of that time (worked out once per view)."""
+        source walked, or the shape of its job's run chosen as of that time (worked out once per view).
+        """
         return self.state(serial) != 0
 
     def state(self, serial: int) -> int:
         """Returns 0 when the shape of that serial does not hold as of the view's time, else 1 + its glance
-        (`reach.mark`: its confidence's rank twice, plus 1 when its run is stale), worked out once per view."""
+        (`reach.mark`: its confidence's rank twice, plus 1 when its run is stale), worked out once per view.
+        """
         known = self._holds
         if serial < len(known) and known[serial] != UNKNOWN:
             return known[serial]
@@ -121,7 +137,8 @@ class AsOf:
 
     def work_out_all(self) -> None:
         """Works out the state of every shape now (a walk that meets thousands of shapes then reads them all at
-        once); `complete` says it is done."""
+        once); `complete` says it is done.
+        """
         history, at, sources = self.history, self._at, self.sources
         count = len(history.shapes)
         known = self._holds
@@ -132,10 +149,16 @@ class AsOf:
                 holding = [s for s, until in enumerate(history.stretch_until) if until == INF]
                 holding = [s for s in holding if history.stretch_from[s] != INF]
             else:
-                holding = [s for s, (start, until) in enumerate(zip(history.stretch_from, history.stretch_until,
-                                                                     strict=True)) if start <= at < until]
-                holding.extend(s for s, stretches in history.earlier_stretches.items()
-                               if any(start <= at < until for start, until in stretches))
+                holding = [
+                    s
+                    for s, (start, until) in enumerate(zip(history.stretch_from, history.stretch_until, strict=True))
+                    if start <= at < until
+                ]
+                holding.extend(
+                    s
+                    for s, stretches in history.earlier_stretches.items()
+                    if any(start <= at < until for start, until in stretches)
+                )
             for serial in holding:
                 known[serial] = 1 + stale(serial)
         for serial, source in history.static_sources.items():
@@ -159,7 +182,8 @@ class AsOf:
 
     def _holding(self, ordered: Ordered) -> list[tuple[Edge, LineageNode]]:
         """Returns the edges of a node's entries that hold as of the view's time, each with the node at its other
-        end, each (source, target, type, subtype) once, in the order given."""
+        end, each (source, target, type, subtype) once, in the order given.
+        """
         found: list[tuple[Edge, LineageNode]] = []
         keys: set[tuple[object, ...]] = set()
         entries, serials = ordered.entries, ordered.serials
@@ -178,12 +202,14 @@ class AsOf:
 
     def leaving(self, node: LineageNode) -> list[tuple[Edge, LineageNode]]:
         """Returns the edges leaving the node as of the view's time, each with its target's node, by target,
-        type, subtype and source."""
+        type, subtype and source.
+        """
         return self._holding(node.leaving())
 
     def entering(self, node: LineageNode) -> list[tuple[Edge, LineageNode]]:
         """Returns the edges entering the node as of the view's time, each with its source's node, DIRECT first,
-        then by source."""
+        then by source.
+        """
         return self._holding(node.entering())
 
     def out_edges(self, column: ColumnRef) -> list[Edge]:
@@ -198,7 +224,8 @@ class AsOf:
 
     def columns_of(self, table: TableRef) -> list[ColumnRef]:
         """Returns the table's columns as its writer's run as of the view's time names them, else every column
-        the history ever named for it."""
+        the history ever named for it.
+        """
         return self._columns_now(table)
 
     def _columns_now(self, table: TableRef) -> list[ColumnRef]:
@@ -236,12 +263,17 @@ class AsOf:
 
     def is_stale(self, record: RunRecord | None) -> bool:
         """Returns True when the record is an observed run older than the `active_since` window."""
-        return (record is not None and record.source is EdgeSource.OBSERVED and self.stale_before is not None
-                and record.event.at < self.stale_before)
+        return (
+            record is not None
+            and record.source is EdgeSource.OBSERVED
+            and self.stale_before is not None
+            and record.event.at < self.stale_before
+        )
 
     def retired_from(self, column: ColumnRef) -> list[Evidence]:
         """Returns the edges leaving the column that only earlier runs stated (not the run of their job as of the
-        view's time), each with the last run at or before that time that stated it; always stale."""
+        view's time), each with the last run at or before that time that stated it; always stale.
+        """
         found: dict[tuple[Node, Node, str, str, str], Evidence] = {}
         node = self.history.nodes.get(column)
         for edge, shape, _ in node.leaving()[0] if node is not None else ():
@@ -250,8 +282,9 @@ class AsOf:
             key = (edge.source, edge.target, edge.type, edge.subtype, edge.job)
             record = self._last_with(edge.job, shape)
             known = found.get(key)
-            if record is not None and (known is None or known.record is None
-                                       or record.event.order > known.record.event.order):
+            if record is not None and (
+                known is None or known.record is None or record.event.order > known.record.event.order
+            ):
                 found[key] = Evidence(edge, record, True)
         return sorted(found.values(), key=lambda e: (str(e.edge.target), e.edge.type, e.edge.subtype, e.edge.job))
 
@@ -269,8 +302,11 @@ class AsOf:
         """Returns the latest observed run, at or before the view's time, that wrote the table."""
         if table in self._written:
             return self._written[table]
-        chosen = [r for r in (self.run_of(job) for job in self.history.writers_of.get(table, ()))
-                  if r is not None and table in r.shape.outputs]
+        chosen = [
+            r
+            for r in (self.run_of(job) for job in self.history.writers_of.get(table, ()))
+            if r is not None and table in r.shape.outputs
+        ]
         found = self._written[table] = max(chosen, key=lambda r: r.event.order, default=None)
         return found
 
@@ -287,14 +323,16 @@ def parse_duration(text: str) -> timedelta | None:
 
 def stale_jobs(history: LineageHistory, at: datetime | None, active_since: timedelta | None) -> list[str]:
     """Returns the jobs whose latest COMPLETE as of `at` (None: now) is older than `active_since` before it
-    (their edges are stale), sorted; none without a window."""
+    (their edges are stale), sorted; none without a window.
+    """
     view = AsOf(history, at, active_since)
     return sorted(job for job in history.runs if view.is_stale(view.run_of(job)))
 
 
 def view_of(lineage: LineageGraph | AsOf) -> AsOf | None:
     """Returns the as-of view a walk can take evidence from: the view itself, the view of the history a graph was
-    chosen from (graph_as_of), or None for a graph built without history."""
+    chosen from (graph_as_of), or None for a graph built without history.
+    """
     if isinstance(lineage, AsOf):
         return lineage
     if lineage.history is not None:

@@ -28,7 +28,8 @@ Node = ColumnRef | TableRef
 class Edge(NamedTuple):
     """One lineage edge as an event stated it (a named tuple: a graph holds hundreds of thousands). `type` and
     `subtype` are the event's text: an EdgeType and a Subtype value (StrEnums compare equal to them) or, from
-    another producer, a value of its own."""
+    another producer, a value of its own.
+    """
 
     source: ColumnRef
     target: ColumnRef | TableRef
@@ -47,15 +48,22 @@ class Edge(NamedTuple):
 
     def to_dict(self) -> dict[str, object]:
         """Returns the edge as the CLI's JSON shows it."""
-        return {"source": str(self.source), "target": str(self.target), "type": str(self.type),
-                "subtype": str(self.subtype), "masking": self.masking, "job": self.job}
+        return {
+            "source": str(self.source),
+            "target": str(self.target),
+            "type": str(self.type),
+            "subtype": str(self.subtype),
+            "masking": self.masking,
+            "job": self.job,
+        }
 
 
 @dataclass
 class LineageGraph:
     """The column graph (adjacency lists of edges, each node's edges in a stable order) and what the events
     said about tables. `to_networkx()` gives the same graph as a networkx MultiDiGraph for other analyses.
-    `names` holds the text form of every ref the events named, so ordering refs by name costs no formatting."""
+    `names` holds the text form of every ref the events named, so ordering refs by name costs no formatting.
+    """
 
     table_columns: dict[TableRef, dict[str, ColumnRef]] = field(default_factory=lambda: defaultdict(dict))
     outputs: dict[TableRef, str] = field(default_factory=dict)  # table -> job that writes it
@@ -140,7 +148,8 @@ class LineageGraph:
 
     def in_edges(self, node: Node) -> list[Edge]:
         """Returns the edges entering the column or table, DIRECT first, then by source and subtype (sorted when
-        first asked)."""
+        first asked).
+        """
         edges = self._in.get(node)
         if edges is None:
             return []
@@ -172,7 +181,8 @@ class LineageGraph:
 def latest_completes(events: Iterable[RunEvent]) -> dict[str, RunEvent]:
     """Returns the latest COMPLETE event of each job name, by `RunEvent.order` (the parsed event time, then a
     stable key), whatever order the source sent them in. Read events of our job namespaces only: every job
-    namespace read is taken as one deployment's (see `read_events`)."""
+    namespace read is taken as one deployment's (see `read_events`).
+    """
     latest: dict[str, RunEvent] = {}
     for event in events:
         if event.event_type != COMPLETE or event.raw is None:
@@ -195,8 +205,9 @@ def _schema_names(dataset: dict[str, Any]) -> list[str]:
 UNTYPED = ((EdgeType.DIRECT, "UNKNOWN", False),)  # an input field with no transformations (older producers)
 
 
-def _transformations(lineage: LineageGraph,
-                     entry: dict[str, Any]) -> list[tuple[str, str, bool]] | tuple[tuple[str, str, bool], ...]:
+def _transformations(
+    lineage: LineageGraph, entry: dict[str, Any]
+) -> list[tuple[str, str, bool]] | tuple[tuple[str, str, bool], ...]:
     found = entry.get("transformations")
     if type(found) is not list:
         if found is not None:
@@ -227,7 +238,8 @@ def _datasets(lineage: LineageGraph, event: RunEvent, key: str, namespace: str |
 
 def add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) -> None:
     """Adds the tables, columns and edges one event states to `lineage` (datasets of other namespaces left out
-    when `namespace` is given)."""
+    when `namespace` is given).
+    """
     for dataset in _datasets(lineage, event, "inputs", namespace):
         table = lineage.table_ref(dataset["name"])
         if table is not None:
@@ -261,8 +273,9 @@ def add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) -> 
             _add_edges(lineage, event, namespace, source, table)
 
 
-def _add_edges(lineage: LineageGraph, event: RunEvent, namespace: str | None, source: Any,
-               target: ColumnRef | TableRef) -> None:
+def _add_edges(
+    lineage: LineageGraph, event: RunEvent, namespace: str | None, source: Any, target: ColumnRef | TableRef
+) -> None:
     if type(source) is not dict:
         lineage.wrong_parts += 1
         return
@@ -280,13 +293,13 @@ def _add_edges(lineage: LineageGraph, event: RunEvent, namespace: str | None, so
             return
         origin = lineage.column_ref(table, column)
     for kind, subtype, masking in _transformations(lineage, source):
-        lineage._add(Edge(origin, target, kind, subtype, masking, event.job_name, event.run_id,
-                          event.event_time))
+        lineage._add(Edge(origin, target, kind, subtype, masking, event.job_name, event.run_id, event.event_time))
 
 
 def event_graph(event: RunEvent, namespace: str | None = None) -> LineageGraph:
     """Returns the graph one COMPLETE event (holding its `raw` JSON) states: its edges in the event's order, the
-    columns it names per table and the tables it writes, as `build_graph` reads every event."""
+    columns it names per table and the tables it writes, as `build_graph` reads every event.
+    """
     lineage = LineageGraph()
     add_event(lineage, event, namespace)
     return lineage
@@ -294,7 +307,8 @@ def event_graph(event: RunEvent, namespace: str | None = None) -> LineageGraph:
 
 def build_graph(events: Iterable[RunEvent], namespace: str | None = None) -> LineageGraph:
     """Returns the graph of the latest COMPLETE event of every job; datasets of other namespaces are left out
-    when `namespace` is given, and so are datasets whose name names no table (no namespace part)."""
+    when `namespace` is given, and so are datasets whose name names no table (no namespace part).
+    """
     lineage = LineageGraph()
     lineage.jobs = latest_completes(events)
     for event in lineage.jobs.values():

@@ -25,7 +25,8 @@ DESIGNED = "designed"
 
 class LineEdge(NamedTuple):
     """A column edge as design and runtime are compared: source column, target column (or the target table, for
-    an input that shapes every row), OpenLineage type and subtype."""
+    an input that shapes every row), OpenLineage type and subtype.
+    """
 
     source: ColumnRef
     target: ColumnRef | TableRef
@@ -34,8 +35,12 @@ class LineEdge(NamedTuple):
 
     def to_dict(self) -> dict[str, str]:
         """Returns the edge as the JSON output shows it."""
-        return {"source": str(self.source), "target": str(self.target), "type": str(self.type),
-                "subtype": str(self.subtype)}
+        return {
+            "source": str(self.source),
+            "target": str(self.target),
+            "type": str(self.type),
+            "subtype": str(self.subtype),
+        }
 
     def line(self) -> str:
         """Returns the edge as the text output prints it."""
@@ -60,7 +65,8 @@ class TableEdge(NamedTuple):
 @dataclass(frozen=True)
 class TaskSql:
     """One IcebergSqlOperator task of the DagBag with its SQL rendered for the logical date, or the sentence
-    saying why it could not be rendered."""
+    saying why it could not be rendered.
+    """
 
     dag_id: str
     task_id: str
@@ -109,21 +115,26 @@ class DesignedTask:
 
     def to_dict(self) -> dict[str, Any]:
         """Returns the task's design as the JSON output shows it."""
-        data: dict[str, Any] = {"job": self.job, "dag_id": self.dag_id, "task_id": self.task_id,
-                                "source": DESIGNED}
+        data: dict[str, Any] = {"job": self.job, "dag_id": self.dag_id, "task_id": self.task_id, "source": DESIGNED}
         if self.problem is not None:
             data["problem"] = self.problem
             return data
-        data.update({"target": str(self.target), "sql_hash": self.sql_hash,
-                     "dataset_edges": [e.to_dict() for e in sorted_edges(self.dataset_edges)],
-                     "column_edges": [e.to_dict() for e in sorted_edges(self.edges)]})
+        data.update(
+            {
+                "target": str(self.target),
+                "sql_hash": self.sql_hash,
+                "dataset_edges": [e.to_dict() for e in sorted_edges(self.dataset_edges)],
+                "column_edges": [e.to_dict() for e in sorted_edges(self.edges)],
+            }
+        )
         return data
 
 
 @dataclass
 class Design:
     """Every IcebergSqlOperator task of a DAGs folder with its designed lineage, by job name, and the files the
-    DagBag could not import (file -> its error's last line)."""
+    DagBag could not import (file -> its error's last line).
+    """
 
     tasks: dict[str, DesignedTask] = field(default_factory=dict)
     import_errors: dict[str, str] = field(default_factory=dict)
@@ -138,9 +149,13 @@ class Design:
 
     def to_dict(self) -> dict[str, Any]:
         """Returns the design as the JSON output shows it."""
-        return {"logical_date": self.logical_date, "dags": sorted(self.dag_ids),
-                "tasks": [t.to_dict() for _, t in sorted(self.tasks.items())],
-                "other_tasks": sorted(self.other_tasks), "import_errors": dict(sorted(self.import_errors.items()))}
+        return {
+            "logical_date": self.logical_date,
+            "dags": sorted(self.dag_ids),
+            "tasks": [t.to_dict() for _, t in sorted(self.tasks.items())],
+            "other_tasks": sorted(self.other_tasks),
+            "import_errors": dict(sorted(self.import_errors.items())),
+        }
 
 
 def sorted_edges(edges: Iterable[LineEdge] | Iterable[TableEdge]) -> list[Any]:
@@ -150,7 +165,8 @@ def sorted_edges(edges: Iterable[LineEdge] | Iterable[TableEdge]) -> list[Any]:
 
 def sql_hash(sql: str) -> str:
     """Returns the code version of a rendered statement as the history has it for the runs of that statement: the
-    history's hash (`graph/history.sql_hash`) of the statement as its `sql` job facet carries it (`facet_sql`)."""
+    history's hash (`graph/history.sql_hash`) of the statement as its `sql` job facet carries it (`facet_sql`).
+    """
     return facet_hash(facet_sql(sql))
 
 
@@ -161,30 +177,43 @@ def short(hashed: str | None) -> str:
 
 def lineage_edges(lineage: ColumnLineage) -> frozenset[LineEdge]:
     """Returns the lineage's column edges as an event carries them: each output column's inputs, and each input
-    that shapes every row as an edge into the target table."""
-    found = {LineEdge(d.source, ColumnRef(lineage.target, output.name), str(d.type), str(d.subtype))
-             for output in lineage.columns for d in output.inputs}
+    that shapes every row as an edge into the target table.
+    """
+    found = {
+        LineEdge(d.source, ColumnRef(lineage.target, output.name), str(d.type), str(d.subtype))
+        for output in lineage.columns
+        for d in output.inputs
+    }
     found.update(LineEdge(d.source, lineage.target, str(d.type), str(d.subtype)) for d in lineage.rows)
     return frozenset(found)
 
 
 def designed_task(task: TaskSql, schema: Mapping[TableRef, Mapping[str, str]]) -> DesignedTask:
     """Returns the task's designed lineage read against `schema`, or the task with the one sentence saying why
-    its SQL could not be rendered or its lineage read (never raises for a bad statement)."""
+    its SQL could not be rendered or its lineage read (never raises for a bad statement).
+    """
     if task.sql is None:
         return DesignedTask(task.dag_id, task.task_id, problem=task.problem or "the task has no SQL")
     try:
         lineage = column_lineage(parse_statement(task.sql), schema)
     except LineageGovernanceError as error:
         return DesignedTask(task.dag_id, task.task_id, problem=str(error), sql_hash=sql_hash(task.sql))
-    return DesignedTask(task.dag_id, task.task_id, lineage.target, tuple(lineage.sources), lineage_edges(lineage),
-                        sql_hash(task.sql))
+    return DesignedTask(
+        task.dag_id, task.task_id, lineage.target, tuple(lineage.sources), lineage_edges(lineage), sql_hash(task.sql)
+    )
 
 
-def design_lineage(tasks: Iterable[TaskSql], schema: Mapping[TableRef, Mapping[str, str]], *,
-                   import_errors: Mapping[str, str] | None = None, dag_ids: Iterable[str] = (),
-                   other_tasks: Iterable[str] = (), logical_date: str = "") -> Design:
+def design_lineage(
+    tasks: Iterable[TaskSql],
+    schema: Mapping[TableRef, Mapping[str, str]],
+    *,
+    import_errors: Mapping[str, str] | None = None,
+    dag_ids: Iterable[str] = (),
+    other_tasks: Iterable[str] = (),
+    logical_date: str = "",
+) -> Design:
     """Returns the design of the tasks (each read with `designed_task`), with the DagBag's import errors, DAG ids
-    and the jobs of its other tasks."""
+    and the jobs of its other tasks.
+    """
     designed = {t.job: designed_task(t, schema) for t in tasks}
     return Design(designed, dict(import_errors or {}), frozenset(dag_ids), frozenset(other_tasks), logical_date)

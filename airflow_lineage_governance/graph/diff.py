@@ -37,7 +37,8 @@ DECLARED_NOT_DESIGNED = "declared_not_designed"
 @dataclass(frozen=True)
 class ObservedJob:
     """One job's runtime lineage: its latest COMPLETE at or before the time asked (or its declared lineage), with
-    the evidence."""
+    the evidence.
+    """
 
     job: str
     run_id: str
@@ -53,13 +54,21 @@ class ObservedJob:
 
     def evidence(self) -> dict[str, Any]:
         """Returns the run that says so: job, run id, DAG run, try, event time, SQL hash, source."""
-        return {"job": self.job, "run_id": self.run_id, "dag_run_id": self.dag_run_id, "try": self.try_number,
-                "event_time": self.event_time, "sql_hash": self.sql_hash, "source": self.source}
+        return {
+            "job": self.job,
+            "run_id": self.run_id,
+            "dag_run_id": self.dag_run_id,
+            "try": self.try_number,
+            "event_time": self.event_time,
+            "sql_hash": self.sql_hash,
+            "source": self.source,
+        }
 
 
 def observed_run(record: RunRecord) -> ObservedJob:
     """Returns the runtime lineage one run record of the history states: its column edges, its input and output
-    tables, the dataset edges between them and its SQL hash."""
+    tables, the dataset edges between them and its SQL hash.
+    """
     event, shape = record.event, record.shape
     inputs = [table for table, _ in record.inputs]
     outputs = [table for table, _ in record.outputs] or list(shape.outputs)
@@ -68,20 +77,32 @@ def observed_run(record: RunRecord) -> ObservedJob:
         inputs = sorted({e.source.table for e in shape.edges} - set(outputs), key=str)
         note = f"declared by {record.owner or 'no owner'}: {record.reason or 'no reason given'}"
     edges = frozenset(LineEdge(e.source, e.target, e.type, e.subtype) for e in shape.edges)
-    return ObservedJob(record.job, event.run_id, event.event_time, event.dag_run_id, event.try_number, edges,
-                       frozenset(TableEdge(i, o) for i in inputs for o in outputs), frozenset((*inputs, *outputs)),
-                       record.sql_hash, str(record.source), note)
+    return ObservedJob(
+        record.job,
+        event.run_id,
+        event.event_time,
+        event.dag_run_id,
+        event.try_number,
+        edges,
+        frozenset(TableEdge(i, o) for i in inputs for o in outputs),
+        frozenset((*inputs, *outputs)),
+        record.sql_hash,
+        str(record.source),
+        note,
+    )
 
 
 def observed_jobs(history: LineageHistory, as_of: datetime | None = None) -> dict[str, ObservedJob]:
     """Returns, by job name, the runtime lineage of each job's latest COMPLETE at or before `as_of` (None: now):
-    the history's as-of selection, the one place the diff reads runtime."""
+    the history's as-of selection, the one place the diff reads runtime.
+    """
     return {job: observed_run(record) for job, record in history.selected(as_of).items()}
 
 
 def declared_jobs(history: LineageHistory) -> dict[str, ObservedJob]:
     """Returns, by job name, the lineage a person declared (metadata.toml's `[[declared]]`) for jobs that send
-    no events."""
+    no events.
+    """
     return {r.job: observed_run(r) for r in history.static if r.source is EdgeSource.DECLARED}
 
 
@@ -98,9 +119,14 @@ class JobDifference:
 
     def to_dict(self) -> dict[str, Any]:
         """Returns the difference as the JSON output shows it."""
-        return {"kind": self.kind, "job": self.job, "reason": self.reason,
-                "dataset_edges": [e.to_dict() for e in self.dataset_edges],
-                "column_edges": [e.to_dict() for e in self.column_edges], "evidence": dict(self.evidence)}
+        return {
+            "kind": self.kind,
+            "job": self.job,
+            "reason": self.reason,
+            "dataset_edges": [e.to_dict() for e in self.dataset_edges],
+            "column_edges": [e.to_dict() for e in self.column_edges],
+            "evidence": dict(self.evidence),
+        }
 
 
 @dataclass(frozen=True)
@@ -136,13 +162,20 @@ class SqlMismatch:
 
     def to_dict(self) -> dict[str, Any]:
         """Returns the mismatch as the JSON output shows it."""
-        return {"job": self.job, "designed_sql_hash": self.designed, "observed_sql_hash": self.observed,
-                "run_id": self.run_id, "event_time": self.event_time}
+        return {
+            "job": self.job,
+            "designed_sql_hash": self.designed,
+            "observed_sql_hash": self.observed,
+            "run_id": self.run_id,
+            "event_time": self.event_time,
+        }
 
     def sentence(self) -> str:
         """Returns the mismatch as one sentence."""
-        return (f"{self.job}: the deployed SQL is {short(self.designed)}, but run {self.run_id} "
-                f"({self.event_time}) ran {short(self.observed)}")
+        return (
+            f"{self.job}: the deployed SQL is {short(self.designed)}, but run {self.run_id} "
+            f"({self.event_time}) ran {short(self.observed)}"
+        )
 
 
 @dataclass
@@ -173,11 +206,17 @@ class DesignDiff:
     def to_dict(self) -> dict[str, Any]:
         """Returns the diff as the JSON output shows it."""
         return {
-            "as_of": self.as_of, "differences": self.count, "compared": self.compared,
+            "as_of": self.as_of,
+            "differences": self.count,
+            "compared": self.compared,
             "sql_hash_mismatches": [m.to_dict() for m in self.sql_mismatches],
-            **{kind: {"jobs": [d.to_dict() for d in self.of_kind(kind)],
-                      "tables": [t.to_dict() for t in self.tables_of_kind(kind)]}
-               for kind in (DESIGNED_NOT_OBSERVED, OBSERVED_NOT_DESIGNED)},
+            **{
+                kind: {
+                    "jobs": [d.to_dict() for d in self.of_kind(kind)],
+                    "tables": [t.to_dict() for t in self.tables_of_kind(kind)],
+                }
+                for kind in (DESIGNED_NOT_OBSERVED, OBSERVED_NOT_DESIGNED)
+            },
             DECLARED_NOT_DESIGNED: [d.to_dict() for d in self.declared],
             "not_compared": dict(sorted(self.not_compared.items())),
         }
@@ -185,7 +224,8 @@ class DesignDiff:
 
 def in_dags(job: str, dag_ids: Collection[str] | None) -> bool:
     """Returns True when `dag_ids` is None or the job (`dag_id.task_id`, or a DAG's own job `dag_id`) is of one
-    of them."""
+    of them.
+    """
     return dag_ids is None or job in dag_ids or any(job.startswith(f"{dag}.") for dag in dag_ids)
 
 
@@ -201,15 +241,17 @@ def _undesigned_reason(job: str, design: Design, seen: ObservedJob, mismatch: bo
     if job in design.tasks:
         if mismatch:
             return f"run {seen.run_id} ran other SQL than the deployed SQL"
-        return f"the deployed SQL does not give it read against today's schema: the schema changed since run " \
-               f"{seen.run_id}"
+        return (
+            f"the deployed SQL does not give it read against today's schema: the schema changed since run {seen.run_id}"
+        )
     if job in design.other_tasks:
         return f"{job} is not an IcebergSqlOperator task: design cannot read what it does"
     return f"no task of the DAGs folder is {job}: drift, a manual run, or a task since removed"
 
 
-def _compare_job(task: DesignedTask | None, seen: ObservedJob | None, job: str, design: Design,
-                 as_of: str, found: DesignDiff) -> None:
+def _compare_job(
+    task: DesignedTask | None, seen: ObservedJob | None, job: str, design: Design, as_of: str, found: DesignDiff
+) -> None:
     mismatch = bool(task and seen and seen.sql_hash is not None and task.sql_hash != seen.sql_hash)
     if mismatch and task is not None and seen is not None:
         found.sql_mismatches.append(SqlMismatch(job, task.sql_hash, seen.sql_hash, seen.run_id, seen.event_time))
@@ -220,27 +262,56 @@ def _compare_job(task: DesignedTask | None, seen: ObservedJob | None, job: str, 
     evidence = seen.evidence() if seen else {}
     only_designed = (sorted_edges(designed_edges - observed_edges), sorted_edges(designed_datasets - observed_datasets))
     if task is not None and (only_designed[0] or only_designed[1]):
-        found.jobs.append(JobDifference(DESIGNED_NOT_OBSERVED, job, _unobserved_reason(job, seen, mismatch, as_of),
-                                        tuple(only_designed[0]), tuple(only_designed[1]), evidence))
+        found.jobs.append(
+            JobDifference(
+                DESIGNED_NOT_OBSERVED,
+                job,
+                _unobserved_reason(job, seen, mismatch, as_of),
+                tuple(only_designed[0]),
+                tuple(only_designed[1]),
+                evidence,
+            )
+        )
     only_observed = (sorted_edges(observed_edges - designed_edges), sorted_edges(observed_datasets - designed_datasets))
     if seen is not None and (only_observed[0] or only_observed[1]):
-        found.jobs.append(JobDifference(OBSERVED_NOT_DESIGNED, job, _undesigned_reason(job, design, seen, mismatch),
-                                        tuple(only_observed[0]), tuple(only_observed[1]), evidence))
+        found.jobs.append(
+            JobDifference(
+                OBSERVED_NOT_DESIGNED,
+                job,
+                _undesigned_reason(job, design, seen, mismatch),
+                tuple(only_observed[0]),
+                tuple(only_observed[1]),
+                evidence,
+            )
+        )
 
 
-def design_diff(design: Design, observed: Mapping[str, ObservedJob], as_of: str, dag_ids: Collection[str] | None = None,
-                declared: Mapping[str, ObservedJob] | None = None) -> DesignDiff:
+def design_diff(
+    design: Design,
+    observed: Mapping[str, ObservedJob],
+    as_of: str,
+    dag_ids: Collection[str] | None = None,
+    declared: Mapping[str, ObservedJob] | None = None,
+) -> DesignDiff:
     """Returns the differences between the design and the runtime jobs (`observed_jobs` as of `as_of`), for the
     DAGs `dag_ids` (every DAG when None): per job the edges on one side only, the tables on one side only, and the
     jobs whose run's SQL is not the deployed SQL. The `declared` lineage of jobs the design cannot read is listed
-    beside (a person's statement, not runtime evidence: no difference)."""
+    beside (a person's statement, not runtime evidence: no difference).
+    """
     found = DesignDiff(as_of)
     for job, statement in sorted((declared or {}).items()):
         if in_dags(job, dag_ids) and job not in design.tasks:
             why = "not an IcebergSqlOperator task" if job in design.other_tasks else "no task of the DAGs folder"
-            found.declared.append(JobDifference(DECLARED_NOT_DESIGNED, job, f"{statement.note}; design cannot read "
-                                                f"the job ({why})", tuple(sorted_edges(statement.edges)),
-                                                tuple(sorted_edges(statement.dataset_edges)), statement.evidence()))
+            found.declared.append(
+                JobDifference(
+                    DECLARED_NOT_DESIGNED,
+                    job,
+                    f"{statement.note}; design cannot read the job ({why})",
+                    tuple(sorted_edges(statement.edges)),
+                    tuple(sorted_edges(statement.dataset_edges)),
+                    statement.evidence(),
+                )
+            )
     designed = {job: t for job, t in design.tasks.items() if in_dags(job, dag_ids)}
     seen = {job: o for job, o in observed.items() if in_dags(job, dag_ids)}
     found.not_compared = {job: t.problem or "" for job, t in designed.items() if not t.readable}
@@ -257,9 +328,13 @@ def design_diff(design: Design, observed: Mapping[str, ObservedJob], as_of: str,
         if job not in found.not_compared:
             for table in run.tables:
                 observed_tables[table].add(job)
-    for kind, side, other in ((DESIGNED_NOT_OBSERVED, designed_tables, observed_tables),
-                              (OBSERVED_NOT_DESIGNED, observed_tables, designed_tables)):
-        found.tables.extend(TableDifference(kind, table, tuple(sorted(jobs)))
-                            for table, jobs in sorted(side.items(), key=lambda item: str(item[0]))
-                            if table not in other)
+    for kind, side, other in (
+        (DESIGNED_NOT_OBSERVED, designed_tables, observed_tables),
+        (OBSERVED_NOT_DESIGNED, observed_tables, designed_tables),
+    ):
+        found.tables.extend(
+            TableDifference(kind, table, tuple(sorted(jobs)))
+            for table, jobs in sorted(side.items(), key=lambda item: str(item[0]))
+            if table not in other
+        )
     return found

@@ -12,7 +12,8 @@ class GraphError(LineageGovernanceError):
 
 class EventSourceError(GraphError):
     """Raised when an event source cannot be read at all (a file that cannot be opened, a Marquez that does not
-    answer); the message is one sentence naming the source."""
+    answer); the message is one sentence naming the source.
+    """
 
 
 class ColumnNotInLineageError(GraphError):

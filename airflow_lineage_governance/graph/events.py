@@ -60,7 +60,8 @@ class ReadReport:
 @dataclass(slots=True)
 class RunEvent:
     """The parts of a run event the checks use. The whole event (`raw`) is kept only while it is the latest
-    COMPLETE of its job, the one the graph is built from; holding every parsed event costs 4x the parse."""
+    COMPLETE of its job, the one the graph is built from; holding every parsed event costs 4x the parse.
+    """
 
     event_type: str
     event_time: str
@@ -79,13 +80,15 @@ class RunEvent:
     def order(self) -> tuple[datetime, int, str, str]:
         """Returns the key that orders events in time: the parsed event time (so `…46.54148Z` and
         `…46.541480+00:00` are the same instant), then the type (COMPLETE beats START at the same instant), then
-        the run id and the time as written (a stable key, whatever order the source sent them in)."""
+        the run id and the time as written (a stable key, whatever order the source sent them in).
+        """
         return (self.at, TYPE_RANK.get(self.event_type, 1), self.run_id, self.event_time)
 
 
 def parse_time(text: str) -> datetime | None:
     """Returns the event time as an aware datetime (a time with no offset is read as UTC, as the producers of
-    this project never write one), or None when the text is no ISO 8601 time."""
+    this project never write one), or None when the text is no ISO 8601 time.
+    """
     try:
         at = datetime.fromisoformat(text)
     except ValueError:
@@ -106,11 +109,13 @@ class EventSource(Protocol):
 @runtime_checkable
 class LineSource(Protocol):
     """A source that reads JSON lines and can hand each line with its parsed JSON: the reader then keeps the
-    line of an event it may need whole later, not its parsed JSON (one object, not hundreds, to free)."""
+    line of an event it may need whole later, not its parsed JSON (one object, not hundreds, to free).
+    """
 
     def parsed_lines(self, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
         """Yields every event the source holds as parsed JSON, with the line it was parsed from (None for an
-        event that came from no line)."""
+        event that came from no line).
+        """
         ...
 
 
@@ -124,7 +129,8 @@ class FileEventSource:
     def raw_events(self, report: ReadReport) -> Iterator[Any]:
         """Yields each line's parsed JSON; counts lines that are not JSON. Raises EventSourceError for a folder,
         a file that cannot be opened or one that holds a JSON array (not JSON Lines); a missing file yields
-        nothing."""
+        nothing.
+        """
         for raw, _ in self.parsed_lines(report):
             yield raw
 
@@ -145,8 +151,10 @@ class FileEventSource:
                 if line.isspace() or not line:  # as `not line.strip()`, without copying the line
                     continue
                 if first and line.lstrip().startswith(b"["):
-                    raise EventSourceError(f"{self.path}: is a JSON array, not JSON Lines; write one event per "
-                                           "line, as the OpenLineage file transport does")
+                    raise EventSourceError(
+                        f"{self.path}: is a JSON array, not JSON Lines; write one event per "
+                        "line, as the OpenLineage file transport does"
+                    )
                 first = False
                 report.lines += 1
                 try:
@@ -171,14 +179,25 @@ def sql_query(raw: dict[str, Any]) -> str | None:
 
 def to_run_event(raw: Any) -> RunEvent | None:
     """Returns the run event `raw` describes, or None when it lacks a run id, job name, type or event time.
-    (Written for speed: it runs once per event read, and a night's history can be 100,000 events.)"""
+    (Written for speed: it runs once per event read, and a night's history can be 100,000 events.)
+    """
     try:
         run, job = raw["run"], raw["job"]
         run_id, name, event_time, event_type = run["runId"], job["name"], raw["eventTime"], raw["eventType"]
     except (KeyError, TypeError, IndexError):
         return None
-    if not (type(run_id) is str and type(name) is str and type(event_time) is str and type(event_type) is str
-            and run_id and name and event_time and event_type and type(job) is dict and type(run) is dict):
+    if not (
+        type(run_id) is str
+        and type(name) is str
+        and type(event_time) is str
+        and type(event_type) is str
+        and run_id
+        and name
+        and event_time
+        and event_type
+        and type(job) is dict
+        and type(run) is dict
+    ):
         return None
     at = parse_time(event_time)
     if at is None:
@@ -198,9 +217,18 @@ def to_run_event(raw: Any) -> RunEvent | None:
                 try_number = task["try_number"]
         extraction_failed = type(facets.get("extractionError")) is dict
     # the strings many events repeat (type, job, DAG run) are kept once, not once per event
-    return RunEvent(_KNOWN_TYPES.get(event_type, event_type), event_time, run_id,
-                    intern(namespace) if type(namespace) is str else "", intern(name), at, dag_run_id, try_number,
-                    extraction_failed, raw)
+    return RunEvent(
+        _KNOWN_TYPES.get(event_type, event_type),
+        event_time,
+        run_id,
+        intern(namespace) if type(namespace) is str else "",
+        intern(name),
+        at,
+        dag_run_id,
+        try_number,
+        extraction_failed,
+        raw,
+    )
 
 
 def namespaces_of(job_namespaces: str | Iterable[str] | None) -> frozenset[str] | None:
@@ -210,14 +238,18 @@ def namespaces_of(job_namespaces: str | Iterable[str] | None) -> frozenset[str] 
     return frozenset((job_namespaces,) if isinstance(job_namespaces, str) else job_namespaces)
 
 
-def read_events(source: EventSource, job_namespace: str | Iterable[str] | None = None,
-                report: ReadReport | None = None,
-                on_complete: Callable[[RunEvent], object] | None = None) -> tuple[list[RunEvent], ReadReport]:
+def read_events(
+    source: EventSource,
+    job_namespace: str | Iterable[str] | None = None,
+    report: ReadReport | None = None,
+    on_complete: Callable[[RunEvent], object] | None = None,
+) -> tuple[list[RunEvent], ReadReport]:
     """Returns the good, distinct run events of `source` in the order read, and the report of what was left
     out. With `job_namespace` (one namespace or several), events of other job namespaces are counted in the
     report (`other_namespace`) and left out: a same-named job of another deployment never replaces ours.
     `on_complete` is given every good, distinct COMPLETE while it still holds its whole JSON (`raw`), as read
-    (a LineageHistory keeps them all: `LineageHistory.add`)."""
+    (a LineageHistory keeps them all: `LineageHistory.add`).
+    """
     report = report or ReadReport(source=source.description)
     with paused_collection():
         return _read(source, namespaces_of(job_namespace), report, on_complete)
@@ -231,7 +263,8 @@ def paused_collection() -> Iterator[None]:
     On leaving, what the block kept is moved to the oldest generation (where two collections it survives would
     move it) without a scan: else the first collection after would scan all of it (0.1x-0.2x the parse), the next
     ones again. (That takes `gc.freeze` then `gc.unfreeze`, so it is done only when nothing was frozen before:
-    unfreezing would release what `keep_for_the_process` froze.)"""
+    unfreezing would release what `keep_for_the_process` froze.)
+    """
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -251,14 +284,19 @@ def keep_for_the_process() -> None:
     """Moves every object alive now out of the cyclic collector's scans (`gc.freeze`): call it once a graph or
     history is built and is kept for the rest of the process. Without it, a full collection started by any later
     allocation rescans all of their millions of objects (seconds at 1,000,000 events) in the middle of a query.
-    Reference counting still frees them."""
+    Reference counting still frees them.
+    """
     global _kept
     _kept = True
     gc.freeze()
 
 
-def _read(source: EventSource, namespaces: Collection[str] | None, report: ReadReport,
-          on_complete: Callable[[RunEvent], object] | None = None) -> tuple[list[RunEvent], ReadReport]:
+def _read(
+    source: EventSource,
+    namespaces: Collection[str] | None,
+    report: ReadReport,
+    on_complete: Callable[[RunEvent], object] | None = None,
+) -> tuple[list[RunEvent], ReadReport]:
     seen: dict[str, RunEvent | list[RunEvent] | set[tuple[str, datetime]]] = {}  # run id -> its events so far
     events: list[RunEvent] = []
     latest: dict[tuple[str, str], int] = {}  # job -> index of its latest COMPLETE, the only events that keep `raw`
@@ -308,11 +346,15 @@ def _read(source: EventSource, namespaces: Collection[str] | None, report: ReadR
     return events, report
 
 
-def _seen(event: RunEvent, prior: RunEvent | list[RunEvent] | set[tuple[str, datetime]],
-          seen: dict[str, RunEvent | list[RunEvent] | set[tuple[str, datetime]]]) -> bool:
+def _seen(
+    event: RunEvent,
+    prior: RunEvent | list[RunEvent] | set[tuple[str, datetime]],
+    seen: dict[str, RunEvent | list[RunEvent] | set[tuple[str, datetime]]],
+) -> bool:
     """Returns whether an event of the same run, type and instant (however the source wrote the time) was read
     before (`prior`: the run's one event, its few events or the keys of its many); else notes the event in `seen`.
-    Most runs have one to three events: they are compared, not hashed."""
+    Most runs have one to three events: they are compared, not hashed.
+    """
     kind, at = event.event_type, event.at
     if type(prior) is RunEvent:
         if prior.event_type == kind and prior.at == at:
@@ -351,7 +393,8 @@ def _with_lines(source: EventSource, report: ReadReport) -> Iterator[tuple[Any, 
 def final_events(events: Iterable[RunEvent], report: ReadReport | None = None) -> dict[str, RunEvent]:
     """Returns, per run id, the event that says how the run ended: the latest terminal event, else the latest
     event of any type (by `RunEvent.order`: parsed time, then type, then a stable key). A START that arrives
-    after the run's COMPLETE never hides it (counted as late)."""
+    after the run's COMPLETE never hides it (counted as late).
+    """
     final: dict[str, RunEvent] = {}
     for event in events:
         known = final.get(event.run_id)

@@ -88,7 +88,8 @@ class LineageHistory:
         shape is keyed on) as JSON values: its name, namespace and schema as an array (its facets for the schema
         when they are no object), anything else (a dataset that is no object, or the whole value when it is no
         list) as an object {"dataset": it}; so two keys' orjson bytes are equal only when the keys are. Appends each
-        dataset's lineage facet to `lineage` when given."""
+        dataset's lineage facet to `lineage` when given.
+        """
         if type(datasets) is not list:
             return (), [{"dataset": datasets}]
         versions: list[tuple[TableRef, str | None]] = []
@@ -121,7 +122,8 @@ class LineageHistory:
         """Returns what a shape is keyed on (the SQL hash, the datasets' names, namespaces and schemas and the
         outputs' lineage facets), the inputs' and the outputs' (table, snapshot). For an event parsed from JSON
         (`json_only`) it is the orjson bytes of those parts: equal bytes are equal parts, and bytes compare at
-        memory speed where a deep comparison walks hundreds of objects; else the parts themselves."""
+        memory speed where a deep comparison walks hundreds of objects; else the parts themselves.
+        """
         lineage: list[Any] = []
         inputs, keys_in = self._versions(raw.get("inputs"), None)
         outputs, keys_out = self._versions(raw.get("outputs"), lineage)
@@ -136,7 +138,8 @@ class LineageHistory:
         """Keeps a COMPLETE event (one that still holds its `raw` JSON) as a run record and returns it; any other
         event is left out (None). Its lineage is built only when it differs from the job's earlier shapes (the
         SQL hash, the datasets' names and schemas and the lineage facets, compared in full or by their orjson
-        bytes: a producer may state other lineage for the same statement, e.g. another deployment's catalog)."""
+        bytes: a producer may state other lineage for the same statement, e.g. another deployment's catalog).
+        """
         raw = event.raw
         if event.event_type != COMPLETE or raw is None:
             return None
@@ -194,8 +197,9 @@ class LineageHistory:
         """Starts a stretch of the shape at `at`, open until another shape's run (its earlier one kept)."""
         serial = shape.serial
         if self.stretch_from[serial] != INF:
-            self.earlier_stretches.setdefault(serial, []).append((self.stretch_from[serial],
-                                                                  self.stretch_until[serial]))
+            self.earlier_stretches.setdefault(serial, []).append(
+                (self.stretch_from[serial], self.stretch_until[serial])
+            )
         self.stretch_from[serial], self.stretch_until[serial] = at, INF
 
     def _restretch(self, job: str) -> None:
@@ -212,7 +216,8 @@ class LineageHistory:
 
     def holds_at(self, serial: int, at: float | None) -> bool:
         """Returns whether the observed shape of that serial is its job's run's at `at` (POSIX seconds; None: the
-        job's latest run's): the latest COMPLETE at or before that time stated it."""
+        job's latest run's): the latest COMPLETE at or before that time stated it.
+        """
         start, until = self.stretch_from[serial], self.stretch_until[serial]
         if at is None:
             return until == INF and start != INF
@@ -227,8 +232,9 @@ class LineageHistory:
         add_event(scratch, event, self.namespace)
         columns = {table: list(names) for table, names in scratch.table_columns.items()}
         names = {table: scratch.name_of(table) for table in columns}
-        return self._numbered(Shape(signature, added, columns, names, list(scratch.outputs), scratch.wrong_parts,
-                                    job=event.job_name))
+        return self._numbered(
+            Shape(signature, added, columns, names, list(scratch.outputs), scratch.wrong_parts, job=event.job_name)
+        )
 
     def _numbered(self, shape: Shape) -> Shape:
         shape.serial = len(self.shapes)
@@ -253,12 +259,22 @@ class LineageHistory:
         node = self.nodes.get(ref)
         return node.name if node is not None else str(ref)
 
-    def add_static(self, job: str, edges: Iterable[Edge], source: EdgeSource, *, owner: str | None = None,
-                   reason: str | None = None, sql: str | None = None,
-                   columns: dict[TableRef, list[str]] | None = None, outputs: Iterable[TableRef] = ()) -> RunRecord:
+    def add_static(
+        self,
+        job: str,
+        edges: Iterable[Edge],
+        source: EdgeSource,
+        *,
+        owner: str | None = None,
+        reason: str | None = None,
+        sql: str | None = None,
+        columns: dict[TableRef, list[str]] | None = None,
+        outputs: Iterable[TableRef] = (),
+    ) -> RunRecord:
         """Adds lineage that holds at every time and is not observed: a person's declaration (`declared`) or the
         DAG files' design (`designed`) of `job`; returns its record. `columns` names the tables' columns (the
-        edges' ends are added), `outputs` the tables the job writes."""
+        edges' ends are added), `outputs` the tables the job writes.
+        """
         edges = [e._replace(job=job, run_id="", event_time="", source_kind=source) for e in edges]
         known: dict[TableRef, list[str]] = {t: list(c) for t, c in (columns or {}).items()}
         for edge in edges:
@@ -329,16 +345,19 @@ def _merge(lineage: LineageGraph, record: RunRecord) -> None:
     run_id, time = event.run_id, event.event_time
     add = lineage._add
     for edge in shape.edges:
-        add(Edge(edge.source, edge.target, edge.type, edge.subtype, edge.masking, edge.job, run_id, time,
-                 record.source))
+        add(
+            Edge(edge.source, edge.target, edge.type, edge.subtype, edge.masking, edge.job, run_id, time, record.source)
+        )
     lineage.wrong_parts += shape.wrong_parts
 
 
-def graph_as_of(history: LineageHistory, at: datetime | None = None, *,
-                sources: Iterable[EdgeSource] = (EdgeSource.OBSERVED,)) -> LineageGraph:
+def graph_as_of(
+    history: LineageHistory, at: datetime | None = None, *, sources: Iterable[EdgeSource] = (EdgeSource.OBSERVED,)
+) -> LineageGraph:
     """Returns the lineage graph as of `at` (None: now): the edges of each job's latest COMPLETE at or before it,
     each edge carrying that run's id and time, plus the declared and designed lineage when `sources` names them.
-    `graph.runs` holds the run record of each job chosen (its evidence), `graph.outputs` only observed writers."""
+    `graph.runs` holds the run record of each job chosen (its evidence), `graph.outputs` only observed writers.
+    """
     lineage = LineageGraph()
     lineage.history, lineage.at = history, at
     wanted = set(sources)

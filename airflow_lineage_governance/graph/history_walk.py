@@ -73,7 +73,8 @@ class Marks(_Unpacked[int]):
 
 class EdgesByPlace(_Unpacked[Edge]):
     """The edge that reached each node of a history walk, read from its parent's edges; raises
-    HistoryChangedError when shapes were added to the history since the walk."""
+    HistoryChangedError when shapes were added to the history since the walk.
+    """
 
     def __init__(self, index: NodeIndex, packed: dict[int, int]) -> None:
         super().__init__(packed)
@@ -108,7 +109,8 @@ class HistoryWalker:
         """Returns the walk from a column through every edge that holds as of the view's time (an edge into a
         table reaches each of its columns; the table is noted in `rows`), as `walk` makes it, with each column's
         glance; keeps each column's DIRECT column steps for `through_values`. (`walk` inlined, on numbers and
-        arrays: this loop runs once per edge of an answer that can reach 25,000 columns.)"""
+        arrays: this loop runs once per edge of an answer that can reach 25,000 columns.)
+        """
         view, direct_of = self.view, self._direct
         orders, leaving = self.index.out_orders, self.index.leaving
         known, state_of, columns_in = view._holds, view.state, self._columns_in
@@ -169,7 +171,8 @@ class HistoryWalker:
 
     def _columns_in(self, table: int) -> Sequence[int]:
         """Returns the numbers of the table's columns as its writer's run as of the view's time names them (the
-        first writing job by name whose run then wrote it), else of every column the history ever named for it."""
+        first writing job by name whose run then wrote it), else of every column the history ever named for it.
+        """
         found = self._columns.get(table)
         if found is None:
             node, holds_at, at = self.index.by_index[table], self.view.history.holds_at, self.view._at
@@ -181,7 +184,8 @@ class HistoryWalker:
 
     def through_values(self, start: int) -> list[int]:
         """Returns every column reached from `start` through DIRECT column edges only (`walk_every` keeps each
-        column's DIRECT steps; a column it did not walk is looked up)."""
+        column's DIRECT steps; a column it did not walk is looked up).
+        """
         seen: set[int] = {start}
         found: list[int] = []
         stack = [start]
@@ -204,8 +208,11 @@ class HistoryWalker:
         if found is None and (node in self._walked or node == self._start):
             return []  # `walk_every` walked the column and met no DIRECT column edge
         if found is None:
-            found = [other.index for edge, other in self.view.leaving(self.index.by_index[node])
-                     if other.table is not None and edge.type == EdgeType.DIRECT]
+            found = [
+                other.index
+                for edge, other in self.view.leaving(self.index.by_index[node])
+                if other.table is not None and edge.type == EdgeType.DIRECT
+            ]
         return found
 
     def walk_up(self, start: int) -> Walk[int]:

@@ -45,20 +45,28 @@ class Impact:
     def to_dict(self) -> dict[str, object]:
         """Returns the impact as the CLI's `--json` prints it (every ref as its dotted name): the columns and
         tables reached, paths, owners and score, then each reached column's evidence, confidence and staleness,
-        the retired edges (stale), whether the column reaches itself, and the time answered as of."""
-        return {"column": str(self.column), "values": [str(c) for c in self.values],
-                "rows": [str(t) for t in self.rows], "columns_reached": [str(c) for c in self.columns_reached],
-                "paths": {str(c): [e.to_dict() for e in path] for c, path in self.paths.items()},
-                "owners": {str(t): owner for t, owner in self.owners.items()}, "score": round(self.score, 3),
-                "reached": {str(c): r.to_dict() for c, r in self.reached.items()},
-                "retired": [e.to_dict() for e in self.retired], "reaches_itself": self.reaches_itself,
-                "as_of": self.as_of}
+        the retired edges (stale), whether the column reaches itself, and the time answered as of.
+        """
+        return {
+            "column": str(self.column),
+            "values": [str(c) for c in self.values],
+            "rows": [str(t) for t in self.rows],
+            "columns_reached": [str(c) for c in self.columns_reached],
+            "paths": {str(c): [e.to_dict() for e in path] for c, path in self.paths.items()},
+            "owners": {str(t): owner for t, owner in self.owners.items()},
+            "score": round(self.score, 3),
+            "reached": {str(c): r.to_dict() for c, r in self.reached.items()},
+            "retired": [e.to_dict() for e in self.retired],
+            "reaches_itself": self.reaches_itself,
+            "as_of": self.as_of,
+        }
 
     def to_json(self) -> str:
         """Returns the impact as JSON text, the one form the CLI's `impact --json` prints and the UI's impact
         URL serves, so both agree byte for byte: `json.dumps(to_dict(), indent=2)` and a newline. orjson writes
         the same text 10x faster (an impact reaching 20,000 columns is 100 MB of paths); where the two could
-        differ (a name outside printable ASCII, a score in exponent form) json writes it."""
+        differ (a name outside printable ASCII, a score in exponent form) json writes it.
+        """
         data = self.to_dict()
         text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
         score = data["score"]
@@ -69,7 +77,8 @@ class Impact:
 
 def column_asked(text: str) -> ColumnRef:
     """Returns the column a person's text names (`namespace.table.column`); raises ColumnNotInLineageError
-    saying how to name it when the text names no column."""
+    saying how to name it when the text names no column.
+    """
     try:
         return ColumnRef.parse(text)
     except InvalidNameError:
@@ -81,21 +90,30 @@ def _check_known(lineage: LineageGraph | AsOf, column: ColumnRef) -> None:
         raise ColumnNotInLineageError(column, "check the name, or that the jobs reading it sent their events")
 
 
-def downstream(lineage: LineageGraph | AsOf, column: ColumnRef, owners: Mapping[TableRef, str | None] | None = None,
-               weight: Callable[[TableRef], float] | None = None) -> Impact:
+def downstream(
+    lineage: LineageGraph | AsOf,
+    column: ColumnRef,
+    owners: Mapping[TableRef, str | None] | None = None,
+    weight: Callable[[TableRef], float] | None = None,
+) -> Impact:
     """Returns the columns whose values can change (DIRECT paths), the tables whose rows can change (any
     INDIRECT edge into a table), every column reached in all with the path that reaches it first, the owners
     of the tables reached, and the blast-radius score (the sum of `weight(table)` over columns reached); with
     history (an AsOf view, or a graph from graph_as_of), each column's evidence and the column's retired edges.
     The column itself is reached when a cycle leads back to it. Raises ColumnNotInLineageError when no event
-    mentions the column."""
+    mentions the column.
+    """
     _check_known(lineage, column)
     with paused_collection():
         return _downstream(lineage, column, owners, weight)
 
 
-def _downstream(lineage: LineageGraph | AsOf, column: ColumnRef, owners: Mapping[TableRef, str | None] | None,
-                weight: Callable[[TableRef], float] | None) -> Impact:
+def _downstream(
+    lineage: LineageGraph | AsOf,
+    column: ColumnRef,
+    owners: Mapping[TableRef, str | None] | None,
+    weight: Callable[[TableRef], float] | None,
+) -> Impact:
     walker: Any = walker_of(lineage)
     rows: dict[Any, None] = {}
     start = walker.start(column)
@@ -109,14 +127,23 @@ def _downstream(lineage: LineageGraph | AsOf, column: ColumnRef, owners: Mapping
     score = float(len(order)) if weight is None else sum(weight(ref(t)) * n for t, n in per_table.items())
     known_owners = owners or {}
     view = view_of(lineage)
-    return Impact(column, values, refs(walker.ordered(rows)), columns, Paths(reached),
-                  {t: known_owners.get(t) for t in tables}, score, reached,
-                  view.retired_from(column) if view is not None else [], start in found.parent, _as_of(view))
+    return Impact(
+        column,
+        values,
+        refs(walker.ordered(rows)),
+        columns,
+        Paths(reached),
+        {t: known_owners.get(t) for t in tables},
+        score,
+        reached,
+        view.retired_from(column) if view is not None else [],
+        start in found.parent,
+        _as_of(view),
+    )
 
 
 def _as_of(view: AsOf | None) -> str | None:
     return view.at.isoformat() if view is not None and view.at is not None else None
-
 
 
 @dataclass
@@ -132,17 +159,23 @@ class Provenance:
 
     def to_dict(self) -> dict[str, object]:
         """Returns the provenance as the CLI's `--json` prints it (every ref as its dotted name), with each
-        source's evidence, confidence and staleness."""
-        return {"column": str(self.column), "sources": [str(c) for c in self.sources],
-                "paths": {str(c): [e.to_dict() for e in path] for c, path in self.paths.items()},
-                "reached": {str(c): r.to_dict() for c, r in self.reached.items()},
-                "reaches_itself": self.reaches_itself, "as_of": self.as_of}
+        source's evidence, confidence and staleness.
+        """
+        return {
+            "column": str(self.column),
+            "sources": [str(c) for c in self.sources],
+            "paths": {str(c): [e.to_dict() for e in path] for c, path in self.paths.items()},
+            "reached": {str(c): r.to_dict() for c, r in self.reached.items()},
+            "reaches_itself": self.reaches_itself,
+            "as_of": self.as_of,
+        }
 
 
 def upstream(lineage: LineageGraph | AsOf, column: ColumnRef) -> Provenance:
     """Returns every column the column depends on, through its own edges and the edges that shape its
     table's rows, each with the path (source first) that reaches it and, with history, its evidence (the last
-    write named is the source column's table's). Raises ColumnNotInLineageError."""
+    write named is the source column's table's). Raises ColumnNotInLineageError.
+    """
     _check_known(lineage, column)
     with paused_collection():
         walker: Any = walker_of(lineage)

@@ -31,8 +31,7 @@ CHUNK = 64 * 1024
 class _SameScheme(urllib.request.HTTPRedirectHandler):
     """Follows a redirect only to the scheme the request used (an http URL never lands on ftp: or file:)."""
 
-    def http_error_302(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
-                       headers: Any) -> Any:
+    def http_error_302(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str, headers: Any) -> Any:
         target = headers.get("location") or headers.get("uri") or ""
         given = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, target)).scheme
         if given != urllib.parse.urlsplit(req.full_url).scheme:
@@ -57,9 +56,20 @@ class MarquezEventSource:
     :param max_page_bytes: bytes one page may hold.
     """
 
-    def __init__(self, url: str, *, after: str | None = None, before: str | None = None, page_size: int = 500,
-                 timeout: float = 10.0, attempts: int = 4, backoff: float = 0.5, max_pages: int = 2000,
-                 deadline: float = 600.0, max_page_bytes: int = 256 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        after: str | None = None,
+        before: str | None = None,
+        page_size: int = 500,
+        timeout: float = 10.0,
+        attempts: int = 4,
+        backoff: float = 0.5,
+        max_pages: int = 2000,
+        deadline: float = 600.0,
+        max_page_bytes: int = 256 * 1024 * 1024,
+    ) -> None:
         self.base = url.rstrip("/")
         self.description = self.base
         self.after, self.before = after or EARLIEST, before or LATEST
@@ -74,8 +84,10 @@ class MarquezEventSource:
     def _remaining(self) -> float:
         left = self._ends - time.monotonic()
         if left <= 0:
-            raise self._fail(f"did not send every page within {self.deadline:g} s",
-                             "narrow the window (--since/--until) or check the server's health")
+            raise self._fail(
+                f"did not send every page within {self.deadline:g} s",
+                "narrow the window (--since/--until) or check the server's health",
+            )
         return left
 
     def _body(self, url: str) -> bytes:
@@ -94,8 +106,13 @@ class MarquezEventSource:
                 chunks.append(chunk)
 
     def _page(self, offset: int) -> dict[str, Any]:
-        query = {"limit": self.page_size, "offset": offset, "sortDirection": "asc", "after": self.after,
-                 "before": self.before}
+        query = {
+            "limit": self.page_size,
+            "offset": offset,
+            "sortDirection": "asc",
+            "after": self.after,
+            "before": self.before,
+        }
         url = f"{self.base}/api/v1/events/lineage?{urllib.parse.urlencode(query)}"
         problem = ""
         for attempt in range(1, self.attempts + 1):
@@ -130,7 +147,8 @@ class MarquezEventSource:
 
     def raw_events(self, report: ReadReport) -> Iterator[Any]:
         """Yields every event of every page, oldest first; raises EventSourceError when a page cannot be had,
-        or the read passes its page bound, its deadline or a page its size cap."""
+        or the read passes its page bound, its deadline or a page its size cap.
+        """
         self._ends = time.monotonic() + self.deadline
         offset = 0
         for _ in range(self.max_pages):
@@ -145,5 +163,7 @@ class MarquezEventSource:
             total = page.get("totalCount")
             if not events or (type(total) is int and offset >= total):
                 return
-        raise self._fail(f"sent more than {self.max_pages:,} pages of {self.page_size} events",
-                         "narrow the window (--since/--until) or raise max_pages")
+        raise self._fail(
+            f"sent more than {self.max_pages:,} pages of {self.page_size} events",
+            "narrow the window (--since/--until) or raise max_pages",
+        )

@@ -31,7 +31,8 @@ class Ordered(NamedTuple):
     """A node's edges in order and, per edge, the serial of its shape and the number of the node at its other end
     with the edge's kind (`TO_TABLE`, `DIRECT_COLUMNS`); `states` reads the state of every edge's shape from a
     view's states by serial at once (None for fewer than two edges). One edge (source, target, type, subtype) can
-    be listed twice, stated by two jobs: a walk meets its target the first time; lists of edges drop the repeat."""
+    be listed twice, stated by two jobs: a walk meets its target the first time; lists of edges drop the repeat.
+    """
 
     entries: list[Entry]
     serials: array[int]
@@ -50,10 +51,22 @@ class Writer(NamedTuple):
 class LineageNode:
     """A column or table of the history: its number, ref and dotted name, its table's node (None for a table),
     and the edges every shape states from it (`leaving`) and into it (`entering`), each list ordered when first
-    asked after it changed."""
+    asked after it changed.
+    """
 
-    __slots__ = ("index", "ref", "name", "table", "_out", "_in", "_out_order", "_in_order", "columns", "numbers",
-                 "writers")
+    __slots__ = (
+        "index",
+        "ref",
+        "name",
+        "table",
+        "_out",
+        "_in",
+        "_out_order",
+        "_in_order",
+        "columns",
+        "numbers",
+        "writers",
+    )
 
     def __init__(self, index: int, ref: ColumnRef | TableRef, table: LineageNode | None) -> None:
         self.index, self.ref, self.name, self.table = index, ref, str(ref), table
@@ -85,7 +98,8 @@ class LineageNode:
 
 class NodeIndex:
     """Every node of the history by ref and by number, each column's table's number (-1 for a table), and the
-    rank of each node's name among all names (so that walks order what they reached without reading names)."""
+    rank of each node's name among all names (so that walks order what they reached without reading names).
+    """
 
     def __init__(self) -> None:
         self.nodes: dict[ColumnRef | TableRef, LineageNode] = {}
@@ -118,7 +132,8 @@ class NodeIndex:
 
     def ranks(self) -> array[int]:
         """Returns the rank of each node's dotted name among all the names (by number), worked out again when
-        nodes were added since."""
+        nodes were added since.
+        """
         found = self._ranks
         if found is None:
             found = array("q", bytes(8 * len(self.by_index)))
@@ -129,7 +144,8 @@ class NodeIndex:
 
     def add(self, shape: Shape) -> None:
         """Adds the shape's edges to the nodes at their two ends, its columns to their tables' and, for an observed
-        shape, itself to the writers of its output tables."""
+        shape, itself to the writers of its output tables.
+        """
         node = self.node
         self.version += 1
         for edge in shape.edges:
@@ -160,9 +176,20 @@ class NodeIndex:
 def _ordered(entries: list[Entry], key: Callable[[Entry], Any]) -> Ordered:
     ordered = sorted(entries, key=key)
     direct = EdgeType.DIRECT
-    targets = array("q", (other.index << 2 | (TO_TABLE if other.table is None else DIRECT_COLUMNS if
-                                              edge.type == direct and type(edge.target) is ColumnRef else 0)
-                          for edge, _, other in ordered))
+    targets = array(
+        "q",
+        (
+            other.index << 2
+            | (
+                TO_TABLE
+                if other.table is None
+                else DIRECT_COLUMNS
+                if edge.type == direct and type(edge.target) is ColumnRef
+                else 0
+            )
+            for edge, _, other in ordered
+        ),
+    )
     serials = array("q", (shape.serial for _, shape, _ in ordered))
     return Ordered(ordered, serials, targets, itemgetter(*serials) if len(serials) > 1 else None)
 

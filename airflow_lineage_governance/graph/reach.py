@@ -21,7 +21,8 @@ BY_RANK = {rank: confidence for confidence, rank in CONFIDENCE_RANK.items()}
 
 def mark(confidence: Confidence, stale: bool) -> int:
     """Returns the glance of one hop as a small int: its confidence's rank (higher is weaker) twice, plus 1 when
-    it is stale (two hops combine with `weaker`)."""
+    it is stale (two hops combine with `weaker`).
+    """
     return CONFIDENCE_RANK[confidence] * 2 + stale
 
 
@@ -34,7 +35,8 @@ class Reached(NamedTuple):
     """How a column is reached: the edge that reaches it with its run's record and staleness (the hop), how the
     column that edge leaves (downstream) or enters (upstream) is reached (None: the column asked about), the
     path's confidence (`observed` only when every hop is, else the weakest hop's source), whether a hop is
-    stale, and the last run that wrote the column's table."""
+    stale, and the last run that wrote the column's table.
+    """
 
     edge: Edge
     record: RunRecord | None
@@ -57,7 +59,8 @@ class Reached(NamedTuple):
 
     def steps(self) -> list[Reached]:
         """Returns how each column of the path is reached, in the path's order (this column's last, or first from
-        the source)."""
+        the source).
+        """
         chain: list[Reached] = []
         step: Reached | None = self
         while step is not None:
@@ -70,13 +73,18 @@ class Reached(NamedTuple):
     def to_dict(self) -> dict[str, object]:
         """Returns the column's evidence as the CLI's JSON shows it."""
         written = self.last_written_by
-        return {"confidence": str(self.confidence), "stale": self.stale, "hops": [h.to_dict() for h in self.hops],
-                "last_written_by": written.to_dict() if written is not None else None}
+        return {
+            "confidence": str(self.confidence),
+            "stale": self.stale,
+            "hops": [h.to_dict() for h in self.hops],
+            "last_written_by": written.to_dict() if written is not None else None,
+        }
 
 
 def glances(walker: Any, found: Walk[Any]) -> Mapping[Any, int]:
     """Returns the glance (`mark`) of every node the walk reached: its path's weakest confidence and whether a hop
-    is stale, each hop's from the walker's evidence (the walk's own when it worked them out)."""
+    is stale, each hop's from the walker's evidence (the walk's own when it worked them out).
+    """
     if found.marks is not None:
         return found.marks
     marks: dict[Any, int] = {}
@@ -95,8 +103,14 @@ def glances(walker: Any, found: Walk[Any]) -> Mapping[Any, int]:
 class ReachedColumns(Mapping[ColumnRef, Reached]):
     """How each column of a walk is reached, by column in the order given; each made when first asked for."""
 
-    def __init__(self, walker: Any, found: Walk[Any], columns: list[ColumnRef], marks: Mapping[Any, int],
-                 source_first: bool = False) -> None:
+    def __init__(
+        self,
+        walker: Any,
+        found: Walk[Any],
+        columns: list[ColumnRef],
+        marks: Mapping[Any, int],
+        source_first: bool = False,
+    ) -> None:
         self._walker, self._found, self._columns, self._marks = walker, found, columns, marks
         self._source_first = source_first
         self._made: dict[Any, Reached] = {}
@@ -119,7 +133,8 @@ class ReachedColumns(Mapping[ColumnRef, Reached]):
 
     def glance(self, column: ColumnRef) -> tuple[Confidence, bool]:
         """Returns the column's path's confidence and whether a hop is stale, without its evidence; raises
-        KeyError for a column the walk did not reach."""
+        KeyError for a column the walk did not reach.
+        """
         node = self._walker.node_of(column)
         if node is None or node not in self._marks:
             raise KeyError(column)
@@ -142,8 +157,16 @@ class ReachedColumns(Mapping[ColumnRef, Reached]):
             hop = walker.evidence(edge)
             before = None if parent == start else made[parent]
             confidence, stale = BY_RANK[self._marks[step] >> 1], bool(self._marks[step] & 1)
-            made[step] = Reached(edge, hop.record, hop.stale, before, confidence, stale,
-                                 walker.last_write(walker.table(step)), self._source_first)
+            made[step] = Reached(
+                edge,
+                hop.record,
+                hop.stale,
+                before,
+                confidence,
+                stale,
+                walker.last_write(walker.table(step)),
+                self._source_first,
+            )
         return made[node]
 
 

@@ -24,7 +24,8 @@ def sql_hash(query: str) -> str:
     """Returns the SHA-256 (first 16 hex digits) of the query normalised: runs of whitespace made one space, text
     outside quotes lower-cased, quoted literals and identifiers kept as written. (sqlglot is not used: a history
     holds thousands of distinct statements and parsing each would cost more than reading the events; the
-    operator's `sql` facet is sqlglot's own rendering already, so the same statement always hashes the same.)"""
+    operator's `sql` facet is sqlglot's own rendering already, so the same statement always hashes the same.)
+    """
     parts = []
     for token in _SQL_TOKENS.findall(query.strip()):
         if token[0] in "'\"":
@@ -39,7 +40,8 @@ def sql_hash(query: str) -> str:
 @dataclass(slots=True, eq=False)
 class Shape:
     """The lineage one or more runs of a job stated identically: its edges (in the order the event stated them),
-    the columns it named per table (in order), the tables it wrote, and the parts of the wrong shape."""
+    the columns it named per table (in order), the tables it wrote, and the parts of the wrong shape.
+    """
 
     signature: Any
     edges: list[Edge]
@@ -81,7 +83,14 @@ class RunRecord:
     def to_dict(self) -> dict[str, object]:
         """Returns the run's evidence as the CLI's JSON shows it."""
         event = self.event
-        return {"job": event.job_name, "source": str(self.source), "run_id": event.run_id or None,
-                "try": event.try_number, "event_time": event.event_time or None, "sql_hash": self.sql_hash,
-                "inputs": {str(t): v for t, v in self.inputs}, "outputs": {str(t): v for t, v in self.outputs},
-                **({"owner": self.owner, "reason": self.reason} if self.source is not EdgeSource.OBSERVED else {})}
+        return {
+            "job": event.job_name,
+            "source": str(self.source),
+            "run_id": event.run_id or None,
+            "try": event.try_number,
+            "event_time": event.event_time or None,
+            "sql_hash": self.sql_hash,
+            "inputs": {str(t): v for t, v in self.inputs},
+            "outputs": {str(t): v for t, v in self.outputs},
+            **({"owner": self.owner, "reason": self.reason} if self.source is not EdgeSource.OBSERVED else {}),
+        }

@@ -53,15 +53,18 @@ class HistoryStore:
     @classmethod
     def open(cls, folder: str | Path) -> HistoryStore:
         """Returns the store in `folder` with its watermark (None when nothing was stored); raises
-        EventSourceError for a watermark file that cannot be read."""
+        EventSourceError for a watermark file that cannot be read.
+        """
         store = cls(Path(folder))
         marker = store.folder / "watermark.json"
         if marker.exists():
             try:
                 store.watermark = parse_time(json.loads(marker.read_text())["watermark"])
             except (OSError, ValueError, KeyError, TypeError):
-                raise EventSourceError(f"{marker}: not a watermark written by the governance; remove it to read "
-                                       "the backend's whole history again") from None
+                raise EventSourceError(
+                    f"{marker}: not a watermark written by the governance; remove it to read "
+                    "the backend's whole history again"
+                ) from None
         return store
 
     def since(self) -> str | None:
@@ -72,12 +75,14 @@ class HistoryStore:
 
     def source(self, backend: EventSource) -> EventSource:
         """Returns the source of the whole history: the stored events, then the backend's (read after `since`),
-        the backend's new events remembered for `save`."""
+        the backend's new events remembered for `save`.
+        """
         return _Chained(self, backend)
 
     def save(self) -> int:
         """Appends the new events to the store and moves the watermark to the latest event time read; returns
-        how many events were appended."""
+        how many events were appended.
+        """
         self.folder.mkdir(parents=True, exist_ok=True)
         latest = self.watermark
         with self.events_path.open("ab") as handle:
@@ -98,8 +103,9 @@ class HistoryStore:
 class _Chained:
     def __init__(self, store: HistoryStore, backend: EventSource) -> None:
         self.store, self.backend = store, backend
-        self.description = f"{backend.description} (after {store.since() or 'the beginning'}; earlier events " \
-                           f"from {store.events_path})"
+        self.description = (
+            f"{backend.description} (after {store.since() or 'the beginning'}; earlier events from {store.events_path})"
+        )
 
     def raw_events(self, report: ReadReport) -> Iterator[Any]:
         for raw, _ in self.parsed_lines(report):

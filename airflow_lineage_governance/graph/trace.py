@@ -26,20 +26,23 @@ Snapshot = tuple[TableRef, str]
 
 class SnapshotNotInLineageError(GraphError):
     """Raised when no COMPLETE event of the history wrote or read the snapshot asked about (or the text names
-    none); the sentence says how to name one."""
+    none); the sentence says how to name one.
+    """
 
 
 def snapshot_asked(text: str) -> Snapshot:
     """Returns the (table, snapshot) a person's `namespace.table@SNAPSHOT` names; raises
-    SnapshotNotInLineageError saying how to write it."""
+    SnapshotNotInLineageError saying how to write it.
+    """
     name, at, snapshot = text.rpartition("@")
     try:
         table = TableRef.parse(name)
     except InvalidNameError:
         table = None
     if not at or not snapshot or table is None:
-        raise SnapshotNotInLineageError(f"{text}: name a snapshot as namespace.table@SNAPSHOT_ID (the "
-                                        "datasetVersion of the table's version facet).")
+        raise SnapshotNotInLineageError(
+            f"{text}: name a snapshot as namespace.table@SNAPSHOT_ID (the datasetVersion of the table's version facet)."
+        )
     return table, snapshot
 
 
@@ -53,8 +56,14 @@ class Origin:
 
     __slots__ = ("table", "snapshot", "run", "seen_before", "_inputs", "_trace", "_at")
 
-    def __init__(self, table: TableRef, snapshot: str | None, run: RunRecord | None = None,
-                 inputs: list[Origin] | None = None, seen_before: bool = False) -> None:
+    def __init__(
+        self,
+        table: TableRef,
+        snapshot: str | None,
+        run: RunRecord | None = None,
+        inputs: list[Origin] | None = None,
+        seen_before: bool = False,
+    ) -> None:
         self.table = table
         self.snapshot = snapshot
         self.run = run
@@ -77,14 +86,21 @@ class Origin:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Origin) or other.__class__ is not self.__class__:
             return NotImplemented
-        return (self.table, self.snapshot, self.run, self.inputs, self.seen_before) == \
-            (other.table, other.snapshot, other.run, other.inputs, other.seen_before)
+        return (self.table, self.snapshot, self.run, self.inputs, self.seen_before) == (
+            other.table,
+            other.snapshot,
+            other.run,
+            other.inputs,
+            other.seen_before,
+        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as a dataclass with eq)
 
     def __repr__(self) -> str:
-        return (f"Origin(table={self.table!r}, snapshot={self.snapshot!r}, run={self.run!r}, "
-                f"inputs={self.inputs!r}, seen_before={self.seen_before!r})")
+        return (
+            f"Origin(table={self.table!r}, snapshot={self.snapshot!r}, run={self.run!r}, "
+            f"inputs={self.inputs!r}, seen_before={self.seen_before!r})"
+        )
 
     def to_dict(self) -> dict[str, object]:
         """Returns the origin as the CLI's JSON shows it (the run's evidence, then the inputs, recursively)."""
@@ -99,9 +115,13 @@ class Origin:
         return root
 
     def _as_dict(self) -> dict[str, Any]:
-        return {"table": str(self.table), "snapshot": self.snapshot,
-                "written_by": self.run.to_dict() if self.run is not None else None,
-                "seen_before": self.seen_before, "inputs": []}
+        return {
+            "table": str(self.table),
+            "snapshot": self.snapshot,
+            "written_by": self.run.to_dict() if self.run is not None else None,
+            "seen_before": self.seen_before,
+            "inputs": [],
+        }
 
     def lines(self, depth: int = 0) -> list[str]:
         """Returns the origin as indented text lines, one per snapshot (its inputs' lines after it, indented)."""
@@ -120,15 +140,18 @@ class Origin:
         if run is None:
             return f"{pad}{self.table}@{self.snapshot or '?'}: a source (no run in the lineage wrote it)"
         event = run.event
-        return (f"{pad}{self.table}@{self.snapshot or '?'} <- {event.job_name} run {event.run_id} try "
-                f"{event.try_number if event.try_number is not None else '?'} at {event.event_time}, SQL "
-                f"{run.sql_hash or 'unknown'}" + (" (traced above)" if self.seen_before else ""))
+        return (
+            f"{pad}{self.table}@{self.snapshot or '?'} <- {event.job_name} run {event.run_id} try "
+            f"{event.try_number if event.try_number is not None else '?'} at {event.event_time}, SQL "
+            f"{run.sql_hash or 'unknown'}" + (" (traced above)" if self.seen_before else "")
+        )
 
 
 class _Trace:
     """A trace back in depth-first order (each run's inputs in the order its event named them, as a recursion
     takes them): per place, the snapshot, the run that wrote it (None: a source), whether it was traced higher
-    up, and the place after its inputs (and theirs, and so on)."""
+    up, and the place after its inputs (and theirs, and so on).
+    """
 
     __slots__ = ("snapshots", "runs", "seen", "ends")
 
@@ -175,7 +198,8 @@ class _Trace:
 
     def inputs_of(self, at: int) -> list[Origin]:
         """Returns the origins of the inputs of the place `at` (the first place after it, then each one after the
-        end of the last)."""
+        end of the last).
+        """
         found = []
         end, ends = self.ends[at], self.ends
         at += 1
@@ -187,11 +211,14 @@ class _Trace:
 
 def trace_back(history: LineageHistory, table: TableRef, snapshot: str) -> Origin:
     """Returns the origin of the snapshot, recursively to the sources. Raises SnapshotNotInLineageError when no
-    COMPLETE event of the history wrote or read it."""
+    COMPLETE event of the history wrote or read it.
+    """
     key = (table, snapshot)
     if key not in history.writers and key not in history.readers:
-        raise SnapshotNotInLineageError(f"{table}@{snapshot}: no received COMPLETE event wrote or read this "
-                                        "snapshot; check the snapshot id, or that the runs near it sent events.")
+        raise SnapshotNotInLineageError(
+            f"{table}@{snapshot}: no received COMPLETE event wrote or read this "
+            "snapshot; check the snapshot id, or that the runs near it sent events."
+        )
     with paused_collection():  # a trace meets thousands of snapshots: their look-ups allocate as they go
         return _Trace(history.writers, key).origin(0)
 
@@ -209,34 +236,53 @@ class Contaminated:
 
     def to_dict(self) -> dict[str, object]:
         """Returns the contaminated output as the CLI's JSON shows it."""
-        return {"table": str(self.table), "snapshot": self.snapshot, "read": f"{self.read[0]}@{self.read[1]}",
-                "owner": self.owner, "tier": self.tier, "run": self.run.to_dict()}
+        return {
+            "table": str(self.table),
+            "snapshot": self.snapshot,
+            "read": f"{self.read[0]}@{self.read[1]}",
+            "owner": self.owner,
+            "tier": self.tier,
+            "run": self.run.to_dict(),
+        }
 
     def line(self) -> str:
         """Returns the contaminated output as one text line."""
         event = self.run.event
-        return (f"{self.table}@{self.snapshot or '?'} (owner {self.owner or 'none'}, tier "
-                f"{self.tier if self.tier is not None else 'none'}) <- {event.job_name} run {event.run_id} at "
-                f"{event.event_time}, read {self.read[0]}@{self.read[1]}")
+        return (
+            f"{self.table}@{self.snapshot or '?'} (owner {self.owner or 'none'}, tier "
+            f"{self.tier if self.tier is not None else 'none'}) <- {event.job_name} run {event.run_id} at "
+            f"{event.event_time}, read {self.read[0]}@{self.read[1]}"
+        )
 
 
-def trace_forward(history: LineageHistory, table: TableRef, snapshot: str,
-                  about: Callable[[TableRef], tuple[str | None, int | None]] | None = None) -> list[Contaminated]:
+def trace_forward(
+    history: LineageHistory,
+    table: TableRef,
+    snapshot: str,
+    about: Callable[[TableRef], tuple[str | None, int | None]] | None = None,
+) -> list[Contaminated]:
     """Returns every output snapshot that read the snapshot, or read an output that did, and so on, in the
     order reached (nearest first), each with its owner and tier from `about(table)`. Raises
-    SnapshotNotInLineageError when no COMPLETE event of the history wrote or read the snapshot."""
+    SnapshotNotInLineageError when no COMPLETE event of the history wrote or read the snapshot.
+    """
     key = (table, snapshot)
     if key not in history.writers and key not in history.readers:
-        raise SnapshotNotInLineageError(f"{table}@{snapshot}: no received COMPLETE event wrote or read this "
-                                        "snapshot; check the snapshot id, or that the runs near it sent events.")
+        raise SnapshotNotInLineageError(
+            f"{table}@{snapshot}: no received COMPLETE event wrote or read this "
+            "snapshot; check the snapshot id, or that the runs near it sent events."
+        )
     with paused_collection():  # thousands of answers at once: the collector would rescan them as they grow
         return _contaminated(history.readers, key, about)
 
 
-def _contaminated(readers: dict[Snapshot, list[RunRecord]], key: Snapshot,
-                  about: Callable[[TableRef], tuple[str | None, int | None]] | None) -> list[Contaminated]:
+def _contaminated(
+    readers: dict[Snapshot, list[RunRecord]],
+    key: Snapshot,
+    about: Callable[[TableRef], tuple[str | None, int | None]] | None,
+) -> list[Contaminated]:
     """Returns what trace_forward does, breadth first from `key`. A run that read two contaminated snapshots is
-    listed once per snapshot; its outputs are queued the first time only."""
+    listed once per snapshot; its outputs are queued the first time only.
+    """
     found: list[Contaminated] = []
     add = found.append
     seen: set[tuple[TableRef, str | None]] = {key}
@@ -270,14 +316,17 @@ def _contaminated(readers: dict[Snapshot, list[RunRecord]], key: Snapshot,
 
 _new = object.__new__
 _set_run, _set_read, _set_table, _set_snapshot, _set_owner, _set_tier = (
-    Contaminated.__dict__[name].__set__ for name in ("run", "read", "table", "snapshot", "owner", "tier"))
+    Contaminated.__dict__[name].__set__ for name in ("run", "read", "table", "snapshot", "owner", "tier")
+)
 
 
-def _contaminated_output(run: RunRecord, read: Snapshot, table: TableRef, snapshot: str | None, owner: str | None,
-                         tier: int | None) -> Contaminated:
+def _contaminated_output(
+    run: RunRecord, read: Snapshot, table: TableRef, snapshot: str | None, owner: str | None, tier: int | None
+) -> Contaminated:
     """Returns Contaminated(run, read, table, snapshot, owner, tier), in half the time: a frozen dataclass's
     __init__ sets each field through object.__setattr__, which looks the field up again each time; this calls
-    each slot's own setter."""
+    each slot's own setter.
+    """
     found = _new(Contaminated)
     _set_run(found, run)
     _set_read(found, read)

@@ -25,7 +25,8 @@ Step = tuple[N, Edge]
 class Walk(Generic[N]):
     """Every node a walk reached from `start` with the node it was reached from (`parent`) and the edge between
     (`edge_in`), in the order reached (`start` itself only when a cycle leads back to it), and, when the walk
-    worked them out, the glance of each (`reach.mark`)."""
+    worked them out, the glance of each (`reach.mark`).
+    """
 
     start: N
     parent: Mapping[N, N]
@@ -35,7 +36,8 @@ class Walk(Generic[N]):
 
 def walk(start: N, step: Callable[[N], list[Step[N]]]) -> Walk[N]:
     """Returns every node reached from `start` (breadth first, each node's steps in the order given), each with
-    the first edge that reaches it; `start` itself only when a cycle leads back to it."""
+    the first edge that reaches it; `start` itself only when a cycle leads back to it.
+    """
     parent: dict[N, N] = {}
     edge_in: dict[N, Edge] = {}
     cycle: tuple[N, Edge] | None = None
@@ -68,7 +70,8 @@ class GraphWalker:
 
     def walk_every(self, start: ColumnRef, rows: dict[object, None]) -> Walk[ColumnRef]:
         """Returns the walk from a column through every edge (an edge into a table reaches each of its columns;
-        the table is noted in `rows`)."""
+        the table is noted in `rows`).
+        """
         graph = self.graph
 
         def every(node: ColumnRef) -> list[Step[ColumnRef]]:
@@ -87,9 +90,16 @@ class GraphWalker:
     def through_values(self, start: ColumnRef) -> list[ColumnRef]:
         """Returns every column reached from `start` through DIRECT column edges only."""
         graph = self.graph
-        return list(walk(start, lambda node: [(e.target, e) for e in graph.out_edges(node)
-                                              if e.type == EdgeType.DIRECT and isinstance(e.target, ColumnRef)])
-                    .parent)
+        return list(
+            walk(
+                start,
+                lambda node: [
+                    (e.target, e)
+                    for e in graph.out_edges(node)
+                    if e.type == EdgeType.DIRECT and isinstance(e.target, ColumnRef)
+                ],
+            ).parent
+        )
 
     def walk_up(self, start: ColumnRef) -> Walk[ColumnRef]:
         """Returns the walk into a column: its own edges, then those that shape its table's rows, recursively."""

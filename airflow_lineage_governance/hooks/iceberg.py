@@ -31,11 +31,14 @@ def connection_extra(raw: str | None) -> dict[str, Any]:
     dropped), after masking in logs the value of every key Airflow counts as sensitive (`credential`,
     `token`, `secret`, …). Parsed here rather than through `extra_dejson`, which registers every value as a
     secret: a short one such as `"type": "sql"` makes each task log warn that it is too short to mask.
-    Raises ValueError when the extra is not a JSON object."""
+    Raises ValueError when the extra is not a JSON object.
+    """
     extra = json.loads(raw) if raw else {}
     if not isinstance(extra, dict):
-        raise ValueError("the iceberg_catalog connection's extra is not a JSON object: give one, such as "
-                         '{"type": "sql", "uri": "…", "warehouse": "…"}')
+        raise ValueError(
+            "the iceberg_catalog connection's extra is not a JSON object: give one, such as "
+            '{"type": "sql", "uri": "…", "warehouse": "…"}'
+        )
     found = {key.removeprefix(FORM_PREFIX): value for key, value in extra.items() if value not in (None, "")}
     mask_sensitive(found)
     return found
@@ -43,7 +46,8 @@ def connection_extra(raw: str | None) -> dict[str, Any]:
 
 def mask_sensitive(extra: Mapping[str, Any]) -> None:
     """Registers with Airflow's secrets masker the value of each key it counts as sensitive, and of the key
-    `password_property` names."""
+    `password_property` names.
+    """
     from airflow.sdk._shared.secrets_masker import should_hide_value_for_key
     from airflow.sdk.log import mask_secret
 
@@ -106,7 +110,8 @@ class IcebergHook(BaseHook):
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
         """Returns how the connection form shows the fields (the provider info declares the same, which is
-        what Airflow 3.3 reads): only the extra JSON, the typed extra fields and a password matter."""
+        what Airflow 3.3 reads): only the extra JSON, the typed extra fields and a password matter.
+        """
         from airflow_lineage_governance.connection_form import UI_FIELD_BEHAVIOUR
 
         return {key.replace("-", "_"): value for key, value in UI_FIELD_BEHAVIOUR.items()}

@@ -4,7 +4,8 @@ ON (MERGE) or WHERE (UPDATE, DELETE) that bound a target column by constants (`=
 (computed in the sandboxed DuckDB connection). The filter is implied by the statement's condition, so every row the
 statement can change lies in a data file the filter keeps: reading only those files is exact. Anything else
 (OR, a function of the target column, WHEN NOT MATCHED BY SOURCE, a statement that reads its own target) leaves
-the conjunct, or the whole statement, unbounded."""
+the conjunct, or the whole statement, unbounded.
+"""
 
 from __future__ import annotations
 
@@ -31,10 +32,20 @@ MAX_VALUES = 1000
 """Past this many distinct values, a conjunct bounds nothing (the filter would cost more than it saves)."""
 
 # pyiceberg's predicates are pydantic models whose constructors mypy reads wrongly; called as documented.
-_PREDICATES: dict[type[exp.Expr], Any] = {exp.EQ: _EqualTo, exp.LT: _LessThan, exp.LTE: _LessThanOrEqual,
-                                          exp.GT: _GreaterThan, exp.GTE: _GreaterThanOrEqual}
-_FLIPPED: dict[type[exp.Expr], type[exp.Expr]] = {exp.EQ: exp.EQ, exp.LT: exp.GT, exp.LTE: exp.GTE,
-                                                  exp.GT: exp.LT, exp.GTE: exp.LTE}
+_PREDICATES: dict[type[exp.Expr], Any] = {
+    exp.EQ: _EqualTo,
+    exp.LT: _LessThan,
+    exp.LTE: _LessThanOrEqual,
+    exp.GT: _GreaterThan,
+    exp.GTE: _GreaterThanOrEqual,
+}
+_FLIPPED: dict[type[exp.Expr], type[exp.Expr]] = {
+    exp.EQ: exp.EQ,
+    exp.LT: exp.GT,
+    exp.LTE: exp.GTE,
+    exp.GT: exp.LT,
+    exp.GTE: exp.LTE,
+}
 _IN: Any = _In
 
 
@@ -42,7 +53,8 @@ _IN: Any = _In
 class DmlShape:
     """A MERGE, UPDATE or DELETE as far as bounding it needs: its kind, the names that mean its target, its
     condition, the one source relation its condition may compare the target with, and whether it must read the
-    whole target anyway."""
+    whole target anyway.
+    """
 
     kind: str
     target_names: frozenset[str]
@@ -74,7 +86,8 @@ def _reads_target(tree: exp.Expr, target: exp.Table, ref: TableRef) -> bool:
 
 def dml_shape(sql: str, ref: TableRef) -> DmlShape:
     """Returns the shape of the MERGE, UPDATE or DELETE `sql` (DuckDB dialect) writing `ref`; raises ValueError
-    when `sql` is none of them."""
+    when `sql` is none of them.
+    """
     tree = sqlglot.parse_one(sql, read="duckdb")
     if isinstance(tree, exp.Merge):
         target = tree.this
@@ -82,22 +95,42 @@ def dml_shape(sql: str, ref: TableRef) -> DmlShape:
         by_source = any(when.args.get("source") for when in (whens.expressions if whens else []))
         source = tree.args.get("using")
         on = tree.args.get("on")  # a MERGE ... USING (columns) has none: its rows are not bounded
-        return DmlShape("MERGE", _target_names(target), on if isinstance(on, exp.Expr) else None, source, False,
-                        by_source or _reads_target(tree, target, ref), tree)
+        return DmlShape(
+            "MERGE",
+            _target_names(target),
+            on if isinstance(on, exp.Expr) else None,
+            source,
+            False,
+            by_source or _reads_target(tree, target, ref),
+            tree,
+        )
     if isinstance(tree, exp.Update):
         target = tree.this
         from_ = tree.args.get("from_")
         joined = from_ is not None and bool(from_.this.args.get("joins")) if from_ else False
         where = tree.args.get("where")
-        return DmlShape("UPDATE", _target_names(target), where.this if where else None,
-                        from_.this if from_ is not None and not joined else None, from_ is not None,
-                        _reads_target(tree, target, ref), tree)
+        return DmlShape(
+            "UPDATE",
+            _target_names(target),
+            where.this if where else None,
+            from_.this if from_ is not None and not joined else None,
+            from_ is not None,
+            _reads_target(tree, target, ref),
+            tree,
+        )
     if isinstance(tree, exp.Delete):
         target = tree.this
         using = tree.args.get("using") or []
         where = tree.args.get("where")
-        return DmlShape("DELETE", _target_names(target), where.this if where else None,
-                        using[0] if len(using) == 1 else None, bool(using), _reads_target(tree, target, ref), tree)
+        return DmlShape(
+            "DELETE",
+            _target_names(target),
+            where.this if where else None,
+            using[0] if len(using) == 1 else None,
+            bool(using),
+            _reads_target(tree, target, ref),
+            tree,
+        )
     raise ValueError("the statement is not a MERGE, UPDATE or DELETE")
 
 
@@ -136,7 +169,8 @@ def _literal(value: Any) -> Any:
 
 def _values(connection: duckdb.DuckDBPyConnection, query: str) -> list[Any] | None:
     """Returns the distinct non-null values the query's first column holds, or None past MAX_VALUES or when
-    DuckDB cannot run it."""
+    DuckDB cannot run it.
+    """
     try:
         rows = connection.sql(f"SELECT DISTINCT * FROM ({query}) WHERE 1 = 1 LIMIT {MAX_VALUES + 1}").fetchall()
         values = [_literal(row[0]) for row in rows if row and row[0] is not None]
@@ -150,8 +184,13 @@ def _bound(node: exp.Expr, shape: DmlShape, connection: duckdb.DuckDBPyConnectio
     if isinstance(node, exp.Between):
         column = _target_column(node.this, shape)
         low, high = node.args.get("low"), node.args.get("high")
-        if column is None or low is None or high is None or list(low.find_all(exp.Column)) or list(
-                high.find_all(exp.Column)):
+        if (
+            column is None
+            or low is None
+            or high is None
+            or list(low.find_all(exp.Column))
+            or list(high.find_all(exp.Column))
+        ):
             return None
         try:
             rows = connection.execute(f"SELECT {low.sql('duckdb')}, {high.sql('duckdb')}").fetchall()
@@ -170,8 +209,9 @@ def _bound(node: exp.Expr, shape: DmlShape, connection: duckdb.DuckDBPyConnectio
         if query is not None:
             if _names_target(query, shape):
                 return None
-            values = _values(connection, query.this.sql("duckdb") if isinstance(query, exp.Subquery) else
-                             query.sql("duckdb"))
+            values = _values(
+                connection, query.this.sql("duckdb") if isinstance(query, exp.Subquery) else query.sql("duckdb")
+            )
         else:
             if any(list(e.find_all(exp.Column)) for e in node.expressions):
                 return None
@@ -198,11 +238,13 @@ def _bound(node: exp.Expr, shape: DmlShape, connection: duckdb.DuckDBPyConnectio
     return None
 
 
-def row_filter(shape: DmlShape, connection: duckdb.DuckDBPyConnection,
-               known_columns: Sequence[str]) -> BooleanExpression:
+def row_filter(
+    shape: DmlShape, connection: duckdb.DuckDBPyConnection, known_columns: Sequence[str]
+) -> BooleanExpression:
     """Returns the row filter every target row the statement can change satisfies (ALWAYS_TRUE when nothing
     bounds it), from the conjuncts that bound a column in `known_columns`; values are computed on
-    `connection`, where the statement's sources are exposed."""
+    `connection`, where the statement's sources are exposed.
+    """
     if shape.unbounded or shape.condition is None:
         return AlwaysTrue()
     known = {name.lower() for name in known_columns}

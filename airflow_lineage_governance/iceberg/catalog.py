@@ -43,7 +43,8 @@ def open_local_catalog(folder: str | Path, name: str = LOCAL_CATALOG_NAME) -> Sq
 def open_catalog(name: str, properties: Mapping[str, str]) -> Catalog:
     """Returns the pyiceberg catalog `name` described by `properties` (type, uri, warehouse, credentials…); a REST
     catalog's requests are bounded by `request-timeout-seconds` (rest.BoundedRestCatalog). Raises
-    CatalogUnreachableError when a REST catalog does not answer."""
+    CatalogUnreachableError when a REST catalog does not answer.
+    """
     from airflow_lineage_governance.iceberg.rest import CATALOG_IMPL, is_rest
 
     if is_rest(properties):
@@ -93,6 +94,7 @@ def table_columns(table: Table) -> dict[str, str]:
 def lineage_schema(catalog: Catalog, tables: Iterable[TableName] | None = None) -> dict[TableRef, dict[str, str]]:
     """Returns each table's current columns and types, `{table: {column: type}}` as the lineage engine takes it
     (all tables when `tables` is None); a named table that does not exist is left out, for the engine to
-    report."""
+    report.
+    """
     loaded = load_tables(catalog, catalog_tables(catalog) if tables is None else tables)
     return {ref: table_columns(table) for ref, table in loaded.items()}

@@ -1,5 +1,6 @@
 """Writing a statement's result, streamed as Arrow record batches, into a table's Parquet data files in bounded
-memory, and removing the files of a write that did not commit."""
+memory, and removing the files of a write that did not commit.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ BATCH_ROWS = 122_880
 @dataclass(frozen=True)
 class ResultStream:
     """A statement's result as a schema and a function that streams its record batches afresh on each call (a
-    retried commit writes its files again)."""
+    retried commit writes its files again).
+    """
 
     schema: pa.Schema
     batches: Callable[[], Iterator[pa.RecordBatch]]
@@ -47,7 +49,8 @@ def chunk_bytes(metadata: TableMetadata, limit: int = CHUNK_BYTES) -> int:
 
 def chunks(batches: Iterable[pa.RecordBatch], limit: int) -> Iterator[pa.Table]:
     """Yields `batches` gathered into tables of at least `limit` Arrow bytes each (the last one smaller), leaving
-    out empty batches."""
+    out empty batches.
+    """
     held: list[pa.RecordBatch] = []
     size = 0
     for batch in batches:
@@ -77,14 +80,18 @@ def write_chunks(metadata: TableMetadata, io: FileIO, tables: Iterable[pa.Table]
     it is written (so that a failure later leaves it known). WRITERS chunks are written at once, each in a thread
     of its own, while the next is taken from `tables` (DuckDB makes the next rows while Parquet encodes the last
     ones): at most WRITERS + 1 chunks are held. When taking or writing a chunk fails, the chunks in flight are
-    finished first, so no file appears after the error."""
+    finished first, so no file appears after the error.
+    """
     from pyiceberg.io.pyarrow import _dataframe_to_data_files  # pyiceberg's own writer (private in 0.12)
 
     counter = itertools.count(0)
 
     def write(table: pa.Table) -> tuple[list[DataFile], int]:
-        return list(_dataframe_to_data_files(table_metadata=metadata, df=table, io=io,
-                                             write_uuid=written.write_uuid, counter=counter)), table.num_rows
+        return list(
+            _dataframe_to_data_files(
+                table_metadata=metadata, df=table, io=io, write_uuid=written.write_uuid, counter=counter
+            )
+        ), table.num_rows
 
     def record(files: list[DataFile], rows: int) -> None:
         written.files.extend(files)
@@ -106,7 +113,8 @@ def _filesystem(location: str) -> tuple[fs.FileSystem, str]:
 
 def listed_files(location: str) -> Iterator[fs.FileInfo]:
     """Yields every file under `location` (a table's location, as a URI or a local path); none when it does not
-    exist."""
+    exist.
+    """
     filesystem, root = _filesystem(location)
     try:
         infos = filesystem.get_file_info(fs.FileSelector(root, recursive=True, allow_not_found=True))
@@ -124,7 +132,8 @@ def data_location(metadata: TableMetadata) -> str:
 
 def remove_written(io: FileIO, metadata: TableMetadata, written: WrittenFiles) -> None:
     """Removes the data files of `written`, and any other file under the table's data location named by its write
-    id (one a failed writer left half written)."""
+    id (one a failed writer left half written).
+    """
     for data_file in written.files:
         io.delete(data_file.file_path)
     location = data_location(metadata)

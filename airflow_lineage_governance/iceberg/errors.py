@@ -19,7 +19,8 @@ def without_values(message: str) -> str:
     """Returns the first line of an engine's error message, cut to 300 characters, with every quoted text
     (single quotes opening after a non-letter, double or back quotes, an unclosed quote to the end) replaced by
     '?' and every standalone number by ?: DuckDB, Arrow and pyiceberg quote the offending value, or show it
-    bare, and no value may reach a log line or an event."""
+    bare, and no value may reach a log line or an event.
+    """
     first = message.strip().splitlines()[0] if message.strip() else ""
     masked = _NUMBER.sub("?", _QUOTED.sub("'?'", first))
     kind, _, detail = masked.partition(": ")
@@ -47,7 +48,8 @@ class IcebergWriteError(IcebergError):
 
 class ResultSchemaError(IcebergError):
     """Raised when the schema of a statement's result cannot be known without running it: DuckDB cannot bind the
-    statement, or no Iceberg type holds a column's type."""
+    statement, or no Iceberg type holds a column's type.
+    """
 
 
 class CommitConflictError(IcebergWriteError):
@@ -57,9 +59,13 @@ class CommitConflictError(IcebergWriteError):
 class CatalogUnreachableError(IcebergError):
     """Raised when a REST catalog does not answer: down, unreachable, or slower than its request timeout. The
     request it refused wrote nothing; a commit it did not answer in time is atomic (the table holds all of the
-    write or none of it, and a retried INSERT finds its own earlier commit by write key)."""
+    write or none of it, and a retried INSERT finds its own earlier commit by write key).
+    """
 
     def __init__(self, catalog: str, uri: str, problem: str) -> None:
         self.catalog = catalog
-        super().__init__(f"catalog {catalog}", f"the REST catalog at {uri} {problem}",
-                         "check that the catalog server is running and reachable, then retry the task.")
+        super().__init__(
+            f"catalog {catalog}",
+            f"the REST catalog at {uri} {problem}",
+            "check that the catalog server is running and reachable, then retry the task.",
+        )

@@ -1,5 +1,6 @@
 """Finding and removing the files under a table's location that no snapshot references: data files of a write
-that was killed before its commit, manifests of a commit the catalog refused."""
+that was killed before its commit, manifests of a commit the catalog refused.
+"""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def _key(location: str) -> str:
 
 def referenced_files(table: Table) -> set[str]:
     """Returns every file the table's metadata references, as listed paths: its metadata files, each snapshot's
-    manifest list, manifests, data and delete files (removed entries too), and statistics files."""
+    manifest list, manifests, data and delete files (removed entries too), and statistics files.
+    """
     metadata = table.metadata
     found = {table.metadata_location, *(entry.metadata_file for entry in metadata.metadata_log)}
     found.update(statistics.statistics_path for statistics in metadata.statistics)
@@ -46,14 +48,16 @@ def referenced_files(table: Table) -> set[str]:
         found.add(snapshot.manifest_list)
         for manifest in snapshot.manifests(table.io):
             found.add(manifest.manifest_path)
-            found.update(entry.data_file.file_path
-                         for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=False))
+            found.update(
+                entry.data_file.file_path for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=False)
+            )
     return {_key(location) for location in found}
 
 
 def orphan_files(table: Table, older_than: timedelta = SAFETY_AGE, now: datetime | None = None) -> list[OrphanFile]:
     """Returns the files under the table's location that no snapshot references, last changed more than
-    `older_than` before `now` (default: the current time), sorted by path."""
+    `older_than` before `now` (default: the current time), sorted by path.
+    """
     cutoff = (now or datetime.now(UTC)) - older_than
     referenced = referenced_files(table)
     found = []
@@ -68,7 +72,8 @@ def orphan_files(table: Table, older_than: timedelta = SAFETY_AGE, now: datetime
 
 def remove_orphans(table: Table, orphans: Iterable[OrphanFile]) -> int:
     """Removes `orphans` (as orphan_files found them for the table) and returns how many were removed; one
-    already gone is not counted."""
+    already gone is not counted.
+    """
     filesystem, _ = fs.FileSystem.from_uri(table.location())
     removed = 0
     for orphan in orphans:

@@ -1,6 +1,7 @@
 """Partitioned tables: setting a table's partition spec, naming the partitions a snapshot wrote, and committing
 a file-level overwrite (the files a write replaces out, the rewritten rows in) whose concurrency check covers
-exactly the rows it replaces."""
+exactly the rows it replaces.
+"""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ MAX_SCOPE_PARTITIONS = 1000
 
 def set_partition_spec(transaction: Transaction, fields: Sequence[PartitionField], table: str) -> None:
     """Gives the table in `transaction` the partition spec `fields` (its current spec is kept when `fields` is
-    empty, or already the same); raises PartitionSpecError naming a field whose column the table lacks."""
+    empty, or already the same); raises PartitionSpecError naming a field whose column the table lacks.
+    """
     if not fields:
         return
     schema = transaction.table_metadata.schema()
@@ -65,7 +67,8 @@ def set_partition_spec(transaction: Transaction, fields: Sequence[PartitionField
 
 def partition_names(spec: PartitionSpec, schema: Schema, records: Iterable[Record]) -> tuple[str, ...]:
     """Returns each partition as its path (`paid_at_day=2026-01-05/country=FR`), sorted; none for an
-    unpartitioned spec."""
+    unpartitioned spec.
+    """
     if spec.is_unpartitioned():
         return ()
     return tuple(sorted({spec.partition_to_path(record, schema) for record in records}))
@@ -80,8 +83,11 @@ def added_files(table: Table, snapshot_id: int | None) -> list[DataFile]:
     for manifest in snapshot.manifests(table.io):
         if manifest.added_snapshot_id != snapshot_id:
             continue
-        found.extend(entry.data_file for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True)
-                     if entry.status == ManifestEntryStatus.ADDED and entry.snapshot_id == snapshot_id)
+        found.extend(
+            entry.data_file
+            for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True)
+            if entry.status == ManifestEntryStatus.ADDED and entry.snapshot_id == snapshot_id
+        )
     return found
 
 
@@ -120,8 +126,7 @@ def _field_filter(field: PartitionField, source_type: Any, value: Any) -> Boolea
     if field.transform in ("year", "month", "day", "hour"):
         start, end = _time_bounds(field.transform, int(value))
         if isinstance(source_type, DateType):
-            return And(_AT_LEAST(field.column, start.date().isoformat()),
-                       _BELOW(field.column, end.date().isoformat()))
+            return And(_AT_LEAST(field.column, start.date().isoformat()), _BELOW(field.column, end.date().isoformat()))
         return And(_AT_LEAST(field.column, start.isoformat()), _BELOW(field.column, end.isoformat()))
     return None
 
@@ -129,7 +134,8 @@ def _field_filter(field: PartitionField, source_type: Any, value: Any) -> Boolea
 def partition_scope(spec: PartitionSpec, schema: Schema, records: Iterable[Record]) -> BooleanExpression:
     """Returns a row filter that holds exactly for the rows of the given partitions of `spec` (ALWAYS_TRUE when
     a transform has no row filter, bucket and truncate, or past MAX_SCOPE_PARTITIONS partitions; ALWAYS_FALSE
-    for no partition)."""
+    for no partition).
+    """
     unique = list(dict.fromkeys(records))
     if not unique:
         return AlwaysFalse()
@@ -186,20 +192,32 @@ def keep_live_manifests(producer: Any) -> None:
     carried = producer._process_manifests
 
     def live(manifests: list[ManifestFile]) -> list[ManifestFile]:
-        kept: list[ManifestFile] = carried([manifest for manifest in manifests if manifest.added_snapshot_id == own
-                                            or manifest.has_added_files() or manifest.has_existing_files()])
+        kept: list[ManifestFile] = carried(
+            [
+                manifest
+                for manifest in manifests
+                if manifest.added_snapshot_id == own or manifest.has_added_files() or manifest.has_existing_files()
+            ]
+        )
         return kept
 
     producer._process_manifests = live
 
 
-def commit_files(table: Table, replaced: Iterable[DataFile], added: Sequence[DataFile], scope: BooleanExpression,
-                 properties: dict[str, str], commit_uuid: uuid.UUID) -> Table:
+def commit_files(
+    table: Table,
+    replaced: Iterable[DataFile],
+    added: Sequence[DataFile],
+    scope: BooleanExpression,
+    properties: dict[str, str],
+    commit_uuid: uuid.UUID,
+) -> Table:
     """Commits one OVERWRITE snapshot to `table` (as loaded at the snapshot the write read) that removes
     `replaced` and adds `added`, and returns the table. pyiceberg checks the commit against the snapshot read:
     a concurrent commit that added rows matching `scope` (serializable isolation), or removed a replaced file,
     raises ValidationException (the caller retries from the new snapshot); a concurrent commit elsewhere is
-    merged (pyiceberg rebases and retries the commit itself)."""
+    merged (pyiceberg rebases and retries the commit itself).
+    """
     with MetadataReusingTransaction(table) as transaction:
         with transaction.update_snapshot(snapshot_properties=properties).overwrite() as overwrite:
             overwrite.commit_uuid = commit_uuid
@@ -215,10 +233,14 @@ def commit_files(table: Table, replaced: Iterable[DataFile], added: Sequence[Dat
 
 def files_in_partitions(table: Table, records: set[Record], scope: BooleanExpression) -> list[DataFile]:
     """Returns the current snapshot's data files that lie in one of the partitions `records` of the current
-    spec (`scope`: their row filter, to prune the scan; files of an older spec are not matched)."""
+    spec (`scope`: their row filter, to prune the scan; files of an older spec are not matched).
+    """
     spec_id = table.spec().spec_id
     snapshot = table.current_snapshot()
     if snapshot is None or not records:
         return []
-    return [task.file for task in table.scan(snapshot_id=snapshot.snapshot_id, row_filter=scope).plan_files()
-            if task.file.spec_id == spec_id and task.file.partition in records]
+    return [
+        task.file
+        for task in table.scan(snapshot_id=snapshot.snapshot_id, row_filter=scope).plan_files()
+        if task.file.spec_id == spec_id and task.file.partition in records
+    ]

@@ -102,8 +102,9 @@ def _taken_connection() -> duckdb.DuckDBPyConnection:
     return _new_connection()
 
 
-def sandboxed_connection(session: SessionSettings | None = None, resources: Resources | None = None,
-                         spill: str | None = None) -> duckdb.DuckDBPyConnection:
+def sandboxed_connection(
+    session: SessionSettings | None = None, resources: Resources | None = None, spill: str | None = None
+) -> duckdb.DuckDBPyConnection:
     """Return an in-memory DuckDB connection that installs and loads no extension on its own.
 
     The connection runs under `session` (default: `SessionSettings()`, UTC), never the worker's environment,
@@ -129,7 +130,8 @@ def sandboxed_connection(session: SessionSettings | None = None, resources: Reso
 def lock_down(connection: duckdb.DuckDBPyConnection, reads: Sequence[PinnedRead]) -> None:
     """Confines the connection to the data files of the pinned snapshots: external access off but for those
     files (no other file, URL, ATTACH, COPY or extension), and the configuration locked so a query cannot
-    undo it."""
+    undo it.
+    """
     files = sorted({path for read in reads for path in read.files})
     if files:
         connection.execute(f"SET allowed_paths = [{_listed(files)}]")
@@ -156,7 +158,8 @@ def _local_path(location: str) -> str | None:
 
 def duckdb_name(connection: duckdb.DuckDBPyConnection, ref: TableRef) -> str:
     """Returns the quoted name under which DuckDB finds `ref`, creating its schema (and, for a two-level
-    namespace, its in-memory catalog) when missing; raises NamespaceTooDeepError past two levels."""
+    namespace, its in-memory catalog) when missing; raises NamespaceTooDeepError past two levels.
+    """
     if len(ref.namespace) == 1:
         schema = quoted(ref.namespace[0])
     elif len(ref.namespace) == 2:
@@ -164,15 +167,19 @@ def duckdb_name(connection: duckdb.DuckDBPyConnection, ref: TableRef) -> str:
         connection.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {catalog}")
         schema = f"{catalog}.{quoted(ref.namespace[1])}"
     else:
-        raise NamespaceTooDeepError(ref, f"its namespace has {len(ref.namespace)} levels, and DuckDB names at "
-                                    "most two (catalog.schema)", "keep the table in a namespace of one or two levels")
+        raise NamespaceTooDeepError(
+            ref,
+            f"its namespace has {len(ref.namespace)} levels, and DuckDB names at most two (catalog.schema)",
+            "keep the table in a namespace of one or two levels",
+        )
     connection.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
     return f"{schema}.{quoted(ref.name)}"
 
 
 def _nested_names(schema: Schema) -> dict[int, tuple[int | str, ...]]:
     """Returns every field nested in a struct, list or map column, by field id: its column's field id, then the
-    names leading to it."""
+    names leading to it.
+    """
     found: dict[int, tuple[int | str, ...]] = {}
 
     def walk(kind: IcebergType, path: tuple[int | str, ...]) -> None:
@@ -194,7 +201,8 @@ def _nested_names(schema: Schema) -> dict[int, tuple[int | str, ...]]:
 
 def _nested_fields_changed(table: Table) -> bool:
     """Returns whether a field nested in a column was renamed, or a nested name given to another field, in the
-    table's history: DuckDB matches nested fields by name, so those tables take pyiceberg's reader."""
+    table's history: DuckDB matches nested fields by name, so those tables take pyiceberg's reader.
+    """
     current = _nested_names(table.schema())
     by_path = {path: field_id for field_id, path in current.items()}
     for schema in table.metadata.schemas:
@@ -220,26 +228,33 @@ def _fallback_reason(table: Table, tasks: Sequence[FileScanTask]) -> str:
 
 def _schema_map(fields: Sequence[NestedField]) -> str:
     """Returns the `schema` option of read_parquet that reads each column by its field id, as its current name
-    and type (NULL in a file written before the column was added)."""
-    entries = ", ".join(f"{f.field_id}: {{name: {_text(f.name)}, type: {_text(duckdb_type(f.field_type))}, "
-                        "default_value: NULL}" for f in fields)
+    and type (NULL in a file written before the column was added).
+    """
+    entries = ", ".join(
+        f"{f.field_id}: {{name: {_text(f.name)}, type: {_text(duckdb_type(f.field_type))}, default_value: NULL}}"
+        for f in fields
+    )
     return f"MAP {{{entries}}}"
 
 
 def _file_has_field(data_file: DataFile, path: str, field_id: int) -> bool:
     """Returns whether the data file holds the column `field_id` (read from its footer when its metrics say
-    nothing of the column)."""
+    nothing of the column).
+    """
     for metrics in (data_file.value_counts, data_file.null_value_counts, data_file.column_sizes):
         if metrics and field_id in metrics:
             return True
-    return any(f.metadata and f.metadata.get(b"PARQUET:field_id") == str(field_id).encode()
-               for f in pq.read_schema(path))
+    return any(
+        f.metadata and f.metadata.get(b"PARQUET:field_id") == str(field_id).encode() for f in pq.read_schema(path)
+    )
 
 
-def _missing_identity_values(table: Table, task: FileScanTask, path: str,
-                             fields: Sequence[NestedField]) -> tuple[tuple[int, Any], ...]:
+def _missing_identity_values(
+    table: Table, task: FileScanTask, path: str, fields: Sequence[NestedField]
+) -> tuple[tuple[int, Any], ...]:
     """Returns, for each identity-partition column the data file lacks, its field id and the value the
-    manifest's partition tuple gives it."""
+    manifest's partition tuple gives it.
+    """
     spec = table.specs().get(task.file.spec_id)
     if spec is None or spec.is_unpartitioned():
         return ()
@@ -253,10 +268,15 @@ def _missing_identity_values(table: Table, task: FileScanTask, path: str,
     return tuple(found)
 
 
-def _constants_table(connection: duckdb.DuckDBPyConnection, fields: Mapping[int, NestedField],
-                     values: Sequence[tuple[int, Any]], names: Iterator[int]) -> str:
+def _constants_table(
+    connection: duckdb.DuckDBPyConnection,
+    fields: Mapping[int, NestedField],
+    values: Sequence[tuple[int, Any]],
+    names: Iterator[int],
+) -> str:
     """Creates a one-row DuckDB table holding the partition values `values` (field id, value) typed by the
-    table's schema, and returns its quoted name."""
+    table's schema, and returns its quoted name.
+    """
     arrays, arrow_fields = [], []
     for field_id, value in values:
         column = fields[field_id]
@@ -267,8 +287,10 @@ def _constants_table(connection: duckdb.DuckDBPyConnection, fields: Mapping[int,
     name = f"__iceberg_partition_values_{next(names)}"
     connection.register(name, pa.Table.from_arrays(arrays, schema=pa.schema(arrow_fields)))
     try:
-        casts = ", ".join(f"CAST({quoted(fields[i].name)} AS {duckdb_type(fields[i].field_type)}) AS "
-                          f"{quoted(fields[i].name)}" for i, _ in values)
+        casts = ", ".join(
+            f"CAST({quoted(fields[i].name)} AS {duckdb_type(fields[i].field_type)}) AS {quoted(fields[i].name)}"
+            for i, _ in values
+        )
         connection.execute(f"CREATE TABLE main.{quoted(name)} AS SELECT {casts} FROM {quoted(name)}")
     finally:
         connection.unregister(name)
@@ -278,10 +300,12 @@ def _constants_table(connection: duckdb.DuckDBPyConnection, fields: Mapping[int,
 _CONSTANT_TABLES = count()
 
 
-def _scan_sql(connection: duckdb.DuckDBPyConnection, table: Table, tasks: Sequence[FileScanTask],
-              file_column: str | None) -> tuple[str, list[str], dict[str, DataFile]]:
+def _scan_sql(
+    connection: duckdb.DuckDBPyConnection, table: Table, tasks: Sequence[FileScanTask], file_column: str | None
+) -> tuple[str, list[str], dict[str, DataFile]]:
     """Returns the SELECT that reads the tasks' data files as the table's rows, the local paths it reads, and
-    each data file by its path (the file column's value)."""
+    each data file by its path (the file column's value).
+    """
     fields = table.schema().fields
     by_id = {f.field_id: f for f in fields}
     groups: dict[tuple[tuple[int, Any], ...], list[str]] = {}
@@ -315,14 +339,21 @@ def _empty_sql(schema: Schema, file_column: str | None) -> str:
     return f"SELECT {', '.join(columns)} WHERE false"
 
 
-def _read_through_arrow(connection: duckdb.DuckDBPyConnection, table: Table, tasks: Sequence[FileScanTask],
-                        target: str, file_column: str | None) -> dict[str, DataFile]:
+def _read_through_arrow(
+    connection: duckdb.DuckDBPyConnection,
+    table: Table,
+    tasks: Sequence[FileScanTask],
+    target: str,
+    file_column: str | None,
+) -> dict[str, DataFile]:
     """Creates `target` in DuckDB from pyiceberg's reader of the tasks, each column cast by DuckDB to its
-    table type; returns each data file by the file column's value."""
+    table type; returns each data file by the file column's value.
+    """
     schema = table.schema()
     relation = "__iceberg_arrow_batches"
-    casts = ", ".join(f"CAST({quoted(f.name)} AS {duckdb_type(f.field_type)}) AS {quoted(f.name)}"
-                      for f in schema.fields)
+    casts = ", ".join(
+        f"CAST({quoted(f.name)} AS {duckdb_type(f.field_type)}) AS {quoted(f.name)}" for f in schema.fields
+    )
     connection.execute(f"CREATE TABLE {target} AS {_empty_sql(schema, file_column)}")
     scan = ArrowScan(table.metadata, table.io, schema, AlwaysTrue())
     data_files: dict[str, DataFile] = {}
@@ -348,8 +379,14 @@ def _read_through_arrow(connection: duckdb.DuckDBPyConnection, table: Table, tas
     return data_files
 
 
-def expose_table(connection: duckdb.DuckDBPyConnection, catalog: Catalog, name: TableName,
-                 table: Table | None = None, *, file_column: str | None = None) -> PinnedRead:
+def expose_table(
+    connection: duckdb.DuckDBPyConnection,
+    catalog: Catalog,
+    name: TableName,
+    table: Table | None = None,
+    *,
+    file_column: str | None = None,
+) -> PinnedRead:
     """Create `name` in DuckDB as the rows of the table's current snapshot, and return how it was read.
 
     Args:
@@ -390,9 +427,14 @@ def expose_table(connection: duckdb.DuckDBPyConnection, catalog: Catalog, name: 
     return PinnedRead(ref, snapshot.snapshot_id, DIRECT_SCAN, files=tuple(paths), data_files=data_files)
 
 
-def expose_tables(connection: duckdb.DuckDBPyConnection, catalog: Catalog, tables: Sequence[TableName],
-                  loaded: Mapping[TableRef, Table] | None = None) -> list[PinnedRead]:
+def expose_tables(
+    connection: duckdb.DuckDBPyConnection,
+    catalog: Catalog,
+    tables: Sequence[TableName],
+    loaded: Mapping[TableRef, Table] | None = None,
+) -> list[PinnedRead]:
     """Exposes every table in `tables` (those in `loaded` as loaded there) and returns how each was read, in
-    the same order."""
+    the same order.
+    """
     known = loaded or {}
     return [expose_table(connection, catalog, ref, known.get(ref)) for ref in map(as_table, tables)]

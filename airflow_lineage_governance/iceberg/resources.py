@@ -1,5 +1,6 @@
 """What one task's DuckDB may take of its worker: memory, threads, and a spill folder of its own that is removed
-when the task's statement ends, whether it succeeded or failed."""
+when the task's statement ends, whether it succeeded or failed.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +19,11 @@ TASKS_PER_WORKER = 4
 """The tasks a worker is assumed to run at once: each task's default share of its memory."""
 SPILL_PREFIX = "lineage-governance-spill-"
 """How the name of a task's spill folder starts."""
-CONFIG_OPTIONS = {"memory_limit": "duckdb_memory_limit", "threads": "duckdb_threads",
-                  "spill_root": "duckdb_spill_folder"}
+CONFIG_OPTIONS = {
+    "memory_limit": "duckdb_memory_limit",
+    "threads": "duckdb_threads",
+    "spill_root": "duckdb_spill_folder",
+}
 """Each resource's option in the provider's config section."""
 
 
@@ -32,7 +36,8 @@ def _physical_memory() -> int | None:
 
 def default_memory_limit() -> str:
     """Returns a task's default DuckDB memory limit: a TASKS_PER_WORKER-th of the machine's memory, at least 256
-    MiB (DuckDB's own default when the machine's memory cannot be read)."""
+    MiB (DuckDB's own default when the machine's memory cannot be read).
+    """
     total = _physical_memory()
     if total is None:
         return ""
@@ -41,7 +46,8 @@ def default_memory_limit() -> str:
 
 def default_threads() -> int:
     """Returns a task's default DuckDB threads: the machine's cores, as DuckDB's own default (threads only share
-    the cores among a worker's tasks; memory is what a task must not take from the others)."""
+    the cores among a worker's tasks; memory is what a task must not take from the others).
+    """
     return max(1, os.cpu_count() or 1)
 
 
@@ -49,7 +55,8 @@ def default_threads() -> int:
 class Resources:
     """The DuckDB resources of one task: its memory limit (DuckDB's syntax, `'2GB'`; empty for the default
     share), its threads (0 for the default share) and the folder under which its spill folder is made (empty for
-    the system's temporary folder)."""
+    the system's temporary folder).
+    """
 
     memory_limit: str = ""
     threads: int = 0
@@ -57,8 +64,11 @@ class Resources:
 
     def resolved(self) -> Resources:
         """Returns these resources with every unset one given its default."""
-        return Resources(self.memory_limit or default_memory_limit(), self.threads or default_threads(),
-                         self.spill_root or tempfile.gettempdir())
+        return Resources(
+            self.memory_limit or default_memory_limit(),
+            self.threads or default_threads(),
+            self.spill_root or tempfile.gettempdir(),
+        )
 
 
 @contextmanager
@@ -73,21 +83,26 @@ def spill_folder(resources: Resources) -> Iterator[str]:
     try:
         path = tempfile.mkdtemp(prefix=SPILL_PREFIX, dir=root)
     except OSError:
-        raise SessionSettingError(CONFIG_OPTIONS["spill_root"], "no spill folder can be made under the folder it "
-                                  "names") from None
+        raise SessionSettingError(
+            CONFIG_OPTIONS["spill_root"], "no spill folder can be made under the folder it names"
+        ) from None
     try:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
 
 
-_DUCKDB_OPTIONS = {"memory_limit": "duckdb_memory_limit", "threads": "duckdb_threads",
-                   "temp_directory": "duckdb_spill_folder"}
+_DUCKDB_OPTIONS = {
+    "memory_limit": "duckdb_memory_limit",
+    "threads": "duckdb_threads",
+    "temp_directory": "duckdb_spill_folder",
+}
 
 
 def resource_config(resources: Resources, spill: str | None) -> dict[str, str]:
     """Returns the DuckDB settings of a connection under `resources`: its memory limit and threads, and `spill`
-    as the only folder it spills to (no spilling when None)."""
+    as the only folder it spills to (no spilling when None).
+    """
     resolved = resources.resolved()
     config = {"threads": str(resolved.threads), "temp_directory": spill or ""}
     if resolved.memory_limit:
@@ -110,5 +125,4 @@ def apply_resources(connection: duckdb.DuckDBPyConnection, resources: Resources,
         try:
             connection.execute(f"SET {key} = '" + value.replace("'", "''") + "'")
         except duckdb.Error:
-            raise SessionSettingError(_DUCKDB_OPTIONS[key], f"DuckDB does not accept {value!r} as its "
-                                      f"{key}") from None
+            raise SessionSettingError(_DUCKDB_OPTIONS[key], f"DuckDB does not accept {value!r} as its {key}") from None

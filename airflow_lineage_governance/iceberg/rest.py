@@ -1,5 +1,6 @@
 """pyiceberg's REST catalog with a bound on every request: a server that is down, unreachable or slow is one
-sentence naming the catalog (CatalogUnreachableError), never a hung task or a transport traceback."""
+sentence naming the catalog (CatalogUnreachableError), never a hung task or a transport traceback.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def is_rest(properties: Mapping[str, str]) -> bool:
 
 def request_timeout(properties: Mapping[str, str]) -> float:
     """Returns the request timeout in seconds `properties` ask for (DEFAULT_TIMEOUT_S when unset); raises
-    ValueError for a value that is not a positive number."""
+    ValueError for a value that is not a positive number.
+    """
     value = float(properties.get(TIMEOUT_PROPERTY, DEFAULT_TIMEOUT_S))
     if not value > 0:
         raise ValueError(f"the catalog property {TIMEOUT_PROPERTY} must be a positive number of seconds.")
@@ -42,27 +44,42 @@ class _BoundedAdapter(HTTPAdapter):
         super().__init__()
         self.catalog, self.uri, self.timeout = catalog, uri, timeout
 
-    def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,
-             verify: Any = True, cert: Any = None, proxies: Any = None) -> requests.Response:
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: Any = None,
+        verify: Any = True,
+        cert: Any = None,
+        proxies: Any = None,
+    ) -> requests.Response:
         try:
-            return super().send(request, stream=stream, timeout=self.timeout if timeout is None else timeout,
-                                verify=verify, cert=cert, proxies=proxies)
+            return super().send(
+                request,
+                stream=stream,
+                timeout=self.timeout if timeout is None else timeout,
+                verify=verify,
+                cert=cert,
+                proxies=proxies,
+            )
         except requests.exceptions.Timeout:
-            raise CatalogUnreachableError(self.catalog, self.uri,
-                                          f"did not answer within {self.timeout:g} s") from None
+            raise CatalogUnreachableError(self.catalog, self.uri, f"did not answer within {self.timeout:g} s") from None
         except requests.exceptions.ConnectionError:
-            raise CatalogUnreachableError(self.catalog, self.uri, "could not be reached (the connection failed)") \
-                from None
+            raise CatalogUnreachableError(
+                self.catalog, self.uri, "could not be reached (the connection failed)"
+            ) from None
 
 
 class BoundedRestCatalog(RestCatalog):
     """pyiceberg's RestCatalog whose every request (the config and token requests too) is bounded by the
-    `request-timeout-seconds` property and raises CatalogUnreachableError when the server does not answer."""
+    `request-timeout-seconds` property and raises CatalogUnreachableError when the server does not answer.
+    """
 
     def _config_headers(self, session: requests.Session) -> None:
         # The first thing pyiceberg does with each session it makes, before any request (the OAuth token's too).
-        adapter = _BoundedAdapter(self.name, self.uri if hasattr(self, "uri") else self.properties["uri"],
-                                  request_timeout(self.properties))
+        adapter = _BoundedAdapter(
+            self.name, self.uri if hasattr(self, "uri") else self.properties["uri"], request_timeout(self.properties)
+        )
         session.mount("http://", adapter)
         session.mount("https://", adapter)
         super()._config_headers(session)

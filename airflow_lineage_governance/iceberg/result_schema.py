@@ -1,6 +1,7 @@
 """The Iceberg schema a CREATE TABLE ... AS will give its table, as DuckDB binds its SELECT over empty tables of
 the catalog's schemas: nothing is read. The lineage's binding already holds that answer (`bound_result_schema`);
-`result_schema` asks DuckDB again, on a connection of its own."""
+`result_schema` asks DuckDB again, on a connection of its own.
+"""
 
 from __future__ import annotations
 
@@ -41,8 +42,11 @@ def bound_result_schema(lineage: ColumnLineage, schema: CatalogSchema) -> Schema
     """
     target = lineage.target
     if len(lineage.types) != len(lineage.columns):
-        raise ResultSchemaError(target, "the lineage holds no binding of the statement's SELECT",
-                                "read the lineage of a CREATE TABLE ... AS SELECT")
+        raise ResultSchemaError(
+            target,
+            "the lineage holds no binding of the statement's SELECT",
+            "read the lineage of a CREATE TABLE ... AS SELECT",
+        )
     try:
         bound = binder(normalized(schema), target)
         kinds = [bound.sqltype(kind) for kind in lineage.types]
@@ -51,12 +55,16 @@ def bound_result_schema(lineage: ColumnLineage, schema: CatalogSchema) -> Schema
     try:
         return iceberg_schema([(column.name, kind) for column, kind in zip(lineage.columns, kinds, strict=True)])
     except NoIcebergTypeError as error:
-        raise ResultSchemaError(target, f"no Iceberg type holds the type {error.duckdb_name} of column "
-                                f"{error.column}", f"write it as CAST(... AS {error.cast_to})") from None
+        raise ResultSchemaError(
+            target,
+            f"no Iceberg type holds the type {error.duckdb_name} of column {error.column}",
+            f"write it as CAST(... AS {error.cast_to})",
+        ) from None
 
 
-def result_schema(query: str, tables: Mapping[TableRef, Table], target: TableRef,
-                  session: SessionSettings | None = None) -> Schema:
+def result_schema(
+    query: str, tables: Mapping[TableRef, Table], target: TableRef, session: SessionSettings | None = None
+) -> Schema:
     """Return the Iceberg schema of the rows `query` gives, as a CREATE TABLE ... AS of `target` creates it.
 
     DuckDB binds the query, under `session`, over empty tables of the tables' current schemas (each column of the
@@ -83,20 +91,27 @@ def result_schema(query: str, tables: Mapping[TableRef, Table], target: TableRef
                 columns = ", ".join(f"{quoted(f.name)} {duckdb_type(f.field_type)}" for f in table.schema().fields)
                 connection.execute(f"CREATE TABLE {duckdb_name(connection, ref)} ({columns})")
         except NamespaceTooDeepError as error:
-            raise ResultSchemaError(target, f"it reads {error.table}, whose namespace DuckDB cannot name",
-                                    "keep the table in a namespace of one or two levels") from None
+            raise ResultSchemaError(
+                target,
+                f"it reads {error.table}, whose namespace DuckDB cannot name",
+                "keep the table in a namespace of one or two levels",
+            ) from None
         lock_down(connection, [])
         try:
             relation = connection.sql(query)
         except (duckdb.Error, UnicodeDecodeError):
-            raise ResultSchemaError(target, "DuckDB could not bind the statement's SELECT",
-                                    "fix the statement") from None
+            raise ResultSchemaError(
+                target, "DuckDB could not bind the statement's SELECT", "fix the statement"
+            ) from None
         if relation is None:
             raise ResultSchemaError(target, "the statement's query is not a SELECT", "fix the statement")
         try:
             return iceberg_schema(list(zip(relation.columns, relation.types, strict=True)))
         except NoIcebergTypeError as error:
-            raise ResultSchemaError(target, f"no Iceberg type holds the type {error.duckdb_name} of column "
-                                    f"{error.column}", f"write it as CAST(... AS {error.cast_to})") from None
+            raise ResultSchemaError(
+                target,
+                f"no Iceberg type holds the type {error.duckdb_name} of column {error.column}",
+                f"write it as CAST(... AS {error.cast_to})",
+            ) from None
     finally:
         connection.close()

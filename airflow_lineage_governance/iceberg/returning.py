@@ -28,8 +28,9 @@ class ReturnedRows:
         return {"columns": list(self.columns), "rows": self.rows}
 
 
-def returned_rows(connection: duckdb.DuckDBPyConnection, returned: pa.Table, limit: int,
-                  target: TableRef) -> ReturnedRows:
+def returned_rows(
+    connection: duckdb.DuckDBPyConnection, returned: pa.Table, limit: int, target: TableRef
+) -> ReturnedRows:
     """Render the rows a RETURNING gave as JSON values, each as DuckDB's `to_json` writes it.
 
     A DECIMAL goes as its text (a JSON number would round it); NaN and the infinities, which JSON has no numbers
@@ -48,10 +49,13 @@ def returned_rows(connection: duckdb.DuckDBPyConnection, returned: pa.Table, lim
         IcebergWriteError: when there are more rows than `limit` (the statement is then not committed).
     """
     if returned.num_rows > limit:
-        raise IcebergWriteError(target, f"its RETURNING gives {returned.num_rows} rows, more than the "
-                                f"{limit} the returning_max_rows setting lets a task hand on",
-                                "narrow the statement, drop RETURNING, or raise [lineage_governance] "
-                                "returning_max_rows; nothing was written")
+        raise IcebergWriteError(
+            target,
+            f"its RETURNING gives {returned.num_rows} rows, more than the "
+            f"{limit} the returning_max_rows setting lets a task hand on",
+            "narrow the statement, drop RETURNING, or raise [lineage_governance] "
+            "returning_max_rows; nothing was written",
+        )
     names = tuple(returned.column_names)
     if returned.num_rows == 0:
         return ReturnedRows(names, [])
@@ -59,8 +63,11 @@ def returned_rows(connection: duckdb.DuckDBPyConnection, returned: pa.Table, lim
     connection.register(_RETURNED, positional)
     try:
         rendered = ", ".join(
-            f"to_json(CAST({quoted(field.name)} AS VARCHAR))" if pa.types.is_decimal(field.type)
-            else f"to_json({quoted(field.name)})" for field in positional.schema)
+            f"to_json(CAST({quoted(field.name)} AS VARCHAR))"
+            if pa.types.is_decimal(field.type)
+            else f"to_json({quoted(field.name)})"
+            for field in positional.schema
+        )
         texts = connection.sql(f"SELECT {rendered} FROM {quoted(_RETURNED)}").fetchall()
     finally:
         connection.unregister(_RETURNED)

@@ -4,7 +4,8 @@ rows become a table in the sandboxed DuckDB connection, DuckDB runs the statemen
 replaces exactly the files read with the rewritten rows. The commit is checked against the pinned snapshot: a
 concurrent commit that added rows the statement's bound covers, or removed a file it read, makes it start again
 from the new snapshot (write.with_retries); a concurrent commit elsewhere in the table is merged. A retried try
-that finds its own earlier commit (the write key) does nothing."""
+that finds its own earlier commit (the write key) does nothing.
+"""
 
 from __future__ import annotations
 
@@ -69,7 +70,8 @@ RETURNING_MAX_ROWS = 1000
 @dataclass(frozen=True)
 class _Rewritten:
     """One attempt's DuckDB work: the files read, the filter that chose them, whether a row changed (the rows
-    after the statement are then written as new data files), the counts."""
+    after the statement are then written as new data files), the counts.
+    """
 
     files: list[DataFile]
     scope: BooleanExpression
@@ -81,7 +83,8 @@ class _Rewritten:
 
 def _checked_filter(table: Table, found: BooleanExpression) -> BooleanExpression:
     """Returns `found` when it binds to the table's schema, else ALWAYS_TRUE (a bound that cannot be checked
-    reads the whole table)."""
+    reads the whole table).
+    """
     try:
         bind(table.schema(), found, case_sensitive=False)
     except Exception:  # a literal pyiceberg cannot compare with the column: no bound
@@ -96,7 +99,8 @@ def _returns(shape: DmlShape) -> bool:
 
 def _counted(shape: DmlShape, dml: str) -> str:
     """Returns the statement as run: a MERGE returning `merge_action` first (then its own RETURNING's columns), so
-    each changed row says how."""
+    each changed row says how.
+    """
     if shape.kind != "MERGE":
         return dml
     tree = shape.tree.copy() if shape.tree is not None else sqlglot.parse_one(dml, read="duckdb")
@@ -108,7 +112,8 @@ def _counted(shape: DmlShape, dml: str) -> str:
 
 def _run_dml(connection: duckdb.DuckDBPyConnection, shape: DmlShape, dml: str) -> tuple[RowCounts, pa.Table | None]:
     """Runs the statement on `connection`; returns the rows it inserted, updated and deleted, and the rows its own
-    RETURNING gave (None without one)."""
+    RETURNING gave (None without one).
+    """
     if shape.kind == "MERGE":
         changed = connection.sql(_counted(shape, dml)).to_arrow_table()
         actions = pc.value_counts(changed.column(0).cast(pa.string())).to_pylist()
@@ -127,20 +132,32 @@ def _run_dml(connection: duckdb.DuckDBPyConnection, shape: DmlShape, dml: str) -
 
 def _touched_files(connection: duckdb.DuckDBPyConnection, shape: DmlShape, read: PinnedRead) -> list[str]:
     """Returns the file column's values of the target's data files the statement can change, as DuckDB answers
-    over the statement's own read (all of them when nothing bounds the statement)."""
+    over the statement's own read (all of them when nothing bounds the statement).
+    """
     query = touched_files_query(shape, FILE_COLUMN)
     if query is None:
         return sorted(read.data_files)
     return sorted(str(row[0]) for row in connection.execute(query).fetchall() if row[0] is not None)
 
 
-def _rewrite(catalog: Catalog, table: Table, ref: TableRef, dml: str, shape: DmlShape,
-             sources: Sequence[TableName], loaded: Mapping[TableRef, Table],
-             session: SessionSettings | None, returning_max_rows: int, written: WrittenFiles,
-             resources: Resources | None, spill: str) -> _Rewritten:
+def _rewrite(
+    catalog: Catalog,
+    table: Table,
+    ref: TableRef,
+    dml: str,
+    shape: DmlShape,
+    sources: Sequence[TableName],
+    loaded: Mapping[TableRef, Table],
+    session: SessionSettings | None,
+    returning_max_rows: int,
+    written: WrittenFiles,
+    resources: Resources | None,
+    spill: str,
+) -> _Rewritten:
     """Reads the table's current snapshot into a sandboxed DuckDB, asks DuckDB which data files the statement
     can change, keeps only their rows, runs the statement there, streams the rows after it into new data files
-    (`written`, when a row changed) and returns what it read."""
+    (`written`, when a row changed) and returns what it read.
+    """
     snapshot = table.current_snapshot()
     connection = sandboxed_connection(session, resources, spill)
     try:
@@ -155,13 +172,15 @@ def _rewrite(catalog: Catalog, table: Table, ref: TableRef, dml: str, shape: Dml
         whole_name = name.rsplit(".", 1)[0] + "." + quoted(_WHOLE_TARGET)
         columns = ", ".join(quoted(f.name) for f in table.schema().fields)
         listed = ", ".join("'" + path.replace("'", "''") + "'" for path in touched) or "NULL"
-        connection.execute(f"CREATE TABLE {name} AS SELECT {columns} FROM {whole_name} "
-                           f"WHERE {quoted(FILE_COLUMN)} IN ({listed})")
+        connection.execute(
+            f"CREATE TABLE {name} AS SELECT {columns} FROM {whole_name} WHERE {quoted(FILE_COLUMN)} IN ({listed})"
+        )
         connection.execute(f"DROP {kind} {whole_name}")
         counts, own = _run_dml(connection, shape, dml)
         returned = returned_rows(connection, own, returning_max_rows, ref) if own is not None else None
-        handed = ", ".join(f"CAST({quoted(f.name)} AS {result_type(f.field_type)}) AS {quoted(f.name)}"
-                           for f in table.schema().fields)
+        handed = ", ".join(
+            f"CAST({quoted(f.name)} AS {result_type(f.field_type)}) AS {quoted(f.name)}" for f in table.schema().fields
+        )
         if counts.changed:
             after = connection.sql(f"SELECT {handed} FROM {name}")
             _write_rows(ref, table, after, written)
@@ -171,13 +190,16 @@ def _rewrite(catalog: Catalog, table: Table, ref: TableRef, dml: str, shape: Dml
     counts = RowCounts(counts.inserted, counts.updated, counts.deleted, len(touched), total)
     how = f"{len(touched)} of {total} data files"
     pinned = PinnedRead(ref, snapshot.snapshot_id if snapshot else None, COPY_ON_WRITE, how)
-    return _Rewritten([whole.data_files[path] for path in touched], scope, counts.changed > 0, counts,
-                      [pinned, *reads], returned)
+    return _Rewritten(
+        [whole.data_files[path] for path in touched], scope, counts.changed > 0, counts, [pinned, *reads], returned
+    )
 
 
 def _write_rows(ref: TableRef, table: Table, after: duckdb.DuckDBPyRelation, written: WrittenFiles) -> None:
     """Streams the rows of `after` (the rewritten files' rows after the statement) into new data files of the
-    table, chunk by chunk; raises IcebergWriteError when a value cannot be written as its column's type."""
+    table, chunk by chunk; raises IcebergWriteError when a value cannot be written as its column's type.
+    """
+
     def prepare(chunk: pa.Table) -> pa.Table:
         return aligned_rows(ref, table, list(chunk.column_names), chunk)
 
@@ -185,16 +207,25 @@ def _write_rows(ref: TableRef, table: Table, after: duckdb.DuckDBPyRelation, wri
         rows = chunks(after.to_arrow_reader(BATCH_ROWS), chunk_bytes(table.metadata))
         write_chunks(table.metadata, table.io, (prepare(chunk) for chunk in rows), written)
     except (ValueError, TypeError, pa.ArrowException) as error:
-        raise IcebergWriteError(ref, f"the rewritten rows could not be written ({without_values(str(error))})",
-                                "cast the statement's values to the table's types; nothing was written") from None
+        raise IcebergWriteError(
+            ref,
+            f"the rewritten rows could not be written ({without_values(str(error))})",
+            "cast the statement's values to the table's types; nothing was written",
+        ) from None
 
 
-def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources: Sequence[TableName],
-                      snapshot_properties: Mapping[str, str] | None = None,
-                      loaded: Mapping[TableRef, Table] | None = None,
-                      session: SessionSettings | None = None,
-                      returning_max_rows: int = RETURNING_MAX_ROWS,
-                      resources: Resources | None = None) -> StatementRun:
+def rewrite_statement(
+    catalog: Catalog,
+    *,
+    target: TableName,
+    dml: str,
+    sources: Sequence[TableName],
+    snapshot_properties: Mapping[str, str] | None = None,
+    loaded: Mapping[TableRef, Table] | None = None,
+    session: SessionSettings | None = None,
+    returning_max_rows: int = RETURNING_MAX_ROWS,
+    resources: Resources | None = None,
+) -> StatementRun:
     """Runs the MERGE, UPDATE or DELETE `dml` (tables named as DuckDB finds them) on `target`, copy-on-write, over
     `sources` pinned to their current snapshots, and commits the rewritten files in one OVERWRITE snapshot carrying
     `snapshot_properties` and the row counts; returns what was read and written (`write.counts`: rows inserted,
@@ -204,7 +235,8 @@ def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources:
     into new data files, and a failed rewrite removes them. When a snapshot of the target
     already carries the WRITE_KEY of `snapshot_properties`, writes nothing and returns that commit. Raises
     IcebergWriteError when DuckDB rejects the statement or the rows cannot be written (nothing is written then),
-    CommitConflictError when concurrent writers kept changing the same rows."""
+    CommitConflictError when concurrent writers kept changing the same rows.
+    """
     ref = as_table(target)
     check_target_name(ref)
     properties = dict(snapshot_properties or {})
@@ -225,14 +257,32 @@ def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources:
         def rewrite() -> WriteResult:
             started = time.perf_counter()
             try:
-                done = _rewrite(catalog, table, ref, dml, shape, sources, known, session, returning_max_rows,
-                                written, resources, spill)
+                done = _rewrite(
+                    catalog,
+                    table,
+                    ref,
+                    dml,
+                    shape,
+                    sources,
+                    known,
+                    session,
+                    returning_max_rows,
+                    written,
+                    resources,
+                    spill,
+                )
             except NamespaceTooDeepError as error:
-                raise IcebergWriteError(ref, f"it reads {error.table}, whose namespace DuckDB cannot name",
-                                        "keep the table in a namespace of one or two levels") from None
+                raise IcebergWriteError(
+                    ref,
+                    f"it reads {error.table}, whose namespace DuckDB cannot name",
+                    "keep the table in a namespace of one or two levels",
+                ) from None
             except duckdb.Error as error:
-                raise IcebergWriteError(ref, f"DuckDB could not run the statement ({without_values(str(error))})",
-                                        "fix the statement; nothing was written") from None
+                raise IcebergWriteError(
+                    ref,
+                    f"DuckDB could not run the statement ({without_values(str(error))})",
+                    "fix the statement; nothing was written",
+                ) from None
             known.clear()  # a retry reads every table afresh
             timings["query"] = time.perf_counter() - started
             started = time.perf_counter()
@@ -252,10 +302,12 @@ def rewrite_statement(catalog: Catalog, *, target: TableName, dml: str, sources:
     return run[-1]
 
 
-def _commit(table: Table, ref: TableRef, done: _Rewritten, written: WrittenFiles,
-            properties: dict[str, str]) -> WriteResult:
+def _commit(
+    table: Table, ref: TableRef, done: _Rewritten, written: WrittenFiles, properties: dict[str, str]
+) -> WriteResult:
     """Commits the rewritten rows' data files (`written`) in place of the files read (nothing when no row changed)
-    and returns the write; raises ValidationException (retried) when a concurrent commit conflicts."""
+    and returns the write; raises ValidationException (retried) when a concurrent commit conflicts.
+    """
     columns = facet_fields(table.schema())
     counts = done.counts
     if not done.changed:
@@ -267,5 +319,12 @@ def _commit(table: Table, ref: TableRef, done: _Rewritten, written: WrittenFiles
     snapshot = table.current_snapshot()
     spec = table.spec()
     records = [f.partition for f in replaced if f.spec_id == spec.spec_id] + [f.partition for f in added]
-    return WriteResult(ref, snapshot.snapshot_id if snapshot else None, counts.changed, replaced=True,
-                       columns=columns, partitions=partition_names(spec, table.schema(), records), counts=counts)
+    return WriteResult(
+        ref,
+        snapshot.snapshot_id if snapshot else None,
+        counts.changed,
+        replaced=True,
+        columns=columns,
+        partitions=partition_names(spec, table.schema(), records),
+        counts=counts,
+    )

@@ -34,14 +34,18 @@ from airflow_lineage_governance.refs import TableRef
 
 def _insert_target(catalog: Catalog, target: TableRef, known: Mapping[TableRef, Table]) -> Table:
     """Returns the table an INSERT writes (as already loaded, else from the catalog); raises IcebergWriteError when
-    it does not exist."""
+    it does not exist.
+    """
     if target in known:
         return known[target]
     try:
         return catalog.load_table(target.identifier)
     except NoSuchTableError:
-        raise IcebergWriteError(target, "the INSERT writes a table that does not exist", "create it first, with "
-                                "CREATE TABLE ... AS; nothing was written") from None
+        raise IcebergWriteError(
+            target,
+            "the INSERT writes a table that does not exist",
+            "create it first, with CREATE TABLE ... AS; nothing was written",
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -56,13 +60,23 @@ class StatementRun:
     the task wrote the snapshot)."""
 
 
-def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, query: str,
-                  sources: Sequence[TableName], insert_columns: Sequence[str] | None = None,
-                  snapshot_properties: Mapping[str, str] | None = None,
-                  loaded: Mapping[TableRef, Table] | None = None, replace: bool = True,
-                  partition_by: Sequence[PartitionField] = (), write_mode: str = APPEND,
-                  if_not_exists: bool = False, session: SessionSettings | None = None,
-                  resources: Resources | None = None) -> StatementRun:
+def run_statement(
+    catalog: Catalog,
+    *,
+    kind: StatementKind,
+    target: TableName,
+    query: str,
+    sources: Sequence[TableName],
+    insert_columns: Sequence[str] | None = None,
+    snapshot_properties: Mapping[str, str] | None = None,
+    loaded: Mapping[TableRef, Table] | None = None,
+    replace: bool = True,
+    partition_by: Sequence[PartitionField] = (),
+    write_mode: str = APPEND,
+    if_not_exists: bool = False,
+    session: SessionSettings | None = None,
+    resources: Resources | None = None,
+) -> StatementRun:
     """Runs `query` (the statement's SELECT) on DuckDB over `sources` pinned to their current snapshots and
     writes the result to `target`: replaced whole for a CTAS, appended for an INSERT (into `insert_columns`
     by position). DuckDB casts the values before they leave it, as it would for a table of its own: for an INSERT
@@ -79,7 +93,8 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
     written (`write.untouched`).
     Raises IcebergWriteError when the target's name cannot be stored, DuckDB rejects the query or cannot cast a
     value to its column's type, no Iceberg type holds a CTAS column's type, a date or timestamp is beyond what the
-    table can store, or the target exists and may not be replaced; nothing is written then."""
+    table can store, or the target exists and may not be replaced; nothing is written then.
+    """
     known = loaded or {}
     target = as_table(target)
     check_target_name(target)
@@ -89,17 +104,45 @@ def run_statement(catalog: Catalog, *, kind: StatementKind, target: TableName, q
             return StatementRun([], existing_target(existing, target, dict(snapshot_properties or {})))
     table = _insert_target(catalog, target, known) if kind == StatementKind.INSERT else None
     with spill_folder(resources or Resources()) as spill:
-        return _run_in(catalog, spill, kind=kind, target=target, query=query, sources=sources,
-                       insert_columns=insert_columns, snapshot_properties=snapshot_properties, known=known,
-                       table=table, replace=replace, partition_by=partition_by, write_mode=write_mode,
-                       if_not_exists=if_not_exists, session=session, resources=resources)
+        return _run_in(
+            catalog,
+            spill,
+            kind=kind,
+            target=target,
+            query=query,
+            sources=sources,
+            insert_columns=insert_columns,
+            snapshot_properties=snapshot_properties,
+            known=known,
+            table=table,
+            replace=replace,
+            partition_by=partition_by,
+            write_mode=write_mode,
+            if_not_exists=if_not_exists,
+            session=session,
+            resources=resources,
+        )
 
 
-def _run_in(catalog: Catalog, spill: str, *, kind: StatementKind, target: TableRef, query: str,
-            sources: Sequence[TableName], insert_columns: Sequence[str] | None,
-            snapshot_properties: Mapping[str, str] | None, known: Mapping[TableRef, Table], table: Table | None,
-            replace: bool, partition_by: Sequence[PartitionField], write_mode: str, if_not_exists: bool,
-            session: SessionSettings | None, resources: Resources | None) -> StatementRun:
+def _run_in(
+    catalog: Catalog,
+    spill: str,
+    *,
+    kind: StatementKind,
+    target: TableRef,
+    query: str,
+    sources: Sequence[TableName],
+    insert_columns: Sequence[str] | None,
+    snapshot_properties: Mapping[str, str] | None,
+    known: Mapping[TableRef, Table],
+    table: Table | None,
+    replace: bool,
+    partition_by: Sequence[PartitionField],
+    write_mode: str,
+    if_not_exists: bool,
+    session: SessionSettings | None,
+    resources: Resources | None,
+) -> StatementRun:
     """Runs the statement as run_statement says, DuckDB spilling to `spill`."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -109,23 +152,31 @@ def _run_in(catalog: Catalog, spill: str, *, kind: StatementKind, target: TableR
             reads = expose_tables(connection, catalog, sources, known)
             lock_down(connection, reads)
         except NamespaceTooDeepError as error:
-            raise IcebergWriteError(target, f"it reads {error.table}, whose namespace DuckDB cannot name",
-                                    "keep the table in a namespace of one or two levels") from None
+            raise IcebergWriteError(
+                target,
+                f"it reads {error.table}, whose namespace DuckDB cannot name",
+                "keep the table in a namespace of one or two levels",
+            ) from None
         except duckdb.Error as error:
-            raise IcebergWriteError(target, f"the tables it reads could not be opened in DuckDB "
-                                    f"({without_values(str(error))})",
-                                    "check the source tables; nothing was written") from None
+            raise IcebergWriteError(
+                target,
+                f"the tables it reads could not be opened in DuckDB ({without_values(str(error))})",
+                "check the source tables; nothing was written",
+            ) from None
         timings["read"] = time.perf_counter() - started
         started = time.perf_counter()
         try:
             relation = connection.sql(query)
         except (duckdb.Error, UnicodeDecodeError) as error:
-            raise IcebergWriteError(target, f"DuckDB could not run the statement's SELECT "
-                                    f"({engine_message(error)})",
-                                    "fix the statement; nothing was written") from None
+            raise IcebergWriteError(
+                target,
+                f"DuckDB could not run the statement's SELECT ({engine_message(error)})",
+                "fix the statement; nothing was written",
+            ) from None
         if relation is None:
-            raise IcebergWriteError(target, "the statement's query is not a SELECT", "fix the statement; nothing was "
-                                    "written")
+            raise IcebergWriteError(
+                target, "the statement's query is not a SELECT", "fix the statement; nothing was written"
+            )
         schema = None
         if table is not None:
             casts = insert_casts(target, table.schema(), list(insert_columns or []), len(relation.columns))
@@ -142,11 +193,23 @@ def _run_in(catalog: Catalog, spill: str, *, kind: StatementKind, target: TableR
             elif table is not None:
                 write = append_once(catalog, target, columns, result, properties, table)
             else:
-                write = create_or_replace(catalog, target, result, properties, known.get(target), replace=replace,
-                                          partition_by=partition_by, if_not_exists=if_not_exists, schema=schema)
+                write = create_or_replace(
+                    catalog,
+                    target,
+                    result,
+                    properties,
+                    known.get(target),
+                    replace=replace,
+                    partition_by=partition_by,
+                    if_not_exists=if_not_exists,
+                    schema=schema,
+                )
         except (ValueError, TypeError, OverflowError, pa.ArrowException) as error:
-            raise IcebergWriteError(target, f"the result could not be written ({without_values(str(error))})",
-                                    "cast the SELECT's values to the table's types; nothing was written") from None
+            raise IcebergWriteError(
+                target,
+                f"the result could not be written ({without_values(str(error))})",
+                "cast the SELECT's values to the table's types; nothing was written",
+            ) from None
         timings["write"] = time.perf_counter() - started
     finally:
         connection.close()

@@ -1,5 +1,6 @@
 """The DuckDB session settings that change a statement's results, set by the provider on every connection it
-opens so that no result depends on the worker's environment."""
+opens so that no result depends on the worker's environment.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ class SessionSettingError(IcebergError):
     """Raised when a DuckDB session setting of the provider's config is not one DuckDB accepts."""
 
     def __init__(self, option: str, problem: str) -> None:
-        super().__init__(f"[lineage_governance] {option}", problem,
-                         "set it to a value DuckDB accepts, or unset it for the default")
+        super().__init__(
+            f"[lineage_governance] {option}", problem, "set it to a value DuckDB accepts, or unset it for the default"
+        )
 
 
 @dataclass(frozen=True)
@@ -37,12 +39,21 @@ class SessionSettings:
         return {_DUCKDB_NAMES[key]: value for key, value in asdict(self).items()}
 
 
-_DUCKDB_NAMES = {"time_zone": "TimeZone", "calendar": "Calendar", "default_collation": "default_collation",
-                 "default_order": "default_order", "default_null_order": "default_null_order"}
+_DUCKDB_NAMES = {
+    "time_zone": "TimeZone",
+    "calendar": "Calendar",
+    "default_collation": "default_collation",
+    "default_order": "default_order",
+    "default_null_order": "default_null_order",
+}
 """Each setting's name in DuckDB."""
-CONFIG_OPTIONS = {"time_zone": "duckdb_time_zone", "calendar": "duckdb_calendar",
-                  "default_collation": "duckdb_default_collation", "default_order": "duckdb_default_order",
-                  "default_null_order": "duckdb_default_null_order"}
+CONFIG_OPTIONS = {
+    "time_zone": "duckdb_time_zone",
+    "calendar": "duckdb_calendar",
+    "default_collation": "duckdb_default_collation",
+    "default_order": "duckdb_default_order",
+    "default_null_order": "duckdb_default_null_order",
+}
 """Each setting's option in the provider's config section."""
 
 
@@ -64,5 +75,6 @@ def apply_session(connection: duckdb.DuckDBPyConnection, settings: SessionSettin
         try:
             connection.execute(f"SET {_DUCKDB_NAMES[key]} = {_literal(value)}")
         except duckdb.Error:
-            raise SessionSettingError(CONFIG_OPTIONS[key], f"DuckDB does not accept {value!r} as its "
-                                      f"{_DUCKDB_NAMES[key]}") from None
+            raise SessionSettingError(
+                CONFIG_OPTIONS[key], f"DuckDB does not accept {value!r} as its {_DUCKDB_NAMES[key]}"
+            ) from None

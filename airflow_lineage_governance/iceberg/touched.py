@@ -2,7 +2,8 @@
 target and condition turned into `SELECT DISTINCT <file column> FROM <target> [, <sources>] WHERE <condition>`
 (for a MERGE, the target joined to its source on the ON condition), run in the statement's own connection over
 the same read of the target. Every row the statement can change lies in a file that query names, by DuckDB's
-own binding of the condition (its casts, NaN ordering, collations)."""
+own binding of the condition (its casts, NaN ordering, collations).
+"""
 
 from __future__ import annotations
 

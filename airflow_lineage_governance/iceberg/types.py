@@ -1,5 +1,6 @@
 """Iceberg types as DuckDB names them, DuckDB's types as Iceberg holds them, and Iceberg types as the OpenLineage
-schema facet names them: the mappings every read, every write, every cast and every event uses."""
+schema facet names them: the mappings every read, every write, every cast and every event uses.
+"""
 
 from __future__ import annotations
 
@@ -34,10 +35,20 @@ from pyiceberg.types import (
 )
 
 _PRIMITIVES: dict[type[IcebergType], str] = {
-    BooleanType: "BOOLEAN", IntegerType: "INTEGER", LongType: "BIGINT", FloatType: "FLOAT", DoubleType: "DOUBLE",
-    DateType: "DATE", TimeType: "TIME", TimestampType: "TIMESTAMP", TimestamptzType: "TIMESTAMPTZ",
-    TimestampNanoType: "TIMESTAMP_NS", TimestamptzNanoType: "TIMESTAMPTZ", StringType: "VARCHAR",
-    BinaryType: "BLOB", FixedType: "BLOB",
+    BooleanType: "BOOLEAN",
+    IntegerType: "INTEGER",
+    LongType: "BIGINT",
+    FloatType: "FLOAT",
+    DoubleType: "DOUBLE",
+    DateType: "DATE",
+    TimeType: "TIME",
+    TimestampType: "TIMESTAMP",
+    TimestamptzType: "TIMESTAMPTZ",
+    TimestampNanoType: "TIMESTAMP_NS",
+    TimestamptzNanoType: "TIMESTAMPTZ",
+    StringType: "VARCHAR",
+    BinaryType: "BLOB",
+    FixedType: "BLOB",
 }
 
 
@@ -127,20 +138,44 @@ def result_type(kind: IcebergType) -> str:
 
 
 _ICEBERG_PRIMITIVES: dict[str, PrimitiveType] = {
-    "boolean": BooleanType(), "tinyint": IntegerType(), "smallint": IntegerType(), "integer": IntegerType(),
-    "utinyint": IntegerType(), "usmallint": IntegerType(), "bigint": LongType(), "uinteger": LongType(),
-    "ubigint": DecimalType(20, 0), "float": FloatType(), "double": DoubleType(), "date": DateType(),
-    "time": TimeType(), "timestamp": TimestampType(), "timestamp_s": TimestampType(), "timestamp_ms": TimestampType(),
-    "timestamp with time zone": TimestamptzType(), "varchar": StringType(), "enum": StringType(),
-    "blob": BinaryType(), "uuid": UUIDType(),
+    "boolean": BooleanType(),
+    "tinyint": IntegerType(),
+    "smallint": IntegerType(),
+    "integer": IntegerType(),
+    "utinyint": IntegerType(),
+    "usmallint": IntegerType(),
+    "bigint": LongType(),
+    "uinteger": LongType(),
+    "ubigint": DecimalType(20, 0),
+    "float": FloatType(),
+    "double": DoubleType(),
+    "date": DateType(),
+    "time": TimeType(),
+    "timestamp": TimestampType(),
+    "timestamp_s": TimestampType(),
+    "timestamp_ms": TimestampType(),
+    "timestamp with time zone": TimestamptzType(),
+    "varchar": StringType(),
+    "enum": StringType(),
+    "blob": BinaryType(),
+    "uuid": UUIDType(),
 }
 """DuckDB's primitive types (by type id) that an Iceberg type holds exactly, and that type."""
 
 _CAST_INSTEAD: dict[str, str] = {
-    "time with time zone": "VARCHAR", "hugeint": "DECIMAL(38, 0)", "uhugeint": "DECIMAL(38, 0)",
-    "bignum": "VARCHAR", "interval": "VARCHAR", "timestamp_ns": "TIMESTAMP",
-    "timestamptz_ns": "TIMESTAMPTZ", "time_ns": "TIME",
-    "bit": "VARCHAR", "union": "VARCHAR", "null": "VARCHAR", "variant": "VARCHAR", "geometry": "VARCHAR",
+    "time with time zone": "VARCHAR",
+    "hugeint": "DECIMAL(38, 0)",
+    "uhugeint": "DECIMAL(38, 0)",
+    "bignum": "VARCHAR",
+    "interval": "VARCHAR",
+    "timestamp_ns": "TIMESTAMP",
+    "timestamptz_ns": "TIMESTAMPTZ",
+    "time_ns": "TIME",
+    "bit": "VARCHAR",
+    "union": "VARCHAR",
+    "null": "VARCHAR",
+    "variant": "VARCHAR",
+    "geometry": "VARCHAR",
 }
 """DuckDB's types (by type id) that no Iceberg type holds exactly, and the DuckDB type to cast them to; a type
 missing from both mappings is cast to VARCHAR."""
@@ -180,20 +215,23 @@ def _fields(kind: DuckDBPyType) -> list[tuple[str, DuckDBPyType]]:
 
 def _iceberg(kind: DuckDBPyType, ids: Iterator[int]) -> IcebergType:
     """Returns the Iceberg type holding `kind` (its nested fields numbered from `ids`); raises _Unheld naming the
-    DuckDB type no Iceberg type holds."""
+    DuckDB type no Iceberg type holds.
+    """
     name = str(kind.id)
     if name == "decimal":
         precision, scale = (value for _, value in kind.children)
         return DecimalType(int(str(precision)), int(str(scale)))
     if name == "struct":
-        return StructType(*(NestedField(next(ids), field, _iceberg(child, ids), required=False)
-                            for field, child in _fields(kind)))
+        return StructType(
+            *(NestedField(next(ids), field, _iceberg(child, ids), required=False) for field, child in _fields(kind))
+        )
     if name in ("list", "array"):
         return ListType(next(ids), _iceberg(_child(kind, 0), ids), element_required=False)
     if name == "map":
         key_id, value_id = next(ids), next(ids)
-        return MapType(key_id, _iceberg(_child(kind, 0), ids), value_id, _iceberg(_child(kind, 1), ids),
-                       value_required=False)
+        return MapType(
+            key_id, _iceberg(_child(kind, 0), ids), value_id, _iceberg(_child(kind, 1), ids), value_required=False
+        )
     if name in _ICEBERG_PRIMITIVES:
         return _ICEBERG_PRIMITIVES[name]
     raise _Unheld(str(kind))

@@ -1,5 +1,6 @@
 """Writing a query's result to the catalog in one Iceberg commit: CTAS creates or atomically replaces a
-table, INSERT appends once per Airflow task instance (a retried try finds its earlier commit)."""
+table, INSERT appends once per Airflow task instance (a retried try finds its earlier commit).
+"""
 
 from __future__ import annotations
 
@@ -58,14 +59,16 @@ WRITE_KEY = "airflow.write_key"
 
 def write_key(dag_id: str, task_id: str, map_index: int | None, logical_date: str | None, run_id: str) -> str:
     """Returns the key of one task instance's append: its DAG, task, map index and logical date (the run id
-    for runs without a logical date)."""
+    for runs without a logical date).
+    """
     return f"{dag_id}/{task_id}/{map_index}/{logical_date or run_id}"
 
 
 @dataclass(frozen=True)
 class RowCounts:
     """What a MERGE, UPDATE or DELETE changed: rows inserted, updated and deleted, and how many of the table's
-    data files it rewrote (copy-on-write) of those its pinned snapshot held."""
+    data files it rewrote (copy-on-write) of those its pinned snapshot held.
+    """
 
     inserted: int = 0
     updated: int = 0
@@ -79,15 +82,19 @@ class RowCounts:
         return self.inserted + self.updated + self.deleted
 
 
-ROW_COUNT_KEYS = {"inserted": "airflow.rows_inserted", "updated": "airflow.rows_updated",
-                  "deleted": "airflow.rows_deleted"}
+ROW_COUNT_KEYS = {
+    "inserted": "airflow.rows_inserted",
+    "updated": "airflow.rows_updated",
+    "deleted": "airflow.rows_deleted",
+}
 """The snapshot-summary keys under which a rewrite records its row counts, for a retried try to report them."""
 
 
 @dataclass(frozen=True)
 class WriteResult:
     """What one write did: the table, the snapshot it made (or found, for a repeated INSERT), the rows, and the
-    table's columns and types after the write (`types.facet_fields`: as the event's schema facet names them)."""
+    table's columns and types after the write (`types.facet_fields`: as the event's schema facet names them).
+    """
 
     table: TableRef
     snapshot_id: int | None
@@ -110,15 +117,22 @@ _UNSAFE_CHARACTERS = frozenset("./\\")
 
 def check_target_name(ref: TableRef) -> None:
     """Raises IcebergWriteError when pyiceberg cannot store the target's name faithfully (a part that is empty,
-    blank or holds a dot, slash or backslash) or its namespace is one of DuckDB's system schemas."""
+    blank or holds a dot, slash or backslash) or its namespace is one of DuckDB's system schemas.
+    """
     for part in ref.identifier:
         if not part.strip() or _UNSAFE_CHARACTERS & set(part) or part != part.strip():
-            raise IcebergWriteError(ref, "a part of the table's name is empty, blank, or holds a dot or a slash, "
-                                    "which the catalog cannot store as written", "name it namespace.table with "
-                                    "letters, digits and underscores; nothing was written")
+            raise IcebergWriteError(
+                ref,
+                "a part of the table's name is empty, blank, or holds a dot or a slash, "
+                "which the catalog cannot store as written",
+                "name it namespace.table with letters, digits and underscores; nothing was written",
+            )
     if ref.namespace[0].lower() in SYSTEM_SCHEMAS:
-        raise IcebergWriteError(ref, f"{ref.namespace[0]} is a schema of DuckDB itself, not a catalog namespace",
-                                "write the table into a namespace of its own; nothing was written")
+        raise IcebergWriteError(
+            ref,
+            f"{ref.namespace[0]} is a schema of DuckDB itself, not a catalog namespace",
+            "write the table into a namespace of its own; nothing was written",
+        )
 
 
 def _unstorable(kind: pa.DataType) -> str | None:
@@ -146,12 +160,16 @@ def _unstorable(kind: pa.DataType) -> str | None:
 
 def check_storable(table: TableRef, result: pa.Schema) -> None:
     """Raises IcebergWriteError naming the first column whose type Iceberg cannot hold (INTERVAL, UNION, HUGEINT,
-    TIMESTAMP_NS, an all-NULL column with no type) and the cast to write instead; nothing is written then."""
+    TIMESTAMP_NS, an all-NULL column with no type) and the cast to write instead; nothing is written then.
+    """
     for field in result:
         cast = _unstorable(field.type)
         if cast is not None:
-            raise IcebergWriteError(table, f"column {field.name} has the type {field.type}, which an Iceberg table "
-                                    "cannot hold", f"write it as {cast} in the SELECT; nothing was written")
+            raise IcebergWriteError(
+                table,
+                f"column {field.name} has the type {field.type}, which an Iceberg table cannot hold",
+                f"write it as {cast} in the SELECT; nothing was written",
+            )
 
 
 def writable(result: pa.Table) -> pa.Table:
@@ -176,7 +194,8 @@ _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000}
 
 def _temporal(array: pa.Array) -> Iterator[tuple[pa.Array, tuple[int, int]]]:
     """Yields the date and timestamp values within `array` (nested ones too), as integers, each with the range
-    a Python date or datetime holds (years 1 to 9999), which the Iceberg writer needs."""
+    a Python date or datetime holds (years 1 to 9999), which the Iceberg writer needs.
+    """
     kind = array.type
     if pa.types.is_date32(kind):
         yield array.view(pa.int32()), _DAYS
@@ -204,49 +223,63 @@ def _beyond(array: pa.Array) -> bool:
 
 def check_in_range(ref: TableRef, rows: pa.Table) -> None:
     """Raises IcebergWriteError naming the first column that holds a date or timestamp the Iceberg writer cannot
-    store: at infinity (DuckDB's 'infinity'), or before year 1 or after year 9999; nothing is written then."""
+    store: at infinity (DuckDB's 'infinity'), or before year 1 or after year 9999; nothing is written then.
+    """
     for name, column in zip(rows.column_names, rows.columns, strict=True):
         if any(_beyond(chunk) for chunk in column.chunks):
-            raise IcebergWriteError(ref, f"column {name} holds a date or timestamp at infinity or outside the years "
-                                    "1 to 9999, which the Iceberg writer cannot store", "leave those rows out, or "
-                                    f"write CASE WHEN isinf({name}) THEN NULL ELSE {name} END in the SELECT; "
-                                    "nothing was written")
+            raise IcebergWriteError(
+                ref,
+                f"column {name} holds a date or timestamp at infinity or outside the years "
+                "1 to 9999, which the Iceberg writer cannot store",
+                "leave those rows out, or "
+                f"write CASE WHEN isinf({name}) THEN NULL ELSE {name} END in the SELECT; "
+                "nothing was written",
+            )
 
 
 def check_required(ref: TableRef, table: Schema, rows: pa.Table) -> None:
     """Raises IcebergWriteError naming the first required (NOT NULL) column of `table` to which `rows` give a
-    NULL; nothing is written then."""
+    NULL; nothing is written then.
+    """
     for field in table.fields:
         if field.required and rows.column(field.name).null_count:
-            raise IcebergWriteError(ref, f"column {field.name} is required (NOT NULL), and the SELECT gives it NULL",
-                                    "give it a value in every row (coalesce(...)), or leave those rows out; nothing "
-                                    "was written")
+            raise IcebergWriteError(
+                ref,
+                f"column {field.name} is required (NOT NULL), and the SELECT gives it NULL",
+                "give it a value in every row (coalesce(...)), or leave those rows out; nothing was written",
+            )
 
 
 def conformed(ref: TableRef, result: pa.Table, schema: Schema) -> pa.Table:
     """Returns `result` in the Arrow types of `schema`, whose types DuckDB already cast it to: only the
     representation changes (text as large_string, a UUID's 16 bytes as uuid, a time zone's name), no value.
     Raises IcebergWriteError naming the column when a value would change, and for a date or timestamp the
-    writer cannot store."""
+    writer cannot store.
+    """
     target = schema_to_pyarrow(schema, include_field_ids=False)
     arrays = []
     for field, column in zip(target, result.columns, strict=True):
         try:
             arrays.append(column.cast(field.type))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
-            raise IcebergWriteError(ref, f"column {field.name} cannot take the SELECT's {column.type} values as "
-                                    f"{field.type} ({without_values(str(error))})",
-                                    "cast the value in the SELECT; nothing was written") from None
+            raise IcebergWriteError(
+                ref,
+                f"column {field.name} cannot take the SELECT's {column.type} values as "
+                f"{field.type} ({without_values(str(error))})",
+                "cast the value in the SELECT; nothing was written",
+            ) from None
     rows = pa.Table.from_arrays(arrays, schema=target)
     check_in_range(ref, rows)
     return rows
 
 
-def with_retries(action: Callable[[], WriteResult], table: TableRef | str, attempts: int = 5,
-                 base_delay: float = 0.2) -> WriteResult:
+def with_retries(
+    action: Callable[[], WriteResult], table: TableRef | str, attempts: int = 5, base_delay: float = 0.2
+) -> WriteResult:
     """Returns `action()`, retried with jittered exponential backoff on Iceberg commit conflicts (another
     writer committed first, created the table first, or changed what an overwrite replaces); raises
-    CommitConflictError naming the table after `attempts` conflicts."""
+    CommitConflictError naming the table after `attempts` conflicts.
+    """
     for attempt in range(1, attempts + 1):
         try:
             return action()
@@ -254,8 +287,11 @@ def with_retries(action: Callable[[], WriteResult], table: TableRef | str, attem
             if attempt == attempts:
                 break
             time.sleep(base_delay * 2 ** (attempt - 1) * (0.5 + random.random()))
-    raise CommitConflictError(table, f"{attempts} commits in a row conflicted with concurrent writers",
-                              "retry the task, or stagger the tasks that write this table")
+    raise CommitConflictError(
+        table,
+        f"{attempts} commits in a row conflicted with concurrent writers",
+        "retry the task, or stagger the tasks that write this table",
+    )
 
 
 def _comparable(kind: pa.DataType) -> pa.DataType:
@@ -268,11 +304,13 @@ def _comparable(kind: pa.DataType) -> pa.DataType:
 
 def _replace_schema(table_tx: Transaction, result: pa.Schema, schema: Schema | None = None) -> None:
     """Makes the table's schema `schema` (else the one of `result`, its Arrow form), by name: a column of another
-    type is dropped and added again."""
+    type is dropped and added again.
+    """
     wanted = result.names
     current = {f.name: _comparable(f.type) for f in table_tx.table_metadata.schema().as_arrow()}
-    stale = [name for name, kind in current.items()
-             if name not in wanted or kind != _comparable(result.field(name).type)]
+    stale = [
+        name for name, kind in current.items() if name not in wanted or kind != _comparable(result.field(name).type)
+    ]
     if stale:
         with table_tx.update_schema(allow_incompatible_changes=True) as update:
             for name in stale:
@@ -289,15 +327,21 @@ def _columns(table: Table) -> tuple[tuple[str, str], ...]:
     return facet_fields(table.schema())
 
 
-def _prepared(stream: ResultStream, prepare: Callable[[pa.Table], pa.Table],
-              metadata: TableMetadata) -> Iterator[pa.Table]:
+def _prepared(
+    stream: ResultStream, prepare: Callable[[pa.Table], pa.Table], metadata: TableMetadata
+) -> Iterator[pa.Table]:
     """Yields the stream's rows in chunks of the table's chunk size, each made rows of the table by `prepare`."""
     return (prepare(chunk) for chunk in chunks(stream.batches(), chunk_bytes(metadata)))
 
 
-def _append_streamed(transaction: Transaction, io: FileIO, stream: ResultStream,
-                     prepare: Callable[[pa.Table], pa.Table], properties: Mapping[str, str],
-                     written: WrittenFiles) -> None:
+def _append_streamed(
+    transaction: Transaction,
+    io: FileIO,
+    stream: ResultStream,
+    prepare: Callable[[pa.Table], pa.Table],
+    properties: Mapping[str, str],
+    written: WrittenFiles,
+) -> None:
     """Writes the stream as data files of the table in `transaction` and stages one append of all of them."""
     metadata = transaction.table_metadata
     with transaction.update_snapshot(snapshot_properties=dict(properties)).fast_append() as append:
@@ -307,10 +351,12 @@ def _append_streamed(transaction: Transaction, io: FileIO, stream: ResultStream,
             append.append_data_file(data_file)
 
 
-def removing_on_failure(io: FileIO, metadata: Callable[[], TableMetadata], written: WrittenFiles,
-                         action: Callable[[], WriteResult]) -> WriteResult:
+def removing_on_failure(
+    io: FileIO, metadata: Callable[[], TableMetadata], written: WrittenFiles, action: Callable[[], WriteResult]
+) -> WriteResult:
     """Returns `action()`; when it raises (or is interrupted), removes the files it wrote first. A commit whose
-    outcome the catalog did not say keeps them: it may have landed."""
+    outcome the catalog did not say keeps them: it may have landed.
+    """
     try:
         return action()
     except CommitStateUnknownException:
@@ -320,17 +366,25 @@ def removing_on_failure(io: FileIO, metadata: Callable[[], TableMetadata], writt
         raise
 
 
-def _create(catalog: Catalog, ref: TableRef, stream: ResultStream, prepare: Callable[[pa.Table], pa.Table],
-            columns: Schema | pa.Schema, properties: Mapping[str, str],
-            partition_by: Sequence[PartitionField] = ()) -> tuple[Table, int]:
+def _create(
+    catalog: Catalog,
+    ref: TableRef,
+    stream: ResultStream,
+    prepare: Callable[[pa.Table], pa.Table],
+    columns: Schema | pa.Schema,
+    properties: Mapping[str, str],
+    partition_by: Sequence[PartitionField] = (),
+) -> tuple[Table, int]:
     """Creates the table of `columns` holding the stream's rows, partitioned by `partition_by`, and returns it with
     the rows written: in one commit for a one-level namespace; pyiceberg stages no table in a nested namespace, so
-    there the table is created, then its spec set and its rows appended (it is empty for that moment)."""
+    there the table is created, then its spec set and its rows appended (it is empty for that moment).
+    """
     written = WrittenFiles(uuid.uuid4())
     if len(ref.namespace) == 1:
         creation = catalog.create_table_transaction(ref.identifier, schema=columns, properties=TABLE_PROPERTIES)
-        io = load_file_io({**catalog.properties, **creation.table_metadata.properties},
-                          creation.table_metadata.location)
+        io = load_file_io(
+            {**catalog.properties, **creation.table_metadata.properties}, creation.table_metadata.location
+        )
 
         def create() -> WriteResult:
             set_partition_spec(creation, partition_by, str(ref))
@@ -354,14 +408,28 @@ def _create(catalog: Catalog, ref: TableRef, stream: ResultStream, prepare: Call
 
 def _written(ref: TableRef, table: Table, rows: int, *, replaced: bool = False) -> WriteResult:
     snapshot_id = _snapshot_id(table)
-    return WriteResult(ref, snapshot_id, rows, replaced=replaced, columns=_columns(table),
-                       partitions=written_partitions(table, snapshot_id))
+    return WriteResult(
+        ref,
+        snapshot_id,
+        rows,
+        replaced=replaced,
+        columns=_columns(table),
+        partitions=written_partitions(table, snapshot_id),
+    )
 
 
-def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table | ResultStream,
-                      properties: Mapping[str, str], table: Table | None = None, *, replace: bool = True,
-                      partition_by: Sequence[PartitionField] = (), if_not_exists: bool = False,
-                      schema: Schema | None = None) -> WriteResult:
+def create_or_replace(
+    catalog: Catalog,
+    name: TableName,
+    result: pa.Table | ResultStream,
+    properties: Mapping[str, str],
+    table: Table | None = None,
+    *,
+    replace: bool = True,
+    partition_by: Sequence[PartitionField] = (),
+    if_not_exists: bool = False,
+    schema: Schema | None = None,
+) -> WriteResult:
     """Creates `ref` holding `result`, or replaces its schema and rows, in one commit (`table`: the table as
     already loaded, when it exists; a retried attempt loads it afresh); returns the snapshot. The result streams
     into data files chunk by chunk (`data_files`): memory holds one chunk, whatever the rows. With `replace`
@@ -373,7 +441,8 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table | Resu
     unless this task instance created it (a retry, `already_written`). The table's schema is `schema` when given
     (the result already in its types: `conformed`), else the one pyiceberg reads off `result`'s Arrow types.
     Raises IcebergWriteError for a date or timestamp the writer cannot store too; a write that fails leaves no
-    data file behind."""
+    data file behind.
+    """
     ref = as_table(name)
     stream = stream_of(result) if isinstance(result, pa.Table) else result
     columns: Schema | pa.Schema
@@ -391,8 +460,10 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table | Resu
 
         def prepare(chunk: pa.Table) -> pa.Table:
             return conformed(ref, chunk, schema)
-    check_columns(partition_by, [f.name for f in columns.fields] if isinstance(columns, Schema) else columns.names,
-                  str(ref))
+
+    check_columns(
+        partition_by, [f.name for f in columns.fields] if isinstance(columns, Schema) else columns.names, str(ref)
+    )
     if table is None:
         catalog.create_namespace_if_not_exists(ref.namespace)
     loaded = [table] if table is not None else []
@@ -407,9 +478,12 @@ def create_or_replace(catalog: Catalog, name: TableName, result: pa.Table | Resu
         if if_not_exists:
             return existing_target(current, ref, properties)
         if not replace and _earlier_write(current, ref, properties) is None:
-            raise IcebergWriteError(ref, "the table already exists, and a plain CREATE TABLE ... AS does not replace "
-                                    "a table this task did not write", "write CREATE OR REPLACE TABLE ... AS to "
-                                    "replace it, or INSERT INTO to add rows; nothing was written")
+            raise IcebergWriteError(
+                ref,
+                "the table already exists, and a plain CREATE TABLE ... AS does not replace "
+                "a table this task did not write",
+                "write CREATE OR REPLACE TABLE ... AS to replace it, or INSERT INTO to add rows; nothing was written",
+            )
         replaced = current
         written = WrittenFiles(uuid.uuid4())
 
@@ -432,7 +506,8 @@ def _arrow_columns(columns: Schema | pa.Schema) -> pa.Schema:
 
 def existing_target(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult:
     """Returns what a CREATE TABLE IF NOT EXISTS ... AS does to the existing table: nothing (`untouched`), or,
-    when this task instance created it (its WRITE_KEY), that earlier write (`already_written`)."""
+    when this task instance created it (its WRITE_KEY), that earlier write (`already_written`).
+    """
     earlier = _earlier_write(table, ref, properties)
     if earlier is not None:
         return earlier
@@ -441,7 +516,8 @@ def existing_target(table: Table, ref: TableRef, properties: Mapping[str, str]) 
 
 def earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult | None:
     """Returns the write of the snapshot that carries the WRITE_KEY of `properties` (this task instance's
-    earlier commit: its rows, partitions and, for a rewrite, row counts), or None when there is none."""
+    earlier commit: its rows, partitions and, for a rewrite, row counts), or None when there is none.
+    """
     return _earlier_write(table, ref, properties)
 
 
@@ -457,8 +533,15 @@ def _earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -
             if summary.get(ROW_COUNT_KEYS["inserted"]) is not None:
                 counts = RowCounts(**{name: int(summary.get(key) or 0) for name, key in ROW_COUNT_KEYS.items()})
                 rows = counts.changed
-            return WriteResult(ref, snapshot.snapshot_id, rows, already_written=True, columns=_columns(table),
-                               partitions=written_partitions(table, snapshot.snapshot_id), counts=counts)
+            return WriteResult(
+                ref,
+                snapshot.snapshot_id,
+                rows,
+                already_written=True,
+                columns=_columns(table),
+                partitions=written_partitions(table, snapshot.snapshot_id),
+                counts=counts,
+            )
     return None
 
 
@@ -467,7 +550,8 @@ def aligned_rows(ref: TableRef, table: Table, columns: list[str], result: pa.Tab
     types, the table's other columns null. A statement's INSERT hands it values DuckDB already cast to those
     types: the cast then changes their representation only (text as large_string, a UUID's bytes as uuid).
     Raises IcebergWriteError when a value cannot take the column's type, a required column gets a NULL, or a
-    date or timestamp is beyond what the writer can store."""
+    date or timestamp is beyond what the writer can store.
+    """
     target = table.schema().as_arrow()
     renamed = result.rename_columns(columns)
     arrays = []
@@ -476,10 +560,13 @@ def aligned_rows(ref: TableRef, table: Table, columns: list[str], result: pa.Tab
             try:
                 arrays.append(renamed.column(field.name).cast(field.type))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
-                raise IcebergWriteError(ref, f"column {field.name} cannot take the SELECT's "
-                                        f"{renamed.column(field.name).type} values as {field.type} "
-                                        f"({without_values(str(error))})",
-                                        "cast the value in the SELECT") from None
+                raise IcebergWriteError(
+                    ref,
+                    f"column {field.name} cannot take the SELECT's "
+                    f"{renamed.column(field.name).type} values as {field.type} "
+                    f"({without_values(str(error))})",
+                    "cast the value in the SELECT",
+                ) from None
         else:
             arrays.append(pa.nulls(renamed.num_rows, type=field.type))
     rows = pa.Table.from_arrays(arrays, schema=target)
@@ -488,12 +575,19 @@ def aligned_rows(ref: TableRef, table: Table, columns: list[str], result: pa.Tab
     return rows
 
 
-def append_once(catalog: Catalog, name: TableName, columns: list[str], result: pa.Table | ResultStream,
-                properties: Mapping[str, str], table: Table | None = None) -> WriteResult:
+def append_once(
+    catalog: Catalog,
+    name: TableName,
+    columns: list[str],
+    result: pa.Table | ResultStream,
+    properties: Mapping[str, str],
+    table: Table | None = None,
+) -> WriteResult:
     """Appends `result` to `ref` (`table`: as already loaded), its columns matched by position to `columns`
     (the rest null), in one commit (files split by the table's partition spec, streamed chunk by chunk); when a
     snapshot already carries the same WRITE_KEY, returns it and writes nothing. Raises IcebergWriteError when a
-    value cannot be written as the column's type, CommitConflictError; a write that fails leaves no data file."""
+    value cannot be written as the column's type, CommitConflictError; a write that fails leaves no data file.
+    """
     ref = as_table(name)
     stream = stream_of(result) if isinstance(result, pa.Table) else result
     loaded = [table] if table is not None else []
@@ -507,8 +601,14 @@ def append_once(catalog: Catalog, name: TableName, columns: list[str], result: p
 
         def append() -> WriteResult:
             with current.transaction() as transaction:
-                _append_streamed(transaction, current.io, stream,
-                                 lambda chunk: aligned_rows(ref, current, columns, chunk), properties, written)
+                _append_streamed(
+                    transaction,
+                    current.io,
+                    stream,
+                    lambda chunk: aligned_rows(ref, current, columns, chunk),
+                    properties,
+                    written,
+                )
             return _written(ref, current, written.rows)
 
         return removing_on_failure(current.io, lambda: current.metadata, written, append)
@@ -516,20 +616,29 @@ def append_once(catalog: Catalog, name: TableName, columns: list[str], result: p
     return with_retries(attempt, ref)
 
 
-def overwrite_partitions(catalog: Catalog, name: TableName, columns: list[str], result: pa.Table | ResultStream,
-                         properties: Mapping[str, str], table: Table | None = None) -> WriteResult:
+def overwrite_partitions(
+    catalog: Catalog,
+    name: TableName,
+    columns: list[str],
+    result: pa.Table | ResultStream,
+    properties: Mapping[str, str],
+    table: Table | None = None,
+) -> WriteResult:
     """Replaces, in one commit, exactly the partitions of `ref` that `result`'s rows fall in (`columns` matched
     by position, as for append_once) with those rows; the other partitions are kept. A retried or repeated write
     of the same rows leaves the same table (it replaces the partitions again). A concurrent commit that added rows
     to one of those partitions makes it start again from the new snapshot. Raises IcebergWriteError when the
     table is not partitioned or a value cannot be written, CommitConflictError; a write that fails leaves no data
-    file."""
+    file.
+    """
     ref = as_table(name)
     current = table if table is not None else catalog.load_table(ref.identifier)
     if current.spec().is_unpartitioned():
-        raise IcebergWriteError(ref, "write_mode='overwrite_partitions' needs a partitioned table, and this one has "
-                                "no partition spec", "create it with partition_by=[...], or write_mode='append'; "
-                                "nothing was written")
+        raise IcebergWriteError(
+            ref,
+            "write_mode='overwrite_partitions' needs a partitioned table, and this one has no partition spec",
+            "create it with partition_by=[...], or write_mode='append'; nothing was written",
+        )
     stream = stream_of(result) if isinstance(result, pa.Table) else result
     loaded = [current]
 
@@ -539,16 +648,26 @@ def overwrite_partitions(catalog: Catalog, name: TableName, columns: list[str], 
 
         def overwrite() -> WriteResult:
             metadata = table.metadata
-            write_chunks(metadata, table.io, _prepared(stream, lambda chunk: aligned_rows(ref, table, columns, chunk),
-                                                       metadata), written)
+            write_chunks(
+                metadata,
+                table.io,
+                _prepared(stream, lambda chunk: aligned_rows(ref, table, columns, chunk), metadata),
+                written,
+            )
             if written.rows == 0:
                 return WriteResult(ref, _snapshot_id(table), 0, replaced=True, columns=_columns(table))
             records = {f.partition for f in written.files}
             scope = partition_scope(table.spec(), table.schema(), records)
             replaced = files_in_partitions(table, records, scope)
             commit_files(table, replaced, written.files, scope, dict(properties), written.write_uuid)
-            return WriteResult(ref, _snapshot_id(table), written.rows, replaced=True, columns=_columns(table),
-                               partitions=partition_names(table.spec(), table.schema(), records))
+            return WriteResult(
+                ref,
+                _snapshot_id(table),
+                written.rows,
+                replaced=True,
+                columns=_columns(table),
+                partitions=partition_names(table.spec(), table.schema(), records),
+            )
 
         return removing_on_failure(table.io, lambda: table.metadata, written, overwrite)
 

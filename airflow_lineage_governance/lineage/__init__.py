@@ -2,7 +2,8 @@
 Airflow-free.
 
 Parse a statement once (`parse_statement`) and pass the Statement to `column_lineage`, `runnable_select` (CTAS,
-INSERT) or `runnable_statement` (MERGE, UPDATE, DELETE) and `redacted_sql`; each also takes the text."""
+INSERT) or `runnable_statement` (MERGE, UPDATE, DELETE) and `redacted_sql`; each also takes the text.
+"""
 
 from airflow_lineage_governance.lineage.engine import column_lineage
 from airflow_lineage_governance.lineage.errors import (

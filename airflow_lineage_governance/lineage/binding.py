@@ -1,5 +1,6 @@
 """DuckDB's meaning of a query: the output names and types DuckDB gives it, bound over empty tables of the
-catalog's schemas (nothing is read), or DuckDB's own sentence for why it cannot bind it."""
+catalog's schemas (nothing is read), or DuckDB's own sentence for why it cannot bind it.
+"""
 
 from __future__ import annotations
 
@@ -17,13 +18,40 @@ from airflow_lineage_governance.lineage.schema import Schema
 from airflow_lineage_governance.refs import TableRef
 
 _SCALARS = {
-    "string": "VARCHAR", "large_string": "VARCHAR", "utf8": "VARCHAR", "large_utf8": "VARCHAR", "text": "VARCHAR",
-    "long": "BIGINT", "int64": "BIGINT", "int": "INTEGER", "int32": "INTEGER", "int16": "SMALLINT",
-    "int8": "TINYINT", "uint8": "UTINYINT", "uint16": "USMALLINT", "uint32": "UINTEGER", "uint64": "UBIGINT",
-    "boolean": "BOOLEAN", "bool": "BOOLEAN", "double": "DOUBLE", "float64": "DOUBLE", "float": "FLOAT",
-    "float32": "FLOAT", "date": "DATE", "date32[day]": "DATE", "date32": "DATE", "time": "TIME",
-    "time64[us]": "TIME", "timestamp": "TIMESTAMP", "timestamp_ns": "TIMESTAMP_NS", "timestamptz": "TIMESTAMPTZ",
-    "timestamptz_ns": "TIMESTAMPTZ", "uuid": "UUID", "binary": "BLOB", "large_binary": "BLOB", "null": "INTEGER",
+    "string": "VARCHAR",
+    "large_string": "VARCHAR",
+    "utf8": "VARCHAR",
+    "large_utf8": "VARCHAR",
+    "text": "VARCHAR",
+    "long": "BIGINT",
+    "int64": "BIGINT",
+    "int": "INTEGER",
+    "int32": "INTEGER",
+    "int16": "SMALLINT",
+    "int8": "TINYINT",
+    "uint8": "UTINYINT",
+    "uint16": "USMALLINT",
+    "uint32": "UINTEGER",
+    "uint64": "UBIGINT",
+    "boolean": "BOOLEAN",
+    "bool": "BOOLEAN",
+    "double": "DOUBLE",
+    "float64": "DOUBLE",
+    "float": "FLOAT",
+    "float32": "FLOAT",
+    "date": "DATE",
+    "date32[day]": "DATE",
+    "date32": "DATE",
+    "time": "TIME",
+    "time64[us]": "TIME",
+    "timestamp": "TIMESTAMP",
+    "timestamp_ns": "TIMESTAMP_NS",
+    "timestamptz": "TIMESTAMPTZ",
+    "timestamptz_ns": "TIMESTAMPTZ",
+    "uuid": "UUID",
+    "binary": "BLOB",
+    "large_binary": "BLOB",
+    "null": "INTEGER",
 }
 _TIMESTAMP = re.compile(r"timestamp\[(s|ms|us|ns)(?:, tz=[^\]]+)?\]")
 _DECIMAL = re.compile(r"decimal(?:128|256)?\((\d+), ?(\d+)\)")
@@ -48,7 +76,8 @@ class BoundQuery:
 
 def duckdb_type(kind: str) -> str | None:
     """Returns the DuckDB type of a catalog column type (an Iceberg, Arrow or DuckDB spelling), or None when the
-    spelling is not one this module knows."""
+    spelling is not one this module knows.
+    """
     text = kind.strip()
     lower = text.lower()
     if lower in _SCALARS:
@@ -64,7 +93,7 @@ def duckdb_type(kind: str) -> str | None:
         return "BLOB"
     for opener in ("list<", "large_list<", "struct<", "map<"):
         if lower.startswith(opener) and lower.endswith(">"):
-            return _nested(opener[:-1], text[len(opener):-1])
+            return _nested(opener[:-1], text[len(opener) : -1])
     try:
         return str(duckdb.sqltype(text)) if text else None
     except (duckdb.Error, RuntimeError, TypeError, ValueError):
@@ -95,7 +124,7 @@ def _field(part: str) -> tuple[str, str] | None:
     kind = kind.strip()
     for flag in ("optional ", "required "):
         if kind.startswith(flag):
-            kind = kind[len(flag):]
+            kind = kind[len(flag) :]
     return name.strip(), kind.strip()
 
 
@@ -134,15 +163,21 @@ class _UnknownType(Exception):
 
 class Binder:
     """One sandboxed DuckDB connection holding an empty table of each catalog table of one schema set: it binds
-    queries over them (reading nothing, touching no file) and is reused for every statement over that set."""
+    queries over them (reading nothing, touching no file) and is reused for every statement over that set.
+    """
 
     def __init__(self, schema: Schema) -> None:
         self._lock = threading.Lock()
         # It binds over empty tables, reading no row: a small memory limit, within which it never spills.
-        self._connection = duckdb.connect(config={"threads": 1, "memory_limit": "256MB",
-                                                  "enable_external_access": False,
-                                                  "autoinstall_known_extensions": False,
-                                                  "autoload_known_extensions": False})
+        self._connection = duckdb.connect(
+            config={
+                "threads": 1,
+                "memory_limit": "256MB",
+                "enable_external_access": False,
+                "autoinstall_known_extensions": False,
+                "autoload_known_extensions": False,
+            }
+        )
         statements, catalogs, schemas = [], set(), set()
         for ref, columns in schema.items():
             *catalog, db = ref.namespace
@@ -193,12 +228,12 @@ class Binder:
                 raw = query.encode()  # the tokenizer's positions count bytes of UTF-8
                 markers, joins = False, 0
                 for position, kind in tokens:
-                    first = raw[position:position + 1]
+                    first = raw[position : position + 1]
                     if kind == duckdb.token_type.operator and first and first in b"?$;":
                         if first == b";":
                             raise _not_one_select(target)
                         markers = True
-                    elif kind == duckdb.token_type.keyword and raw[position:position + 4].lower() == b"join":
+                    elif kind == duckdb.token_type.keyword and raw[position : position + 4].lower() == b"join":
                         joins += 1
                 if not tokens or tokens[0][1] == duckdb.token_type.identifier:
                     raise _not_one_select(target)  # DESCRIBE of a bare name would describe a table
@@ -208,12 +243,14 @@ class Binder:
                 return BoundQuery(tuple(row[0] for row in rows), tuple(row[1] for row in rows))
             except (duckdb.Error, ValueError, TypeError, RuntimeError) as error:
                 # DuckDB's Python client raises ValueError for a parameter marker it cannot number.
-                raise BindError(target, f"DuckDB cannot bind the query ({duckdb_sentence(error)})",
-                                "fix the statement") from None
+                raise BindError(
+                    target, f"DuckDB cannot bind the query ({duckdb_sentence(error)})", "fix the statement"
+                ) from None
 
     def _bind_relation(self, query: str, target: TableRef) -> BoundQuery:
         """Returns the binding of the query's parsed statement as a relation (lazy: nothing runs), each parameter
-        marker (`?`, `$1`, `$name`: a literal an event's SQL facet left out) bound as NULL."""
+        marker (`?`, `$1`, `$name`: a literal an event's SQL facet left out) bound as NULL.
+        """
         statements = self._connection.extract_statements(query)
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             raise _not_one_select(target)
@@ -242,13 +279,17 @@ class Binder:
 
 
 def _not_one_select(target: TableRef) -> BindError:
-    return BindError(target, "DuckDB does not read the statement's query as one SELECT",
-                     "write one CREATE TABLE ... AS SELECT or INSERT INTO ... SELECT")
+    return BindError(
+        target,
+        "DuckDB does not read the statement's query as one SELECT",
+        "write one CREATE TABLE ... AS SELECT or INSERT INTO ... SELECT",
+    )
 
 
 def duckdb_sentence(error: BaseException) -> str:
     """Returns the first line of a DuckDB error with every quoted value replaced by `?` (a literal of the
-    statement may hold personal data); identifiers, which DuckDB writes in double quotes, are kept."""
+    statement may hold personal data); identifiers, which DuckDB writes in double quotes, are kept.
+    """
     first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     first = _QUOTED_VALUE.sub("?", first)
     return first.rstrip(".")
@@ -269,17 +310,24 @@ def binder(schema: Schema, target: TableRef) -> Binder:
     try:
         return _binder(_schema_key(schema), os.getpid())
     except _UnknownType as unknown:
-        raise UnknownColumnError(target, f"the column {unknown.column} of {unknown.ref} has the type {unknown.kind}, "
-                                 "which DuckDB does not know", "give the column an Iceberg type") from None
+        raise UnknownColumnError(
+            target,
+            f"the column {unknown.column} of {unknown.ref} has the type {unknown.kind}, which DuckDB does not know",
+            "give the column an Iceberg type",
+        ) from None
     except duckdb.Error as error:
-        raise BindError(target, f"DuckDB cannot hold the catalog's schema ({duckdb_sentence(error)})",
-                        "check the catalog's table and column names") from None
+        raise BindError(
+            target,
+            f"DuckDB cannot hold the catalog's schema ({duckdb_sentence(error)})",
+            "check the catalog's table and column names",
+        ) from None
 
 
 def query_text(text: str, target_end: int, kind: str, skip_columns: bool) -> str | None:
     """Returns the text of a CTAS's or INSERT's query as written, after the target's name (which ends at
     `target_end`): after the `AS` of a CTAS, after the optional BY NAME / BY POSITION and column list of an
-    INSERT. None when the text does not have that shape."""
+    INSERT. None when the text does not have that shape.
+    """
     position = _skip_gap(text, target_end + 1)
     if kind == "CREATE":
         match = _AS.match(text, position)
@@ -294,7 +342,7 @@ def query_text(text: str, target_end: int, kind: str, skip_columns: bool) -> str
             position = _after_parens(text, _skip_gap(text, position))
             if position < 0:
                 return None
-    body = text[_skip_gap(text, position):].rstrip()
+    body = text[_skip_gap(text, position) :].rstrip()
     while body.endswith(";"):
         body = body[:-1].rstrip()
     return body or None

@@ -1,5 +1,6 @@
 """Constructs whose lineage the engine does not trace: each is refused with a sentence naming it, before the
-query is read, rather than given lineage that would leave out a column the output depends on."""
+query is read, rather than given lineage that would leave out a column the output depends on.
+"""
 
 from __future__ import annotations
 
@@ -17,11 +18,17 @@ from airflow_lineage_governance.refs import TableRef
 def _construct(node: exp.Expr) -> tuple[str, str] | None:
     """Returns (what the construct is, what to write instead) when `node` is one the engine refuses."""
     if isinstance(node, exp.Pivot):
-        return ("a PIVOT or UNPIVOT of this form", "pivot one catalog table ON one column IN (a list of values) "
-                "USING one aggregate (DuckDB names the columns of a PIVOT without IN after the values it reads), "
-                "or unpivot columns INTO NAME ... VALUE one column")
-    if isinstance(node, exp.Select) and node.args.get("windows") or (
-            isinstance(node, exp.Window) and node.args.get("alias") is not None):
+        return (
+            "a PIVOT or UNPIVOT of this form",
+            "pivot one catalog table ON one column IN (a list of values) "
+            "USING one aggregate (DuckDB names the columns of a PIVOT without IN after the values it reads), "
+            "or unpivot columns INTO NAME ... VALUE one column",
+        )
+    if (
+        isinstance(node, exp.Select)
+        and node.args.get("windows")
+        or (isinstance(node, exp.Window) and node.args.get("alias") is not None)
+    ):
         return "a named WINDOW", "write the window's PARTITION BY and ORDER BY inside each OVER (...)"
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Star):
         return "a .* over a value that is not a table", "name each field with AS"
@@ -31,14 +38,19 @@ def _construct(node: exp.Expr) -> tuple[str, str] | None:
 def inline_named_windows(query: exp.Query) -> None:
     """Writes each `OVER w` of a SELECT with a `WINDOW w AS (...)` clause as the window it names (its PARTITION
     BY, ORDER BY and frame, the reference's own ORDER BY or frame added), and drops the clause: the same query,
-    whose window columns the engine then reads. A reference it cannot place is left for refuse_untraceable."""
+    whose window columns the engine then reads. A reference it cannot place is left for refuse_untraceable.
+    """
     for select in list(query.find_all(exp.Select)):
-        definitions = {str(w.this.name).lower(): w for w in select.args.get("windows") or ()
-                       if isinstance(w.this, exp.Identifier)}
+        definitions = {
+            str(w.this.name).lower(): w for w in select.args.get("windows") or () if isinstance(w.this, exp.Identifier)
+        }
         if not definitions or len(definitions) != len(select.args["windows"]):
             continue
-        uses = [w for w in select.find_all(exp.Window) if w.args.get("alias") is not None
-                and w.find_ancestor(exp.Select) is select and w.arg_key != "windows"]
+        uses = [
+            w
+            for w in select.find_all(exp.Window)
+            if w.args.get("alias") is not None and w.find_ancestor(exp.Select) is select and w.arg_key != "windows"
+        ]
         if any(str(w.args["alias"].name).lower() not in definitions or w.args.get("partition_by") for w in uses):
             continue
         if any(isinstance(d.this, exp.Identifier) and d.args.get("alias") for d in definitions.values()):
@@ -49,8 +61,12 @@ def inline_named_windows(query: exp.Query) -> None:
                 break
             for key in ("partition_by", "order", "spec"):
                 if not use.args.get(key) and definition.args.get(key):
-                    use.set(key, definition.args[key].copy() if key != "partition_by"
-                            else [part.copy() for part in definition.args[key]])
+                    use.set(
+                        key,
+                        definition.args[key].copy()
+                        if key != "partition_by"
+                        else [part.copy() for part in definition.args[key]],
+                    )
             use.set("alias", None)
         else:
             select.set("windows", None)
@@ -58,7 +74,8 @@ def inline_named_windows(query: exp.Query) -> None:
 
 def wrap_column_aliases(tables: list[exp.Table]) -> None:
     """Writes each table read with a column alias list (`FROM t AS x (a, b)`, which renames t's first columns)
-    as the derived table `(SELECT * FROM t) AS x (a, b)`: the same rows and names, whose list the engine reads."""
+    as the derived table `(SELECT * FROM t) AS x (a, b)`: the same rows and names, whose list the engine reads.
+    """
     for table in tables:
         alias = table.args.get("alias")
         if not isinstance(alias, exp.TableAlias) or not alias.columns or not isinstance(table.this, exp.Identifier):
@@ -72,7 +89,8 @@ def wrap_column_aliases(tables: list[exp.Table]) -> None:
 
 def unwrap_lateral_unnest(query: exp.Query) -> None:
     """Writes each `LATERAL UNNEST(...) AS u (x)` as `UNNEST(...) AS u (x)`: DuckDB reads an UNNEST in FROM as
-    lateral either way, and the engine reads the plain form."""
+    lateral either way, and the engine reads the plain form.
+    """
     for node in list(query.find_all(exp.Lateral)):
         unnest = node.this
         if not isinstance(unnest, exp.Unnest) or node.args.get("view") or node.args.get("outer"):
@@ -86,31 +104,40 @@ def unwrap_lateral_unnest(query: exp.Query) -> None:
 def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None:
     """Raises UnsupportedConstructError naming the first construct of `query` the engine does not trace, and
     UnnamedColumnError for an unnamed output of a derived table, CTE or set-operation branch (whose name DuckDB
-    makes up from the expression's text)."""
+    makes up from the expression's text).
+    """
     for node in query.walk():
         if isinstance(node, exp.Lateral) and not isinstance(node.this, (exp.Query, exp.Subquery, exp.Unnest)):
             raise UnplaceableSourceError(
-                target, f"{redacted_expression(node.this, dialect, 60)} is not a catalog table, so its columns "
-                "cannot be placed", "read the data through an Iceberg table of the catalog")
+                target,
+                f"{redacted_expression(node.this, dialect, 60)} is not a catalog table, so its columns "
+                "cannot be placed",
+                "read the data through an Iceberg table of the catalog",
+            )
         found = _construct(node)
         if found is not None:
             what, advice = found
             raise UnsupportedConstructError(target, f"the query uses {what}, whose lineage is not traced", advice)
         if isinstance(node, exp.Select) and _names_matter(node) and not _positional(node):
-            for projection in node.expressions[_listed_names(node):]:
+            for projection in node.expressions[_listed_names(node) :]:
                 if isinstance(projection, (exp.Column, exp.Star)) or (
-                        isinstance(projection, exp.Alias) and projection.alias):
+                    isinstance(projection, exp.Alias) and projection.alias
+                ):
                     continue
                 raise UnnamedColumnError(
-                    target, f"the output {redacted_expression(projection, dialect, 60)} of a subquery has no name "
-                    "the lineage can follow", "give it one with AS")
+                    target,
+                    f"the output {redacted_expression(projection, dialect, 60)} of a subquery has no name "
+                    "the lineage can follow",
+                    "give it one with AS",
+                )
 
 
 def _positional(select: exp.Select) -> bool:
     """Returns whether the lineage may read the SELECT's unnamed outputs by position: it is no branch of a set
     operation BY NAME, and no output of it is called like the placeholder the qualifier gives an unnamed one
     (`_col_0`). An outer query naming such an output by DuckDB's name for it is refused as an unknown column;
-    the statement's own output names are DuckDB's."""
+    the statement's own output names are DuckDB's.
+    """
     parent = select.parent
     while isinstance(parent, (exp.Subquery, exp.SetOperation)):
         if isinstance(parent, exp.SetOperation) and parent.args.get("by_name"):
@@ -122,7 +149,8 @@ def _positional(select: exp.Select) -> bool:
 def _names_matter(select: exp.Select) -> bool:
     """Returns whether the outer query reads this SELECT's outputs by name: a derived table, a CTE, a branch of a
     set operation BY NAME, or the first branch of a set operation that is one of those (a later branch is read by
-    position)."""
+    position).
+    """
     node: exp.Expr = select
     parent = select.parent
     while isinstance(parent, (exp.Subquery, exp.SetOperation)):
@@ -135,13 +163,15 @@ def _names_matter(select: exp.Select) -> bool:
         if isinstance(parent, exp.SetOperation) and node is not parent.this:
             return False  # a later branch is read by position
         node, parent = parent, parent.parent
-    return isinstance(parent, exp.CTE) or (isinstance(parent, exp.Subquery)
-                                           and isinstance(parent.parent, (exp.From, exp.Join)))
+    return isinstance(parent, exp.CTE) or (
+        isinstance(parent, exp.Subquery) and isinstance(parent.parent, (exp.From, exp.Join))
+    )
 
 
 def _listed_names(select: exp.Select) -> int:
     """Returns how many of the SELECT's outputs a column list names: `(SELECT ...) AS s (a, b)` or
-    `WITH s (a, b) AS (SELECT ...)` names the first two, whatever the SELECT calls them."""
+    `WITH s (a, b) AS (SELECT ...)` names the first two, whatever the SELECT calls them.
+    """
     node: exp.Expr = select
     parent = select.parent
     while isinstance(parent, exp.SetOperation) and node is parent.this:  # a first branch names the operation
@@ -155,9 +185,12 @@ def _listed_names(select: exp.Select) -> int:
 
 def refuse_whole_rows(qualified: exp.Expr, target: TableRef) -> None:
     """Raises UnsupportedConstructError when the qualified query reads a table's whole row as one value (`SELECT
-    l FROM t AS l`): a struct of every column, which lineage would show with no inputs."""
+    l FROM t AS l`): a struct of every column, which lineage would show with no inputs.
+    """
     node = qualified.find(exp.TableColumn)
     if node is not None:
         raise UnsupportedConstructError(
-            target, f"the query reads {node.name} as a whole row, whose lineage is not traced",
-            f"select the columns of {node.name} it needs by name")
+            target,
+            f"the query reads {node.name} as a whole row, whose lineage is not traced",
+            f"select the columns of {node.name} it needs by name",
+        )

@@ -23,11 +23,13 @@ Fields = Sequence[tuple[str, str]]
 def schema_facet(fields: Fields) -> schema_dataset.SchemaDatasetFacet:
     """Returns the schema facet of (column, type) pairs."""
     return schema_dataset.SchemaDatasetFacet(
-        fields=[schema_dataset.SchemaDatasetFacetFields(name=name, type=kind) for name, kind in fields])
+        fields=[schema_dataset.SchemaDatasetFacetFields(name=name, type=kind) for name, kind in fields]
+    )
 
 
-def input_dataset(namespace: str, name: TableRef | str, fields: Fields | None = None,
-                  snapshot_id: int | None = None) -> InputDataset:
+def input_dataset(
+    namespace: str, name: TableRef | str, fields: Fields | None = None, snapshot_id: int | None = None
+) -> InputDataset:
     """Returns the input dataset, with its schema and the snapshot read when known."""
     facets: dict[str, DatasetFacet] = {}
     if fields:
@@ -37,9 +39,14 @@ def input_dataset(namespace: str, name: TableRef | str, fields: Fields | None = 
     return InputDataset(namespace=namespace, name=str(name), facets=facets)
 
 
-def output_dataset(namespace: str, name: TableRef | str, fields: Fields | None = None,
-                   lineage: ColumnLineage | None = None, snapshot_id: int | None = None,
-                   rows: int | None = None) -> OutputDataset:
+def output_dataset(
+    namespace: str,
+    name: TableRef | str,
+    fields: Fields | None = None,
+    lineage: ColumnLineage | None = None,
+    snapshot_id: int | None = None,
+    rows: int | None = None,
+) -> OutputDataset:
     """Returns the output dataset with whichever of schema, column lineage, version and row count are known."""
     facets: dict[str, DatasetFacet] = {}
     if fields:
@@ -51,5 +58,6 @@ def output_dataset(namespace: str, name: TableRef | str, fields: Fields | None =
     output_facets: dict[str, OutputDatasetFacet] = {}
     if rows is not None:
         output_facets["outputStatistics"] = output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet(
-            rowCount=rows)
+            rowCount=rows
+        )
     return OutputDataset(namespace=namespace, name=str(name), facets=facets, outputFacets=output_facets)

@@ -58,7 +58,8 @@ _VERB = {StatementKind.MERGE: "merge into", StatementKind.UPDATE: "update", Stat
 @dataclass
 class Part:
     """One expression the engine reads: its role (`value`, `condition`, `on`, `where`, `star`), the WHEN clause
-    it belongs to (-1 outside a MERGE's clauses) and, for a value, the target column it writes."""
+    it belongs to (-1 outside a MERGE's clauses) and, for a value, the target column it writes.
+    """
 
     role: str
     node: exp.Expr
@@ -69,7 +70,8 @@ class Part:
 @dataclass
 class Clause:
     """One WHEN clause of a MERGE: which rows it acts on, what it does, its condition's part, and the columns it
-    writes (column -> index of its value part; by position from the source when `star`)."""
+    writes (column -> index of its value part; by position from the source when `star`).
+    """
 
     category: str
     action: str
@@ -86,7 +88,8 @@ class Clause:
 @dataclass
 class Read:
     """What the engine read: each part's dependencies, the source's columns when a clause writes by position, the
-    row dependencies of the scopes under each part (by part index; OUTSIDE for the others), the tables read."""
+    row dependencies of the scopes under each part (by part index; OUTSIDE for the others), the tables read.
+    """
 
     parts: list[tuple[Dependency, ...]]
     star: list[tuple[Dependency, ...]]
@@ -102,12 +105,16 @@ class Read:
 
 def dml_lineage(statement: Statement, schema: Schema) -> ColumnLineage:
     """Returns the column lineage of a parsed MERGE, UPDATE or DELETE against the normalized `schema` (the target
-    and every table it reads); raises LineageError whenever it cannot be read exactly. Reads a copy of the tree."""
+    and every table it reads); raises LineageError whenever it cannot be read exactly. Reads a copy of the tree.
+    """
     target, kind = statement.target, statement.kind
     known = schema.get(target)
     if known is None:
-        raise UnknownTableError(target, f"the catalog has no table {target} to {_VERB[kind]}",
-                                "create it first (CREATE TABLE ... AS), or check the name")
+        raise UnknownTableError(
+            target,
+            f"the catalog has no table {target} to {_VERB[kind]}",
+            "create it first (CREATE TABLE ... AS), or check the name",
+        )
     columns = list(known)
     work = statement.tree.copy()
     work.set("returning", None)  # its rows go to the caller, not to a table
@@ -133,15 +140,17 @@ def dml_lineage(statement: Statement, schema: Schema) -> ColumnLineage:
         kept = {name: [_kept(target, name)] for name in columns}
         return ColumnLineage(target, kind, _outputs(kept, render), merge(rows), read.sources)
     if kind == StatementKind.UPDATE:
-        return ColumnLineage(target, kind, _outputs(_update_columns(work, parts, read, columns, target), render), (),
-                             read.sources)
+        return ColumnLineage(
+            target, kind, _outputs(_update_columns(work, parts, read, columns, target), render), (), read.sources
+        )
     outputs, rows = _merge_columns(parts, clauses, read, columns, target)
     return ColumnLineage(target, kind, _outputs(outputs, render), merge(rows), read.sources)
 
 
 def _defaults_as_null(work: exp.Expr) -> None:
     """Replaces each DEFAULT a SET or INSERT value writes with NULL, the value an Iceberg column of a version 1 or
-    2 table takes for it (those tables declare no column defaults)."""
+    2 table takes for it (those tables declare no column defaults).
+    """
     for value in written_defaults(work):
         value.replace(exp.null())
 
@@ -149,13 +158,21 @@ def _defaults_as_null(work: exp.Expr) -> None:
 def _qualify_by_side(work: exp.Merge) -> None:
     """Qualifies, as DuckDB binds them, the unqualified columns a MERGE's clauses read where only one side has a
     row: a NOT MATCHED clause reads the source, a NOT MATCHED BY SOURCE clause the target, and a key of
-    `USING (columns)` is the source's in a matched row. Turns `USING (columns)` into its ON condition."""
+    `USING (columns)` is the source's in a matched row. Turns `USING (columns)` into its ON condition.
+    """
     target = exp.to_identifier(work.this.alias_or_name)
     source = exp.to_identifier(work.args["using"].alias_or_name)
     keys = {key.name.lower() for key in work.args.get("using_cond") or ()}
     if keys:
-        work.set("on", exp.and_(*(exp.EQ(this=exp.column(key, target.copy()), expression=exp.column(key, source.copy()))
-                                  for key in sorted(keys))))
+        work.set(
+            "on",
+            exp.and_(
+                *(
+                    exp.EQ(this=exp.column(key, target.copy()), expression=exp.column(key, source.copy()))
+                    for key in sorted(keys)
+                )
+            ),
+        )
         work.set("using_cond", None)
     for when in work.args["whens"].expressions:
         which = category(when)
@@ -165,8 +182,11 @@ def _qualify_by_side(work: exp.Merge) -> None:
                 continue
             if isinstance(then, exp.Insert) and column.parent is then.this:
                 continue  # the INSERT's column list names the target's columns
-            if isinstance(column.parent, exp.EQ) and column.arg_key == "this" and isinstance(
-                    column.parent.parent, exp.Update):
+            if (
+                isinstance(column.parent, exp.EQ)
+                and column.arg_key == "this"
+                and isinstance(column.parent.parent, exp.Update)
+            ):
                 continue  # the column a SET writes
             if which == "NOT MATCHED BY SOURCE":
                 column.set("table", target.copy())
@@ -192,34 +212,46 @@ def _as(deps: Iterable[Dependency], subtype: Subtype, description: str) -> list[
 
 
 def _render(parts: list[Part], dialect: str, name: str) -> str:
-    values = [redacted_expression(part.node, dialect, 200) for part in parts
-              if part.role == "value" and part.column == name]
+    values = [
+        redacted_expression(part.node, dialect, 200) for part in parts if part.role == "value" and part.column == name
+    ]
     return " | ".join(dict.fromkeys(values)) if values else name
 
 
-def _assignments(assignments: Iterable[exp.Expr], columns: list[str], target: TableRef, parts: list[Part],
-                 clause: int, writes: dict[str, int]) -> None:
+def _assignments(
+    assignments: Iterable[exp.Expr],
+    columns: list[str],
+    target: TableRef,
+    parts: list[Part],
+    clause: int,
+    writes: dict[str, int],
+) -> None:
     """Adds a value part per `column = value` (a `(a, b) = (x, y)` is two) and records it in `writes`; raises
-    UnknownColumnError for a column the target lacks and UnsupportedStatementError for one assigned twice."""
+    UnknownColumnError for a column the target lacks and UnsupportedStatementError for one assigned twice.
+    """
     for assignment in assignments:
         left, right = assignment.this, assignment.expression
-        pairs = (zip(left.expressions, right.expressions, strict=True) if isinstance(left, exp.Tuple)
-                 else [(left, right)])
+        pairs = (
+            zip(left.expressions, right.expressions, strict=True) if isinstance(left, exp.Tuple) else [(left, right)]
+        )
         for column, value in pairs:
             name = column.name.lower()
             if name not in columns:
-                raise UnknownColumnError(target, f"{target} has no column {column.name}",
-                                         "check the SET list against the catalog")
+                raise UnknownColumnError(
+                    target, f"{target} has no column {column.name}", "check the SET list against the catalog"
+                )
             if name in writes:
-                raise UnsupportedStatementError(target, f"the column {name} is written twice by one SET or INSERT",
-                                                "assign it once")
+                raise UnsupportedStatementError(
+                    target, f"the column {name} is written twice by one SET or INSERT", "assign it once"
+                )
             writes[name] = len(parts)
             parts.append(Part("value", value, clause, name))
 
 
 def _merge_parts(work: exp.Merge, columns: list[str], target: TableRef, parts: list[Part]) -> list[Clause]:
     """Adds the MERGE's ON, each clause's condition and values as parts (the source's columns last, when a clause
-    writes by position); returns its clauses."""
+    writes by position); returns its clauses.
+    """
     parts.append(Part("on", work.args["on"]))
     clauses: list[Clause] = []
     for number, when in enumerate(work.args["whens"].expressions):
@@ -241,14 +273,20 @@ def _merge_parts(work: exp.Merge, columns: list[str], target: TableRef, parts: l
             if not isinstance(values, exp.Tuple):
                 clause.star = True
             else:
-                names = ([column.name for column in then.this.expressions] if isinstance(then.this, exp.Tuple)
-                         else columns)
+                names = (
+                    [column.name for column in then.this.expressions] if isinstance(then.this, exp.Tuple) else columns
+                )
                 if len(names) != len(values.expressions):
-                    raise ColumnCountError(target, f"an INSERT of the MERGE writes {len(names)} columns, and its "
-                                           f"VALUES has {len(values.expressions)}",
-                                           "make the two lists match by position")
-                pairs = [exp.EQ(this=exp.column(name), expression=value)
-                         for name, value in zip(names, values.expressions, strict=True)]
+                    raise ColumnCountError(
+                        target,
+                        f"an INSERT of the MERGE writes {len(names)} columns, and its "
+                        f"VALUES has {len(values.expressions)}",
+                        "make the two lists match by position",
+                    )
+                pairs = [
+                    exp.EQ(this=exp.column(name), expression=value)
+                    for name, value in zip(names, values.expressions, strict=True)
+                ]
                 _assignments(pairs, columns, target, parts, number, clause.writes)
         if clause.star:
             clause.writes = {name: position for position, name in enumerate(columns)}
@@ -261,10 +299,14 @@ def _merge_parts(work: exp.Merge, columns: list[str], target: TableRef, parts: l
 
 def _select(work: exp.Expr, parts: list[Part]) -> exp.Select:
     """Returns the SELECT of every part (aliased `__p<n>`, a source's `*` last) over the target and the tables the
-    statement reads (a MERGE's source, an UPDATE's FROM, a DELETE's USING), with the statement's CTEs."""
-    projections = [part.node.copy() if part.role == "star"
-                   else exp.Alias(this=part.node.copy(), alias=exp.to_identifier(f"__p{i}"))
-                   for i, part in enumerate(parts)]
+    statement reads (a MERGE's source, an UPDATE's FROM, a DELETE's USING), with the statement's CTEs.
+    """
+    projections = [
+        part.node.copy()
+        if part.role == "star"
+        else exp.Alias(this=part.node.copy(), alias=exp.to_identifier(f"__p{i}"))
+        for i, part in enumerate(parts)
+    ]
     select = exp.Select(expressions=projections or [exp.Alias(this=exp.null(), alias=exp.to_identifier("__p"))])
     select.set("from_", exp.From(this=work.this.copy()))
     read: list[exp.Expr] = []
@@ -322,28 +364,42 @@ def _read(statement: Statement, work: exp.Expr, parts: list[Part], schema: Schem
         rows[_owner(scope.expression, qualified)].extend(scope_rows)
         columns = lineage.columns
     named = [part for part in parts if part.role != "star"]
-    if len(columns) < len(named) or any(isinstance(p, exp.Star) or isinstance(p, exp.Column)
-                                        and isinstance(p.this, exp.Star) for p in qualified.expressions):
-        raise LineageError(target, "the source's columns cannot be listed from the catalog",
-                           "write the INSERT and SET lists column by column")
-    return Read([deps for _, deps in columns[:len(named)]], [deps for _, deps in columns[len(named):]],
-                dict(rows), read_tables(placed))
+    if len(columns) < len(named) or any(
+        isinstance(p, exp.Star) or isinstance(p, exp.Column) and isinstance(p.this, exp.Star)
+        for p in qualified.expressions
+    ):
+        raise LineageError(
+            target,
+            "the source's columns cannot be listed from the catalog",
+            "write the INSERT and SET lists column by column",
+        )
+    return Read(
+        [deps for _, deps in columns[: len(named)]],
+        [deps for _, deps in columns[len(named) :]],
+        dict(rows),
+        read_tables(placed),
+    )
 
 
 def _check_star(clauses: list[Clause], read: Read, columns: list[str], target: TableRef) -> None:
     """Raises ColumnCountError when a clause writes by position from a source with another number of columns."""
     if any(clause.star for clause in clauses) and len(read.star) != len(columns):
-        raise ColumnCountError(target, f"an INSERT * or UPDATE SET * writes the source's {len(read.star)} columns by "
-                               f"position into the {len(columns)} of {target}",
-                               "list the columns: UPDATE SET a = s.a, ... and INSERT (a, ...) VALUES (s.a, ...)")
+        raise ColumnCountError(
+            target,
+            f"an INSERT * or UPDATE SET * writes the source's {len(read.star)} columns by "
+            f"position into the {len(columns)} of {target}",
+            "list the columns: UPDATE SET a = s.a, ... and INSERT (a, ...) VALUES (s.a, ...)",
+        )
 
 
-def _update_columns(work: exp.Expr, parts: list[Part], read: Read, columns: list[str],
-                    target: TableRef) -> dict[str, list[Dependency]]:
+def _update_columns(
+    work: exp.Expr, parts: list[Part], read: Read, columns: list[str], target: TableRef
+) -> dict[str, list[Dependency]]:
     """Returns each target column's dependencies under an UPDATE."""
     where = _index(parts, "where")
-    deciding = _as([*read.of(where), *read.rows.get(OUTSIDE, ())], Subtype.CONDITIONAL,
-                   "decides which rows the UPDATE changes")
+    deciding = _as(
+        [*read.of(where), *read.rows.get(OUTSIDE, ())], Subtype.CONDITIONAL, "decides which rows the UPDATE changes"
+    )
     some_kept = where is not None or work.args.get("from_") is not None
     outputs: dict[str, list[Dependency]] = {}
     for name in columns:
@@ -355,8 +411,9 @@ def _update_columns(work: exp.Expr, parts: list[Part], read: Read, columns: list
     return outputs
 
 
-def _merge_columns(parts: list[Part], clauses: list[Clause], read: Read, columns: list[str],
-                   target: TableRef) -> tuple[dict[str, list[Dependency]], list[Dependency]]:
+def _merge_columns(
+    parts: list[Part], clauses: list[Clause], read: Read, columns: list[str], target: TableRef
+) -> tuple[dict[str, list[Dependency]], list[Dependency]]:
     """Returns each target column's dependencies under a MERGE, and the dependencies that shape its rows."""
     rows = _as(read.of(_index(parts, "on")), Subtype.JOIN, "ON of the MERGE")
     rows += read.rows.get(OUTSIDE, [])
@@ -385,7 +442,8 @@ def _merge_columns(parts: list[Part], clauses: list[Clause], read: Read, columns
 
 def _kept_somewhere(name: str, by_category: dict[str, list[Clause]]) -> bool:
     """Returns whether some target row may keep the column's value: a matched row, or one no source row meets,
-    that no clause rewrites or deletes."""
+    that no clause rewrites or deletes.
+    """
     for which in ("MATCHED", "NOT MATCHED BY SOURCE"):
         group = by_category.get(which, [])
         if not group or group[-1].condition is not None:

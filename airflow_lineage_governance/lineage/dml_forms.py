@@ -1,5 +1,6 @@
 """The forms of MERGE, UPDATE and DELETE the lineage engine reads, checked on the parsed tree before any lineage
-is read: each form it does not read is refused with a sentence naming it."""
+is read: each form it does not read is refused with a sentence naming it.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.lineage.errors import UnsupportedStatementError
 
 DML_NODES: dict[type[exp.Expr], StatementKind] = {
-    exp.Merge: StatementKind.MERGE, exp.Update: StatementKind.UPDATE, exp.Delete: StatementKind.DELETE}
+    exp.Merge: StatementKind.MERGE,
+    exp.Update: StatementKind.UPDATE,
+    exp.Delete: StatementKind.DELETE,
+}
 _STATEMENTS = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command)
 _ACTIONS = {"DELETE", "DO NOTHING"}
 
@@ -21,7 +25,8 @@ def dml_kind(node: exp.Expr) -> StatementKind | None:
 
 def category(when: exp.When) -> str:
     """Returns which rows a MERGE's WHEN clause acts on: `MATCHED`, `NOT MATCHED` (source rows no target row
-    meets: BY TARGET) or `NOT MATCHED BY SOURCE` (target rows no source row meets)."""
+    meets: BY TARGET) or `NOT MATCHED BY SOURCE` (target rows no source row meets).
+    """
     if when.args.get("matched"):
         return "MATCHED"
     return "NOT MATCHED BY SOURCE" if when.args.get("source") else "NOT MATCHED"
@@ -31,19 +36,26 @@ def refuse_unread_forms(node: exp.Expr, kind: StatementKind, target: str | None)
     """Raises UnsupportedStatementError, naming the form and what to write instead, for a form of the MERGE,
     UPDATE or DELETE `node` whose lineage the engine does not read: a RETURNING that reads a subquery, a statement
     nested in another, DELETE with ORDER BY or LIMIT, an assignment that is not `column = value`, an INSERT BY
-    NAME or DEFAULT VALUES, an unknown action, and a WHEN clause DuckDB would never reach."""
+    NAME or DEFAULT VALUES, an unknown action, and a WHEN clause DuckDB would never reach.
+    """
     returning = node.args.get("returning")
     if isinstance(returning, exp.Expr) and returning.find(exp.Query) is not None:
-        raise UnsupportedStatementError(target, f"the RETURNING of a {kind} reads a subquery, whose tables the "
-                                        "lineage does not list", "return the changed rows' own columns")
+        raise UnsupportedStatementError(
+            target,
+            f"the RETURNING of a {kind} reads a subquery, whose tables the lineage does not list",
+            "return the changed rows' own columns",
+        )
     for inner in node.walk():
         if inner is not node and isinstance(inner, _STATEMENTS) and not isinstance(inner.parent, exp.When):
-            raise UnsupportedStatementError(target, f"the {kind} holds a {inner.key.upper()}, and lineage is read "
-                                            "from one statement at a time", "move that statement to a task of "
-                                            "its own")
+            raise UnsupportedStatementError(
+                target,
+                f"the {kind} holds a {inner.key.upper()}, and lineage is read from one statement at a time",
+                "move that statement to a task of its own",
+            )
     if isinstance(node, exp.Delete) and (node.args.get("order") or node.args.get("limit")):
-        raise UnsupportedStatementError(target, "a DELETE with ORDER BY or LIMIT is not read",
-                                        "select the rows to delete in its WHERE")
+        raise UnsupportedStatementError(
+            target, "a DELETE with ORDER BY or LIMIT is not read", "select the rows to delete in its WHERE"
+        )
     if isinstance(node, exp.Update):
         if not node.expressions:
             raise UnsupportedStatementError(target, "an UPDATE without SET is not read", "list its assignments")
@@ -60,12 +72,18 @@ def _check_assignment(assignment: exp.Expr, target: str | None, *, star: bool) -
         left, right = assignment.this, assignment.expression
         if isinstance(left, exp.Column) and not isinstance(left.this, exp.Star):
             return
-        if (isinstance(left, exp.Tuple) and isinstance(right, exp.Tuple)
-                and len(left.expressions) == len(right.expressions)
-                and all(isinstance(column, exp.Column) for column in left.expressions)):
+        if (
+            isinstance(left, exp.Tuple)
+            and isinstance(right, exp.Tuple)
+            and len(left.expressions) == len(right.expressions)
+            and all(isinstance(column, exp.Column) for column in left.expressions)
+        ):
             return
-    raise UnsupportedStatementError(target, "a SET assignment that is not column = value (or (a, b) = (x, y)) is "
-                                    "not read", "write each column as its own assignment, column = value")
+    raise UnsupportedStatementError(
+        target,
+        "a SET assignment that is not column = value (or (a, b) = (x, y)) is not read",
+        "write each column as its own assignment, column = value",
+    )
 
 
 def _check_merge(node: exp.Merge, target: str | None) -> None:
@@ -80,8 +98,10 @@ def _check_merge(node: exp.Merge, target: str | None) -> None:
         which = category(when)
         if which in unconditional:
             raise UnsupportedStatementError(
-                target, f"a WHEN {which} clause follows an unconditional one, so it is never reached (DuckDB "
-                "refuses it)", "give the earlier clause an AND condition, or drop the later one")
+                target,
+                f"a WHEN {which} clause follows an unconditional one, so it is never reached (DuckDB refuses it)",
+                "give the earlier clause an AND condition, or drop the later one",
+            )
         if when.args.get("condition") is None:
             unconditional.add(which)
         _check_action(when, which, target)
@@ -90,7 +110,8 @@ def _check_merge(node: exp.Merge, target: str | None) -> None:
 
 def _check_side(when: exp.When, which: str, node: exp.Merge, target: str | None) -> None:
     """Raises UnsupportedStatementError when a clause reads the side its rows do not have, as DuckDB does: a NOT
-    MATCHED clause the target's columns, a NOT MATCHED BY SOURCE clause the source's."""
+    MATCHED clause the target's columns, a NOT MATCHED BY SOURCE clause the source's.
+    """
     if which == "MATCHED":
         return
     missing = node.this if which == "NOT MATCHED" else node.args["using"]
@@ -99,16 +120,21 @@ def _check_side(when: exp.When, which: str, node: exp.Merge, target: str | None)
     for column in when.find_all(exp.Column):
         if column.table.lower() == alias and column.find_ancestor(exp.Query) is None:
             raise UnsupportedStatementError(
-                target, f"a WHEN {which} clause reads {alias}.{column.name}, and its rows have no {side} row",
-                f"read only the {'source' if side == 'target' else 'target'}'s columns there")
+                target,
+                f"a WHEN {which} clause reads {alias}.{column.name}, and its rows have no {side} row",
+                f"read only the {'source' if side == 'target' else 'target'}'s columns there",
+            )
 
 
 def _check_action(when: exp.When, which: str, target: str | None) -> None:
     then = when.args.get("then")
     if isinstance(then, exp.Var) and then.name.upper() in _ACTIONS:
         if which == "NOT MATCHED" and then.name.upper() == "DELETE":
-            raise UnsupportedStatementError(target, "WHEN NOT MATCHED THEN DELETE has no target row to delete",
-                                            "write it as WHEN MATCHED or WHEN NOT MATCHED BY SOURCE")
+            raise UnsupportedStatementError(
+                target,
+                "WHEN NOT MATCHED THEN DELETE has no target row to delete",
+                "write it as WHEN MATCHED or WHEN NOT MATCHED BY SOURCE",
+            )
         return
     if isinstance(then, exp.Update) and which != "NOT MATCHED":
         for assignment in then.expressions or ():
@@ -120,12 +146,19 @@ def _check_action(when: exp.When, which: str, target: str | None) -> None:
             return
         if columns is None and not values:
             return  # a bare INSERT: every source column by position, as INSERT *
-        if isinstance(values, exp.Tuple) and (columns is None or (
-                isinstance(columns, exp.Tuple) and all(isinstance(c, exp.Column) for c in columns.expressions))):
+        if isinstance(values, exp.Tuple) and (
+            columns is None
+            or (isinstance(columns, exp.Tuple) and all(isinstance(c, exp.Column) for c in columns.expressions))
+        ):
             return
-        raise UnsupportedStatementError(target, "an INSERT of a MERGE by name or of DEFAULT VALUES is not read",
-                                        "list the columns and their values: INSERT (a, b) VALUES (s.a, s.b)")
+        raise UnsupportedStatementError(
+            target,
+            "an INSERT of a MERGE by name or of DEFAULT VALUES is not read",
+            "list the columns and their values: INSERT (a, b) VALUES (s.a, s.b)",
+        )
     shown = then.sql(dialect="duckdb")[:40] if isinstance(then, exp.Expr) else "nothing"
-    raise UnsupportedStatementError(target, f"a WHEN {which} clause that does {shown.split(' ')[0].upper()} is "
-                                    "not read", "write UPDATE SET, INSERT, DELETE or DO NOTHING (UPDATE and DELETE "
-                                    "only when a target row is there)")
+    raise UnsupportedStatementError(
+        target,
+        f"a WHEN {which} clause that does {shown.split(' ')[0].upper()} is not read",
+        "write UPDATE SET, INSERT, DELETE or DO NOTHING (UPDATE and DELETE only when a target row is there)",
+    )

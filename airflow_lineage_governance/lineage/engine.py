@@ -67,8 +67,9 @@ def collection_paused() -> Iterator[None]:
             gc.enable()
 
 
-def column_lineage(statement: Statement | str, schema: CatalogSchema | NestedSchema, *,
-                   dialect: str = "duckdb") -> ColumnLineage:
+def column_lineage(
+    statement: Statement | str, schema: CatalogSchema | NestedSchema, *, dialect: str = "duckdb"
+) -> ColumnLineage:
     """Returns the column lineage of one `CREATE [OR REPLACE] TABLE … AS SELECT`, `INSERT INTO … SELECT`, MERGE,
     UPDATE or DELETE (read by lineage/dml.py), given parsed (parse_statement) or as text (parsed here, in
     `dialect`).
@@ -91,14 +92,17 @@ def column_lineage(statement: Statement | str, schema: CatalogSchema | NestedSch
             query = work.expression
             return _column_lineage(statement, work, survey(query), normalized(schema), statement.tree)
     except RecursionError:
-        raise StatementTooLargeError(None, "the statement is nested too deeply to read",
-                                     "flatten its subqueries into CTEs") from None
+        raise StatementTooLargeError(
+            None, "the statement is nested too deeply to read", "flatten its subqueries into CTEs"
+        ) from None
 
 
-def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema: Schema,
-                    original: exp.Expr | str) -> ColumnLineage:
+def _column_lineage(
+    statement: Statement, work: exp.Expr, found: Survey, schema: Schema, original: exp.Expr | str
+) -> ColumnLineage:
     """Reads the lineage from `work` (a tree of `statement` the engine may change) and its survey `found`;
-    `original` (an unchanged tree, or the text to parse again) explains an unknown column."""
+    `original` (an unchanged tree, or the text to parse again) explains an unknown column.
+    """
     target, dialect = statement.target, statement.dialect
     query = work.expression
     placed = place_tables(found.tables, found.ctes, schema, target)
@@ -119,34 +123,43 @@ def _column_lineage(statement: Statement, work: exp.Expr, found: Survey, schema:
         resolve_using_keys(qualified)
     root, rows = ScopeReader(schema, target).read(traverse_scope(qualified))
     if not root.placeable:
-        raise LineageError(target, "the query's result cannot be placed in catalog tables",
-                           "select from Iceberg tables of the catalog")
+        raise LineageError(
+            target, "the query's result cannot be placed in catalog tables", "select from Iceberg tables of the catalog"
+        )
     bound = _bound(statement, schema)
     if len(bound.names) != len(root.columns):
-        raise LineageError(target, f"DuckDB's result has {len(bound.names)} columns and the lineage read "
-                           f"{len(root.columns)}", "name the columns the query returns instead of expanding *")
+        raise LineageError(
+            target,
+            f"DuckDB's result has {len(bound.names)} columns and the lineage read {len(root.columns)}",
+            "name the columns the query returns instead of expanding *",
+        )
     projections = _projections(qualified, [name for name, _ in root.columns])
     if _by_name_root(qualified) and [name.lower() for name in bound.names] != [name for name, _ in root.columns]:
-        raise LineageError(target, "DuckDB matches the branches of the set operation BY NAME otherwise than the "
-                           "lineage read", "alias every output of each branch")
+        raise LineageError(
+            target,
+            "DuckDB matches the branches of the set operation BY NAME otherwise than the lineage read",
+            "alias every output of each branch",
+        )
     names = _written_names(statement, list(bound.names), schema)
     columns = tuple(
         OutputColumn(name, deps, partial(redacted_expression, _unaliased(projection), dialect))
-        for name, (_, deps), projection in zip(names, root.columns, projections, strict=True))
+        for name, (_, deps), projection in zip(names, root.columns, projections, strict=True)
+    )
     return ColumnLineage(target, statement.kind, columns, merge(rows), read_tables(placed), bound.types)
 
 
-def _write_out_shorthands(query: exp.Query, found: Survey, placed: list[tuple[exp.Table, TableRef]], schema: Schema,
-                          target: TableRef) -> None:
+def _write_out_shorthands(
+    query: exp.Query, found: Survey, placed: list[tuple[exp.Table, TableRef]], schema: Schema, target: TableRef
+) -> None:
     """Writes the query's COLUMNS(...), struct references, PIVOT/UNPIVOT and LATERAL unnest out as the queries
-    they stand for (lineage/expansion.py, constructs.unwrap_lateral_unnest)."""
+    they stand for (lineage/expansion.py, constructs.unwrap_lateral_unnest).
+    """
     kinds = {type(node) for node in found.shorthands}
     if exp.Columns in kinds:
         bind = binder(schema, target)
         expand_columns(query, placed, schema, lambda sql: bind.bind(sql, target), target)
     if exp.Column in kinds:
-        expand_struct_references([node for node in found.shorthands if isinstance(node, exp.Column)], placed,
-                                 schema)
+        expand_struct_references([node for node in found.shorthands if isinstance(node, exp.Column)], placed, schema)
     if exp.Pivot in kinds:
         rewrite_pivots(query, placed, schema)
     if exp.Lateral in kinds:
@@ -161,7 +174,8 @@ def _by_name_root(query: exp.Expr) -> bool:
 
 def _projections(query: exp.Expr, names: list[str]) -> list[exp.Expr | None]:
     """Returns the expression of each output: the leftmost SELECT's, or for a set operation BY NAME the first
-    branch's expression of that name."""
+    branch's expression of that name.
+    """
     if not _by_name_root(query):
         leftmost = _leftmost_select(query)
         return list(leftmost.selects) if leftmost is not None else [None] * len(names)
@@ -183,7 +197,8 @@ def _name_outputs(query: exp.Query, text: str) -> None:
     """Marks each unaliased output expression with the name DuckDB gives it where naming.output_name can tell it
     from the statement's `text` (the names written are DuckDB's own, from binding: this keeps the rendered
     expressions of the facet) and each alias with the case it is written in; unwraps a parenthesised column
-    (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x)."""
+    (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x).
+    """
     if not text or text != text.lower():  # a name written in lower case reads the same after qualifying
         mark_written_names(query)
     select = _leftmost_select(query)
@@ -205,17 +220,22 @@ def _name_outputs(query: exp.Query, text: str) -> None:
 
 def _by_name(target: TableRef, outputs: list[str], allowed: list[str], existing: Mapping[str, str]) -> list[str]:
     """Returns the target column each output of an `INSERT ... BY NAME` writes: the one of its name (DuckDB
-    matches names case-insensitively)."""
+    matches names case-insensitively).
+    """
     columns = {name.lower(): name for name in allowed}
     written: list[str] = []
     for output in outputs:
         column = columns.get(output.lower())
         if column is None or column not in existing:
-            raise UnknownColumnError(target, f"{target} has no column {output}",
-                                     "name each output of an INSERT ... BY NAME after a column of the table")
+            raise UnknownColumnError(
+                target,
+                f"{target} has no column {output}",
+                "name each output of an INSERT ... BY NAME after a column of the table",
+            )
         if column in written:
-            raise ColumnCountError(target, f"the INSERT ... BY NAME writes {column} twice",
-                                   "name each output after a different column")
+            raise ColumnCountError(
+                target, f"the INSERT ... BY NAME writes {column} twice", "name each output after a different column"
+            )
         written.append(column)
     return written
 
@@ -242,7 +262,8 @@ def query_text_of(statement: Statement) -> str | None:
 def _bound(statement: Statement, schema: Schema) -> BoundQuery:
     """Returns DuckDB's binding of the statement's query as written, or of the SQL the operator runs when there is
     no text or DuckDB's parser does not take the text as written; raises BindError with DuckDB's sentence when
-    DuckDB cannot bind it."""
+    DuckDB cannot bind it.
+    """
     text = query_text_of(statement)
     if text is not None:
         try:
@@ -266,16 +287,23 @@ def _written_names(statement: Statement, outputs: list[str], schema: Schema) -> 
         return deduplicated(outputs)
     existing = schema.get(target)
     if existing is None:
-        raise UnknownTableError(target, f"the catalog has no table {target} to insert into",
-                                "create it first (CREATE TABLE ... AS), or check the name")
+        raise UnknownTableError(
+            target,
+            f"the catalog has no table {target} to insert into",
+            "create it first (CREATE TABLE ... AS), or check the name",
+        )
     if statement.by_name:
         return _by_name(target, outputs, list(statement.target_columns) or list(existing), existing)
     written = list(statement.target_columns) or list(existing)
     for name in written:
         if name not in existing:
-            raise UnknownColumnError(target, f"{target} has no column {name}",
-                                     "check the INSERT's column list against the catalog")
+            raise UnknownColumnError(
+                target, f"{target} has no column {name}", "check the INSERT's column list against the catalog"
+            )
     if len(written) != len(outputs):
-        raise ColumnCountError(target, f"the INSERT writes {len(written)} columns, and its SELECT has "
-                               f"{len(outputs)} values", "make the two lists match by position")
+        raise ColumnCountError(
+            target,
+            f"the INSERT writes {len(written)} columns, and its SELECT has {len(outputs)} values",
+            "make the two lists match by position",
+        )
     return written

@@ -11,7 +11,8 @@ UNREADABLE = "Lineage cannot be read"
 
 class LineageError(LineageGovernanceError):
     """Raised when a statement's column lineage cannot be read exactly; nothing should be written then. The
-    layer's root: every error of `lineage/` derives from it."""
+    layer's root: every error of `lineage/` derives from it.
+    """
 
     def __init__(self, target: TableRef | str | None, problem: str, advice: str = "") -> None:
         self.table = str(target) if target else None
@@ -31,7 +32,8 @@ class UnsupportedStatementError(LineageError):
 
 class UnsupportedConstructError(LineageError):
     """Raised when the query uses a construct whose lineage the engine does not trace (PIVOT, a named WINDOW,
-    COLUMNS(...), UNION BY NAME, a whole-row value, a .* over a struct)."""
+    COLUMNS(...), UNION BY NAME, a whole-row value, a .* over a struct).
+    """
 
 
 class SqlSyntaxError(LineageError):
@@ -68,4 +70,5 @@ class StatementTooLargeError(LineageError):
 
 class BindError(LineageError):
     """Raised when DuckDB cannot bind the statement's query over the catalog's schemas (a column neither grouped
-    nor aggregated, a function given the wrong types, ...): the statement would fail when run."""
+    nor aggregated, a function given the wrong types, ...): the statement would fail when run.
+    """

@@ -1,6 +1,7 @@
 """DuckDB's shorthands written out as the queries they stand for, for the engine to read: COLUMNS(...) as the
 columns DuckDB expands it to (DuckDB binds the bare expression over empty stand-ins of the SELECT's tables),
-struct references by DuckDB's name rules, and PIVOT/UNPIVOT of a catalog table."""
+struct references by DuckDB's name rules, and PIVOT/UNPIVOT of a catalog table.
+"""
 
 from __future__ import annotations
 
@@ -17,11 +18,17 @@ Bind = Callable[[str], BoundQuery]
 """Binds one SELECT over the catalog's schema set and returns its output names (binding.Binder.bind)."""
 
 
-def expand_columns(query: exp.Query, placed: Sequence[tuple[exp.Table, TableRef]],
-                   schema: dict[TableRef, dict[str, str]], bind: Bind, target: TableRef) -> None:
+def expand_columns(
+    query: exp.Query,
+    placed: Sequence[tuple[exp.Table, TableRef]],
+    schema: dict[TableRef, dict[str, str]],
+    bind: Bind,
+    target: TableRef,
+) -> None:
     """Writes every COLUMNS(...) of `query` (a tree the engine owns) as the columns DuckDB matches: an output
     becomes one output per column, a row clause the AND of one copy per column. Raises UnsupportedConstructError
-    for a COLUMNS over a source that is not a catalog table, an unpacked `*COLUMNS`, or two in one expression."""
+    for a COLUMNS over a source that is not a catalog table, an unpacked `*COLUMNS`, or two in one expression.
+    """
     tables = {id(table): ref for table, ref in placed}
     for select in list(query.find_all(exp.Select)):
         uses = [node for node in select.find_all(exp.Columns) if node.find_ancestor(exp.Select) is select]
@@ -30,8 +37,9 @@ def expand_columns(query: exp.Query, placed: Sequence[tuple[exp.Table, TableRef]
         sources = _sources(select, tables, target)
         for node in uses:
             if node.args.get("unpack"):
-                raise UnsupportedConstructError(target, "the query uses *COLUMNS(...), whose lineage is not traced",
-                                                "name the columns")
+                raise UnsupportedConstructError(
+                    target, "the query uses *COLUMNS(...), whose lineage is not traced", "name the columns"
+                )
         for projection in list(select.expressions):
             found = list(projection.find_all(exp.Columns))
             if found:
@@ -44,8 +52,9 @@ def expand_columns(query: exp.Query, placed: Sequence[tuple[exp.Table, TableRef]
                 copies = _copies(condition, found, sources, schema, bind, target)
                 clause.set("this", exp.and_(*copies) if copies else exp.true())
         if any(node.find_ancestor(exp.Select) is select for node in select.find_all(exp.Columns)):
-            raise UnsupportedConstructError(target, "the query uses COLUMNS(...) where its lineage is not traced",
-                                            "name the columns")
+            raise UnsupportedConstructError(
+                target, "the query uses COLUMNS(...) where its lineage is not traced", "name the columns"
+            )
 
 
 def _sources(select: exp.Select, tables: dict[int, TableRef], target: TableRef) -> list[tuple[str, TableRef]]:
@@ -57,20 +66,29 @@ def _sources(select: exp.Select, tables: dict[int, TableRef], target: TableRef) 
     for node in nodes:
         ref = tables.get(id(node)) if isinstance(node, exp.Table) else None
         if ref is None:
-            raise UnsupportedConstructError(target, "the query uses COLUMNS(...) over a subquery, CTE or table "
-                                            "function, whose lineage is not traced", "name the columns")
+            raise UnsupportedConstructError(
+                target,
+                "the query uses COLUMNS(...) over a subquery, CTE or table function, whose lineage is not traced",
+                "name the columns",
+            )
         found.append((node.alias_or_name, ref))
     return found
 
 
-def _matched(node: exp.Columns, sources: list[tuple[str, TableRef]], schema: dict[TableRef, dict[str, str]],
-             bind: Bind, target: TableRef) -> list[tuple[str, str]]:
+def _matched(
+    node: exp.Columns,
+    sources: list[tuple[str, TableRef]],
+    schema: dict[TableRef, dict[str, str]],
+    bind: Bind,
+    target: TableRef,
+) -> list[tuple[str, str]]:
     """Returns the (alias, column) pairs DuckDB expands the COLUMNS expression to, in its order."""
     stand_ins = []
     star: list[tuple[str, str]] = []
     for alias, ref in sources:
-        columns = ", ".join(f"NULL::{duckdb_type(kind) or 'VARCHAR'} AS {_quoted(name)}"
-                            for name, kind in schema[ref].items())
+        columns = ", ".join(
+            f"NULL::{duckdb_type(kind) or 'VARCHAR'} AS {_quoted(name)}" for name, kind in schema[ref].items()
+        )
         stand_ins.append(f"(SELECT {columns}) AS {_quoted(alias)}")
         star.extend((alias, name) for name in schema[ref])
     names = bind(f"SELECT {node.sql(dialect='duckdb')} FROM {', '.join(stand_ins)}").names
@@ -80,44 +98,66 @@ def _matched(node: exp.Columns, sources: list[tuple[str, TableRef]], schema: dic
         while position < len(star) and star[position][1].lower() != name.lower():
             position += 1
         if position == len(star):
-            raise UnsupportedConstructError(target, "the query uses a COLUMNS(...) that DuckDB expands to columns "
-                                            "the lineage cannot place", "name the columns")
+            raise UnsupportedConstructError(
+                target,
+                "the query uses a COLUMNS(...) that DuckDB expands to columns the lineage cannot place",
+                "name the columns",
+            )
         matched.append(star[position])
         position += 1
     return matched
 
 
-def _copies(expression: exp.Expr, found: list[exp.Columns], sources: list[tuple[str, TableRef]],
-            schema: dict[TableRef, dict[str, str]], bind: Bind, target: TableRef) -> list[exp.Expr]:
+def _copies(
+    expression: exp.Expr,
+    found: list[exp.Columns],
+    sources: list[tuple[str, TableRef]],
+    schema: dict[TableRef, dict[str, str]],
+    bind: Bind,
+    target: TableRef,
+) -> list[exp.Expr]:
     if len(found) != 1:
-        raise UnsupportedConstructError(target, "the query uses two COLUMNS(...) in one expression, whose lineage "
-                                        "is not traced", "name the columns")
+        raise UnsupportedConstructError(
+            target, "the query uses two COLUMNS(...) in one expression, whose lineage is not traced", "name the columns"
+        )
     node = found[0]
     copies = []
     for alias, name in _matched(node, sources, schema, bind, target):
         column = exp.column(name, table=alias)
-        copies.append(column if expression is node else expression.transform(
-            lambda n, node=node, column=column: column.copy() if n == node else n))
+        copies.append(
+            column
+            if expression is node
+            else expression.transform(lambda n, node=node, column=column: column.copy() if n == node else n)
+        )
     return copies
 
 
-def _expand(projection: exp.Expr, found: list[exp.Columns], sources: list[tuple[str, TableRef]],
-            schema: dict[TableRef, dict[str, str]], bind: Bind, target: TableRef, select: exp.Select) -> None:
+def _expand(
+    projection: exp.Expr,
+    found: list[exp.Columns],
+    sources: list[tuple[str, TableRef]],
+    schema: dict[TableRef, dict[str, str]],
+    bind: Bind,
+    target: TableRef,
+    select: exp.Select,
+) -> None:
     copies = _copies(projection, found, sources, schema, bind, target)
     position = next(index for index, item in enumerate(select.expressions) if item is projection)
-    select.set("expressions", [*select.expressions[:position], *copies, *select.expressions[position + 1:]])
+    select.set("expressions", [*select.expressions[:position], *copies, *select.expressions[position + 1 :]])
 
 
 def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def expand_struct_references(columns: Sequence[exp.Column], placed: Sequence[tuple[exp.Table, TableRef]],
-                             schema: dict[TableRef, dict[str, str]]) -> None:
+def expand_struct_references(
+    columns: Sequence[exp.Column], placed: Sequence[tuple[exp.Table, TableRef]], schema: dict[TableRef, dict[str, str]]
+) -> None:
     """Writes the struct references among `columns` (nodes of a query the engine owns) that DuckDB binds by its
     name rules as field accesses the engine reads: `st.*`
     (a struct column of one table of the SELECT, no table of that name) as one output per field, and
-    `schema.table.column.field` as `table.column.field`."""
+    `schema.table.column.field` as `table.column.field`.
+    """
     tables = {id(table): ref for table, ref in placed}
     for column in columns:
         star = isinstance(column.this, exp.Star)
@@ -136,12 +176,12 @@ def _table_sources(select: exp.Select, tables: dict[int, TableRef]) -> dict[str,
     from_ = select.args.get("from_") or select.args.get("from")
     nodes = [from_.this] if from_ is not None else []
     nodes += [join.this for join in select.args.get("joins") or ()]
-    return {node.alias_or_name.lower(): tables.get(id(node)) if isinstance(node, exp.Table) else None
-            for node in nodes}
+    return {node.alias_or_name.lower(): tables.get(id(node)) if isinstance(node, exp.Table) else None for node in nodes}
 
 
-def _expand_struct_star(column: exp.Column, select: exp.Select, sources: dict[str, TableRef | None],
-                        schema: dict[TableRef, dict[str, str]]) -> None:
+def _expand_struct_star(
+    column: exp.Column, select: exp.Select, sources: dict[str, TableRef | None], schema: dict[TableRef, dict[str, str]]
+) -> None:
     name = column.table.lower()
     if name in sources or column.parent is not select:
         return
@@ -153,14 +193,20 @@ def _expand_struct_star(column: exp.Column, select: exp.Select, sources: dict[st
     if spelt is None or not spelt.upper().startswith("STRUCT"):
         return
     fields = [field for field, _ in duckdb.sqltype(spelt).children]
-    outputs = [exp.alias_(exp.Dot(this=exp.column(name, table=alias), expression=exp.to_identifier(field)),
-                          exp.to_identifier(field, quoted=True)) for field in fields]
+    outputs = [
+        exp.alias_(
+            exp.Dot(this=exp.column(name, table=alias), expression=exp.to_identifier(field)),
+            exp.to_identifier(field, quoted=True),
+        )
+        for field in fields
+    ]
     position = next(index for index, item in enumerate(select.expressions) if item is column)
-    select.set("expressions", [*select.expressions[:position], *outputs, *select.expressions[position + 1:]])
+    select.set("expressions", [*select.expressions[:position], *outputs, *select.expressions[position + 1 :]])
 
 
-def _shorten(column: exp.Column, select: exp.Select, sources: dict[str, TableRef | None],
-             schema: dict[TableRef, dict[str, str]]) -> None:
+def _shorten(
+    column: exp.Column, select: exp.Select, sources: dict[str, TableRef | None], schema: dict[TableRef, dict[str, str]]
+) -> None:
     namespace, table, name = column.catalog.lower(), column.db.lower(), column.table.lower()
     for alias, ref in sources.items():
         if ref is None or ref.namespace != (namespace,) or ref.name != table or name not in schema[ref]:
@@ -174,21 +220,24 @@ def _shorten(column: exp.Column, select: exp.Select, sources: dict[str, TableRef
         return
 
 
-def rewrite_pivots(query: exp.Query, placed: Sequence[tuple[exp.Table, TableRef]],
-                   schema: dict[TableRef, dict[str, str]]) -> None:
+def rewrite_pivots(
+    query: exp.Query, placed: Sequence[tuple[exp.Table, TableRef]], schema: dict[TableRef, dict[str, str]]
+) -> None:
     """Writes each UNPIVOT of a catalog table (`ON a, b INTO NAME k VALUE v`) as the UNION ALL of one SELECT per
     column (the other columns, the name, the column's non-NULL values), and each PIVOT of one catalog table with
     an `IN (...)` list and one aggregate as the aggregate FILTERed by each value, grouped as DuckDB groups it (the
     GROUP BY given, else every column in neither ON nor USING): the queries the engine reads, with the same
-    columns and values. Any other PIVOT or UNPIVOT is left for refuse_untraceable."""
+    columns and values. Any other PIVOT or UNPIVOT is left for refuse_untraceable.
+    """
     tables = {id(table): ref for table, ref in placed}
     for pivot in list(query.find_all(exp.Pivot)):
         source = pivot.this
         ref = tables.get(id(source)) if isinstance(source, exp.Table) else None
         if ref is None or not isinstance(pivot.parent, exp.Subquery) or pivot.args.get("alias"):
             continue
-        rewritten = _unpivot(pivot, source, schema[ref]) if pivot.args.get("unpivot") else \
-            _pivot(pivot, source, schema[ref])
+        rewritten = (
+            _unpivot(pivot, source, schema[ref]) if pivot.args.get("unpivot") else _pivot(pivot, source, schema[ref])
+        )
         if rewritten is not None:
             pivot.replace(rewritten)
 
@@ -196,16 +245,24 @@ def rewrite_pivots(query: exp.Query, placed: Sequence[tuple[exp.Table, TableRef]
 def _unpivot(pivot: exp.Pivot, source: exp.Table, columns: dict[str, str]) -> exp.Query | None:
     into = pivot.args.get("into")
     names = [node.name.lower() for node in pivot.expressions if isinstance(node, exp.Column) and not node.table]
-    if (not isinstance(into, exp.UnpivotColumns) or len(into.expressions) != 1 or len(names) != len(pivot.expressions)
-            or not names or any(name not in columns for name in names) or pivot.args.get("include_nulls")):
+    if (
+        not isinstance(into, exp.UnpivotColumns)
+        or len(into.expressions) != 1
+        or len(names) != len(pivot.expressions)
+        or not names
+        or any(name not in columns for name in names)
+        or pivot.args.get("include_nulls")
+    ):
         return None
     key, value = into.this.name, into.expressions[0].name
     others = [name for name in columns if name not in names]
     branches: list[exp.Query] = []
     for name in names:
-        select = exp.select(*[exp.column(other, table="unpivoted") for other in others],
-                            exp.alias_(exp.Literal.string(name), key),
-                            exp.alias_(exp.column(name, table="unpivoted"), value))
+        select = exp.select(
+            *[exp.column(other, table="unpivoted") for other in others],
+            exp.alias_(exp.Literal.string(name), key),
+            exp.alias_(exp.column(name, table="unpivoted"), value),
+        )
         table = source.copy()
         table.set("alias", exp.TableAlias(this=exp.to_identifier("unpivoted")))
         branches.append(select.from_(table).where(exp.column(name, table="unpivoted").is_(exp.null()).not_()))
@@ -221,16 +278,30 @@ def _pivot(pivot: exp.Pivot, source: exp.Table, columns: dict[str, str]) -> exp.
     if len(fields) != 1 or not isinstance(fields[0], exp.In) or len(using) != 1 or isinstance(using[0], exp.Alias):
         return None
     on, values = fields[0].this, fields[0].expressions
-    if not isinstance(on, exp.Column) or on.table or on.name.lower() not in columns or not values or not all(
-            isinstance(value, exp.Literal) for value in values):
+    if (
+        not isinstance(on, exp.Column)
+        or on.table
+        or on.name.lower() not in columns
+        or not values
+        or not all(isinstance(value, exp.Literal) for value in values)
+    ):
         return None
     aggregate = using[0]
     group = pivot.args.get("group")
     used = {on.name.lower()} | {column.name.lower() for column in aggregate.find_all(exp.Column)}
-    keys = [exp.column(name) for name in columns if name not in used] if group is None else [
-        key.copy() for key in group.expressions]
-    outputs = [exp.alias_(exp.Filter(this=aggregate.copy(), expression=exp.Where(this=exp.EQ(
-        this=on.copy(), expression=value.copy()))), exp.to_identifier(str(value.this), quoted=True))
-        for value in values]
+    keys = (
+        [exp.column(name) for name in columns if name not in used]
+        if group is None
+        else [key.copy() for key in group.expressions]
+    )
+    outputs = [
+        exp.alias_(
+            exp.Filter(
+                this=aggregate.copy(), expression=exp.Where(this=exp.EQ(this=on.copy(), expression=value.copy()))
+            ),
+            exp.to_identifier(str(value.this), quoted=True),
+        )
+        for value in values
+    ]
     select = exp.select(*[key.copy() for key in keys], *outputs).from_(source.copy())
     return select.group_by(*keys) if keys else select

@@ -36,22 +36,26 @@ class LineageTruncationRunFacet(RunFacet):
 def extraction_error_facet(error: LineageError) -> extraction_error_run.ExtractionErrorRunFacet:
     """Returns the `extractionError` run facet of a statement whose lineage cannot be read: one task, failed,
     its error the engine's sentence and its task the target's dataset name (`statement` when not known). The
-    governance checks recognise a failed lineage read by this facet."""
+    governance checks recognise a failed lineage read by this facet.
+    """
     return extraction_error_run.ExtractionErrorRunFacet(
-        totalTasks=1, failedTasks=1,
-        errors=[extraction_error_run.Error(errorMessage=str(error), task=error.table or "statement")])
+        totalTasks=1,
+        failedTasks=1,
+        errors=[extraction_error_run.Error(errorMessage=str(error), task=error.table or "statement")],
+    )
 
 
 def bounded(lineage: ColumnLineage, limit: int = DEFAULT_MAX_EDGES) -> tuple[ColumnLineage, int]:
     """Returns the lineage cut to at most `limit` edges and how many edges it had: the rows-shaping inputs
-    first, then each column's inputs in order; every output column keeps its entry, possibly empty."""
+    first, then each column's inputs in order; every output column keeps its entry, possibly empty.
+    """
     if lineage.edge_count <= limit:
         return lineage, lineage.edge_count
     rows = lineage.rows[:limit]
     budget = limit - len(rows)
     columns = []
     for column in lineage.columns:
-        kept = column.inputs[:max(budget, 0)]
+        kept = column.inputs[: max(budget, 0)]
         budget -= len(kept)
         columns.append(replace(column, inputs=kept))
     return replace(lineage, columns=tuple(columns), rows=rows), lineage.edge_count
@@ -67,8 +71,9 @@ def _input_fields(dependencies: Iterable[Dependency], namespace: str) -> list[ol
             name=str(source.table),
             field=source.field,
             transformations=[
-                ol.Transformation(type=str(d.type), subtype=str(d.subtype), description=d.description,
-                                  masking=d.masking)
+                ol.Transformation(
+                    type=str(d.type), subtype=str(d.subtype), description=d.description, masking=d.masking
+                )
                 for d in deps
             ],
         )
@@ -81,7 +86,8 @@ def deprecated_transformation_type(dependencies: Sequence[Dependency]) -> str:
     this one label to every input of the column (its column lineage keeps DIRECT edges only), so it is the
     inputs' one subtype when every input is DIRECT with the same subtype (MASKED when every one is hashed),
     and '' otherwise (no inputs, an INDIRECT input, or DIRECT inputs of different subtypes). The typed
-    `transformations` of each input field always say everything."""
+    `transformations` of each input field always say everything.
+    """
     if not dependencies or any(d.type != EdgeType.DIRECT for d in dependencies):
         return ""
     subtypes = {d.subtype for d in dependencies}
@@ -94,7 +100,8 @@ def deprecated_transformation_type(dependencies: Sequence[Dependency]) -> str:
 
 def column_lineage_facet(lineage: ColumnLineage, namespace: str) -> ol.ColumnLineageDatasetFacet:
     """Returns the facet: per output column its input fields with typed transformations (and the
-    deprecated per-field type and description), and the `dataset` list of inputs that shape every row."""
+    deprecated per-field type and description), and the `dataset` list of inputs that shape every row.
+    """
     fields = {
         output.name: ol.Fields(
             inputFields=_input_fields(output.inputs, namespace),

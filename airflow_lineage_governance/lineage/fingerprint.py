@@ -19,7 +19,8 @@ _SPACE = re.compile(r"\s+")
 
 def facet_sql(sql: Statement | str) -> str:
     """Returns the statement as its run's `sql` job facet carries it: redacted and printed by sqlglot (DuckDB
-    dialect); a text that does not parse gives itself with whitespace collapsed (its facet withholds it)."""
+    dialect); a text that does not parse gives itself with whitespace collapsed (its facet withholds it).
+    """
     redacted = redacted_sql(sql)
     if redacted == WITHHELD and isinstance(sql, str):
         return _SPACE.sub(" ", sql).strip()

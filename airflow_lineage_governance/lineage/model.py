@@ -109,7 +109,8 @@ class ColumnLineage:
 
 def merge(dependencies: Iterable[Dependency]) -> tuple[Dependency, ...]:
     """Returns the dependencies with one DIRECT entry per source (the strongest subtype, masked only
-    when every path masks it) and one INDIRECT entry per source and subtype, sorted."""
+    when every path masks it) and one INDIRECT entry per source and subtype, sorted.
+    """
     if not isinstance(dependencies, (list, tuple)):
         dependencies = list(dependencies)
     if len(dependencies) <= 1:

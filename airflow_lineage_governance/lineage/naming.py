@@ -3,7 +3,8 @@
 output name (`x`, `x` are written `x`, `x_1`). Each rule here was read off DuckDB by executing it
 (tests/lineage/test_naming.py checks every rendered class against DuckDB); an expression class whose rendering
 sqlglot's tree cannot reproduce exactly (a type name whose spelling the tree loses, ORDER BY inside OVER, LIKE,
-subqueries, ...) gets no name, and the engine refuses it rather than guess."""
+subqueries, ...) gets no name, and the engine refuses it rather than guess.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ WRITTEN_COLUMNS = "written_columns"
 """The meta key of a derived table's or CTE's column list (`AS s (A, B)`) as written, kept on its Subquery or
 CTE node (sqlglot's qualifier moves the list into the SELECT and folds its case)."""
 
-KEYWORDS = frozenset("""
+KEYWORDS = frozenset(
+    """
     abort absolute access action add admin after aggregate all also alter always analyse analyze and anti any approx
     array as asc asof assertion assignment asymmetric at attach attribute authorization backward before begin
     between bigint binary bit boolean both by cache call called cascade cascaded case cast catalog centuries century
@@ -56,28 +58,71 @@ KEYWORDS = frozenset("""
     valid validate validator value values varchar variable variadic varying verbose version view views virtual
     volatile week weeks when where whitespace window with within without work wrapper write xml xmlattributes
     xmlconcat xmlelement xmlexists xmlforest xmlnamespaces xmlparse xmlpi xmlroot xmlserialize xmltable year years
-    yes zone""".split())
+    yes zone""".split()
+)
 """DuckDB's keywords (`SELECT keyword_name FROM duckdb_keywords()`): a name that is one is written quoted."""
 
 _PLAIN = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 _NUMBER = re.compile(r"\d+(\.\d*)?|\.\d+")
 _BINARY: dict[type[exp.Expr], str] = {
-    exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.IntDiv: "//", exp.DPipe: "||",
-    exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.Mod: "%",
+    exp.IntDiv: "//",
+    exp.DPipe: "||",
+    exp.EQ: "=",
+    exp.NEQ: "!=",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
 }
 _CONNECTIVES: dict[type[exp.Expr], str] = {exp.And: "AND", exp.Or: "OR"}
 # sqlglot's function classes whose arguments DuckDB renders in this order, and no other argument set.
 _FUNCTION_ARGS: dict[type[exp.Expr], tuple[str, ...]] = {
-    exp.Sum: ("this",), exp.Avg: ("this",), exp.Min: ("this",), exp.Max: ("this",), exp.Count: ("this",),
-    exp.Round: ("this", "decimals"), exp.Substring: ("this", "start", "length"), exp.Abs: ("this",),
-    exp.Upper: ("this",), exp.Lower: ("this",), exp.Year: ("this",), exp.First: ("this",),
-    exp.Nullif: ("this", "expression"), exp.Stddev: ("this",), exp.StddevSamp: ("this",), exp.StddevPop: ("this",),
-    exp.Variance: ("this",), exp.RowNumber: (), exp.Rank: (), exp.DenseRank: (),
-    exp.Length: ("this",), exp.MD5: ("this",), exp.Ln: ("this",), exp.Sqrt: ("this",), exp.Exp: ("this",),
-    exp.Sign: ("this",), exp.Month: ("this",), exp.Day: ("this",), exp.Quarter: ("this",), exp.Trunc: ("this",),
-    exp.Reverse: ("this",), exp.Ascii: ("this",), exp.Median: ("this",), exp.Mode: ("this",), exp.Last: ("this",),
-    exp.ArrayAgg: ("this",), exp.LogicalAnd: ("this",), exp.Left: ("this", "expression"),
-    exp.Right: ("this", "expression"), exp.Pow: ("this", "expression"), exp.Corr: ("this", "expression"),
+    exp.Sum: ("this",),
+    exp.Avg: ("this",),
+    exp.Min: ("this",),
+    exp.Max: ("this",),
+    exp.Count: ("this",),
+    exp.Round: ("this", "decimals"),
+    exp.Substring: ("this", "start", "length"),
+    exp.Abs: ("this",),
+    exp.Upper: ("this",),
+    exp.Lower: ("this",),
+    exp.Year: ("this",),
+    exp.First: ("this",),
+    exp.Nullif: ("this", "expression"),
+    exp.Stddev: ("this",),
+    exp.StddevSamp: ("this",),
+    exp.StddevPop: ("this",),
+    exp.Variance: ("this",),
+    exp.RowNumber: (),
+    exp.Rank: (),
+    exp.DenseRank: (),
+    exp.Length: ("this",),
+    exp.MD5: ("this",),
+    exp.Ln: ("this",),
+    exp.Sqrt: ("this",),
+    exp.Exp: ("this",),
+    exp.Sign: ("this",),
+    exp.Month: ("this",),
+    exp.Day: ("this",),
+    exp.Quarter: ("this",),
+    exp.Trunc: ("this",),
+    exp.Reverse: ("this",),
+    exp.Ascii: ("this",),
+    exp.Median: ("this",),
+    exp.Mode: ("this",),
+    exp.Last: ("this",),
+    exp.ArrayAgg: ("this",),
+    exp.LogicalAnd: ("this",),
+    exp.Left: ("this", "expression"),
+    exp.Right: ("this", "expression"),
+    exp.Pow: ("this", "expression"),
+    exp.Corr: ("this", "expression"),
     exp.CovarPop: ("this", "expression"),
 }
 # A function sqlglot parses by a syntax of its own records no position for its name: the one name that syntax has.
@@ -92,7 +137,8 @@ class _NoName(Exception):
 
 def output_name(node: exp.Expr, text: str) -> str | None:
     """Returns the name DuckDB gives the unaliased output expression `node` (parsed from `text`, whose
-    positions its nodes carry), or None when that name cannot be told from the tree exactly."""
+    positions its nodes carry), or None when that name cannot be told from the tree exactly.
+    """
     try:
         return _render(node, text)
     except _NoName:
@@ -101,7 +147,8 @@ def output_name(node: exp.Expr, text: str) -> str | None:
 
 def deduplicated(names: Iterable[str]) -> list[str]:
     """Returns the names as a DuckDB CTAS writes them: a name equal (case-insensitively) to an earlier one gets
-    the first free suffix `_1`, `_2`, ... (free among the names so far, renamed ones included)."""
+    the first free suffix `_1`, `_2`, ... (free among the names so far, renamed ones included).
+    """
     used: set[str] = set()
     written: list[str] = []
     for name in names:
@@ -123,7 +170,8 @@ def identifier(name: str) -> str:
 
 def mark_written_names(query: exp.Expr) -> None:
     """Marks every output alias of `query` with the name as written, and every derived table's or CTE's column
-    list on its node, before the qualifier folds their case."""
+    list on its node, before the qualifier folds their case.
+    """
     for node in query.find_all(exp.Alias, exp.TableAlias):
         if isinstance(node, exp.Alias):
             alias = node.args.get("alias")
@@ -138,7 +186,7 @@ def _written(node: exp.Expr, text: str) -> str | None:
     start, end = node.meta.get("start"), node.meta.get("end")
     if not text or not isinstance(start, int) or not isinstance(end, int):
         return None
-    return text[start:end + 1]
+    return text[start : end + 1]
 
 
 def _render(node: exp.Expr, text: str) -> str:
@@ -164,8 +212,10 @@ def _render(node: exp.Expr, text: str) -> str:
         values = ", ".join(_render(value, text) for value in node.expressions)
         return f"({_render(node.this, text)} IN ({values}))"
     if kind is exp.Between and not node.args.get("symmetric"):
-        return (f"({_render(node.this, text)} BETWEEN {_render(node.args['low'], text)} AND "
-                f"{_render(node.args['high'], text)})")
+        return (
+            f"({_render(node.this, text)} BETWEEN {_render(node.args['low'], text)} AND "
+            f"{_render(node.args['high'], text)})"
+        )
     if kind is exp.Case:
         return _case(node, text)
     if kind is exp.Cast:
@@ -242,7 +292,8 @@ def _case(node: exp.Expr, text: str) -> str:
 
 def _cast(node: exp.Expr, text: str) -> str:
     """A CAST to DECIMAL(p, s): DuckDB writes DECIMAL and NUMERIC alike. Other types are refused, since the tree
-    loses how the type was spelled (`INT` is written INTEGER, `INT4` INT4) and a bare DECIMAL reads as (18, 3)."""
+    loses how the type was spelled (`INT` is written INTEGER, `INT4` INT4) and a bare DECIMAL reads as (18, 3).
+    """
     to = node.args.get("to")
     if not isinstance(to, exp.DataType):
         raise _NoName
@@ -257,7 +308,8 @@ def _cast(node: exp.Expr, text: str) -> str:
 
 def _window(node: exp.Expr, text: str) -> str:
     """A window with PARTITION BY only: the tree cannot tell `ORDER BY x` from `ORDER BY x NULLS LAST`. DuckDB
-    writes `count(*)` over a window as `count()`, and `count_star()` elsewhere."""
+    writes `count(*)` over a window as `count()`, and `count_star()` elsewhere.
+    """
     if set(_set_args(node)) - {"this", "partition_by", "over"}:
         raise _NoName
     partition = node.args.get("partition_by") or []

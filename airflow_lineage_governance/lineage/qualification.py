@@ -1,5 +1,6 @@
 """Qualifying a query's columns by their tables with sqlglot's qualifier over the catalog's schema, and the USING
-keys of joins resolved to the side DuckDB keeps."""
+keys of joins resolved to the side DuckDB keeps.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from airflow_lineage_governance.refs import TableRef
 
 def mark_using(coalesces: list[exp.Coalesce], using_joins: list[exp.Join]) -> None:
     """Marks the COALESCEs the statement itself wrote, and each USING join with its key names, before the
-    qualifier writes COALESCEs of its own for the USING keys."""
+    qualifier writes COALESCEs of its own for the USING keys.
+    """
     for node in coalesces:
         node.meta["written"] = True
     for join in using_joins:
@@ -26,7 +28,8 @@ def mark_using(coalesces: list[exp.Coalesce], using_joins: list[exp.Join]) -> No
 
 def resolve_using_keys(query: exp.Expr) -> None:
     """Replaces the COALESCE that the qualifier writes for a USING key with the side the join keeps:
-    the left for INNER and LEFT joins, the right for RIGHT joins; a FULL join keeps both."""
+    the left for INNER and LEFT joins, the right for RIGHT joins; a FULL join keeps both.
+    """
     for coalesce in list(query.find_all(exp.Coalesce)):
         if coalesce.meta.get("written") or coalesce.find_ancestor(exp.Join):
             continue
@@ -42,10 +45,12 @@ def resolve_using_keys(query: exp.Expr) -> None:
         coalesce.replace(keep.copy())
 
 
-def qualified_query(query: exp.Query, schema: Schema, target: TableRef, original: exp.Expr | str,
-                    dialect: str) -> exp.Query:
+def qualified_query(
+    query: exp.Query, schema: Schema, target: TableRef, original: exp.Expr | str, dialect: str
+) -> exp.Query:
     """Returns `query` with every column qualified by its table, as sqlglot's qualifier reads it over `schema`;
-    raises LineageError (UnknownColumnError naming the table and column) when it cannot be read."""
+    raises LineageError (UnknownColumnError naming the table and column) when it cannot be read.
+    """
     nested: dict[str, object] = {}
     for ref, columns in schema.items():
         db, name = engine_key(ref)
@@ -55,26 +60,37 @@ def qualified_query(query: exp.Query, schema: Schema, target: TableRef, original
     try:
         # The schema's names are already folded to lower case, as DuckDB folds them: no second normalization.
         mapping = MappingSchema(nested, dialect=dialect, normalize=False)
-        return qualify(query, schema=mapping, dialect=dialect, validate_qualify_columns=False,
-                       quote_identifiers=False, identify=False)
+        return qualify(
+            query,
+            schema=mapping,
+            dialect=dialect,
+            validate_qualify_columns=False,
+            quote_identifiers=False,
+            identify=False,
+        )
     except OptimizeError as error:
         message = str(error)
         if message.startswith("Unknown column:"):
-            raise unknown_column_error(message.split(":", 1)[1].strip(), original, schema, target,
-                                            dialect) from None
-        raise LineageError(target, f"the query cannot be read against the catalog ({message})",
-                           "check its table and column names") from None
+            raise unknown_column_error(message.split(":", 1)[1].strip(), original, schema, target, dialect) from None
+        raise LineageError(
+            target, f"the query cannot be read against the catalog ({message})", "check its table and column names"
+        ) from None
     except SqlglotError as error:
-        raise LineageError(target, f"the query cannot be read against the catalog ({error})",
-                           "check its table and column names") from None
+        raise LineageError(
+            target, f"the query cannot be read against the catalog ({error})", "check its table and column names"
+        ) from None
     except (AssertionError, AttributeError, KeyError, TypeError, ValueError):
         # sqlglot's qualifier asserts its own assumptions (a positional ORDER BY over a struct's .*, ...)
-        raise LineageError(target, "the query uses a construct the lineage engine cannot qualify",
-                           "simplify it (name each output column with AS, avoid .* over expressions)") from None
+        raise LineageError(
+            target,
+            "the query uses a construct the lineage engine cannot qualify",
+            "simplify it (name each output column with AS, avoid .* over expressions)",
+        ) from None
 
 
-def unknown_column_error(name: str, original: exp.Expr | str, schema: Schema, target: TableRef,
-                         dialect: str) -> LineageError:
+def unknown_column_error(
+    name: str, original: exp.Expr | str, schema: Schema, target: TableRef, dialect: str
+) -> LineageError:
     """Returns the error naming where the query's unknown column `name` was looked for."""
     if isinstance(original, str):  # the engine changed the only tree: read the text again, on this error only
         with quiet_sqlglot():
@@ -88,15 +104,19 @@ def unknown_column_error(name: str, original: exp.Expr | str, schema: Schema, ta
         qualifier = column.table.lower()
         table = aliases.get(qualifier)
         if qualifier in derived:
-            return UnknownColumnError(target, f"the subquery {qualifier} has no column {name}",
-                                      "check the spelling against its SELECT list")
+            return UnknownColumnError(
+                target, f"the subquery {qualifier} has no column {name}", "check the spelling against its SELECT list"
+            )
         if qualifier in ctes:
-            return UnknownColumnError(target, f"the CTE {qualifier} has no column {name}",
-                                      "check the spelling against its SELECT list")
+            return UnknownColumnError(
+                target, f"the CTE {qualifier} has no column {name}", "check the spelling against its SELECT list"
+            )
         if table is not None and isinstance(table.this, exp.Identifier):
             ref = table_ref(table) or next((r for r in schema if r.name == table.name.lower()), None)
             if ref is not None and name.lower() not in schema.get(ref, {name.lower(): ""}):
-                return UnknownColumnError(target, f"{ref} has no column {name}",
-                                          "check the spelling against the catalog")
-    return UnknownColumnError(target, f"no table the query reads has a column {name}",
-                              "check the spelling against the catalog")
+                return UnknownColumnError(
+                    target, f"{ref} has no column {name}", "check the spelling against the catalog"
+                )
+    return UnknownColumnError(
+        target, f"no table the query reads has a column {name}", "check the spelling against the catalog"
+    )

@@ -24,7 +24,8 @@ def redacted_expression(node: exp.Expr, dialect: str = "duckdb", limit: int = 20
 
 def redacted_sql(sql: Statement | str, dialect: str = "duckdb") -> str:
     """Returns the statement (parsed, or the statements of a text) with every literal as `?` and no comments; a
-    text that does not parse is withheld whole rather than risk a value leaking. Changes no tree it is given."""
+    text that does not parse is withheld whole rather than risk a value leaking. Changes no tree it is given.
+    """
     try:
         if isinstance(sql, Statement):
             return sql.tree.transform(_placeholder).sql(dialect=sql.dialect, pretty=True, comments=False)
@@ -32,5 +33,4 @@ def redacted_sql(sql: Statement | str, dialect: str = "duckdb") -> str:
             statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except (SqlglotError, RecursionError, ValueError):
         return WITHHELD
-    return ";\n".join(s.transform(_placeholder).sql(dialect=dialect, pretty=True, comments=False)
-                       for s in statements)
+    return ";\n".join(s.transform(_placeholder).sql(dialect=dialect, pretty=True, comments=False) for s in statements)

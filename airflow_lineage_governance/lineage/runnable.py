@@ -1,5 +1,6 @@
 """The SQL of a statement as DuckDB runs it: every table named by its full namespace, and every unaliased output
-of a CTAS named as DuckDB names it in the statement as written (so regenerating the SQL renames nothing)."""
+of a CTAS named as DuckDB names it in the statement as written (so regenerating the SQL renames nothing).
+"""
 
 from __future__ import annotations
 
@@ -20,8 +21,13 @@ from airflow_lineage_governance.lineage.schema import (
 from airflow_lineage_governance.lineage.statement import Statement, parse_statement, survey
 
 
-def runnable_select(statement: Statement | str, schema: CatalogSchema | NestedSchema, *,
-                    dialect: str = "duckdb", names: Sequence[str] | None = None) -> str:
+def runnable_select(
+    statement: Statement | str,
+    schema: CatalogSchema | NestedSchema,
+    *,
+    dialect: str = "duckdb",
+    names: Sequence[str] | None = None,
+) -> str:
     """Returns the statement's SELECT with each table named as DuckDB finds it (`schema.table`, or
     `catalog.schema.table` for a two-level namespace), a table named without namespace given its own; raises
     LineageError, UnsupportedStatementError for a MERGE, UPDATE or DELETE (which has no one SELECT: see
@@ -29,7 +35,8 @@ def runnable_select(statement: Statement | str, schema: CatalogSchema | NestedSc
 
     `names` (a CTAS's output names from its lineage, which are DuckDB's): when they rename a duplicate (`x`,
     `x_1`, as DuckDB's CREATE TABLE ... AS does and its SELECT does not) or name an output the regenerated SQL
-    might name otherwise, the SELECT is wrapped to return its columns under those names."""
+    might name otherwise, the SELECT is wrapped to return its columns under those names.
+    """
     if isinstance(statement, str):
         statement = parse_statement(statement, dialect)
     query = statement.query.copy()
@@ -40,8 +47,11 @@ def runnable_select(statement: Statement | str, schema: CatalogSchema | NestedSc
     for table, ref in place_tables(found.tables, found.ctes, normalized(schema), statement.target):
         name_for_duckdb(table, ref)
     sql = query.sql(dialect=statement.dialect)
-    if names is not None and statement.kind == StatementKind.CREATE_TABLE_AS and (
-            unnamed or _renames_a_duplicate(names)):
+    if (
+        names is not None
+        and statement.kind == StatementKind.CREATE_TABLE_AS
+        and (unnamed or _renames_a_duplicate(names))
+    ):
         listed = ", ".join(exp.to_identifier(name, quoted=True).sql(dialect=statement.dialect) for name in names)
         sql = f"SELECT * FROM ({sql}) AS lineage_named ({listed})"
     return sql
@@ -60,7 +70,8 @@ def _renames_a_duplicate(names: Sequence[str]) -> bool:
 def _name_unaliased(query: exp.Query, text: str) -> bool:
     """Gives each unaliased output expression of the query's leftmost SELECT the name DuckDB gives it in `text`
     where naming.output_name tells it; returns False when some output is left unnamed or comes through a star
-    (the SQL regenerated may then be named otherwise than the statement as written)."""
+    (the SQL regenerated may then be named otherwise than the statement as written).
+    """
     while isinstance(query, (exp.SetOperation, exp.Subquery)):
         query = query.this if isinstance(query, exp.Subquery) else query.left
     if not isinstance(query, exp.Select):
@@ -83,13 +94,15 @@ def _name_unaliased(query: exp.Query, text: str) -> bool:
     return named
 
 
-def runnable_statement(statement: Statement | str, schema: CatalogSchema | NestedSchema, *,
-                       dialect: str = "duckdb") -> str:
+def runnable_statement(
+    statement: Statement | str, schema: CatalogSchema | NestedSchema, *, dialect: str = "duckdb"
+) -> str:
     """Returns the whole statement (a MERGE, UPDATE or DELETE; any kind is taken) with each table, the target
     included, named as DuckDB finds it, as runnable_select names them: run it on a copy of the target at that
     name. A table named without namespace is given its own (an alias the statement relies on, such as `t` in
     `MERGE INTO db.t ... ON t.id = ...`, keeps working: DuckDB binds a table's own name). Raises LineageError for
-    a table the schema does not place. A Statement given is not changed (its tree is copied)."""
+    a table the schema does not place. A Statement given is not changed (its tree is copied).
+    """
     if isinstance(statement, str):
         statement = parse_statement(statement, dialect)
     tree = statement.tree.copy()

@@ -1,5 +1,6 @@
 """The lineage of every SELECT of a qualified query, scope by scope, children before parents: each scope's
-output columns in base source columns, and the columns of its row clauses."""
+output columns in base source columns, and the columns of its row clauses.
+"""
 
 from __future__ import annotations
 
@@ -23,14 +24,19 @@ from airflow_lineage_governance.lineage.walk import Context, ExpressionWalker, c
 from airflow_lineage_governance.refs import TableRef
 
 _NAMED_SCOPES = (ScopeType.DERIVED_TABLE, ScopeType.CTE, ScopeType.SET_OPERATION)
-ROW_CLAUSES = (("where", Subtype.FILTER, "WHERE"), ("group", Subtype.GROUP_BY, "GROUP BY"),
-               ("having", Subtype.FILTER, "HAVING"), ("qualify", Subtype.FILTER, "QUALIFY"))
+ROW_CLAUSES = (
+    ("where", Subtype.FILTER, "WHERE"),
+    ("group", Subtype.GROUP_BY, "GROUP BY"),
+    ("having", Subtype.FILTER, "HAVING"),
+    ("qualify", Subtype.FILTER, "QUALIFY"),
+)
 
 
 @dataclass
 class ScopeLineage:
     """One scope's output columns in order (name, dependencies in base columns) and the dependencies of
-    its row clauses."""
+    its row clauses.
+    """
 
     columns: list[tuple[str, tuple[Dependency, ...]]] = field(default_factory=list)
     rows: list[Dependency] = field(default_factory=list)
@@ -59,7 +65,8 @@ def _aggregates(projection: exp.Expr, select: exp.Select) -> bool:
 
 def _recursive(scope: Scope) -> bool:
     """Returns whether the scope is a CTE of WITH RECURSIVE whose later branch reads the CTE itself (sqlglot
-    places that reference on the first branch)."""
+    places that reference on the first branch).
+    """
     node = scope.expression
     if scope.scope_type != ScopeType.CTE or not isinstance(node, exp.SetOperation):
         return False
@@ -68,8 +75,11 @@ def _recursive(scope: Scope) -> bool:
         return False
     branches = scope.set_operation_scopes
     first = branches[0].expression if branches else None
-    return any(isinstance(source, Scope) and source.expression is first
-               for branch in branches[1:] for source in branch.sources.values())
+    return any(
+        isinstance(source, Scope) and source.expression is first
+        for branch in branches[1:]
+        for source in branch.sources.values()
+    )
 
 
 def _selected(scope: Scope) -> dict[str, exp.Table | Scope]:
@@ -114,12 +124,15 @@ class ScopeReader:
     def _fixpoint(self, scope: Scope, lineage: ScopeLineage, rows: list[Dependency]) -> ScopeLineage:
         """Returns the lineage of a recursive CTE: its recursive branch read again over the union so far (what
         the CTE's name stands for there) until no column gains a dependency; adds each pass's row dependencies
-        to `rows`."""
+        to `rows`.
+        """
         branches = scope.set_operation_scopes
         if len(branches) != 2 or not isinstance(branches[1].expression, exp.Select):
-            raise UnsupportedConstructError(self._target, "the query uses a WITH RECURSIVE of more than one "
-                                            "recursive branch, whose lineage is not traced",
-                                            "write the recursive part as one SELECT")
+            raise UnsupportedConstructError(
+                self._target,
+                "the query uses a WITH RECURSIVE of more than one recursive branch, whose lineage is not traced",
+                "write the recursive part as one SELECT",
+            )
         anchor = self._lineage[id(branches[0].expression)]
         for _ in range(len(lineage.columns) * max(1, len(self._schema)) + 2):
             so_far = [(name, deps) for (name, _), (_, deps) in zip(anchor.columns, lineage.columns, strict=True)]
@@ -131,8 +144,9 @@ class ScopeReader:
             if [deps for _, deps in found.columns] == [deps for _, deps in lineage.columns]:
                 return found
             lineage = found
-        raise LineageError(self._target, "the recursive CTE's lineage does not settle",
-                           "write the recursion without WITH RECURSIVE")
+        raise LineageError(
+            self._target, "the recursive CTE's lineage does not settle", "write the recursion without WITH RECURSIVE"
+        )
 
     def _read_scope(self, scope: Scope) -> ScopeLineage:
         node = scope.expression
@@ -153,15 +167,16 @@ class ScopeReader:
                 return ScopeLineage(columns=list(known.columns))
         return ScopeLineage(placeable=False)
 
-    def _walker(self, scope: Scope, aliases: dict[str, tuple[Dependency, ...]] | None = None, *,
-                aliases_last: bool = False) -> ExpressionWalker:
-        return ExpressionWalker(lambda column: self._resolve(column, scope, aliases, aliases_last),
-                                self._query_inputs)
+    def _walker(
+        self, scope: Scope, aliases: dict[str, tuple[Dependency, ...]] | None = None, *, aliases_last: bool = False
+    ) -> ExpressionWalker:
+        return ExpressionWalker(lambda column: self._resolve(column, scope, aliases, aliases_last), self._query_inputs)
 
     def _read_select(self, scope: Scope, select: exp.Select) -> ScopeLineage:
         walker = self._walker(scope)
-        columns = [(projection.alias_or_name.lower(), merge(walker.dependencies(projection)))
-                   for projection in select.selects]
+        columns = [
+            (projection.alias_or_name.lower(), merge(walker.dependencies(projection))) for projection in select.selects
+        ]
         rows: list[Dependency] = []
         for join in select.args.get("joins") or ():
             on = join.args.get("on")
@@ -179,19 +194,28 @@ class ScopeReader:
                     rows.extend(walker.dependencies(projection, grouped))
         distinct = select.args.get("distinct")
         if distinct is not None and distinct.args.get("on") is not None:
-            rows.extend(walker.dependencies(distinct.args["on"],
-                                            Context(EdgeType.INDIRECT, Subtype.GROUP_BY, False, "DISTINCT ON")))
+            rows.extend(
+                walker.dependencies(
+                    distinct.args["on"], Context(EdgeType.INDIRECT, Subtype.GROUP_BY, False, "DISTINCT ON")
+                )
+            )
         order = select.args.get("order")
         if order is not None:
             rows.extend(self._order_dependencies(scope, order, columns))
         return ScopeLineage(columns=columns, rows=rows, written=self._written_names(scope, select))
 
-    def _order_dependencies(self, scope: Scope, order: exp.Order, columns: list[tuple[str, tuple[Dependency, ...]]],
-                            outputs_only: bool = False) -> list[Dependency]:
+    def _order_dependencies(
+        self,
+        scope: Scope,
+        order: exp.Order,
+        columns: list[tuple[str, tuple[Dependency, ...]]],
+        outputs_only: bool = False,
+    ) -> list[Dependency]:
         """Returns the SORT dependencies of an ORDER BY as DuckDB binds it: ORDER BY ALL sorts by every output; a
         key that is a bare name is an output's alias first, and a name inside an expression is a source column
         first (an alias only when no source has that column). A set operation's ORDER BY (`outputs_only`) reads
-        its outputs only."""
+        its outputs only.
+        """
         sort = Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")
         outputs = dict(reversed(columns))
         found: list[Dependency] = []
@@ -207,7 +231,8 @@ class ScopeReader:
 
     def _written_names(self, scope: Scope, select: exp.Select) -> list[str]:
         """Returns the SELECT's output names as DuckDB writes them: an alias as written, an unaliased expression
-        by DuckDB's rendering of it, a column by the name its source gives it, a column list's names over all."""
+        by DuckDB's rendering of it, a column by the name its source gives it, a column list's names over all.
+        """
         names = []
         for projection in select.selects:
             alias = projection.args.get("alias") if isinstance(projection, exp.Alias) else None
@@ -223,7 +248,7 @@ class ScopeReader:
                 names.append(projection.alias_or_name.lower())
         listed = select.parent.meta.get(WRITTEN_COLUMNS) if select.parent is not None else None
         if isinstance(listed, list):
-            names[:len(listed)] = listed[:len(names)]
+            names[: len(listed)] = listed[: len(names)]
         return names
 
     def _source_name(self, column: exp.Column, scope: Scope) -> str:
@@ -242,15 +267,18 @@ class ScopeReader:
 
     def _read_unnest(self, scope: Scope, node: exp.Unnest) -> ScopeLineage:
         """An UNNEST of list columns as a source (`FROM t, unnest(t.tags) AS u(tag)`): each named output is its
-        list's elements (DIRECT TRANSFORMATION), and the lists shape the rows (INDIRECT JOIN)."""
+        list's elements (DIRECT TRANSFORMATION), and the lists shape the rows (INDIRECT JOIN).
+        """
         alias = node.args.get("alias")
         names = [column.name.lower() for column in alias.columns] if alias else []
         if len(names) != len(node.expressions) or node.args.get("offset"):
             return ScopeLineage(placeable=False)
         walker = self._walker(scope)
         element = Context(EdgeType.DIRECT, Subtype.TRANSFORMATION, False, "an element of the list UNNEST reads")
-        columns = [(name, merge(walker.dependencies(value, element)))
-                   for name, value in zip(names, node.expressions, strict=True)]
+        columns = [
+            (name, merge(walker.dependencies(value, element)))
+            for name, value in zip(names, node.expressions, strict=True)
+        ]
         rows = walker.dependencies(node, Context(EdgeType.INDIRECT, Subtype.JOIN, False, "rows made by UNNEST"))
         return ScopeLineage(columns=columns, rows=rows)
 
@@ -262,8 +290,10 @@ class ScopeReader:
         for branch in branches[1:]:
             if len(branch.columns) != len(names):
                 raise LineageError(
-                    self._target, f"the branches of a {node.key.upper()} have {len(names)} and "
-                    f"{len(branch.columns)} columns", "give every branch the same columns")
+                    self._target,
+                    f"the branches of a {node.key.upper()} have {len(names)} and {len(branch.columns)} columns",
+                    "give every branch the same columns",
+                )
         rows: list[Dependency] = []
         if isinstance(node, (exp.Except, exp.Intersect)):
             # Only the left side's values are returned; every column of both sides decides which rows are.
@@ -271,12 +301,14 @@ class ScopeReader:
             rows.extend(compose(dep, compared) for branch in branches for _, deps in branch.columns for dep in deps)
             columns = list(branches[0].columns)
         else:
-            columns = [(name, merge(dep for branch in branches for dep in branch.columns[i][1]))
-                       for i, name in enumerate(names)]
+            columns = [
+                (name, merge(dep for branch in branches for dep in branch.columns[i][1]))
+                for i, name in enumerate(names)
+            ]
         written = list(branches[0].written)
         listed = node.parent.meta.get(WRITTEN_COLUMNS) if node.parent is not None else None
         if isinstance(listed, list) and len(written) == len(names):
-            written[:len(listed)] = listed[:len(written)]
+            written[: len(listed)] = listed[: len(written)]
         order = node.args.get("order")
         if order is not None:
             rows.extend(self._order_dependencies(scope, order, columns, outputs_only=True))
@@ -284,10 +316,14 @@ class ScopeReader:
 
     def _read_by_name(self, scope: Scope, node: exp.SetOperation, branches: list[ScopeLineage]) -> ScopeLineage:
         """A set operation BY NAME: one output per name of any branch, in order of first appearance, each the
-        union of the branches' columns of that name (a branch without it gives NULL)."""
+        union of the branches' columns of that name (a branch without it gives NULL).
+        """
         if isinstance(node, (exp.Except, exp.Intersect)):
-            raise UnsupportedConstructError(self._target, f"the query uses {node.key.upper()} ... BY NAME, whose "
-                                            "lineage is not traced", "list the columns of each side in one order")
+            raise UnsupportedConstructError(
+                self._target,
+                f"the query uses {node.key.upper()} ... BY NAME, whose lineage is not traced",
+                "list the columns of each side in one order",
+            )
         merged: dict[str, list[Dependency]] = {}
         written: dict[str, str] = {}
         for branch in branches:
@@ -305,8 +341,11 @@ class ScopeReader:
     def _query_inputs(self, query: exp.Query) -> list[Dependency]:
         known = self._lineage.get(id(query))
         if known is None:
-            raise LineageError(self._target, f"the subquery {query.sql(dialect='duckdb')[:60]} could not be "
-                               "placed in the statement", "rewrite it as a CTE")
+            raise LineageError(
+                self._target,
+                f"the subquery {query.sql(dialect='duckdb')[:60]} could not be placed in the statement",
+                "rewrite it as a CTE",
+            )
         return [dep for _, deps in known.columns for dep in deps]
 
     def _table(self, source: exp.Table) -> TableRef | None:
@@ -317,8 +356,9 @@ class ScopeReader:
         known = self._base.get(key)
         if known is None:
             if column not in self._schema[table]:
-                raise UnknownColumnError(self._target, f"{table} has no column {column}",
-                                         "check the spelling against the catalog")
+                raise UnknownColumnError(
+                    self._target, f"{table} has no column {column}", "check the spelling against the catalog"
+                )
             known = (Dependency(table.column(column), EdgeType.DIRECT, Subtype.IDENTITY, False, "copied as is"),)
             self._base[key] = known
         return known
@@ -330,15 +370,23 @@ class ScopeReader:
         known = self._lineage.get(id(source.expression))
         return list(known.outputs) if known else []
 
-    def _resolve(self, column: exp.Column | exp.TableColumn, scope: Scope,
-                 aliases: dict[str, tuple[Dependency, ...]] | None,
-                 aliases_last: bool = False) -> tuple[Dependency, ...]:
+    def _resolve(
+        self,
+        column: exp.Column | exp.TableColumn,
+        scope: Scope,
+        aliases: dict[str, tuple[Dependency, ...]] | None,
+        aliases_last: bool = False,
+    ) -> tuple[Dependency, ...]:
         if isinstance(column, exp.TableColumn):
             return self._whole_row(column.name.lower(), scope)
         name, table = column.name.lower(), column.table.lower()
         if not table:
-            if aliases is not None and aliases_last and name in aliases and not any(
-                    name in self._source_columns(source) for source in _selected(scope).values()):
+            if (
+                aliases is not None
+                and aliases_last
+                and name in aliases
+                and not any(name in self._source_columns(source) for source in _selected(scope).values())
+            ):
                 return aliases[name]
             return self._resolve_unqualified(column, name, scope, None if aliases_last else aliases)
         holder: Scope | None = scope
@@ -347,31 +395,41 @@ class ScopeReader:
             if source is not None:
                 return self._from_source(source, table, name)
             holder = holder.parent
-        raise UnplaceableSourceError(self._target, f"{table}.{name} names {table}, which is no table, CTE or "
-                                     "subquery of the statement", "qualify the column with a table alias")
+        raise UnplaceableSourceError(
+            self._target,
+            f"{table}.{name} names {table}, which is no table, CTE or subquery of the statement",
+            "qualify the column with a table alias",
+        )
 
     def _from_source(self, source: exp.Table | Scope, alias: str, name: str) -> tuple[Dependency, ...]:
         if isinstance(source, exp.Table):
             table = self._table(source)
             if table is None:
-                raise UnplaceableSourceError(self._target, f"{alias}.{name} comes from {source.name.lower()}, "
-                                             "which is neither a catalog table nor a query",
-                                             "name a catalog table")
+                raise UnplaceableSourceError(
+                    self._target,
+                    f"{alias}.{name} comes from {source.name.lower()}, which is neither a catalog table nor a query",
+                    "name a catalog table",
+                )
             return self._base_column(table, name)
         known = self._lineage.get(id(source.expression))
         if known is None or not known.placeable:
             raise UnplaceableSourceError(
-                self._target, f"{alias}.{name} comes from {source.expression.sql(dialect='duckdb')[:60]}, "
-                "which is not a catalog table", "read it from an Iceberg table of the catalog")
+                self._target,
+                f"{alias}.{name} comes from {source.expression.sql(dialect='duckdb')[:60]}, "
+                "which is not a catalog table",
+                "read it from an Iceberg table of the catalog",
+            )
         deps = known.outputs.get(name)
         if deps is None:
             kind = "CTE" if source.scope_type == ScopeType.CTE else "subquery"
-            raise UnknownColumnError(self._target, f"the {kind} {alias} has no column {name}",
-                                     "check the spelling against its SELECT list")
+            raise UnknownColumnError(
+                self._target, f"the {kind} {alias} has no column {name}", "check the spelling against its SELECT list"
+            )
         return deps
 
-    def _resolve_unqualified(self, column: exp.Column, name: str, scope: Scope,
-                             aliases: dict[str, tuple[Dependency, ...]] | None) -> tuple[Dependency, ...]:
+    def _resolve_unqualified(
+        self, column: exp.Column, name: str, scope: Scope, aliases: dict[str, tuple[Dependency, ...]] | None
+    ) -> tuple[Dependency, ...]:
         if aliases is not None and name in aliases:
             return aliases[name]
         selected = _selected(scope)
@@ -388,26 +446,36 @@ class ScopeReader:
             return self._from_source(source, alias, name)
         if holders:
             names = " or ".join(self._describe(alias, source) for alias, source in holders)
-            raise AmbiguousColumnError(self._target, f"the column {name} could come from {names}",
-                                       "qualify it with its table's alias")
+            raise AmbiguousColumnError(
+                self._target, f"the column {name} could come from {names}", "qualify it with its table's alias"
+            )
         if len(readable) == 1:
-            raise UnknownColumnError(self._target, f"{readable[0]} has no column {name}",
-                                     "check the spelling against the catalog")
-        raise UnknownColumnError(self._target, f"no table the query reads has a column {name} (it reads "
-                                 f"{', '.join(readable) or 'no table'})", "check the spelling against the catalog")
+            raise UnknownColumnError(
+                self._target, f"{readable[0]} has no column {name}", "check the spelling against the catalog"
+            )
+        raise UnknownColumnError(
+            self._target,
+            f"no table the query reads has a column {name} (it reads {', '.join(readable) or 'no table'})",
+            "check the spelling against the catalog",
+        )
 
     def _whole_row(self, alias: str, scope: Scope) -> tuple[Dependency, ...]:
         """Returns the dependencies of a whole row read as one value (`SELECT l FROM t AS l`): every column of
-        its source."""
+        its source.
+        """
         holder: Scope | None = scope
         while holder is not None:
             source = holder.sources.get(alias)
             if source is not None:
-                return tuple(dep for name in self._source_columns(source)
-                             for dep in self._from_source(source, alias, name))
+                return tuple(
+                    dep for name in self._source_columns(source) for dep in self._from_source(source, alias, name)
+                )
             holder = holder.parent
-        raise UnplaceableSourceError(self._target, f"{alias} is no table, CTE or subquery of the statement",
-                                     "qualify the column with a table alias")
+        raise UnplaceableSourceError(
+            self._target,
+            f"{alias} is no table, CTE or subquery of the statement",
+            "qualify the column with a table alias",
+        )
 
     def _describe(self, alias: str, source: exp.Table | Scope) -> str:
         if isinstance(source, exp.Table):

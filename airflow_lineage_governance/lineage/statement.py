@@ -65,7 +65,8 @@ _NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Comman
 
 def survey(query: exp.Expr) -> Survey:
     """Returns the tables, CTE names, USING joins, COALESCEs, nested statements and DuckDB shorthands of the
-    query."""
+    query.
+    """
     found = Survey()
     for node in query.walk():
         if isinstance(node, exp.Column):
@@ -99,7 +100,8 @@ class Statement:
     place (the lineage engine, `runnable_select` and `runnable_statement` work on copies).
 
     A MERGE, UPDATE or DELETE (`reads_target`) reads the target's current rows as well as writing it: `target` is
-    the table written, `sources` the other tables it reads, and `tables` holds both."""
+    the table written, `sources` the other tables it reads, and `tables` holds both.
+    """
 
     kind: StatementKind
     target: TableRef
@@ -124,19 +126,23 @@ class Statement:
     @property
     def reads_target(self) -> bool:
         """Returns whether the statement reads the target's current rows (MERGE, UPDATE, DELETE): the target is
-        then an input (the version read) as well as the output (the version written)."""
+        then an input (the version read) as well as the output (the version written).
+        """
         return self.kind.reads_target
 
     @property
     def query(self) -> exp.Query:
         """Returns the statement's SELECT, a node of `tree` (not a copy: do not change it); raises
         UnsupportedStatementError for a MERGE, UPDATE or DELETE, which has no one SELECT (`runnable_statement`
-        gives the statement DuckDB runs)."""
+        gives the statement DuckDB runs).
+        """
         query = self.tree.expression
         if self.reads_target or not isinstance(query, exp.Query):
             raise UnsupportedStatementError(
-                self.target, f"a {self.kind} has no one SELECT whose rows are written",
-                "run the whole statement (runnable_statement) on a copy of the target")
+                self.target,
+                f"a {self.kind} has no one SELECT whose rows are written",
+                "run the whole statement (runnable_statement) on a copy of the target",
+            )
         return query
 
     @property
@@ -149,7 +155,8 @@ class Statement:
 def quiet_sqlglot() -> Iterator[None]:
     """Raises sqlglot's logger to ERROR while parsing, and restores it: sqlglot logs the whole statement text at
     WARNING when it falls back to a raw command, a statement may hold personal data in its literals, and no log
-    line may carry it."""
+    line may carry it.
+    """
     logger = logging.getLogger("sqlglot")
     level = logger.level
     logger.setLevel(logging.ERROR)
@@ -162,7 +169,8 @@ def quiet_sqlglot() -> Iterator[None]:
 def table_ref(table: exp.Table, target: TableRef | str | None = None) -> TableRef | None:
     """Returns the catalog table a sqlglot table node names (names folded to lower case; `a.b.t` is namespace
     ("a", "b")), or None when it names no namespace. Raises UnknownTableError when the namespace is deeper than
-    DuckDB can name."""
+    DuckDB can name.
+    """
     parts = [part.name.lower() for part in table.parts]
     if len(parts) < 2:
         return None
@@ -171,7 +179,8 @@ def table_ref(table: exp.Table, target: TableRef | str | None = None) -> TableRe
         raise UnknownTableError(
             target if target is not None else ref,
             f"{ref} has a namespace of {len(ref.namespace)} levels, and DuckDB names at most {MAX_NAMESPACE_LEVELS}",
-            "keep the table in a namespace of one or two levels")
+            "keep the table in a namespace of one or two levels",
+        )
     return ref
 
 
@@ -180,7 +189,7 @@ def _strip_leading_comments(sql: str) -> str:
         match = _COMMENT.match(sql)
         if not match:
             return sql
-        sql = sql[match.end():]
+        sql = sql[match.end() :]
 
 
 def _named_target(sql: str, keyword: str) -> str | None:
@@ -192,19 +201,22 @@ def _named_target(sql: str, keyword: str) -> str | None:
 def check_kind(sql: str) -> str:
     """Returns the statement's first keyword (CREATE, INSERT, MERGE, UPDATE, DELETE or WITH); raises
     UnsupportedStatementError for any other statement, before any parser is asked, and StatementTooLargeError
-    past the size bound."""
+    past the size bound.
+    """
     if len(sql) > MAX_STATEMENT_CHARS:
         raise StatementTooLargeError(
-            None, f"the statement has {len(sql):,} characters, more than the {MAX_STATEMENT_CHARS:,} read",
-            "split it into smaller statements")
+            None,
+            f"the statement has {len(sql):,} characters, more than the {MAX_STATEMENT_CHARS:,} read",
+            "split it into smaller statements",
+        )
     body = _strip_leading_comments(sql)
     match = _FIRST_WORD.match(body)
     keyword = match.group(1).upper() if match else ""
     if keyword not in _KEYWORDS:
         shown = keyword or "an empty statement"
         raise UnsupportedStatementError(
-            _named_target(body, keyword), f"{_ONLY}, not from {shown}",
-            "write it as one of those")
+            _named_target(body, keyword), f"{_ONLY}, not from {shown}", "write it as one of those"
+        )
     return keyword
 
 
@@ -214,15 +226,19 @@ def _one_statement(sql: str, dialect: str) -> exp.Expr:
             statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except (ParseError, TokenError) as error:
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise SqlSyntaxError(None, f"the statement does not parse as {dialect} SQL ({first})",
-                             "fix the syntax") from None
+        raise SqlSyntaxError(
+            None, f"the statement does not parse as {dialect} SQL ({first})", "fix the syntax"
+        ) from None
     except RecursionError:
-        raise StatementTooLargeError(None, "the statement is nested too deeply to parse",
-                                     "flatten its subqueries into CTEs") from None
+        raise StatementTooLargeError(
+            None, "the statement is nested too deeply to parse", "flatten its subqueries into CTEs"
+        ) from None
     if len(statements) != 1:
         raise UnsupportedStatementError(
-            None, f"the text holds {len(statements)} statements, and lineage is read from exactly one",
-            "give each statement a task of its own")
+            None,
+            f"the text holds {len(statements)} statements, and lineage is read from exactly one",
+            "give each statement a task of its own",
+        )
     return statements[0]
 
 
@@ -244,18 +260,23 @@ def _nesting(node: exp.Expr) -> int:
 def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
     """Returns the parsed CTAS, INSERT ... SELECT, MERGE, UPDATE or DELETE (the one parse of its text); raises
     LineageError (a subclass) for anything else, for a form of those the engine does not read, and for a target
-    without a namespace."""
+    without a namespace.
+    """
     keyword = check_kind(sql)
     node = _one_statement(sql, dialect)
     if isinstance(node, exp.Command):
-        raise SqlSyntaxError(_named_target(_strip_leading_comments(sql), keyword),
-                             f"the statement does not parse as {dialect} SQL", "fix the syntax")
+        raise SqlSyntaxError(
+            _named_target(_strip_leading_comments(sql), keyword),
+            f"the statement does not parse as {dialect} SQL",
+            "fix the syntax",
+        )
     kind = dml_kind(node)
     if kind is not None:
         return _dml_statement(node, kind, dialect)
     if keyword == "WITH":
-        raise UnsupportedStatementError(None, f"{_ONLY}, not from WITH ... {node.key.upper()}",
-                                        "write it as one of those")
+        raise UnsupportedStatementError(
+            None, f"{_ONLY}, not from WITH ... {node.key.upper()}", "write it as one of those"
+        )
     if isinstance(node, exp.Create):
         target = node.this.this if isinstance(node.this, exp.Schema) else node.this
         query = node.expression
@@ -263,11 +284,14 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
             raise UnsupportedStatementError(
                 _shown(target, dialect),
                 f"{_ONLY}, not from CREATE {node.kind or ''} without AS SELECT".replace("  ", " "),
-                "write it as CREATE TABLE ... AS SELECT")
+                "write it as CREATE TABLE ... AS SELECT",
+            )
         if isinstance(node.this, exp.Schema):
             raise UnsupportedStatementError(
-                _shown(target, dialect), "a CREATE TABLE ... AS with a column list is not read",
-                "name the columns with aliases in the SELECT")
+                _shown(target, dialect),
+                "a CREATE TABLE ... AS with a column list is not read",
+                "name the columns with aliases in the SELECT",
+            )
         kind, columns, replace = StatementKind.CREATE_TABLE_AS, (), bool(node.args.get("replace"))
     elif isinstance(node, exp.Insert):
         target_node = node.this
@@ -279,35 +303,55 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
         query = node.expression
         if not isinstance(query, exp.Query):
             raise UnsupportedStatementError(
-                _shown(target, dialect), f"{_ONLY}, not from INSERT ... VALUES or DEFAULT VALUES",
-                "write the values as a SELECT")
+                _shown(target, dialect),
+                f"{_ONLY}, not from INSERT ... VALUES or DEFAULT VALUES",
+                "write the values as a SELECT",
+            )
         if node.args.get("conflict") or node.args.get("overwrite") or node.args.get("alternative"):
             raise UnsupportedStatementError(
                 _shown(target, dialect),
                 "an INSERT that may update existing rows (OR REPLACE, ON CONFLICT) is not read",
-                "write a plain INSERT INTO ... SELECT")
+                "write a plain INSERT INTO ... SELECT",
+            )
         kind, replace = StatementKind.INSERT, False
     else:
-        raise UnsupportedStatementError(None, f"{_ONLY}, not from {keyword} {node.key.upper()}",
-                                        "write it as one of those")
+        raise UnsupportedStatementError(
+            None, f"{_ONLY}, not from {keyword} {node.key.upper()}", "write it as one of those"
+        )
     if not isinstance(target, exp.Table) or not isinstance(target.this, (exp.Identifier, exp.Dot)):
-        raise UnsupportedStatementError(None, "the statement's target is not a table name",
-                                        "name the target as namespace.table")
+        raise UnsupportedStatementError(
+            None, "the statement's target is not a table name", "name the target as namespace.table"
+        )
     found = survey(query)
     if found.nested is not None:
         raise UnsupportedStatementError(
-            _shown(target, dialect), f"its query holds a {found.nested.key.upper()}, and {_ONLY}",
-            "move that statement to a task of its own")
+            _shown(target, dialect),
+            f"its query holds a {found.nested.key.upper()}, and {_ONLY}",
+            "move that statement to a task of its own",
+        )
     # Nesting cannot be deeper than the number of queries: measure it only when that could exceed the bound.
     if found.queries > MAX_NESTING and _nesting(query) > MAX_NESTING:
         raise StatementTooLargeError(
-            _shown(target, dialect), f"queries are nested more than {MAX_NESTING} deep",
-            "flatten the subqueries into CTEs")
+            _shown(target, dialect),
+            f"queries are nested more than {MAX_NESTING} deep",
+            "flatten the subqueries into CTEs",
+        )
     target_ref = _target_ref(target)
     sources, unplaced = _named_tables(found, target_ref)
-    return Statement(kind, target_ref, columns, sources, unplaced, replace, node, dialect, found, sql,
-                     by_name=bool(node.args.get("by_name")) if isinstance(node, exp.Insert) else False,
-                     if_not_exists=bool(node.args.get("exists")) if isinstance(node, exp.Create) else False)
+    return Statement(
+        kind,
+        target_ref,
+        columns,
+        sources,
+        unplaced,
+        replace,
+        node,
+        dialect,
+        found,
+        sql,
+        by_name=bool(node.args.get("by_name")) if isinstance(node, exp.Insert) else False,
+        if_not_exists=bool(node.args.get("exists")) if isinstance(node, exp.Create) else False,
+    )
 
 
 def _shown(target: exp.Expr, dialect: str) -> str | None:
@@ -317,17 +361,20 @@ def _shown(target: exp.Expr, dialect: str) -> str | None:
 
 def _dml_statement(node: exp.Expr, kind: StatementKind, dialect: str) -> Statement:
     """Returns the Statement of a MERGE, UPDATE or DELETE: its target the table it writes, its sources every
-    other table it names; raises LineageError for a form the engine does not read."""
+    other table it names; raises LineageError for a form the engine does not read.
+    """
     target = node.this
     if not isinstance(target, exp.Table) or not isinstance(target.this, (exp.Identifier, exp.Dot)):
-        raise UnsupportedStatementError(None, f"the {kind}'s target is not a table name",
-                                        "name the target as namespace.table")
+        raise UnsupportedStatementError(
+            None, f"the {kind}'s target is not a table name", "name the target as namespace.table"
+        )
     target_ref = _target_ref(target)
     refuse_unread_forms(node, kind, str(target_ref))
     found = survey(node)
     if found.queries > MAX_NESTING and _nesting(node) > MAX_NESTING:
         raise StatementTooLargeError(
-            target_ref, f"queries are nested more than {MAX_NESTING} deep", "flatten the subqueries into CTEs")
+            target_ref, f"queries are nested more than {MAX_NESTING} deep", "flatten the subqueries into CTEs"
+        )
     sources, unplaced = _named_tables(found, target_ref)
     return Statement(kind, target_ref, (), sources, unplaced, False, node, dialect, found)
 
@@ -353,4 +400,3 @@ def _named_tables(found: Survey, target: TableRef) -> tuple[tuple[TableRef, ...]
             unplaced = True
     names.pop(target, None)
     return tuple(names), unplaced
-

@@ -1,5 +1,6 @@
 """How each source column takes part in one expression: the OpenLineage type, subtype and masking of every
-column on the way from the expression's root to its leaves."""
+column on the way from the expression's root to its leaves.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +15,26 @@ from airflow_lineage_governance.lineage.model import Dependency
 HASH_FUNCTIONS = (exp.MD5, exp.MD5Digest, exp.SHA, exp.SHA2, exp.StandardHash)
 # Window functions that pick a row's value rather than aggregate: TRANSFORMATION, not AGGREGATION.
 NAVIGATION_FUNCTIONS = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)
-HASH_NAMES = frozenset({"md5", "md5_number", "md5_number_lower", "md5_number_upper", "sha1", "sha256",
-                        "sha512", "sha2", "hash", "xxhash", "xxh64", "murmurhash3_32", "crc32", "blake3",
-                        "hmac", "fnv_hash"})
+HASH_NAMES = frozenset(
+    {
+        "md5",
+        "md5_number",
+        "md5_number_lower",
+        "md5_number_upper",
+        "sha1",
+        "sha256",
+        "sha512",
+        "sha2",
+        "hash",
+        "xxhash",
+        "xxh64",
+        "murmurhash3_32",
+        "crc32",
+        "blake3",
+        "hmac",
+        "fnv_hash",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -85,7 +103,8 @@ def _is_hash(node: exp.Expr) -> bool:
 
 class ExpressionWalker:
     """Collects the dependencies of expressions of one scope, resolving columns and subqueries through
-    the callables it is given."""
+    the callables it is given.
+    """
 
     def __init__(self, resolve_column: ResolveColumn, resolve_query: ResolveQuery) -> None:
         self._resolve_column = resolve_column
@@ -158,7 +177,8 @@ class ExpressionWalker:
         if isinstance(function, NAVIGATION_FUNCTIONS):
             self._walk_children(function, _as_value(context, function), found)
         elif isinstance(function, exp.AggFunc) or (
-                isinstance(function, exp.Filter) and isinstance(function.this, exp.AggFunc)):
+            isinstance(function, exp.Filter) and isinstance(function.this, exp.AggFunc)
+        ):
             self._walk(function, context, found)
         else:
             self._walk_children(function, _as_value(context, function), found)

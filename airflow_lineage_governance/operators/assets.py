@@ -1,6 +1,7 @@
 """The Airflow asset an IcebergSqlOperator task writes, declared when the DAG file is parsed: its target table
 is read from the statement's text with one regular expression (no SQL parser, so parsing a DAG stays cheap), or
-taken from the operator's `target=` argument."""
+taken from the operator's `target=` argument.
+"""
 
 from __future__ import annotations
 
@@ -16,17 +17,21 @@ if TYPE_CHECKING:
     from airflow.sdk import Asset
 
 _COMMENTS = re.compile(r"\s*(--[^\n]*(\n|$)|/\*.*?\*/)", re.S)
-_TARGET = re.compile(r"(?:CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?|INSERT\s+INTO\s+|"
-                     r"MERGE\s+INTO\s+|UPDATE\s+|DELETE\s+FROM\s+)([\w.\"`]+)", re.I)
+_TARGET = re.compile(
+    r"(?:CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?|INSERT\s+INTO\s+|"
+    r"MERGE\s+INTO\s+|UPDATE\s+|DELETE\s+FROM\s+)([\w.\"`]+)",
+    re.I,
+)
 
 
 def target_in_text(sql: str) -> TableRef | None:
     """Returns the table a CREATE TABLE … AS, INSERT INTO, MERGE INTO, UPDATE or DELETE FROM statement names first
     after its leading comments,
-    or None when the text names none or the name is templated or not a namespaced table."""
+    or None when the text names none or the name is templated or not a namespaced table.
+    """
     body = sql
     while match := _COMMENTS.match(body):
-        body = body[match.end():]
+        body = body[match.end() :]
     found = _TARGET.match(body.lstrip())
     if not found:
         return None
@@ -38,7 +43,8 @@ def target_in_text(sql: str) -> TableRef | None:
 
 def statement_text(sql: str, template_ext: Iterable[str], folders: Iterable[str | Path]) -> str | None:
     """Returns the statement's text: `sql` itself, or, when `sql` names a template file, that file's text as
-    found first in `folders`; None when the file is in none of them."""
+    found first in `folders`; None when the file is in none of them.
+    """
     if not sql.endswith(tuple(template_ext)):
         return sql
     for folder in folders:
@@ -61,7 +67,8 @@ def template_folders(dag: Any) -> list[str | Path]:
 
 def asset_uri(namespace: str, table: TableRef) -> str:
     """Returns the asset URI of a table: `<lineage namespace>/<namespace levels…>/<table>`, e.g.
-    `iceberg://platform/marketing/audience`."""
+    `iceberg://platform/marketing/audience`.
+    """
     return "/".join((namespace.rstrip("/"), *table.namespace, table.name))
 
 
@@ -76,7 +83,8 @@ def table_asset(namespace: str, table: TableRef) -> Asset:
 def declared_target(sql: str, target: str | None, template_ext: Iterable[str], dag: Any) -> TableRef | None:
     """Returns the table an operator declares it writes: `target` when given, else the one its statement's text
     (or .sql file in the DAG's template folders) names; None when neither says. Raises InvalidNameError for a
-    `target` that is not `namespace.table`."""
+    `target` that is not `namespace.table`.
+    """
     if target is not None:
         return TableRef.parse(target)
     text = statement_text(sql, template_ext, template_folders(dag)) if isinstance(sql, str) else None

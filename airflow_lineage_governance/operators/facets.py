@@ -14,7 +14,8 @@ SPEC = "https://airflow-lineage-governance.invalid/spec/"
 @attr.define
 class RowChangesOutputDatasetFacet(OutputDatasetFacet):
     """Says how a MERGE, UPDATE or DELETE changed its target: rows inserted, updated and deleted (together the
-    output statistics' `rowCount`), and how many of the table's data files it rewrote, copy-on-write."""
+    output statistics' `rowCount`), and how many of the table's data files it rewrote, copy-on-write.
+    """
 
     inserted: int
     updated: int
@@ -29,14 +30,20 @@ class RowChangesOutputDatasetFacet(OutputDatasetFacet):
 
 def row_changes_facet(counts: RowCounts) -> RowChangesOutputDatasetFacet:
     """Returns the `rowChanges` output facet of a MERGE, UPDATE or DELETE's row counts."""
-    return RowChangesOutputDatasetFacet(inserted=counts.inserted, updated=counts.updated, deleted=counts.deleted,
-                                        filesRewritten=counts.files_rewritten, filesInTable=counts.files_in_table)
+    return RowChangesOutputDatasetFacet(
+        inserted=counts.inserted,
+        updated=counts.updated,
+        deleted=counts.deleted,
+        filesRewritten=counts.files_rewritten,
+        filesInTable=counts.files_in_table,
+    )
 
 
 @attr.define
 class DuckDBSessionRunFacet(RunFacet):
     """Says which DuckDB session settings the statement ran under: time zone, calendar, default collation and
-    ordering (the provider's, never the worker's environment)."""
+    ordering (the provider's, never the worker's environment).
+    """
 
     TimeZone: str  # noqa: N815 - the facet's JSON field names are DuckDB's setting names
     Calendar: str  # noqa: N815

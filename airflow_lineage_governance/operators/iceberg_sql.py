@@ -2,7 +2,8 @@
 with exact OpenLineage column lineage read before anything is written.
 
 Importing this module loads no pyiceberg, DuckDB, pyarrow, sqlglot or OpenLineage client (DAG parsing stays
-cheap): the work's modules are imported when a task runs."""
+cheap): the work's modules are imported when a task runs.
+"""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ DEFAULT_MAX_EDGES = 4096
 @dataclass(frozen=True)
 class LineageRead:
     """What one try read before running the statement: the parsed statement, the tables loaded (once), their
-    schema, the lineage and what DuckDB runs: the SELECT of a CTAS or INSERT, the whole MERGE, UPDATE or DELETE."""
+    schema, the lineage and what DuckDB runs: the SELECT of a CTAS or INSERT, the whole MERGE, UPDATE or DELETE.
+    """
 
     statement: Statement
     tables: Mapping[TableRef, Table]
@@ -77,11 +79,20 @@ class IcebergSqlOperator(BaseOperator):
     template_fields_renderers = {"sql": "sql"}
     ui_color = "#cfe8ff"
 
-    def __init__(self, *, sql: str, iceberg_conn_id: str = IcebergHook.default_conn_name,
-                 lineage_namespace: str | None = None, max_lineage_edges: int = DEFAULT_MAX_EDGES,
-                 target: str | None = None, partition_by: Sequence[str] | None = None,
-                 write_mode: str = APPEND, duckdb_memory_limit: str | None = None,
-                 duckdb_threads: int | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        sql: str,
+        iceberg_conn_id: str = IcebergHook.default_conn_name,
+        lineage_namespace: str | None = None,
+        max_lineage_edges: int = DEFAULT_MAX_EDGES,
+        target: str | None = None,
+        partition_by: Sequence[str] | None = None,
+        write_mode: str = APPEND,
+        duckdb_memory_limit: str | None = None,
+        duckdb_threads: int | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.duckdb_memory_limit = duckdb_memory_limit
         self.duckdb_threads = duckdb_threads
@@ -104,7 +115,8 @@ class IcebergSqlOperator(BaseOperator):
     def outlet_asset(self) -> Asset:
         """Returns the asset of the declared target: `<lineage namespace>/<db>/<table>`, the namespace being the
         operator's `lineage_namespace`, else `iceberg://<connection id>` (no connection is read at parse time).
-        Raises ValueError when no target is declared."""
+        Raises ValueError when no target is declared.
+        """
         if self.declared_target is None:
             raise ValueError(f"the task {self.task_id} declares no target table: give target='db.table'")
         return table_asset(self.lineage_namespace or f"iceberg://{self.iceberg_conn_id}", self.declared_target)
@@ -116,14 +128,16 @@ class IcebergSqlOperator(BaseOperator):
 
     def render_template_fields(self, context: Context, jinja_env: Environment | None = None) -> None:
         """Renders `sql`, then parses it: the OpenLineage listener reads facets in a forked process, which
-        inherits the parsed statement instead of parsing it again."""
+        inherits the parsed statement instead of parsing it again.
+        """
         super().render_template_fields(context, jinja_env)
         with suppress(Exception):  # execute() and the facets report why the statement cannot be read
             self.statement()
 
     def statement(self) -> Statement:
         """Returns the rendered statement, parsed once (again only if `sql` changes); raises LineageError, the
-        same one on every call, when it cannot be read."""
+        same one on every call, when it cannot be read.
+        """
         if self._parsed is None or self._parsed[0] != self.sql:
             from airflow_lineage_governance.lineage import LineageError, parse_statement
 
@@ -141,7 +155,8 @@ class IcebergSqlOperator(BaseOperator):
     def lineage_read(self) -> LineageRead:
         """Returns the try's lineage read (made on first use, by the START facets or execute, whichever runs
         first): the statement, its tables loaded once, their schema, the lineage and the runnable SELECT.
-        Raises LineageError when the lineage cannot be read exactly, other errors when the catalog cannot."""
+        Raises LineageError when the lineage cannot be read exactly, other errors when the catalog cannot.
+        """
         if self._read is None or self._read[0] != self.sql:
             from airflow_lineage_governance.iceberg.catalog import catalog_tables, load_tables, table_columns
             from airflow_lineage_governance.iceberg.read import prepare_sandboxed_connection
@@ -177,7 +192,8 @@ class IcebergSqlOperator(BaseOperator):
         """Reads the lineage, runs the statement, writes the result; returns the table, snapshot id, row count,
         partitions written and, for a MERGE, UPDATE or DELETE, the rows inserted, updated and deleted (XCom).
         Raises AirflowFailException, with the engine's sentence, when lineage is unreadable, and
-        AirflowException (retried when the task has retries) naming the catalog when a REST catalog does not answer."""
+        AirflowException (retried when the task has retries) naming the catalog when a REST catalog does not answer.
+        """
         from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError, IcebergError
         from airflow_lineage_governance.lineage import LineageError
         from airflow_lineage_governance.lineage.errors import UNREADABLE
@@ -193,8 +209,10 @@ class IcebergSqlOperator(BaseOperator):
             raise AirflowException(str(error)) from None
         lineage = read.lineage
         if self.target is not None and self.declared_target != lineage.target:
-            raise AirflowFailException(f"the statement writes {lineage.target}, not its declared target "
-                                       f"{self.target}, so nothing was written: fix target= or the statement")
+            raise AirflowFailException(
+                f"the statement writes {lineage.target}, not its declared target "
+                f"{self.target}, so nothing was written: fix target= or the statement"
+            )
         self._check_options(read.statement)
         try:
             self._run = self._write(read, self._snapshot_properties(context))
@@ -207,8 +225,9 @@ class IcebergSqlOperator(BaseOperator):
         for line in lineage_summary(lineage, self._run):
             self.log.info("%s", line)
         write = self._run.write
-        self._record_asset_event(context, write.table, {"snapshot_id": write.snapshot_id, "rows": write.rows,
-                                                        "table": str(write.table)})
+        self._record_asset_event(
+            context, write.table, {"snapshot_id": write.snapshot_id, "rows": write.rows, "table": str(write.table)}
+        )
         return run_result(self._run)
 
     def _check_options(self, statement: Statement) -> None:
@@ -216,13 +235,17 @@ class IcebergSqlOperator(BaseOperator):
         from airflow_lineage_governance.kinds import StatementKind
 
         if self.partition_fields and statement.kind is not StatementKind.CREATE_TABLE_AS:
-            raise AirflowFailException(f"{statement.target}: partition_by applies to CREATE TABLE ... AS only, and "
-                                       f"this statement is a {statement.kind} (the table's own spec partitions what "
-                                       "it writes); remove partition_by, nothing was written")
+            raise AirflowFailException(
+                f"{statement.target}: partition_by applies to CREATE TABLE ... AS only, and "
+                f"this statement is a {statement.kind} (the table's own spec partitions what "
+                "it writes); remove partition_by, nothing was written"
+            )
         if self.write_mode != APPEND and statement.kind is not StatementKind.INSERT:
-            raise AirflowFailException(f"{statement.target}: write_mode={self.write_mode!r} applies to INSERT only, "
-                                       f"and this statement is a {statement.kind}; remove write_mode, nothing was "
-                                       "written")
+            raise AirflowFailException(
+                f"{statement.target}: write_mode={self.write_mode!r} applies to INSERT only, "
+                f"and this statement is a {statement.kind}; remove write_mode, nothing was "
+                "written"
+            )
 
     @staticmethod
     def _snapshot_properties(context: Context) -> dict[str, str]:
@@ -233,8 +256,11 @@ class IcebergSqlOperator(BaseOperator):
         logical_date = context.get("logical_date")
         logical = logical_date.isoformat() if logical_date else None
         return {
-            "airflow.dag_id": ti.dag_id, "airflow.run_id": ti.run_id, "airflow.task_id": ti.task_id,
-            "airflow.map_index": str(ti.map_index), "airflow.try_number": str(ti.try_number),
+            "airflow.dag_id": ti.dag_id,
+            "airflow.run_id": ti.run_id,
+            "airflow.task_id": ti.task_id,
+            "airflow.map_index": str(ti.map_index),
+            "airflow.try_number": str(ti.try_number),
             "airflow.logical_date": logical or "",
             WRITE_KEY: write_key(ti.dag_id, ti.task_id, ti.map_index, logical, ti.run_id),
         }
@@ -250,15 +276,19 @@ class IcebergSqlOperator(BaseOperator):
     @cached_property
     def duckdb_resources(self) -> Resources:
         """Returns the DuckDB memory limit, threads and spill root the statement runs within: the operator's
-        own, else the provider's config section, else the task's default share of the machine."""
+        own, else the provider's config section, else the task's default share of the machine.
+        """
         from airflow_lineage_governance.iceberg.resources import CONFIG_OPTIONS, Resources
         from airflow_lineage_governance.settings import setting, thread_count
 
         threads = self.duckdb_threads
         if threads is None and setting(CONFIG_OPTIONS["threads"]):
             threads = thread_count(CONFIG_OPTIONS["threads"])
-        return Resources(self.duckdb_memory_limit or setting(CONFIG_OPTIONS["memory_limit"]) or "", threads or 0,
-                         setting(CONFIG_OPTIONS["spill_root"]) or "")
+        return Resources(
+            self.duckdb_memory_limit or setting(CONFIG_OPTIONS["memory_limit"]) or "",
+            threads or 0,
+            setting(CONFIG_OPTIONS["spill_root"]) or "",
+        )
 
     def _write(self, read: LineageRead, properties: dict[str, str]) -> StatementRun:
         """Runs the statement: a MERGE, UPDATE or DELETE copy-on-write, a CTAS or INSERT through its SELECT."""
@@ -267,26 +297,48 @@ class IcebergSqlOperator(BaseOperator):
             sources = [ref for ref in lineage.sources if ref != lineage.target]
             from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
 
-            return rewrite_statement(self.hook.get_conn(), target=lineage.target, dml=read.query, sources=sources,
-                                     snapshot_properties=properties, loaded=read.tables, session=self.session,
-                                     returning_max_rows=_returning_max_rows(), resources=self.duckdb_resources)
+            return rewrite_statement(
+                self.hook.get_conn(),
+                target=lineage.target,
+                dml=read.query,
+                sources=sources,
+                snapshot_properties=properties,
+                loaded=read.tables,
+                session=self.session,
+                returning_max_rows=_returning_max_rows(),
+                resources=self.duckdb_resources,
+            )
         from airflow_lineage_governance.iceberg.run import run_statement
 
         return run_statement(
-            self.hook.get_conn(), kind=lineage.kind, target=lineage.target, query=read.query,
-            sources=list(lineage.sources), insert_columns=[c.name for c in lineage.columns],
-            snapshot_properties=properties, loaded=read.tables, replace=statement.replace,
-            partition_by=self.partition_fields, write_mode=self.write_mode, if_not_exists=statement.if_not_exists,
-            session=self.session, resources=self.duckdb_resources)
+            self.hook.get_conn(),
+            kind=lineage.kind,
+            target=lineage.target,
+            query=read.query,
+            sources=list(lineage.sources),
+            insert_columns=[c.name for c in lineage.columns],
+            snapshot_properties=properties,
+            loaded=read.tables,
+            replace=statement.replace,
+            partition_by=self.partition_fields,
+            write_mode=self.write_mode,
+            if_not_exists=statement.if_not_exists,
+            session=self.session,
+            resources=self.duckdb_resources,
+        )
 
     def _record_asset_event(self, context: Context, written: TableRef, extra: dict[str, Any]) -> None:
         """Puts the snapshot id and row count on the outlet asset's event, when the table written is the one
-        declared."""
+        declared.
+        """
         if self.declared_target is None:
             return
         if written != self.declared_target:
-            self.log.warning("The statement wrote %s, not %s as read when the DAG was parsed; its asset event "
-                             "carries no snapshot", written, self.declared_target)
+            self.log.warning(
+                "The statement wrote %s, not %s as read when the DAG was parsed; its asset event carries no snapshot",
+                written,
+                self.declared_target,
+            )
             return
         context["outlet_events"][self.outlet_asset()].extra = extra
 
@@ -294,17 +346,20 @@ class IcebergSqlOperator(BaseOperator):
 
     def get_openlineage_facets_on_start(self) -> OperatorLineage:
         """Returns the inputs (with schemas) and the output the statement will write, with the schema it will
-        have (`_planned_output`)."""
+        have (`_planned_output`).
+        """
         return self._facets(complete=False)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> OperatorLineage:
         """Returns the inputs with the snapshots read, and the output with schema, column lineage, version
-        and row count."""
+        and row count.
+        """
         return self._facets(complete=self._run is not None)
 
     def get_openlineage_facets_on_failure(self, task_instance: Any) -> OperatorLineage:
         """Returns what START returned and, when the lineage could not be read, the `extractionError` run
-        facet with the engine's sentence; the provider adds the task's error."""
+        facet with the engine's sentence; the provider adds the task's error.
+        """
         return self._facets(complete=False, failed=True)
 
     def _facets(self, complete: bool, failed: bool = False) -> OperatorLineage:
@@ -350,10 +405,15 @@ class IcebergSqlOperator(BaseOperator):
             write = self._run.write
             sent, edges = bounded(lineage, self.max_lineage_edges)
             if edges > self.max_lineage_edges:
-                self.log.warning("The column lineage of %s has %d edges; the event carries the first %d",
-                                 lineage.target, edges, sent.edge_count)
+                self.log.warning(
+                    "The column lineage of %s has %d edges; the event carries the first %d",
+                    lineage.target,
+                    edges,
+                    sent.edge_count,
+                )
                 run_facets["lineageTruncation"] = LineageTruncationRunFacet(
-                    edges=edges, kept=sent.edge_count, limit=self.max_lineage_edges, target=str(lineage.target))
+                    edges=edges, kept=sent.edge_count, limit=self.max_lineage_edges, target=str(lineage.target)
+                )
             output = output_dataset(namespace, lineage.target, list(write.columns), sent, write.snapshot_id, write.rows)
             if write.counts is not None:
                 from airflow_lineage_governance.operators.facets import row_changes_facet
@@ -374,7 +434,8 @@ class IcebergSqlOperator(BaseOperator):
         An INSERT, MERGE, UPDATE or DELETE keeps the target's schema (the catalog's); a CREATE TABLE ... AS gives
         it the schema DuckDB bound its SELECT to when the lineage was read (`bound_result_schema`: nothing read,
         no connection opened), named only when the target does not exist or already has that schema (a CREATE
-        TABLE IF NOT EXISTS of an existing table: the table's)."""
+        TABLE IF NOT EXISTS of an existing table: the table's).
+        """
         from airflow_lineage_governance.iceberg.errors import IcebergError
         from airflow_lineage_governance.iceberg.result_schema import bound_result_schema
         from airflow_lineage_governance.iceberg.types import facet_fields

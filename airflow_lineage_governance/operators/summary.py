@@ -1,5 +1,6 @@
 """The lineage summary an IcebergSqlOperator writes to its task log, for a person reading the Airflow UI, and the
-value it returns (XCom)."""
+value it returns (XCom).
+"""
 
 from __future__ import annotations
 
@@ -29,17 +30,29 @@ def _written(lineage: ColumnLineage, run: StatementRun) -> list[str]:
     """Returns the lines that say what the write did to the table."""
     write = run.write
     if write.untouched:
-        return [f"  {write.table} already exists, and CREATE TABLE IF NOT EXISTS left it as it is: nothing was "
-                f"written (snapshot {write.snapshot_id}), so no column lineage reached it"]
+        return [
+            f"  {write.table} already exists, and CREATE TABLE IF NOT EXISTS left it as it is: nothing was "
+            f"written (snapshot {write.snapshot_id}), so no column lineage reached it"
+        ]
     counts = write.counts
-    changes = (f" ({counts.inserted} inserted, {counts.updated} updated, {counts.deleted} deleted; "
-               f"{counts.files_rewritten} of {counts.files_in_table} data files rewritten)") if counts else ""
+    changes = (
+        (
+            f" ({counts.inserted} inserted, {counts.updated} updated, {counts.deleted} deleted; "
+            f"{counts.files_rewritten} of {counts.files_in_table} data files rewritten)"
+        )
+        if counts
+        else ""
+    )
     if write.already_written:
-        lines = [f"  {write.table}: this task instance already wrote snapshot {write.snapshot_id} "
-                 f"({write.rows} rows{changes}); nothing written again"]
+        lines = [
+            f"  {write.table}: this task instance already wrote snapshot {write.snapshot_id} "
+            f"({write.rows} rows{changes}); nothing written again"
+        ]
     elif counts is not None and counts.changed == 0:
-        lines = [f"  {write.table}: the {lineage.kind} changed no row; nothing was written (snapshot "
-                 f"{write.snapshot_id} kept)"]
+        lines = [
+            f"  {write.table}: the {lineage.kind} changed no row; nothing was written (snapshot "
+            f"{write.snapshot_id} kept)"
+        ]
     else:
         lines = [f"  {_verb(lineage, run)} {write.table}: {write.rows} rows{changes}, snapshot {write.snapshot_id}"]
     if write.partitions:
@@ -50,9 +63,11 @@ def _written(lineage: ColumnLineage, run: StatementRun) -> list[str]:
 def lineage_summary(lineage: ColumnLineage, run: StatementRun) -> list[str]:
     """Returns the summary lines: target, each output column with its sources, the rows-shaping inputs,
     the snapshots read and written, the rows written (inserted, updated, deleted for a MERGE, UPDATE or DELETE)
-    and the partitions written."""
-    lines = [f"Lineage of {lineage.target} ({lineage.kind}): {len(lineage.columns)} columns, "
-             f"{lineage.edge_count} edges"]
+    and the partitions written.
+    """
+    lines = [
+        f"Lineage of {lineage.target} ({lineage.kind}): {len(lineage.columns)} columns, {lineage.edge_count} edges"
+    ]
     if run.write.untouched:
         lines = [f"Lineage of {lineage.target} ({lineage.kind}): none, as nothing was written"]
         return lines + _written(lineage, run)
@@ -71,11 +86,17 @@ def lineage_summary(lineage: ColumnLineage, run: StatementRun) -> list[str]:
 def run_result(run: StatementRun) -> dict[str, Any]:
     """Returns the task's XCom value: the table, snapshot id, rows, whether this task instance had already written
     it, whether anything was written, the partitions written, and for a MERGE, UPDATE or DELETE the rows inserted,
-    updated and deleted, and the rows its RETURNING gave (`returning`: columns and rows)."""
+    updated and deleted, and the rows its RETURNING gave (`returning`: columns and rows).
+    """
     write = run.write
-    result: dict[str, Any] = {"table": str(write.table), "snapshot_id": write.snapshot_id, "rows": write.rows,
-                              "already_written": write.already_written, "written": not write.untouched,
-                              "partitions": list(write.partitions)}
+    result: dict[str, Any] = {
+        "table": str(write.table),
+        "snapshot_id": write.snapshot_id,
+        "rows": write.rows,
+        "already_written": write.already_written,
+        "written": not write.untouched,
+        "partitions": list(write.partitions),
+    }
     if write.counts is not None:
         result.update(inserted=write.counts.inserted, updated=write.counts.updated, deleted=write.counts.deleted)
     if run.returned is not None:

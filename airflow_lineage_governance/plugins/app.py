@@ -46,7 +46,8 @@ DagFilter = Callable[[str], bool]
 
 async def current_user(request: Request) -> Any:
     """Returns the Airflow user of the request, as Airflow's own routes find it; raises HTTPException 401 (no
-    credential) or 403 (a bad one)."""
+    credential) or 403 (a bad one).
+    """
     from airflow.api_fastapi.core_api.security import bearer_scheme, get_user
 
     return await get_user(request, None, await bearer_scheme(request))
@@ -75,8 +76,9 @@ def _login_url() -> str:
 def _refused(request: Request, error: HTTPException) -> Response:
     if "text/html" in request.headers.get("accept", ""):
         title = "Log in to see lineage governance" if error.status_code == 401 else "Not allowed"
-        return HTMLResponse(render("refused.html", title=title, detail=error.detail, login=_login_url()),
-                            status_code=error.status_code)
+        return HTMLResponse(
+            render("refused.html", title=title, detail=error.detail, login=_login_url()), status_code=error.status_code
+        )
     return JSONResponse({"detail": error.detail}, status_code=error.status_code)
 
 
@@ -86,7 +88,8 @@ def _html(text: str) -> HTMLResponse:
 
 def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
     """Returns the app over `data` (default: the sources the provider's settings name); with `warm_up`, the
-    governance graph starts building at once, in the background, for the first Impact or Lineage page."""
+    governance graph starts building at once, in the background, for the first Impact or Lineage page.
+    """
     app = FastAPI(title="Lineage governance", docs_url=None, redoc_url=None, openapi_url=None)
     ui = data or UiData(airflow_sources())
     if warm_up:
@@ -100,18 +103,27 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
 
     @app.get("/governance", response_class=HTMLResponse)
     def governance_runs(may_read: Readable) -> HTMLResponse:
-        return _html(render("runs.html", title="Governance", runs=_runs(ui, may_read),
-                            folder=str(ui.sources.report_folder())))
+        return _html(
+            render("runs.html", title="Governance", runs=_runs(ui, may_read), folder=str(ui.sources.report_folder()))
+        )
 
     @app.get("/run", response_class=HTMLResponse)
     def governance_run(dag_id: str, run_id: str, may_read: Readable) -> HTMLResponse:
         report = _report(ui, dag_id, run_id, may_read)
         line = report_line(report)
         query = urlencode({"dag_id": dag_id, "run_id": run_id})
-        return _html(render("run.html", title=f"Governance {run_id}", line=line, groups=_groups(ui, report),
-                            back="governance", report_json=f"report?{query}&format=json",
-                            report_md=f"report?{query}&format=md",
-                            airflow_run=f"../dags/{quote(dag_id, safe='')}/runs/{quote(run_id, safe='')}"))
+        return _html(
+            render(
+                "run.html",
+                title=f"Governance {run_id}",
+                line=line,
+                groups=_groups(ui, report),
+                back="governance",
+                report_json=f"report?{query}&format=json",
+                report_md=f"report?{query}&format=md",
+                airflow_run=f"../dags/{quote(dag_id, safe='')}/runs/{quote(run_id, safe='')}",
+            )
+        )
 
     @app.get("/report")
     def report_file(dag_id: str, run_id: str, may_read: Readable, format: str = "json") -> Response:
@@ -131,19 +143,36 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
         found = task_lineage(event) if event is not None else None
         message = None
         if found is None or not found.outputs:
-            message = (f"No column lineage from {dag_id}.{task_id} in run {run_id}: only IcebergSqlOperator tasks "
-                       "send it, in the COMPLETE event they send when they end"
-                       + (f" ({ui.governance().problem})" if ui.governance().problem else "") + ".")
+            message = (
+                f"No column lineage from {dag_id}.{task_id} in run {run_id}: only IcebergSqlOperator tasks "
+                "send it, in the COMPLETE event they send when they end"
+                + (f" ({ui.governance().problem})" if ui.governance().problem else "")
+                + "."
+            )
         outputs = [(o, lineage_picture(o)) for o in found.outputs] if found else []
-        return _html(render("lineage.html", title=f"Lineage of {task_id}", dag_id=dag_id, task_id=task_id,
-                            outputs=outputs, reads=found.reads if found else [], message=message,
-                            event_time=found.event_time if found else ""))
+        return _html(
+            render(
+                "lineage.html",
+                title=f"Lineage of {task_id}",
+                dag_id=dag_id,
+                task_id=task_id,
+                outputs=outputs,
+                reads=found.reads if found else [],
+                message=message,
+                event_time=found.event_time if found else "",
+            )
+        )
 
     @app.get("/impact", response_class=HTMLResponse)
     def impact_page(may_read: Readable, column: str = "") -> HTMLResponse:
         loaded = ui.governance()
-        values: dict[str, Any] = {"title": "Impact", "column": column, "problem": loaded.problem,
-                                  "columns": _columns(loaded), "impact": None}
+        values: dict[str, Any] = {
+            "title": "Impact",
+            "column": column,
+            "problem": loaded.problem,
+            "columns": _columns(loaded),
+            "impact": None,
+        }
         if column and loaded.governance is not None:
             try:
                 with ui.query_lock, paused_collection():
@@ -154,10 +183,16 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
                 values["problem"] = str(error)
             else:
                 _check_reach(loaded.governance.graph, [*impact.owners], may_read)
-                values.update(impact=impact, score=f"{impact.score:g}", picture=picture, hidden=hidden,
-                              reached=reached, more=max(0, len(impact.columns_reached) - MAX_LISTED),
-                              observed=_observed_count(impact),
-                              json_href="impact.json?" + urlencode({"column": column}))
+                values.update(
+                    impact=impact,
+                    score=f"{impact.score:g}",
+                    picture=picture,
+                    hidden=hidden,
+                    reached=reached,
+                    more=max(0, len(impact.columns_reached) - MAX_LISTED),
+                    observed=_observed_count(impact),
+                    json_href="impact.json?" + urlencode({"column": column}),
+                )
         return _html(render("impact.html", **values))
 
     @app.get("/impact.json")
@@ -180,8 +215,10 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
 def _runs(ui: UiData, may_read: DagFilter) -> list[dict[str, Any]]:
     lines = [report_line(r) for r in ui.reports() if _may_read_report(r, may_read)]
     lines.sort(key=lambda line: (line.logical_date, line.run_id), reverse=True)
-    return [{**line.__dict__, "href": "run?" + urlencode({"dag_id": line.dag_id, "run_id": line.run_id})}
-            for line in lines[:MAX_RUNS]]
+    return [
+        {**line.__dict__, "href": "run?" + urlencode({"dag_id": line.dag_id, "run_id": line.run_id})}
+        for line in lines[:MAX_RUNS]
+    ]
 
 
 def _may_read_report(report: dict[str, Any], may_read: DagFilter) -> bool:
@@ -210,12 +247,17 @@ def _groups(ui: UiData, report: dict[str, Any]) -> list[dict[str, Any]]:
             sentence = Finding.from_dict(data).sentence()
         except (ValueError, KeyError, TypeError):
             sentence = ""
-        grouped[str(data.get("kind"))].append({"subject": subject, "owner": owners.get(table) if table else None,
-                                               "sentence": sentence, "evidence": _evidence(evidence)})
+        grouped[str(data.get("kind"))].append(
+            {
+                "subject": subject,
+                "owner": owners.get(table) if table else None,
+                "sentence": sentence,
+                "evidence": _evidence(evidence),
+            }
+        )
     groups = []
     for kind in sorted(grouped, key=lambda k: (_severity_word(k) != "error", k)):
-        groups.append({"heading": kind.replace("_", " "), "severity": _severity_word(kind),
-                       "findings": grouped[kind]})
+        groups.append({"heading": kind.replace("_", " "), "severity": _severity_word(kind), "findings": grouped[kind]})
     return groups
 
 
@@ -250,7 +292,8 @@ def _columns(loaded: Loaded) -> list[str]:
 
 def writer_dag(graph: LineageGraph, table: TableRef) -> str | None:
     """Returns the DAG whose task wrote the table in the lineage (its event's Airflow facet, else the job name
-    before its last dot), or None for a table no job writes (a source)."""
+    before its last dot), or None for a table no job writes (a source).
+    """
     job = graph.outputs.get(table)
     if job is None:
         return None
@@ -269,7 +312,8 @@ def _check_reach(graph: LineageGraph, tables: list[TableRef], may_read: DagFilte
 
 def _observed_count(impact: Any) -> int:
     """Returns how many reached columns every hop of whose path an event observed (the rest are candidates:
-    reached through declared or designed lineage)."""
+    reached through declared or designed lineage).
+    """
     reached = impact.reached
     return sum(1 for c in impact.columns_reached if c not in reached or reached[c].confidence == "observed")
 
@@ -282,10 +326,17 @@ def _reached(governance: Any, impact: Any) -> list[dict[str, Any]]:
         path = impact.paths[column]
         meta = tables.get(column.table)
         evidence = impact.reached.get(column)
-        found.append({"column": str(column), "how": "values" if column in values else "rows",
-                      "confidence": str(evidence.confidence) if evidence else "observed",
-                      "stale": bool(evidence and evidence.stale),
-                      "owner": impact.owners.get(column.table), "tier": meta.tier if meta else None,
-                      "path": " -> ".join([str(path[0].source), *(f"{e.target} ({e.type} {e.subtype})" for e in path)])
-                      if path else ""})
+        found.append(
+            {
+                "column": str(column),
+                "how": "values" if column in values else "rows",
+                "confidence": str(evidence.confidence) if evidence else "observed",
+                "stale": bool(evidence and evidence.stale),
+                "owner": impact.owners.get(column.table),
+                "tier": meta.tier if meta else None,
+                "path": " -> ".join([str(path[0].source), *(f"{e.target} ({e.type} {e.subtype})" for e in path)])
+                if path
+                else "",
+            }
+        )
     return found

@@ -1,6 +1,7 @@
 """Where the UI's answers come from, read once and kept: the governance (events, graph, rules and metadata) of
 the configured event source, rebuilt only when the source changes; the governance reports; one task's COMPLETE
-event."""
+event.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ REPORT_NAME = "governance-report.json"
 @dataclass
 class Sources:
     """Where to read: the event source, the folder of lineage.toml and metadata.toml, the reports folder and
-    the job namespaces read (None: every namespace). Each is a callable, so a change of configuration is seen."""
+    the job namespaces read (None: every namespace). Each is a callable, so a change of configuration is seen.
+    """
 
     events: Callable[[], str | None]
     governance_dir: Callable[[], Path]
@@ -42,7 +44,8 @@ class Sources:
 def airflow_sources() -> Sources:
     """Returns the sources the provider's settings name, as the CLI reads them: `[lineage_governance] events`
     else the OpenLineage transport's file or URL; `governance_dir` else ./governance; `report_folder`; the
-    OpenLineage provider's configured job namespace, else every namespace."""
+    OpenLineage provider's configured job namespace, else every namespace.
+    """
     from airflow_lineage_governance import settings
     from airflow_lineage_governance.sensors.lineage_complete import default_event_source
 
@@ -50,8 +53,12 @@ def airflow_sources() -> Sources:
         configured = settings.configured_openlineage_namespace()
         return [configured] if configured else None
 
-    return Sources(default_event_source, lambda: Path(settings.setting("governance_dir") or "governance"),
-                   settings.report_folder, namespaces)
+    return Sources(
+        default_event_source,
+        lambda: Path(settings.setting("governance_dir") or "governance"),
+        settings.report_folder,
+        namespaces,
+    )
 
 
 def _fingerprint(spec: str) -> tuple[Any, ...]:
@@ -86,7 +93,8 @@ class Loaded:
 
 class UiData:
     """The UI's data, shared by every request: the governance of the current sources (built once per version
-    of them, under a lock so concurrent requests build it once) and the parsed reports (per file version)."""
+    of them, under a lock so concurrent requests build it once) and the parsed reports (per file version).
+    """
 
     def __init__(self, sources: Sources) -> None:
         self.sources = sources
@@ -98,14 +106,16 @@ class UiData:
 
     def warm_up(self) -> threading.Thread:
         """Starts building the governance in a background thread (the first Impact or Lineage page then finds
-        it built); returns the thread."""
+        it built); returns the thread.
+        """
         thread = threading.Thread(target=self.governance, name="lineage-governance-ui-warm-up", daemon=True)
         thread.start()
         return thread
 
     def owners(self) -> dict[TableRef, str | None]:
         """Returns the owner of each table in metadata.toml (read again only when it or lineage.toml changes;
-        {} when they cannot be read), without building the graph."""
+        {} when they cannot be read), without building the graph.
+        """
         from airflow_lineage_governance.errors import LineageGovernanceError
         from airflow_lineage_governance.governance.config import load_metadata, load_rules
 
@@ -122,12 +132,19 @@ class UiData:
     def _key(self) -> tuple[Any, ...]:
         spec = self.sources.events()
         folder = self.sources.governance_dir()
-        return (spec, _fingerprint(spec) if spec else None, tuple(self.sources.job_namespaces() or ()),
-                str(folder), _file_stamp(folder / "lineage.toml"), _file_stamp(folder / "metadata.toml"))
+        return (
+            spec,
+            _fingerprint(spec) if spec else None,
+            tuple(self.sources.job_namespaces() or ()),
+            str(folder),
+            _file_stamp(folder / "lineage.toml"),
+            _file_stamp(folder / "metadata.toml"),
+        )
 
     def governance(self) -> Loaded:
         """Returns the governance of the sources as they are now (rebuilt only when they changed). A source or
-        TOML that cannot be read gives no governance and the sentence saying why."""
+        TOML that cannot be read gives no governance and the sentence saying why.
+        """
         key = self._key()
         loaded = self._loaded
         if loaded is not None and loaded.key == key:
@@ -143,13 +160,21 @@ class UiData:
 
         spec = key[0]
         if not spec:
-            return Loaded(key, None, "no event source is configured: set [lineage_governance] events or the "
-                                     "OpenLineage provider's file or HTTP transport.", None)
+            return Loaded(
+                key,
+                None,
+                "no event source is configured: set [lineage_governance] events or the "
+                "OpenLineage provider's file or HTTP transport.",
+                None,
+            )
         folder = self.sources.governance_dir()
         try:
-            governance = Governance.load(spec, rules_path=folder / "lineage.toml",
-                                         metadata_path=folder / "metadata.toml",
-                                         job_namespaces=self.sources.job_namespaces())
+            governance = Governance.load(
+                spec,
+                rules_path=folder / "lineage.toml",
+                metadata_path=folder / "metadata.toml",
+                job_namespaces=self.sources.job_namespaces(),
+            )
         except LineageGovernanceError as error:
             return Loaded(key, None, str(error), spec)
         _sort_edges(governance)
@@ -158,7 +183,8 @@ class UiData:
 
     def task_event(self, dag_id: str, task_id: str, run_id: str) -> dict[str, Any] | None:
         """Returns the latest COMPLETE event of the task's job (`<dag_id>.<task_id>`) in that DAG run, or None:
-        from the graph when that run is the job's latest, else from one scan of the source (kept)."""
+        from the graph when that run is the job's latest, else from one scan of the source (kept).
+        """
         loaded = self.governance()
         if loaded.governance is None or loaded.spec is None:
             return None
@@ -167,13 +193,13 @@ class UiData:
         if latest is not None and latest.dag_run_id == run_id and latest.raw is not None:
             return latest.raw
         if (job, run_id) not in loaded.task_events:
-            loaded.task_events[(job, run_id)] = _scan_for(loaded.spec, job, run_id,
-                                                          self.sources.job_namespaces())
+            loaded.task_events[(job, run_id)] = _scan_for(loaded.spec, job, run_id, self.sources.job_namespaces())
         return loaded.task_events[(job, run_id)]
 
     def reports(self) -> list[dict[str, Any]]:
         """Returns every governance report under the reports folder (`<dag_id>/<run_id>/governance-report.json`),
-        each parsed once per file version; files that are not a report's JSON are left out."""
+        each parsed once per file version; files that are not a report's JSON are left out.
+        """
         found = []
         for path in sorted(self.sources.report_folder().glob(f"*/*/{REPORT_NAME}")):
             stamp = _file_stamp(path)
@@ -199,7 +225,8 @@ class UiData:
 
 def _sort_edges(governance: Governance) -> None:
     """Sorts every column's outgoing edges now (the graph sorts a list when first asked), so that no impact
-    query pays for sorting the part of the graph it walks first."""
+    query pays for sorting the part of the graph it walks first.
+    """
     graph = governance.graph
     for columns in list(graph.table_columns.values()):
         for column in list(columns.values()):
@@ -221,8 +248,13 @@ def _scan_for(spec: str, job: str, run_id: str, namespaces: list[str] | None) ->
     try:
         for raw in open_event_source(spec).raw_events(ReadReport(source=spec)):
             event = to_run_event(raw)
-            if (event is None or event.event_type != COMPLETE or event.job_name != job or event.dag_run_id != run_id
-                    or (namespaces is not None and event.job_namespace not in namespaces)):
+            if (
+                event is None
+                or event.event_type != COMPLETE
+                or event.job_name != job
+                or event.dag_run_id != run_id
+                or (namespaces is not None and event.job_namespace not in namespaces)
+            ):
                 continue
             if best is None or event.order >= best.order:
                 best = event

@@ -42,10 +42,24 @@ class LineageGovernancePlugin(AirflowPlugin):
     name = "lineage_governance"
     fastapi_apps = [{"app": LazyApp(), "url_prefix": URL_PREFIX, "name": "Lineage governance"}]
     external_views = [
-        {"name": "Governance", "href": f"{_PAGES}/governance", "destination": "nav", "category": "browse",
-         "url_route": "lineage-governance"},
-        {"name": "Impact", "href": f"{_PAGES}/impact", "destination": "nav", "category": "browse",
-         "url_route": "lineage-impact"},
-        {"name": "Lineage", "href": f"{_PAGES}/lineage?dag_id={{DAG_ID}}&run_id={{RUN_ID}}&task_id={{TASK_ID}}",
-         "destination": "task_instance", "url_route": "column-lineage"},
+        {
+            "name": "Governance",
+            "href": f"{_PAGES}/governance",
+            "destination": "nav",
+            "category": "browse",
+            "url_route": "lineage-governance",
+        },
+        {
+            "name": "Impact",
+            "href": f"{_PAGES}/impact",
+            "destination": "nav",
+            "category": "browse",
+            "url_route": "lineage-impact",
+        },
+        {
+            "name": "Lineage",
+            "href": f"{_PAGES}/lineage?dag_id={{DAG_ID}}&run_id={{RUN_ID}}&task_id={{TASK_ID}}",
+            "destination": "task_instance",
+            "url_route": "column-lineage",
+        },
     ]

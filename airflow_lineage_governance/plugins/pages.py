@@ -1,6 +1,7 @@
 """The HTML of the UI pages: Jinja templates with autoescaping on (every name from an event or a report is
 escaped), inline CSS in the Airflow UI's system font stack, light and dark by `prefers-color-scheme`, nothing
-fetched from anywhere."""
+fetched from anywhere.
+"""
 
 from __future__ import annotations
 
@@ -64,10 +65,8 @@ TEMPLATES = {
     "base.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>{{ title }}</title>
 <style>{{ style }}</style></head><body>{% block body %}{% endblock %}</body></html>""",
-
     "refused.html": """{% extends "base.html" %}{% block body %}<h1>{{ title }}</h1>
 <p>{{ detail }}</p><p><a href="{{ login }}" target="_top">Log in to Airflow</a></p>{% endblock %}""",
-
     "runs.html": """{% extends "base.html" %}{% block body %}<h1>Governance</h1>
 <p class="muted">The latest runs of the nightly governance DAGs you may read, newest first.</p>
 {% if not runs %}<p class="panel">No governance report yet under <code>{{ folder }}</code>.</p>{% else %}
@@ -81,7 +80,6 @@ TEMPLATES = {
 <td>{{ r.coverage.get('tasks_with_lineage', '?') }} of {{ r.coverage.get('tasks_succeeded', '?') }} tasks with lineage,
 {{ r.coverage.get('columns_with_lineage', '?') }} columns</td></tr>{% endfor %}</table>{% endif %}
 {% endblock %}""",
-
     "run.html": """{% extends "base.html" %}{% block body %}<p><a href="{{ back }}">&larr; Governance</a></p>
 <h1>{{ line.dag_id }} <span class="muted">{{ line.run_id }}</span></h1>
 <p><span class="{{ 'error' if line.errors else 'ok' }}">{{ line.errors|counted('error') }}</span>,
@@ -99,7 +97,6 @@ TEMPLATES = {
 {% if not groups %}<p class="panel ok">No findings.</p>{% endif %}
 <h2>Coverage</h2><table>{% for key, value in line.coverage.items() %}<tr><th>{{ key.replace('_', ' ') }}</th>
 <td class="mono">{{ value }}</td></tr>{% endfor %}</table>{% endblock %}""",
-
     "lineage.html": """{% extends "base.html" %}{% block body %}
 <h1>Lineage <span class="muted">{{ dag_id }}.{{ task_id }}</span></h1>
 {% if message %}<p class="panel">{{ message }}</p>{% endif %}
@@ -123,7 +120,6 @@ TEMPLATES = {
 {% for table, snapshot in reads %}<tr><td class="mono">{{ table }}</td><td class="mono">{{ snapshot or '—' }}</td></tr>
 {% endfor %}</table>{% endif %}
 {% if event_time %}<p class="muted">From the COMPLETE event of {{ event_time }}.</p>{% endif %}{% endblock %}""",
-
     "impact.html": """{% extends "base.html" %}{% block body %}<h1>Impact</h1>
 <form method="get" action=""><input type="text" name="column" list="columns" value="{{ column }}"
  placeholder="namespace.table.column" aria-label="column" autocomplete="off"><button type="submit">Show impact</button>
@@ -145,8 +141,9 @@ blast-radius score <b>{{ score }}</b> &middot; <a href="{{ json_href }}">JSON</a
 not drawn.</p>{% endif %}<div class="picture">{{ picture|safe }}</div>{% endif %}{% endblock %}""",
 }
 
-_ENVIRONMENT = Environment(loader=DictLoader(TEMPLATES), autoescape=select_autoescape(default=True,
-                                                                                        default_for_string=True))
+_ENVIRONMENT = Environment(
+    loader=DictLoader(TEMPLATES), autoescape=select_autoescape(default=True, default_for_string=True)
+)
 _ENVIRONMENT.filters["counted"] = lambda n, word: f"{n} {word}{'' if n == 1 else 's'}"
 
 

@@ -1,6 +1,7 @@
 """Server-side SVG pictures of column lineage: tables drawn as boxes of column rows, laid out left to right by
 depth, and one curve per edge styled by its type (solid DIRECT, dashed INDIRECT), subtype (colour) and masking
-(dotted, marked). Every name is escaped: names come from events, which anyone able to send one can write."""
+(dotted, marked). Every name is escaped: names come from events, which anyone able to send one can write.
+"""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ class Link:
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 1] + "…"
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
 
 
 def _css_word(text: str) -> str:
@@ -59,7 +60,8 @@ def _css_word(text: str) -> str:
 
 def layout(boxes: Sequence[Box]) -> dict[Hashable, tuple[float, float]]:
     """Returns the top-left corner of every box: one column of boxes per depth, left to right, boxes of a
-    depth stacked top to bottom in the order given."""
+    depth stacked top to bottom in the order given.
+    """
     corners: dict[Hashable, tuple[float, float]] = {}
     heights: dict[int, float] = {}
     for box in boxes:
@@ -83,16 +85,21 @@ def _curve(start: tuple[float, float], end: tuple[float, float]) -> str:
 def _box(box: Box, corner: tuple[float, float]) -> list[str]:
     x, y = corner
     height = TITLE + ROW * max(1, len(box.rows))
-    parts = [f'<g class="table"><title>{escape(box.title)}</title>',
-             f'<rect class="box" x="{x:.1f}" y="{y:.1f}" width="{BOX_WIDTH}" height="{height}" rx="6"/>',
-             f'<text class="box-title" x="{x + 10:.1f}" y="{y + 19:.1f}">{escape(_short(box.title))}</text>']
+    parts = [
+        f'<g class="table"><title>{escape(box.title)}</title>',
+        f'<rect class="box" x="{x:.1f}" y="{y:.1f}" width="{BOX_WIDTH}" height="{height}" rx="6"/>',
+        f'<text class="box-title" x="{x + 10:.1f}" y="{y + 19:.1f}">{escape(_short(box.title))}</text>',
+    ]
     for index, label in enumerate(box.rows):
         top = y + TITLE + ROW * index
         marked = " marked" if index in box.marked else ""
-        parts.append(f'<rect class="row{marked}" x="{x + 1:.1f}" y="{top:.1f}" width="{BOX_WIDTH - 2}" '
-                     f'height="{ROW}"/>')
-        parts.append(f'<text class="column{marked}" x="{x + 10:.1f}" y="{top + 15:.1f}">'
-                     f'<title>{escape(label)}</title>{escape(_short(label))}</text>')
+        parts.append(
+            f'<rect class="row{marked}" x="{x + 1:.1f}" y="{top:.1f}" width="{BOX_WIDTH - 2}" height="{ROW}"/>'
+        )
+        parts.append(
+            f'<text class="column{marked}" x="{x + 10:.1f}" y="{top + 15:.1f}">'
+            f"<title>{escape(label)}</title>{escape(_short(label))}</text>"
+        )
     parts.append("</g>")
     return parts
 
@@ -110,15 +117,24 @@ def _link(link: Link, corners: dict[Hashable, tuple[float, float]]) -> str:
 
 def draw(boxes: Sequence[Box], links: Sequence[Link], label: str) -> str:
     """Returns the SVG of the boxes and links (`label` is its accessible name); links whose ends are not among
-    the boxes are left out. Every name is escaped."""
+    the boxes are left out. Every name is escaped.
+    """
     corners = layout(boxes)
     rows = {box.key: len(box.rows) for box in boxes}
-    drawn = [link for link in links if link.source[0] in corners and link.target[0] in corners
-             and link.source[1] < rows[link.source[0]] and link.target[1] < rows[link.target[0]]]
+    drawn = [
+        link
+        for link in links
+        if link.source[0] in corners
+        and link.target[0] in corners
+        and link.source[1] < rows[link.source[0]]
+        and link.target[1] < rows[link.target[0]]
+    ]
     width = max((x + BOX_WIDTH for x, _ in corners.values()), default=0) + MARGIN
     height = max((y + TITLE + ROW * max(1, rows[key]) for key, (_, y) in corners.items()), default=0) + MARGIN
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="lineage" role="img" aria-label="{escape(label)}" '
-             f'width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="lineage" role="img" aria-label="{escape(label)}" '
+        f'width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}">'
+    ]
     for box in boxes:
         parts.extend(_box(box, corners[box.key]))
     parts.append('<g class="edges">')

@@ -1,5 +1,6 @@
 """What the UI pages show, as plain data read from an OpenLineage event, an impact answer or a governance report,
-and the pictures of them. No Airflow here: the app feeds these functions what it read."""
+and the pictures of them. No Airflow here: the app feeds these functions what it read.
+"""
 
 from __future__ import annotations
 
@@ -76,8 +77,15 @@ def _dependencies(entry: Any) -> list[Dependency]:
     source = f"{_text(entry.get('name'))}.{_text(entry.get('field'))}"
     for t in _list(entry.get("transformations")) or [{}]:
         t = _dict(t)
-        found.append(Dependency(source, _text(t.get("type")) or EdgeType.DIRECT, _text(t.get("subtype")) or "UNKNOWN",
-                                t.get("masking") is True, _text(t.get("description"))))
+        found.append(
+            Dependency(
+                source,
+                _text(t.get("type")) or EdgeType.DIRECT,
+                _text(t.get("subtype")) or "UNKNOWN",
+                t.get("masking") is True,
+                _text(t.get("description")),
+            )
+        )
     return found
 
 
@@ -97,8 +105,9 @@ def task_lineage(event: Mapping[str, Any]) -> TaskLineage:
         if not _text(dataset.get("name")) or not facet:
             continue
         rows = _dict(_dict(dataset.get("outputFacets")).get("outputStatistics")).get("rowCount")
-        output = OutputLineage(_text(dataset.get("name")), snapshot=_version(dataset),
-                               row_count=rows if type(rows) is int else None)
+        output = OutputLineage(
+            _text(dataset.get("name")), snapshot=_version(dataset), row_count=rows if type(rows) is int else None
+        )
         for name, entry in _dict(facet.get("fields")).items():
             deps = [d for source in _list(_dict(entry).get("inputFields")) for d in _dependencies(source)]
             output.columns.append((str(name), deps))
@@ -117,7 +126,8 @@ def _split(name: str) -> tuple[str, str]:
 
 def lineage_picture(output: OutputLineage) -> str:
     """Returns the SVG of one output's lineage: input columns (boxes by table) on the left, the output's
-    columns and `every row` on the right, one curve per edge."""
+    columns and `every row` on the right, one curve per edge.
+    """
     target = Box(("out", output.table), output.table, depth=1)
     sources: dict[str, Box] = {}
     links: list[Link] = []
@@ -125,8 +135,16 @@ def lineage_picture(output: OutputLineage) -> str:
     def add(dep: Dependency, row: int) -> None:
         table, column = _split(dep.source)
         box = sources.setdefault(table, Box(("in", table), table or "(no table)"))
-        links.append(Link((box.key, box.row(column)), (target.key, row), dep.type, dep.subtype, dep.masking,
-                          title=f"{dep.line()} -> {target.rows[row]}"))
+        links.append(
+            Link(
+                (box.key, box.row(column)),
+                (target.key, row),
+                dep.type,
+                dep.subtype,
+                dep.masking,
+                title=f"{dep.line()} -> {target.rows[row]}",
+            )
+        )
 
     for name, deps in output.columns:
         row = target.row(name)
@@ -161,13 +179,22 @@ def _depths(impact: Impact, edges: Sequence[Edge]) -> dict[TableRef, int]:
 def impact_picture(impact: Impact, lineage: LineageGraph) -> tuple[str, int]:
     """Returns the SVG of the subgraph a change to the column reaches (tables as boxes left to right by depth;
     the edges of the paths that reach each column highlighted, other edges among reached columns faint) and
-    the number of columns left out of the picture (beyond MAX_PICTURED)."""
+    the number of columns left out of the picture (beyond MAX_PICTURED).
+    """
     shown = impact.columns_reached[:MAX_PICTURED]
     path_edges = list(dict.fromkeys(e for c in shown for e in impact.paths[c]))
     reached = {impact.column, *shown}
-    other = [e for c in reached for e in lineage.out_edges(c)
-             if (e.target in reached or (isinstance(e.target, TableRef) and e.target in impact.rows))
-             and e not in set(path_edges)] if len(reached) <= MAX_PICTURED else []
+    other = (
+        [
+            e
+            for c in reached
+            for e in lineage.out_edges(c)
+            if (e.target in reached or (isinstance(e.target, TableRef) and e.target in impact.rows))
+            and e not in set(path_edges)
+        ]
+        if len(reached) <= MAX_PICTURED
+        else []
+    )
     depths = _depths(impact, [*path_edges, *other])
     boxes: dict[TableRef, Box] = {}
 
@@ -181,9 +208,19 @@ def impact_picture(impact: Impact, lineage: LineageGraph) -> tuple[str, int]:
     for column in shown:
         place = row(column)
         boxes[place[0]].marked.add(place[1])
-    links = [Link(row(e.source), row(e.target), str(e.type), str(e.subtype), e.masking, highlighted,
-                  f"{lineage.name_of(e.source)} -> {lineage.name_of(e.target)} ({e.type} {e.subtype})")
-             for edges, highlighted in ((path_edges, True), (other, False)) for e in edges]
+    links = [
+        Link(
+            row(e.source),
+            row(e.target),
+            str(e.type),
+            str(e.subtype),
+            e.masking,
+            highlighted,
+            f"{lineage.name_of(e.source)} -> {lineage.name_of(e.target)} ({e.type} {e.subtype})",
+        )
+        for edges, highlighted in ((path_edges, True), (other, False))
+        for e in edges
+    ]
     ordered = sorted(boxes.values(), key=lambda b: (b.depth, b.title))
     return draw(ordered, links, f"impact of {impact.column}"), len(impact.columns_reached) - len(shown)
 
@@ -204,8 +241,14 @@ def report_line(report: Mapping[str, Any]) -> ReportLine:
     """Returns the listing line of a governance report read from its JSON (unknown kinds count as errors)."""
     findings = [_dict(f) for f in _list(report.get("findings"))]
     warnings = sum(1 for f in findings if _severity(f.get("kind")) is Severity.WARNING)
-    return ReportLine(_text(report.get("dag_id")), _text(report.get("run_id")), _text(report.get("logical_date")),
-                      len(findings) - warnings, warnings, _dict(report.get("coverage")))
+    return ReportLine(
+        _text(report.get("dag_id")),
+        _text(report.get("run_id")),
+        _text(report.get("logical_date")),
+        len(findings) - warnings,
+        warnings,
+        _dict(report.get("coverage")),
+    )
 
 
 def _severity(kind: Any) -> Severity:
@@ -217,7 +260,8 @@ def _severity(kind: Any) -> Severity:
 
 def finding_subject(finding: Mapping[str, Any]) -> tuple[str, TableRef | None]:
     """Returns what a finding is about as text (its column, table or job) and the table whose owner answers
-    for it (None when the finding names no table)."""
+    for it (None when the finding names no table).
+    """
     for key in ("column", "table"):
         text = _text(finding.get(key))
         if text:

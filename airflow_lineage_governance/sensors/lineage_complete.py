@@ -1,6 +1,7 @@
 """LineageCompleteSensor: waits for a DAG's run of the same logical date to finish, then for a COMPLETE lineage
 event of every task instance that succeeded in it. It never waits forever: when its timeout ends the wait with
-events still missing, it succeeds and hands the missing list on (XCom) for the checks to report."""
+events still missing, it succeeds and hands the missing list on (XCom) for the checks to report.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
 
 def default_event_source() -> str | None:
     """Returns `[lineage_governance] events`, else where the OpenLineage provider's transport sends events (a
-    file transport's path or an HTTP transport's URL, read the way the provider reads its config), else None."""
+    file transport's path or an HTTP transport's URL, read the way the provider reads its config), else None.
+    """
     configured = settings.setting("events")
     if configured:
         return configured
@@ -32,7 +34,8 @@ def default_event_source() -> str | None:
 
 def default_job_namespace() -> str:
     """Returns the OpenLineage job namespace the provider uses (`[openlineage] namespace`, else
-    OPENLINEAGE_NAMESPACE, else `default`)."""
+    OPENLINEAGE_NAMESPACE, else `default`).
+    """
     return settings.openlineage_namespace()
 
 
@@ -49,9 +52,18 @@ class LineageCompleteSensor(BaseSensorOperator):
 
     template_fields: Sequence[str] = ("target_dag_id", "events", "store")
 
-    def __init__(self, *, target_dag_id: str, events: str | None = None, job_namespace: str | None = None,
-                 store: str | None = None, mode: str = "reschedule", poke_interval: float = 30, timeout: float = 600,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        target_dag_id: str,
+        events: str | None = None,
+        job_namespace: str | None = None,
+        store: str | None = None,
+        mode: str = "reschedule",
+        poke_interval: float = 30,
+        timeout: float = 600,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(mode=mode, poke_interval=poke_interval, timeout=timeout, **kwargs)
         self.target_dag_id = target_dag_id
         self.events = events
@@ -67,18 +79,26 @@ class LineageCompleteSensor(BaseSensorOperator):
 
         ti = context["ti"]
         runs = ti.get_task_states(dag_id=self.target_dag_id, logical_dates=[context["logical_date"]])
-        verdict: dict[str, Any] = {"target_dag_id": self.target_dag_id, "target_run_id": None, "finished": False,
-                                   "task_states": {}, "missing": [], "backend_problem": None,
-                                   "events": self.events or default_event_source(),
-                                   "job_namespace": self.job_namespace or default_job_namespace()}
+        verdict: dict[str, Any] = {
+            "target_dag_id": self.target_dag_id,
+            "target_run_id": None,
+            "finished": False,
+            "task_states": {},
+            "missing": [],
+            "backend_problem": None,
+            "events": self.events or default_event_source(),
+            "job_namespace": self.job_namespace or default_job_namespace(),
+        }
         if not runs:
-            verdict["backend_problem"] = (f"no run of {self.target_dag_id} exists for the logical date "
-                                          f"{context['logical_date'].isoformat()}")
+            verdict["backend_problem"] = (
+                f"no run of {self.target_dag_id} exists for the logical date {context['logical_date'].isoformat()}"
+            )
             return verdict
         run_id, states = sorted(runs.items())[-1]
         states = {task: str(getattr(state, "value", state)) for task, state in states.items()}
-        verdict.update(target_run_id=run_id, task_states=states,
-                       finished=all(state in FINISHED for state in states.values()))
+        verdict.update(
+            target_run_id=run_id, task_states=states, finished=all(state in FINISHED for state in states.values())
+        )
         if not verdict["finished"]:
             return verdict
         source, reason = verdict["events"], ""
@@ -94,8 +114,9 @@ class LineageCompleteSensor(BaseSensorOperator):
             except EventSourceError as error:
                 reason = f"the lineage backend was unreachable: {error}"
         verdict["backend_problem"] = reason or None
-        verdict["missing"] = [m.to_dict() for m in missing_completes(states, events, self.target_dag_id, run_id,
-                                                                     reason)]
+        verdict["missing"] = [
+            m.to_dict() for m in missing_completes(states, events, self.target_dag_id, run_id, reason)
+        ]
         return verdict
 
     def _stored_events(self, run_id: str, job_namespace: str) -> tuple[list[RunEvent], str]:
@@ -115,25 +136,35 @@ class LineageCompleteSensor(BaseSensorOperator):
         """Returns done (with the verdict) once the target run finished and every success has its COMPLETE."""
         verdict = self._verdict(context)
         if not verdict["finished"]:
-            self.log.info("Waiting for %s run %s to finish: %s", self.target_dag_id, verdict["target_run_id"],
-                          verdict["backend_problem"] or verdict["task_states"])
+            self.log.info(
+                "Waiting for %s run %s to finish: %s",
+                self.target_dag_id,
+                verdict["target_run_id"],
+                verdict["backend_problem"] or verdict["task_states"],
+            )
             return False
         if verdict["missing"]:
             self.log.info("Waiting for COMPLETE events of %s", ", ".join(m["job"] for m in verdict["missing"]))
             return False
-        self.log.info("Every successful task of %s run %s has its COMPLETE event", self.target_dag_id,
-                      verdict["target_run_id"])
+        self.log.info(
+            "Every successful task of %s run %s has its COMPLETE event", self.target_dag_id, verdict["target_run_id"]
+        )
         return PokeReturnValue(is_done=True, xcom_value=verdict)
 
     def execute(self, context: Context) -> dict[str, Any]:
         """Returns the verdict: the target run, its task states, the missing COMPLETE events and any backend
-        problem; a timeout ends the wait with what is missing rather than failing."""
+        problem; a timeout ends the wait with what is missing rather than failing.
+        """
         try:
             done = super().execute(context)
         except AirflowSensorTimeout:
             verdict = self._verdict(context)
-            self.log.warning("Stopped waiting after %s s; %d task(s) of %s have no COMPLETE event%s",
-                             self.timeout, len(verdict["missing"]), self.target_dag_id,
-                             f" ({verdict['backend_problem']})" if verdict["backend_problem"] else "")
+            self.log.warning(
+                "Stopped waiting after %s s; %d task(s) of %s have no COMPLETE event%s",
+                self.timeout,
+                len(verdict["missing"]),
+                self.target_dag_id,
+                f" ({verdict['backend_problem']})" if verdict["backend_problem"] else "",
+            )
             return verdict
         return done if isinstance(done, dict) else self._verdict(context)

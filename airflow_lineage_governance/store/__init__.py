@@ -1,2 +1,3 @@
 """The lineage store: the lineage history in a database (an embedded DuckDB file or PostgreSQL), its versioned
-schema, idempotent ingest of OpenLineage events and the questions asked of it as queries."""
+schema, idempotent ingest of OpenLineage events and the questions asked of it as queries.
+"""

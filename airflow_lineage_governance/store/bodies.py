@@ -51,7 +51,7 @@ def blocks(bodies: Sequence[bytes]) -> tuple[list[Row], list[tuple[int, int]]]:
     rows: list[Row] = []
     places: list[tuple[int, int]] = []
     for start in range(0, len(bodies), BLOCK):
-        chunk = bodies[start:start + BLOCK]
+        chunk = bodies[start : start + BLOCK]
         block_id, data = pack(chunk)
         rows.append((block_id, data))
         places.extend((block_id, line) for line in range(len(chunk)))
@@ -70,15 +70,19 @@ def event_body(engine: Engine, run_id: str, event_type: str, at_us: int) -> byte
     Returns:
         The event's JSON bytes.
     """
-    columns = engine.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'events' AND "
-                           "column_name = 'block_id'")
+    columns = engine.query(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'events' AND column_name = 'block_id'"
+    )
     if not columns:
-        found = engine.query("SELECT body FROM events WHERE run_id = ? AND event_type = ? AND at_us = ?",
-                             [run_id, event_type, at_us])
+        found = engine.query(
+            "SELECT body FROM events WHERE run_id = ? AND event_type = ? AND at_us = ?", [run_id, event_type, at_us]
+        )
         return zlib.decompress(bytes(found[0][0])) if found else None
-    found = engine.query("SELECT e.body, b.body, e.block_line FROM events e LEFT JOIN event_blocks b ON b.block_id = "
-                         "e.block_id WHERE e.run_id = ? AND e.event_type = ? AND e.at_us = ?",
-                         [run_id, event_type, at_us])
+    found = engine.query(
+        "SELECT e.body, b.body, e.block_line FROM events e LEFT JOIN event_blocks b ON b.block_id = "
+        "e.block_id WHERE e.run_id = ? AND e.event_type = ? AND e.at_us = ?",
+        [run_id, event_type, at_us],
+    )
     if not found:
         return None
     own, block, line = found[0]

@@ -32,12 +32,15 @@ def written_tables(engine: Engine, at: int | None = None) -> dict[TableRef, str]
     rows = engine.query(
         f"SELECT d.name, min(j.name{text}) FROM completes c JOIN shape_outputs so ON so.shape_id = c.shape_id "
         "JOIN datasets d ON d.dataset_id = so.dataset_id JOIN jobs j ON j.job_id = c.job_id WHERE c.at_us <= ? AND "
-        f"(c.valid_until_us IS NULL OR c.valid_until_us > ?) GROUP BY d.name ORDER BY d.name{text}", [instant, instant])
+        f"(c.valid_until_us IS NULL OR c.valid_until_us > ?) GROUP BY d.name ORDER BY d.name{text}",
+        [instant, instant],
+    )
     return {TableRef.parse(name): job for name, job in rows}
 
 
-def unaccounted_tables(engine: Engine, catalog_tables: list[TableRef], sources: set[TableRef],
-                       at: int | None = None) -> list[TableRef]:
+def unaccounted_tables(
+    engine: Engine, catalog_tables: list[TableRef], sources: set[TableRef], at: int | None = None
+) -> list[TableRef]:
     """Returns the catalog tables that are neither a declared source nor written by a job's run at `at`, by name.
 
     Args:
@@ -66,9 +69,12 @@ def run_events(engine: Engine, dag_id: str, run_id: str) -> list[RunEvent]:
         The events of the run's tasks (jobs named `dag_id.task_id`), each parsed from the JSON as first received.
     """
     prefix = f"{dag_id}."
-    rows = engine.query("SELECT e.body, b.body, e.block_line FROM events e JOIN jobs j ON j.job_id = e.job_id "
-                        "LEFT JOIN event_blocks b ON b.block_id = e.block_id WHERE e.dag_run_id = ? AND "
-                        "substr(j.name, 1, ?) = ?", [run_id, len(prefix), prefix])
+    rows = engine.query(
+        "SELECT e.body, b.body, e.block_line FROM events e JOIN jobs j ON j.job_id = e.job_id "
+        "LEFT JOIN event_blocks b ON b.block_id = e.block_id WHERE e.dag_run_id = ? AND "
+        "substr(j.name, 1, ?) = ?",
+        [run_id, len(prefix), prefix],
+    )
     found = []
     for own, block, line in rows:
         event = to_run_event(orjson.loads(stored_body(own, block, line)))

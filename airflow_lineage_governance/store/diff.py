@@ -1,6 +1,7 @@
 """Runtime lineage for the design diff, answered in the database: per job, the lineage of its latest COMPLETE at or
 before a time (its column edges, the tables it read and wrote, its SQL hash, with the run as evidence), as
-`graph.diff.design_diff` compares it with the design."""
+`graph.diff.design_diff` compares it with the design.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.queries import NOW
 
-_CHOSEN = ("chosen AS (SELECT c.run_id, c.at_us, c.shape_id, c.job_id FROM completes c WHERE c.at_us <= ? AND "
-           "(c.valid_until_us IS NULL OR c.valid_until_us > ?))")
+_CHOSEN = (
+    "chosen AS (SELECT c.run_id, c.at_us, c.shape_id, c.job_id FROM completes c WHERE c.at_us <= ? AND "
+    "(c.valid_until_us IS NULL OR c.valid_until_us > ?))"
+)
 
 
 def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJob]:
@@ -32,13 +35,17 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
     runs = engine.query(
         f"WITH {_CHOSEN} SELECT j.name, j.namespace, c.run_id, c.event_time, c.dag_run_id, c.try_number, c.sql_hash "
         "FROM chosen h JOIN completes c ON c.run_id = h.run_id AND c.at_us = h.at_us JOIN jobs j ON j.job_id = "
-        f"h.job_id ORDER BY j.name{text}, j.namespace{text} DESC", params)
+        f"h.job_id ORDER BY j.name{text}, j.namespace{text} DESC",
+        params,
+    )
     edges = engine.query(
         f"WITH {_CHOSEN} SELECT j.name, j.namespace, sd.name, sc.name, td.name, tc.name, e.into_table, e.type, "
         "e.subtype FROM chosen h JOIN jobs j ON j.job_id = h.job_id JOIN shape_edges e ON e.shape_id = h.shape_id "
         "JOIN dataset_columns sc ON sc.column_id = e.source_column_id JOIN datasets sd ON sd.dataset_id = "
         "sc.dataset_id LEFT JOIN dataset_columns tc ON NOT e.into_table AND tc.column_id = e.target_id "
-        "JOIN datasets td ON td.dataset_id = CASE WHEN e.into_table THEN e.target_id ELSE tc.dataset_id END", params)
+        "JOIN datasets td ON td.dataset_id = CASE WHEN e.into_table THEN e.target_id ELSE tc.dataset_id END",
+        params,
+    )
     tables = engine.query(
         f"WITH {_CHOSEN} SELECT j.name, j.namespace, 'input', d.name FROM chosen h JOIN jobs j ON j.job_id = h.job_id "
         "JOIN run_datasets r ON r.run_id = h.run_id AND r.at_us = h.at_us AND r.role = 'input' JOIN datasets d ON "
@@ -46,14 +53,22 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
         "ON j.job_id = h.job_id JOIN run_datasets r ON r.run_id = h.run_id AND r.at_us = h.at_us AND r.role = "
         "'output' JOIN datasets d ON d.dataset_id = r.dataset_id UNION ALL SELECT j.name, j.namespace, 'shape', "
         "d.name FROM chosen h JOIN jobs j ON j.job_id = h.job_id JOIN shape_outputs so ON so.shape_id = h.shape_id "
-        "JOIN datasets d ON d.dataset_id = so.dataset_id", params)
+        "JOIN datasets d ON d.dataset_id = so.dataset_id",
+        params,
+    )
     chosen = {name: (space, rest) for name, space, *rest in runs}  # the first namespace by name wins (sorted last)
     lines: dict[str, set[LineEdge]] = {}
     for job, space, source_table, source, target_table, target, into_table, kind, subtype in edges:
         if chosen.get(job, ("",))[0] == space:
             table = TableRef.parse(target_table)
-            lines.setdefault(job, set()).add(LineEdge(ColumnRef(TableRef.parse(source_table), source),
-                                                      table if into_table else ColumnRef(table, target), kind, subtype))
+            lines.setdefault(job, set()).add(
+                LineEdge(
+                    ColumnRef(TableRef.parse(source_table), source),
+                    table if into_table else ColumnRef(table, target),
+                    kind,
+                    subtype,
+                )
+            )
     read: dict[tuple[str, str], set[TableRef]] = {}
     for job, space, role, name in tables:
         if chosen.get(job, ("",))[0] == space:
@@ -62,7 +77,15 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
     for job, (_, (run_id, event_time, dag_run_id, try_number, sql_hash)) in sorted(chosen.items()):
         inputs = read.get((job, "input"), set())
         outputs = read.get((job, "output")) or read.get((job, "shape"), set())
-        found[job] = ObservedJob(job, run_id, event_time, dag_run_id, try_number, frozenset(lines.get(job, ())),
-                                 frozenset(TableEdge(i, o) for i in inputs for o in outputs),
-                                 frozenset(inputs | outputs), sql_hash)
+        found[job] = ObservedJob(
+            job,
+            run_id,
+            event_time,
+            dag_run_id,
+            try_number,
+            frozenset(lines.get(job, ())),
+            frozenset(TableEdge(i, o) for i in inputs for o in outputs),
+            frozenset(inputs | outputs),
+            sql_hash,
+        )
     return found

@@ -29,8 +29,9 @@ class DuckDBEngine:
         self.read_only = read_only
         self.description = str(path)
         if (read_only or not create) and not path.exists():
-            raise StoreUnavailableError(f"{path}: no lineage store here; create it with "
-                                        "`lineage-governance store init`")
+            raise StoreUnavailableError(
+                f"{path}: no lineage store here; create it with `lineage-governance store init`"
+            )
         try:
             if not read_only:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -41,8 +42,11 @@ class DuckDBEngine:
         self._tables: dict[str, tuple[dict[str, pa.DataType], bool]] = {}  # each table's column types, and keyed
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
-        return duckdb.connect(str(self.path), read_only=self.read_only,
-                              config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+        return duckdb.connect(
+            str(self.path),
+            read_only=self.read_only,
+            config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
+        )
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Runs a query and returns its rows."""
@@ -54,24 +58,28 @@ class DuckDBEngine:
             self._tables.clear()
         self.connection.execute(sql, list(params))
 
-    def insert(self, table: str, columns: Sequence[str], rows: Sequence[Row],
-               returning: Sequence[str] = ()) -> list[Row]:
+    def insert(
+        self, table: str, columns: Sequence[str], rows: Sequence[Row], returning: Sequence[str] = ()
+    ) -> list[Row]:
         """Inserts the rows through an Arrow table (one statement, not one per row), leaving out those whose key is
-        there already or repeats within `rows`; returns `returning` of those added."""
+        there already or repeats within `rows`; returns `returning` of those added.
+        """
         if not rows:
             return []
         import pyarrow as pa  # only a writer needs it: a reader starts faster without (1 s under load)
 
         types, keyed = self._table(table)
-        staged = pa.table({name: pa.array([row[i] for row in rows], type=types[name])
-                           for i, name in enumerate(columns)})
+        staged = pa.table(
+            {name: pa.array([row[i] for row in rows], type=types[name]) for i, name in enumerate(columns)}
+        )
         self._staged += 1
         name = f"staged_{self._staged}"
         self.connection.register(name, staged)
         try:
             listed = ", ".join(columns)
-            sql = f"INSERT INTO {table} ({listed}) SELECT {listed} FROM {name}" + (" ON CONFLICT DO NOTHING" if keyed
-                                                                                 else "")
+            sql = f"INSERT INTO {table} ({listed}) SELECT {listed} FROM {name}" + (
+                " ON CONFLICT DO NOTHING" if keyed else ""
+            )
             if returning:
                 return self.connection.execute(sql + " RETURNING " + ", ".join(returning)).fetchall()
             self.connection.execute(sql)
@@ -81,11 +89,18 @@ class DuckDBEngine:
 
     def _table(self, table: str) -> tuple[dict[str, pa.DataType], bool]:
         if table not in self._tables:
-            found = self.connection.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
-                                            "AND schema_name = 'main'", [table]).fetchall()
-            keyed = self.connection.execute("SELECT COUNT(*) FROM duckdb_constraints() WHERE table_name = ? AND "
-                                            "schema_name = 'main' AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')",
-                                            [table]).fetchall()[0][0] > 0
+            found = self.connection.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main'",
+                [table],
+            ).fetchall()
+            keyed = (
+                self.connection.execute(
+                    "SELECT COUNT(*) FROM duckdb_constraints() WHERE table_name = ? AND "
+                    "schema_name = 'main' AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')",
+                    [table],
+                ).fetchall()[0][0]
+                > 0
+            )
             import pyarrow as pa
 
             self._tables[table] = ({name: getattr(pa, ARROW_TYPES[kind])() for name, kind in found}, keyed)
@@ -116,7 +131,8 @@ class DuckDBEngine:
 
     def vacuum(self) -> None:
         """Writes the store into a new file, without the blocks deleted rows left free, and puts it in the file's
-        place (a process reading the old file goes on reading it)."""
+        place (a process reading the old file goes on reading it).
+        """
         self.connection.execute("VACUUM")
         self.connection.execute("CHECKPOINT")
         if self.read_only:

@@ -29,8 +29,9 @@ class Engine(Protocol):
         """Runs a statement."""
         ...
 
-    def insert(self, table: str, columns: Sequence[str], rows: Sequence[Row],
-               returning: Sequence[str] = ()) -> list[Row]:
+    def insert(
+        self, table: str, columns: Sequence[str], rows: Sequence[Row], returning: Sequence[str] = ()
+    ) -> list[Row]:
         """Inserts the rows, leaving out those whose key is there already; returns `returning` of those added."""
         ...
 
@@ -60,11 +61,12 @@ class Engine(Protocol):
 
     def transient(self, error: BaseException) -> bool:
         """Returns whether a batch that failed with `error` may succeed when tried again (a deadlock, a
-        serialization failure)."""
+        serialization failure).
+        """
         ...
 
 
 def batches(rows: Sequence[Row], size: int) -> Iterator[Sequence[Row]]:
     """Yields the rows in slices of at most `size`."""
     for start in range(0, len(rows), size):
-        yield rows[start:start + size]
+        yield rows[start : start + size]

@@ -1,5 +1,6 @@
 """Stable ids of the store's rows: a 63-bit number hashed from a row's natural key, the same in every process and
-on both engines, so writers never look an id up before inserting (a repeated insert is a conflict, ignored)."""
+on both engines, so writers never look an id up before inserting (a repeated insert is a conflict, ignored).
+"""
 
 from __future__ import annotations
 

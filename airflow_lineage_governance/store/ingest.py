@@ -103,8 +103,9 @@ def column_id(table: TableRef, name: str) -> int:
     return stable_id("column", str(table), name)
 
 
-def ingest(engine: Engine, source: EventSource, *, batch_size: int = BATCH,
-           report: IngestReport | None = None) -> IngestReport:
+def ingest(
+    engine: Engine, source: EventSource, *, batch_size: int = BATCH, report: IngestReport | None = None
+) -> IngestReport:
     """Adds every event of `source` not in the store yet, one transaction per batch.
 
     Args:
@@ -169,8 +170,9 @@ def _dumps(raw: Any) -> bytes:
         return json.dumps(raw, separators=(",", ":"), default=str).encode()
 
 
-def store_batch(engine: Engine, batch: Sequence[Received], report: IngestReport,
-                known: dict[bytes, ShapeRows] | None = None) -> None:
+def store_batch(
+    engine: Engine, batch: Sequence[Received], report: IngestReport, known: dict[bytes, ShapeRows] | None = None
+) -> None:
     """Stores one batch in one transaction, tried again after a deadlock or serialization failure.
 
     Args:
@@ -197,8 +199,9 @@ def store_batch(engine: Engine, batch: Sequence[Received], report: IngestReport,
     report.duplicates += len(batch) - stored
 
 
-def _store(engine: Engine, unique: dict[tuple[str, str, int], Received],
-           known: dict[bytes, ShapeRows] | None) -> tuple[int, int]:
+def _store(
+    engine: Engine, unique: dict[tuple[str, str, int], Received], known: dict[bytes, ShapeRows] | None
+) -> tuple[int, int]:
     now = time.time_ns() // 1000
     keys = sorted(unique)
     jobs = {job_id(r.event): (job_id(r.event), r.event.job_namespace, r.event.job_name) for r in unique.values()}
@@ -209,21 +212,44 @@ def _store(engine: Engine, unique: dict[tuple[str, str, int], Received],
     for index, key in enumerate(keys):
         received = unique[key]
         event = received.event
-        row = (event.run_id, event.event_type, received.at_us, event.event_time, job_id(event),
-               hashlib.sha256(received.data).hexdigest(), now, event.dag_run_id, event.try_number)
+        row = (
+            event.run_id,
+            event.event_type,
+            received.at_us,
+            event.event_time,
+            job_id(event),
+            hashlib.sha256(received.data).hexdigest(),
+            now,
+            event.dag_run_id,
+            event.try_number,
+        )
         rows.append((*row, *places[index]) if blocked else (*row, zlib.compress(received.data, 6)))
-    added = engine.insert("events", ("run_id", "event_type", "at_us", "event_time", "job_id", "content_sha256",
-                                     "ingested_at_us", "dag_run_id", "try_number",
-                                     *(("block_id", "block_line") if blocked else ("body",))),
-                          rows, returning=("run_id", "event_type", "at_us"))
+    added = engine.insert(
+        "events",
+        (
+            "run_id",
+            "event_type",
+            "at_us",
+            "event_time",
+            "job_id",
+            "content_sha256",
+            "ingested_at_us",
+            "dag_run_id",
+            "try_number",
+            *(("block_id", "block_line") if blocked else ("body",)),
+        ),
+        rows,
+        returning=("run_id", "event_type", "at_us"),
+    )
     new = [unique[(run, kind, at)] for run, kind, at in sorted(added)]
     if not new:
         return 0, 0
     if blocked:  # the blocks holding an event added (a block of events all stored before is left out)
         line = {key: index for index, key in enumerate(keys)}
         used = {places[line[tuple(key)]][0] for key in added} if len(new) < len(keys) else None
-        engine.insert("event_blocks", ("block_id", "body"),
-                      [row for row in block_rows if used is None or row[0] in used])
+        engine.insert(
+            "event_blocks", ("block_id", "body"), [row for row in block_rows if used is None or row[0] in used]
+        )
     engine.lock(sorted({job_id(r.event) for r in new}))
     _final_states(engine, sorted({r.event.run_id for r in new}))
     completes = [r for r in new if r.event.event_type == COMPLETE and r.event.raw is not None]
@@ -242,17 +268,23 @@ TERMINAL_TYPES = ", ".join(f"'{kind}'" for kind in TERMINAL)
 
 def _final_states(engine: Engine, runs: list[str]) -> None:
     """Re-derives the final state of the runs: the latest terminal event, else the latest event (by instant, then
-    type: COMPLETE beats START at the same instant, then the time as written), as `final_events` reads them."""
+    type: COMPLETE beats START at the same instant, then the time as written), as `final_events` reads them.
+    """
     text = engine.text_order
-    engine.execute("DELETE FROM runs WHERE job_id IN (SELECT job_id FROM events WHERE run_id IN (SELECT "
-                   "unnest(CAST(? AS TEXT[])))) AND run_id IN (SELECT unnest(CAST(? AS TEXT[])))", [runs, runs])
+    engine.execute(
+        "DELETE FROM runs WHERE job_id IN (SELECT job_id FROM events WHERE run_id IN (SELECT "
+        "unnest(CAST(? AS TEXT[])))) AND run_id IN (SELECT unnest(CAST(? AS TEXT[])))",
+        [runs, runs],
+    )
     engine.execute(
         "INSERT INTO runs (run_id, job_id, state, state_terminal, state_at_us, state_rank, state_time, dag_run_id, "
         "try_number) SELECT run_id, job_id, event_type, terminal, at_us, type_rank, event_time, dag_run_id, try_number "
         f"FROM (SELECT e.*, ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY terminal DESC, at_us DESC, type_rank DESC, "
         f"event_time{text} DESC) AS place FROM (SELECT run_id, job_id, event_type, event_type IN ({TERMINAL_TYPES}) "
         f"AS terminal, at_us, {RANK} AS type_rank, event_time, dag_run_id, try_number FROM events "
-        "WHERE run_id IN (SELECT unnest(CAST(? AS TEXT[])))) AS e) AS ranked WHERE place = 1", [runs])
+        "WHERE run_id IN (SELECT unnest(CAST(? AS TEXT[])))) AS e) AS ranked WHERE place = 1",
+        [runs],
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,8 +303,10 @@ class ShapeRows:
 def shape_rows(event: RunEvent) -> ShapeRows:
     """Returns the rows of the lineage a COMPLETE (holding its `raw` JSON) states, read by `graph/build.py`."""
     graph = event_graph(event)
-    edges = sorted((str(e.source.table), e.source.field, *_target(e.target), str(e.type), str(e.subtype),
-                    e.masking) for e in graph.edges())
+    edges = sorted(
+        (str(e.source.table), e.source.field, *_target(e.target), str(e.type), str(e.subtype), e.masking)
+        for e in graph.edges()
+    )
     named = {str(t): list(names) for t, names in graph.table_columns.items()}
     outputs = sorted(str(t) for t in graph.outputs)
     shape = stable_id("shape", orjson.dumps([edges, sorted(named.items()), outputs, graph.wrong_parts]).decode())
@@ -287,17 +321,25 @@ def shape_rows(event: RunEvent) -> ShapeRows:
     for edge in graph.edges():
         source, into = column_id(edge.source.table, edge.source.field), edge.target
         target = dataset_id(into) if isinstance(into, TableRef) else column_id(into.table, into.field)
-        shape_edges.append((shape, source, target, isinstance(into, TableRef), str(edge.type), str(edge.subtype),
-                            edge.masking))
-    return ShapeRows(shape, graph.wrong_parts, tuple((dataset_id(t), str(t)) for t in graph.table_columns),
-                     tuple(columns), tuple(shape_columns), tuple((shape, dataset_id(t)) for t in graph.outputs),
-                     tuple(shape_edges))
+        shape_edges.append(
+            (shape, source, target, isinstance(into, TableRef), str(edge.type), str(edge.subtype), edge.masking)
+        )
+    return ShapeRows(
+        shape,
+        graph.wrong_parts,
+        tuple((dataset_id(t), str(t)) for t in graph.table_columns),
+        tuple(columns),
+        tuple(shape_columns),
+        tuple((shape, dataset_id(t)) for t in graph.outputs),
+        tuple(shape_edges),
+    )
 
 
 def lineage_key(raw: dict[str, Any]) -> bytes | None:
     """Returns the parts of an event its lineage is read from (each dataset's name, namespace, schema and column
     lineage facets, or the dataset itself when it is no object) as orjson bytes: two events with equal keys state
-    the same lineage (their snapshots may differ). None when the parts cannot be written so (nested too deep)."""
+    the same lineage (their snapshots may differ). None when the parts cannot be written so (nested too deep).
+    """
     parts: list[Any] = []
     for key in ("inputs", "outputs"):
         datasets = raw.get(key)
@@ -307,8 +349,9 @@ def lineage_key(raw: dict[str, Any]) -> bytes | None:
         for dataset in datasets:
             facets = dataset.get("facets") if type(dataset) is dict else None
             if type(facets) is dict:
-                parts.append([dataset.get("name"), dataset.get("namespace"), facets.get("schema"),
-                              facets.get("columnLineage")])
+                parts.append(
+                    [dataset.get("name"), dataset.get("namespace"), facets.get("schema"), facets.get("columnLineage")]
+                )
             elif type(dataset) is dict:
                 parts.append([dataset.get("name"), dataset.get("namespace"), facets])
             else:
@@ -323,7 +366,8 @@ def lineage_key(raw: dict[str, Any]) -> bytes | None:
 def _lineage(engine: Engine, completes: Iterable[Received], known: dict[bytes, ShapeRows] | None = None) -> None:
     """Adds each COMPLETE's lineage: its datasets and columns, its shape (edges, columns named, tables written),
     the snapshots it read and wrote. `known` keeps the shapes read so far by `lineage_key` (most runs of a job
-    state the lineage of its run before)."""
+    state the lineage of its run before).
+    """
     known = {} if known is None else known
     datasets: dict[int, Row] = {}
     columns: dict[int, Row] = {}
@@ -350,8 +394,18 @@ def _lineage(engine: Engine, completes: Iterable[Received], known: dict[bytes, S
             for column in rows.columns:
                 columns.setdefault(column[0], column)
         query = sql_query(raw)
-        complete_rows.append((event.run_id, received.at_us, event.event_time, job_id(event), rows.shape_id,
-                              statement_hash(query) if query is not None else None, event.try_number, event.dag_run_id))
+        complete_rows.append(
+            (
+                event.run_id,
+                received.at_us,
+                event.event_time,
+                job_id(event),
+                rows.shape_id,
+                statement_hash(query) if query is not None else None,
+                event.try_number,
+                event.dag_run_id,
+            )
+        )
         for role, table, snapshot in _versions(raw):
             table_id = dataset_id(table)
             place = (event.run_id, received.at_us, role, table_id)
@@ -363,14 +417,22 @@ def _lineage(engine: Engine, completes: Iterable[Received], known: dict[bytes, S
     engine.insert("datasets", ("dataset_id", "name", "namespace"), _sorted(datasets))
     engine.insert("dataset_columns", ("column_id", "dataset_id", "name"), _sorted(columns))
     engine.insert("shapes", ("shape_id", "wrong_parts"), [(r.shape_id, r.wrong_parts) for r in ordered])
-    engine.insert("shape_columns", ("shape_id", "column_id", "dataset_id", "position"),
-                  sorted(row for r in ordered for row in r.shape_columns))
+    engine.insert(
+        "shape_columns",
+        ("shape_id", "column_id", "dataset_id", "position"),
+        sorted(row for r in ordered for row in r.shape_columns),
+    )
     engine.insert("shape_outputs", ("shape_id", "dataset_id"), sorted(row for r in ordered for row in r.shape_outputs))
-    engine.insert("shape_edges", ("shape_id", "source_column_id", "target_id", "into_table", "type", "subtype",
-                                  "masking"), sorted({row[:3] + row[4:6]: row for r in ordered
-                                                      for row in r.shape_edges}.values()))
-    engine.insert("completes", ("run_id", "at_us", "event_time", "job_id", "shape_id", "sql_hash", "try_number",
-                                "dag_run_id"), sorted(complete_rows, key=lambda row: (row[0], row[1])))
+    engine.insert(
+        "shape_edges",
+        ("shape_id", "source_column_id", "target_id", "into_table", "type", "subtype", "masking"),
+        sorted({row[:3] + row[4:6]: row for r in ordered for row in r.shape_edges}.values()),
+    )
+    engine.insert(
+        "completes",
+        ("run_id", "at_us", "event_time", "job_id", "shape_id", "sql_hash", "try_number", "dag_run_id"),
+        sorted(complete_rows, key=lambda row: (row[0], row[1])),
+    )
     engine.insert("run_datasets", ("run_id", "at_us", "role", "dataset_id", "snapshot"), _sorted(run_datasets))
     engine.insert("snapshots", ("dataset_id", "snapshot", "written_by_run_id", "written_at_us"), _sorted(snapshots))
 
@@ -418,30 +480,42 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
 
     Only what the new COMPLETEs can change is re-derived: from `cut`, the instant of the job's last COMPLETE
     before them, on. The intervals whose last COMPLETE is at or after `cut` are replaced; the stretches are
-    worked out from the first COMPLETE of those (`start`), which begins a stretch of each of their edges."""
+    worked out from the first COMPLETE of those (`start`), which begins a stretch of each of their edges.
+    """
     if not earliest:
         return
     text = engine.text_order
     order = f"at_us, run_id{text}, event_time{text}"
     jobs = sorted(earliest)
-    engine.execute("CREATE TEMPORARY TABLE IF NOT EXISTS interval_cuts (job_id BIGINT PRIMARY KEY, earliest BIGINT, "
-                   "cut BIGINT, start BIGINT)")
+    engine.execute(
+        "CREATE TEMPORARY TABLE IF NOT EXISTS interval_cuts (job_id BIGINT PRIMARY KEY, earliest BIGINT, "
+        "cut BIGINT, start BIGINT)"
+    )
     engine.execute("DELETE FROM interval_cuts")
-    engine.execute("INSERT INTO interval_cuts (job_id, earliest) SELECT unnest(CAST(? AS BIGINT[])), "
-                   "unnest(CAST(? AS BIGINT[]))", [jobs, [earliest[job] for job in jobs]])
-    engine.execute("UPDATE interval_cuts SET cut = COALESCE((SELECT MAX(c.at_us) FROM completes c WHERE c.job_id = "
-                   f"interval_cuts.job_id AND c.at_us < interval_cuts.earliest), {FIRST})")
-    engine.execute("UPDATE interval_cuts SET start = LEAST(cut, COALESCE((SELECT MIN(e.valid_from_us) FROM "
-                   "column_edges e WHERE e.job_id = interval_cuts.job_id AND e.last_at_us >= interval_cuts.cut), "
-                   "cut))")
+    engine.execute(
+        "INSERT INTO interval_cuts (job_id, earliest) SELECT unnest(CAST(? AS BIGINT[])), unnest(CAST(? AS BIGINT[]))",
+        [jobs, [earliest[job] for job in jobs]],
+    )
+    engine.execute(
+        "UPDATE interval_cuts SET cut = COALESCE((SELECT MAX(c.at_us) FROM completes c WHERE c.job_id = "
+        f"interval_cuts.job_id AND c.at_us < interval_cuts.earliest), {FIRST})"
+    )
+    engine.execute(
+        "UPDATE interval_cuts SET start = LEAST(cut, COALESCE((SELECT MIN(e.valid_from_us) FROM "
+        "column_edges e WHERE e.job_id = interval_cuts.job_id AND e.last_at_us >= interval_cuts.cut), "
+        "cut))"
+    )
     engine.execute(
         "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT c.job_id, c.run_id, c.at_us, "
         f"LEAD(c.at_us) OVER (PARTITION BY c.job_id ORDER BY {order}) AS next_at FROM completes c JOIN interval_cuts "
         "k ON k.job_id = c.job_id AND c.at_us >= k.cut) AS following WHERE completes.job_id = following.job_id AND "
         "completes.at_us = following.at_us AND completes.run_id = following.run_id AND "
-        "completes.valid_until_us IS DISTINCT FROM following.next_at")
-    engine.execute("DELETE FROM column_edges WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
-                   "column_edges.job_id AND column_edges.last_at_us >= k.cut)")
+        "completes.valid_until_us IS DISTINCT FROM following.next_at"
+    )
+    engine.execute(
+        "DELETE FROM column_edges WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
+        "column_edges.job_id AND column_edges.last_at_us >= k.cut)"
+    )
     engine.execute(
         "INSERT INTO column_edges (job_id, source_column_id, target_id, into_table, type, subtype, masking, "
         "valid_from_us, valid_until_us, first_run_id, last_run_id, last_at_us) "
@@ -459,4 +533,5 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "l.valid_until_us, f.run_id, l.run_id, l.at_us FROM islands i "
         "JOIN ordered f ON f.job_id = i.job_id AND f.place = i.first_place "
         "JOIN ordered l ON l.job_id = i.job_id AND l.place = i.last_place "
-        "JOIN interval_cuts k ON k.job_id = i.job_id WHERE l.at_us >= k.cut")
+        "JOIN interval_cuts k ON k.job_id = i.job_id WHERE l.at_us >= k.cut"
+    )

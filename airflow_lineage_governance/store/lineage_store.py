@@ -1,5 +1,6 @@
 """`LineageStore`: a store opened on one of its engines, its schema checked (an older one upgraded in place, a
-newer one refused), with ingest, the queries, statistics and vacuuming."""
+newer one refused), with ingest, the queries, statistics and vacuuming.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ T = TypeVar("T")
 
 class LineageStore:
     """The lineage history in a database. A failure of the database while it answers or writes (a lost connection, a
-    full disk) is raised as StoreUnavailableError, one sentence naming the store and the driver's error class."""
+    full disk) is raised as StoreUnavailableError, one sentence naming the store and the driver's error class.
+    """
 
     def __init__(self, engine: Engine, version: int) -> None:
         self.engine, self.version = engine, version
@@ -54,15 +56,18 @@ class LineageStore:
             found = store_version(engine)
             if found is None:
                 if not create or read_only:
-                    raise StoreError(f"{engine.description}: no lineage store here; create it with "
-                                     "`lineage-governance store init`")
+                    raise StoreError(
+                        f"{engine.description}: no lineage store here; create it with `lineage-governance store init`"
+                    )
                 return cls(engine, migrate(engine))
             refuse_newer(engine, *found)
             if found[0] < SCHEMA_VERSION:
                 if read_only:
-                    raise StoreVersionError(f"{engine.description}: the lineage store has schema version {found[0]}, "
-                                            f"older than version {SCHEMA_VERSION}; open it for writing once (e.g. "
-                                            "`lineage-governance store init`) to upgrade it")
+                    raise StoreVersionError(
+                        f"{engine.description}: the lineage store has schema version {found[0]}, "
+                        f"older than version {SCHEMA_VERSION}; open it for writing once (e.g. "
+                        "`lineage-governance store init`) to upgrade it"
+                    )
                 return cls(engine, migrate(engine))
             return cls(engine, found[0])
         except BaseException:
@@ -72,8 +77,9 @@ class LineageStore:
     def __enter__(self) -> LineageStore:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
         self.close()
 
     @contextmanager
@@ -81,9 +87,11 @@ class LineageStore:
         try:
             yield
         except self.engine.errors as error:
-            raise StoreUnavailableError(f"{self.engine.description}: the lineage store failed while it {what} "
-                                        f"({type(error).__name__}); check that its database is reachable and "
-                                        "has space, then try again") from None
+            raise StoreUnavailableError(
+                f"{self.engine.description}: the lineage store failed while it {what} "
+                f"({type(error).__name__}); check that its database is reachable and "
+                "has space, then try again"
+            ) from None
 
     def _call(self, what: str, work: Callable[[], T]) -> T:
         with self._answering(what):
@@ -107,11 +115,12 @@ class LineageStore:
         """Returns the origin of the snapshot, to the sources (`trace.trace_back`); raises SnapshotNotInStoreError."""
         return self._call("traced a snapshot", lambda: trace.trace_back(self.engine, table, snapshot))
 
-    def trace_forward(self, table: TableRef, snapshot: str,
-                      about: Callable[[TableRef], tuple[str | None, int | None]] | None = None
-                      ) -> list[trace.StoredContaminated]:
+    def trace_forward(
+        self, table: TableRef, snapshot: str, about: Callable[[TableRef], tuple[str | None, int | None]] | None = None
+    ) -> list[trace.StoredContaminated]:
         """Returns every output snapshot that read the snapshot, directly or not (`trace.trace_forward`); raises
-        SnapshotNotInStoreError."""
+        SnapshotNotInStoreError.
+        """
         return self._call("traced a snapshot", lambda: trace.trace_forward(self.engine, table, snapshot, about))
 
     def observed_jobs(self, at: datetime | None = None) -> dict[str, ObservedJob]:
@@ -135,8 +144,13 @@ class LineageStore:
         with self._answering("counted its rows"):
             counts = {table: int(self.engine.query(f"SELECT count(*) FROM {table}")[0][0]) for table in TABLES}
             size = self.engine.size_bytes()
-        return {"store": self.engine.description, "engine": self.engine.dialect, "schema_version": self.version,
-                "size_bytes": size, "rows": counts}
+        return {
+            "store": self.engine.description,
+            "engine": self.engine.dialect,
+            "schema_version": self.version,
+            "size_bytes": size,
+            "rows": counts,
+        }
 
     def vacuum(self) -> None:
         """Gives back the space of deleted rows and refreshes the planner's statistics."""

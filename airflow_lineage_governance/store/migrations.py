@@ -29,8 +29,10 @@ def store_version(engine: Engine) -> tuple[int, str] | None:
         return None
     found = engine.query("SELECT version, provider_version FROM store_versions ORDER BY version DESC LIMIT 1")
     if not found or not isinstance(found[0][0], int):
-        raise StoreVersionError(f"{engine.description}: the lineage store records no schema version; it was not "
-                                "made by `lineage-governance store init`, so give another database or file")
+        raise StoreVersionError(
+            f"{engine.description}: the lineage store records no schema version; it was not "
+            "made by `lineage-governance store init`, so give another database or file"
+        )
     return int(found[0][0]), str(found[0][1])
 
 
@@ -46,9 +48,11 @@ def refuse_newer(engine: Engine, version: int, provider: str) -> None:
         StoreVersionError: The store's schema version is above `SCHEMA_VERSION`.
     """
     if version > SCHEMA_VERSION:
-        raise StoreVersionError(f"{engine.description}: the lineage store has schema version {version} (written by "
-                                f"airflow-lineage-governance {provider}), newer than version {SCHEMA_VERSION} this "
-                                f"provider ({__version__}) knows; upgrade airflow-lineage-governance to read it")
+        raise StoreVersionError(
+            f"{engine.description}: the lineage store has schema version {version} (written by "
+            f"airflow-lineage-governance {provider}), newer than version {SCHEMA_VERSION} this "
+            f"provider ({__version__}) knows; upgrade airflow-lineage-governance to read it"
+        )
 
 
 def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
@@ -73,11 +77,15 @@ def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
         if found is not None:
             refuse_newer(engine, *found)
         if version > target:
-            raise StoreVersionError(f"{engine.description}: the lineage store has schema version {version}, newer "
-                                    f"than the version {target} asked for; a store is never downgraded")
+            raise StoreVersionError(
+                f"{engine.description}: the lineage store has schema version {version}, newer "
+                f"than the version {target} asked for; a store is never downgraded"
+            )
         for step in range(version + 1, target + 1):
             for statement in MIGRATIONS[step]:
                 engine.execute(statement.format(blob=BLOB[engine.dialect]))
-            engine.execute("INSERT INTO store_versions (version, applied_at_us, provider_version) VALUES (?, ?, ?)",
-                           [step, time.time_ns() // 1000, __version__])
+            engine.execute(
+                "INSERT INTO store_versions (version, applied_at_us, provider_version) VALUES (?, ?, ?)",
+                [step, time.time_ns() // 1000, __version__],
+            )
     return target

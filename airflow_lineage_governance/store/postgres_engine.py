@@ -1,5 +1,6 @@
 """The shared engine: PostgreSQL through psycopg 3, many writers at once (each batch one transaction, rows added
-with `ON CONFLICT DO NOTHING`, writers of the same job taking turns on an advisory lock)."""
+with `ON CONFLICT DO NOTHING`, writers of the same job taking turns on an advisory lock).
+"""
 
 from __future__ import annotations
 
@@ -37,10 +38,15 @@ class PostgresEngine:
         try:
             self.connection = psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout)
         except (psycopg.Error, ValueError) as error:
-            reason = type(error).__name__ if not isinstance(error, psycopg.OperationalError) else "not reachable, " \
-                "or the login was refused"
-            raise StoreUnavailableError(f"{self.description}: the lineage store's PostgreSQL cannot be opened "
-                                        f"({reason}); check the connection's host, port, database and login") from None
+            reason = (
+                type(error).__name__
+                if not isinstance(error, psycopg.OperationalError)
+                else "not reachable, or the login was refused"
+            )
+            raise StoreUnavailableError(
+                f"{self.description}: the lineage store's PostgreSQL cannot be opened "
+                f"({reason}); check the connection's host, port, database and login"
+            ) from None
         self._staged: set[str] = set()
         # the store's queries are short: compiling them (PostgreSQL's JIT, on when a plan's estimate is high, as a
         # recursive query's is) would cost more than running them
@@ -57,10 +63,12 @@ class PostgresEngine:
         with self.connection.cursor() as cursor:
             cursor.execute(_placeholders(sql), list(params))
 
-    def insert(self, table: str, columns: Sequence[str], rows: Sequence[Row],
-               returning: Sequence[str] = ()) -> list[Row]:
+    def insert(
+        self, table: str, columns: Sequence[str], rows: Sequence[Row], returning: Sequence[str] = ()
+    ) -> list[Row]:
         """Copies the rows into a temporary table, then inserts them with `ON CONFLICT DO NOTHING` (rows whose key is
-        there already, or repeats within `rows`, are left out); returns `returning` of those added."""
+        there already, or repeats within `rows`, are left out); returns `returning` of those added.
+        """
         if not rows:
             return []
         staged = f"staged_{table}"
@@ -88,21 +96,31 @@ class PostgresEngine:
 
     def lock(self, keys: Sequence[int]) -> None:
         """Takes a transaction-scoped advisory lock on each key, in ascending order (writers never wait in a
-        circle)."""
+        circle).
+        """
         if keys:
-            self.execute("SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT k FROM unnest(CAST(? AS BIGINT[])) AS k "
-                         "ORDER BY k OFFSET 0) AS ordered", [sorted(set(keys))])
+            self.execute(
+                "SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT k FROM unnest(CAST(? AS BIGINT[])) AS k "
+                "ORDER BY k OFFSET 0) AS ordered",
+                [sorted(set(keys))],
+            )
 
     def tables(self) -> set[str]:
         """Returns the names of the tables on the connection's search path."""
-        return {name for (name,) in self.query(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = ANY(current_schemas(false))")}
+        return {
+            name
+            for (name,) in self.query(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = ANY(current_schemas(false))"
+            )
+        }
 
     def size_bytes(self) -> int:
         """Returns the size of the store's tables and indexes."""
-        found = self.query("SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
-                           "JOIN pg_namespace n ON n.oid = c.relnamespace "
-                           "WHERE c.relkind = 'r' AND n.nspname = ANY(current_schemas(false))")
+        found = self.query(
+            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.relkind = 'r' AND n.nspname = ANY(current_schemas(false))"
+        )
         return int(found[0][0])
 
     def vacuum(self) -> None:

@@ -39,7 +39,8 @@ class StoredEdge:
 class StoreImpact:
     """What a change to one column reaches at a time: every column (through any edge; the column itself only on a
     cycle), the columns whose values can change (DIRECT column edges only) and the tables whose rows can change
-    (an edge into the table), each sorted by name."""
+    (an edge into the table), each sorted by name.
+    """
 
     column: ColumnRef
     columns_reached: list[ColumnRef] = field(default_factory=list)
@@ -54,15 +55,22 @@ class StoreImpact:
 
     def to_dict(self) -> dict[str, object]:
         """Returns the answer as plain data (every ref as its dotted name)."""
-        return {"column": str(self.column), "columns_reached": [str(c) for c in self.columns_reached],
-                "values": [str(c) for c in self.values], "rows": [str(t) for t in self.rows],
-                "reaches_itself": self.reaches_itself, "at_us": self.at_us}
+        return {
+            "column": str(self.column),
+            "columns_reached": [str(c) for c in self.columns_reached],
+            "values": [str(c) for c in self.values],
+            "rows": [str(t) for t in self.rows],
+            "reaches_itself": self.reaches_itself,
+            "at_us": self.at_us,
+        }
 
 
 def _holding(at: int) -> tuple[str, list[int]]:
     """Returns the CTEs of the edges and writers holding at `at`, and their parameters."""
-    sql = ("holding AS (SELECT job_id, source_column_id, target_id, into_table, type, subtype, masking FROM "
-           "column_edges WHERE valid_from_us <= ? AND (valid_until_us IS NULL OR valid_until_us > ?))")
+    sql = (
+        "holding AS (SELECT job_id, source_column_id, target_id, into_table, type, subtype, masking FROM "
+        "column_edges WHERE valid_from_us <= ? AND (valid_until_us IS NULL OR valid_until_us > ?))"
+    )
     return sql, [at, at]
 
 
@@ -90,20 +98,33 @@ def edges_as_of(engine: Engine, at: int | None = None) -> list[StoredEdge]:
         "JOIN completes c ON c.job_id = h.job_id AND c.at_us <= ? "
         "AND (c.valid_until_us IS NULL OR c.valid_until_us > ?) "
         f"ORDER BY sd.name{text}, sc.name{text}, td.name{text}, tc.name{text}, h.type{text}, h.subtype{text}, "
-        f"j.name{text}", [*params, instant, instant])
+        f"j.name{text}",
+        [*params, instant, instant],
+    )
     found = []
     for source_table, source, target_table, target, into_table, kind, subtype, masking, space, job, run, time in rows:
         table = TableRef.parse(target_table)
-        found.append(StoredEdge(ColumnRef(TableRef.parse(source_table), source),
-                                table if into_table else ColumnRef(table, target), kind, subtype, bool(masking),
-                                space, job, run, time))
+        found.append(
+            StoredEdge(
+                ColumnRef(TableRef.parse(source_table), source),
+                table if into_table else ColumnRef(table, target),
+                kind,
+                subtype,
+                bool(masking),
+                space,
+                job,
+                run,
+                time,
+            )
+        )
     return found
 
 
 def knows(engine: Engine, column: ColumnRef) -> bool:
     """Returns True when some event in the store names the column."""
-    return bool(engine.query("SELECT 1 FROM dataset_columns WHERE column_id = ?",
-                             [column_id(column.table, column.field)]))
+    return bool(
+        engine.query("SELECT 1 FROM dataset_columns WHERE column_id = ?", [column_id(column.table, column.field)])
+    )
 
 
 def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImpact:
@@ -121,8 +142,10 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
         ColumnNotInStoreError: No event in the store names the column.
     """
     if not knows(engine, column):
-        raise ColumnNotInStoreError(f"{column}: no event in the lineage store names this column; check the name, "
-                                    "or that the jobs reading it sent their events")
+        raise ColumnNotInStoreError(
+            f"{column}: no event in the lineage store names this column; check the name, "
+            "or that the jobs reading it sent their events"
+        )
     instant = NOW if at is None else at
     start = column_id(column.table, column.field)
     holding, params = _holding(instant)
@@ -151,7 +174,9 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
         "h.source_column_id IN (SELECT column_id FROM reached))) "
         "SELECT a.part, d.name, dc.name FROM answer a LEFT JOIN dataset_columns dc ON a.part <> 'rows' AND "
         "dc.column_id = a.node_id JOIN datasets d ON d.dataset_id = CASE WHEN a.part = 'rows' THEN a.node_id ELSE "
-        "dc.dataset_id END", [*params, instant, instant, start, start, start])
+        "dc.dataset_id END",
+        [*params, instant, instant, start, start, start],
+    )
     answer = StoreImpact(column, at_us=at)
     for part, table_name, column_name in rows:
         table = TableRef.parse(table_name)

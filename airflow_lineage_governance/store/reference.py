@@ -1,7 +1,8 @@
 """A small reference model of the store's answers, on networkx, that the tests hold both engines to: the distinct
 events, each job's COMPLETEs in time order, the graph as of a time, impact as graph reachability, and tracing by
 snapshot as reachability over snapshots. It keeps
-everything in memory and is written for plainness, not speed."""
+everything in memory and is written for plainness, not speed.
+"""
 
 from __future__ import annotations
 
@@ -56,14 +57,18 @@ class ReferenceHistory:
 
     def edges_as_of(self, at: datetime | None) -> set[Edge]:
         """Returns the edges of each job's run as of `at`."""
-        return {(e.source, e.target, str(e.type), str(e.subtype), job[1])
-                for job, event in self.chosen(at).items() for e in event_graph(event).edges()}
+        return {
+            (e.source, e.target, str(e.type), str(e.subtype), job[1])
+            for job, event in self.chosen(at).items()
+            for e in event_graph(event).edges()
+        }
 
     def graph_as_of(self, at: datetime | None) -> nx.MultiDiGraph:
         """Returns the column graph as of `at`: every edge of each job's run then, an edge into a table drawn to each
         column the table's writer's run names for it (the first writing job by name), else to every column ever
         named for it; a column edge keyed by its type, an edge into a table by `ROWS` and each column it reaches so
-        by `ROW`."""
+        by `ROW`.
+        """
         ever: dict[TableRef, list[str]] = {}
         for events in self.runs.values():
             for event in events:
@@ -90,7 +95,8 @@ class ReferenceHistory:
 
     def impact(self, column: ColumnRef, at: datetime | None) -> tuple[set[ColumnRef], set[ColumnRef], set[TableRef]]:
         """Returns the columns reached from the column as of `at` (itself only on a cycle), those reached through
-        DIRECT column edges only, and the tables whose rows it shapes, directly or through the columns reached."""
+        DIRECT column edges only, and the tables whose rows it shapes, directly or through the columns reached.
+        """
         lineage = self.graph_as_of(at)
         if column not in lineage:
             return set(), set(), set()
@@ -98,8 +104,13 @@ class ReferenceHistory:
         direct = nx.DiGraph([(u, v) for u, v, k in lineage.edges(keys=True) if k == EdgeType.DIRECT])
         reached = _reached(columns, column)
         values = _reached(direct, column)
-        rows = {t for source in reached | {column} if source in lineage
-                for _, t, k in lineage.out_edges(source, keys=True) if k == "ROWS"}
+        rows = {
+            t
+            for source in reached | {column}
+            if source in lineage
+            for _, t, k in lineage.out_edges(source, keys=True)
+            if k == "ROWS"
+        }
         return reached, values, rows
 
     def written_tables(self, at: datetime | None) -> dict[TableRef, str]:
@@ -113,14 +124,18 @@ class ReferenceHistory:
     def observed(self, at: datetime | None) -> dict[str, tuple[set[Any], set[tuple[TableRef, TableRef]], str]]:
         """Returns, by job name, the column edges (source, target, type, subtype), the dataset edges (each table
         read to each written; the tables the lineage wrote when the event named no output) and the run id of each
-        job's run as of `at`."""
+        job's run as of `at`.
+        """
         found = {}
         for (_, job), event in self.chosen(at).items():
             graph = event_graph(event)
             inputs = [t for t, _ in versions(event.raw, "inputs")]
             outputs = [t for t, _ in versions(event.raw, "outputs")] or list(graph.outputs)
-            found[job] = ({(e.source, e.target, str(e.type), str(e.subtype)) for e in graph.edges()},
-                          {(i, o) for i in inputs for o in outputs}, event.run_id)
+            found[job] = (
+                {(e.source, e.target, str(e.type), str(e.subtype)) for e in graph.edges()},
+                {(i, o) for i in inputs for o in outputs},
+                event.run_id,
+            )
         return found
 
     def writers(self) -> dict[Snapshot, RunEvent]:
@@ -129,14 +144,16 @@ class ReferenceHistory:
         for events in self.runs.values():
             for event in events:
                 for table, snapshot in versions(event.raw, "outputs"):
-                    if snapshot is not None and ((table, snapshot) not in found
-                                                 or found[(table, snapshot)].order < event.order):
+                    if snapshot is not None and (
+                        (table, snapshot) not in found or found[(table, snapshot)].order < event.order
+                    ):
                         found[(table, snapshot)] = event
         return found
 
     def traced_back(self, table: TableRef, snapshot: str) -> set[tuple[TableRef, str, str | None]]:
         """Returns every snapshot a trace back from the snapshot meets, with the run id of its writer (None: a
-        source): the snapshots reachable from it, each to the snapshots its writer read."""
+        source): the snapshots reachable from it, each to the snapshots its writer read.
+        """
         writers = self.writers()
         graph = nx.DiGraph()
         graph.add_node((table, snapshot))
@@ -146,11 +163,13 @@ class ReferenceHistory:
         met = {(table, snapshot)} | nx.descendants(graph, (table, snapshot))
         return {(t, s, writers[(t, s)].run_id if (t, s) in writers else None) for t, s in met}
 
-    def traced_forward(self, table: TableRef, snapshot: str
-                       ) -> list[tuple[str, tuple[TableRef, str | None], TableRef, str | None]]:
+    def traced_forward(
+        self, table: TableRef, snapshot: str
+    ) -> list[tuple[str, tuple[TableRef, str | None], TableRef, str | None]]:
         """Returns, sorted, each (run id, snapshot read, table written, snapshot written) of a trace forward: every
         COMPLETE that read a snapshot reachable from the snapshot (itself included) through runs that read one
-        snapshot and wrote another, once per snapshot read, with each of its outputs."""
+        snapshot and wrote another, once per snapshot read, with each of its outputs.
+        """
         completes = [e for events in self.runs.values() for e in events]
         graph = nx.DiGraph()
         graph.add_node((table, snapshot))
@@ -160,13 +179,22 @@ class ReferenceHistory:
                     if read[1] is not None and wrote[1] is not None:
                         graph.add_edge(read, wrote)
         met = {(table, snapshot)} | nx.descendants(graph, (table, snapshot))
-        return sorted(((e.run_id, read, t, s) for e in completes for read in versions(e.raw, "inputs") if read in met
-                       for t, s in versions(e.raw, "outputs")), key=str)
+        return sorted(
+            (
+                (e.run_id, read, t, s)
+                for e in completes
+                for read in versions(e.raw, "inputs")
+                if read in met
+                for t, s in versions(e.raw, "outputs")
+            ),
+            key=str,
+        )
 
 
 def versions(raw: Any, key: str) -> list[tuple[TableRef, str | None]]:
     """Returns the (table, snapshot of its version facet) of each dataset of the event's `inputs` or `outputs`, the
-    first named per table."""
+    first named per table.
+    """
     found: dict[TableRef, str | None] = {}
     for dataset in raw.get(key) or () if isinstance(raw, dict) else ():
         if isinstance(dataset, dict) and isinstance(dataset.get("name"), str):

@@ -65,11 +65,17 @@ VERSION_2 = (
     "created_at_us BIGINT NOT NULL, PRIMARY KEY (governance_run, position))",
 )
 
+
 def without_key(table: str, columns: str, *indexes: str) -> tuple[str, ...]:
     """Returns the statements that rebuild `table` with `columns` and `indexes` and no primary key, its rows kept."""
-    return (*(f"DROP INDEX IF EXISTS {index.split()[2]}" for index in indexes), f"ALTER TABLE {table} RENAME TO "
-            f"{table}_keyed", f"CREATE TABLE {table} ({columns})", f"INSERT INTO {table} SELECT * FROM {table}_keyed",
-            f"DROP TABLE {table}_keyed", *indexes)
+    return (
+        *(f"DROP INDEX IF EXISTS {index.split()[2]}" for index in indexes),
+        f"ALTER TABLE {table} RENAME TO {table}_keyed",
+        f"CREATE TABLE {table} ({columns})",
+        f"INSERT INTO {table} SELECT * FROM {table}_keyed",
+        f"DROP TABLE {table}_keyed",
+        *indexes,
+    )
 
 
 VERSION_3 = (
@@ -79,14 +85,24 @@ VERSION_3 = (
     "ALTER TABLE events ADD COLUMN block_line INTEGER",
     "ALTER TABLE events ALTER COLUMN body DROP NOT NULL",
     # rows derived only from events just added (each once, by the events' key) keep no key index of their own
-    *without_key("runs", "run_id TEXT NOT NULL, job_id BIGINT NOT NULL, state TEXT NOT NULL, state_terminal BOOLEAN "
-                 "NOT NULL, state_at_us BIGINT NOT NULL, state_rank INTEGER NOT NULL, state_time TEXT NOT NULL, "
-                 "dag_run_id TEXT, try_number INTEGER", "CREATE INDEX runs_by_job ON runs (job_id)"),
-    *without_key("completes", "run_id TEXT NOT NULL, at_us BIGINT NOT NULL, event_time TEXT NOT NULL, job_id BIGINT "
-                 "NOT NULL, shape_id BIGINT NOT NULL, sql_hash TEXT, try_number INTEGER, dag_run_id TEXT, "
-                 "valid_until_us BIGINT", "CREATE INDEX completes_by_job ON completes (job_id, at_us)"),
-    *without_key("run_datasets", "run_id TEXT NOT NULL, at_us BIGINT NOT NULL, role TEXT NOT NULL, dataset_id "
-                 "BIGINT NOT NULL, snapshot TEXT"),
+    *without_key(
+        "runs",
+        "run_id TEXT NOT NULL, job_id BIGINT NOT NULL, state TEXT NOT NULL, state_terminal BOOLEAN "
+        "NOT NULL, state_at_us BIGINT NOT NULL, state_rank INTEGER NOT NULL, state_time TEXT NOT NULL, "
+        "dag_run_id TEXT, try_number INTEGER",
+        "CREATE INDEX runs_by_job ON runs (job_id)",
+    ),
+    *without_key(
+        "completes",
+        "run_id TEXT NOT NULL, at_us BIGINT NOT NULL, event_time TEXT NOT NULL, job_id BIGINT "
+        "NOT NULL, shape_id BIGINT NOT NULL, sql_hash TEXT, try_number INTEGER, dag_run_id TEXT, "
+        "valid_until_us BIGINT",
+        "CREATE INDEX completes_by_job ON completes (job_id, at_us)",
+    ),
+    *without_key(
+        "run_datasets",
+        "run_id TEXT NOT NULL, at_us BIGINT NOT NULL, role TEXT NOT NULL, dataset_id BIGINT NOT NULL, snapshot TEXT",
+    ),
     # the runs that read or wrote a snapshot, for tracing by snapshot (backwards to its writer, forwards to readers)
     "CREATE INDEX run_datasets_by_snapshot ON run_datasets (dataset_id, snapshot)",
     "CREATE INDEX run_datasets_by_run ON run_datasets (run_id)",
@@ -101,8 +117,24 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2, 3: VERSION
 SCHEMA_VERSION = max(MIGRATIONS)
 """The schema version this provider writes."""
 
-TABLES = ("jobs", "datasets", "dataset_columns", "events", "runs", "shapes", "shape_columns", "shape_outputs",
-          "shape_edges", "completes", "run_datasets", "snapshots", "column_edges", "classifications", "owners",
-          "declarations", "findings")
+TABLES = (
+    "jobs",
+    "datasets",
+    "dataset_columns",
+    "events",
+    "runs",
+    "shapes",
+    "shape_columns",
+    "shape_outputs",
+    "shape_edges",
+    "completes",
+    "run_datasets",
+    "snapshots",
+    "column_edges",
+    "classifications",
+    "owners",
+    "declarations",
+    "findings",
+)
 """The store's tables (besides `store_versions` and `event_blocks`, how the events' JSON is kept), as `stats` counts
 them."""

@@ -28,7 +28,8 @@ Versions = tuple[tuple[TableRef, str | None], ...]
 @dataclass(frozen=True)
 class StoredRun:
     """A COMPLETE run as a trace shows it: its job, run id, try, time, SQL hash and the snapshots it read and
-    wrote (by table name)."""
+    wrote (by table name).
+    """
 
     job: str
     run_id: str
@@ -41,16 +42,24 @@ class StoredRun:
 
     def to_dict(self) -> dict[str, object]:
         """Returns the run's evidence as the CLI's JSON shows it."""
-        return {"job": self.job, "source": str(EdgeSource.OBSERVED), "run_id": self.run_id or None,
-                "try": self.try_number, "event_time": self.event_time or None, "sql_hash": self.sql_hash,
-                "inputs": {str(t): v for t, v in self.inputs}, "outputs": {str(t): v for t, v in self.outputs}}
+        return {
+            "job": self.job,
+            "source": str(EdgeSource.OBSERVED),
+            "run_id": self.run_id or None,
+            "try": self.try_number,
+            "event_time": self.event_time or None,
+            "sql_hash": self.sql_hash,
+            "inputs": {str(t): v for t, v in self.inputs},
+            "outputs": {str(t): v for t, v in self.outputs},
+        }
 
 
 @dataclass
 class StoredOrigin:
     """A snapshot and where it came from: the run that wrote it (None: a source, or written by no run the store
     holds), and the origin of each input snapshot that run read; `seen_before` when it was traced higher up (a
-    cycle, or a snapshot two inputs share)."""
+    cycle, or a snapshot two inputs share).
+    """
 
     table: TableRef
     snapshot: str | None
@@ -71,9 +80,13 @@ class StoredOrigin:
         return root
 
     def _as_dict(self) -> dict[str, Any]:
-        return {"table": str(self.table), "snapshot": self.snapshot,
-                "written_by": self.run.to_dict() if self.run is not None else None,
-                "seen_before": self.seen_before, "inputs": []}
+        return {
+            "table": str(self.table),
+            "snapshot": self.snapshot,
+            "written_by": self.run.to_dict() if self.run is not None else None,
+            "seen_before": self.seen_before,
+            "inputs": [],
+        }
 
     def lines(self, depth: int = 0) -> list[str]:
         """Returns the origin as indented text lines, one per snapshot (its inputs' lines after it, indented)."""
@@ -91,15 +104,18 @@ class StoredOrigin:
         run = self.run
         if run is None:
             return f"{pad}{self.table}@{self.snapshot or '?'}: a source (no run in the lineage wrote it)"
-        return (f"{pad}{self.table}@{self.snapshot or '?'} <- {run.job} run {run.run_id} try "
-                f"{run.try_number if run.try_number is not None else '?'} at {run.event_time}, SQL "
-                f"{run.sql_hash or 'unknown'}" + (" (traced above)" if self.seen_before else ""))
+        return (
+            f"{pad}{self.table}@{self.snapshot or '?'} <- {run.job} run {run.run_id} try "
+            f"{run.try_number if run.try_number is not None else '?'} at {run.event_time}, SQL "
+            f"{run.sql_hash or 'unknown'}" + (" (traced above)" if self.seen_before else "")
+        )
 
 
 @dataclass(frozen=True)
 class StoredContaminated:
     """An output snapshot that read a contaminated snapshot: the run, what it read, what it wrote, and the
-    written table's owner and tier."""
+    written table's owner and tier.
+    """
 
     run: StoredRun
     read: Snapshot
@@ -110,58 +126,84 @@ class StoredContaminated:
 
     def to_dict(self) -> dict[str, object]:
         """Returns the contaminated output as the CLI's JSON shows it."""
-        return {"table": str(self.table), "snapshot": self.snapshot, "read": f"{self.read[0]}@{self.read[1]}",
-                "owner": self.owner, "tier": self.tier, "run": self.run.to_dict()}
+        return {
+            "table": str(self.table),
+            "snapshot": self.snapshot,
+            "read": f"{self.read[0]}@{self.read[1]}",
+            "owner": self.owner,
+            "tier": self.tier,
+            "run": self.run.to_dict(),
+        }
 
     def line(self) -> str:
         """Returns the contaminated output as one text line."""
-        return (f"{self.table}@{self.snapshot or '?'} (owner {self.owner or 'none'}, tier "
-                f"{self.tier if self.tier is not None else 'none'}) <- {self.run.job} run {self.run.run_id} at "
-                f"{self.run.event_time}, read {self.read[0]}@{self.read[1]}")
+        return (
+            f"{self.table}@{self.snapshot or '?'} (owner {self.owner or 'none'}, tier "
+            f"{self.tier if self.tier is not None else 'none'}) <- {self.run.job} run {self.run.run_id} at "
+            f"{self.run.event_time}, read {self.read[0]}@{self.read[1]}"
+        )
 
 
-_RUN_COLUMNS = ("c.event_time, c.try_number, c.sql_hash, j.name, x.role, xd.name, x.snapshot")
+_RUN_COLUMNS = "c.event_time, c.try_number, c.sql_hash, j.name, x.role, xd.name, x.snapshot"
 
 
 def _latest_writer(engine: Engine, alias: str) -> str:
     """Returns the condition that the output row `alias` is its snapshot's latest writer (by instant, then run id)."""
     text = engine.text_order
-    return (f"NOT EXISTS (SELECT 1 FROM run_datasets l WHERE l.dataset_id = {alias}.dataset_id AND l.snapshot = "
-            f"{alias}.snapshot AND l.role = 'output' AND (l.at_us > {alias}.at_us OR l.at_us = {alias}.at_us AND "
-            f"l.run_id{text} > {alias}.run_id{text}))")
+    return (
+        f"NOT EXISTS (SELECT 1 FROM run_datasets l WHERE l.dataset_id = {alias}.dataset_id AND l.snapshot = "
+        f"{alias}.snapshot AND l.role = 'output' AND (l.at_us > {alias}.at_us OR l.at_us = {alias}.at_us AND "
+        f"l.run_id{text} > {alias}.run_id{text}))"
+    )
 
 
 def known(engine: Engine, table: TableRef, snapshot: str) -> bool:
     """Returns True when some COMPLETE in the store wrote or read the snapshot."""
-    return bool(engine.query("SELECT 1 FROM run_datasets WHERE dataset_id = ? AND snapshot = ? LIMIT 1",
-                             [dataset_id(table), snapshot]))
+    return bool(
+        engine.query(
+            "SELECT 1 FROM run_datasets WHERE dataset_id = ? AND snapshot = ? LIMIT 1", [dataset_id(table), snapshot]
+        )
+    )
 
 
 def _refuse_unknown(engine: Engine, table: TableRef, snapshot: str) -> None:
     if not known(engine, table, snapshot):
-        raise SnapshotNotInStoreError(f"{table}@{snapshot}: no received COMPLETE event wrote or read this "
-                                      "snapshot; check the snapshot id, or that the runs near it sent events.")
+        raise SnapshotNotInStoreError(
+            f"{table}@{snapshot}: no received COMPLETE event wrote or read this "
+            "snapshot; check the snapshot id, or that the runs near it sent events."
+        )
 
 
 def _runs(rows: Sequence[Row]) -> dict[tuple[Snapshot, str, int], StoredRun]:
     """Returns the runs of the rows (key table, key snapshot, run id, instant, then `_RUN_COLUMNS`), keyed by the
-    snapshot each row was asked for, the run id and the instant; each run's inputs and outputs by table name."""
+    snapshot each row was asked for, the run id and the instant; each run's inputs and outputs by table name.
+    """
     parts: dict[tuple[Snapshot, str, int], tuple[Row, list[tuple[str, TableRef, str | None]]]] = {}
     tables: dict[str, TableRef] = {}
     for row in rows:
         key_table, key_snapshot, run_id, at_us, *details = row
         role, name, snapshot = details[4:]
         table = tables.get(name) or tables.setdefault(name, TableRef.parse(name))
-        key = ((tables.get(key_table) or tables.setdefault(key_table, TableRef.parse(key_table)), key_snapshot),
-               run_id, at_us)
+        key = (
+            (tables.get(key_table) or tables.setdefault(key_table, TableRef.parse(key_table)), key_snapshot),
+            run_id,
+            at_us,
+        )
         parts.setdefault(key, (row, []))[1].append((role, table, snapshot))
     found = {}
     for key, (row, datasets) in parts.items():
         event_time, try_number, sql_hash, job = row[4:8]
         datasets.sort(key=lambda d: (str(d[1]), d[2] or ""))
-        found[key] = StoredRun(job, key[1], try_number, event_time, sql_hash, key[2],
-                               tuple((t, s) for role, t, s in datasets if role == "input"),
-                               tuple((t, s) for role, t, s in datasets if role == "output"))
+        found[key] = StoredRun(
+            job,
+            key[1],
+            try_number,
+            event_time,
+            sql_hash,
+            key[2],
+            tuple((t, s) for role, t, s in datasets if role == "input"),
+            tuple((t, s) for role, t, s in datasets if role == "output"),
+        )
     return found
 
 
@@ -193,7 +235,9 @@ def trace_back(engine: Engine, table: TableRef, snapshot: str) -> StoredOrigin:
         "JOIN datasets kd ON kd.dataset_id = w.dataset_id "
         "JOIN completes c ON c.run_id = w.run_id AND c.at_us = w.at_us JOIN jobs j ON j.job_id = c.job_id "
         "JOIN run_datasets x ON x.run_id = w.run_id AND x.at_us = w.at_us "
-        "JOIN datasets xd ON xd.dataset_id = x.dataset_id", [dataset_id(table), snapshot])
+        "JOIN datasets xd ON xd.dataset_id = x.dataset_id",
+        [dataset_id(table), snapshot],
+    )
     writers = {key[0]: run for key, run in _runs(rows).items()}
     root = StoredOrigin(table, snapshot)
     seen: set[Snapshot] = set()
@@ -215,9 +259,12 @@ def trace_back(engine: Engine, table: TableRef, snapshot: str) -> StoredOrigin:
     return root
 
 
-def trace_forward(engine: Engine, table: TableRef, snapshot: str,
-                  about: Callable[[TableRef], tuple[str | None, int | None]] | None = None
-                  ) -> list[StoredContaminated]:
+def trace_forward(
+    engine: Engine,
+    table: TableRef,
+    snapshot: str,
+    about: Callable[[TableRef], tuple[str | None, int | None]] | None = None,
+) -> list[StoredContaminated]:
     """Returns every output snapshot that read the snapshot, or read an output that did, and so on.
 
     Args:
@@ -244,7 +291,9 @@ def trace_forward(engine: Engine, table: TableRef, snapshot: str,
         "JOIN run_datasets i ON i.dataset_id = r.dataset_id AND i.snapshot = r.snapshot AND i.role = 'input' "
         "JOIN completes c ON c.run_id = i.run_id AND c.at_us = i.at_us JOIN jobs j ON j.job_id = c.job_id "
         "JOIN run_datasets x ON x.run_id = i.run_id AND x.at_us = i.at_us "
-        "JOIN datasets xd ON xd.dataset_id = x.dataset_id", [dataset_id(table), snapshot])
+        "JOIN datasets xd ON xd.dataset_id = x.dataset_id",
+        [dataset_id(table), snapshot],
+    )
     readers: dict[Snapshot, list[StoredRun]] = {}
     for (key, _, _), run in _runs(rows).items():
         readers.setdefault(key, []).append(run)

@@ -66,8 +66,13 @@ def demo_catalog_kind() -> str:
 
 
 def _rest_script(name: str, folder: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", str(REST_SCRIPTS / name), str(folder)], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, check=False)
+    return subprocess.run(
+        ["bash", str(REST_SCRIPTS / name), str(folder)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 @contextmanager
@@ -100,7 +105,8 @@ def demo_transport(folder: Path) -> str:
     """Returns the OpenLineage transport of the demo: $AIRFLOW__OPENLINEAGE__TRANSPORT when set, else the file
     transport appending to events.jsonl in `folder`."""
     return os.environ.get("AIRFLOW__OPENLINEAGE__TRANSPORT") or json.dumps(
-        {"type": "file", "log_file_path": str(folder / "events.jsonl"), "append": True})
+        {"type": "file", "log_file_path": str(folder / "events.jsonl"), "append": True}
+    )
 
 
 def demo_events(folder: Path) -> str:
@@ -129,21 +135,23 @@ def demo_env(folder: Path, catalog_properties: dict[str, str] | None = None) -> 
     properties = catalog_properties or local_catalog_properties(folder / "catalog")
     namespace = demo_namespace()
     catalog = {**properties, "catalog_name": "platform", "lineage_namespace": f"iceberg://{namespace}"}
-    env.update({
-        "AIRFLOW_HOME": str(folder / "airflow"),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__OPENLINEAGE__NAMESPACE": namespace,
-        "AIRFLOW__OPENLINEAGE__TRANSPORT": demo_transport(folder),
-        "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps({"conn_type": "iceberg_catalog", "extra": catalog}),
-        "LINEAGE_GOVERNANCE_REPORT_DIR": str(folder),
-        "LINEAGE_GOVERNANCE_EVENTS": demo_events(folder),
-        "LINEAGE_GOVERNANCE_DIR": str(GOVERNANCE_FOLDER),
-        "LINEAGE_GOVERNANCE_WAIT_SECONDS": os.environ.get("LINEAGE_GOVERNANCE_WAIT_SECONDS", "20"),
-        "LINEAGE_GOVERNANCE_POKE_SECONDS": "2",
-        "AIRFLOW__LINEAGE_GOVERNANCE__DESIGN_DAGS_FOLDER": str(DAGS_FOLDER),  # the nightly compares design too
-        "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
-    })
+    env.update(
+        {
+            "AIRFLOW_HOME": str(folder / "airflow"),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__OPENLINEAGE__NAMESPACE": namespace,
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": demo_transport(folder),
+            "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps({"conn_type": "iceberg_catalog", "extra": catalog}),
+            "LINEAGE_GOVERNANCE_REPORT_DIR": str(folder),
+            "LINEAGE_GOVERNANCE_EVENTS": demo_events(folder),
+            "LINEAGE_GOVERNANCE_DIR": str(GOVERNANCE_FOLDER),
+            "LINEAGE_GOVERNANCE_WAIT_SECONDS": os.environ.get("LINEAGE_GOVERNANCE_WAIT_SECONDS", "20"),
+            "LINEAGE_GOVERNANCE_POKE_SECONDS": "2",
+            "AIRFLOW__LINEAGE_GOVERNANCE__DESIGN_DAGS_FOLDER": str(DAGS_FOLDER),  # the nightly compares design too
+            "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
+        }
+    )
     if os.environ.get("OPENLINEAGE_DISABLED"):
         env["OPENLINEAGE_DISABLED"] = os.environ["OPENLINEAGE_DISABLED"]
     return env
@@ -152,8 +160,13 @@ def demo_env(folder: Path, catalog_properties: dict[str, str] | None = None) -> 
 def airflow(args: list[str], env: dict[str, str], log: Path) -> int:
     """Runs the `airflow` CLI of this venv, its output into `log`; returns its exit code."""
     with log.open("w") as handle:
-        done = subprocess.run([str(Path(sys.executable).parent / "airflow"), *args], env=env, stdout=handle,
-                              stderr=subprocess.STDOUT, check=False)
+        done = subprocess.run(
+            [str(Path(sys.executable).parent / "airflow"), *args],
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
     return done.returncode
 
 
@@ -179,16 +192,23 @@ def print_events(events: str) -> None:
         rows = (output.get("outputFacets") or {}).get("outputStatistics", {}).get("rowCount")
         facets = output.get("facets") or {}
         lineage = facets.get("columnLineage") or {}
-        print(f"\n{event['job']['name']} wrote {output['name']}: {rows} rows, "
-              f"snapshot {(facets.get('version') or {}).get('datasetVersion')}")
+        print(
+            f"\n{event['job']['name']} wrote {output['name']}: {rows} rows, "
+            f"snapshot {(facets.get('version') or {}).get('datasetVersion')}"
+        )
         for column, entry in (lineage.get("fields") or {}).items():
-            sources = ", ".join(
-                f"{f['name']}.{f['field']} ({' '.join(t['type'] + ' ' + t['subtype'] for t in f['transformations'])})"
-                for f in entry["inputFields"]) or "no source column"
-            print(f"  {column} <- {sources}")
-        shaping = ", ".join(f"{d['name']}.{d['field']} {'/'.join(t['subtype'] for t in d['transformations'])}"
-                            for d in lineage.get("dataset") or [])
+            sources = ", ".join(f"{f['name']}.{f['field']} ({transformation_kinds(f)})" for f in entry["inputFields"])
+            print(f"  {column} <- {sources or 'no source column'}")
+        shaping = ", ".join(
+            f"{d['name']}.{d['field']} {'/'.join(t['subtype'] for t in d['transformations'])}"
+            for d in lineage.get("dataset") or []
+        )
         print(f"  every row shaped by: {shaping or 'none'}")
+
+
+def transformation_kinds(source: dict[str, Any]) -> str:
+    """Return a column-lineage input field's transformations as `TYPE SUBTYPE` words."""
+    return " ".join(f"{t['type']} {t['subtype']}" for t in source["transformations"])
 
 
 def print_governance(folder: Path, code: int) -> None:
@@ -208,9 +228,12 @@ def print_impact(events_path: str | Path) -> None:
     from airflow_lineage_governance.governance.session import Governance
     from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
 
-    governance, problem = Governance.load_tolerant(events_path, rules_path=GOVERNANCE_FOLDER / "lineage.toml",
-                                                   metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
-                                                   job_namespaces=[demo_namespace()])
+    governance, problem = Governance.load_tolerant(
+        events_path,
+        rules_path=GOVERNANCE_FOLDER / "lineage.toml",
+        metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
+        job_namespaces=[demo_namespace()],
+    )
     print("Impact of a change, read from the received events" + (f" ({problem})" if problem else "") + ":")
     for column in ("crm.learners.email", "crm.learners.marketing_consent", "learning.courses.category"):
         try:
@@ -219,9 +242,11 @@ def print_impact(events_path: str | Path) -> None:
             print(f"  {error}")
             continue
         values, rows = ", ".join(map(str, impact.values)), ", ".join(map(str, impact.rows))
-        print(f"  {column}: values of {len(impact.values)} columns ({values or 'none'}); "
-              f"every row of {rows or 'no table'}; {len(impact.columns_reached)} columns in "
-              f"all; score {impact.score:g}")
+        print(
+            f"  {column}: values of {len(impact.values)} columns ({values or 'none'}); "
+            f"every row of {rows or 'no table'}; {len(impact.columns_reached)} columns in "
+            f"all; score {impact.score:g}"
+        )
 
 
 def print_trace(events_path: str | Path) -> None:
@@ -230,9 +255,12 @@ def print_trace(events_path: str | Path) -> None:
     from airflow_lineage_governance.governance.session import Governance
     from airflow_lineage_governance.refs import TableRef
 
-    governance, problem = Governance.load_tolerant(events_path, rules_path=GOVERNANCE_FOLDER / "lineage.toml",
-                                                   metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
-                                                   job_namespaces=[demo_namespace()])
+    governance, problem = Governance.load_tolerant(
+        events_path,
+        rules_path=GOVERNANCE_FOLDER / "lineage.toml",
+        metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
+        job_namespaces=[demo_namespace()],
+    )
     table = TableRef.parse("analytics.course_performance")
     runs = governance.history.runs.get("platform_nightly.course_performance") or []
     snapshot = runs[-1].wrote(table) if runs else None
@@ -254,14 +282,21 @@ def print_diff(events_path: str | Path, catalog: Any, env: dict[str, str]) -> No
     from airflow_lineage_governance.governance.session import Governance
     from airflow_lineage_governance.graph.diff import declared_jobs, design_diff, observed_jobs
 
-    governance, problem = Governance.load_tolerant(events_path, rules_path=GOVERNANCE_FOLDER / "lineage.toml",
-                                                   metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
-                                                   job_namespaces=[demo_namespace()])
+    governance, problem = Governance.load_tolerant(
+        events_path,
+        rules_path=GOVERNANCE_FOLDER / "lineage.toml",
+        metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
+        job_namespaces=[demo_namespace()],
+    )
     design = catalog_design(DAGS_FOLDER, catalog, NIGHTLY)
-    diff = design_diff(design, observed_jobs(governance.history), "now", ["platform_nightly"],
-                       declared_jobs(governance.history))
-    print(f"\nDesign against runtime (lineage-governance diff {DAGS_FOLDER} --dag platform_nightly)"
-          + (f" ({problem})" if problem else "") + ":")
+    diff = design_diff(
+        design, observed_jobs(governance.history), "now", ["platform_nightly"], declared_jobs(governance.history)
+    )
+    print(
+        f"\nDesign against runtime (lineage-governance diff {DAGS_FOLDER} --dag platform_nightly)"
+        + (f" ({problem})" if problem else "")
+        + ":"
+    )
     for line in diff_lines(diff):
         print(f"  {line}")
 
@@ -287,8 +322,7 @@ def run_demo(folder: Path, kind: str, catalog_properties: dict[str, str]) -> int
     """Seeds the platform into the catalog, runs the nightly and governance DAGs and prints what they say;
     returns 0 when it ran, 1 when Airflow's database cannot be created."""
     started = time.perf_counter()
-    catalog = (open_local_catalog(folder / "catalog") if kind == "sql"
-               else open_catalog("platform", catalog_properties))
+    catalog = open_local_catalog(folder / "catalog") if kind == "sql" else open_catalog("platform", catalog_properties)
     counts = seed_platform(catalog)
     where = "the local SQLite catalog" if kind == "sql" else f"the REST catalog at {catalog_properties['uri']}"
     print(f"Seeded the platform into {where}:", ", ".join(f"{name} {rows:,}" for name, rows in counts.items()))
@@ -298,8 +332,9 @@ def run_demo(folder: Path, kind: str, catalog_properties: dict[str, str]) -> int
             print(f"Airflow's database could not be created; see {folder / 'airflow-migrate.log'}")
             return 1
     code = airflow(["dags", "test", "platform_nightly", LOGICAL_DATE], env, folder / "platform_nightly.log")
-    print(f"platform_nightly ran ({'succeeded' if code == 0 else 'failed'}); its log: "
-          f"{folder / 'platform_nightly.log'}")
+    print(
+        f"platform_nightly ran ({'succeeded' if code == 0 else 'failed'}); its log: {folder / 'platform_nightly.log'}"
+    )
     events = demo_events(folder)
     if events != str(folder / "events.jsonl"):
         print(f"Events sent with {env['AIRFLOW__OPENLINEAGE__TRANSPORT']}; read from {events}")

@@ -11,8 +11,14 @@ from airflow_lineage_governance.templating import render_sql
 NIGHTLY = datetime(2026, 10, 1, 2, 0, tzinfo=UTC)
 """The nominal logical date of the demo's nightly run."""
 
-PIPELINES = ("course_performance", "learner_activity", "marketing_audience", "review_corpus",
-             "birthday_offers", "daily_revenue")
+PIPELINES = (
+    "course_performance",
+    "learner_activity",
+    "marketing_audience",
+    "review_corpus",
+    "birthday_offers",
+    "daily_revenue",
+)
 
 
 def sql_folder() -> Path:

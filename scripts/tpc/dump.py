@@ -32,11 +32,14 @@ def dump(suite: str) -> dict[str, object]:
     connection.execute(f"CALL {generate}(sf=0)")
     tables: dict[str, dict[str, str]] = {}
     for table, column, kind in connection.execute(
-            "SELECT table_name, column_name, data_type FROM information_schema.columns "
-            "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position").fetchall():
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position"
+    ).fetchall():
         tables.setdefault(table, {})[column] = kind
-    found = {str(number): text for number, text in connection.execute(
-        f"SELECT query_nr, query FROM {queries}() ORDER BY query_nr").fetchall()}
+    found = {
+        str(number): text
+        for number, text in connection.execute(f"SELECT query_nr, query FROM {queries}() ORDER BY query_nr").fetchall()
+    }
     connection.close()
     return {"duckdb": duckdb.__version__, "queries": found, "tables": tables}
 

@@ -26,8 +26,10 @@ def referenced_data_files(table: Table) -> set[str]:
 
 def orphan_data_files(table: Table) -> dict[str, int]:
     """Returns each data file under the table's location that no snapshot references, with its row count."""
-    return {path: pq.ParquetFile(path).metadata.num_rows
-            for path in sorted(data_files_on_disk(table) - referenced_data_files(table))}
+    return {
+        path: pq.ParquetFile(path).metadata.num_rows
+        for path in sorted(data_files_on_disk(table) - referenced_data_files(table))
+    }
 
 
 def detached_snapshots(table: Table) -> list[int]:
@@ -42,8 +44,12 @@ def detached_snapshots(table: Table) -> list[int]:
 
 def run_events(cluster: Cluster, dag_id: str, run_id: str) -> list[dict[str, Any]]:
     """Returns the task events Marquez holds for one DAG run, oldest first."""
-    return [e for e in cluster.events() if e["job"]["name"].startswith(f"{dag_id}.")
-            and ((e["run"].get("facets") or {}).get("airflow") or {}).get("dagRun", {}).get("run_id") == run_id]
+    return [
+        e
+        for e in cluster.events()
+        if e["job"]["name"].startswith(f"{dag_id}.")
+        and ((e["run"].get("facets") or {}).get("airflow") or {}).get("dagRun", {}).get("run_id") == run_id
+    ]
 
 
 def task_instance_facet(event: dict[str, Any]) -> dict[str, Any]:
@@ -54,8 +60,10 @@ def worker_that_ran(cluster: Cluster, task_try: dict[str, Any]) -> str:
     """Returns the stack worker whose log shows it executing a task instance's try (the try's log path, which
     names the DAG, run, task, map index and attempt)."""
     mapped = f"map_index={task_try['map_index']}/" if task_try["map_index"] >= 0 else ""
-    log_path = (f"log_path='dag_id={task_try['dag_id']}/run_id={task_try['dag_run_id']}/"
-                f"task_id={task_try['task_id']}/{mapped}attempt={task_try['try_number']}.log'")
+    log_path = (
+        f"log_path='dag_id={task_try['dag_id']}/run_id={task_try['dag_run_id']}/"
+        f"task_id={task_try['task_id']}/{mapped}attempt={task_try['try_number']}.log'"
+    )
     logs = {n: (cluster.home / "stack" / f"worker-{n}.log").read_text(errors="replace") for n in (1, 2)}
     ran = [f"worker-{n}" for n, text in logs.items() if log_path in text]
     assert len(ran) == 1, (log_path, ran)

@@ -55,8 +55,9 @@ def free_port() -> int:
 
 def run_script(*args: str, timeout: float = 300, env: dict[str, str] | None = None) -> str:
     """Runs a bash script of scripts/; returns its last line of output. Raises RuntimeError with its stderr."""
-    done = subprocess.run(["bash", *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-                          env=env, check=False)
+    done = subprocess.run(
+        ["bash", *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env, check=False
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{Path(args[0]).name} exited {done.returncode}: {done.stderr.strip()[-2000:]}")
     return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
@@ -146,8 +147,12 @@ class Cluster:
 
     def restart_component(self, name: str) -> None:
         """Starts a stopped stack component again as it was first started."""
-        subprocess.run([sys.executable, str(STACK), "restart", "--home", str(self.home), "--component", name],
-                       check=True, timeout=60, capture_output=True)
+        subprocess.run(
+            [sys.executable, str(STACK), "restart", "--home", str(self.home), "--component", name],
+            check=True,
+            timeout=60,
+            capture_output=True,
+        )
 
     def trigger(self, dag_id: str, logical_date: str) -> str:
         return self.api.trigger(dag_id, logical_date)
@@ -166,8 +171,9 @@ class Cluster:
         found: list[dict[str, Any]] = []
         offset = 0
         while True:
-            status, page = self.marquez.get("/api/v1/events/lineage", limit=500, offset=offset,
-                                            sortDirection="asc", before="2100-01-01T00:00:00Z")
+            status, page = self.marquez.get(
+                "/api/v1/events/lineage", limit=500, offset=offset, sortDirection="asc", before="2100-01-01T00:00:00Z"
+            )
             assert status == 200, page
             found += [e for e in page["events"] if e.get("job", {}).get("namespace") == job_namespace]
             offset += len(page["events"])
@@ -206,9 +212,14 @@ def seed(catalog: Catalog) -> None:
     numbers = catalog.create_table("dist.numbers", Schema(NestedField(1, "n", LongType(), required=False)))
     numbers.append(pa.table({"n": pa.array(range(1000), pa.int64())}))
     for point in ("before_commit", "after_commit"):
-        catalog.create_table(f"dist.fault_{point}", Schema(NestedField(1, "id", LongType(), required=False),
-                                                           NestedField(2, "part", LongType(), required=False),
-                                                           NestedField(3, "value", LongType(), required=False)))
+        catalog.create_table(
+            f"dist.fault_{point}",
+            Schema(
+                NestedField(1, "id", LongType(), required=False),
+                NestedField(2, "part", LongType(), required=False),
+                NestedField(3, "value", LongType(), required=False),
+            ),
+        )
 
 
 def stack_env(cluster_env: dict[str, str]) -> list[str]:
@@ -241,42 +252,74 @@ def running_cluster(root: Path) -> Iterator[Cluster]:
         marquez, catalog_properties = marquez_future.result(), catalog_future.result()
         seed(open_catalog("platform", catalog_properties))
         api_port = free_port()
-        addresses = {"postgres": f"127.0.0.1:{postgres.port}", "redis": f"127.0.0.1:{redis.port}",
-                     "marquez-api": marquez.url.removeprefix("http://"),
-                     "iceberg-rest": catalog_properties["uri"].removeprefix("http://"),
-                     "airflow-apiserver": f"127.0.0.1:{api_port}"}
-        connection = {"conn_type": "iceberg_catalog",
-                      "extra": {**catalog_properties, "catalog_name": "platform",
-                                "lineage_namespace": "iceberg://platform"}}
-        environment = native_environment(addresses, {
-            "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),
-            "AIRFLOW__API__SECRET_KEY": secrets.token_urlsafe(32),
-            "AIRFLOW__CORE__FERNET_KEY": Fernet.generate_key().decode(),
-            "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps(connection),
-            "LINEAGE_GOVERNANCE_REPORT_DIR": str(reports),
-        })
-        environment.update({
-            "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": str(HEARTBEAT_TIMEOUT_S),
-            "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "2",
-            "AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "2",
-            "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",
-            "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "120",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
-            "AIRFLOW__LINEAGE_GOVERNANCE__POKE_SECONDS": "10",
-            "AIRFLOW__LINEAGE_GOVERNANCE__WAIT_SECONDS": "240",
-            "AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR": str(GOVERNANCE),
-        })
+        addresses = {
+            "postgres": f"127.0.0.1:{postgres.port}",
+            "redis": f"127.0.0.1:{redis.port}",
+            "marquez-api": marquez.url.removeprefix("http://"),
+            "iceberg-rest": catalog_properties["uri"].removeprefix("http://"),
+            "airflow-apiserver": f"127.0.0.1:{api_port}",
+        }
+        connection = {
+            "conn_type": "iceberg_catalog",
+            "extra": {**catalog_properties, "catalog_name": "platform", "lineage_namespace": "iceberg://platform"},
+        }
+        environment = native_environment(
+            addresses,
+            {
+                "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+                "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),
+                "AIRFLOW__API__SECRET_KEY": secrets.token_urlsafe(32),
+                "AIRFLOW__CORE__FERNET_KEY": Fernet.generate_key().decode(),
+                "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps(connection),
+                "LINEAGE_GOVERNANCE_REPORT_DIR": str(reports),
+            },
+        )
+        environment.update(
+            {
+                "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": str(HEARTBEAT_TIMEOUT_S),
+                "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "2",
+                "AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "2",
+                "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",
+                "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "120",
+                "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+                "AIRFLOW__LINEAGE_GOVERNANCE__POKE_SECONDS": "10",
+                "AIRFLOW__LINEAGE_GOVERNANCE__WAIT_SECONDS": "240",
+                "AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR": str(GOVERNANCE),
+            }
+        )
         # the components import the provider from this checkout, whichever checkout the venv was installed from
         environment["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
-        done = subprocess.run([sys.executable, str(STACK), "start", "--home", str(home), "--dags", str(dags),
-                               "--port", str(api_port), "--executor", "celery", "--workers", "2",
-                               "--restart-on-exit", "--timeout", "300", *stack_env(environment)],
-                              capture_output=True, text=True, timeout=900, check=False)
-        stack.callback(subprocess.run, [sys.executable, str(STACK), "stop", "--home", str(home)], timeout=120,
-                       check=False)
+        done = subprocess.run(
+            [
+                sys.executable,
+                str(STACK),
+                "start",
+                "--home",
+                str(home),
+                "--dags",
+                str(dags),
+                "--port",
+                str(api_port),
+                "--executor",
+                "celery",
+                "--workers",
+                "2",
+                "--restart-on-exit",
+                "--timeout",
+                "300",
+                *stack_env(environment),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        stack.callback(
+            subprocess.run, [sys.executable, str(STACK), "stop", "--home", str(home)], timeout=120, check=False
+        )
         if done.returncode != 0:
             raise RuntimeError(done.stderr.strip() or done.stdout.strip())
         url = done.stdout.strip().splitlines()[-1]
-        yield Cluster(Api(url, admin_token(url)), home, dags, catalog_properties, marquez, postgres,
-                      redis, reports, environment)
+        yield Cluster(
+            Api(url, admin_token(url)), home, dags, catalog_properties, marquez, postgres, redis, reports, environment
+        )

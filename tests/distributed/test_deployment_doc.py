@@ -25,12 +25,22 @@ def test_the_service_commands_run_as_written():
     assert [Path(c[1]).name for c in scripts] == ["start.sh", "create-database.sh", "start.sh", "stop.sh", "stop.sh"]
     folder = Path(tempfile.mkdtemp(prefix="deployment-doc-"))
     folder.chmod(0o755)  # PostgreSQL runs as the `postgres` user when root runs the test
-    names = {"/tmp/airflow-pg": str(folder / "pg"), "/tmp/airflow-redis": str(folder / "redis"),
-             "54329": str(free_port()), "63790": str(free_port())}
+    names = {
+        "/tmp/airflow-pg": str(folder / "pg"),
+        "/tmp/airflow-redis": str(folder / "redis"),
+        "54329": str(free_port()),
+        "63790": str(free_port()),
+    }
     try:
         for command in scripts:
-            done = subprocess.run([names.get(part, part) for part in command], cwd=REPO, capture_output=True,
-                                  text=True, timeout=120, check=False)
+            done = subprocess.run(
+                [names.get(part, part) for part in command],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
             assert done.returncode == 0, (command, done.stderr)
     finally:
         subprocess.run(["bash", "scripts/redis/stop.sh", str(folder / "redis")], cwd=REPO, check=False)

@@ -11,8 +11,14 @@ from tests.distributed.cluster import Cluster
 
 DAG_ID = "distributed_fanout"
 INSERTS = 14
-MERGED = {"merge_0": (0, 3), "merge_1": (4, 6), "merge_2": (7, 9), "merge_3": (30, 39), "merge_4": (40, 49),
-          "merge_5": (50, 59)}
+MERGED = {
+    "merge_0": (0, 3),
+    "merge_1": (4, 6),
+    "merge_2": (7, 9),
+    "merge_3": (30, 39),
+    "merge_4": (40, 49),
+    "merge_5": (50, 59),
+}
 WRITERS = [f"insert_{i}" for i in range(INSERTS)] + list(MERGED)
 
 

@@ -10,7 +10,7 @@ from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.graph.events import ReadReport, to_run_event
 from tests.events import NS, graph_of
 
-METADATA = '''
+METADATA = """
 [tables."crm.learners"]
 owner = "crm-team"
 source = true
@@ -21,7 +21,7 @@ columns = { email = "personal", country = "internal", learner_id = "internal" }
 owner = "marketing"
 tier = 1
 columns = { learner_id = "internal", country = "internal" }
-'''
+"""
 
 
 def governance_of(tmp_path: Path, *events: dict[str, Any], metadata: str = METADATA, rules: str = "") -> Governance:
@@ -32,5 +32,10 @@ def governance_of(tmp_path: Path, *events: dict[str, Any], metadata: str = METAD
     loaded_rules = load_rules(rules_path)
     received = [e for e in (to_run_event(raw) for raw in events) if e is not None]
     report = ReadReport(source="in-process", events=len(received))
-    return Governance(loaded_rules, load_metadata(metadata_path, loaded_rules), received, report,
-                      graph_of(*events, namespace=loaded_rules.namespace))
+    return Governance(
+        loaded_rules,
+        load_metadata(metadata_path, loaded_rules),
+        received,
+        report,
+        graph_of(*events, namespace=loaded_rules.namespace),
+    )

@@ -21,25 +21,41 @@ def test_repo_files_load():
     assert rules.classes == ("public", "internal", "personal", "sensitive")
     assert rules.propagate_through == ("DIRECT", "INDIRECT") == (EdgeType.DIRECT, EdgeType.INDIRECT)
     declared = metadata.declared()
-    assert {declared[C(c)] for c in ("crm.learners.full_name", "crm.learners.email", "crm.learners.date_of_birth",
-                                     "learning.reviews.body")} == {"personal"}
+    assert {
+        declared[C(c)]
+        for c in ("crm.learners.full_name", "crm.learners.email", "crm.learners.date_of_birth", "learning.reviews.body")
+    } == {"personal"}
     assert set(metadata.tables[T("learning.courses")].columns.values()) == {"public"}
     assert T("marketing.audience") not in metadata.tables and T("ai.review_corpus") not in metadata.tables
     assert set(metadata.tables[T("marketing.birthday_offers")].columns.values()) == {"internal"}
     assert set(metadata.tables[T("marketing.campaign_list")].columns.values()) == {"internal"}
-    assert sum(len(metadata.tables[T(t)].columns) for t in ("analytics.course_performance",
-                                                            "analytics.learner_activity")) == 13
+    assert (
+        sum(len(metadata.tables[T(t)].columns) for t in ("analytics.course_performance", "analytics.learner_activity"))
+        == 13
+    )
     assert metadata.owner(T("crm.learners")) == "crm-team"
     assert {str(name) for name, table in metadata.tables.items() if table.source} == {
-        "crm.learners", "learning.courses", "learning.enrollments", "learning.reviews", "learning.events",
-        "billing.payments", "billing.refunds", "support.tickets", "crm.erasure_requests"}
+        "crm.learners",
+        "learning.courses",
+        "learning.enrollments",
+        "learning.reviews",
+        "learning.events",
+        "billing.payments",
+        "billing.refunds",
+        "support.tickets",
+        "crm.erasure_requests",
+    }
 
 
 def test_every_key_of_lineage_toml_is_read():
     rules = load_rules()
     assert not hasattr(rules, "max_edges_per_event")
     assert (rules.tier_weights, rules.default_weight, rules.owner_weights, rules.gate_threshold) == (
-        {1: 10.0, 2: 3.0, 3: 1.0}, 1.0, {"analytics-team": 1.5}, 25.0)
+        {1: 10.0, 2: 3.0, 3: 1.0},
+        1.0,
+        {"analytics-team": 1.5},
+        25.0,
+    )
     assert rules == Rules(owner_weights={"analytics-team": 1.5})  # the file says what the defaults say
 
 
@@ -71,8 +87,10 @@ def test_unknown_class_names_file_and_key(tmp_path):
     bad.write_text('[tables."crm.learners"]\ncolumns = { email = "secret" }\n')
     with pytest.raises(GovernanceConfigError) as raised:
         load_metadata(bad)
-    assert str(raised.value) == (f'{bad}, key tables."crm.learners".columns.email: \'secret\' is not a class '
-                                 "(use one of public, internal, personal, sensitive).")
+    assert str(raised.value) == (
+        f"{bad}, key tables.\"crm.learners\".columns.email: 'secret' is not a class "
+        "(use one of public, internal, personal, sensitive)."
+    )
 
 
 def test_unknown_edge_type_names_file_and_key(tmp_path):
@@ -84,7 +102,7 @@ def test_unknown_edge_type_names_file_and_key(tmp_path):
 
 def test_wrong_type_names_file_and_key(tmp_path):
     bad = tmp_path / "lineage.toml"
-    bad.write_text('namespace = 3\n')
+    bad.write_text("namespace = 3\n")
     with pytest.raises(GovernanceConfigError, match=r"key namespace: must be a string, not 3"):
         load_rules(bad)
 
@@ -97,33 +115,47 @@ def test_missing_file_is_named(tmp_path):
 def test_the_repo_declares_the_campaign_export():
     (export,) = load_metadata().declarations
     assert (export.job, export.owner, export.inputs, export.outputs) == (
-        "platform_nightly.marketing_export", "marketing-team", (T("marketing.audience"),),
-        (T("marketing.campaign_list"),))
+        "platform_nightly.marketing_export",
+        "marketing-team",
+        (T("marketing.audience"),),
+        (T("marketing.campaign_list"),),
+    )
     assert export.columns[C("marketing.campaign_list.email")] == (C("marketing.audience.email"),)
     assert "pyiceberg" in export.reason
 
 
-DECLARED = '''[[declared]]
+DECLARED = """[[declared]]
 job = "p.export"
 owner = "marketing"
 reason = "copies the audience with pyiceberg"
 inputs = ["marketing.audience"]
 outputs = ["marketing.list"]
-'''
+"""
 
 
-@pytest.mark.parametrize(("block", "sentence"), [
-    (DECLARED.replace('owner = "marketing"\n', ""), "key declared[0].owner: must be given as a non-empty string"),
-    (DECLARED.replace('reason = "copies the audience with pyiceberg"', 'reason = ""'),
-     "key declared[0].reason: must be given as a non-empty string"),
-    (DECLARED.replace('outputs = ["marketing.list"]', "outputs = []"),
-     "key declared[0]: must list the job's inputs and outputs (tables)"),
-    (DECLARED.replace('"marketing.audience"', '"audience"'),
-     "key declared[0].inputs: every table must be named namespace.table."),
-    (DECLARED + 'columns = { "marketing.list.email" = ["crm.learners.email"] }\n',
-     'key declared[0].columns."marketing.list.email": must map a column of an output to columns of the inputs.'),
-    ('declared = "yes"\n', "key declared: must be an array of [[declared]] blocks, not 'yes'."),
-])
+@pytest.mark.parametrize(
+    ("block", "sentence"),
+    [
+        (DECLARED.replace('owner = "marketing"\n', ""), "key declared[0].owner: must be given as a non-empty string"),
+        (
+            DECLARED.replace('reason = "copies the audience with pyiceberg"', 'reason = ""'),
+            "key declared[0].reason: must be given as a non-empty string",
+        ),
+        (
+            DECLARED.replace('outputs = ["marketing.list"]', "outputs = []"),
+            "key declared[0]: must list the job's inputs and outputs (tables)",
+        ),
+        (
+            DECLARED.replace('"marketing.audience"', '"audience"'),
+            "key declared[0].inputs: every table must be named namespace.table.",
+        ),
+        (
+            DECLARED + 'columns = { "marketing.list.email" = ["crm.learners.email"] }\n',
+            'key declared[0].columns."marketing.list.email": must map a column of an output to columns of the inputs.',
+        ),
+        ('declared = "yes"\n', "key declared: must be an array of [[declared]] blocks, not 'yes'."),
+    ],
+)
 def test_a_bad_declared_block_is_one_sentence(tmp_path, block, sentence):
     path = tmp_path / "metadata.toml"
     path.write_text(block)
@@ -142,4 +174,5 @@ def test_a_declared_block_without_columns_is_dataset_level(tmp_path):
     (record,) = history.static
     assert (record.source, record.owner) == ("declared", "marketing")
     assert [(str(e.source), str(e.target), e.type) for e in record.shape.edges] == [
-        ("marketing.audience.email", "marketing.list", "INDIRECT")]
+        ("marketing.audience.email", "marketing.list", "INDIRECT")
+    ]

@@ -20,12 +20,22 @@ def test_the_figures_of_complete_runs_tables_parse_failures_and_late_events(tmp_
     read = {"namespace": NS, "name": "crm.learners", "facets": {"version": {"datasetVersion": "7"}}}
     events = [
         complete("p.good", versioned("marketing.good"), inputs=[read], time="2026-10-01T02:00:00Z", dag_run="r"),
-        complete("p.unversioned", output("marketing.bare", {"id": ["crm.learners.learner_id"]}), inputs=[read],
-                 time="2026-10-01T02:00:00Z", dag_run="r"),
+        complete(
+            "p.unversioned",
+            output("marketing.bare", {"id": ["crm.learners.learner_id"]}),
+            inputs=[read],
+            time="2026-10-01T02:00:00Z",
+            dag_run="r",
+        ),
         complete("p.export", time="2026-10-01T02:00:00Z", dag_run="r"),
         # a first MERGE reads its own target before any snapshot of it exists: only that input has no version
-        complete("p.merge", versioned("marketing.dim"), inputs=[read, {"namespace": NS, "name": "marketing.dim"}],
-                 time="2026-10-01T02:00:00Z", dag_run="r"),
+        complete(
+            "p.merge",
+            versioned("marketing.dim"),
+            inputs=[read, {"namespace": NS, "name": "marketing.dim"}],
+            time="2026-10-01T02:00:00Z",
+            dag_run="r",
+        ),
         complete("q.old", versioned("marketing.old"), inputs=[read], time="2026-09-01T02:00:00Z", dag_run="s"),
         event("FAIL", "p.broken", dag_run="r", run_facets=extraction_error()),
         event("START", "p.good", run="p.good-2026-10-01T02:00:00Z", time="2026-10-01T01:59:00Z", dag_run="r"),
@@ -35,10 +45,15 @@ def test_the_figures_of_complete_runs_tables_parse_failures_and_late_events(tmp_
     catalog = ["crm.learners", "marketing.dim", "marketing.good", "marketing.bare", "marketing.old", "billing.refunds"]
     figures = integrity(governance.graph, governance.events, catalog, now, dag_id="p")
     assert figures == {
-        "complete_runs_checked": 4, "complete_runs_missing_inputs": ["p.export"],
-        "complete_runs_missing_outputs": ["p.export"], "complete_runs_missing_versions": ["p.unversioned"],
-        "freshness_days": 7, "tables_without_recent_edges": ["billing.refunds", "marketing.old"],
-        "parse_failures_in_events": 1, "events_late": 1}  # the START read after its run's COMPLETE
+        "complete_runs_checked": 4,
+        "complete_runs_missing_inputs": ["p.export"],
+        "complete_runs_missing_outputs": ["p.export"],
+        "complete_runs_missing_versions": ["p.unversioned"],
+        "freshness_days": 7,
+        "tables_without_recent_edges": ["billing.refunds", "marketing.old"],
+        "parse_failures_in_events": 1,
+        "events_late": 1,
+    }  # the START read after its run's COMPLETE
     assert integrity(governance.graph, governance.events, None, now)["complete_runs_checked"] == 5
     assert "tables_without_recent_edges" not in integrity(governance.graph, [], None, now)
 

@@ -13,30 +13,54 @@ def received(*raw):
 
 
 EVENTS = received(
-    event("START", "p.good", dag_run="run-1"), event("COMPLETE", "p.good", dag_run="run-1"),
-    event("START", "p.flaky", dag_run="run-1", try_number=1), event("FAIL", "p.flaky", dag_run="run-1", try_number=1),
+    event("START", "p.good", dag_run="run-1"),
+    event("COMPLETE", "p.good", dag_run="run-1"),
+    event("START", "p.flaky", dag_run="run-1", try_number=1),
+    event("FAIL", "p.flaky", dag_run="run-1", try_number=1),
     event("START", "p.flaky", dag_run="run-1", try_number=2),
     event("START", "p.broken", dag_run="run-1"),
     event("FAIL", "p.broken", dag_run="run-1", run_facets=extraction_error()),
-    event("FAIL", "p.crashed", dag_run="run-1", run_facets={"errorMessage": {
-        "message": "Lineage cannot be read: only the text says so", "programmingLanguage": "python"}}),
+    event(
+        "FAIL",
+        "p.crashed",
+        dag_run="run-1",
+        run_facets={
+            "errorMessage": {
+                "message": "Lineage cannot be read: only the text says so",
+                "programmingLanguage": "python",
+            }
+        },
+    ),
     event("FAIL", "p.other_run", dag_run="run-0", run_facets=extraction_error()),
-    event("COMPLETE", "q.good", dag_run="run-1"))
+    event("COMPLETE", "q.good", dag_run="run-1"),
+)
 
 
 def test_events_of_run_match_dag_and_run():
-    assert {e.job_name for e in events_of_run(EVENTS, "p", "run-1")} == {"p.good", "p.flaky", "p.broken",
-                                                                           "p.crashed"}
+    assert {e.job_name for e in events_of_run(EVENTS, "p", "run-1")} == {"p.good", "p.flaky", "p.broken", "p.crashed"}
 
 
 def test_a_success_with_no_complete_is_missing_with_its_latest_try():
     states = {"good": "success", "flaky": "success", "broken": "failed", "skipped": "skipped", "gone": "success"}
     missing = missing_completes(states, EVENTS, "p", "run-1", reason="the wait ended")
     assert [f.to_dict() for f in missing] == [
-        {"kind": "missing_complete", "job": "p.flaky", "task_id": "flaky", "try_number": 2, "state": "success",
-         "reason": "the wait ended"},
-        {"kind": "missing_complete", "job": "p.gone", "task_id": "gone", "try_number": None, "state": "success",
-         "reason": "the wait ended"}]
+        {
+            "kind": "missing_complete",
+            "job": "p.flaky",
+            "task_id": "flaky",
+            "try_number": 2,
+            "state": "success",
+            "reason": "the wait ended",
+        },
+        {
+            "kind": "missing_complete",
+            "job": "p.gone",
+            "task_id": "gone",
+            "try_number": None,
+            "state": "success",
+            "reason": "the wait ended",
+        },
+    ]
     assert all(f.kind is FindingKind.MISSING_COMPLETE for f in missing)
 
 
@@ -48,12 +72,21 @@ def test_parse_failures_are_fail_events_with_the_extraction_error_facet():
 
 
 def test_each_map_index_of_a_mapped_task_is_held_against_a_complete_of_its_job():
-    mapped = received(*(event("COMPLETE", "p.load", dag_run="run-1", run=f"load-{i}") for i in range(3)),
-                      event("START", "p.load", dag_run="run-1", run="load-3"),
-                      event("COMPLETE", "p.item_2", dag_run="run-1"))
+    mapped = received(
+        *(event("COMPLETE", "p.load", dag_run="run-1", run=f"load-{i}") for i in range(3)),
+        event("START", "p.load", dag_run="run-1", run="load-3"),
+        event("COMPLETE", "p.item_2", dag_run="run-1"),
+    )
     all_sent = {"load_0": "success", "load_1": "success", "load_2": "success", "item_2": "success"}
     assert missing_completes(all_sent, mapped, "p", "run-1") == []
     one_short = {**all_sent, "load_3": "success", "load_4": "failed"}
     assert [f.to_dict() for f in missing_completes(one_short, mapped, "p", "run-1")] == [
-        {"kind": "missing_complete", "job": "p.load", "task_id": "load", "try_number": 1, "state": "success",
-         "reason": "1 of its 4 successful map indexes have no COMPLETE event"}]
+        {
+            "kind": "missing_complete",
+            "job": "p.load",
+            "task_id": "load",
+            "try_number": 1,
+            "state": "success",
+            "reason": "1 of its 4 successful map indexes have no COMPLETE event",
+        }
+    ]

@@ -19,8 +19,10 @@ def files(tmp_path):
     rules, metadata = tmp_path / "lineage.toml", tmp_path / "metadata.toml"
     rules.write_text(f'namespace = "{NS}"\n[blast_radius]\ntier_weights = {{ 1 = 10.0 }}\n')
     metadata.write_text(METADATA)
-    events = write(tmp_path / "events.jsonl", [
-        complete("p.offers", output("marketing.offers", {"country": ["crm.learners.country"]})), "{not json"])
+    events = write(
+        tmp_path / "events.jsonl",
+        [complete("p.offers", output("marketing.offers", {"country": ["crm.learners.country"]})), "{not json"],
+    )
     return {"rules_path": rules, "metadata_path": metadata}, events
 
 

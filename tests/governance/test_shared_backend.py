@@ -15,34 +15,60 @@ from tests.events import complete, event, output, source, write
 from tests.governance.support import METADATA
 
 RULES = 'namespace = "iceberg://platform"\n'
-CATALOG = ["crm.learners", "marketing.offers", "marketing.birthday_offers", "marketing.stray",
-           "marketing.campaign_list"]
+CATALOG = [
+    "crm.learners",
+    "marketing.offers",
+    "marketing.birthday_offers",
+    "marketing.stray",
+    "marketing.campaign_list",
+]
 
 
-def offers(namespace: str = "platform", time: str = "2026-10-01T02:00:00Z", run: str = "r1",
-           filtered: bool = True, dag_run: str = "run-1") -> dict:
+def offers(
+    namespace: str = "platform",
+    time: str = "2026-10-01T02:00:00Z",
+    run: str = "r1",
+    filtered: bool = True,
+    dag_run: str = "run-1",
+) -> dict:
     """The platform's offers job: country and learner_id copied, every row filtered on date of birth."""
     rows = ["crm.learners.date_of_birth"] if filtered else []
-    return complete("p.offers", output("marketing.offers", {"country": ["crm.learners.country"],
-                                                            "learner_id": ["crm.learners.learner_id"]}, rows=rows),
-                    namespace=namespace, time=time, run=run, dag_run=dag_run)
+    return complete(
+        "p.offers",
+        output(
+            "marketing.offers",
+            {"country": ["crm.learners.country"], "learner_id": ["crm.learners.learner_id"]},
+            rows=rows,
+        ),
+        namespace=namespace,
+        time=time,
+        run=run,
+        dag_run=dag_run,
+    )
 
 
 def birthday(dag_run: str = "run-1", time: str = "2026-10-01T02:01:00Z") -> dict:
-    return complete("p.birthday", output("marketing.birthday_offers", {"email": ["crm.learners.email"]}),
-                    time=time, run=f"b-{dag_run}", dag_run=dag_run)
+    return complete(
+        "p.birthday",
+        output("marketing.birthday_offers", {"email": ["crm.learners.email"]}),
+        time=time,
+        run=f"b-{dag_run}",
+        dag_run=dag_run,
+    )
 
 
-METADATA_WITH_DOB = METADATA.replace('country = "internal", learner_id', 'country = "internal", '
-                                     'date_of_birth = "personal", learner_id')
+METADATA_WITH_DOB = METADATA.replace(
+    'country = "internal", learner_id', 'country = "internal", date_of_birth = "personal", learner_id'
+)
 
 
 def load(tmp_path, events, **options) -> Governance:
     (tmp_path / "lineage.toml").write_text(RULES)
     (tmp_path / "metadata.toml").write_text(METADATA_WITH_DOB)
     path = write(tmp_path / "events.jsonl", events)
-    return Governance.load(path, rules_path=tmp_path / "lineage.toml", metadata_path=tmp_path / "metadata.toml",
-                           **options)
+    return Governance.load(
+        path, rules_path=tmp_path / "lineage.toml", metadata_path=tmp_path / "metadata.toml", **options
+    )
 
 
 def kinds(found) -> list[str]:
@@ -62,10 +88,12 @@ def test_a_staging_complete_of_a_same_named_job_changes_no_finding(tmp_path):
 
 
 def test_several_job_namespaces_can_be_ours(tmp_path):
-    other = complete("q.copy", output("marketing.stray", {"country": ["crm.learners.country"]}),
-                     namespace="platform-b", run="q1")
-    governance = load(tmp_path, [offers(), other, offers(namespace="staging", run="s1")],
-                      job_namespaces=["platform", "platform-b"])
+    other = complete(
+        "q.copy", output("marketing.stray", {"country": ["crm.learners.country"]}), namespace="platform-b", run="q1"
+    )
+    governance = load(
+        tmp_path, [offers(), other, offers(namespace="staging", run="s1")], job_namespaces=["platform", "platform-b"]
+    )
     assert governance.report.other_namespace == 1
     assert "unaccounted_table:marketing.stray" not in kinds(run_checks(governance, CATALOG))
 
@@ -81,12 +109,18 @@ def test_event_times_are_compared_as_instants_not_text(tmp_path):
 
 
 def test_the_same_instant_written_two_ways_is_one_event_and_complete_beats_start(tmp_path):
-    path = write(tmp_path / "events.jsonl", [
-        event("COMPLETE", "p.a", run="r1", time="2026-10-01T02:00:46.541480+00:00"),
-        event("START", "p.a", run="r1", time="2026-10-01T02:00:46.54148Z"),
-        event("COMPLETE", "p.a", run="r1", time="2026-10-01T02:00:46.54148Z"),  # the same event, as Marquez sends it
-        event("START", "p.b", run="r2", time="2026-10-01T04:00:00+02:00"),
-        event("COMPLETE", "p.b", run="r2", time="2026-10-01T02:00:00Z")])
+    path = write(
+        tmp_path / "events.jsonl",
+        [
+            event("COMPLETE", "p.a", run="r1", time="2026-10-01T02:00:46.541480+00:00"),
+            event("START", "p.a", run="r1", time="2026-10-01T02:00:46.54148Z"),
+            event(
+                "COMPLETE", "p.a", run="r1", time="2026-10-01T02:00:46.54148Z"
+            ),  # the same event, as Marquez sends it
+            event("START", "p.b", run="r2", time="2026-10-01T04:00:00+02:00"),
+            event("COMPLETE", "p.b", run="r2", time="2026-10-01T02:00:00Z"),
+        ],
+    )
     events, report = read_events(FileEventSource(path))
     assert report.duplicates == 1
     final = final_events(events, report)
@@ -94,27 +128,37 @@ def test_the_same_instant_written_two_ways_is_one_event_and_complete_beats_start
 
 
 def test_a_time_that_is_no_time_is_wrong_shaped(tmp_path):
-    path = write(tmp_path / "events.jsonl", [event("COMPLETE", "p.a", time="yesterday"),
-                                             event("COMPLETE", "p.b", time="2026-10-01T02:00:00")])
+    path = write(
+        tmp_path / "events.jsonl",
+        [event("COMPLETE", "p.a", time="yesterday"), event("COMPLETE", "p.b", time="2026-10-01T02:00:00")],
+    )
     events, report = read_events(FileEventSource(path))
     assert [e.job_name for e in events] == ["p.b"] and report.wrong_shape == 1
     assert events[0].at.tzinfo is UTC  # no offset: read as UTC
 
 
-VERDICT = {"target_dag_id": "p", "target_run_id": "run-2", "finished": True, "backend_problem": None,
-           "task_states": {"offers": "success", "birthday": "success"},
-           "missing": [{"kind": "missing_complete", "job": "p.offers", "task_id": "offers", "try_number": 1,
-                        "state": "success"}]}
+VERDICT = {
+    "target_dag_id": "p",
+    "target_run_id": "run-2",
+    "finished": True,
+    "backend_problem": None,
+    "task_states": {"offers": "success", "birthday": "success"},
+    "missing": [
+        {"kind": "missing_complete", "job": "p.offers", "task_id": "offers", "try_number": 1, "state": "success"}
+    ],
+}
 
 
 def test_a_backend_that_is_down_is_one_finding_and_no_false_or_clean_checks(tmp_path):
     (tmp_path / "lineage.toml").write_text(RULES)
     (tmp_path / "metadata.toml").write_text(METADATA_WITH_DOB)
-    governance, problem = Governance.load_tolerant("http://127.0.0.1:9", rules_path=tmp_path / "lineage.toml",
-                                                   metadata_path=tmp_path / "metadata.toml")
+    governance, problem = Governance.load_tolerant(
+        "http://127.0.0.1:9", rules_path=tmp_path / "lineage.toml", metadata_path=tmp_path / "metadata.toml"
+    )
     assert problem is not None and "is unreachable" in problem
-    report = nightly_report(VERDICT, governance, CATALOG, dag_id="g", run_id="r", logical_date="l",
-                            backend_problem=problem)
+    report = nightly_report(
+        VERDICT, governance, CATALOG, dag_id="g", run_id="r", logical_date="l", backend_problem=problem
+    )
     assert [f.kind for f in report.findings] == [FindingKind.MISSING_COMPLETE, FindingKind.LINEAGE_UNAVAILABLE]
     unavailable = report.findings[1]
     assert unavailable.evidence["reason"] == problem
@@ -126,22 +170,39 @@ def test_a_backend_that_is_down_is_one_finding_and_no_false_or_clean_checks(tmp_
 
 def test_coverage_counts_the_target_run_and_says_how_old_earlier_answers_are(tmp_path):
     # The offers task's events of tonight's run were lost: its lineage is yesterday's, and the report says so.
-    governance = load(tmp_path, [offers(dag_run="run-1", time="2026-10-01T02:00:00Z"),
-                                 birthday(dag_run="run-1"), birthday(dag_run="run-2", time="2026-10-02T02:01:00Z")],
-                      job_namespaces=["platform"])
-    report = nightly_report(VERDICT, governance, CATALOG, dag_id="g", run_id="r", logical_date="l",
-                            now=datetime(2026, 10, 2, 5, 30, tzinfo=UTC))
+    governance = load(
+        tmp_path,
+        [
+            offers(dag_run="run-1", time="2026-10-01T02:00:00Z"),
+            birthday(dag_run="run-1"),
+            birthday(dag_run="run-2", time="2026-10-02T02:01:00Z"),
+        ],
+        job_namespaces=["platform"],
+    )
+    report = nightly_report(
+        VERDICT,
+        governance,
+        CATALOG,
+        dag_id="g",
+        run_id="r",
+        logical_date="l",
+        now=datetime(2026, 10, 2, 5, 30, tzinfo=UTC),
+    )
     coverage = report.coverage
     assert coverage["events_read"] == 3 and coverage["events_of_target_run"] == 1
     assert coverage["tasks_with_lineage"] == 1
     assert coverage["columns_with_lineage"] == 1  # birthday's email, from run-2; not offers' columns from run-1
-    assert coverage["lineage_from_earlier_runs"] == {
-        "p.offers": "run run-1, 2026-10-01T02:00:00+00:00, 1 d 3 h old"}
+    assert coverage["lineage_from_earlier_runs"] == {"p.offers": "run run-1, 2026-10-01T02:00:00+00:00, 1 d 3 h old"}
 
 
 def test_ages_read_as_a_person_reads_them():
     assert [age(s) for s in (5, 600, 3 * 3600 + 300, 2 * 86400 + 4 * 3600, -3)] == [
-        "5 s", "10 min", "3 h 5 min", "2 d 4 h", "0 s"]
+        "5 s",
+        "10 min",
+        "3 h 5 min",
+        "2 d 4 h",
+        "0 s",
+    ]
 
 
 def test_sources_keep_their_namespace_field():

@@ -24,20 +24,37 @@ from airflow_lineage_governance.refs import TableRef
 from tests.events import NS, complete
 
 T = TableRef.parse
-SCHEMA = {T("crm.learners"): {"learner_id": "bigint", "email": "varchar", "country": "varchar",
-                              "marketing_consent": "boolean"}}
-OFFERS = ("-- offers\ncreate or replace table marketing.offers as select l.learner_id, l.country "
-          "from crm.learners l where l.marketing_consent and l.country = 'NL'")
+SCHEMA = {
+    T("crm.learners"): {
+        "learner_id": "bigint",
+        "email": "varchar",
+        "country": "varchar",
+        "marketing_consent": "boolean",
+    }
+}
+OFFERS = (
+    "-- offers\ncreate or replace table marketing.offers as select l.learner_id, l.country "
+    "from crm.learners l where l.marketing_consent and l.country = 'NL'"
+)
 CHANGED = "create or replace table marketing.offers as select l.learner_id, l.email from crm.learners l"
 
 
 def run_event(job: str, sql: str, time: str, run: str) -> dict:
     """Returns the COMPLETE event the operator would send for `sql`: its column lineage facet and its `sql` facet."""
     lineage = column_lineage(sql, SCHEMA)
-    output = {"namespace": NS, "name": str(lineage.target),
-              "facets": {"columnLineage": json.loads(Serde.to_json(column_lineage_facet(lineage, NS)))}}
-    event = complete(job, output, time=time, run=run, dag_run="scheduled__1",
-                     inputs=[{"namespace": NS, "name": str(s)} for s in lineage.sources])
+    output = {
+        "namespace": NS,
+        "name": str(lineage.target),
+        "facets": {"columnLineage": json.loads(Serde.to_json(column_lineage_facet(lineage, NS)))},
+    }
+    event = complete(
+        job,
+        output,
+        time=time,
+        run=run,
+        dag_run="scheduled__1",
+        inputs=[{"namespace": NS, "name": str(s)} for s in lineage.sources],
+    )
     event["job"]["facets"] = {"sql": {"query": redacted_sql(sql)}}
     return event
 
@@ -64,8 +81,9 @@ def test_design_and_the_run_of_the_same_sql_agree():
     design = design_of(offers=OFFERS)
     [task] = design.readable()
     assert (task.job, task.target, task.sources) == ("p.offers", T("marketing.offers"), (T("crm.learners"),))
-    diff = design_diff(design, observed_jobs(history_of(run_event("p.offers", OFFERS, "2026-10-01T02:00:00Z",
-                                                                  "r1"))), "now")
+    diff = design_diff(
+        design, observed_jobs(history_of(run_event("p.offers", OFFERS, "2026-10-01T02:00:00Z", "r1"))), "now"
+    )
     assert diff.count == 0 and diff.compared == ["p.offers"]
 
 
@@ -78,17 +96,21 @@ def test_a_run_of_other_sql_is_a_mismatch_with_the_edges_of_each_side():
     assert {e.line() for e in designed.column_edges} == {
         "crm.learners.country -> marketing.offers.country (DIRECT IDENTITY)",
         "crm.learners.country -> marketing.offers (INDIRECT FILTER)",
-        "crm.learners.marketing_consent -> marketing.offers (INDIRECT FILTER)"}
+        "crm.learners.marketing_consent -> marketing.offers (INDIRECT FILTER)",
+    }
     [observed] = diff.of_kind(OBSERVED_NOT_DESIGNED)
-    assert [e.line() for e in observed.column_edges] == ["crm.learners.email -> marketing.offers.email "
-                                                         "(DIRECT IDENTITY)"]
+    assert [e.line() for e in observed.column_edges] == [
+        "crm.learners.email -> marketing.offers.email (DIRECT IDENTITY)"
+    ]
     assert observed.evidence["run_id"] == "r1" and "other SQL" in observed.reason
     assert diff.count == 3 and diff.tables == []
 
 
 def test_as_of_picks_the_run_then_and_a_job_never_run_is_designed_not_observed():
-    history = history_of(run_event("p.offers", OFFERS, "2026-10-01T02:00:00Z", "r1"),
-                         run_event("p.offers", CHANGED, "2026-10-02T02:00:00Z", "r2"))
+    history = history_of(
+        run_event("p.offers", OFFERS, "2026-10-01T02:00:00Z", "r1"),
+        run_event("p.offers", CHANGED, "2026-10-02T02:00:00Z", "r2"),
+    )
     design = design_of(offers=OFFERS, other=CHANGED.replace("marketing.offers", "marketing.other"))
     then = design_diff(design, observed_jobs(history, datetime(2026, 10, 1, 12, tzinfo=UTC)), "then")
     assert then.sql_mismatches == []
@@ -101,9 +123,10 @@ def test_as_of_picks_the_run_then_and_a_job_never_run_is_designed_not_observed()
 
 def test_an_unreadable_design_is_not_compared_and_a_stray_job_is_observed_not_designed():
     design = design_of(offers="create table marketing.offers as select l.nope from crm.learners l")
-    history = history_of(run_event("p.offers", OFFERS, "2026-10-01T02:00:00Z", "r1"),
-                         run_event("adhoc.copy", CHANGED.replace("marketing.offers", "marketing.copy"),
-                                   "2026-10-01T03:00:00Z", "r2"))
+    history = history_of(
+        run_event("p.offers", OFFERS, "2026-10-01T02:00:00Z", "r1"),
+        run_event("adhoc.copy", CHANGED.replace("marketing.offers", "marketing.copy"), "2026-10-01T03:00:00Z", "r2"),
+    )
     diff = design_diff(design, observed_jobs(history), "now")
     assert list(diff.not_compared) == ["p.offers"] and "nope" in diff.not_compared["p.offers"]
     [stray] = diff.jobs

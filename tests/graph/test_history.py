@@ -32,8 +32,15 @@ def read(name: str, version: str) -> dict:
 
 
 def run(job, out, *, day: int, run: str, reads=(), sql: str | None = None, try_number: int = 1, version="") -> dict:
-    event = complete(job, versioned(out, version or f"{run}-out"), run=run, time=f"2026-10-{day:02d}T02:00:00Z",
-                     dag_run=f"manual__{day}", try_number=try_number, inputs=[read(n, v) for n, v in reads])
+    event = complete(
+        job,
+        versioned(out, version or f"{run}-out"),
+        run=run,
+        time=f"2026-10-{day:02d}T02:00:00Z",
+        dag_run=f"manual__{day}",
+        try_number=try_number,
+        inputs=[read(n, v) for n, v in reads],
+    )
     if sql is not None:
         event["job"]["facets"] = {"sql": {"query": sql}}
     return event
@@ -41,8 +48,7 @@ def run(job, out, *, day: int, run: str, reads=(), sql: str | None = None, try_n
 
 def history_of(tmp_path, *events) -> tuple[LineageHistory, list]:
     history = LineageHistory(NS)
-    received, _ = read_events(FileEventSource(write(tmp_path / "events.jsonl", list(events))),
-                              on_complete=history.add)
+    received, _ = read_events(FileEventSource(write(tmp_path / "events.jsonl", list(events))), on_complete=history.add)
     return history, received
 
 
@@ -51,13 +57,33 @@ def changed(tmp_path):
     """dag.a read crm.learners.email on days 1 and 2, then crm.learners.full_name from day 3 (out of order)."""
     return history_of(
         tmp_path,
-        run("dag.a", output("out.t", {"x": ["crm.learners.full_name"]}), day=3, run="r3",
-            reads=[("crm.learners", "s3")], sql="SELECT full_name AS x FROM crm.learners", try_number=2),
-        run("dag.a", output("out.t", {"x": ["crm.learners.email"]}), day=1, run="r1", reads=[("crm.learners", "s1")],
-            sql="select email as x from crm.learners"),
-        run("dag.a", output("out.t", {"x": ["crm.learners.email"]}), day=2, run="r2", reads=[("crm.learners", "s2")],
-            sql="SELECT  email AS x\nFROM crm.learners"),
-        run("dag.b", output("out.u", {"y": ["out.t.x"]}), day=3, run="b3", reads=[("out.t", "r3-out")]))[0]
+        run(
+            "dag.a",
+            output("out.t", {"x": ["crm.learners.full_name"]}),
+            day=3,
+            run="r3",
+            reads=[("crm.learners", "s3")],
+            sql="SELECT full_name AS x FROM crm.learners",
+            try_number=2,
+        ),
+        run(
+            "dag.a",
+            output("out.t", {"x": ["crm.learners.email"]}),
+            day=1,
+            run="r1",
+            reads=[("crm.learners", "s1")],
+            sql="select email as x from crm.learners",
+        ),
+        run(
+            "dag.a",
+            output("out.t", {"x": ["crm.learners.email"]}),
+            day=2,
+            run="r2",
+            reads=[("crm.learners", "s2")],
+            sql="SELECT  email AS x\nFROM crm.learners",
+        ),
+        run("dag.b", output("out.u", {"y": ["out.t.x"]}), day=3, run="b3", reads=[("out.t", "r3-out")]),
+    )[0]
 
 
 def test_every_complete_is_kept_in_time_order_and_same_lineage_shares_one_shape(changed):
@@ -71,8 +97,7 @@ def test_every_complete_is_kept_in_time_order_and_same_lineage_shares_one_shape(
 
 def test_the_graph_as_of_a_time_holds_each_jobs_latest_complete_then(changed):
     day2 = graph_as_of(changed, datetime(2026, 10, 2, 12, tzinfo=UTC))
-    assert {(str(e.source), str(e.target), e.run_id) for e in day2.edges()} == {
-        ("crm.learners.email", "out.t.x", "r2")}
+    assert {(str(e.source), str(e.target), e.run_id) for e in day2.edges()} == {("crm.learners.email", "out.t.x", "r2")}
     assert graph_as_of(changed, datetime(2026, 9, 30, tzinfo=UTC)).edges() == []
     now = graph_as_of(changed)
     assert {str(e.source) for e in now.edges()} == {"crm.learners.full_name", "out.t.x"}
@@ -84,7 +109,8 @@ def test_graph_as_of_now_is_the_graph_of_the_latest_runs(tmp_path):
         tmp_path,
         run("dag.a", output("out.t", {"x": ["crm.learners.email"]}, ["crm.learners.status"]), day=1, run="r1"),
         run("dag.a", output("out.t", {"x": ["crm.learners.full_name"]}), day=2, run="r2"),
-        run("dag.b", output("out.u", {"y": ["out.t.x"]}, schema=["y", "z"]), day=1, run="b1"))
+        run("dag.b", output("out.u", {"y": ["out.t.x"]}, schema=["y", "z"]), day=1, run="b1"),
+    )
     built, chosen = build_graph(received, NS), graph_as_of(history)
     assert chosen.edges() == built.edges() and chosen.outputs == built.outputs
     assert dict(chosen.table_columns) == dict(built.table_columns) and list(chosen.jobs) == list(built.jobs)
@@ -104,8 +130,12 @@ def test_each_reached_column_has_the_evidence_of_every_hop_and_its_last_write(ch
     reached = impact.reached[C("out.u.y")]
     assert reached.confidence is Confidence.OBSERVED and not reached.stale
     first, second = (h.to_dict() for h in reached.hops)
-    assert (first["run_id"], first["try"], first["input_snapshot"], first["output_snapshot"]) == ("r3", 2, "s3",
-                                                                                                 "r3-out")
+    assert (first["run_id"], first["try"], first["input_snapshot"], first["output_snapshot"]) == (
+        "r3",
+        2,
+        "s3",
+        "r3-out",
+    )
     assert first["sql_hash"] == changed.runs["dag.a"][2].sql_hash and first["source_kind"] == "observed"
     assert (second["run_id"], second["input_snapshot"], second["output_snapshot"]) == ("b3", "r3-out", "b3-out")
     assert reached.last_written_by is changed.runs["dag.b"][0]
@@ -124,9 +154,10 @@ def test_edges_of_runs_older_than_the_window_are_stale_not_dropped(changed):
 
 
 def test_a_column_on_a_cycle_reaches_itself(tmp_path):
-    history, _ = history_of(tmp_path, run("dag.inc", output("out.totals", {"total": ["out.totals.total",
-                                                                                   "crm.orders.amount"]}),
-                                          day=1, run="i1"))
+    history, _ = history_of(
+        tmp_path,
+        run("dag.inc", output("out.totals", {"total": ["out.totals.total", "crm.orders.amount"]}), day=1, run="i1"),
+    )
     impact = downstream(AsOf(history), C("out.totals.total"))
     assert impact.reaches_itself and impact.columns_reached == [C("out.totals.total")]
     assert [str(e.source) for e in impact.paths[C("out.totals.total")]] == ["out.totals.total"]
@@ -139,15 +170,18 @@ def test_declared_lineage_is_walked_with_its_confidence(changed):
     from airflow_lineage_governance.kinds import EdgeType
 
     edge = Edge(C("out.u.y"), C("export.list.y"), EdgeType.DIRECT, "UNKNOWN", False, "", "", "")
-    changed.add_static("dag.export", [edge], EdgeSource.DECLARED, owner="marketing", reason="no events",
-                       outputs=[T("export.list")])
+    changed.add_static(
+        "dag.export", [edge], EdgeSource.DECLARED, owner="marketing", reason="no events", outputs=[T("export.list")]
+    )
     impact = downstream(AsOf(changed), C("crm.learners.full_name"))
     reached = impact.reached[C("export.list.y")]
     assert reached.confidence is Confidence.DECLARED
     assert reached.hops[-1].to_dict()["owner"] == "marketing"
     assert impact.reached[C("out.u.y")].confidence is Confidence.OBSERVED
-    assert C("export.list.y") not in downstream(AsOf(changed, sources=(EdgeSource.OBSERVED,)),
-                                                C("crm.learners.full_name")).reached
+    assert (
+        C("export.list.y")
+        not in downstream(AsOf(changed, sources=(EdgeSource.OBSERVED,)), C("crm.learners.full_name")).reached
+    )
     assert T("export.list") not in graph_as_of(changed).outputs  # a declaration accounts for no table
 
 
@@ -158,8 +192,10 @@ def test_trace_back_and_forward_by_snapshot(changed):
     assert (str(t_origin.table), t_origin.snapshot, t_origin.run.event.run_id) == ("out.t", "r3-out", "r3")
     assert [(str(o.table), o.snapshot, o.run) for o in t_origin.inputs] == [("crm.learners", "s3", None)]
     forward = trace_forward(changed, T("crm.learners"), "s3", lambda t: ("team", 1))
-    assert [(str(c.table), c.snapshot, c.owner) for c in forward] == [("out.t", "r3-out", "team"),
-                                                                      ("out.u", "b3-out", "team")]
+    assert [(str(c.table), c.snapshot, c.owner) for c in forward] == [
+        ("out.t", "r3-out", "team"),
+        ("out.u", "b3-out", "team"),
+    ]
     assert trace_forward(changed, T("crm.learners"), "s1")[0].snapshot == "r1-out"
     with pytest.raises(SnapshotNotInLineageError, match="out.u@nope: no received COMPLETE"):
         trace_back(changed, T("out.u"), "nope")

@@ -65,14 +65,17 @@ def test_a_shape_holds_exactly_when_its_jobs_run_as_of_the_time_stated_it(tmp_pa
         for job in history.runs:
             chosen = history.run_at(job, at)
             for shape in {id(r.shape): r.shape for r in history.runs[job]}.values():
-                assert AsOf(history, at).holds(shape.serial) == (chosen is not None and chosen.shape is shape), \
-                    (job, at)
+                assert AsOf(history, at).holds(shape.serial) == (chosen is not None and chosen.shape is shape), (
+                    job,
+                    at,
+                )
 
 
 @pytest.mark.parametrize("seed", range(10))
 def test_walks_of_the_history_find_what_walks_of_the_graph_as_of_the_time_find(tmp_path, seed):
-    history = history_of(tmp_path, *_random_events(seed),
-                         run("dag.d", output("out.d", {"y": ["out.a.x", "out.b.x"]}), day=5, run="d5"))[0]
+    history = history_of(
+        tmp_path, *_random_events(seed), run("dag.d", output("out.d", {"y": ["out.a.x", "out.b.x"]}), day=5, run="d5")
+    )[0]
     for at in _times(history):
         graph = graph_as_of(history, at)
         for column in (ColumnRef.parse("crm.learners.email"), ColumnRef.parse("crm.learners.full_name")):
@@ -81,21 +84,27 @@ def test_walks_of_the_history_find_what_walks_of_the_graph_as_of_the_time_find(t
             built = downstream(graph, column)
             for view in (AsOf(history, at), _worked_out(AsOf(history, at))):
                 walked = downstream(view, column)
-                assert (walked.columns_reached, walked.values, walked.rows) == (built.columns_reached, built.values,
-                                                                                built.rows)
+                assert (walked.columns_reached, walked.values, walked.rows) == (
+                    built.columns_reached,
+                    built.values,
+                    built.rows,
+                )
                 assert _hops(walked) == _hops(built)
-                assert [walked.reached.glance(c) for c in walked.columns_reached] == \
-                    [(r.confidence, r.stale) for r in built.reached.values()]
-        back = upstream(AsOf(history, at), ColumnRef.parse("out.d.y")) if graph.knows(ColumnRef.parse("out.d.y")) \
-            else None
+                assert [walked.reached.glance(c) for c in walked.columns_reached] == [
+                    (r.confidence, r.stale) for r in built.reached.values()
+                ]
+        back = (
+            upstream(AsOf(history, at), ColumnRef.parse("out.d.y")) if graph.knows(ColumnRef.parse("out.d.y")) else None
+        )
         if back is not None:
             assert back.sources == upstream(graph, ColumnRef.parse("out.d.y")).sources
 
 
 @pytest.mark.parametrize("seed", range(10))
 def test_a_tables_columns_by_number_are_those_its_writers_run_names(tmp_path, seed):
-    history = history_of(tmp_path, *_random_events(seed),
-                         run("dag.e", output("out.a", {"z": ["crm.learners.email"]}), day=4, run="e4"))[0]
+    history = history_of(
+        tmp_path, *_random_events(seed), run("dag.e", output("out.a", {"z": ["crm.learners.email"]}), day=4, run="e4")
+    )[0]
     for at in _times(history):
         view = AsOf(history, at)
         walker = HistoryWalker(view)

@@ -16,13 +16,16 @@ from tests.events import NS, Listed, complete, output, write
 
 def base() -> dict[str, Any]:
     """Returns a COMPLETE of dag.a that reads two tables and writes out.t, with schema, lineage, SQL, versions."""
-    event = complete("dag.a", output("out.t", {"x": ["src.a.p", "src.b.q"]}, rows=["src.a.r"], schema=["x"]),
-                     inputs=[{"namespace": NS, "name": "src.a", "facets": {"schema": {"fields": [
-                         {"name": "p", "type": "long"}]}}}, {"namespace": NS, "name": "src.b", "facets": {}}])
+    event = complete(
+        "dag.a",
+        output("out.t", {"x": ["src.a.p", "src.b.q"]}, rows=["src.a.r"], schema=["x"]),
+        inputs=[
+            {"namespace": NS, "name": "src.a", "facets": {"schema": {"fields": [{"name": "p", "type": "long"}]}}},
+            {"namespace": NS, "name": "src.b", "facets": {}},
+        ],
+    )
     event["job"]["facets"] = {"sql": {"query": "INSERT INTO out.t SELECT p FROM src.a JOIN src.b"}}
     return event
-
-
 
 
 def shapes_of(events: list[dict[str, Any]], source: Any) -> list[int]:
@@ -60,6 +63,7 @@ def _set(path: tuple[Any, ...], value: Any) -> Callable[[dict[str, Any]], None]:
         for step in path[:-1]:
             part = part[step]
         part[path[-1]] = value
+
     return change
 
 

@@ -17,8 +17,9 @@ C = ColumnRef.parse
 
 
 def nightly(day: int, column: str) -> dict:
-    return complete("dag.a", output("out.t", {"x": [f"crm.learners.{column}"]}), run=f"r{day}",
-                    time=f"2026-10-{day:02d}T02:00:00Z")
+    return complete(
+        "dag.a", output("out.t", {"x": [f"crm.learners.{column}"]}), run=f"r{day}", time=f"2026-10-{day:02d}T02:00:00Z"
+    )
 
 
 @pytest.fixture

@@ -12,11 +12,15 @@ from airflow_lineage_governance.refs import ColumnRef
 from tests.events import complete, graph_of, output
 
 
-@pytest.mark.parametrize("name", ["plain", "é_accent", "tab\\there", "del\x7fchar", "nul\x00", 'quote"back\\slash',
-                                  "line\u2028sep", "<script>"])
+@pytest.mark.parametrize(
+    "name",
+    ["plain", "é_accent", "tab\\there", "del\x7fchar", "nul\x00", 'quote"back\\slash', "line\u2028sep", "<script>"],
+)
 def test_to_json_is_the_indented_json_of_to_dict(name):
-    graph = graph_of(complete("dag.a", output(f"db.{name}", {"x": ["src.t.c"]}, rows=["src.t.c"])),
-                     complete("dag.b", output("db.z", {f"c{name}": [f"db.{name}.x"]})))
+    graph = graph_of(
+        complete("dag.a", output(f"db.{name}", {"x": ["src.t.c"]}, rows=["src.t.c"])),
+        complete("dag.b", output("db.z", {f"c{name}": [f"db.{name}.x"]})),
+    )
     impact = downstream(graph, ColumnRef.parse("src.t.c"), weight=lambda table: 0.1 / 3)
     assert len(impact.columns_reached) == 2
     assert impact.to_json() == json.dumps(impact.to_dict(), indent=2) + "\n"

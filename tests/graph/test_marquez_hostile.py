@@ -73,8 +73,10 @@ def test_a_server_that_omits_the_total_and_pages_forever_is_stopped_by_the_page_
     server = hostile(lambda h: send(h, json.dumps({"events": [event(1), event(2)]}).encode()))
     with pytest.raises(EventSourceError) as raised:
         read_events(open_event_source(server.url, max_pages=5))
-    assert str(raised.value) == (f"Marquez at {server.url} sent more than 5 pages of 500 events when asked for its "
-                                 "lineage events; narrow the window (--since/--until) or raise max_pages.")
+    assert str(raised.value) == (
+        f"Marquez at {server.url} sent more than 5 pages of 500 events when asked for its "
+        "lineage events; narrow the window (--since/--until) or raise max_pages."
+    )
     assert server.requests == 5
 
 
@@ -90,8 +92,11 @@ def test_a_server_that_drips_one_byte_a_second_is_stopped_by_the_deadline(hostil
 
     server = hostile(drip)
     started = time.monotonic()
-    with pytest.raises(EventSourceError, match=r"did not send every page within 1.5 s when asked for its lineage "
-                                               r"events; narrow the window"):
+    with pytest.raises(
+        EventSourceError,
+        match=r"did not send every page within 1.5 s when asked for its lineage "
+        r"events; narrow the window",
+    ):
         read_events(open_event_source(server.url, deadline=1.5, timeout=1.0))
     assert time.monotonic() - started < 4
 

@@ -18,8 +18,14 @@ from airflow_lineage_governance.graph.sources import open_event_source
 
 
 def event(number: int) -> dict:
-    return {"eventType": "COMPLETE", "eventTime": f"2026-10-01T02:{number:02d}:00Z", "run": {"runId": f"r{number}"},
-            "job": {"namespace": "platform", "name": f"dag.t{number}"}, "inputs": [], "outputs": []}
+    return {
+        "eventType": "COMPLETE",
+        "eventTime": f"2026-10-01T02:{number:02d}:00Z",
+        "run": {"runId": f"r{number}"},
+        "job": {"namespace": "platform", "name": f"dag.t{number}"},
+        "inputs": [],
+        "outputs": [],
+    }
 
 
 class Server:
@@ -38,7 +44,7 @@ class Server:
                     self.end_headers()
                     return
                 offset, limit = int(query["offset"][0]), int(query["limit"][0])
-                body = json.dumps({"events": outer.events[offset:offset + limit], "totalCount": len(outer.events)})
+                body = json.dumps({"events": outer.events[offset : offset + limit], "totalCount": len(outer.events)})
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()
@@ -71,8 +77,9 @@ def serve():
 
 def test_reads_every_page_with_bounds(serve):
     server = serve([event(n) for n in range(7)])
-    source = open_event_source(server.url, page_size=3, after="2026-10-01T00:00:00Z", before="2026-10-02T00:00:00Z",
-                               backoff=0.01)
+    source = open_event_source(
+        server.url, page_size=3, after="2026-10-01T00:00:00Z", before="2026-10-02T00:00:00Z", backoff=0.01
+    )
     events, report = read_events(source)
     assert [e.run_id for e in events] == [f"r{n}" for n in range(7)]
     assert [q["offset"][0] for q in server.requests] == ["0", "3", "6"]
@@ -90,8 +97,10 @@ def test_gives_up_after_bounded_retries_with_one_sentence(serve):
     server = serve([event(1)], failures=99, status=500)
     with pytest.raises(EventSourceError) as raised:
         read_events(open_event_source(server.url, attempts=3, backoff=0.01))
-    assert str(raised.value) == (f"Marquez at {server.url} answered HTTP 500 Internal Server Error when asked for its "
-                                 "lineage events; check that it runs and that the URL is right.")
+    assert str(raised.value) == (
+        f"Marquez at {server.url} answered HTTP 500 Internal Server Error when asked for its "
+        "lineage events; check that it runs and that the URL is right."
+    )
     assert len(server.requests) == 3
 
 

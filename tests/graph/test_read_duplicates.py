@@ -24,7 +24,8 @@ def test_a_runs_repeated_events_are_duplicates_and_its_other_events_are_not(many
     assert report.duplicates == 2 * len(kinds)
     assert [(e.run_id, e.event_type, e.event_time) for e in events] == [
         *(("r1", e["eventType"], e["eventTime"]) for e in sent + other),
-        *(("r2", e["eventType"], e["eventTime"]) for e in elsewhere)]
+        *(("r2", e["eventType"], e["eventTime"]) for e in elsewhere),
+    ]
 
 
 def test_the_same_instant_of_another_type_is_no_duplicate():

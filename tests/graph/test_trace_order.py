@@ -54,9 +54,17 @@ def tangled(seed: int) -> list[dict]:
                 outputs.append(dataset(f"out.side{job}", f"side{job}-{day}"))
             tries = 2 if rng.random() < 0.1 else 1
             for attempt in range(1, tries + 1):
-                events.append(complete(f"dag.job{job}", *outputs, run=f"r{job}-{day}-{attempt}",
-                                       time=f"2026-10-{day:02d}T{2 + attempt:02d}:{job:02d}:00Z",
-                                       dag_run=f"scheduled__{day}", try_number=attempt, inputs=reads))
+                events.append(
+                    complete(
+                        f"dag.job{job}",
+                        *outputs,
+                        run=f"r{job}-{day}-{attempt}",
+                        time=f"2026-10-{day:02d}T{2 + attempt:02d}:{job:02d}:00Z",
+                        dag_run=f"scheduled__{day}",
+                        try_number=attempt,
+                        inputs=reads,
+                    )
+                )
     return events
 
 
@@ -140,9 +148,16 @@ def test_contaminated_outputs_are_frozen_and_equal_to_those_made_by_hand(tmp_pat
 
 
 def test_a_chain_deeper_than_the_recursion_limit_traces(tmp_path):
-    events = [complete(f"dag.j{i}", dataset(f"out.t{i}", f"v{i}"), run=f"r{i}", time="2026-10-01T02:00:00Z",
-                       inputs=[dataset(f"out.t{i - 1}" if i else "src.s", f"v{i - 1}" if i else "s")])
-              for i in range(2000)]
+    events = [
+        complete(
+            f"dag.j{i}",
+            dataset(f"out.t{i}", f"v{i}"),
+            run=f"r{i}",
+            time="2026-10-01T02:00:00Z",
+            inputs=[dataset(f"out.t{i - 1}" if i else "src.s", f"v{i - 1}" if i else "s")],
+        )
+        for i in range(2000)
+    ]
     history = history_of(tmp_path, events)
     origin = trace_back(history, TableRef.parse("out.t1999"), "v1999")
     lines = origin.lines()

@@ -28,22 +28,31 @@ class _DeletesManifestWriter(ManifestWriterV2):
 
 class _AddDeleteFiles(_FastAppendFiles):
     def new_manifest_writer(self, spec):
-        return _DeletesManifestWriter(spec, self.schema(), self.new_manifest_output(), self._snapshot_id,
-                                      self._compression)
+        return _DeletesManifestWriter(
+            spec, self.schema(), self.new_manifest_output(), self._snapshot_id, self._compression
+        )
 
 
 def add_position_deletes(table: Table, data_file: str, positions: list[int]) -> str:
     """Commits a position delete file that deletes `positions` of `data_file`; returns its path."""
     location = table.location().removeprefix("file://")
     path = f"{location}/data/deletes-{uuid.uuid4()}.parquet"
-    schema = pa.schema([
-        pa.field("file_path", pa.string(), nullable=False, metadata={b"PARQUET:field_id": FILE_PATH_ID}),
-        pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": POS_ID})])
+    schema = pa.schema(
+        [
+            pa.field("file_path", pa.string(), nullable=False, metadata={b"PARQUET:field_id": FILE_PATH_ID}),
+            pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": POS_ID}),
+        ]
+    )
     pq.write_table(pa.table({"file_path": [data_file] * len(positions), "pos": positions}, schema=schema), path)
     size = pa.OSFile(path).size()
     delete_file = DataFile.from_args(
-        content=DataFileContent.POSITION_DELETES, file_path=f"file://{path}", file_format=FileFormat.PARQUET,
-        partition=Record(), record_count=len(positions), file_size_in_bytes=size)
+        content=DataFileContent.POSITION_DELETES,
+        file_path=f"file://{path}",
+        file_format=FileFormat.PARQUET,
+        partition=Record(),
+        record_count=len(positions),
+        file_size_in_bytes=size,
+    )
     delete_file.spec_id = table.metadata.default_spec_id
     with table.transaction() as transaction:
         producer = _AddDeleteFiles(operation=Operation.DELETE, transaction=transaction, io=table.io)

@@ -22,18 +22,21 @@ from airflow_lineage_governance.iceberg.write import WRITE_KEY, create_or_replac
 from airflow_lineage_governance.kinds import StatementKind
 
 
-@pytest.mark.parametrize(("text", "field"), [
-    ("country", PartitionField("identity", "country")),
-    ("identity(Country)", PartitionField("identity", "country")),
-    ("day(paid_at)", PartitionField("day", "paid_at")),
-    ("days(paid_at)", PartitionField("day", "paid_at")),
-    ("YEAR(paid_at)", PartitionField("year", "paid_at")),
-    ("month(paid_at)", PartitionField("month", "paid_at")),
-    ("hour(paid_at)", PartitionField("hour", "paid_at")),
-    ("bucket[16](learner_id)", PartitionField("bucket", "learner_id", 16)),
-    ("bucket(16, learner_id)", PartitionField("bucket", "learner_id", 16)),
-    ("truncate[4](email)", PartitionField("truncate", "email", 4)),
-])
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("country", PartitionField("identity", "country")),
+        ("identity(Country)", PartitionField("identity", "country")),
+        ("day(paid_at)", PartitionField("day", "paid_at")),
+        ("days(paid_at)", PartitionField("day", "paid_at")),
+        ("YEAR(paid_at)", PartitionField("year", "paid_at")),
+        ("month(paid_at)", PartitionField("month", "paid_at")),
+        ("hour(paid_at)", PartitionField("hour", "paid_at")),
+        ("bucket[16](learner_id)", PartitionField("bucket", "learner_id", 16)),
+        ("bucket(16, learner_id)", PartitionField("bucket", "learner_id", 16)),
+        ("truncate[4](email)", PartitionField("truncate", "email", 4)),
+    ],
+)
 def test_partition_entries_are_read(text, field):
     assert parse_partition_field(text) == field
     assert parse_partition_field(str(field)) == field
@@ -57,8 +60,13 @@ def test_a_field_twice_and_a_bad_write_mode_are_refused():
 
 
 def _payments(days: list[int], country: str = "FR") -> pa.Table:
-    return pa.table({"paid_at": [dt.datetime(2026, 1, day, 12) for day in days],
-                     "country": [country] * len(days), "amount": [float(day) for day in days]})
+    return pa.table(
+        {
+            "paid_at": [dt.datetime(2026, 1, day, 12) for day in days],
+            "country": [country] * len(days),
+            "amount": [float(day) for day in days],
+        }
+    )
 
 
 @pytest.fixture
@@ -67,8 +75,10 @@ def catalog(tmp_path):
 
 
 def _rows(catalog, name="a.revenue"):
-    return sorted(catalog.load_table(("a", name.split(".")[1])).scan().to_arrow().to_pylist(),
-                  key=lambda r: (r["paid_at"], r["country"], r["amount"]))
+    return sorted(
+        catalog.load_table(("a", name.split(".")[1])).scan().to_arrow().to_pylist(),
+        key=lambda r: (r["paid_at"], r["country"], r["amount"]),
+    )
 
 
 def test_ctas_creates_the_spec_and_partitioned_files(catalog):
@@ -81,8 +91,9 @@ def test_ctas_creates_the_spec_and_partitioned_files(catalog):
     # A replace without partition_by keeps the spec; with another one sets it.
     create_or_replace(catalog, "a.revenue", _payments([3]), {})
     assert [f.name for f in catalog.load_table(("a", "revenue")).spec().fields] == ["paid_at_day", "country"]
-    again = create_or_replace(catalog, "a.revenue", _payments([3, 4]), {},
-                              partition_by=parse_partition_by(["month(paid_at)"]))
+    again = create_or_replace(
+        catalog, "a.revenue", _payments([3, 4]), {}, partition_by=parse_partition_by(["month(paid_at)"])
+    )
     assert [f.name for f in catalog.load_table(("a", "revenue")).spec().fields] == ["paid_at_month"]
     assert again.partitions == ("paid_at_month=2026-01",)
 
@@ -94,14 +105,20 @@ def test_a_partition_column_the_result_lacks_is_refused_before_writing(catalog):
 
 
 def _insert(catalog, query, mode, key):
-    return run_statement(catalog, kind=StatementKind.INSERT, target="a.revenue", query=query, sources=["a.staged"],
-                         insert_columns=["paid_at", "country", "amount"], write_mode=mode,
-                         snapshot_properties={WRITE_KEY: key})
+    return run_statement(
+        catalog,
+        kind=StatementKind.INSERT,
+        target="a.revenue",
+        query=query,
+        sources=["a.staged"],
+        insert_columns=["paid_at", "country", "amount"],
+        write_mode=mode,
+        snapshot_properties={WRITE_KEY: key},
+    )
 
 
 def test_insert_appends_partitioned_files_and_overwrite_replaces_exactly_its_partitions(catalog):
-    create_or_replace(catalog, "a.revenue", _payments([1, 2, 3]), {},
-                      partition_by=parse_partition_by(["day(paid_at)"]))
+    create_or_replace(catalog, "a.revenue", _payments([1, 2, 3]), {}, partition_by=parse_partition_by(["day(paid_at)"]))
     create_or_replace(catalog, "a.staged", _payments([2, 2]).set_column(2, "amount", pa.array([20.0, 21.0])), {})
     query = "SELECT paid_at, country, amount FROM a.staged"
     appended = _insert(catalog, query, "append", "k1")
@@ -120,8 +137,14 @@ def test_insert_appends_partitioned_files_and_overwrite_replaces_exactly_its_par
     plain = duckdb.connect()
     plain.register("before", pa.Table.from_pylist(before))
     plain.register("staged", catalog.load_table(("a", "staged")).scan().to_arrow())
-    expected = plain.sql("SELECT * FROM before WHERE paid_at::DATE <> DATE '2026-01-02' UNION ALL "
-                         "SELECT * FROM staged ORDER BY paid_at, country, amount").to_arrow_table().to_pylist()
+    expected = (
+        plain.sql(
+            "SELECT * FROM before WHERE paid_at::DATE <> DATE '2026-01-02' UNION ALL "
+            "SELECT * FROM staged ORDER BY paid_at, country, amount"
+        )
+        .to_arrow_table()
+        .to_pylist()
+    )
     assert after == expected
 
 

@@ -52,8 +52,9 @@ def test_direct_scan_then_delete_file_then_schema_evolution(catalog):
 
 
 def test_an_evolved_schema_is_read_by_field_id_on_the_direct_scan(catalog):
-    create_or_replace(catalog, "a.t", pa.table({"id": pa.array([1, 2], pa.int32()), "v": [10.5, 20.5],
-                                                "gone": ["x", "y"]}), {})
+    create_or_replace(
+        catalog, "a.t", pa.table({"id": pa.array([1, 2], pa.int32()), "v": [10.5, 20.5], "gone": ["x", "y"]}), {}
+    )
     table = catalog.load_table("a.t")
     with table.update_schema() as update:
         update.rename_column("v", "value")
@@ -68,9 +69,15 @@ def test_an_evolved_schema_is_read_by_field_id_on_the_direct_scan(catalog):
     read = expose_table(connection, catalog, "a.t")
     assert read.path == DIRECT_SCAN
     assert [row[:2] for row in connection.execute("describe a.t").fetchall()] == [
-        ("value", "DOUBLE"), ("id", "BIGINT"), ("gone", "VARCHAR")]
+        ("value", "DOUBLE"),
+        ("id", "BIGINT"),
+        ("gone", "VARCHAR"),
+    ]
     assert sorted(connection.execute("select * from a.t").fetchall()) == [
-        (10.5, 1, None), (20.5, 2, None), (30.5, 3, "new")]
+        (10.5, 1, None),
+        (20.5, 2, None),
+        (30.5, 3, "new"),
+    ]
 
 
 def test_an_empty_table_reads_as_empty(catalog):
@@ -95,8 +102,10 @@ def test_a_two_level_namespace_is_exposed_as_catalog_schema_table(catalog):
 def test_a_namespace_deeper_than_duckdb_names_is_a_sentence(catalog):
     with pytest.raises(NamespaceTooDeepError) as raised:
         expose_table(duckdb.connect(), catalog, TableRef(("a", "b", "c"), "events"))
-    assert str(raised.value) == ("a.b.c.events: its namespace has 3 levels, and DuckDB names at most two "
-                                 "(catalog.schema); keep the table in a namespace of one or two levels.")
+    assert str(raised.value) == (
+        "a.b.c.events: its namespace has 3 levels, and DuckDB names at most two "
+        "(catalog.schema); keep the table in a namespace of one or two levels."
+    )
     assert issubclass(NamespaceTooDeepError, IcebergError) and issubclass(IcebergError, LineageGovernanceError)
 
 
@@ -112,40 +121,62 @@ def _register_file_without_partition_column(table, path, rows: pa.Table, partiti
     from pyiceberg.typedef import Record
 
     ids = {f.name: f.field_id for f in table.schema().fields}
-    fields = [pa.field(name, rows.schema.field(name).type, metadata={"PARQUET:field_id": str(ids[name])})
-              for name in rows.column_names]
+    fields = [
+        pa.field(name, rows.schema.field(name).type, metadata={"PARQUET:field_id": str(ids[name])})
+        for name in rows.column_names
+    ]
     pq.write_table(rows.cast(pa.schema(fields)), path)
     statistics = data_file_statistics_from_parquet_metadata(
         parquet_metadata=pq.read_metadata(path),
         stats_columns=compute_statistics_plan(table.schema(), table.metadata.properties),
-        parquet_column_mapping=parquet_path_to_id_mapping(table.schema()))
+        parquet_column_mapping=parquet_path_to_id_mapping(table.schema()),
+    )
     data_file = DataFile.from_args(
-        content=DataFileContent.DATA, file_path=f"file://{path}", file_format=FileFormat.PARQUET,
-        partition=Record(*partition), file_size_in_bytes=path.stat().st_size, sort_order_id=None,
-        spec_id=table.metadata.default_spec_id, equality_ids=None, key_metadata=None,
-        **statistics.to_serialized_dict())
+        content=DataFileContent.DATA,
+        file_path=f"file://{path}",
+        file_format=FileFormat.PARQUET,
+        partition=Record(*partition),
+        file_size_in_bytes=path.stat().st_size,
+        sort_order_id=None,
+        spec_id=table.metadata.default_spec_id,
+        equality_ids=None,
+        key_metadata=None,
+        **statistics.to_serialized_dict(),
+    )
     with table.transaction() as transaction:
         with transaction.update_snapshot().fast_append() as append:
             append.append_data_file(data_file)
 
 
 def test_an_identity_partition_column_missing_from_a_file_comes_from_the_manifest(catalog, tmp_path):
-    create_or_replace(catalog, "a.t", pa.table({"id": pa.array([1], pa.int64()), "region": ["North America"],
-                                                "day": [dt.date(2026, 1, 1)]}), {},
-                      partition_by=parse_partition_by(["region", "day"]))
+    create_or_replace(
+        catalog,
+        "a.t",
+        pa.table({"id": pa.array([1], pa.int64()), "region": ["North America"], "day": [dt.date(2026, 1, 1)]}),
+        {},
+        partition_by=parse_partition_by(["region", "day"]),
+    )
     table = catalog.load_table("a.t")
-    _register_file_without_partition_column(table, tmp_path / "other-writer.parquet",
-                                            pa.table({"id": pa.array([2, 3], pa.int64())}),
-                                            ("Europe & Asia", (dt.date(2026, 1, 2) - dt.date(1970, 1, 1)).days))
+    _register_file_without_partition_column(
+        table,
+        tmp_path / "other-writer.parquet",
+        pa.table({"id": pa.array([2, 3], pa.int64())}),
+        ("Europe & Asia", (dt.date(2026, 1, 2) - dt.date(1970, 1, 1)).days),
+    )
     connection = sandboxed_connection()
     read = expose_table(connection, catalog, "a.t")
     lock_down(connection, [read])
     assert read.path == DIRECT_SCAN
     assert sorted(connection.execute("select id, region, day from a.t").fetchall()) == [
-        (1, "North America", dt.date(2026, 1, 1)), (2, "Europe & Asia", dt.date(2026, 1, 2)),
-        (3, "Europe & Asia", dt.date(2026, 1, 2))]
+        (1, "North America", dt.date(2026, 1, 1)),
+        (2, "Europe & Asia", dt.date(2026, 1, 2)),
+        (3, "Europe & Asia", dt.date(2026, 1, 2)),
+    ]
     assert connection.execute("select count(*) from a.t where region = 'Europe & Asia'").fetchall() == [(2,)]
     assert [row[:2] for row in connection.execute("describe a.t").fetchall()] == [
-        ("id", "BIGINT"), ("region", "VARCHAR"), ("day", "DATE")]
+        ("id", "BIGINT"),
+        ("region", "VARCHAR"),
+        ("day", "DATE"),
+    ]
     reference = sorted((r["id"], r["region"], r["day"]) for r in table.refresh().scan().to_arrow().to_pylist())
     assert reference == sorted(connection.execute("select id, region, day from a.t").fetchall())

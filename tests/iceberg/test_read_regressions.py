@@ -41,14 +41,24 @@ def catalog(tmp_path) -> Catalog:
     return made
 
 
-def _orders(catalog: Catalog, kind: IcebergType, duckdb_type: str, values: list[Any], arrow: pa.DataType,
-            partitioned: bool = True, properties: dict[str, str] | None = None,
-            column: str = "v") -> duckdb.DuckDBPyConnection:
+def _orders(
+    catalog: Catalog,
+    kind: IcebergType,
+    duckdb_type: str,
+    values: list[Any],
+    arrow: pa.DataType,
+    partitioned: bool = True,
+    properties: dict[str, str] | None = None,
+    column: str = "v",
+) -> duckdb.DuckDBPyConnection:
     """Writes shop.orders (id, `column`) with pyiceberg, `column` an identity partition when `partitioned`;
     returns a native DuckDB connection holding the same rows in a table of the same name."""
     schema = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, column, kind, required=False))
-    spec = (PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name=column))
-            if partitioned else UNPARTITIONED_PARTITION_SPEC)
+    spec = (
+        PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name=column))
+        if partitioned
+        else UNPARTITIONED_PARTITION_SPEC
+    )
     table = catalog.create_table("shop.orders", schema=schema, partition_spec=spec, properties=properties or {})
     rows = pa.table({"id": pa.array(range(1, len(values) + 1), pa.int64()), column: pa.array(values, arrow)})
     table.append(rows)
@@ -77,8 +87,9 @@ def _copied(connection: duckdb.DuckDBPyConnection) -> tuple[list[str], list[tupl
     return [str(kind) for kind in relation.types], relation.fetchall()
 
 
-def _assert_copy(catalog: Catalog, native: duckdb.DuckDBPyConnection, types: list[str],
-                 rows: list[tuple[Any, ...]]) -> None:
+def _assert_copy(
+    catalog: Catalog, native: duckdb.DuckDBPyConnection, types: list[str], rows: list[tuple[Any, ...]]
+) -> None:
     assert _copied(native) == (types, rows)  # what DuckDB itself holds
     assert _copied(_package(catalog)) == (types, rows)
 
@@ -112,8 +123,16 @@ def test_identity_int_partition_values_stay_integer(catalog):
 def test_nan_rows_are_not_skipped_by_a_filter_nan_passes(catalog):
     # Row groups of 3: pyarrow's min/max leave NaN out, so two row groups say "at most 1000" yet hold a NaN.
     scores = [1.5, math.nan, 3.0, 4.0, 5.0, 6.0, 7.0, math.nan, 9.0, 10.0, 11.0, 1000.0]
-    native = _orders(catalog, DoubleType(), "DOUBLE", scores, pa.float64(), partitioned=False,
-                     properties={"write.parquet.row-group-limit": "3"}, column="score")
+    native = _orders(
+        catalog,
+        DoubleType(),
+        "DOUBLE",
+        scores,
+        pa.float64(),
+        partitioned=False,
+        properties={"write.parquet.row-group-limit": "3"},
+        column="score",
+    )
     query = "SELECT id, score FROM shop.orders WHERE score > 1000 ORDER BY id"
     expected = native.sql(query).fetchall()
     assert [row[0] for row in expected] == [2, 8] and all(math.isnan(row[1]) for row in expected)

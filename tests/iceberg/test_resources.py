@@ -24,8 +24,9 @@ from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
 
 
 def _settings(connection) -> tuple:
-    return connection.execute("SELECT current_setting('memory_limit'), current_setting('threads'), "
-                              "current_setting('temp_directory')").fetchall()[0]
+    return connection.execute(
+        "SELECT current_setting('memory_limit'), current_setting('threads'), current_setting('temp_directory')"
+    ).fetchall()[0]
 
 
 def test_a_connection_takes_the_tasks_memory_limit_threads_and_spill_folder(tmp_path):
@@ -40,21 +41,25 @@ def test_without_a_spill_folder_a_connection_does_not_spill():
 
 def test_the_defaults_are_a_share_of_the_machine():
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    assert default_memory_limit() == f"{max(memory // TASKS_PER_WORKER, 256 * 1024 * 1024) // 1024 ** 2}MiB"
+    assert default_memory_limit() == f"{max(memory // TASKS_PER_WORKER, 256 * 1024 * 1024) // 1024**2}MiB"
     assert default_threads() == max(1, os.cpu_count() or 1)
     resolved = Resources().resolved()
     assert (resolved.memory_limit, resolved.threads) == (default_memory_limit(), default_threads())
     expected = duckdb.connect(config={"memory_limit": default_memory_limit()})
     assert _settings(sandboxed_connection())[:2] == (
-        expected.execute("SELECT current_setting('memory_limit')").fetchall()[0][0], default_threads())
+        expected.execute("SELECT current_setting('memory_limit')").fetchall()[0][0],
+        default_threads(),
+    )
 
 
 def test_a_memory_limit_duckdb_refuses_is_one_sentence_naming_the_option():
     with pytest.raises(SessionSettingError) as raised:
         sandboxed_connection(resources=Resources("lots"))
     assert isinstance(raised.value, IcebergError)
-    assert str(raised.value) == ("[lineage_governance] duckdb_memory_limit: DuckDB does not accept 'lots' as its "
-                                 "memory_limit; set it to a value DuckDB accepts, or unset it for the default.")
+    assert str(raised.value) == (
+        "[lineage_governance] duckdb_memory_limit: DuckDB does not accept 'lots' as its "
+        "memory_limit; set it to a value DuckDB accepts, or unset it for the default."
+    )
 
 
 def test_the_spill_folder_is_removed_when_the_block_ends_also_on_failure(tmp_path):
@@ -69,9 +74,14 @@ def test_the_spill_folder_is_removed_when_the_block_ends_also_on_failure(tmp_pat
 
 
 def test_a_spill_root_that_cannot_hold_a_folder_is_one_sentence(tmp_path):
-    with pytest.raises(SessionSettingError, match=r"^\[lineage_governance\] duckdb_spill_folder: no spill folder "
-                       r"can be made under the folder it names; set it"), \
-            spill_folder(Resources(spill_root=str(tmp_path / "missing"))):
+    with (
+        pytest.raises(
+            SessionSettingError,
+            match=r"^\[lineage_governance\] duckdb_spill_folder: no spill folder "
+            r"can be made under the folder it names; set it",
+        ),
+        spill_folder(Resources(spill_root=str(tmp_path / "missing"))),
+    ):
         pass
 
 
@@ -81,7 +91,8 @@ def test_the_operator_takes_its_own_values_else_the_config_sections(monkeypatch,
     monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__DUCKDB_SPILL_FOLDER", str(tmp_path))
     with DAG("resources", schedule=None):
         configured = IcebergSqlOperator(task_id="configured", sql="create table a.b as select 1")
-        own = IcebergSqlOperator(task_id="own", sql="create table a.c as select 1", duckdb_memory_limit="512MB",
-                                 duckdb_threads=1)
+        own = IcebergSqlOperator(
+            task_id="own", sql="create table a.c as select 1", duckdb_memory_limit="512MB", duckdb_threads=1
+        )
     assert configured.duckdb_resources == Resources("3GB", 2, str(tmp_path))
     assert own.duckdb_resources == Resources("512MB", 1, str(tmp_path))

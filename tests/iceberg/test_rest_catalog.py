@@ -70,17 +70,23 @@ def test_create_append_and_read_back(rest: Catalog, namespace: str):
     assert connection.execute(f"select sum(id) from {namespace}.t").fetchone()[0] == 10
 
 
-def test_a_stale_commit_is_answered_409_commit_failed(rest: Catalog, rest_catalog_properties: dict[str, str],
-                                                      namespace: str):
+def test_a_stale_commit_is_answered_409_commit_failed(
+    rest: Catalog, rest_catalog_properties: dict[str, str], namespace: str
+):
     rest.create_namespace(namespace)
     rest.create_table(f"{namespace}.t", schema=SCHEMA).append(rows([1]))
     current = rest.load_table(f"{namespace}.t").current_snapshot().snapshot_id
-    commit = {"identifier": {"namespace": [namespace], "name": "t"},
-              "requirements": [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": current + 1}],
-              "updates": []}
-    request = urllib.request.Request(f"{rest_catalog_properties['uri']}/v1/namespaces/{namespace}/tables/t",
-                                     data=json.dumps(commit).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+    commit = {
+        "identifier": {"namespace": [namespace], "name": "t"},
+        "requirements": [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": current + 1}],
+        "updates": [],
+    }
+    request = urllib.request.Request(
+        f"{rest_catalog_properties['uri']}/v1/namespaces/{namespace}/tables/t",
+        data=json.dumps(commit).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     with pytest.raises(urllib.error.HTTPError) as answer:
         urllib.request.urlopen(request, timeout=10)
     assert answer.value.code == 409
@@ -110,7 +116,8 @@ def test_a_stale_append_is_retried_and_lands(rest: Catalog, namespace: str, capl
 
 @pytest.mark.parametrize("kind", ["rest", "sql"])
 def test_a_stale_overwrite_raises_validation_exception_on_both_catalogs(
-        kind: str, rest: Catalog, namespace: str, tmp_path: Path):
+    kind: str, rest: Catalog, namespace: str, tmp_path: Path
+):
     catalog = rest if kind == "rest" else open_local_catalog(tmp_path)
     catalog.create_namespace(namespace)
     catalog.create_table(f"{namespace}.t", schema=SCHEMA).append(rows([1]))
@@ -122,7 +129,8 @@ def test_a_stale_overwrite_raises_validation_exception_on_both_catalogs(
 
 
 def test_two_concurrent_overwrites_one_wins_the_other_sees_the_conflict(
-        rest_catalog_properties: dict[str, str], rest: Catalog, namespace: str):
+    rest_catalog_properties: dict[str, str], rest: Catalog, namespace: str
+):
     rest.create_namespace(namespace)
     rest.create_table(f"{namespace}.t", schema=SCHEMA).append(rows([1]))
     tables = [open_catalog(f"writer{i}", rest_catalog_properties).load_table(f"{namespace}.t") for i in (0, 1)]
@@ -173,7 +181,8 @@ def test_two_concurrent_appends_both_land(rest_catalog_properties: dict[str, str
 
 
 def test_metadata_locations_are_file_colon_slash_and_the_direct_scan_reads_them(
-        rest: Catalog, rest_catalog_properties: dict[str, str], namespace: str):
+    rest: Catalog, rest_catalog_properties: dict[str, str], namespace: str
+):
     warehouse = rest_catalog_properties["warehouse"].removeprefix("file://")
     rest.create_namespace(namespace)
     default = rest.create_table(f"{namespace}.t", schema=SCHEMA)
@@ -201,8 +210,9 @@ def test_metadata_locations_are_file_colon_slash_and_the_direct_scan_reads_them(
     connection = duckdb.connect()
     reads = [expose_table(connection, rest, f"{namespace}.{name}") for name in ("t", "placed")]
     assert [read.path for read in reads] == [DIRECT_SCAN, DIRECT_SCAN]
-    assert connection.execute(f"select id from {namespace}.t union all select id from {namespace}.placed "
-                              "order by id").fetchall() == [(1,), (2,), (3,)]
+    assert connection.execute(
+        f"select id from {namespace}.t union all select id from {namespace}.placed order by id"
+    ).fetchall() == [(1,), (2,), (3,)]
 
 
 def listening_addresses(port: int) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
@@ -217,7 +227,7 @@ def listening_addresses(port: int) -> list[ipaddress.IPv4Address | ipaddress.IPv
             if state != "0A" or int(hex_port, 16) != port:
                 continue
             # Each 32-bit word is in host (little-endian) order.
-            raw = b"".join(bytes.fromhex(address[i:i + 8])[::-1] for i in range(0, width, 8))
+            raw = b"".join(bytes.fromhex(address[i : i + 8])[::-1] for i in range(0, width, 8))
             found.append(ipaddress.ip_address(raw))
     return found
 
@@ -312,8 +322,10 @@ def test_a_catalog_that_does_not_answer_in_time_is_one_sentence():
         uri = f"http://127.0.0.1:{silent.getsockname()[1]}"
         with pytest.raises(CatalogUnreachableError) as raised:
             open_catalog("platform", {"type": "rest", "uri": uri, "request-timeout-seconds": "1"})
-    assert str(raised.value) == (f"catalog platform: the REST catalog at {uri} did not answer within 1 s; "
-                                 "check that the catalog server is running and reachable, then retry the task.")
+    assert str(raised.value) == (
+        f"catalog platform: the REST catalog at {uri} did not answer within 1 s; "
+        "check that the catalog server is running and reachable, then retry the task."
+    )
     assert isinstance(raised.value, IcebergError) and raised.value.catalog == "platform"
 
 

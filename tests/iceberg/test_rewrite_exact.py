@@ -19,25 +19,36 @@ from airflow_lineage_governance.iceberg.write import WRITE_KEY, create_or_replac
 
 ROWS = 60
 NAN = float("nan")
-COLUMNS = {"id": "BIGINT", "score": "DOUBLE", "qty": "INTEGER", "amount": "DECIMAL(10, 2)", "country": "VARCHAR",
-           "status": "VARCHAR", "note": "VARCHAR", "day": "DATE"}
+COLUMNS = {
+    "id": "BIGINT",
+    "score": "DOUBLE",
+    "qty": "INTEGER",
+    "amount": "DECIMAL(10, 2)",
+    "country": "VARCHAR",
+    "status": "VARCHAR",
+    "note": "VARCHAR",
+    "day": "DATE",
+}
 
 
 def _orders() -> pa.Table:
     scores = [float(i * 17 % 900) for i in range(ROWS)]
     scores[5], scores[41] = NAN, NAN
     scores[7], scores[8] = -0.0, math.inf
-    return pa.table({
-        "id": pa.array(range(ROWS), pa.int64()),
-        "score": pa.array(scores, pa.float64()),
-        "qty": pa.array([i % 23 for i in range(ROWS)], pa.int32()),
-        "amount": pa.array([Decimal(i * 113 % 400) / 4 + Decimal("0.01") * (i % 7) for i in range(ROWS)],
-                           pa.decimal128(10, 2)),
-        "country": [["de", "DE", "fr", "Fr", "us", "ch", "dE"][i % 7] for i in range(ROWS)],
-        "status": ["open"] * ROWS,
-        "note": pa.array([None] * ROWS, pa.string()),
-        "day": [dt.date(2026, 1, 1 + i % 6) for i in range(ROWS)],
-    })
+    return pa.table(
+        {
+            "id": pa.array(range(ROWS), pa.int64()),
+            "score": pa.array(scores, pa.float64()),
+            "qty": pa.array([i % 23 for i in range(ROWS)], pa.int32()),
+            "amount": pa.array(
+                [Decimal(i * 113 % 400) / 4 + Decimal("0.01") * (i % 7) for i in range(ROWS)], pa.decimal128(10, 2)
+            ),
+            "country": [["de", "DE", "fr", "Fr", "us", "ch", "dE"][i % 7] for i in range(ROWS)],
+            "status": ["open"] * ROWS,
+            "note": pa.array([None] * ROWS, pa.string()),
+            "day": [dt.date(2026, 1, 1 + i % 6) for i in range(ROWS)],
+        }
+    )
 
 
 def _changes() -> pa.Table:
@@ -105,8 +116,9 @@ def _native(dml: str) -> list[tuple]:
 
 
 def _sorted(rows: list[tuple]) -> list[tuple]:
-    return sorted((tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in rows),
-                  key=repr)
+    return sorted(
+        (tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in rows), key=repr
+    )
 
 
 def _catalog(tmp_path, layout: str):
@@ -145,43 +157,69 @@ def test_an_update_keeps_every_type_as_duckdb_does(tmp_path):
 
     catalog = open_local_catalog(tmp_path / "catalog")
     ids = [uuid.UUID(int=i) for i in range(3)]
-    create_or_replace(catalog, "shop.kinds", pa.table({
-        "id": pa.array([0, 1, 2], pa.int64()),
-        "u": pa.array([u.bytes for u in ids], pa.uuid()),
-        "t": pa.array([dt.time(1, 2, 3), dt.time(4, 5, 6), None], pa.time64("us")),
-        "ts": pa.array([dt.datetime(2026, 1, 1, 2, tzinfo=dt.UTC)] * 3, pa.timestamp("us", tz="UTC")),
-        "b": pa.array([b"\x00\x01", b"", None], pa.binary()),
-        "d": pa.array([Decimal("1.10"), Decimal("2.20"), None], pa.decimal128(10, 2))}), {})
+    create_or_replace(
+        catalog,
+        "shop.kinds",
+        pa.table(
+            {
+                "id": pa.array([0, 1, 2], pa.int64()),
+                "u": pa.array([u.bytes for u in ids], pa.uuid()),
+                "t": pa.array([dt.time(1, 2, 3), dt.time(4, 5, 6), None], pa.time64("us")),
+                "ts": pa.array([dt.datetime(2026, 1, 1, 2, tzinfo=dt.UTC)] * 3, pa.timestamp("us", tz="UTC")),
+                "b": pa.array([b"\x00\x01", b"", None], pa.binary()),
+                "d": pa.array([Decimal("1.10"), Decimal("2.20"), None], pa.decimal128(10, 2)),
+            }
+        ),
+        {},
+    )
     dml = "UPDATE shop.kinds SET d = d * 3, t = t + INTERVAL 1 HOUR, ts = ts + INTERVAL 1 DAY WHERE id < 2"
     rewrite_statement(catalog, target="shop.kinds", dml=dml, sources=[], snapshot_properties={WRITE_KEY: "k"})
     table = catalog.load_table("shop.kinds")
     assert [str(f.field_type) for f in table.schema().fields] == [
-        "long", "uuid", "time", "timestamptz", "binary", "decimal(10, 2)"]
+        "long",
+        "uuid",
+        "time",
+        "timestamptz",
+        "binary",
+        "decimal(10, 2)",
+    ]
     rows = sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
     assert [r["u"] for r in rows] == [u.bytes for u in ids] or [r["u"] for r in rows] == ids
     assert [r["d"] for r in rows] == [Decimal("3.30"), Decimal("6.60"), None]
     assert [r["t"] for r in rows] == [dt.time(2, 2, 3), dt.time(5, 5, 6), None]
     assert [r["ts"] for r in rows] == [dt.datetime(2026, 1, 2, 2, tzinfo=dt.UTC)] * 2 + [
-        dt.datetime(2026, 1, 1, 2, tzinfo=dt.UTC)]
+        dt.datetime(2026, 1, 1, 2, tzinfo=dt.UTC)
+    ]
     assert [r["b"] for r in rows] == [b"\x00\x01", b"", None]
 
 
-@pytest.mark.parametrize("dml", [
-    "MERGE INTO shop.people AS t USING shop.moves AS s ON t.region = s.region "
-    "WHEN MATCHED THEN UPDATE SET region = s.target WHEN NOT MATCHED THEN INSERT (id, region) VALUES (s.id, s.target)",
-    "UPDATE shop.people AS t SET region = s.target FROM shop.moves AS s WHERE t.region = s.region",
-    "DELETE FROM shop.people AS t USING shop.moves AS s WHERE t.region = s.region",
-])
+@pytest.mark.parametrize(
+    "dml",
+    [
+        "MERGE INTO shop.people AS t USING shop.moves AS s ON t.region = s.region "
+        "WHEN MATCHED THEN UPDATE SET region = s.target "
+        "WHEN NOT MATCHED THEN INSERT (id, region) VALUES (s.id, s.target)",
+        "UPDATE shop.people AS t SET region = s.target FROM shop.moves AS s WHERE t.region = s.region",
+        "DELETE FROM shop.people AS t USING shop.moves AS s WHERE t.region = s.region",
+    ],
+)
 def test_a_source_partitioned_by_identity_joins_on_and_writes_its_own_values(tmp_path, dml):
     catalog = open_local_catalog(tmp_path / "catalog")
-    people = pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()),
-                       "region": ["North America", " lead", None, "North+America"]})
-    moves = pa.table({"id": pa.array([10, 11, 12], pa.int64()), "region": ["North America", " lead", "null"],
-                      "target": ["Europe & Asia", "50% off", None]})
+    people = pa.table(
+        {"id": pa.array([1, 2, 3, 4], pa.int64()), "region": ["North America", " lead", None, "North+America"]}
+    )
+    moves = pa.table(
+        {
+            "id": pa.array([10, 11, 12], pa.int64()),
+            "region": ["North America", " lead", "null"],
+            "target": ["Europe & Asia", "50% off", None],
+        }
+    )
     create_or_replace(catalog, "shop.people", people, {})
     create_or_replace(catalog, "shop.moves", moves, {}, partition_by=parse_partition_by(["region"]))
-    rewrite_statement(catalog, target="shop.people", dml=dml, sources=["shop.moves"],
-                      snapshot_properties={WRITE_KEY: "k"})
+    rewrite_statement(
+        catalog, target="shop.people", dml=dml, sources=["shop.moves"], snapshot_properties={WRITE_KEY: "k"}
+    )
     plain = duckdb.connect()
     plain.execute("CREATE SCHEMA shop")
     plain.register("p", people)
@@ -190,21 +228,26 @@ def test_a_source_partitioned_by_identity_joins_on_and_writes_its_own_values(tmp
     plain.execute("CREATE TABLE shop.moves AS SELECT * FROM m")
     plain.execute(dml)
     expected = sorted(plain.execute("SELECT id, region FROM shop.people").fetchall(), key=repr)
-    got = sorted(((r["id"], r["region"]) for r in catalog.load_table("shop.people").scan().to_arrow().to_pylist()),
-                 key=repr)
+    got = sorted(
+        ((r["id"], r["region"]) for r in catalog.load_table("shop.people").scan().to_arrow().to_pylist()), key=repr
+    )
     assert got == expected
 
 
-@pytest.mark.parametrize(("dml", "counts"), [
-    ("DELETE FROM shop.orders WHERE id IN (33, 34) RETURNING qty", (0, 0, 2)),
-    ("UPDATE shop.orders SET note = 'q' WHERE id < 3 RETURNING country", (0, 3, 0)),
-    ("DELETE FROM shop.orders AS t USING shop.changes AS s WHERE t.id = s.id RETURNING *", (0, 0, 3)),
-])
+@pytest.mark.parametrize(
+    ("dml", "counts"),
+    [
+        ("DELETE FROM shop.orders WHERE id IN (33, 34) RETURNING qty", (0, 0, 2)),
+        ("UPDATE shop.orders SET note = 'q' WHERE id < 3 RETURNING country", (0, 3, 0)),
+        ("DELETE FROM shop.orders AS t USING shop.changes AS s WHERE t.id = s.id RETURNING *", (0, 0, 3)),
+    ],
+)
 def test_an_update_or_delete_with_returning_counts_the_rows_it_changed(tmp_path, dml, counts):
     catalog = _catalog(tmp_path, "several files")
     sources = ["shop.changes"] if "shop.changes" in dml else []
-    run = rewrite_statement(catalog, target="shop.orders", dml=dml, sources=sources,
-                            snapshot_properties={WRITE_KEY: "k"})
+    run = rewrite_statement(
+        catalog, target="shop.orders", dml=dml, sources=sources, snapshot_properties={WRITE_KEY: "k"}
+    )
     assert (run.write.counts.inserted, run.write.counts.updated, run.write.counts.deleted) == counts
     assert _iceberg_rows(catalog) == _native(dml)
 
@@ -214,22 +257,34 @@ def test_returning_hands_back_the_changed_rows_as_duckdb_renders_them(tmp_path):
     dml = "UPDATE shop.orders SET note = 'r' WHERE id IN (5, 7, 8) RETURNING id, score, amount, day, note, id"
     run = rewrite_statement(catalog, target="shop.orders", dml=dml, sources=[], snapshot_properties={WRITE_KEY: "k"})
     assert run.returned is not None
-    assert run.returned.as_json() == {"columns": ["id", "score", "amount", "day", "note", "id_1"], "rows": [
-        [5, "nan", "41.30", "2026-01-06", "r", 5], [7, -0.0, "97.75", "2026-01-02", "r", 7],
-        [8, "inf", "26.01", "2026-01-03", "r", 8]]}
+    assert run.returned.as_json() == {
+        "columns": ["id", "score", "amount", "day", "note", "id_1"],
+        "rows": [
+            [5, "nan", "41.30", "2026-01-06", "r", 5],
+            [7, -0.0, "97.75", "2026-01-02", "r", 7],
+            [8, "inf", "26.01", "2026-01-03", "r", 8],
+        ],
+    }
     assert _iceberg_rows(catalog) == _native(dml)
 
 
 def test_a_merge_returning_hands_back_its_own_columns_and_counts_by_action(tmp_path):
     catalog = _catalog(tmp_path, "one file")
-    dml = ("MERGE INTO shop.orders AS t USING shop.changes AS s USING (id) WHEN MATCHED THEN UPDATE SET note = 'm' "
-           "WHEN NOT MATCHED THEN INSERT (id, score) VALUES (id, s.score) RETURNING merge_action, id, note")
-    run = rewrite_statement(catalog, target="shop.orders", dml=dml, sources=["shop.changes"],
-                            snapshot_properties={WRITE_KEY: "k"})
+    dml = (
+        "MERGE INTO shop.orders AS t USING shop.changes AS s USING (id) WHEN MATCHED THEN UPDATE SET note = 'm' "
+        "WHEN NOT MATCHED THEN INSERT (id, score) VALUES (id, s.score) RETURNING merge_action, id, note"
+    )
+    run = rewrite_statement(
+        catalog, target="shop.orders", dml=dml, sources=["shop.changes"], snapshot_properties={WRITE_KEY: "k"}
+    )
     assert (run.write.counts.inserted, run.write.counts.updated) == (1, 3)
     assert run.returned is not None and run.returned.columns == ("merge_action", "id", "note")
-    assert sorted(run.returned.rows) == [["INSERT", 200, None], ["UPDATE", 5, "m"], ["UPDATE", 6, "m"],
-                                         ["UPDATE", 41, "m"]]
+    assert sorted(run.returned.rows) == [
+        ["INSERT", 200, None],
+        ["UPDATE", 5, "m"],
+        ["UPDATE", 6, "m"],
+        ["UPDATE", 41, "m"],
+    ]
 
 
 def test_a_returning_past_its_bound_fails_and_writes_nothing(tmp_path):
@@ -238,11 +293,18 @@ def test_a_returning_past_its_bound_fails_and_writes_nothing(tmp_path):
     catalog = _catalog(tmp_path, "several files")
     before = catalog.load_table("shop.orders").metadata.current_snapshot_id
     with pytest.raises(IcebergWriteError) as raised:
-        rewrite_statement(catalog, target="shop.orders", dml="DELETE FROM shop.orders WHERE id < 9 RETURNING id",
-                          sources=[], snapshot_properties={WRITE_KEY: "k"}, returning_max_rows=8)
+        rewrite_statement(
+            catalog,
+            target="shop.orders",
+            dml="DELETE FROM shop.orders WHERE id < 9 RETURNING id",
+            sources=[],
+            snapshot_properties={WRITE_KEY: "k"},
+            returning_max_rows=8,
+        )
     assert str(raised.value) == (
         "shop.orders: its RETURNING gives 9 rows, more than the 8 the returning_max_rows setting lets a task hand "
         "on; narrow the statement, drop RETURNING, or raise [lineage_governance] returning_max_rows; nothing was "
-        "written.")
+        "written."
+    )
     assert catalog.load_table("shop.orders").metadata.current_snapshot_id == before
     assert len(catalog.load_table("shop.orders").scan().to_arrow()) == ROWS

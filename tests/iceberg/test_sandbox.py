@@ -31,8 +31,14 @@ HOSTILE = [
     "select * from glob('/etc/*')",
     "select * from sqlite_scan('/tmp/x.db', 't')",
 ]
-STATEMENTS = ["INSTALL httpfs", "LOAD httpfs", "SET enable_external_access = true", "ATTACH '/tmp/x.db' AS x",
-              "COPY (select 1) TO '/tmp/leak.csv'", "SET lock_configuration = false"]
+STATEMENTS = [
+    "INSTALL httpfs",
+    "LOAD httpfs",
+    "SET enable_external_access = true",
+    "ATTACH '/tmp/x.db' AS x",
+    "COPY (select 1) TO '/tmp/leak.csv'",
+    "SET lock_configuration = false",
+]
 
 
 @pytest.fixture
@@ -52,8 +58,9 @@ def _other_file(catalog) -> str:
 def test_duckdb_refuses_a_hostile_select_and_nothing_is_written(catalog, query):
     query = query.format(other=_other_file(catalog))
     with pytest.raises(IcebergWriteError) as raised:
-        run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target="out.leak", query=query,
-                      sources=["crm.people"])
+        run_statement(
+            catalog, kind=StatementKind.CREATE_TABLE_AS, target="out.leak", query=query, sources=["crm.people"]
+        )
     message = str(raised.value)
     assert message.startswith("out.leak: DuckDB could not run the statement's SELECT")
     assert "nothing was written" in message
@@ -74,8 +81,13 @@ def test_the_locked_connection_refuses_files_extensions_and_configuration(catalo
 
 
 def test_the_pinned_tables_still_read(catalog):
-    run = run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target="out.copy",
-                        query="select p.id from crm.people p", sources=["crm.people"])
+    run = run_statement(
+        catalog,
+        kind=StatementKind.CREATE_TABLE_AS,
+        target="out.copy",
+        query="select p.id from crm.people p",
+        sources=["crm.people"],
+    )
     assert run.write.rows == 2
     assert sorted(catalog.load_table("out.copy").scan().to_arrow().column("id").to_pylist()) == [1, 2]
 
@@ -88,5 +100,6 @@ def test_a_connection_opened_ahead_is_handed_out_once():
     first.execute("CREATE TABLE mine AS SELECT 1 AS x")
     assert second.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'mine'").fetchone() == (0,)
     for connection in (first, second):
-        assert connection.execute("SELECT current_setting('autoload_known_extensions'), "
-                                  "current_setting('TimeZone')").fetchone() == (False, "UTC")
+        assert connection.execute(
+            "SELECT current_setting('autoload_known_extensions'), current_setting('TimeZone')"
+        ).fetchone() == (False, "UTC")

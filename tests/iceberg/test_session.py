@@ -40,8 +40,15 @@ print(json.dumps(out))
 
 def _run_under(tz: str, folder: Path) -> dict:
     environment = {**os.environ, "TZ": tz}
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(folder)], env=environment, cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(folder)],
+        env=environment,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -52,10 +59,20 @@ def test_the_same_statement_gives_the_same_table_under_two_worker_time_zones(tmp
         folder = tmp_path / tz.replace("/", "_")
         catalog = open_local_catalog(folder)
         utc = dt.UTC
-        create_or_replace(catalog, "shop.events", pa.table({
-            "id": pa.array([1, 2], pa.int64()),
-            "ts": pa.array([dt.datetime(2026, 1, 1, 2, tzinfo=utc), dt.datetime(2026, 1, 1, 23, tzinfo=utc)],
-                           pa.timestamp("us", tz="UTC"))}), {})
+        create_or_replace(
+            catalog,
+            "shop.events",
+            pa.table(
+                {
+                    "id": pa.array([1, 2], pa.int64()),
+                    "ts": pa.array(
+                        [dt.datetime(2026, 1, 1, 2, tzinfo=utc), dt.datetime(2026, 1, 1, 23, tzinfo=utc)],
+                        pa.timestamp("us", tz="UTC"),
+                    ),
+                }
+            ),
+            {},
+        )
         results.append(_run_under(tz, folder))
     assert results[0] == results[1]
     daily_rows, daily_types = results[0]["shop.daily"]
@@ -67,9 +84,10 @@ def test_the_same_statement_gives_the_same_table_under_two_worker_time_zones(tmp
 
 def test_the_connection_runs_under_the_settings_given():
     connection = sandboxed_connection(SessionSettings(time_zone="Asia/Tokyo", default_null_order="NULLS_FIRST"))
-    assert connection.execute("SELECT current_setting('TimeZone'), current_setting('default_null_order'), "
-                              "current_setting('parquet_can_have_nan')").fetchall() == [
-        ("Asia/Tokyo", "NULLS_FIRST", True)]
+    assert connection.execute(
+        "SELECT current_setting('TimeZone'), current_setting('default_null_order'), "
+        "current_setting('parquet_can_have_nan')"
+    ).fetchall() == [("Asia/Tokyo", "NULLS_FIRST", True)]
     assert connection.execute("SELECT x FROM (VALUES (1), (NULL)) t(x) ORDER BY x").fetchall() == [(None,), (1,)]
 
 
@@ -77,5 +95,7 @@ def test_a_setting_duckdb_refuses_is_one_sentence_naming_the_option():
     with pytest.raises(SessionSettingError) as raised:
         sandboxed_connection(SessionSettings(time_zone="Mars/Olympus_Mons"))
     assert isinstance(raised.value, IcebergError)
-    assert str(raised.value) == ("[lineage_governance] duckdb_time_zone: DuckDB does not accept 'Mars/Olympus_Mons' "
-                                 "as its TimeZone; set it to a value DuckDB accepts, or unset it for the default.")
+    assert str(raised.value) == (
+        "[lineage_governance] duckdb_time_zone: DuckDB does not accept 'Mars/Olympus_Mons' "
+        "as its TimeZone; set it to a value DuckDB accepts, or unset it for the default."
+    )

@@ -29,8 +29,10 @@ TINY = Resources(memory_limit="64MB", threads=1)
 @pytest.fixture
 def catalog(tmp_path: Path):
     catalog = open_local_catalog(tmp_path / "catalog")
-    rows = duckdb.sql(f"SELECT range AS id, md5(range::VARCHAR) AS a, md5((range * 7)::VARCHAR) AS b, "
-                      f"DATE '2026-01-01' + (range % 30)::INTEGER AS day FROM range({ROWS})").to_arrow_table()
+    rows = duckdb.sql(
+        f"SELECT range AS id, md5(range::VARCHAR) AS a, md5((range * 7)::VARCHAR) AS b, "
+        f"DATE '2026-01-01' + (range % 30)::INTEGER AS day FROM range({ROWS})"
+    ).to_arrow_table()
     create_or_replace(catalog, "src.events", rows, {})
     return catalog
 
@@ -61,15 +63,19 @@ def _data_files(catalog, name: str) -> set[str]:
     return {task.file.file_path for task in table.scan().plan_files()}
 
 
-def test_a_ctas_larger_than_the_memory_limit_spills_and_commits_one_snapshot_leaving_no_temp_files(catalog,
-                                                                                                    tmp_path):
+def test_a_ctas_larger_than_the_memory_limit_spills_and_commits_one_snapshot_leaving_no_temp_files(catalog, tmp_path):
     spill_root = tmp_path / "spill"
     spill_root.mkdir()
     resources = Resources(TINY.memory_limit, TINY.threads, str(spill_root))
     with watching(spill_root) as seen:
-        run = run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target="out.sorted",
-                            query="SELECT e.id, e.a, e.b, e.day FROM src.events e ORDER BY e.b",
-                            sources=["src.events"], resources=resources)
+        run = run_statement(
+            catalog,
+            kind=StatementKind.CREATE_TABLE_AS,
+            target="out.sorted",
+            query="SELECT e.id, e.a, e.b, e.day FROM src.events e ORDER BY e.b",
+            sources=["src.events"],
+            resources=resources,
+        )
     assert run.write.rows == ROWS
     assert any(name.endswith(".tmp") for name in seen), "DuckDB did not spill under a 64 MB limit"
     assert list(spill_root.iterdir()) == []
@@ -81,49 +87,81 @@ def test_a_ctas_larger_than_the_memory_limit_spills_and_commits_one_snapshot_lea
     connection = duckdb.connect()
     connection.register("t", rows)
     assert connection.sql("SELECT count(DISTINCT id), sum(id), count(DISTINCT b) FROM t").fetchall() == [
-        (ROWS, ROWS * (ROWS - 1) // 2, ROWS)]
+        (ROWS, ROWS * (ROWS - 1) // 2, ROWS)
+    ]
     assert orphan_files(table, older_than=timedelta(0)) == []
 
 
 def test_an_insert_failing_after_files_were_written_leaves_no_file(catalog, tmp_path):
-    run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target="out.days",
-                  query="SELECT e.id, e.day FROM src.events e WHERE e.id < 10", sources=["src.events"])
+    run_statement(
+        catalog,
+        kind=StatementKind.CREATE_TABLE_AS,
+        target="out.days",
+        query="SELECT e.id, e.day FROM src.events e WHERE e.id < 10",
+        sources=["src.events"],
+    )
     table = catalog.load_table("out.days")
     with table.transaction() as transaction:
         transaction.set_properties({"write.target-file-size-bytes": str(256 * 1024)})
     before = catalog.load_table("out.days")
     data = Path(before.location().removeprefix("file://")) / "data"
-    query = ("SELECT e.id, CASE WHEN e.id = 999999 THEN 'infinity'::DATE ELSE e.day END AS day "
-             "FROM src.events e ORDER BY e.id")
-    with watching(data) as seen, pytest.raises(IcebergWriteError, match=r"^out\.days: column day holds a date or "
-                                                                        r"timestamp at infinity"):
-        run_statement(catalog, kind=StatementKind.INSERT, target="out.days", query=query, sources=["src.events"],
-                      insert_columns=["id", "day"], resources=TINY)
+    query = (
+        "SELECT e.id, CASE WHEN e.id = 999999 THEN 'infinity'::DATE ELSE e.day END AS day "
+        "FROM src.events e ORDER BY e.id"
+    )
+    with (
+        watching(data) as seen,
+        pytest.raises(
+            IcebergWriteError,
+            match=r"^out\.days: column day holds a date or "
+            r"timestamp at infinity",
+        ),
+    ):
+        run_statement(
+            catalog,
+            kind=StatementKind.INSERT,
+            target="out.days",
+            query=query,
+            sources=["src.events"],
+            insert_columns=["id", "day"],
+            resources=TINY,
+        )
     after = catalog.load_table("out.days")
     assert after.current_snapshot().snapshot_id == before.current_snapshot().snapshot_id
-    written = {name for name in seen if name.endswith(".parquet")} - {p.removeprefix("file://") for p in
-                                                                       _data_files(catalog, "out.days")}
+    written = {name for name in seen if name.endswith(".parquet")} - {
+        p.removeprefix("file://") for p in _data_files(catalog, "out.days")
+    }
     assert len(written) > 1, "the write failed before it wrote any file"
     assert not any(Path(name).exists() for name in written)
     assert {str(p) for p in data.rglob("*") if p.is_file()} <= referenced_files(after)
 
 
 def test_an_update_failing_after_files_were_written_leaves_no_file(catalog):
-    run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target="out.days",
-                  query="SELECT e.id, e.day FROM src.events e", sources=["src.events"])
+    run_statement(
+        catalog,
+        kind=StatementKind.CREATE_TABLE_AS,
+        target="out.days",
+        query="SELECT e.id, e.day FROM src.events e",
+        sources=["src.events"],
+    )
     table = catalog.load_table("out.days")
     with table.transaction() as transaction:
         transaction.set_properties({"write.target-file-size-bytes": str(256 * 1024)})
     before = catalog.load_table("out.days")
     data = Path(before.location().removeprefix("file://")) / "data"
     with watching(data) as seen, pytest.raises(IcebergWriteError, match=r"^out\.days: column day holds a date"):
-        rewrite_statement(catalog, target="out.days", sources=[], resources=TINY,
-                          dml="UPDATE out.days SET day = CASE WHEN id = 999999 THEN 'infinity'::DATE "
-                              "ELSE day + 1 END")
+        rewrite_statement(
+            catalog,
+            target="out.days",
+            sources=[],
+            resources=TINY,
+            dml="UPDATE out.days SET day = CASE WHEN id = 999999 THEN 'infinity'::DATE ELSE day + 1 END",
+        )
     after = catalog.load_table("out.days")
     assert after.current_snapshot().snapshot_id == before.current_snapshot().snapshot_id
-    written = {name for name in seen if name.endswith(".parquet")} - {p.removeprefix("file://") for p in
-                                                                       _data_files(catalog, "out.days")}
+    written = {name for name in seen if name.endswith(".parquet")} - {
+        p.removeprefix("file://") for p in _data_files(catalog, "out.days")
+    }
     assert len(written) > 1, "the rewrite failed before it wrote any file"
     assert not any(Path(name).exists() for name in written)
 
@@ -131,16 +169,22 @@ def test_an_update_failing_after_files_were_written_leaves_no_file(catalog):
 def test_a_partitioned_ctas_rolls_files_and_commits_one_snapshot(catalog):
     from airflow_lineage_governance.iceberg.partitions import parse_partition_by
 
-    run = run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target="out.parts",
-                        query="SELECT e.id, e.a, e.day FROM src.events e", sources=["src.events"],
-                        partition_by=parse_partition_by(["day(day)", "bucket[4](id)"], "out.parts"),
-                        resources=TINY)
+    run = run_statement(
+        catalog,
+        kind=StatementKind.CREATE_TABLE_AS,
+        target="out.parts",
+        query="SELECT e.id, e.a, e.day FROM src.events e",
+        sources=["src.events"],
+        partition_by=parse_partition_by(["day(day)", "bucket[4](id)"], "out.parts"),
+        resources=TINY,
+    )
     table = catalog.load_table("out.parts")
     assert len(table.snapshots()) == 1
     assert len(run.write.partitions) == 30 * 4
     files = list(table.scan().plan_files())
     first = (date(2026, 1, 1) - date(1970, 1, 1)).days
     assert {(f.file.partition[0], f.file.partition[1]) for f in files} == {
-        (day, bucket) for day in range(first, first + 30) for bucket in range(4)}
+        (day, bucket) for day in range(first, first + 30) for bucket in range(4)
+    }
     assert sum(f.file.record_count for f in files) == ROWS
     assert table.scan(row_filter="day = '2026-01-05'").to_arrow().num_rows == len(range(4, ROWS, 30))

@@ -31,15 +31,22 @@ def demo_pythonpath() -> str:
 
 def base_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "OPENLINEAGE"))}
-    env.update({"AIRFLOW_HOME": str(home), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-                "AIRFLOW__CORE__UNIT_TEST_MODE": "False", "PATH": f"{VENV_BIN}:{env.get('PATH', '')}"})
+    env.update(
+        {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+            "PATH": f"{VENV_BIN}:{env.get('PATH', '')}",
+        }
+    )
     return env
 
 
 def migrate(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    subprocess.run([str(VENV_BIN / "airflow"), "db", "migrate"], env=base_env(home), check=True,
-                   capture_output=True, timeout=300)
+    subprocess.run(
+        [str(VENV_BIN / "airflow"), "db", "migrate"], env=base_env(home), check=True, capture_output=True, timeout=300
+    )
 
 
 @dataclass
@@ -55,8 +62,11 @@ class AirflowRun:
         return [json.loads(line) for line in self.events_path.read_text().splitlines() if line.strip()]
 
     def task_events(self, task_id: str, event_type: str | None = None) -> list[dict]:
-        return [e for e in self.events if e["job"]["name"].endswith(f".{task_id}")
-                and (event_type is None or e["eventType"] == event_type)]
+        return [
+            e
+            for e in self.events
+            if e["job"]["name"].endswith(f".{task_id}") and (event_type is None or e["eventType"] == event_type)
+        ]
 
 
 class Sandbox:
@@ -92,15 +102,18 @@ class Sandbox:
 
     def env(self, **overrides: str) -> dict[str, str]:
         env = base_env(self.home)
-        env.update({
-            "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
-            "AIRFLOW__OPENLINEAGE__NAMESPACE": "platform",
-            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-                {"type": "file", "log_file_path": str(self.events_path), "append": True}),
-            "AIRFLOW_CONN_ICEBERG_DEFAULT": self.catalog_connection(),
-            "LINEAGE_GOVERNANCE_SQL_DIR": str(DAGS / "sql"),
-            "LINEAGE_GOVERNANCE_DIR": str(REPO / "governance"),
-        })
+        env.update(
+            {
+                "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
+                "AIRFLOW__OPENLINEAGE__NAMESPACE": "platform",
+                "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+                    {"type": "file", "log_file_path": str(self.events_path), "append": True}
+                ),
+                "AIRFLOW_CONN_ICEBERG_DEFAULT": self.catalog_connection(),
+                "LINEAGE_GOVERNANCE_SQL_DIR": str(DAGS / "sql"),
+                "LINEAGE_GOVERNANCE_DIR": str(REPO / "governance"),
+            }
+        )
         env.update(overrides)
         return env
 
@@ -119,8 +132,14 @@ class Sandbox:
             else:
                 shutil.copy(item, target)
 
-    def dags_test(self, dag_id: str, logical_date: str = "2026-10-01T02:00:00+00:00", timeout: int = 300,
-                  **env_overrides: str) -> AirflowRun:
-        done = subprocess.run([str(VENV_BIN / "airflow"), "dags", "test", dag_id, logical_date],
-                              env=self.env(**env_overrides), capture_output=True, text=True, timeout=timeout)
+    def dags_test(
+        self, dag_id: str, logical_date: str = "2026-10-01T02:00:00+00:00", timeout: int = 300, **env_overrides: str
+    ) -> AirflowRun:
+        done = subprocess.run(
+            [str(VENV_BIN / "airflow"), "dags", "test", dag_id, logical_date],
+            env=self.env(**env_overrides),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         return AirflowRun(done.returncode, done.stdout + done.stderr, self.events_path)

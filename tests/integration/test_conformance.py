@@ -33,8 +33,11 @@ def test_every_event_of_a_full_run_conforms_to_the_spec(sandbox):
     assert sandbox.dags_test("platform_nightly").returncode == 0
     sandbox.dags_test("edge_cases")  # fails: one task's lineage cannot be read
     sandbox.dags_test("lineage_governance", **governance_env(sandbox))  # fails on the platform's findings
-    run = sandbox.dags_test("edge_cases", logical_date="2026-10-02T02:00:00+00:00",
-                            AIRFLOW__LINEAGE_GOVERNANCE__DUCKDB_TIME_ZONE="Asia/Tokyo")
+    run = sandbox.dags_test(
+        "edge_cases",
+        logical_date="2026-10-02T02:00:00+00:00",
+        AIRFLOW__LINEAGE_GOVERNANCE__DUCKDB_TIME_ZONE="Asia/Tokyo",
+    )
     events = run.events
 
     found = conformance(events)
@@ -44,10 +47,22 @@ def test_every_event_of_a_full_run_conforms_to_the_spec(sandbox):
     assert {e["eventType"] for e in events} == {"START", "COMPLETE", "FAIL"}
     jobs = {e["job"]["name"] for e in events}
     assert {"platform_nightly.marketing_audience", "edge_cases.unreadable", "lineage_governance.write_report"} <= jobs
-    assert {"columnLineage", "schema", "version", "outputStatistics", "sql", "errorMessage", "parent",
-            "lineageTruncation", "duckdbSession"} <= set(found.validated)
-    sessions = {(e["job"]["name"], e["eventType"], e["run"]["facets"]["duckdbSession"]["TimeZone"])
-                for e in events if "duckdbSession" in e["run"]["facets"]}
+    assert {
+        "columnLineage",
+        "schema",
+        "version",
+        "outputStatistics",
+        "sql",
+        "errorMessage",
+        "parent",
+        "lineageTruncation",
+        "duckdbSession",
+    } <= set(found.validated)
+    sessions = {
+        (e["job"]["name"], e["eventType"], e["run"]["facets"]["duckdbSession"]["TimeZone"])
+        for e in events
+        if "duckdbSession" in e["run"]["facets"]
+    }
     assert ("platform_nightly.marketing_audience", "COMPLETE", "UTC") in sessions
     assert ("edge_cases.bounded", "START", "Asia/Tokyo") in sessions
     assert ("edge_cases.bounded", "COMPLETE", "Asia/Tokyo") in sessions

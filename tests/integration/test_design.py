@@ -16,9 +16,19 @@ from tests.integration.test_governance_dag import kinds, run_governance
 
 pytestmark = pytest.mark.integration
 
-PLATFORM_JOBS = [f"platform_nightly.{task}" for task in ("birthday_offers", "course_performance", "daily_revenue",
-                                                         "learner_activity", "learner_dim", "learner_erasure",
-                                                         "marketing_audience", "review_corpus")]
+PLATFORM_JOBS = [
+    f"platform_nightly.{task}"
+    for task in (
+        "birthday_offers",
+        "course_performance",
+        "daily_revenue",
+        "learner_activity",
+        "learner_dim",
+        "learner_erasure",
+        "marketing_audience",
+        "review_corpus",
+    )
+]
 RULES = str(REPO / "governance" / "lineage.toml")
 METADATA = str(REPO / "governance" / "metadata.toml")
 
@@ -26,20 +36,40 @@ METADATA = str(REPO / "governance" / "metadata.toml")
 def cli(sandbox: Sandbox, *args: str) -> subprocess.CompletedProcess[str]:
     env = base_env(sandbox.home)
     env["PYTHONPATH"] = demo_pythonpath()
-    return subprocess.run([str(VENV_BIN / "lineage-governance"), *args], capture_output=True, text=True,
-                          timeout=180, env=env)
+    return subprocess.run(
+        [str(VENV_BIN / "lineage-governance"), *args], capture_output=True, text=True, timeout=180, env=env
+    )
 
 
 def design(sandbox: Sandbox, dags=None) -> dict:
-    done = cli(sandbox, "design", str(dags or sandbox.dags), "--catalog", str(sandbox.catalog_folder),
-               "--logical-date", "2026-10-01T02:00:00+00:00", "--json")
+    done = cli(
+        sandbox,
+        "design",
+        str(dags or sandbox.dags),
+        "--catalog",
+        str(sandbox.catalog_folder),
+        "--logical-date",
+        "2026-10-01T02:00:00+00:00",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
 
 
 def diff(sandbox: Sandbox, events, *extra: str, dags=None) -> tuple[int, dict, str]:
-    args = ["diff", str(dags or sandbox.dags), "--events", str(events), "--catalog", str(sandbox.catalog_folder),
-            "--rules", RULES, "--metadata", METADATA, *extra]
+    args = [
+        "diff",
+        str(dags or sandbox.dags),
+        "--events",
+        str(events),
+        "--catalog",
+        str(sandbox.catalog_folder),
+        "--rules",
+        RULES,
+        "--metadata",
+        METADATA,
+        *extra,
+    ]
     done = cli(sandbox, *args, "--json")
     assert done.returncode in (0, 1), done.stderr[-2000:]
     text = cli(sandbox, *args)
@@ -60,7 +90,8 @@ def test_design_lists_every_platform_task_with_its_lineage(platform_run):
         ("crm.learners.date_of_birth", "marketing.birthday_offers", "INDIRECT", "FILTER"),
         ("crm.learners.marketing_consent", "marketing.birthday_offers", "INDIRECT", "FILTER"),
         ("crm.learners.country", "marketing.birthday_offers.country", "DIRECT", "IDENTITY"),
-        ("crm.learners.learner_id", "marketing.birthday_offers.learner_id", "DIRECT", "IDENTITY")}
+        ("crm.learners.learner_id", "marketing.birthday_offers.learner_id", "DIRECT", "IDENTITY"),
+    }
     assert "platform_nightly.marketing_export" in found["other_tasks"]  # a Python task: design cannot read it
     assert found["import_errors"] == {}
     for job, task in tasks.items():  # the designed hash is the hash of the SQL the run's event carries
@@ -72,8 +103,9 @@ def test_design_names_a_task_whose_lineage_cannot_be_read_in_one_sentence(platfo
     sandbox, _ = platform_run
     dags = tmp_path / "dags"
     shutil.copytree(sandbox.dags, dags)
-    (dags / "sql" / "review_corpus.sql").write_text("create table ai.review_corpus as select r.no_such from "
-                                                    "learning.reviews r")
+    (dags / "sql" / "review_corpus.sql").write_text(
+        "create table ai.review_corpus as select r.no_such from learning.reviews r"
+    )
     (dags / "sql" / "daily_revenue.sql").write_text("select {{ no_such_variable }}")
     tasks = {t["job"]: t for t in design(sandbox, dags)["tasks"]}
     assert "learning.reviews has no column no_such" in tasks["platform_nightly.review_corpus"]["problem"]
@@ -97,7 +129,8 @@ def test_a_changed_sql_file_is_a_hash_mismatch_and_its_changed_edges(platform_ru
     (dags / "sql" / "birthday_offers.sql").write_text(
         "create or replace table marketing.birthday_offers as\n"
         "select l.learner_id, l.country, l.email\nfrom crm.learners l\n"
-        "where month(l.date_of_birth) = {{ logical_date.month }}\n")
+        "where month(l.date_of_birth) = {{ logical_date.month }}\n"
+    )
     code, found, text = diff(sandbox, run.events_path, dags=dags)
     assert code == 1
     [mismatch] = found["sql_hash_mismatches"]
@@ -106,13 +139,24 @@ def test_a_changed_sql_file_is_a_hash_mismatch_and_its_changed_edges(platform_ru
     assert mismatch["observed_sql_hash"] == sql_hash(complete["job"]["facets"]["sql"]["query"])
     assert mismatch["designed_sql_hash"] != mismatch["observed_sql_hash"]
     [designed] = found["designed_not_observed"]["jobs"]
-    assert designed["column_edges"] == [{"source": "crm.learners.email", "target": "marketing.birthday_offers.email",
-                                         "type": "DIRECT", "subtype": "IDENTITY"}]
+    assert designed["column_edges"] == [
+        {
+            "source": "crm.learners.email",
+            "target": "marketing.birthday_offers.email",
+            "type": "DIRECT",
+            "subtype": "IDENTITY",
+        }
+    ]
     assert "ran other SQL than the deployed SQL" in designed["reason"]
     [observed] = found["observed_not_designed"]["jobs"]
-    assert observed["column_edges"] == [{"source": "crm.learners.marketing_consent",
-                                         "target": "marketing.birthday_offers", "type": "INDIRECT",
-                                         "subtype": "FILTER"}]
+    assert observed["column_edges"] == [
+        {
+            "source": "crm.learners.marketing_consent",
+            "target": "marketing.birthday_offers",
+            "type": "INDIRECT",
+            "subtype": "FILTER",
+        }
+    ]
     assert observed["evidence"]["run_id"] == complete["run"]["runId"]
     assert found["designed_not_observed"]["tables"] == found["observed_not_designed"]["tables"] == []
     assert "SQL hash mismatches (the deployed SQL is not what ran):" in text
@@ -137,8 +181,10 @@ def test_a_manual_run_is_observed_not_designed_and_the_export_is_no_difference(p
     assert {"source": "crm.learners", "target": "marketing.audience_copy"} in observed["dataset_edges"]
     tables = found["observed_not_designed"]["tables"]
     assert [t["table"] for t in tables] == ["marketing.audience_copy"]
-    assert all("marketing_export" not in json.dumps(side) for side in (found["designed_not_observed"],
-                                                                       found["observed_not_designed"]))
+    assert all(
+        "marketing_export" not in json.dumps(side)
+        for side in (found["designed_not_observed"], found["observed_not_designed"])
+    )
     [declared] = found["declared_not_designed"]  # metadata.toml's [[declared]] block: listed, no difference
     assert declared["job"] == "platform_nightly.marketing_export" and declared["evidence"]["source"] == "declared"
     assert declared["dataset_edges"] == [{"source": "marketing.audience", "target": "marketing.campaign_list"}]
@@ -159,12 +205,16 @@ def test_the_nightly_with_the_design_configured_keeps_the_platforms_findings(pla
     assert (coverage["design_tasks_compared"], coverage["design_differences"]) == (8, 0)
     assert coverage["runs_with_lineage_share"] == 1.0
     assert coverage["complete_runs_checked"] == 9
-    assert coverage["complete_runs_missing_inputs"] == coverage["complete_runs_missing_outputs"] == [
-        "platform_nightly.marketing_export"]
+    assert (
+        coverage["complete_runs_missing_inputs"]
+        == coverage["complete_runs_missing_outputs"]
+        == ["platform_nightly.marketing_export"]
+    )
     assert coverage["complete_runs_missing_versions"] == []
     assert coverage["freshness_days"] == 7
     assert {"billing.refunds", "support.tickets", "marketing.campaign_list"} <= set(
-        coverage["tables_without_recent_edges"])
+        coverage["tables_without_recent_edges"]
+    )
     assert "crm.learners" not in coverage["tables_without_recent_edges"]
     assert coverage["parse_failures_in_events"] == 0 and coverage["events_late"] == 0
     markdown = run.report_path.with_suffix(".md").read_text()
@@ -172,7 +222,7 @@ def test_the_nightly_with_the_design_configured_keeps_the_platforms_findings(pla
     assert "- runs with lineage share: 100%\n" in markdown
 
 
-BRANCH_DAG = '''
+BRANCH_DAG = """
 from datetime import datetime
 from airflow.sdk import DAG, task
 from airflow_lineage_governance.dags.governance import governance_dag
@@ -190,7 +240,7 @@ with DAG("offers", schedule="0 2 * * *", start_date=datetime(2026, 9, 1), catchu
     pick() >> [weekday, weekend]
 
 governance = governance_dag("offers_governance", "offers", schedule="0 2 * * *", start_date=datetime(2026, 9, 1))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -216,8 +266,12 @@ def test_a_branch_not_taken_is_designed_not_observed(branch_run):
     assert designed["job"] == "offers.weekend_offers"
     assert designed["reason"].startswith("no COMPLETE event of offers.weekend_offers as of ")
     assert designed["reason"].endswith("a branch not taken, or a collection gap")
-    assert {"source": "crm.learners.email", "target": "marketing.weekend_offers.email", "type": "DIRECT",
-            "subtype": "IDENTITY"} in designed["column_edges"]
+    assert {
+        "source": "crm.learners.email",
+        "target": "marketing.weekend_offers.email",
+        "type": "DIRECT",
+        "subtype": "IDENTITY",
+    } in designed["column_edges"]
     assert [t["table"] for t in found["designed_not_observed"]["tables"]] == ["marketing.weekend_offers"]
     assert found["observed_not_designed"] == {"jobs": [], "tables": []} and found["sql_hash_mismatches"] == []
     assert "offers.weekend_offers: no COMPLETE event" in text
@@ -225,13 +279,13 @@ def test_a_branch_not_taken_is_designed_not_observed(branch_run):
 
 def test_the_nightly_warns_of_the_branch_not_taken(branch_run):
     sandbox, _ = branch_run
-    _, report = run_governance(sandbox, dag_id="offers_governance",
-                               AIRFLOW__LINEAGE_GOVERNANCE__DESIGN_DAGS_FOLDER=str(sandbox.dags))
+    _, report = run_governance(
+        sandbox, dag_id="offers_governance", AIRFLOW__LINEAGE_GOVERNANCE__DESIGN_DAGS_FOLDER=str(sandbox.dags)
+    )
     [job] = [f for f in kinds(report, "designed_not_observed") if "job" in f]
     assert job["job"] == "offers.weekend_offers" and "branch not taken" in job["reason"]
     assert job["reason"].startswith("the task was skipped in the run checked")
-    assert [f["table"] for f in kinds(report, "designed_not_observed") if "table" in f] == [
-        "marketing.weekend_offers"]
+    assert [f["table"] for f in kinds(report, "designed_not_observed") if "table" in f] == ["marketing.weekend_offers"]
     assert kinds(report, "observed_not_designed") == kinds(report, "sql_hash_mismatch") == []
     assert report["coverage"]["design_tasks_compared"] == 2 and report["coverage"]["design_differences"] == 2
 
@@ -243,7 +297,8 @@ def test_the_diff_from_the_lineage_store_is_the_diff_from_the_events(platform_ru
     (dags / "sql" / "birthday_offers.sql").write_text(
         "create or replace table marketing.birthday_offers as\n"
         "select l.learner_id, l.country, l.email\nfrom crm.learners l\n"
-        "where month(l.date_of_birth) = {{ logical_date.month }}\n")
+        "where month(l.date_of_birth) = {{ logical_date.month }}\n"
+    )
     manual = json.loads(json.dumps(run.task_events("marketing_audience", "COMPLETE")[0]))
     manual["job"]["name"] = "adhoc.audience_backfill"
     manual["run"]["runId"] = "01999a2e-0000-7000-8000-00000000cafe"
@@ -256,8 +311,20 @@ def test_the_diff_from_the_lineage_store_is_the_diff_from_the_events(platform_ru
         assert done.returncode == 0, done.stderr[-2000:]
     for folder in (sandbox.dags, dags):
         code, expected, expected_text = diff(sandbox, events, "--as-of", "2099-01-01T00:00:00Z", dags=folder)
-        args = ["diff", str(folder), "--store", store, "--catalog", str(sandbox.catalog_folder), "--rules", RULES,
-                "--metadata", METADATA, "--as-of", "2099-01-01T00:00:00Z"]
+        args = [
+            "diff",
+            str(folder),
+            "--store",
+            store,
+            "--catalog",
+            str(sandbox.catalog_folder),
+            "--rules",
+            RULES,
+            "--metadata",
+            METADATA,
+            "--as-of",
+            "2099-01-01T00:00:00Z",
+        ]
         done, text = cli(sandbox, *args, "--json"), cli(sandbox, *args)
         assert done.returncode == text.returncode == code == 1, done.stderr[-2000:]
         found = json.loads(done.stdout)

@@ -33,7 +33,7 @@ STATEMENTS = {
     "if_not_exists_new": "create table if not exists shop.fresh as select o.id from shop.raw_orders o",
 }
 
-DAG = '''
+DAG = """
 from datetime import datetime, timedelta
 import json
 from airflow.sdk import DAG, chain, task
@@ -68,7 +68,7 @@ with DAG("dml", schedule=None, start_date=datetime(2026, 1, 1), catchup=False) a
         print("XCOM " + json.dumps(result))
 
     show(returning.output)
-'''
+"""
 
 
 def _at(day: int, hour: int = 12) -> dt.datetime:
@@ -77,14 +77,31 @@ def _at(day: int, hour: int = 12) -> dt.datetime:
 
 def _tables() -> dict[str, pa.Table]:
     ids = list(range(40))
-    raw = pa.table({"id": pa.array(ids, pa.int64()), "paid_at": [_at(1 + i % 5, i % 24) for i in ids],
-                    "email": [f"p{i}@example.com" for i in ids], "amount": [float(i) for i in ids]})
-    changes = pa.table({"id": pa.array([5, 10, 15, 99], pa.int64()),
-                        "paid_at": [_at(1, 5), _at(1, 10), _at(1, 15), _at(1, 1)],
-                        "email": ["x", "y", "z", "new@example.com"], "amount": [50.5, None, 150.5, 9.0]})
+    raw = pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "paid_at": [_at(1 + i % 5, i % 24) for i in ids],
+            "email": [f"p{i}@example.com" for i in ids],
+            "amount": [float(i) for i in ids],
+        }
+    )
+    changes = pa.table(
+        {
+            "id": pa.array([5, 10, 15, 99], pa.int64()),
+            "paid_at": [_at(1, 5), _at(1, 10), _at(1, 15), _at(1, 1)],
+            "email": ["x", "y", "z", "new@example.com"],
+            "amount": [50.5, None, 150.5, 9.0],
+        }
+    )
     erasures = pa.table({"email": ["p3@example.com", "p8@example.com"]})
-    day_two = pa.table({"id": pa.array([200, 201], pa.int64()), "paid_at": [_at(2, 1), _at(2, 2)],
-                        "email": ["a@example.com", "b@example.com"], "amount": [2.0, 3.0]})
+    day_two = pa.table(
+        {
+            "id": pa.array([200, 201], pa.int64()),
+            "paid_at": [_at(2, 1), _at(2, 2)],
+            "email": ["a@example.com", "b@example.com"],
+            "amount": [2.0, 3.0],
+        }
+    )
     return {"raw_orders": raw, "changes": changes, "erasures": erasures, "day_two": day_two}
 
 
@@ -104,8 +121,12 @@ def _plain_copy_after() -> list[dict]:
 
 def _fields(output: dict) -> dict[str, set[tuple[str, str, str, str]]]:
     lineage = output["facets"]["columnLineage"]["fields"]
-    return {column: {(f["name"], f["field"], t["type"], t["subtype"]) for f in entry["inputFields"]
-                     for t in f["transformations"]} for column, entry in lineage.items()}
+    return {
+        column: {
+            (f["name"], f["field"], t["type"], t["subtype"]) for f in entry["inputFields"] for t in f["transformations"]
+        }
+        for column, entry in lineage.items()
+    }
 
 
 def test_dml_through_airflow(sandbox):
@@ -143,11 +164,13 @@ def test_dml_through_airflow(sandbox):
     assert ("shop.orders", "amount", "DIRECT", "TRANSFORMATION") in _fields(written)["amount"]
 
     merge = [e for e in run.task_events("merge", "COMPLETE")][-1]["outputs"][0]
-    assert {i["name"] for i in run.task_events("merge", "COMPLETE")[-1]["inputs"]} == {"shop.orders",
-                                                                                       "shop.changes"}
+    assert {i["name"] for i in run.task_events("merge", "COMPLETE")[-1]["inputs"]} == {"shop.orders", "shop.changes"}
     assert ("shop.changes", "amount", "DIRECT", "IDENTITY") in _fields(merge)["amount"]
-    assert (merge["outputFacets"]["rowChanges"]["inserted"], merge["outputFacets"]["rowChanges"]["updated"],
-            merge["outputFacets"]["rowChanges"]["deleted"]) == (1, 2, 1)
+    assert (
+        merge["outputFacets"]["rowChanges"]["inserted"],
+        merge["outputFacets"]["rowChanges"]["updated"],
+        merge["outputFacets"]["rowChanges"]["deleted"],
+    ) == (1, 2, 1)
 
     erase = run.task_events("erase", "COMPLETE")[0]["outputs"][0]
     dataset = {(d["name"], d["field"]) for d in erase["facets"]["columnLineage"]["dataset"]}
@@ -161,8 +184,10 @@ def test_dml_through_airflow(sandbox):
     returned = run.task_events("erase_returning", "COMPLETE")[0]["outputs"][0]
     assert returned["outputFacets"]["rowChanges"]["deleted"] == 2
     assert ("shop.orders", "id", "INDIRECT", "FILTER") in {
-        (d["name"], d["field"], t["type"], t["subtype"]) for d in returned["facets"]["columnLineage"]["dataset"]
-        for t in d["transformations"]}
+        (d["name"], d["field"], t["type"], t["subtype"])
+        for d in returned["facets"]["columnLineage"]["dataset"]
+        for t in d["transformations"]
+    }
     assert all("p11@example.com" not in line for line in run.log.splitlines() if "XCOM" not in line)
 
     # IF NOT EXISTS on an existing table: nothing written, no column lineage reached it.

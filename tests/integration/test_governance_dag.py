@@ -19,14 +19,26 @@ from tests.integration.sandbox import demo_pythonpath
 
 pytestmark = pytest.mark.integration
 
-PLATFORM_TASKS = ["birthday_offers", "course_performance", "daily_revenue", "learner_activity", "learner_dim",
-                  "learner_erasure", "marketing_audience", "marketing_export", "review_corpus"]
+PLATFORM_TASKS = [
+    "birthday_offers",
+    "course_performance",
+    "daily_revenue",
+    "learner_activity",
+    "learner_dim",
+    "learner_erasure",
+    "marketing_audience",
+    "marketing_export",
+    "review_corpus",
+]
 
 
 def governance_env(sandbox, events_path=None) -> dict[str, str]:
-    return {"LINEAGE_GOVERNANCE_WAIT_SECONDS": "6", "LINEAGE_GOVERNANCE_POKE_SECONDS": "2",
-            "LINEAGE_GOVERNANCE_REPORT_DIR": str(sandbox.root / "report"),
-            "LINEAGE_GOVERNANCE_EVENTS": str(events_path or sandbox.events_path)}
+    return {
+        "LINEAGE_GOVERNANCE_WAIT_SECONDS": "6",
+        "LINEAGE_GOVERNANCE_POKE_SECONDS": "2",
+        "LINEAGE_GOVERNANCE_REPORT_DIR": str(sandbox.root / "report"),
+        "LINEAGE_GOVERNANCE_EVENTS": str(events_path or sandbox.events_path),
+    }
 
 
 def run_report(folder, dag_id, log: str):
@@ -57,10 +69,13 @@ def test_clean_run_reports_only_the_platforms_real_problems(platform_run):
     assert "governance error findings" in run.log
     assert kinds(report, "missing_complete") == []
     assert kinds(report, "unaccounted_table") == [{"kind": "unaccounted_table", "table": "marketing.campaign_list"}]
-    assert {(f["column"], f["decided_by"]["source"], f["decided_by"]["subtype"])
-            for f in kinds(report, "understated_classification")} == {
+    assert {
+        (f["column"], f["decided_by"]["source"], f["decided_by"]["subtype"])
+        for f in kinds(report, "understated_classification")
+    } == {
         ("marketing.birthday_offers.learner_id", "crm.learners.date_of_birth", "FILTER"),
-        ("marketing.birthday_offers.country", "crm.learners.date_of_birth", "FILTER")}
+        ("marketing.birthday_offers.country", "crm.learners.date_of_birth", "FILTER"),
+    }
     assert [f["table"] for f in kinds(report, "missing_metadata")] == ["ai.review_corpus", "marketing.audience"]
     assert kinds(report, "missing_metadata")[1]["proposals"]["email"] == "personal"
     assert len(report["findings"]) == 1 + 2 + 2
@@ -74,14 +89,14 @@ def test_clean_run_reports_only_the_platforms_real_problems(platform_run):
 
 def test_one_tasks_events_removed_is_exactly_that_task(platform_run):
     sandbox, run = platform_run
-    kept = [line for line in run.events_path.read_text().splitlines()
-            if '"platform_nightly.review_corpus"' not in line]
+    kept = [line for line in run.events_path.read_text().splitlines() if '"platform_nightly.review_corpus"' not in line]
     partial = sandbox.root / "partial-events.jsonl"
     partial.write_text("\n".join(kept) + "\n")
     _, report = run_governance(sandbox, events_path=partial)
     missing = kinds(report, "missing_complete")
     assert [(m["job"], m["task_id"], m["state"]) for m in missing] == [
-        ("platform_nightly.review_corpus", "review_corpus", "success")]
+        ("platform_nightly.review_corpus", "review_corpus", "success")
+    ]
 
 
 def test_a_backend_that_is_down_is_one_finding_not_false_unaccounted_tables(platform_run):
@@ -98,17 +113,36 @@ def test_a_backend_that_is_down_is_one_finding_not_false_unaccounted_tables(plat
     assert "is unreachable" in report["coverage"]["lineage_backend"]
 
 
-@pytest.mark.parametrize("lineage_off", [
-    {"OPENLINEAGE_DISABLED": "true"},
-    # No retries: with the HTTP transport's default retries each of the 14 events waits about 10 s.
-    {"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "http", "url": "http://127.0.0.1:9", "timeout": 1,
-                                                    "retry": {"total": 0, "connect": 0, "read": 0}})},
-    # A file transport that cannot write: its folder is a regular file (root ignores read-only modes).
-    {"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "file", "log_file_path": "{root}/blocked/events.jsonl"})},
-    # A backend that accepts the connection and never answers: each event waits out the transport's timeout.
-    {"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "http", "url": "{silent}", "timeout": 1,
-                                                    "retry": {"total": 0, "connect": 0, "read": 0}})},
-], ids=["disabled", "dead-endpoint", "unwritable-file", "silent-endpoint"])
+@pytest.mark.parametrize(
+    "lineage_off",
+    [
+        {"OPENLINEAGE_DISABLED": "true"},
+        # No retries: with the HTTP transport's default retries each of the 14 events waits about 10 s.
+        {
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+                {
+                    "type": "http",
+                    "url": "http://127.0.0.1:9",
+                    "timeout": 1,
+                    "retry": {"total": 0, "connect": 0, "read": 0},
+                }
+            )
+        },
+        # A file transport that cannot write: its folder is a regular file (root ignores read-only modes).
+        {
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+                {"type": "file", "log_file_path": "{root}/blocked/events.jsonl"}
+            )
+        },
+        # A backend that accepts the connection and never answers: each event waits out the transport's timeout.
+        {
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+                {"type": "http", "url": "{silent}", "timeout": 1, "retry": {"total": 0, "connect": 0, "read": 0}}
+            )
+        },
+    ],
+    ids=["disabled", "dead-endpoint", "unwritable-file", "silent-endpoint"],
+)
 def test_lost_lineage_makes_every_platform_task_missing(sandbox, lineage_off):
     seed_platform(open_local_catalog(sandbox.catalog_folder))
     sandbox.copy_repo_dags()
@@ -128,7 +162,7 @@ def test_lost_lineage_makes_every_platform_task_missing(sandbox, lineage_off):
     assert report["coverage"]["tasks_with_lineage"] == 0
 
 
-TARGET_DAG = '''
+TARGET_DAG = """
 from datetime import datetime, timedelta
 from airflow.sdk import DAG, task
 from airflow.sdk.exceptions import AirflowSkipException
@@ -154,7 +188,7 @@ with DAG("target", schedule="0 2 * * *", start_date=datetime(2026, 9, 1), catchu
     flaky()
 
 governance = governance_dag("target_governance", "target", schedule="0 2 * * *", start_date=datetime(2026, 9, 1))
-'''
+"""
 
 
 def test_failed_and_skipped_tasks_are_not_missing_and_retries_match_the_final_try(sandbox):
@@ -172,10 +206,17 @@ def test_failed_and_skipped_tasks_are_not_missing_and_retries_match_the_final_tr
 
 def test_demo_with_lineage_disabled_reports_every_platform_task(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "OPENLINEAGE"))}
-    env.update({"OPENLINEAGE_DISABLED": "true", "LINEAGE_GOVERNANCE_DEMO_DIR": str(tmp_path / "demo"),
-                "LINEAGE_GOVERNANCE_WAIT_SECONDS": "4", "PYTHONPATH": demo_pythonpath()})
-    done = subprocess.run([sys.executable, "-m", "learning_platform.demo"], env=env, capture_output=True,
-                          text=True, timeout=600)
+    env.update(
+        {
+            "OPENLINEAGE_DISABLED": "true",
+            "LINEAGE_GOVERNANCE_DEMO_DIR": str(tmp_path / "demo"),
+            "LINEAGE_GOVERNANCE_WAIT_SECONDS": "4",
+            "PYTHONPATH": demo_pythonpath(),
+        }
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "learning_platform.demo"], env=env, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     [report_path] = (tmp_path / "demo" / "lineage_governance").glob("*/governance-report.json")
     report = json.loads(report_path.read_text())

@@ -54,8 +54,10 @@ def test_trace_back_names_the_run_try_sql_and_each_input_snapshot_read(two_runs)
     earlier, later = completes(run, "course_performance")
     origin = governance.trace(f"analytics.course_performance@{snapshot_of(later)}")
     assert origin.run.event.run_id == later["run"]["runId"] and origin.run.event.try_number == 1
-    assert origin.run.sql_hash is not None and origin.run.sql_hash == governance.trace(
-        f"analytics.course_performance@{snapshot_of(earlier)}").run.sql_hash  # the same SQL both nights
+    assert (
+        origin.run.sql_hash is not None
+        and origin.run.sql_hash == governance.trace(f"analytics.course_performance@{snapshot_of(earlier)}").run.sql_hash
+    )  # the same SQL both nights
     read = {str(o.table): o.snapshot for o in origin.inputs}
     assert read == {d["name"]: d["facets"]["version"]["datasetVersion"] for d in later["inputs"]}
     assert read["learning.enrollments"] == changed
@@ -88,26 +90,56 @@ def test_answers_as_of_a_time_between_the_runs_come_from_the_first(two_runs):
     now = governance.impact("learning.enrollments.enrollment_id")
     hop = now.reached[ColumnRef(PERFORMANCE, "enrollments")].hops[-1].to_dict()
     assert hop["run_id"] == later["run"]["runId"] and hop["input_snapshot"] == changed
-    assert governance.as_of(between).graph.runs["platform_nightly.course_performance"].event.run_id == \
-        earlier["run"]["runId"]
+    assert (
+        governance.as_of(between).graph.runs["platform_nightly.course_performance"].event.run_id
+        == earlier["run"]["runId"]
+    )
 
 
 def test_the_cli_traces_as_a_user_runs_it(two_runs):
     sandbox, run, changed = two_runs
     later = completes(run, "course_performance")[-1]
-    common = ["--events", str(run.events_path), "--rules", str(REPO / "governance" / "lineage.toml"),
-              "--metadata", str(REPO / "governance" / "metadata.toml")]
-    done = subprocess.run([str(VENV_BIN / "lineage-governance"), "trace",
-                           f"analytics.course_performance@{snapshot_of(later)}", "--json", *common],
-                          capture_output=True, text=True, env=sandbox.env(), cwd=REPO, timeout=120)
+    common = [
+        "--events",
+        str(run.events_path),
+        "--rules",
+        str(REPO / "governance" / "lineage.toml"),
+        "--metadata",
+        str(REPO / "governance" / "metadata.toml"),
+    ]
+    done = subprocess.run(
+        [
+            str(VENV_BIN / "lineage-governance"),
+            "trace",
+            f"analytics.course_performance@{snapshot_of(later)}",
+            "--json",
+            *common,
+        ],
+        capture_output=True,
+        text=True,
+        env=sandbox.env(),
+        cwd=REPO,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     origin = json.loads(done.stdout)["origin"]
     assert origin["written_by"]["run_id"] == later["run"]["runId"]
     assert origin["written_by"]["inputs"]["learning.enrollments"] == changed
-    text = subprocess.run([str(VENV_BIN / "lineage-governance"), "trace", f"learning.enrollments@{changed}",
-                           "--forward", *common], capture_output=True, text=True, env=sandbox.env(), cwd=REPO,
-                          timeout=120)
+    text = subprocess.run(
+        [str(VENV_BIN / "lineage-governance"), "trace", f"learning.enrollments@{changed}", "--forward", *common],
+        capture_output=True,
+        text=True,
+        env=sandbox.env(),
+        cwd=REPO,
+        timeout=120,
+    )
     assert text.returncode == 0 and f"analytics.course_performance@{snapshot_of(later)}" in text.stdout
-    missing = subprocess.run([str(VENV_BIN / "lineage-governance"), "trace", "learning.enrollments@1", *common],
-                             capture_output=True, text=True, env=sandbox.env(), cwd=REPO, timeout=120)
+    missing = subprocess.run(
+        [str(VENV_BIN / "lineage-governance"), "trace", "learning.enrollments@1", *common],
+        capture_output=True,
+        text=True,
+        env=sandbox.env(),
+        cwd=REPO,
+        timeout=120,
+    )
     assert missing.returncode == 2 and "no received COMPLETE event wrote or read this snapshot" in missing.stderr

@@ -20,36 +20,46 @@ pytestmark = [pytest.mark.integration, pytest.mark.reliability]
 EMAILS = ["ada.lovelace@example.org", "grace.hopper@example.net"]
 NAMES = ["Ada Lovelace", "Grace Hopper"]
 BALANCE = 987654321
-PEOPLE = pa.table({"person_id": [1, 2], "email": EMAILS, "full_name": NAMES, "balance": [BALANCE, 123456789],
-                   "maybe": pa.array([None, None], pa.string())})
+PEOPLE = pa.table(
+    {
+        "person_id": [1, 2],
+        "email": EMAILS,
+        "full_name": NAMES,
+        "balance": [BALANCE, 123456789],
+        "maybe": pa.array([None, None], pa.string()),
+    }
+)
 FAILING = {
     "cast_to_date": "create or replace table out.a as select cast(p.email as date) as d from crm.people p",
     "cast_to_int": "create or replace table out.b as select cast(p.full_name as integer) as n from crm.people p",
     "overflow": "create or replace table out.c as select cast(p.balance as tinyint) as b from crm.people p",
     "overflow_mul": "create or replace table out.d as select p.balance * 9223372036854775 as b from crm.people p",
     "error_function": "create or replace table out.e as select error(p.email) as e from crm.people p",
-    "malformed_json": "create or replace table out.f as select json_extract(p.full_name, '$.a') as j "
-                      "from crm.people p",
+    "malformed_json": "create or replace table out.f as select json_extract(p.full_name, '$.a') as j from crm.people p",
     "type_at_insert": "insert into out.ledger (d) select p.email from crm.people p",
     "required_column": "insert into out.ledger (d, note) select null, p.maybe from crm.people p",
     "plain_ctas": "create table out.existing as select p.person_id from crm.people p",
 }
-DAG = '''
+DAG = """
 from datetime import datetime
 from airflow.sdk import DAG
 from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
 
 with DAG("hostile_values", schedule=None, start_date=datetime(2026, 1, 1), catchup=False) as dag:
 {tasks}
-'''
+"""
 
 
 def test_no_value_reaches_the_log_or_an_event(sandbox):
     catalog = open_local_catalog(sandbox.catalog_folder)
     create_or_replace(catalog, "crm.people", PEOPLE, {})
     create_or_replace(catalog, "out.existing", pa.table({"person_id": [7]}), {})
-    catalog.create_table("out.ledger", schema=Schema(NestedField(1, "d", DateType(), required=True),
-                                                     NestedField(2, "note", StringType(), required=False)))
+    catalog.create_table(
+        "out.ledger",
+        schema=Schema(
+            NestedField(1, "d", DateType(), required=True), NestedField(2, "note", StringType(), required=False)
+        ),
+    )
     tasks = "\n".join(f"    IcebergSqlOperator(task_id={task!r}, sql={sql!r})" for task, sql in FAILING.items())
     sandbox.write_dag("hostile_values", DAG.format(tasks=tasks))
 
@@ -70,7 +80,7 @@ def test_no_value_reaches_the_log_or_an_event(sandbox):
     assert not catalog.table_exists("out.a")
 
 
-RETRY_DAG = '''
+RETRY_DAG = """
 from datetime import datetime, timedelta
 from airflow.sdk import DAG
 from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
@@ -87,7 +97,7 @@ class FailsAfterCommit(IcebergSqlOperator):
 with DAG("plain_ctas_retry", schedule=None, start_date=datetime(2026, 1, 1), catchup=False) as dag:
     FailsAfterCommit(task_id="copy", sql="create table out.copy as select p.person_id from crm.people p",
                      retries=1, retry_delay=timedelta(0))
-'''
+"""
 
 
 def test_a_retried_plain_ctas_replaces_its_own_write(sandbox):

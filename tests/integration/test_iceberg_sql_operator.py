@@ -69,8 +69,10 @@ def dag_code(sandbox, template: str) -> str:
 
 
 def by_field(entries: list[dict]) -> dict[tuple[str, str], list[tuple[str, str, bool]]]:
-    return {(e["name"], e["field"]): [(t["type"], t["subtype"], t["masking"]) for t in e["transformations"]]
-            for e in entries}
+    return {
+        (e["name"], e["field"]): [(t["type"], t["subtype"], t["masking"]) for t in e["transformations"]]
+        for e in entries
+    }
 
 
 def test_dag_run_emits_exact_lineage_and_writes_tables(sandbox, seeded):
@@ -101,15 +103,26 @@ def test_dag_run_emits_exact_lineage_and_writes_tables(sandbox, seeded):
     email = output["facets"]["columnLineage"]["fields"]["email"]["inputFields"]
     assert [(f["namespace"], f["name"], f["field"]) for f in email] == [("iceberg://platform", "crm.learners", "email")]
     assert [f["name"] for f in output["facets"]["schema"]["fields"]] == [
-        "learner_id", "full_name", "email", "country", "favourite_category"]
+        "learner_id",
+        "full_name",
+        "email",
+        "country",
+        "favourite_category",
+    ]
 
     audience = seeded.load_table("marketing.audience")
     assert output["facets"]["version"]["datasetVersion"] == str(audience.current_snapshot().snapshot_id)
     rows = audience.scan().to_arrow().num_rows
     assert output["outputFacets"]["outputStatistics"]["rowCount"] == rows > 0
     xcom = json.loads(run.log.split("XCOM ", 1)[1].splitlines()[0])
-    assert xcom == {"table": "marketing.audience", "snapshot_id": audience.current_snapshot().snapshot_id,
-                    "rows": rows, "already_written": False, "written": True, "partitions": []}
+    assert xcom == {
+        "table": "marketing.audience",
+        "snapshot_id": audience.current_snapshot().snapshot_id,
+        "rows": rows,
+        "already_written": False,
+        "written": True,
+        "partitions": [],
+    }
     versions = {i["name"]: i["facets"]["version"]["datasetVersion"] for i in complete["inputs"]}
     assert versions["crm.learners"] == str(seeded.load_table("crm.learners").current_snapshot().snapshot_id)
     start = run.task_events("marketing_audience", "START")[0]
@@ -125,10 +138,17 @@ def test_dag_run_emits_exact_lineage_and_writes_tables(sandbox, seeded):
     sql_facet = run.task_events("hashed", "COMPLETE")[0]["job"]["facets"]["sql"]["query"]
     assert "l.email <> ?" in sql_facet and "l.status = ?" in sql_facet
 
-    spend = seeded.load_table("analytics.spend").scan().to_arrow().sort_by([("country", "ascending"),
-                                                                             ("category", "ascending")])
-    expected = ground_truth(seeded, ["billing.payments", "crm.learners", "learning.courses", "billing.refunds"],
-                            CROSS_NAMESPACE_SELECT + " order by l.country, c.category")
+    spend = (
+        seeded.load_table("analytics.spend")
+        .scan()
+        .to_arrow()
+        .sort_by([("country", "ascending"), ("category", "ascending")])
+    )
+    expected = ground_truth(
+        seeded,
+        ["billing.payments", "crm.learners", "learning.courses", "billing.refunds"],
+        CROSS_NAMESPACE_SELECT + " order by l.country, c.category",
+    )
     assert spend.to_pylist() == expected.to_pylist()
     assert 1 not in [row["course_id"] for row in seeded.load_table("learning.courses").scan().to_arrow().to_pylist()]
     refunds_read = [line for line in run.log.splitlines() if "read billing.refunds at snapshot" in line]
@@ -174,7 +194,8 @@ def test_misspelt_column_fails_before_writing(sandbox, seeded):
     extraction = failed["run"]["facets"]["extractionError"]
     assert (extraction["totalTasks"], extraction["failedTasks"]) == (1, 1)
     assert [(e["errorMessage"], e["task"]) for e in extraction["errors"]] == [
-        ("marketing.typo: crm.learners has no column emial; check the spelling against the catalog.", "marketing.typo")]
+        ("marketing.typo: crm.learners has no column emial; check the spelling against the catalog.", "marketing.typo")
+    ]
     insert_failed = run.task_events("misspelt_insert", "FAIL")[0]["run"]["facets"]["extractionError"]
     assert insert_failed["errors"][0]["task"] == "analytics.daily_revenue"
     assert "billing.payments has no column statuss" in insert_failed["errors"][0]["errorMessage"]
@@ -226,8 +247,9 @@ def test_insert_by_position_and_retry_without_duplicates(sandbox, seeded):
     payments = seeded.load_table("billing.payments").scan().to_arrow()
     truth = duckdb.connect()
     truth.register("p", payments)
-    expected = truth.execute("select sum(amount) from p where status = 'succeeded' "
-                         "and cast(paid_at as date) = date '2026-10-01'").fetchone()[0]
+    expected = truth.execute(
+        "select sum(amount) from p where status = 'succeeded' and cast(paid_at as date) = date '2026-10-01'"
+    ).fetchone()[0]
     assert [r["revenue_usd"] for r in table if str(r["day"]) == "2026-10-01"] == [pytest.approx(expected)]
     assert len(run.task_events("daily_revenue", "COMPLETE")) == 1
     complete = run.task_events("daily_revenue", "COMPLETE")[0]

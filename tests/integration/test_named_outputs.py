@@ -37,9 +37,10 @@ def test_written_columns_are_the_lineages_and_duckdbs(sandbox):
     run = sandbox.dags_test("operator_named")
 
     assert run.returncode == 0, run.log[-3000:]
-    expected = {"expressions": ["id", "id_1", "upper(s.\"name\")", "count() OVER (PARTITION BY s.\"name\")",
-                                "Next Id"],
-                "joined": ["id", "name", "id_1", "name_1"]}
+    expected = {
+        "expressions": ["id", "id_1", 'upper(s."name")', 'count() OVER (PARTITION BY s."name")', "Next Id"],
+        "joined": ["id", "name", "id_1", "name_1"],
+    }
     for task, names in expected.items():
         written = catalog.load_table(("n", task)).schema()
         assert [field.name for field in written.fields] == names

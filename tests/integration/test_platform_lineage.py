@@ -31,8 +31,15 @@ def governance(platform_run):
 
 def test_every_platform_task_completed_with_events(platform_run):
     _, run = platform_run
-    for task in ("course_performance", "learner_activity", "marketing_audience", "review_corpus",
-                 "birthday_offers", "daily_revenue", "marketing_export"):
+    for task in (
+        "course_performance",
+        "learner_activity",
+        "marketing_audience",
+        "review_corpus",
+        "birthday_offers",
+        "daily_revenue",
+        "marketing_export",
+    ):
         assert len(run.task_events(task, "COMPLETE")) == 1, task
     assert run.task_events("marketing_export", "COMPLETE")[0]["outputs"] == []
 
@@ -48,10 +55,13 @@ def test_start_names_each_output_with_the_schema_complete_gives_it(platform_run)
         start = run.task_events(task, "START")[0]["outputs"][0]
         complete = run.task_events(task, "COMPLETE")[0]["outputs"][0]
         assert [(f["name"], f["type"]) for f in start["facets"]["schema"]["fields"]] == [
-            (f["name"], f["type"]) for f in complete["facets"]["schema"]["fields"]], task
+            (f["name"], f["type"]) for f in complete["facets"]["schema"]["fields"]
+        ], task
     birthday = run.task_events("birthday_offers", "START")[0]["outputs"][0]  # a new table: DuckDB's binding
     assert [(f["name"], f["type"]) for f in birthday["facets"]["schema"]["fields"]] == [
-        ("learner_id", "long"), ("country", "string")]
+        ("learner_id", "long"),
+        ("country", "string"),
+    ]
 
 
 def test_a_staging_complete_of_the_same_job_changes_no_finding(platform_run, tmp_path):
@@ -90,8 +100,9 @@ def test_consent_reaches_no_values_but_every_audience_row(governance):
     impact = governance.impact(C("crm.learners.marketing_consent"))
     assert impact.values == []
     audience = [c for c in impact.columns_reached if c.table == TableRef.parse("marketing.audience")]
-    assert names(audience) == sorted(f"marketing.audience.{c}" for c in
-                                     ("learner_id", "full_name", "email", "country", "favourite_category"))
+    assert names(audience) == sorted(
+        f"marketing.audience.{c}" for c in ("learner_id", "full_name", "email", "country", "favourite_category")
+    )
     assert all([(e.type, e.subtype) for e in impact.paths[c]] == [("INDIRECT", "FILTER")] for c in audience)
     assert TableRef.parse("marketing.audience") in impact.rows
 
@@ -116,11 +127,11 @@ def test_proposals_as_the_seed_reads_them(governance):
         others = [p.proposed for c, p in proposals.items() if str(c.table) == table and str(c) not in personal]
         assert set(others) == {"internal"}
     favourite = proposals[C("marketing.audience.favourite_category")].decided_by
-    assert (str(favourite.source), favourite.type, favourite.subtype) == ("crm.learners.learner_id", "INDIRECT",
-                                                                          "JOIN")
+    assert (str(favourite.source), favourite.type, favourite.subtype) == ("crm.learners.learner_id", "INDIRECT", "JOIN")
     declared = governance.metadata.declared()
-    classified = [c for c in proposals
-                  if str(c.table) in ("analytics.course_performance", "analytics.learner_activity")]
+    classified = [
+        c for c in proposals if str(c.table) in ("analytics.course_performance", "analytics.learner_activity")
+    ]
     assert len(classified) == 13
     assert sum(proposals[c].proposed == declared[c] for c in classified) == 13
     direct_only = propose(governance.graph, declared, governance.rules, ("DIRECT",))
@@ -129,13 +140,18 @@ def test_proposals_as_the_seed_reads_them(governance):
 
 def test_birthday_offers_understated_and_campaign_list_unaccounted(governance, platform_run):
     sandbox, _ = platform_run
-    found = {(str(u.column), u.declared, u.proposed, str(u.decided_by.source), u.decided_by.subtype)
-             for u in understated(governance.proposals, governance.rules)}
-    assert found == {(f"marketing.birthday_offers.{c}", "internal", "personal", "crm.learners.date_of_birth", "FILTER")
-                     for c in ("learner_id", "country")}
+    found = {
+        (str(u.column), u.declared, u.proposed, str(u.decided_by.source), u.decided_by.subtype)
+        for u in understated(governance.proposals, governance.rules)
+    }
+    assert found == {
+        (f"marketing.birthday_offers.{c}", "internal", "personal", "crm.learners.date_of_birth", "FILTER")
+        for c in ("learner_id", "country")
+    }
     tables = table_names(open_local_catalog(sandbox.catalog_folder))
     assert [str(u.table) for u in unaccounted(tables, governance.metadata, governance.graph)] == [
-        "marketing.campaign_list"]
+        "marketing.campaign_list"
+    ]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -149,13 +165,32 @@ def test_cli_impact_json_and_text(platform_run):
     data = json.loads(done.stdout)
     assert data["values"] == ["marketing.audience.email", "marketing.campaign_list.email"] and data["rows"] == []
     assert {c: r["confidence"] for c, r in data["reached"].items()} == {  # the export is declared
-        "marketing.audience.email": "observed", "marketing.campaign_list.email": "declared"}
-    assert data["paths"]["marketing.audience.email"] == [{"source": "crm.learners.email",
-                                                          "target": "marketing.audience.email", "type": "DIRECT",
-                                                          "subtype": "IDENTITY", "masking": False,
-                                                          "job": "platform_nightly.marketing_audience"}]
-    assert set(data) == {"column", "values", "rows", "columns_reached", "paths", "owners", "score",
-                         "reached", "retired", "reaches_itself", "as_of"}  # evidence and time added
+        "marketing.audience.email": "observed",
+        "marketing.campaign_list.email": "declared",
+    }
+    assert data["paths"]["marketing.audience.email"] == [
+        {
+            "source": "crm.learners.email",
+            "target": "marketing.audience.email",
+            "type": "DIRECT",
+            "subtype": "IDENTITY",
+            "masking": False,
+            "job": "platform_nightly.marketing_audience",
+        }
+    ]
+    assert set(data) == {
+        "column",
+        "values",
+        "rows",
+        "columns_reached",
+        "paths",
+        "owners",
+        "score",
+        "reached",
+        "retired",
+        "reaches_itself",
+        "as_of",
+    }  # evidence and time added
     text = cli("impact", "crm.learners.marketing_consent", "--events", str(run.events_path))
     assert "0 columns through values" in text.stdout and "every row can change: marketing.audience" in text.stdout
 
@@ -173,30 +208,59 @@ def test_cli_upstream_propose_and_gate(platform_run, tmp_path):
     upstream = cli("upstream", "marketing.audience.email", "--events", str(run.events_path), "--json")
     assert "crm.learners.marketing_consent" in json.loads(upstream.stdout)["sources"]
     proposals = json.loads(cli("propose", "--events", str(run.events_path), "--json").stdout)
-    assert {"column": "ai.review_corpus.body", "proposed": "personal", "declared": None,
-            "decided_by": {"source": "learning.reviews.body", "type": "DIRECT", "subtype": "IDENTITY"},
-            "stale": False} in proposals  # `stale` added (no --active-since: never stale)
+    assert {
+        "column": "ai.review_corpus.body",
+        "proposed": "personal",
+        "declared": None,
+        "decided_by": {"source": "learning.reviews.body", "type": "DIRECT", "subtype": "IDENTITY"},
+        "stale": False,
+    } in proposals  # `stale` added (no --active-since: never stale)
     from tests.integration.sandbox import REPO
 
     before = REPO / "dags" / "sql" / "course_performance.sql"
     after = tmp_path / "course_performance.sql"
     after.write_text(before.read_text().replace("c.category,\n", "upper(c.category) as category,\n", 1))
-    gate = cli("gate", "--before", str(before), "--after", str(after), "--catalog", str(sandbox.catalog_folder),
-               "--events", str(run.events_path), "--json")
+    gate = cli(
+        "gate",
+        "--before",
+        str(before),
+        "--after",
+        str(after),
+        "--catalog",
+        str(sandbox.catalog_folder),
+        "--events",
+        str(run.events_path),
+        "--json",
+    )
     data = json.loads(gate.stdout)
     assert [c["column"] for c in data["changes"]] == ["analytics.course_performance.category"]
-    removed = cli("gate", "--before", str(REPO / "dags" / "sql" / "marketing_audience.sql"), "--after",
-                  str(tmp_path / "gone.sql"), "--catalog", str(sandbox.catalog_folder), "--events",
-                  str(run.events_path), "--json")
+    removed = cli(
+        "gate",
+        "--before",
+        str(REPO / "dags" / "sql" / "marketing_audience.sql"),
+        "--after",
+        str(tmp_path / "gone.sql"),
+        "--catalog",
+        str(sandbox.catalog_folder),
+        "--events",
+        str(run.events_path),
+        "--json",
+    )
     assert {c["change"] for c in json.loads(removed.stdout)["changes"]} == {"removed"}
 
 
-@pytest.mark.parametrize(("args", "sentence"), [
-    (("impact", "crm.learners.emial"), "crm.learners.emial: no received lineage event mentions this column"),
-    (("impact", "email"), "email: no received lineage event mentions this column; name it as namespace.table.column."),
-    (("check", "--catalog", "/nonexistent"), "/nonexistent: no local Iceberg catalog here"),
-    (("propose", "--rules", "/nonexistent/lineage.toml"), "/nonexistent/lineage.toml: the file does not exist."),
-])
+@pytest.mark.parametrize(
+    ("args", "sentence"),
+    [
+        (("impact", "crm.learners.emial"), "crm.learners.emial: no received lineage event mentions this column"),
+        (
+            ("impact", "email"),
+            "email: no received lineage event mentions this column; name it as namespace.table.column.",
+        ),
+        (("check", "--catalog", "/nonexistent"), "/nonexistent: no local Iceberg catalog here"),
+        (("propose", "--rules", "/nonexistent/lineage.toml"), "/nonexistent/lineage.toml: the file does not exist."),
+    ],
+)
 def test_cli_bad_input_is_one_sentence_and_exit_2(platform_run, args, sentence):
     _, run = platform_run
     done = cli(*args, "--events", str(run.events_path))
@@ -225,4 +289,5 @@ def test_consent_still_reaches_seven_columns(governance):
     assert len(observed) == 7  # the new MERGE, partition overwrite and DELETE pipelines add none
     # the export's [[declared]] lineage carries the audience on to the campaign list, as candidates
     assert names(c for c in impact.columns_reached if c not in observed) == [
-        f"marketing.campaign_list.{c}" for c in ("email", "full_name", "learner_id")]
+        f"marketing.campaign_list.{c}" for c in ("email", "full_name", "learner_id")
+    ]

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.integration
 
 TOKEN, CREDENTIAL = "tok-7f3a", "reporting:s3cret-9b1c"
 
-DAG = '''
+DAG = """
 from datetime import datetime
 from airflow.sdk import DAG
 from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
@@ -38,7 +38,7 @@ with DAG("rest_catalog", schedule=None, start_date=datetime(2026, 1, 1), catchup
                                                "from shop.orders o where o.amount > 10")
     IcebergSqlOperator(task_id="by_credential", iceberg_conn_id="iceberg_credential",
                        sql="insert into shop.log select o.id, o.amount from shop.orders o")
-'''
+"""
 
 ORDERS = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "amount": pa.array([5.0, 20.0, 30.0])})
 
@@ -48,8 +48,9 @@ def guarded_catalog(tmp_path: Path) -> Iterator[dict[str, str]]:
     """Yields the properties (no credentials) of a REST catalog server that answers 401 without the bearer
     TOKEN, and vends TOKEN for the OAuth2 client credential CREDENTIAL."""
     folder = tmp_path / "guarded"
-    properties = start_rest_catalog(folder, env={**os.environ, "ICEBERG_REST_TOKEN": TOKEN,
-                                                 "ICEBERG_REST_CREDENTIAL": CREDENTIAL})
+    properties = start_rest_catalog(
+        folder, env={**os.environ, "ICEBERG_REST_TOKEN": TOKEN, "ICEBERG_REST_CREDENTIAL": CREDENTIAL}
+    )
     try:
         yield properties
     finally:
@@ -66,8 +67,11 @@ def test_a_catalog_that_wants_credentials_gets_the_connection_password(sandbox, 
     catalog.create_table("shop.log", schema=ORDERS.schema)
     sandbox.catalog_properties = {**guarded_catalog, "password_property": "token"}
     sandbox.catalog_password = TOKEN
-    credential = {"conn_type": "iceberg_catalog", "password": CREDENTIAL,
-                  "extra": {**guarded_catalog, "catalog_name": "platform", "lineage_namespace": "iceberg://platform"}}
+    credential = {
+        "conn_type": "iceberg_catalog",
+        "password": CREDENTIAL,
+        "extra": {**guarded_catalog, "catalog_name": "platform", "lineage_namespace": "iceberg://platform"},
+    }
     sandbox.write_dag("rest_catalog", DAG)
 
     run = sandbox.dags_test("rest_catalog", AIRFLOW_CONN_ICEBERG_CREDENTIAL=json.dumps(credential))
@@ -79,14 +83,14 @@ def test_a_catalog_that_wants_credentials_gets_the_connection_password(sandbox, 
     assert TOKEN not in run.events_path.read_text() and CREDENTIAL not in run.events_path.read_text()
 
 
-ONE_TASK_DAG = '''
+ONE_TASK_DAG = """
 from datetime import datetime
 from airflow.sdk import DAG
 from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
 
 with DAG("rest_unanswered", schedule=None, start_date=datetime(2026, 1, 1), catchup=False) as dag:
     IcebergSqlOperator(task_id="append", sql="insert into shop.log select o.id, o.amount from shop.orders o")
-'''
+"""
 
 
 def assert_fails_with_one_sentence(run, sentence: str) -> None:
@@ -107,9 +111,13 @@ def test_a_catalog_that_is_down_fails_the_task_with_one_sentence(sandbox, tmp_pa
 
     run = sandbox.dags_test("rest_unanswered")
 
-    assert_fails_with_one_sentence(run, (
-        f"catalog platform: the REST catalog at {properties['uri']} could not be reached (the connection failed); "
-        "check that the catalog server is running and reachable, then retry the task."))
+    assert_fails_with_one_sentence(
+        run,
+        (
+            f"catalog platform: the REST catalog at {properties['uri']} could not be reached (the connection failed); "
+            "check that the catalog server is running and reachable, then retry the task."
+        ),
+    )
 
 
 class StallingProxy(BaseHTTPRequestHandler):
@@ -154,8 +162,7 @@ def rest_empty(request, tmp_path) -> Iterator[dict[str, str]]:
         yield properties
 
 
-def test_a_commit_the_catalog_does_not_answer_in_time_fails_with_one_sentence_and_writes_nothing(
-        sandbox, rest_empty):
+def test_a_commit_the_catalog_does_not_answer_in_time_fails_with_one_sentence_and_writes_nothing(sandbox, rest_empty):
     catalog = open_catalog("platform", rest_empty)
     create_or_replace(catalog, "shop.orders", ORDERS, {})
     log = catalog.create_table("shop.log", schema=ORDERS.schema)
@@ -177,9 +184,13 @@ def test_a_commit_the_catalog_does_not_answer_in_time_fails_with_one_sentence_an
         proxy.server_close()
 
     assert handler.stalled == ["/v1/namespaces/shop/tables/log"]
-    assert_fails_with_one_sentence(run, (
-        f"catalog platform: the REST catalog at {uri} did not answer within 2 s; "
-        "check that the catalog server is running and reachable, then retry the task."))
+    assert_fails_with_one_sentence(
+        run,
+        (
+            f"catalog platform: the REST catalog at {uri} did not answer within 2 s; "
+            "check that the catalog server is running and reachable, then retry the task."
+        ),
+    )
     after = catalog.load_table("shop.log")
     assert after.metadata.current_snapshot_id == before
     assert after.scan().to_arrow().num_rows == 3
@@ -190,4 +201,5 @@ def test_an_unreachable_catalog_is_one_sentence_in_process():
         open_catalog("platform", {"type": "rest", "uri": "http://127.0.0.1:9", "request-timeout-seconds": "2"})
     assert str(raised.value) == (
         "catalog platform: the REST catalog at http://127.0.0.1:9 could not be reached (the connection failed); "
-        "check that the catalog server is running and reachable, then retry the task.")
+        "check that the catalog server is running and reachable, then retry the task."
+    )

@@ -47,12 +47,16 @@ def test_no_secret_literal_or_value_anywhere(sandbox):
 
     run = sandbox.dags_test("secrets", AIRFLOW_CONN_ICEBERG_DEFAULT=connection)
     assert "vip" in run.log and catalog.load_table("marketing.vip").scan().to_arrow().num_rows > 0
-    governance = sandbox.dags_test("secrets_governance", AIRFLOW_CONN_ICEBERG_DEFAULT=connection,
-                                   **governance_env(sandbox))
+    governance = sandbox.dags_test(
+        "secrets_governance", AIRFLOW_CONN_ICEBERG_DEFAULT=connection, **governance_env(sandbox)
+    )
     report = run_report(sandbox.root / "report", "secrets_governance", governance.log).parent
-    files = {"events": run.events_path.read_text(), "task log": run.log + governance.log,
-             "report json": (report / "governance-report.json").read_text(),
-             "report md": (report / "governance-report.md").read_text()}
+    files = {
+        "events": run.events_path.read_text(),
+        "task log": run.log + governance.log,
+        "report json": (report / "governance-report.json").read_text(),
+        "report md": (report / "governance-report.md").read_text(),
+    }
     for where, text in files.items():
         for secret in (PASSWORD, TOKEN, EMAIL, NAME, "'DE'", *data_values):
             assert secret not in text, f"{secret!r} reached the {where}"

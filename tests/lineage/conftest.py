@@ -14,8 +14,7 @@ def schema() -> dict:
 def fields(lineage: ColumnLineage) -> dict[str, list[str]]:
     """Each output column's inputs as 'db.table.column TYPE SUBTYPE[ masked]', sorted."""
     return {
-        output.name: sorted(f"{d.source} {d.type} {d.subtype}{' masked' if d.masking else ''}"
-                            for d in output.inputs)
+        output.name: sorted(f"{d.source} {d.type} {d.subtype}{' masked' if d.masking else ''}" for d in output.inputs)
         for output in lineage.columns
     }
 

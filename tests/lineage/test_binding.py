@@ -15,15 +15,34 @@ from airflow_lineage_governance.lineage.schema import normalized
 from airflow_lineage_governance.refs import TableRef
 
 TYPES = [
-    ("string", "VARCHAR"), ("long", "BIGINT"), ("int", "INTEGER"), ("boolean", "BOOLEAN"), ("double", "DOUBLE"),
-    ("float", "FLOAT"), ("date", "DATE"), ("timestamp", "TIMESTAMP"), ("timestamptz", "TIMESTAMPTZ"),
-    ("time", "TIME"), ("uuid", "UUID"), ("binary", "BLOB"), ("fixed[16]", "BLOB"), ("decimal(10, 2)", "DECIMAL(10,2)"),
-    ("list<string>", "VARCHAR[]"), ("map<string, long>", "MAP(VARCHAR, BIGINT)"),
+    ("string", "VARCHAR"),
+    ("long", "BIGINT"),
+    ("int", "INTEGER"),
+    ("boolean", "BOOLEAN"),
+    ("double", "DOUBLE"),
+    ("float", "FLOAT"),
+    ("date", "DATE"),
+    ("timestamp", "TIMESTAMP"),
+    ("timestamptz", "TIMESTAMPTZ"),
+    ("time", "TIME"),
+    ("uuid", "UUID"),
+    ("binary", "BLOB"),
+    ("fixed[16]", "BLOB"),
+    ("decimal(10, 2)", "DECIMAL(10,2)"),
+    ("list<string>", "VARCHAR[]"),
+    ("map<string, long>", "MAP(VARCHAR, BIGINT)"),
     ("struct<1: channel: optional string, 2: priority: required int>", "STRUCT(channel VARCHAR, priority INTEGER)"),
-    ("int64", "BIGINT"), ("int32", "INTEGER"), ("bool", "BOOLEAN"), ("date32[day]", "DATE"),
-    ("timestamp[us]", "TIMESTAMP"), ("timestamp[us, tz=UTC]", "TIMESTAMP WITH TIME ZONE"),
-    ("list<item: string>", "VARCHAR[]"), ("struct<a: int64, b: list<item: string>>", "STRUCT(a BIGINT, b VARCHAR[])"),
-    ("decimal128(38, 9)", "DECIMAL(38,9)"), ("VARCHAR", "VARCHAR"), ("INTEGER", "INTEGER"),
+    ("int64", "BIGINT"),
+    ("int32", "INTEGER"),
+    ("bool", "BOOLEAN"),
+    ("date32[day]", "DATE"),
+    ("timestamp[us]", "TIMESTAMP"),
+    ("timestamp[us, tz=UTC]", "TIMESTAMP WITH TIME ZONE"),
+    ("list<item: string>", "VARCHAR[]"),
+    ("struct<a: int64, b: list<item: string>>", "STRUCT(a BIGINT, b VARCHAR[])"),
+    ("decimal128(38, 9)", "DECIMAL(38,9)"),
+    ("VARCHAR", "VARCHAR"),
+    ("INTEGER", "INTEGER"),
     ("STRUCT(a INTEGER)", "STRUCT(a INTEGER)"),
 ]
 
@@ -36,8 +55,11 @@ def test_each_catalog_type_has_its_duckdb_type(kind, expected):
 
 
 def test_a_type_duckdb_does_not_know_is_refused_naming_the_column():
-    with pytest.raises(UnknownColumnError, match=r"^out\.t: the column a of s\.t has the type geometry-ish, which "
-                       r"DuckDB does not know; give the column an Iceberg type\.$"):
+    with pytest.raises(
+        UnknownColumnError,
+        match=r"^out\.t: the column a of s\.t has the type geometry-ish, which "
+        r"DuckDB does not know; give the column an Iceberg type\.$",
+    ):
         column_lineage("create table out.t as select a from s.t", {"s": {"t": {"a": "geometry-ish"}}})
 
 
@@ -48,13 +70,16 @@ def test_one_connection_serves_every_statement_over_a_schema_set():
     assert binder(schema, target) is not binder(normalized({"s": {"t": {"a": "long"}}}), target)
 
 
-@pytest.mark.parametrize(("text", "end", "kind", "columns", "query"), [
-    ("create table out.t as select 1", 17, "CREATE", False, "select 1"),
-    ("CREATE OR REPLACE TABLE out.t AS -- note\n(SELECT 1);", 28, "CREATE", False, "(SELECT 1)"),
-    ('insert into out.t by name select 1 as a', 16, "INSERT", False, "select 1 as a"),
-    ('insert into out.t ("a)", b) /* c */ select 1, 2', 16, "INSERT", True, "select 1, 2"),
-    ("create table out.t select 1", 17, "CREATE", False, None),
-])
+@pytest.mark.parametrize(
+    ("text", "end", "kind", "columns", "query"),
+    [
+        ("create table out.t as select 1", 17, "CREATE", False, "select 1"),
+        ("CREATE OR REPLACE TABLE out.t AS -- note\n(SELECT 1);", 28, "CREATE", False, "(SELECT 1)"),
+        ("insert into out.t by name select 1 as a", 16, "INSERT", False, "select 1 as a"),
+        ('insert into out.t ("a)", b) /* c */ select 1, 2', 16, "INSERT", True, "select 1, 2"),
+        ("create table out.t select 1", 17, "CREATE", False, None),
+    ],
+)
 def test_the_query_is_found_in_the_text_as_written(text, end, kind, columns, query):
     assert query_text(text, end, kind, columns) == query
 
@@ -75,23 +100,27 @@ def test_a_forked_process_binds_with_a_connection_of_its_own():
     assert queue.get(timeout=5) == ['"trim"(b)']
 
 
-@pytest.mark.parametrize(("select", "condition"), [
-    ("e.id, ? as flag", "e.email like ?"), ("e.id", "e.email = $1 and e.id > $2"), ("e.id", "e.email = $mail")])
+@pytest.mark.parametrize(
+    ("select", "condition"),
+    [("e.id, ? as flag", "e.email like ?"), ("e.id", "e.email = $1 and e.id > $2"), ("e.id", "e.email = $mail")],
+)
 def test_a_parameter_marker_binds_as_null(select, condition):
     """An event's SQL facet leaves literals out as `?`: the statement is still bound and traced."""
     schema = {"crm": {"people": {"id": "long", "email": "string"}}}
     lineage = column_lineage(f"create table out.t as select {select} from crm.people e where {condition}", schema)
-    assert [column.name for column in lineage.columns] == ["id", "flag"][:len(select.split(","))]
+    assert [column.name for column in lineage.columns] == ["id", "flag"][: len(select.split(","))]
     assert "crm.people.email" in {str(dep.source) for dep in lineage.rows}
 
 
-@pytest.mark.parametrize("query", [
-    "select a from s.t; drop table s.t", "select 'é' as e; select a from s.t", "s.t"])
+@pytest.mark.parametrize("query", ["select a from s.t; drop table s.t", "select 'é' as e; select a from s.t", "s.t"])
 def test_a_text_that_is_not_one_select_is_refused_and_runs_nothing(query):
     schema = normalized({"s": {"t": {"a": "long"}}})
     target = TableRef(("out",), "t")
-    with pytest.raises(BindError, match=r"^out\.t: DuckDB does not read the statement's query as one SELECT; "
-                       r"write one CREATE TABLE \.\.\. AS SELECT or INSERT INTO \.\.\. SELECT\.$"):
+    with pytest.raises(
+        BindError,
+        match=r"^out\.t: DuckDB does not read the statement's query as one SELECT; "
+        r"write one CREATE TABLE \.\.\. AS SELECT or INSERT INTO \.\.\. SELECT\.$",
+    ):
         binder(schema, target).bind(query, target)
     assert binder(schema, target).bind("select a from s.t", target).names == ("a",)  # the table is still there
 
@@ -107,8 +136,9 @@ def test_the_binding_gives_duckdbs_names_and_types_past_text_in_other_scripts():
 def test_a_query_of_many_joins_is_bound_with_duckdbs_names_and_types():
     """Past DESCRIBED_JOINS joins DuckDB describes the query instead of binding it as a relation: same answer."""
     tables = DESCRIBED_JOINS + 1
-    schema = normalized({"s": {f"t{i}": {"id": "long", "v": "decimal(10, 2)", "s": "struct<x: int>"}
-                               for i in range(tables)}})
+    schema = normalized(
+        {"s": {f"t{i}": {"id": "long", "v": "decimal(10, 2)", "s": "struct<x: int>"} for i in range(tables)}}
+    )
     joins = " ".join(f"join s.t{i} t{i} on t{i}.id = t{i - 1}.id" for i in range(1, tables))
     query = f"select t0.id, t1.v * 2, t2.s, t3.s.x as x, t0.id from s.t0 t0 {joins}"
     target = TableRef(("out",), "t")

@@ -19,9 +19,14 @@ def test_marketing_audience(schema):
         "favourite_category": ["learning.courses.category DIRECT IDENTITY"],
     }
     assert rows(lineage) == [
-        "crm.learners.learner_id JOIN", "crm.learners.marketing_consent FILTER", "crm.learners.status FILTER",
-        "learning.courses.category GROUP_BY", "learning.courses.category JOIN", "learning.courses.course_id JOIN",
-        "learning.enrollments.course_id JOIN", "learning.enrollments.learner_id GROUP_BY",
+        "crm.learners.learner_id JOIN",
+        "crm.learners.marketing_consent FILTER",
+        "crm.learners.status FILTER",
+        "learning.courses.category GROUP_BY",
+        "learning.courses.category JOIN",
+        "learning.courses.course_id JOIN",
+        "learning.enrollments.course_id JOIN",
+        "learning.enrollments.learner_id GROUP_BY",
         "learning.enrollments.learner_id JOIN",
     ]
 
@@ -29,13 +34,24 @@ def test_marketing_audience(schema):
 def test_course_performance(schema):
     lineage = read(pipeline_sql("course_performance"), schema)
     found = fields(lineage)
-    assert found["completions"] == ["learning.enrollments.completed_at INDIRECT FILTER",
-                                    "learning.enrollments.enrollment_id DIRECT AGGREGATION"]
-    assert found["revenue_usd"] == ["billing.payments.amount DIRECT AGGREGATION",
-                                    "billing.payments.status INDIRECT FILTER"]
+    assert found["completions"] == [
+        "learning.enrollments.completed_at INDIRECT FILTER",
+        "learning.enrollments.enrollment_id DIRECT AGGREGATION",
+    ]
+    assert found["revenue_usd"] == [
+        "billing.payments.amount DIRECT AGGREGATION",
+        "billing.payments.status INDIRECT FILTER",
+    ]
     assert found["category"] == ["learning.courses.category DIRECT IDENTITY"]
-    assert [c.name for c in lineage.columns] == ["course_id", "title", "category", "enrollments", "completions",
-                                                 "avg_rating", "revenue_usd"]
+    assert [c.name for c in lineage.columns] == [
+        "course_id",
+        "title",
+        "category",
+        "enrollments",
+        "completions",
+        "avg_rating",
+        "revenue_usd",
+    ]
     assert "learning.courses.category GROUP_BY" in rows(lineage)
 
 
@@ -59,5 +75,7 @@ def test_birthday_offers_is_filtered_on_date_of_birth(schema):
 def test_daily_revenue_insert(schema):
     lineage = read(pipeline_sql("daily_revenue"), schema)
     assert lineage.kind is StatementKind.INSERT
-    assert fields(lineage) == {"day": ["billing.payments.paid_at DIRECT TRANSFORMATION"],
-                               "revenue_usd": ["billing.payments.amount DIRECT AGGREGATION"]}
+    assert fields(lineage) == {
+        "day": ["billing.payments.paid_at DIRECT TRANSFORMATION"],
+        "revenue_usd": ["billing.payments.amount DIRECT AGGREGATION"],
+    }

@@ -46,10 +46,23 @@ def run_demo(folder: Path, namespace: str) -> DemoRun:
     transport) under the job namespace `namespace`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "OPENLINEAGE", "LINEAGE_GOVERNANCE"))}
     inherited = os.environ.get("PYTHONPATH")
-    env.update({"PYTHONPATH": os.pathsep.join([str(REPO / "dags"), str(REPO), *([inherited] if inherited else [])]),
-                "LINEAGE_GOVERNANCE_DEMO_DIR": str(folder), "LINEAGE_GOVERNANCE_DEMO_NAMESPACE": namespace})
-    done = subprocess.run([sys.executable, "-m", "learning_platform.demo"], env=env, cwd=REPO, capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, timeout=DEMO_SECONDS, check=False)
+    env.update(
+        {
+            "PYTHONPATH": os.pathsep.join([str(REPO / "dags"), str(REPO), *([inherited] if inherited else [])]),
+            "LINEAGE_GOVERNANCE_DEMO_DIR": str(folder),
+            "LINEAGE_GOVERNANCE_DEMO_NAMESPACE": namespace,
+        }
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "learning_platform.demo"],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=DEMO_SECONDS,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return DemoRun(namespace, folder / "events.jsonl", done.stdout)
 

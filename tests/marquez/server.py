@@ -59,8 +59,12 @@ class Marquez:
 
     def post_event(self, line: str) -> int:
         """Posts one OpenLineage event (its JSON text) to /api/v1/lineage; returns the status."""
-        request = urllib.request.Request(f"{self.url}/api/v1/lineage", data=line.encode(), method="POST",
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            f"{self.url}/api/v1/lineage",
+            data=line.encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(request, timeout=60) as answer:
                 return int(answer.status)
@@ -77,16 +81,35 @@ def marquez_server() -> Iterator[Marquez]:
     pg_dir = tempfile.mkdtemp(prefix="marquez-pg-")
     run_dir = tempfile.mkdtemp(prefix="marquez-run-")
     port = _free_port()
-    env = {**os.environ, "MARQUEZ_PORT": str(port), "MARQUEZ_ADMIN_PORT": str(_free_port()),
-           "POSTGRES_PORT": str(_free_port()), "MARQUEZ_PG_DIR": pg_dir, "MARQUEZ_RUN_DIR": run_dir}
+    env = {
+        **os.environ,
+        "MARQUEZ_PORT": str(port),
+        "MARQUEZ_ADMIN_PORT": str(_free_port()),
+        "POSTGRES_PORT": str(_free_port()),
+        "MARQUEZ_PG_DIR": pg_dir,
+        "MARQUEZ_RUN_DIR": run_dir,
+    }
     try:
-        started = subprocess.run(["bash", str(SCRIPTS / "start.sh")], env=env, capture_output=True, text=True,
-                                 stdin=subprocess.DEVNULL, timeout=START_SECONDS, check=False)
+        started = subprocess.run(
+            ["bash", str(SCRIPTS / "start.sh")],
+            env=env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=START_SECONDS,
+            check=False,
+        )
         if started.returncode != 0:
             raise RuntimeError(f"start.sh exited {started.returncode}: {started.stderr[-3000:]}")
         yield Marquez(f"http://127.0.0.1:{port}")
     finally:
-        subprocess.run(["bash", str(SCRIPTS / "stop.sh"), "--wipe"], env=env, capture_output=True,
-                       stdin=subprocess.DEVNULL, timeout=120, check=False)
+        subprocess.run(
+            ["bash", str(SCRIPTS / "stop.sh"), "--wipe"],
+            env=env,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+            check=False,
+        )
         shutil.rmtree(run_dir, ignore_errors=True)
         shutil.rmtree(pg_dir, ignore_errors=True)

@@ -23,7 +23,8 @@ def test_start_and_complete_name_each_dataset_alike(demo_run: DemoRun):
                 fields = [(f["name"], f["type"]) for f in dataset["facets"]["schema"]["fields"]]
                 assert all(kind for _, kind in fields), (event["job"]["name"], dataset["name"])
                 by_run.setdefault(event["run"]["runId"], {}).setdefault(f"{side}:{dataset['name']}", {})[
-                    event["eventType"]] = fields
+                    event["eventType"]
+                ] = fields
     assert len(by_run) == 8
     for datasets in by_run.values():
         for shown in datasets.values():

@@ -11,27 +11,33 @@ from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
 from airflow_lineage_governance.refs import TableRef
 
 
-@pytest.mark.parametrize(("sql", "target"), [
-    ("-- a comment\ncreate or replace table Marketing.Audience as select 1", "marketing.audience"),
-    ("/* block */ INSERT INTO analytics.daily_revenue select 1", "analytics.daily_revenue"),
-    ('create table if not exists "a"."b" as select 1', "a.b"),
-    ("create table cat.db.t as select 1", "cat.db.t"),
-    ("-- upsert\nmerge into analytics.learner_dim d using s on d.id = s.id when matched then delete",
-     "analytics.learner_dim"),
-    ("UPDATE shop.orders SET amount = 1", "shop.orders"),
-    ("delete from analytics.learner_dim where learner_id = 1", "analytics.learner_dim"),
-    ("select 1", None),
-    ("create table {{ params.table }} as select 1", None),
-    ("create table unqualified as select 1", None),
-])
+@pytest.mark.parametrize(
+    ("sql", "target"),
+    [
+        ("-- a comment\ncreate or replace table Marketing.Audience as select 1", "marketing.audience"),
+        ("/* block */ INSERT INTO analytics.daily_revenue select 1", "analytics.daily_revenue"),
+        ('create table if not exists "a"."b" as select 1', "a.b"),
+        ("create table cat.db.t as select 1", "cat.db.t"),
+        (
+            "-- upsert\nmerge into analytics.learner_dim d using s on d.id = s.id when matched then delete",
+            "analytics.learner_dim",
+        ),
+        ("UPDATE shop.orders SET amount = 1", "shop.orders"),
+        ("delete from analytics.learner_dim where learner_id = 1", "analytics.learner_dim"),
+        ("select 1", None),
+        ("create table {{ params.table }} as select 1", None),
+        ("create table unqualified as select 1", None),
+    ],
+)
 def test_the_target_is_read_from_the_text(sql, target):
     found = target_in_text(sql)
     assert (str(found) if found else None) == target
 
 
 def test_the_asset_uri_is_the_lineage_namespace_and_the_table_path():
-    assert asset_uri("iceberg://platform", TableRef.parse("marketing.audience")) == \
-        "iceberg://platform/marketing/audience"
+    assert (
+        asset_uri("iceberg://platform", TableRef.parse("marketing.audience")) == "iceberg://platform/marketing/audience"
+    )
 
 
 def test_each_task_declares_its_table_as_an_outlet(tmp_path):

@@ -15,9 +15,13 @@ from pyiceberg.types import DecimalType, IntegerType, LongType, NestedField, Str
 from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_local_catalog
 from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
 
-ORDERS = Schema(NestedField(1, "order_id", LongType()), NestedField(2, "qty", IntegerType()),
-                NestedField(3, "amount", DecimalType(10, 2)), NestedField(4, "note", StringType()),
-                NestedField(5, "address", StructType(NestedField(6, "city", StringType()))))
+ORDERS = Schema(
+    NestedField(1, "order_id", LongType()),
+    NestedField(2, "qty", IntegerType()),
+    NestedField(3, "amount", DecimalType(10, 2)),
+    NestedField(4, "note", StringType()),
+    NestedField(5, "address", StructType(NestedField(6, "city", StringType()))),
+)
 
 
 @pytest.fixture
@@ -25,8 +29,12 @@ def catalog(tmp_path, monkeypatch):
     catalog = open_local_catalog(tmp_path)
     catalog.create_namespace("shop")
     table = catalog.create_table("shop.orders", schema=ORDERS)
-    table.append(pa.Table.from_pylist([{"order_id": 1, "qty": 2, "amount": None, "note": "a",
-                                        "address": {"city": "Lyon"}}], schema=table.schema().as_arrow()))
+    table.append(
+        pa.Table.from_pylist(
+            [{"order_id": 1, "qty": 2, "amount": None, "note": "a", "address": {"city": "Lyon"}}],
+            schema=table.schema().as_arrow(),
+        )
+    )
     extra = {**local_catalog_properties(tmp_path), "catalog_name": "platform", "lineage_namespace": "iceberg://t"}
     monkeypatch.setenv("AIRFLOW_CONN_ICEBERG_DEFAULT", json.dumps({"conn_type": "iceberg_catalog", "extra": extra}))
     return catalog
@@ -49,15 +57,25 @@ def run(sql: str):
     return start, operator.get_openlineage_facets_on_complete(ti)
 
 
-ORDER_FIELDS = [("order_id", "long"), ("qty", "int"), ("amount", "decimal(10, 2)"), ("note", "string"),
-                ("address", "struct<city: string>")]
+ORDER_FIELDS = [
+    ("order_id", "long"),
+    ("qty", "int"),
+    ("amount", "decimal(10, 2)"),
+    ("note", "string"),
+    ("address", "struct<city: string>"),
+]
 
 
 def test_a_new_table_is_named_with_the_types_duckdb_binds(catalog):
-    start, complete = run("create table shop.totals as select note, sum(amount) as total, count(*) as n, "
-                          "max(qty) + 1 as most, address.city as city from shop.orders group by note, address.city")
-    assert fields(start) == fields(complete) == [[("note", "string"), ("total", "decimal(38, 2)"), ("n", "long"),
-                                                  ("most", "int"), ("city", "string")]]
+    start, complete = run(
+        "create table shop.totals as select note, sum(amount) as total, count(*) as n, "
+        "max(qty) + 1 as most, address.city as city from shop.orders group by note, address.city"
+    )
+    assert (
+        fields(start)
+        == fields(complete)
+        == [[("note", "string"), ("total", "decimal(38, 2)"), ("n", "long"), ("most", "int"), ("city", "string")]]
+    )
     assert input_fields(start) == input_fields(complete) == [ORDER_FIELDS]
 
 
@@ -76,8 +94,9 @@ def test_a_replace_that_changes_the_types_is_named_by_complete_only(catalog):
 
 
 def test_a_type_no_iceberg_type_holds_names_no_output(catalog):
-    operator = IcebergSqlOperator(task_id="t", sql="create table shop.spans as select interval 1 day as span "
-                                                   "from shop.orders")
+    operator = IcebergSqlOperator(
+        task_id="t", sql="create table shop.spans as select interval 1 day as span from shop.orders"
+    )
     start = operator.get_openlineage_facets_on_start()
     assert start.outputs == [] and input_fields(start) == [ORDER_FIELDS]
 
@@ -92,8 +111,17 @@ def test_start_names_the_new_table_from_the_lineages_binding_without_a_connectio
 
     monkeypatch.setattr(read, "sandboxed_connection", refused)
     monkeypatch.setattr(result_schema, "sandboxed_connection", refused)
-    start = IcebergSqlOperator(task_id="t", sql="create table shop.parts as select a.order_id, a.amount * b.qty as "
-                                                "total, [a.note] as notes, b.address from shop.orders a, shop.orders b "
-                                                "where a.order_id = b.order_id").get_openlineage_facets_on_start()
-    assert fields(start) == [[("order_id", "long"), ("total", "decimal(18, 2)"), ("notes", "list<string>"),
-                              ("address", "struct<city: string>")]]
+    start = IcebergSqlOperator(
+        task_id="t",
+        sql="create table shop.parts as select a.order_id, a.amount * b.qty as "
+        "total, [a.note] as notes, b.address from shop.orders a, shop.orders b "
+        "where a.order_id = b.order_id",
+    ).get_openlineage_facets_on_start()
+    assert fields(start) == [
+        [
+            ("order_id", "long"),
+            ("total", "decimal(18, 2)"),
+            ("notes", "list<string>"),
+            ("address", "struct<city: string>"),
+        ]
+    ]

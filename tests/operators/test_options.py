@@ -13,10 +13,13 @@ def test_partition_by_is_read_at_parse_time():
     assert task.partition_by == ["day(x)", "y"] and task.write_mode == "append"
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"partition_by": ["week(paid_at)"]}, "the partition_by entry 'week(paid_at)' is not a partition transform"),
-    ({"write_mode": "upsert"}, "write_mode 'upsert' is not one of append, overwrite_partitions"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"partition_by": ["week(paid_at)"]}, "the partition_by entry 'week(paid_at)' is not a partition transform"),
+        ({"write_mode": "upsert"}, "write_mode 'upsert' is not one of append, overwrite_partitions"),
+    ],
+)
 def test_a_bad_option_fails_the_parse_with_one_sentence(options, message):
     with pytest.raises(PartitionSpecError) as raised:
         IcebergSqlOperator(task_id="revenue", sql="insert into a.b select 1", target="a.b", **options)

@@ -14,17 +14,32 @@ from learning_platform.seed import generate, seed_platform
 from learning_platform.tables import SOURCE_TABLES
 
 EXPECTED_COLUMNS = {
-    "crm.learners": ["learner_id", "full_name", "email", "country", "marketing_consent", "status",
-                     "date_of_birth", "created_at"],
+    "crm.learners": [
+        "learner_id",
+        "full_name",
+        "email",
+        "country",
+        "marketing_consent",
+        "status",
+        "date_of_birth",
+        "created_at",
+    ],
     "learning.courses": ["course_id", "title", "category", "price_usd", "published_at"],
     "learning.enrollments": ["enrollment_id", "learner_id", "course_id", "enrolled_at", "completed_at"],
     "learning.reviews": ["review_id", "course_id", "learner_id", "rating", "body", "created_at"],
     "learning.events": ["event_id", "learner_id", "course_id", "event_type", "occurred_at"],
     "billing.payments": ["payment_id", "learner_id", "course_id", "amount", "status", "paid_at"],
 }
-EXPECTED_ROWS = {"crm.learners": 3000, "learning.courses": 60, "learning.enrollments": 9000,
-                 "learning.reviews": 3000, "learning.events": 30000, "billing.payments": 8000,
-                 "billing.refunds": 400, "support.tickets": 600}
+EXPECTED_ROWS = {
+    "crm.learners": 3000,
+    "learning.courses": 60,
+    "learning.enrollments": 9000,
+    "learning.reviews": 3000,
+    "learning.events": 30000,
+    "billing.payments": 8000,
+    "billing.refunds": 400,
+    "support.tickets": 600,
+}
 
 
 @pytest.fixture(scope="module")
@@ -95,5 +110,7 @@ def test_the_dag_processor_parses_the_dags_and_skips_the_demo_package():
 
     from tests.integration.sandbox import DAGS
 
-    assert sorted(Path(p).name for p in list_py_file_paths(str(DAGS))) == ["lineage_governance.py",
-                                                                           "platform_nightly.py"]
+    assert sorted(Path(p).name for p in list_py_file_paths(str(DAGS))) == [
+        "lineage_governance.py",
+        "platform_nightly.py",
+    ]

@@ -23,17 +23,33 @@ from tests.events import NS, Listed, complete, output, source
 
 pytestmark = pytest.mark.reliability
 
-BASE = complete("p.offers", output("marketing.offers", {
-    "learner_id": ["crm.learners.learner_id"],
-    "country": [source("crm.learners.country"), source("crm.learners.email", "INDIRECT", "FILTER")]},
-    rows=["crm.learners.date_of_birth"], schema=["learner_id", "country"]),
-    dag_run="run-1", try_number=1, inputs=[{"namespace": NS, "name": "crm.learners", "facets": {
-        "schema": {"fields": [{"name": "email", "type": "string"}]}}}])
+BASE = complete(
+    "p.offers",
+    output(
+        "marketing.offers",
+        {
+            "learner_id": ["crm.learners.learner_id"],
+            "country": [source("crm.learners.country"), source("crm.learners.email", "INDIRECT", "FILTER")],
+        },
+        rows=["crm.learners.date_of_birth"],
+        schema=["learner_id", "country"],
+    ),
+    dag_run="run-1",
+    try_number=1,
+    inputs=[
+        {
+            "namespace": NS,
+            "name": "crm.learners",
+            "facets": {"schema": {"fields": [{"name": "email", "type": "string"}]}},
+        }
+    ],
+)
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-    max_leaves=8)
+    max_leaves=8,
+)
 
 
 def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -81,8 +97,14 @@ def test_any_value_in_any_position_is_counted_never_a_crash(tmp_path_factory, po
     path = tmp_path_factory.mktemp("fuzz") / "events.jsonl"
     path.write_text(json.dumps(BASE) + "\n" + json.dumps(event) + "\n")
     events, report = read_events(FileEventSource(path), "platform")
-    read_as_events = len(events) + report.wrong_shape + report.unknown_type + report.other_namespace \
-        + report.duplicates + report.malformed
+    read_as_events = (
+        len(events)
+        + report.wrong_shape
+        + report.unknown_type
+        + report.other_namespace
+        + report.duplicates
+        + report.malformed
+    )
     assert read_as_events == 2  # every line is either an event or counted
     rules = Rules(namespace=NS)
     graph = build_graph(events, NS)
@@ -107,5 +129,3 @@ def test_a_wrong_shaped_part_of_a_kept_event_is_counted():
     events, _ = read_events(Listed([broken]))
     graph = build_graph(events, NS)
     assert graph.wrong_parts == 3
-
-

@@ -19,24 +19,69 @@ NS = "iceberg://platform"
 
 
 def complete(job: str, run_id: str, time_: str, dag_run: str, try_number: int = 1, event_type: str = "COMPLETE"):
-    return {"eventType": event_type, "eventTime": time_, "producer": "test",
-            "run": {"runId": run_id, "facets": {"airflow": {"dagRun": {"run_id": dag_run},
-                                                            "taskInstance": {"try_number": try_number}}}},
-            "job": {"namespace": "platform", "name": job},
-            "inputs": [], "outputs": [{"namespace": NS, "name": "marketing.birthday_offers", "facets": {
-                "columnLineage": {"fields": {"learner_id": {"inputFields": [
-                    {"namespace": NS, "name": "crm.learners", "field": "learner_id",
-                     "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}]}]}},
-                    "dataset": [{"namespace": NS, "name": "crm.learners", "field": "date_of_birth",
-                                 "transformations": [{"type": "INDIRECT", "subtype": "FILTER"}]}]}}}]}
+    return {
+        "eventType": event_type,
+        "eventTime": time_,
+        "producer": "test",
+        "run": {
+            "runId": run_id,
+            "facets": {"airflow": {"dagRun": {"run_id": dag_run}, "taskInstance": {"try_number": try_number}}},
+        },
+        "job": {"namespace": "platform", "name": job},
+        "inputs": [],
+        "outputs": [
+            {
+                "namespace": NS,
+                "name": "marketing.birthday_offers",
+                "facets": {
+                    "columnLineage": {
+                        "fields": {
+                            "learner_id": {
+                                "inputFields": [
+                                    {
+                                        "namespace": NS,
+                                        "name": "crm.learners",
+                                        "field": "learner_id",
+                                        "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}],
+                                    }
+                                ]
+                            }
+                        },
+                        "dataset": [
+                            {
+                                "namespace": NS,
+                                "name": "crm.learners",
+                                "field": "date_of_birth",
+                                "transformations": [{"type": "INDIRECT", "subtype": "FILTER"}],
+                            }
+                        ],
+                    }
+                },
+            }
+        ],
+    }
 
 
-GARBAGE = ["{not json", "[1, 2, 3]", '"a string"', "null", '{"eventType": 3, "run": "x"}',
-           '{"eventType": "COMPLETE", "run": {"runId": 7}, "job": {"name": "p.x"}, "eventTime": "t"}',
-           json.dumps({"eventType": "TELEPORT", "eventTime": "2026-10-01T02:00:00Z", "run": {"runId": "u"},
-                       "job": {"namespace": "platform", "name": "p.weird"}})]
-WRONG_PARTS = ('{"eventType": "COMPLETE", "outputs": "not a list", "inputs": [3], "run": {"runId": "w"}, '
-               '"job": {"namespace": "platform", "name": "p.w"}, "eventTime": "2026-10-01T02:00:00Z"}')
+GARBAGE = [
+    "{not json",
+    "[1, 2, 3]",
+    '"a string"',
+    "null",
+    '{"eventType": 3, "run": "x"}',
+    '{"eventType": "COMPLETE", "run": {"runId": 7}, "job": {"name": "p.x"}, "eventTime": "t"}',
+    json.dumps(
+        {
+            "eventType": "TELEPORT",
+            "eventTime": "2026-10-01T02:00:00Z",
+            "run": {"runId": "u"},
+            "job": {"namespace": "platform", "name": "p.weird"},
+        }
+    ),
+]
+WRONG_PARTS = (
+    '{"eventType": "COMPLETE", "outputs": "not a list", "inputs": [3], "run": {"runId": "w"}, '
+    '"job": {"namespace": "platform", "name": "p.w"}, "eventTime": "2026-10-01T02:00:00Z"}'
+)
 
 
 def test_a_100_megabyte_file_of_mostly_garbage_keeps_every_finding(tmp_path):
@@ -67,8 +112,12 @@ def test_a_100_megabyte_file_of_mostly_garbage_keeps_every_finding(tmp_path):
     assert report.unknown_type > 0 and report.wrong_shape > 0 and report.malformed > 0
     found = understated(governance.proposals, governance.rules)
     assert [(u.column, u.proposed, u.decided_by.source) for u in found] == [
-        (ColumnRef.parse("marketing.birthday_offers.learner_id"), "personal",
-         ColumnRef.parse("crm.learners.date_of_birth"))]
+        (
+            ColumnRef.parse("marketing.birthday_offers.learner_id"),
+            "personal",
+            ColumnRef.parse("crm.learners.date_of_birth"),
+        )
+    ]
     states = {"birthday_offers": "success", "course_performance": "success"}
     missing = missing_completes(states, governance.events, "p", "run-1")
     assert [m.evidence["task_id"] for m in missing] == ["course_performance"]

@@ -70,8 +70,11 @@ def test_two_thousand_columns():
 
 def test_unicode_and_quoted_identifiers():
     schema = {"crm": {"élèves": {"prénom": "string", "Order Id": "long", "e-mail": "string"}}}
-    lineage = bounded('create table out."Tabelle" as select e."prénom", e."Order Id" as "Bestell Nr", '
-                      'e."e-mail" from crm."élèves" e where e."e-mail" like ?', schema)
+    lineage = bounded(
+        'create table out."Tabelle" as select e."prénom", e."Order Id" as "Bestell Nr", '
+        'e."e-mail" from crm."élèves" e where e."e-mail" like ?',
+        schema,
+    )
     # DuckDB keeps a quoted alias as written, so the written table has the column "Bestell Nr".
     assert [c.name for c in lineage.columns] == ["prénom", "Bestell Nr", "e-mail"]
     assert lineage.column("Bestell Nr").inputs[0].source == ColumnRef.parse("crm.élèves.order id")

@@ -21,8 +21,13 @@ FIGURES = REPO / ".cache" / "reliability"
 
 
 def writer(bench: BenchCatalog, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tests.reliability.writer", bench.argument, *args], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.reliability.writer", bench.argument, *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_started(process: subprocess.Popen) -> None:
@@ -75,11 +80,16 @@ def test_sigkill_at_random_points_leaves_the_table_whole(bench_catalog):
             assert total == base + ROWS * current, "the table holds a mix of two writes"
             outcomes["unchanged"] += 1
     # On the REST server the warehouse is the session's: only this test's table files count.
-    data_files = {str(p) for p in bench.warehouse.rglob("*.parquet")
-                  if "/bench/dst/" in str(p) and p.stat().st_mtime >= written_after}
+    data_files = {
+        str(p)
+        for p in bench.warehouse.rglob("*.parquet")
+        if "/bench/dst/" in str(p) and p.stat().st_mtime >= written_after
+    }
     orphans = len(data_files - referenced_files(bench, "bench.dst"))
-    record(bench.figures_name("sigkill"), {"kills": 20, **outcomes, "orphan_data_files": orphans,
-                       "uninterrupted_write_seconds": round(duration, 2)})
+    record(
+        bench.figures_name("sigkill"),
+        {"kills": 20, **outcomes, "orphan_data_files": orphans, "uninterrupted_write_seconds": round(duration, 2)},
+    )
     assert outcomes["unchanged"] + outcomes["written"] == 20
 
 
@@ -94,8 +104,10 @@ def test_four_writers_insert_every_row_exactly_once(bench_catalog):
     table = bench.open().load_table("bench.log").scan().to_arrow()
     ids = table.column("id").to_pylist()
     assert len(ids) == 4 * 25 * 1000 and len(set(ids)) == len(ids)
-    record(bench.figures_name("concurrent_inserts"),
-           {"writers": 4, "batches_each": 25, "rows": len(ids), "seconds": round(seconds, 1)})
+    record(
+        bench.figures_name("concurrent_inserts"),
+        {"writers": 4, "batches_each": 25, "rows": len(ids), "seconds": round(seconds, 1)},
+    )
 
 
 def test_two_concurrent_ctas_one_wins_whole(bench_catalog):

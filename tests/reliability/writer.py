@@ -23,16 +23,26 @@ def main() -> None:
     catalog = open_catalog("bench", properties)
     print("started", flush=True)
     if mode == "ctas":
-        run_statement(catalog, kind=StatementKind.CREATE_TABLE_AS, target=TableRef(("bench",), "dst"), sources=[SOURCE],
-                      query=f"select s.id, s.value + {number} as value from bench.src s")
+        run_statement(
+            catalog,
+            kind=StatementKind.CREATE_TABLE_AS,
+            target=TableRef(("bench",), "dst"),
+            sources=[SOURCE],
+            query=f"select s.id, s.value + {number} as value from bench.src s",
+        )
     else:
         batches = int(sys.argv[4])
         for batch in range(batches):
             offset = (number * batches + batch) * 1000
-            run_statement(catalog, kind=StatementKind.INSERT, target=TableRef(("bench",), "log"), sources=[SOURCE],
-                          insert_columns=["id", "value"],
-                          query=f"select s.id + {offset} as id, s.value from bench.src s where s.id < 1000",
-                          snapshot_properties={"airflow.write_key": f"worker{number}/batch{batch}"})
+            run_statement(
+                catalog,
+                kind=StatementKind.INSERT,
+                target=TableRef(("bench",), "log"),
+                sources=[SOURCE],
+                insert_columns=["id", "value"],
+                query=f"select s.id + {offset} as id, s.value from bench.src s where s.id < 1000",
+                snapshot_properties={"airflow.write_key": f"worker{number}/batch{batch}"},
+            )
     print("done", flush=True)
 
 

@@ -41,9 +41,21 @@ class Browser:
         (profile / "DevToolsActivePort").unlink(missing_ok=True)
         self._log = (profile / "chromium.log").open("w")
         self.process = subprocess.Popen(
-            [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-             f"--user-data-dir={profile}", "--remote-debugging-port=0", f"--window-size={WIDTH},{HEIGHT}",
-             "about:blank"], stdout=subprocess.DEVNULL, stderr=self._log)
+            [
+                chromium(),
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--no-first-run",
+                f"--user-data-dir={profile}",
+                "--remote-debugging-port=0",
+                f"--window-size={WIDTH},{HEIGHT}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+        )
         self._id = 0
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 60

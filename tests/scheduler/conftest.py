@@ -36,12 +36,14 @@ def airflow_cfg(events, reports) -> str:
     # next poke before it sees the last one end, and it then fails the sensor ("state changed externally").
     # Airflow writes its own airflow.cfg, with these two secrets, only when none exists; every component must
     # share the JWT secret, or the api-server refuses the tokens the scheduler's workers present.
-    return (f"[api_auth]\njwt_secret = {secrets.token_urlsafe(32)}\n\n"
-            f"[api]\nsecret_key = {secrets.token_urlsafe(32)}\n\n"
-            f"[core]\nsimple_auth_manager_users = {','.join(f'{u}:{r}' for u, r in USERS.items())}\n\n"
-            f"[openlineage]\nnamespace = platform\ntransport = {transport}\n\n"
-            f"[lineage_governance]\nreport_folder = {reports}\nwait_seconds = 300\npoke_seconds = 20\n"
-            f"governance_dir = {REPO / 'governance'}\n")
+    return (
+        f"[api_auth]\njwt_secret = {secrets.token_urlsafe(32)}\n\n"
+        f"[api]\nsecret_key = {secrets.token_urlsafe(32)}\n\n"
+        f"[core]\nsimple_auth_manager_users = {','.join(f'{u}:{r}' for u, r in USERS.items())}\n\n"
+        f"[openlineage]\nnamespace = platform\ntransport = {transport}\n\n"
+        f"[lineage_governance]\nreport_folder = {reports}\nwait_seconds = 300\npoke_seconds = 20\n"
+        f"governance_dir = {REPO / 'governance'}\n"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -53,8 +55,11 @@ def stack(tmp_path_factory):
     dags = root / "dags"
     shutil.copytree(REPO / "dags", dags, ignore=shutil.ignore_patterns("__pycache__"))
     seed_platform(open_local_catalog(root / "catalog"))
-    catalog = {**local_catalog_properties(root / "catalog"), "catalog_name": "platform",
-               "lineage_namespace": "iceberg://platform"}
+    catalog = {
+        **local_catalog_properties(root / "catalog"),
+        "catalog_name": "platform",
+        "lineage_namespace": "iceberg://platform",
+    }
     home = root / "airflow"
     home.mkdir()
     (home / "airflow.cfg").write_text(airflow_cfg(root / "events.jsonl", root / "reports"))

@@ -36,9 +36,12 @@ def stop_stack(home: Path) -> None:
 
 def token(url: str, username: str, password: str) -> str:
     """Returns a JWT of the user from the simple auth manager's token endpoint (POST /auth/token)."""
-    request = urllib.request.Request(f"{url}/auth/token", method="POST",
-                                     data=json.dumps({"username": username, "password": password}).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{url}/auth/token",
+        method="POST",
+        data=json.dumps({"username": username, "password": password}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=60) as response:
         return str(json.loads(response.read())["access_token"])
 
@@ -63,11 +66,11 @@ class Api:
     def _headers(self, accept: str) -> dict[str, str]:
         return {"Content-Type": "application/json", "Accept": accept, "Authorization": f"Bearer {self.token}"}
 
-    def call(self, method: str, path: str, body: dict[str, Any] | None = None,
-             accept: str = "application/json") -> Any:
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None, accept: str = "application/json") -> Any:
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(f"{self.url}/api/v2{path}", data=data, method=method,
-                                         headers=self._headers(accept))
+        request = urllib.request.Request(
+            f"{self.url}/api/v2{path}", data=data, method=method, headers=self._headers(accept)
+        )
         with urllib.request.urlopen(request, timeout=60) as response:
             raw = response.read()
         return json.loads(raw) if raw and accept == "application/json" else raw.decode()
@@ -103,8 +106,11 @@ class Api:
 
     def log_lines(self, dag_id: str, run_id: str, task_id: str, try_number: int = 1) -> list[str]:
         """Returns the task log's lines as the UI shows them (every line's event), group markers included."""
-        found = self.call("GET", f"/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id)}/taskInstances/{task_id}"
-                                 f"/logs/{try_number}?full_content=true")
+        found = self.call(
+            "GET",
+            f"/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id)}/taskInstances/{task_id}"
+            f"/logs/{try_number}?full_content=true",
+        )
         content = found.get("content", [])
         return [str(item.get("event", "")) if isinstance(item, dict) else str(item) for item in content]
 
@@ -118,8 +124,11 @@ class Api:
 
     def xcom(self, dag_id: str, run_id: str, task_id: str, key: str) -> Any:
         """Returns the value of a task's XCom entry."""
-        found = self.call("GET", f"/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id)}/taskInstances/{task_id}"
-                                 f"/xcomEntries/{key}?deserialize=true")
+        found = self.call(
+            "GET",
+            f"/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id)}/taskInstances/{task_id}"
+            f"/xcomEntries/{key}?deserialize=true",
+        )
         value = found["value"]
         return json.loads(value) if isinstance(value, str) and value.startswith("{") else value
 

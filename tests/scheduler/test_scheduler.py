@@ -18,8 +18,17 @@ PLATFORM = "platform_nightly"
 GOVERNANCE = "lineage_governance"
 LOGICAL_DATE = "2026-10-01T02:00:00+00:00"
 CONCURRENT_DATES = ("2026-10-02T02:00:00+00:00", "2026-10-03T02:00:00+00:00")
-PLATFORM_TASKS = ("birthday_offers", "course_performance", "daily_revenue", "learner_activity", "learner_dim",
-                  "learner_erasure", "marketing_audience", "marketing_export", "review_corpus")
+PLATFORM_TASKS = (
+    "birthday_offers",
+    "course_performance",
+    "daily_revenue",
+    "learner_activity",
+    "learner_dim",
+    "learner_erasure",
+    "marketing_audience",
+    "marketing_export",
+    "review_corpus",
+)
 OPERATOR_TASKS = tuple(t for t in PLATFORM_TASKS if t != "marketing_export")
 SHORT_SECRET = "Skipping masking for a secret as it's too short"
 FINDING_LINES = ("unaccounted table: marketing.campaign_list: in the catalog", "marketing.birthday_offers.country")
@@ -76,8 +85,10 @@ def test_platform_and_governance_run_under_a_real_scheduler(stack, browser, scre
     log = api.log(PLATFORM, platform_run, "marketing_audience")
     assert "Lineage of marketing.audience" in log
     assert "email" in log and "crm.learners.email (DIRECT IDENTITY)" in log
-    for dag_id, run_id, tasks in ((PLATFORM, platform_run, PLATFORM_TASKS),
-                                  (GOVERNANCE, governance_run, tuple(expected_governance_states()))):
+    for dag_id, run_id, tasks in (
+        (PLATFORM, platform_run, PLATFORM_TASKS),
+        (GOVERNANCE, governance_run, tuple(expected_governance_states())),
+    ):
         for task_id in tasks:
             assert SHORT_SECRET not in api.log(dag_id, run_id, task_id), f"{dag_id}.{task_id}"
 
@@ -91,13 +102,21 @@ def test_platform_and_governance_run_under_a_real_scheduler(stack, browser, scre
     assert report["coverage"]["target_run_id"] == platform_run
 
     summary = api.xcom(GOVERNANCE, governance_run, "write_report", "report")
-    assert summary == {"report": str(report_path), "markdown": str(report_path.with_suffix(".md")),
-                       "findings": 5, "errors": 3, "warnings": 2}
+    assert summary == {
+        "report": str(report_path),
+        "markdown": str(report_path.with_suffix(".md")),
+        "findings": 5,
+        "errors": 3,
+        "warnings": 2,
+    }
     report_lines = api.log_lines(GOVERNANCE, governance_run, "write_report")
     for wanted in FINDING_LINES:
         assert outside_groups(report_lines, wanted), wanted
-    failure = api.call("GET", f"/dags/{GOVERNANCE}/dagRuns/{urllib.parse.quote(governance_run, safe='')}"
-                              f"/taskInstances/write_report/logs/1?full_content=true")
+    failure = api.call(
+        "GET",
+        f"/dags/{GOVERNANCE}/dagRuns/{urllib.parse.quote(governance_run, safe='')}"
+        f"/taskInstances/write_report/logs/1?full_content=true",
+    )
     assert f"see {report_path.with_suffix('.md')}" in json.dumps(failure)  # the failure names its own report
 
     events = {e["uri"]: e for e in api.asset_events(PLATFORM, platform_run)}
@@ -116,10 +135,14 @@ def seen_in_the_ui(api, chromium: browser.Browser, platform_run: str, governance
     platform = f"dags/{PLATFORM}/runs/{urllib.parse.quote(platform_run, safe='')}"
     pages = {
         "grid": (api.ui(platform), ["marketing_audience", "review_corpus", "marketing_export"]),
-        "operator-log": (api.ui(f"{platform}/tasks/marketing_audience"),
-                         ["Lineage of marketing.audience", "crm.learners.email (DIRECT IDENTITY)"]),
-        "report-log": (api.ui(f"dags/{GOVERNANCE}/runs/{urllib.parse.quote(governance_run, safe='')}"
-                              f"/tasks/write_report"), list(FINDING_LINES)),
+        "operator-log": (
+            api.ui(f"{platform}/tasks/marketing_audience"),
+            ["Lineage of marketing.audience", "crm.learners.email (DIRECT IDENTITY)"],
+        ),
+        "report-log": (
+            api.ui(f"dags/{GOVERNANCE}/runs/{urllib.parse.quote(governance_run, safe='')}/tasks/write_report"),
+            list(FINDING_LINES),
+        ),
     }
     for name, (url, wanted) in pages.items():
         chromium.open(url)

@@ -48,10 +48,16 @@ def runs(stack):
 def routes(platform_run: str, governance_run: str) -> list[str]:
     """Returns every route of the plugin's app, with real arguments."""
     run = f"dag_id={GOVERNANCE}&run_id={_q(governance_run)}"
-    return ["lineage-governance/", "lineage-governance/governance", f"lineage-governance/run?{run}",
-            f"lineage-governance/report?{run}&format=json", f"lineage-governance/report?{run}&format=md",
-            f"lineage-governance/lineage?dag_id={PLATFORM}&run_id={_q(platform_run)}&task_id=marketing_audience",
-            f"lineage-governance/impact?column={COLUMN}", f"lineage-governance/impact.json?column={COLUMN}"]
+    return [
+        "lineage-governance/",
+        "lineage-governance/governance",
+        f"lineage-governance/run?{run}",
+        f"lineage-governance/report?{run}&format=json",
+        f"lineage-governance/report?{run}&format=md",
+        f"lineage-governance/lineage?dag_id={PLATFORM}&run_id={_q(platform_run)}&task_id=marketing_audience",
+        f"lineage-governance/impact?column={COLUMN}",
+        f"lineage-governance/impact.json?column={COLUMN}",
+    ]
 
 
 def test_the_provider_plugin_is_loaded(stack):
@@ -59,7 +65,10 @@ def test_the_provider_plugin_is_loaded(stack):
     plugins = {p["name"]: p for p in api.call("GET", "/plugins")["plugins"]}
     ours = plugins["lineage_governance"]
     assert {v["name"]: v["destination"] for v in ours["external_views"]} == {
-        "Governance": "nav", "Impact": "nav", "Lineage": "task_instance"}
+        "Governance": "nav",
+        "Impact": "nav",
+        "Lineage": "task_instance",
+    }
     assert [a["url_prefix"] for a in ours["fastapi_apps"]] == ["/lineage-governance"]
     errors = api.call("GET", "/plugins/importErrors")["import_errors"]
     assert not [e for e in errors if "lineage_governance" in json.dumps(e)]
@@ -85,15 +94,26 @@ def test_the_governance_page_lists_the_runs_errors_and_warnings(stack, browser, 
     _, governance_run = runs
     browser.open(api.ui("plugin/lineage-governance"))
     text = browser.text(["Governance", governance_run, "3 errors", "2 warnings"])
-    row = browser.evaluate(f"Array.from({IFRAME}.querySelectorAll('tr.run')).map(r => r.innerText)"
-                           f".find(t => t.includes({json.dumps(governance_run)}))")
+    row = browser.evaluate(
+        f"Array.from({IFRAME}.querySelectorAll('tr.run')).map(r => r.innerText)"
+        f".find(t => t.includes({json.dumps(governance_run)}))"
+    )
     assert row and "3 errors" in row and "2 warnings" in row, text
     browser.screenshot(screenshots / "ui-governance.png")
 
-    browser.open(api.ui(f"plugin/lineage-governance/lineage-governance/run?dag_id={GOVERNANCE}"
-                        f"&run_id={_q(governance_run)}"))
-    wanted = ["3 errors", "2 warnings", "unaccounted table", "marketing.campaign_list", "understated classification",
-              "marketing.birthday_offers.country", "missing metadata", "marketing-team"]
+    browser.open(
+        api.ui(f"plugin/lineage-governance/lineage-governance/run?dag_id={GOVERNANCE}&run_id={_q(governance_run)}")
+    )
+    wanted = [
+        "3 errors",
+        "2 warnings",
+        "unaccounted table",
+        "marketing.campaign_list",
+        "understated classification",
+        "marketing.birthday_offers.country",
+        "missing metadata",
+        "marketing-team",
+    ]
     text = browser.text(wanted)
     for line in wanted:
         assert line in text, line
@@ -136,11 +156,27 @@ def test_the_impact_page_and_its_json_agree_with_the_cli(stack, browser, runs, s
 
     served = api.get(f"lineage-governance/impact.json?column={COLUMN}")
     printed = subprocess.run(
-        [sys.executable, "-m", "airflow_lineage_governance.cli", "impact", COLUMN, "--json", "--events",
-         str(root / "events.jsonl"), "--rules", str(REPO / "governance" / "lineage.toml"), "--metadata",
-         str(REPO / "governance" / "metadata.toml"), "--job-namespace", "platform"],
-        capture_output=True, timeout=300, cwd=REPO,
-        env={"PATH": str(Path(sys.executable).parent), "PYTHONPATH": str(REPO)})
+        [
+            sys.executable,
+            "-m",
+            "airflow_lineage_governance.cli",
+            "impact",
+            COLUMN,
+            "--json",
+            "--events",
+            str(root / "events.jsonl"),
+            "--rules",
+            str(REPO / "governance" / "lineage.toml"),
+            "--metadata",
+            str(REPO / "governance" / "metadata.toml"),
+            "--job-namespace",
+            "platform",
+        ],
+        capture_output=True,
+        timeout=300,
+        cwd=REPO,
+        env={"PATH": str(Path(sys.executable).parent), "PYTHONPATH": str(REPO)},
+    )
     assert printed.returncode == 0, printed.stderr
     assert served == printed.stdout
     answer = json.loads(served)

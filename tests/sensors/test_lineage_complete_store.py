@@ -12,10 +12,12 @@ from tests.events import event, write
 
 def test_the_sensor_reads_the_target_runs_events_of_its_namespace_from_the_store(tmp_path):
     store = str(tmp_path / "lineage-store.duckdb")
-    events = [event("START", "p.a", dag_run="run-1"),
-              event("COMPLETE", "p.a", dag_run="run-1", time="2026-10-01T03:00:00Z"),
-              event("COMPLETE", "p.b", dag_run="run-1", namespace="other"),
-              event("COMPLETE", "p.b", dag_run="run-0")]
+    events = [
+        event("START", "p.a", dag_run="run-1"),
+        event("COMPLETE", "p.a", dag_run="run-1", time="2026-10-01T03:00:00Z"),
+        event("COMPLETE", "p.b", dag_run="run-1", namespace="other"),
+        event("COMPLETE", "p.b", dag_run="run-0"),
+    ]
     with LineageStore.open(store, create=True) as opened:
         opened.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)))
     sensor = LineageCompleteSensor(task_id="wait", target_dag_id="p", store=store)

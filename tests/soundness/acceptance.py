@@ -22,8 +22,9 @@ def measure(examples: int) -> tuple[Counter[str], Counter[str], list[str]]:
     refusals: Counter[str] = Counter()
     violations: list[str] = []
 
-    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
-              database=None)
+    @settings(
+        max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None
+    )
     @given(statement())
     def one(sql: str) -> None:
         try:
@@ -55,8 +56,10 @@ def main() -> None:
     runs = outcomes["traced"] + outcomes["refused, though DuckDB runs it"]
     for outcome, count in outcomes.most_common():
         print(f"{count:6d}  {outcome}")
-    print(f"RESULT acceptance traced={outcomes['traced']} duckdb_runs={runs} "
-          f"rate={outcomes['traced'] / runs if runs else 0:.3f} violations={len(violations)}")
+    print(
+        f"RESULT acceptance traced={outcomes['traced']} duckdb_runs={runs} "
+        f"rate={outcomes['traced'] / runs if runs else 0:.3f} violations={len(violations)}"
+    )
     for sentence, count in refusals.most_common(10):
         print(f"{count:6d}  {sentence}")
     for violation in violations[:10]:

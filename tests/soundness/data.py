@@ -19,12 +19,25 @@ from learning_platform.tables import INCREMENTAL_TABLES, SOURCE_TABLES
 # with a struct column (`.*` and field references over a struct).
 TABLES: dict[str, pa.Schema] = {**SOURCE_TABLES, **INCREMENTAL_TABLES}
 TABLES["learning.events"] = TABLES["learning.events"].append(pa.field("tags", pa.list_(pa.string())))
-TABLES["support.contacts"] = pa.schema([
-    pa.field("contact_id", pa.int64()), pa.field("learner_id", pa.int64()),
-    pa.field("profile", pa.struct([pa.field("channel", pa.string()), pa.field("handle", pa.string())]))])
-ROWS = {"crm.learners": 24, "learning.courses": 7, "learning.enrollments": 40, "learning.reviews": 30,
-        "learning.events": 50, "billing.payments": 45, "billing.refunds": 12, "support.tickets": 20,
-        "support.contacts": 15, "analytics.daily_revenue": 5}
+TABLES["support.contacts"] = pa.schema(
+    [
+        pa.field("contact_id", pa.int64()),
+        pa.field("learner_id", pa.int64()),
+        pa.field("profile", pa.struct([pa.field("channel", pa.string()), pa.field("handle", pa.string())])),
+    ]
+)
+ROWS = {
+    "crm.learners": 24,
+    "learning.courses": 7,
+    "learning.enrollments": 40,
+    "learning.reviews": 30,
+    "learning.events": 50,
+    "billing.payments": 45,
+    "billing.refunds": 12,
+    "support.tickets": 20,
+    "support.contacts": 15,
+    "analytics.daily_revenue": 5,
+}
 # Foreign keys draw from the parent's ids and a little past them, so outer joins meet missing partners.
 PARENT = {"learner_id": "crm.learners", "course_id": "learning.courses", "payment_id": "billing.payments"}
 VOCABULARY: dict[str, tuple[str, ...]] = {
@@ -112,8 +125,9 @@ def _fresh(value: object, qualified: str) -> object:
     return value
 
 
-def perturbations(tables: dict[str, pa.Table], table: str, column: str,
-                  seed: int = 11) -> Iterator[dict[str, pa.Table]]:
+def perturbations(
+    tables: dict[str, pa.Table], table: str, column: str, seed: int = 11
+) -> Iterator[dict[str, pa.Table]]:
     """Yields copies of `tables` where one column's values changed: every value replaced by another, and the
     values shuffled across rows."""
     original = tables[table]

@@ -34,7 +34,7 @@ class DmlRunner:
             ref = TableRef.parse(name)
             self.connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{ref.namespace_name}"')
             self.connection.register(self._relation(name), table)
-            self.connection.execute(f"CREATE VIEW {self._quoted(ref)} AS SELECT * FROM \"{self._relation(name)}\"")
+            self.connection.execute(f'CREATE VIEW {self._quoted(ref)} AS SELECT * FROM "{self._relation(name)}"')
 
     @staticmethod
     def _relation(name: str) -> str:
@@ -44,8 +44,9 @@ class DmlRunner:
     def _quoted(ref: TableRef) -> str:
         return f'"{ref.namespace_name}"."{ref.name}"'
 
-    def run(self, sql: str, target: TableRef,
-            tables: dict[str, pa.Table] | None = None) -> tuple[list[str], list[tuple[object, ...]]]:
+    def run(
+        self, sql: str, target: TableRef, tables: dict[str, pa.Table] | None = None
+    ) -> tuple[list[str], list[tuple[object, ...]]]:
         """Returns the target's column names and rows after `sql` runs over the tables (a perturbed set when
         given); raises duckdb.Error when DuckDB refuses the statement."""
         given = tables or self.tables
@@ -70,8 +71,9 @@ def _multiset(rows: list[tuple[object, ...]]) -> Counter[str]:
     return Counter(repr(tuple(_normal(value) for value in row)) for row in rows)
 
 
-def check_dml(sql: str, runner: DmlRunner, schema: dict[str, dict[str, dict[str, str]]] | None = None, *,
-              tagged: bool = True) -> Verdict:
+def check_dml(
+    sql: str, runner: DmlRunner, schema: dict[str, dict[str, dict[str, str]]] | None = None, *, tagged: bool = True
+) -> Verdict:
     """Returns the oracle's verdict on a MERGE, UPDATE or DELETE over the runner's tables (whose catalog schema is
     `schema`, the generated tables' when None; `tagged` when their values carry the tags of their columns, as the
     generated tables' do); raises DuckDBRejected when DuckDB cannot run it on the unperturbed data."""
@@ -105,12 +107,15 @@ def check_dml(sql: str, runner: DmlRunner, schema: dict[str, dict[str, dict[str,
                 try:
                     after = _multiset(runner.run(runnable, target, changed)[1])
                 except duckdb.Error as error:
-                    verdict.violations.append(f"changing {table}.{column}, which the lineage names nowhere, makes "
-                                              f"DuckDB refuse the statement ({str(error).splitlines()[0]})")
+                    verdict.violations.append(
+                        f"changing {table}.{column}, which the lineage names nowhere, makes "
+                        f"DuckDB refuse the statement ({str(error).splitlines()[0]})"
+                    )
                     break
                 if after != base:
-                    verdict.violations.append(f"changing {table}.{column}, which the lineage names nowhere, "
-                                              "changes the target")
+                    verdict.violations.append(
+                        f"changing {table}.{column}, which the lineage names nowhere, changes the target"
+                    )
                     break
     if tagged:
         verdict.violations.extend(untraced_values(lineage, rows))

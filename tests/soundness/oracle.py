@@ -130,11 +130,11 @@ def check(sql: str, runner: Runner, schema: dict[str, dict[str, dict[str, str]]]
         written = [output.name for output in lineage.columns]
         created = runner.created_names(query)
         if written != created:
-            verdict.violations.append(f"DuckDB's CREATE TABLE ... AS names the columns {created}, the lineage "
-                                      f"{written}")
+            verdict.violations.append(
+                f"DuckDB's CREATE TABLE ... AS names the columns {created}, the lineage {written}"
+            )
         if written != names:  # the operator writes the SELECT's result under the SELECT's names
-            verdict.violations.append(f"the SELECT the operator runs names the columns {names}, the lineage "
-                                      f"{written}")
+            verdict.violations.append(f"the SELECT the operator runs names the columns {names}, the lineage {written}")
     ordered = statement.query.args.get("order") is not None
     base = _comparable(rows, ordered)
     named = {dep.source for output in lineage.columns for dep in output.inputs}
@@ -146,8 +146,9 @@ def check(sql: str, runner: Runner, schema: dict[str, dict[str, dict[str, str]]]
                 continue
             for changed in perturbations(runner.tables, table, column):
                 if _comparable(runner.run(query, changed)[1], ordered) != base:
-                    verdict.violations.append(f"changing {table}.{column}, which the lineage names nowhere, "
-                                              "changes the output")
+                    verdict.violations.append(
+                        f"changing {table}.{column}, which the lineage names nowhere, changes the output"
+                    )
                     break
     verdict.violations.extend(untraced_values(lineage, rows))
     return verdict
@@ -163,8 +164,10 @@ def untraced_values(lineage, rows) -> list[str]:
         for row in rows:
             seen |= tags_in(row[index])
         if seen - allowed:
-            found.append(f"column {output.name} holds values of {sorted(seen - allowed)}, which are not among its "
-                         f"DIRECT inputs {sorted(allowed)}")
+            found.append(
+                f"column {output.name} holds values of {sorted(seen - allowed)}, which are not among its "
+                f"DIRECT inputs {sorted(allowed)}"
+            )
     return found
 
 

@@ -16,8 +16,7 @@ TRACED = [
     "select e.event_id, t.tag from learning.events e cross join unnest(e.tags) as t(tag)",
     "select e.event_type, count(*) as n from learning.events e, unnest(e.tags) as u(tag) group by all",
     "select e.event_id, unnest(e.tags) as tag from learning.events e",
-    "select [l.email, l.full_name] as pair, struct_pack(a := l.country) as s, {'k': l.status} as k "
-    "from crm.learners l",
+    "select [l.email, l.full_name] as pair, struct_pack(a := l.country) as s, {'k': l.status} as k from crm.learners l",
     "select {'k': l.email}.k as k from crm.learners l",
     "select * exclude (email) from crm.learners",
     "select * replace (upper(email) as email) from crm.learners",
@@ -28,16 +27,14 @@ TRACED = [
     "select p.payment_id as x from billing.payments p order by x + p.amount limit 3",
     "select p.payment_id, p.amount as a from billing.payments p order by -a limit 3",
     "select p.learner_id, sum(p.amount) as s from billing.payments p group by all order by all",
-    "select distinct on (p.learner_id) p.learner_id, p.amount from billing.payments p "
-    "order by p.learner_id, p.paid_at",
+    "select distinct on (p.learner_id) p.learner_id, p.amount from billing.payments p order by p.learner_id, p.paid_at",
     "select distinct on (p.learner_id) p.amount from billing.payments p order by p.learner_id, p.paid_at",
     "select s.learner_id from (select distinct p.learner_id, p.course_id from billing.payments p) s",
     "select s.learner_id from (select p.learner_id, p.course_id from billing.payments p union "
     "select r.payment_id, r.payment_id from billing.refunds r) s",
     "select l.email from crm.learners l union select t.subject from support.tickets t",
     "select l.email from crm.learners l union all select t.subject from support.tickets t",
-    "select p.payment_id, count(distinct p.course_id) over (partition by p.learner_id) as n "
-    "from billing.payments p",
+    "select p.payment_id, count(distinct p.course_id) over (partition by p.learner_id) as n from billing.payments p",
     "select l.learner_id, (select max(p.amount) from billing.payments p where p.learner_id = l.learner_id) as m "
     "from crm.learners l",
     "select l.email, x.n from crm.learners l, lateral (select count(*) as n from billing.payments p "
@@ -54,7 +51,7 @@ TRACED = [
     "window w as (partition by p.learner_id)",
     "select (p.amount) from billing.payments p",
     "select distinct(p.status) from billing.payments p",
-    "select p.amount as \"Excess Discount Amount\", p.status as Status from billing.payments p",
+    'select p.amount as "Excess Discount Amount", p.status as Status from billing.payments p',
 ]
 REFUSED = [
     ("select * from (pivot billing.payments on status using sum(amount))", "PIVOT or UNPIVOT"),
@@ -62,8 +59,11 @@ REFUSED = [
     ("select {'e': l.email, 'n': l.full_name}.* from crm.learners l", ".* over a value"),
     ("select s.* from (select {'e': l.email, 'n': l.full_name}.* from crm.learners l) s", ".* over a value"),
     ("select s.* from (select {'e': l.email, 'n': l.full_name}.* as x from crm.learners l) s", ".* over a value"),
-    ("select p.payment_id, sum(p.amount) over v as s from billing.payments p "
-     "window w as (partition by p.learner_id order by p.paid_at)", "named WINDOW"),
+    (
+        "select p.payment_id, sum(p.amount) over v as s from billing.payments p "
+        "window w as (partition by p.learner_id order by p.paid_at)",
+        "named WINDOW",
+    ),
     ("select l.email from crm.learners l cross join lateral read_text('/etc/hostname') f", "not a catalog table"),
     ("select * from read_csv('/etc/passwd')", "not a catalog table"),
     ("select u.x from crm.learners l, unnest([1, 2]) with ordinality as u(x, i)", "not a catalog table"),
@@ -75,16 +75,15 @@ NAMED_BY_DUCKDB = [
     ("select p.amount, p.amount from billing.payments p", ["amount", "amount_1"]),
     ("select p.amount as a, p.status as A from billing.payments p", ["a", "A_1"]),
     ("select count(*), p.status from billing.payments p group by p.status", ["count_star()", "status"]),
-    ("select * from billing.payments p join billing.refunds r on r.payment_id = p.payment_id",
-     None),
+    ("select * from billing.payments p join billing.refunds r on r.payment_id = p.payment_id", None),
     ("select q.Total from (select sum(p.amount) as Total from billing.payments p) q", ["Total"]),
-    ("select s.* from (select md5(p.status), p.payment_id from billing.payments p) s",
-     ["md5(p.status)", "payment_id"]),
-    ("with w as (select upper(l.email), l.country from crm.learners l) select * from w",
-     ["upper(l.email)", "country"]),
+    ("select s.* from (select md5(p.status), p.payment_id from billing.payments p) s", ["md5(p.status)", "payment_id"]),
+    ("with w as (select upper(l.email), l.country from crm.learners l) select * from w", ["upper(l.email)", "country"]),
     ("select cast(p.amount as int) from billing.payments p", ["CAST(p.amount AS INTEGER)"]),
-    ("select p.payment_id, sum(p.amount) over (order by p.paid_at) from billing.payments p",
-     ["payment_id", "sum(p.amount) OVER (ORDER BY p.paid_at)"]),
+    (
+        "select p.payment_id, sum(p.amount) over (order by p.paid_at) from billing.payments p",
+        ["payment_id", "sum(p.amount) OVER (ORDER BY p.paid_at)"],
+    ),
 ]
 """Outputs DuckDB names itself (an unaliased expression, a duplicate name): the oracle checks the names against
 DESCRIBE of DuckDB's own CREATE TABLE ... AS, and the lineage stays sound."""
@@ -123,7 +122,8 @@ def test_unnest_of_a_list_column_is_exact():
     assert verdict.lineage is not None
     tag = verdict.lineage.column("tag")
     assert [(str(d.source), d.type, d.subtype) for d in tag.inputs] == [
-        ("learning.events.tags", "DIRECT", "TRANSFORMATION")]
+        ("learning.events.tags", "DIRECT", "TRANSFORMATION")
+    ]
     assert [(str(d.source), d.type) for d in verdict.lineage.rows] == [("learning.events.tags", "INDIRECT")]
 
 
@@ -131,8 +131,10 @@ def test_a_named_window_is_read_as_written_inline():
     verdict = check(CTAS + next(q for q in TRACED if "over w as s" in q), shared_runner())
     assert verdict.lineage is not None
     assert {(str(d.source), d.subtype) for d in verdict.lineage.column("s").inputs} == {
-        ("billing.payments.amount", "AGGREGATION"), ("billing.payments.learner_id", "WINDOW"),
-        ("billing.payments.paid_at", "WINDOW")}
+        ("billing.payments.amount", "AGGREGATION"),
+        ("billing.payments.learner_id", "WINDOW"),
+        ("billing.payments.paid_at", "WINDOW"),
+    }
 
 
 def test_output_names_are_duckdbs():

@@ -99,16 +99,28 @@ def test_dml_statement_is_traced_and_sound(sql):
     assert verdict.violations == []
 
 
-@pytest.mark.parametrize(("sql", "left_out", "caught"), [
-    ("update crm.learners l set email = t.subject from support.tickets t where t.learner_id = l.learner_id",
-     "crm.learners.email", "column email holds values of ['crm.learners.email']"),
-    ("update crm.learners l set email = t.subject from support.tickets t where t.learner_id = l.learner_id",
-     "support.tickets.learner_id", "changing support.tickets.learner_id"),
-    ("delete from crm.learners where status = 'closed'", "crm.learners.status", "changing crm.learners.status"),
-    ("merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
-     "when matched and s.status = 'open' then update set email = s.subject", "support.tickets.status",
-     "changing support.tickets.status"),
-])
+@pytest.mark.parametrize(
+    ("sql", "left_out", "caught"),
+    [
+        (
+            "update crm.learners l set email = t.subject from support.tickets t where t.learner_id = l.learner_id",
+            "crm.learners.email",
+            "column email holds values of ['crm.learners.email']",
+        ),
+        (
+            "update crm.learners l set email = t.subject from support.tickets t where t.learner_id = l.learner_id",
+            "support.tickets.learner_id",
+            "changing support.tickets.learner_id",
+        ),
+        ("delete from crm.learners where status = 'closed'", "crm.learners.status", "changing crm.learners.status"),
+        (
+            "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+            "when matched and s.status = 'open' then update set email = s.subject",
+            "support.tickets.status",
+            "changing support.tickets.status",
+        ),
+    ],
+)
 def test_the_oracle_sees_a_lie(monkeypatch, sql, left_out, caught):
     """A lineage that leaves out one source (what keeps a column, what decides the rows) is caught."""
     from dataclasses import replace
@@ -119,8 +131,9 @@ def test_the_oracle_sees_a_lie(monkeypatch, sql, left_out, caught):
 
     def lying(statement, schema):
         lineage = real(statement, schema)
-        columns = tuple(replace(c, inputs=tuple(d for d in c.inputs if str(d.source) != left_out))
-                        for c in lineage.columns)
+        columns = tuple(
+            replace(c, inputs=tuple(d for d in c.inputs if str(d.source) != left_out)) for c in lineage.columns
+        )
         return replace(lineage, columns=columns, rows=tuple(d for d in lineage.rows if str(d.source) != left_out))
 
     assert check_dml(sql, shared_dml_runner()).violations == []

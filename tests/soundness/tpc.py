@@ -46,8 +46,13 @@ def ctas(name: str, number: int) -> str:
     tree = sqlglot.parse_one(text, read="duckdb")
     tables = set(suite(name)["tables"])
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    starts = sorted({table.this.meta["start"] for table in tree.find_all(exp.Table)
-                     if not table.db and table.name.lower() in tables and table.name.lower() not in ctes})
+    starts = sorted(
+        {
+            table.this.meta["start"]
+            for table in tree.find_all(exp.Table)
+            if not table.db and table.name.lower() in tables and table.name.lower() not in ctes
+        }
+    )
     for start in reversed(starts):
         text = f"{text[:start]}{name}.{text[start:]}"
     return f"CREATE TABLE tpc.{name}_q{number} AS {text}"

@@ -32,9 +32,13 @@ def postgres_url() -> Iterator[str]:
     folder = Path(tempfile.mkdtemp(prefix="lineage-store-pg-"))  # under /tmp: the postgres user must reach it
     password = secrets.token_hex(16)
     port = free_port()
-    started = subprocess.run(["bash", str(ROOT / "scripts/postgres/start.sh"), str(folder), str(port)],
-                             env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LINEAGE_STORE_PG_PASSWORD": password},
-                             capture_output=True, text=True, timeout=180)
+    started = subprocess.run(
+        ["bash", str(ROOT / "scripts/postgres/start.sh"), str(folder), str(port)],
+        env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LINEAGE_STORE_PG_PASSWORD": password},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     if started.returncode != 0:
         shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"PostgreSQL did not start: {started.stderr.strip()}")
@@ -68,8 +72,7 @@ def store_location(engine_kind: str, tmp_path: Path, request: pytest.FixtureRequ
 
 
 @pytest.fixture
-def fresh_location(engine_kind: str, tmp_path_factory: pytest.TempPathFactory,
-                   request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+def fresh_location(engine_kind: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
     """Returns a function that gives the location of another empty store on the test's engine (for property
     tests, which need one per example)."""
     url = request.getfixturevalue("postgres_url") if engine_kind == "postgres" else None

@@ -43,18 +43,20 @@ def test_the_events_of_a_dag_run_give_the_in_memory_missing_completes_and_parse_
         states = {"good": "success", "flaky": "success", "broken": "failed", "skipped": "skipped", "gone": "success"}
         for run in ("run-1", "run-0", "run-9"):
             of_run = store.run_events("p", run)
-            assert [f.to_dict() for f in missing_completes(states, of_run, "p", run, "the wait ended")] == \
-                [f.to_dict() for f in missing_completes(states, received, "p", run, "the wait ended")]
+            assert [f.to_dict() for f in missing_completes(states, of_run, "p", run, "the wait ended")] == [
+                f.to_dict() for f in missing_completes(states, received, "p", run, "the wait ended")
+            ]
             assert parse_failures(of_run, "p", run) == parse_failures(received, "p", run)
         assert {e.job_name for e in store.run_events("p", "run-1")} == {"p.good", "p.flaky", "p.broken", "p.crashed"}
         assert store.run_events("p_", "run-1") == []  # no wildcard in a DAG id
 
 
 def test_a_late_complete_of_a_dag_run_is_found_with_its_try(store_location, tmp_path):
-    events = [event("START", "p.t", dag_run="run-1", try_number=1, time="2026-10-01T02:00:00Z"),
-              complete("p.t", output("out.t"), dag_run="run-1", try_number=2, time="2026-10-01T03:00:00Z",
-                       run="p.t-2"),
-              event("FAIL", "p.u", dag_run="run-1", run_facets=extraction_error(), time="2026-10-01T01:00:00Z")]
+    events = [
+        event("START", "p.t", dag_run="run-1", try_number=1, time="2026-10-01T02:00:00Z"),
+        complete("p.t", output("out.t"), dag_run="run-1", try_number=2, time="2026-10-01T03:00:00Z", run="p.t-2"),
+        event("FAIL", "p.u", dag_run="run-1", run_facets=extraction_error(), time="2026-10-01T01:00:00Z"),
+    ]
     with LineageStore.open(store_location, create=True) as store:
         store.ingest(FileEventSource(write(tmp_path / "late.jsonl", events[1:])))
         assert missing_completes({"t": "success"}, store.run_events("p", "run-1"), "p", "run-1") == []

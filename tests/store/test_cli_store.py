@@ -18,8 +18,13 @@ from tests.store.conftest import ROOT, new_schema
 def test_init_import_stats_and_vacuum(store_location, tmp_path, capsys):
     folder = tmp_path / "lineage-history"  # the history folder the nightly governance keeps
     folder.mkdir()
-    write(folder / "events.jsonl", [complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}), run="r1"),
-                                    event("START", "dag.a", run="r2")])
+    write(
+        folder / "events.jsonl",
+        [
+            complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}), run="r1"),
+            event("START", "dag.a", run="r2"),
+        ],
+    )
     more = tmp_path / "more.jsonl"
     more.write_text((folder / "events.jsonl").read_text() + "not json\n")
     assert main(["store", "stats", "--store", store_location]) == 2
@@ -29,10 +34,14 @@ def test_init_import_stats_and_vacuum(store_location, tmp_path, capsys):
     assert capsys.readouterr().out.endswith(": schema version 3\n")
     assert main(["store", "import", str(folder), str(more), "--store", store_location]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].endswith("events.jsonl: 2 read, 2 stored, 0 already in the store; left out: 0 not JSON, "
-                             "0 truncated, 0 of the wrong shape, 0 of an unknown type")
-    assert lines[1].endswith("more.jsonl: 3 read, 0 stored, 2 already in the store; left out: 1 not JSON, "
-                             "0 truncated, 0 of the wrong shape, 0 of an unknown type")
+    assert lines[0].endswith(
+        "events.jsonl: 2 read, 2 stored, 0 already in the store; left out: 0 not JSON, "
+        "0 truncated, 0 of the wrong shape, 0 of an unknown type"
+    )
+    assert lines[1].endswith(
+        "more.jsonl: 3 read, 0 stored, 2 already in the store; left out: 1 not JSON, "
+        "0 truncated, 0 of the wrong shape, 0 of an unknown type"
+    )
     assert main(["store", "stats", "--store", store_location, "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["schema_version"] == 3 and stats["rows"]["events"] == 2 and stats["rows"]["runs"] == 2
@@ -41,26 +50,39 @@ def test_init_import_stats_and_vacuum(store_location, tmp_path, capsys):
     assert main(["store", "vacuum", "--store", store_location]) == 0
     assert "vacuumed" in capsys.readouterr().out
     assert main(["store", "import", str(tmp_path / "missing"), "--store", store_location]) == 2
-    assert capsys.readouterr().err == (f"lineage-governance: {tmp_path / 'missing'}: no events file here (give a JSON "
-                                       "Lines file, or a folder holding events.jsonl).\n")
+    assert capsys.readouterr().err == (
+        f"lineage-governance: {tmp_path / 'missing'}: no events file here (give a JSON "
+        "Lines file, or a folder holding events.jsonl).\n"
+    )
 
 
 def test_a_missing_store_is_one_sentence_and_is_not_created(tmp_path, capsys):
     location = tmp_path / "nowhere.duckdb"
     assert main(["store", "stats", "--store", str(location)]) == 2
-    assert capsys.readouterr().err == (f"lineage-governance: {location}: no lineage store here; create it with "
-                                       "`lineage-governance store init`.\n")
+    assert capsys.readouterr().err == (
+        f"lineage-governance: {location}: no lineage store here; create it with `lineage-governance store init`.\n"
+    )
     assert not location.exists()
 
 
 def test_the_store_is_found_through_an_airflow_connection(postgres_url, tmp_path):
     url = urlsplit(new_schema(postgres_url))
-    connection = {"conn_type": "postgres", "host": url.hostname, "port": url.port, "login": url.username,
-                  "password": url.password, "schema": url.path.lstrip("/"),
-                  "extra": {"options": parse_qs(url.query)["options"][0]}}
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "AIRFLOW_HOME": str(tmp_path / "airflow"),
-           "AIRFLOW_CONN_LINEAGE_STORE": json.dumps(connection),
-           "AIRFLOW__LINEAGE_GOVERNANCE__STORE_CONN_ID": "lineage_store"}
+    connection = {
+        "conn_type": "postgres",
+        "host": url.hostname,
+        "port": url.port,
+        "login": url.username,
+        "password": url.password,
+        "schema": url.path.lstrip("/"),
+        "extra": {"options": parse_qs(url.query)["options"][0]},
+    }
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "AIRFLOW_HOME": str(tmp_path / "airflow"),
+        "AIRFLOW_CONN_LINEAGE_STORE": json.dumps(connection),
+        "AIRFLOW__LINEAGE_GOVERNANCE__STORE_CONN_ID": "lineage_store",
+    }
     events = write(tmp_path / "events.jsonl", [complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}))])
     command = [sys.executable, "-m", "airflow_lineage_governance.cli", "store"]
     outputs = []
@@ -69,8 +91,9 @@ def test_the_store_is_found_through_an_airflow_connection(postgres_url, tmp_path
         assert done.returncode == 0, done.stderr
         assert url.password not in done.stdout + done.stderr
         outputs.append(done.stdout.splitlines()[-1])  # (Airflow may log a line of its own first)
-    assert outputs[0] == (f"lineage store postgresql://lineage@127.0.0.1:{url.port}/lineage (postgres): "
-                          "schema version 3")
+    assert outputs[0] == (
+        f"lineage store postgresql://lineage@127.0.0.1:{url.port}/lineage (postgres): schema version 3"
+    )
     assert ": 1 read, 1 stored, 0 already in the store;" in outputs[1]
     with LineageStore.open(url.geturl()) as store:
         assert store.stats()["rows"]["events"] == 1
@@ -79,4 +102,5 @@ def test_the_store_is_found_through_an_airflow_connection(postgres_url, tmp_path
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1] == (
         "lineage-governance: the store_conn_id setting names the connection 'no_such_connection', which is not "
-        "defined; define it (type postgres) or set [lineage_governance] store.")
+        "defined; define it (type postgres) or set [lineage_governance] store."
+    )

@@ -41,10 +41,11 @@ def test_each_jobs_runtime_lineage_as_of_a_time_equals_the_in_memory_history(sto
 
 
 def test_the_design_diff_over_the_store_is_the_in_memory_one(stored):
-    events = [run_event("p.offers", OFFERS, "2026-10-01T02:00:00Z", "r1"),
-              run_event("p.offers", CHANGED, "2026-10-02T02:00:00Z", "r2"),
-              run_event("adhoc.copy", CHANGED.replace("marketing.offers", "marketing.copy"), "2026-10-01T03:00:00Z",
-                        "r3")]
+    events = [
+        run_event("p.offers", OFFERS, "2026-10-01T02:00:00Z", "r1"),
+        run_event("p.offers", CHANGED, "2026-10-02T02:00:00Z", "r2"),
+        run_event("adhoc.copy", CHANGED.replace("marketing.offers", "marketing.copy"), "2026-10-01T03:00:00Z", "r3"),
+    ]
     history = history_of(*events)
     design = design_of(offers=OFFERS, other=CHANGED.replace("marketing.offers", "marketing.other"))
     with stored(events) as store:

@@ -15,9 +15,11 @@ def test_an_unreachable_postgresql_is_one_sentence_without_the_password():
     port = free_port()
     with pytest.raises(StoreUnavailableError) as refused:
         LineageStore.open(f"postgresql://lineage:hunter2secret@127.0.0.1:{port}/lineage", create=True)
-    assert str(refused.value) == (f"postgresql://lineage@127.0.0.1:{port}/lineage: the lineage store's PostgreSQL "
-                                  "cannot be opened (not reachable, or the login was refused); check the connection's "
-                                  "host, port, database and login.")
+    assert str(refused.value) == (
+        f"postgresql://lineage@127.0.0.1:{port}/lineage: the lineage store's PostgreSQL "
+        "cannot be opened (not reachable, or the login was refused); check the connection's "
+        "host, port, database and login."
+    )
 
 
 def test_a_wrong_password_is_refused_without_naming_it(postgres_url):
@@ -36,9 +38,11 @@ def test_a_connection_lost_mid_use_is_one_sentence(postgres_url):
             admin.execute("SELECT pg_terminate_backend(%s)", [backend])
         with pytest.raises(StoreUnavailableError) as failed:
             store.stats()
-        assert str(failed.value) == (f"{store.engine.description}: the lineage store failed while it counted its rows "
-                                     "(AdminShutdown); check that its "
-                                     "database is reachable and has space, then try again.")
+        assert str(failed.value) == (
+            f"{store.engine.description}: the lineage store failed while it counted its rows "
+            "(AdminShutdown); check that its "
+            "database is reachable and has space, then try again."
+        )
 
 
 def test_a_duckdb_file_held_by_another_process_is_one_sentence(tmp_path):
@@ -47,9 +51,16 @@ def test_a_duckdb_file_held_by_another_process_is_one_sentence(tmp_path):
 
     location = tmp_path / "lineage-store.duckdb"
     LineageStore.open(location, create=True).close()
-    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
-                               "print('held', flush=True); time.sleep(60)", str(location)], stdout=subprocess.PIPE,
-                              text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(60)",
+            str(location),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with pytest.raises(StoreUnavailableError) as held:

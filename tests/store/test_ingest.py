@@ -22,11 +22,19 @@ DAY = "2026-10-{:02d}T02:00:00Z"
 def history() -> list[dict[str, Any]]:
     """Three days of two jobs: dag.a changes its lineage on day 3, a START arrives after its COMPLETE, a run fails."""
     return [
-        complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}, ["crm.learners.status"]), run="a1",
-                 time=DAY.format(1)),
+        complete(
+            "dag.a",
+            output("out.t", {"x": ["crm.learners.email"]}, ["crm.learners.status"]),
+            run="a1",
+            time=DAY.format(1),
+        ),
         complete("dag.b", output("out.u", {"y": ["out.t.x"]}), run="b1", time=DAY.format(1)),
-        complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}, ["crm.learners.status"]), run="a2",
-                 time=DAY.format(2)),
+        complete(
+            "dag.a",
+            output("out.t", {"x": ["crm.learners.email"]}, ["crm.learners.status"]),
+            run="a2",
+            time=DAY.format(2),
+        ),
         complete("dag.a", output("out.t", {"x": ["crm.learners.full_name"]}), run="a3", time=DAY.format(3)),
         event("START", "dag.a", run="a3", time="2026-10-03T01:59:00Z"),  # late: after its COMPLETE
         event("START", "dag.b", run="b3", time=DAY.format(3)),
@@ -39,8 +47,9 @@ def answers(store: LineageStore) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for day in (1, 2, 3, None):
         at = datetime(2026, 10, day, 12, tzinfo=UTC) if day else None
-        found[str(day)] = [(str(e.source), str(e.target), e.type, e.subtype, e.job, e.run_id)
-                           for e in store.edges_as_of(at)]
+        found[str(day)] = [
+            (str(e.source), str(e.target), e.type, e.subtype, e.job, e.run_id) for e in store.edges_as_of(at)
+        ]
     found["runs"] = store.engine.query("SELECT run_id, state FROM runs ORDER BY run_id")
     found["events"] = store.engine.query("SELECT run_id, event_type, at_us FROM events ORDER BY run_id, event_type")
     found["rows"] = store.stats()["rows"]
@@ -60,15 +69,27 @@ def test_each_event_is_stored_once_however_often_it_arrives(store_location, tmp_
         again = store.ingest(FileEventSource(path))
         assert (again.stored, again.duplicates) == (0, 15)
         assert answers(store) == once
-        assert once["runs"] == [("a1", "COMPLETE"), ("a2", "COMPLETE"), ("a3", "COMPLETE"), ("b1", "COMPLETE"),
-                                ("b3", "FAIL")]
-        assert once["1"] == [("crm.learners.email", "out.t.x", "DIRECT", "IDENTITY", "dag.a", "a1"),
-                             ("crm.learners.status", "out.t", "INDIRECT", "FILTER", "dag.a", "a1"),
-                             ("out.t.x", "out.u.y", "DIRECT", "IDENTITY", "dag.b", "b1")]
+        assert once["runs"] == [
+            ("a1", "COMPLETE"),
+            ("a2", "COMPLETE"),
+            ("a3", "COMPLETE"),
+            ("b1", "COMPLETE"),
+            ("b3", "FAIL"),
+        ]
+        assert once["1"] == [
+            ("crm.learners.email", "out.t.x", "DIRECT", "IDENTITY", "dag.a", "a1"),
+            ("crm.learners.status", "out.t", "INDIRECT", "FILTER", "dag.a", "a1"),
+            ("out.t.x", "out.u.y", "DIRECT", "IDENTITY", "dag.b", "b1"),
+        ]
         assert once["2"] == [(s, t, k, u, j, "a2" if j == "dag.a" else r) for s, t, k, u, j, r in once["1"]]
-        assert once["3"] == once["None"] == [
-            ("crm.learners.full_name", "out.t.x", "DIRECT", "IDENTITY", "dag.a", "a3"),
-            ("out.t.x", "out.u.y", "DIRECT", "IDENTITY", "dag.b", "b1")]
+        assert (
+            once["3"]
+            == once["None"]
+            == [
+                ("crm.learners.full_name", "out.t.x", "DIRECT", "IDENTITY", "dag.a", "a3"),
+                ("out.t.x", "out.u.y", "DIRECT", "IDENTITY", "dag.b", "b1"),
+            ]
+        )
         at_us = store.engine.query("SELECT at_us FROM events WHERE run_id = 'a1'")[0][0]
         body = event_body(store.engine, "a1", "COMPLETE", at_us)
         assert body is not None and json.loads(body) == events[0]  # the first delivery is the evidence kept
@@ -78,8 +99,10 @@ def test_events_in_any_order_give_the_same_store(engine_kind, fresh_location, tm
     events = history()
     in_order = write(tmp_path / "in-order.jsonl", events)
     backwards = write(tmp_path / "backwards.jsonl", events[::-1])
-    with LineageStore.open(fresh_location(), create=True) as first, \
-            LineageStore.open(fresh_location(), create=True) as second:
+    with (
+        LineageStore.open(fresh_location(), create=True) as first,
+        LineageStore.open(fresh_location(), create=True) as second,
+    ):
         first.ingest(FileEventSource(in_order))
         for index in range(len(events)):  # one event per batch: every step re-derives the intervals
             second.ingest(FileEventSource(write(tmp_path / f"one-{index}.jsonl", [events[::-1][index]])))
@@ -122,24 +145,51 @@ def test_a_crash_mid_ingest_keeps_every_committed_batch_and_a_rerun_duplicates_n
 def test_hostile_lines_are_counted_and_left_out(store_location, tmp_path):
     good = complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}))
     path = tmp_path / "events.jsonl"
-    path.write_bytes(b"not json\n" + json.dumps(good).encode() + b"\n" + b'{"eventType": "COMPLETE"}\n'
-                     + json.dumps({**good, "eventType": "EXPLODE"}).encode() + b"\n"
-                     + json.dumps({**good, "eventTime": "yesterday"}).encode() + b"\n" + b"[1, 2]\n"
-                     + json.dumps({**good, "job": {"namespace": "platform", "name": "dag.z"}, "run": {"runId": "z1"},
-                                 "outputs": [{"name": 7}, "x", {"name": "t", "facets": []}]}).encode()
-                     + b"\n" + b'{"eventType": "COMPL')
+    path.write_bytes(
+        b"not json\n"
+        + json.dumps(good).encode()
+        + b"\n"
+        + b'{"eventType": "COMPLETE"}\n'
+        + json.dumps({**good, "eventType": "EXPLODE"}).encode()
+        + b"\n"
+        + json.dumps({**good, "eventTime": "yesterday"}).encode()
+        + b"\n"
+        + b"[1, 2]\n"
+        + json.dumps(
+            {
+                **good,
+                "job": {"namespace": "platform", "name": "dag.z"},
+                "run": {"runId": "z1"},
+                "outputs": [{"name": 7}, "x", {"name": "t", "facets": []}],
+            }
+        ).encode()
+        + b"\n"
+        + b'{"eventType": "COMPL'
+    )
     with LineageStore.open(store_location, create=True) as store:
         report = store.ingest(FileEventSource(path))
-        assert (report.read, report.stored, report.malformed, report.truncated, report.wrong_shape,
-                report.unknown_type) == (8, 2, 1, 1, 3, 1)
+        assert (
+            report.read,
+            report.stored,
+            report.malformed,
+            report.truncated,
+            report.wrong_shape,
+            report.unknown_type,
+        ) == (8, 2, 1, 1, 3, 1)
         assert [(str(e.source), str(e.target)) for e in store.edges_as_of()] == [("crm.learners.email", "out.t.x")]
 
 
 def test_many_writers_at_once_store_each_event_once(fresh_location, tmp_path, engine_kind):
     # PostgreSQL: four connections write at once. DuckDB: a file has one writing process, so the four take turns.
-    events = [complete(f"dag.j{job % 7}", output(f"out.t{job % 7}", {"x": [f"src.s{job % 5}.c"]},
-                                                   [f"src.s{(job + 1) % 5}.d"]), run=f"r{job}",
-                       time=f"2026-10-{1 + job // 7:02d}T02:00:00Z") for job in range(70)]
+    events = [
+        complete(
+            f"dag.j{job % 7}",
+            output(f"out.t{job % 7}", {"x": [f"src.s{job % 5}.c"]}, [f"src.s{(job + 1) % 5}.d"]),
+            run=f"r{job}",
+            time=f"2026-10-{1 + job // 7:02d}T02:00:00Z",
+        )
+        for job in range(70)
+    ]
     path = write(tmp_path / "events.jsonl", events)
     location = fresh_location()
     with LineageStore.open(location, create=True):
@@ -171,10 +221,18 @@ def test_many_writers_at_once_store_each_event_once(fresh_location, tmp_path, en
         assert store.stats()["rows"]["events"] == 70
 
 
-def test_every_events_json_is_kept_as_received_across_blocks_and_a_partly_new_batch(engine_kind, fresh_location,
-                                                                                    tmp_path):
-    events = [complete(f"dag.j{n % 7}", output(f"out.t{n % 7}", {"x": [f"crm.s{n % 5}.c{n % 3}"]}), run=f"r{n}",
-                       time=f"2026-10-01T02:{n // 60 % 60:02d}:{n % 60:02d}Z") for n in range(2600)]
+def test_every_events_json_is_kept_as_received_across_blocks_and_a_partly_new_batch(
+    engine_kind, fresh_location, tmp_path
+):
+    events = [
+        complete(
+            f"dag.j{n % 7}",
+            output(f"out.t{n % 7}", {"x": [f"crm.s{n % 5}.c{n % 3}"]}),
+            run=f"r{n}",
+            time=f"2026-10-01T02:{n // 60 % 60:02d}:{n % 60:02d}Z",
+        )
+        for n in range(2600)
+    ]
     lines = [json.dumps(e, separators=(",", ":")).encode() for e in events]
     first = tmp_path / "first.jsonl"
     first.write_bytes(b"\n".join(lines[:1500]) + b"\n")

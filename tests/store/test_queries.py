@@ -28,8 +28,9 @@ def changed_history() -> list[dict]:
     """dag.a read crm.learners.email on days 1 and 2, then crm.learners.full_name from day 3 (sent first); dag.b reads
     its output; dag.c shapes out.v's rows by out.u.y and reads its own output (a cycle)."""
     return [
-        run("dag.a", output("out.t", {"x": ["crm.learners.full_name"]}), day=3, run="r3",
-            reads=[("crm.learners", "s3")]),
+        run(
+            "dag.a", output("out.t", {"x": ["crm.learners.full_name"]}), day=3, run="r3", reads=[("crm.learners", "s3")]
+        ),
         run("dag.a", output("out.t", {"x": ["crm.learners.email"]}), day=1, run="r1", reads=[("crm.learners", "s1")]),
         run("dag.a", output("out.t", {"x": ["crm.learners.email"]}, ["crm.learners.status"]), day=2, run="r2"),
         run("dag.b", output("out.u", {"y": ["out.t.x"]}, schema=["y", "z"]), day=3, run="b3"),
@@ -43,8 +44,9 @@ def in_memory(tmp_path, events: list[dict]) -> LineageHistory:
     return history
 
 
-def assert_same_answers(store: LineageStore, history: LineageHistory, columns: list[ColumnRef],
-                        times: list[datetime | None]) -> int:
+def assert_same_answers(
+    store: LineageStore, history: LineageHistory, columns: list[ColumnRef], times: list[datetime | None]
+) -> int:
     """Asserts that the store's impact and as-of edges equal the in-memory ones; returns how many were compared."""
     compared = 0
     for at in times:
@@ -71,8 +73,19 @@ def test_impact_and_edges_as_of_equal_the_in_memory_history(store_location, tmp_
     history = in_memory(tmp_path, events)
     with LineageStore.open(store_location, create=True) as store:
         store.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)), batch_size=2)
-        columns = [C(name) for name in ("crm.learners.email", "crm.learners.full_name", "crm.learners.status",
-                                        "out.t.x", "out.u.y", "out.u.z", "out.v.w", "crm.learners.nothing")]
+        columns = [
+            C(name)
+            for name in (
+                "crm.learners.email",
+                "crm.learners.full_name",
+                "crm.learners.status",
+                "out.t.x",
+                "out.u.y",
+                "out.u.z",
+                "out.v.w",
+                "crm.learners.nothing",
+            )
+        ]
         times = [datetime(2026, 10, day, hour, tzinfo=UTC) for day in (1, 2, 3, 4) for hour in (1, 2, 3)]
         assert assert_same_answers(store, history, columns, [*times, None]) > 60
         cycle = store.impact(C("out.v.w"))

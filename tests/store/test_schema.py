@@ -27,7 +27,10 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
         assert set(TABLES) | {"store_versions"} <= store.engine.tables()
     with LineageStore.open(store_location) as again:  # opening it again changes nothing
         assert again.engine.query("SELECT version, provider_version FROM store_versions ORDER BY version") == [
-            (1, __version__), (2, __version__), (3, __version__)]
+            (1, __version__),
+            (2, __version__),
+            (3, __version__),
+        ]
 
 
 def test_an_older_store_is_upgraded_in_place_and_keeps_its_rows(store_location, tmp_path):
@@ -53,14 +56,18 @@ def test_a_store_newer_than_the_provider_is_refused_with_one_sentence(store_loca
     assert str(refused.value) == (
         f"{description}: the lineage store has schema version {SCHEMA_VERSION + 1} (written by "
         f"airflow-lineage-governance 9.9.0), newer than version {SCHEMA_VERSION} this provider ({__version__}) "
-        "knows; upgrade airflow-lineage-governance to read it.")
+        "knows; upgrade airflow-lineage-governance to read it."
+    )
     with pytest.raises(StoreVersionError):  # nor is it migrated
         migrate(open_engine(store_location))
 
 
 def test_a_database_without_a_store_is_named_with_what_to_do(store_location):
-    with pytest.raises(StoreError, match=r"^\S+: no lineage store here; create it with "
-                                         r"`lineage-governance store init`\.$"):
+    with pytest.raises(
+        StoreError,
+        match=r"^\S+: no lineage store here; create it with "
+        r"`lineage-governance store init`\.$",
+    ):
         LineageStore.open(store_location)
     with LineageStore.open(store_location, create=True) as store:  # the failed open left nothing behind
         assert store.stats()["rows"]["events"] == 0
@@ -70,9 +77,11 @@ def test_the_store_imports_no_airflow():
     import subprocess
     import sys
 
-    code = ("import sys, airflow_lineage_governance.store.lineage_store, airflow_lineage_governance.store.reference, "
-            "airflow_lineage_governance.store.postgres_engine, airflow_lineage_governance.store.duckdb_engine; "
-            "print(sorted(m for m in sys.modules if m == 'airflow' or m.startswith('airflow.')))")
+    code = (
+        "import sys, airflow_lineage_governance.store.lineage_store, airflow_lineage_governance.store.reference, "
+        "airflow_lineage_governance.store.postgres_engine, airflow_lineage_governance.store.duckdb_engine; "
+        "print(sorted(m for m in sys.modules if m == 'airflow' or m.startswith('airflow.')))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.strip() == "[]"
 
@@ -88,7 +97,9 @@ def test_a_version_2_store_keeps_its_events_json_readable_after_the_upgrade(stor
         assert store.version == 3
         assert store.ingest(FileEventSource(write(tmp_path / "new.jsonl", [later]))).stored == 1
         kept = store.engine.query("SELECT run_id, at_us, body IS NULL, block_id IS NULL FROM events ORDER BY run_id")
-        assert [(run, no_body, no_block) for run, _, no_body, no_block in kept] == [("a1", False, True),
-                                                                                   ("a2", True, False)]
+        assert [(run, no_body, no_block) for run, _, no_body, no_block in kept] == [
+            ("a1", False, True),
+            ("a2", True, False),
+        ]
         bodies = [event_body(store.engine, run, "COMPLETE", at) for run, at, _, _ in kept]
         assert [json.loads(body or b"null") for body in bodies] == [first, later]

@@ -82,26 +82,44 @@ def test_every_snapshot_traces_as_the_in_memory_history(stored, tmp_path, seed):
 
 
 def test_forward_lists_nearest_first(stored):
-    events = [complete("dag.a", dataset("out.a", "a1"), run="a", time="2026-10-01T02:00:00Z",
-                       inputs=[dataset("src.s", "s1")]),
-              complete("dag.b", dataset("out.b", "b1"), run="b", time="2026-10-01T03:00:00Z",
-                       inputs=[dataset("out.a", "a1")]),
-              complete("dag.c", dataset("out.c", "c1"), dataset("out.d", None), run="c", time="2026-10-01T01:00:00Z",
-                       inputs=[dataset("src.s", "s1"), dataset("out.b", "b1")])]
+    events = [
+        complete(
+            "dag.a", dataset("out.a", "a1"), run="a", time="2026-10-01T02:00:00Z", inputs=[dataset("src.s", "s1")]
+        ),
+        complete(
+            "dag.b", dataset("out.b", "b1"), run="b", time="2026-10-01T03:00:00Z", inputs=[dataset("out.a", "a1")]
+        ),
+        complete(
+            "dag.c",
+            dataset("out.c", "c1"),
+            dataset("out.d", None),
+            run="c",
+            time="2026-10-01T01:00:00Z",
+            inputs=[dataset("src.s", "s1"), dataset("out.b", "b1")],
+        ),
+    ]
     with stored(events) as store:
         forward = store.trace_forward(T("src.s"), "s1", lambda t: (f"team-{t.name}", 2))
         assert [(str(c.table), c.snapshot, c.run.run_id, f"{c.read[0]}@{c.read[1]}") for c in forward] == [
-            ("out.c", "c1", "c", "src.s@s1"), ("out.d", None, "c", "src.s@s1"), ("out.a", "a1", "a", "src.s@s1"),
-            ("out.b", "b1", "b", "out.a@a1"), ("out.c", "c1", "c", "out.b@b1"), ("out.d", None, "c", "out.b@b1")]
-        assert forward[0].line() == ("out.c@c1 (owner team-c, tier 2) <- dag.c run c at 2026-10-01T01:00:00Z, "
-                                     "read src.s@s1")
+            ("out.c", "c1", "c", "src.s@s1"),
+            ("out.d", None, "c", "src.s@s1"),
+            ("out.a", "a1", "a", "src.s@s1"),
+            ("out.b", "b1", "b", "out.a@a1"),
+            ("out.c", "c1", "c", "out.b@b1"),
+            ("out.d", None, "c", "out.b@b1"),
+        ]
+        assert forward[0].line() == (
+            "out.c@c1 (owner team-c, tier 2) <- dag.c run c at 2026-10-01T01:00:00Z, read src.s@s1"
+        )
 
 
 def test_a_retry_that_wrote_the_same_snapshot_is_its_writer_whatever_the_order_received(stored):
-    first = complete("dag.a", dataset("out.a", "a1"), run="try1", time="2026-10-01T02:00:00Z",
-                     inputs=[dataset("src.s", "s1")])
-    second = complete("dag.a", dataset("out.a", "a1"), run="try2", time="2026-10-01T03:00:00Z",
-                      inputs=[dataset("src.s", "s2")])
+    first = complete(
+        "dag.a", dataset("out.a", "a1"), run="try1", time="2026-10-01T02:00:00Z", inputs=[dataset("src.s", "s1")]
+    )
+    second = complete(
+        "dag.a", dataset("out.a", "a1"), run="try2", time="2026-10-01T03:00:00Z", inputs=[dataset("src.s", "s2")]
+    )
     with stored([second, first]) as store:
         origin = store.trace_back(T("out.a"), "a1")
         assert origin.run is not None and origin.run.run_id == "try2"
@@ -111,8 +129,11 @@ def test_a_retry_that_wrote_the_same_snapshot_is_its_writer_whatever_the_order_r
 def test_a_snapshot_no_complete_named_is_refused_in_one_sentence(stored):
     events = [complete("dag.a", dataset("out.a", "a1"), run="a", inputs=[dataset("src.s", "s1")])]
     with stored(events) as store:
-        with pytest.raises(SnapshotNotInStoreError, match=r"^out\.a@nope: no received COMPLETE event wrote or read "
-                                                          r"this snapshot; check the snapshot id"):
+        with pytest.raises(
+            SnapshotNotInStoreError,
+            match=r"^out\.a@nope: no received COMPLETE event wrote or read "
+            r"this snapshot; check the snapshot id",
+        ):
             store.trace_back(T("out.a"), "nope")
         with pytest.raises(SnapshotNotInStoreError, match=r"^out\.a@nope: "):
             store.trace_forward(T("out.a"), "nope")
@@ -120,9 +141,16 @@ def test_a_snapshot_no_complete_named_is_refused_in_one_sentence(stored):
 
 
 def test_a_chain_deeper_than_the_recursion_limit_traces(stored):
-    events = [complete(f"dag.j{i}", dataset(f"out.t{i}", f"v{i}"), run=f"r{i}", time="2026-10-01T02:00:00Z",
-                       inputs=[dataset(f"out.t{i - 1}" if i else "src.s", f"v{i - 1}" if i else "s")])
-              for i in range(1200)]
+    events = [
+        complete(
+            f"dag.j{i}",
+            dataset(f"out.t{i}", f"v{i}"),
+            run=f"r{i}",
+            time="2026-10-01T02:00:00Z",
+            inputs=[dataset(f"out.t{i - 1}" if i else "src.s", f"v{i - 1}" if i else "s")],
+        )
+        for i in range(1200)
+    ]
     with stored(events) as store:
         lines = store.trace_back(T("out.t1199"), "v1199").lines()
         assert len(lines) == 1201 and lines[-1] == "  " * 1200 + "src.s@s: a source (no run in the lineage wrote it)"

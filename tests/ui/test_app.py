@@ -27,13 +27,18 @@ RUN = "scheduled__2026-10-01T02:00:00+00:00"
 
 
 def audience_event(run: str = RUN, time: str = "2026-10-01T02:05:00Z") -> dict:
-    out = output("marketing.audience", {
-        "email": ["crm.learners.email"],
-        "full_name": [source("crm.learners.full_name", "DIRECT", "TRANSFORMATION", masking=True)],
-        "country": ["crm.learners.country"],
-    }, rows=["crm.learners.marketing_consent", source("crm.learners.learner_id", "INDIRECT", "JOIN")])
-    inputs = [{"namespace": "iceberg://platform", "name": "crm.learners",
-               "facets": {"version": {"datasetVersion": "42"}}}]
+    out = output(
+        "marketing.audience",
+        {
+            "email": ["crm.learners.email"],
+            "full_name": [source("crm.learners.full_name", "DIRECT", "TRANSFORMATION", masking=True)],
+            "country": ["crm.learners.country"],
+        },
+        rows=["crm.learners.marketing_consent", source("crm.learners.learner_id", "INDIRECT", "JOIN")],
+    )
+    inputs = [
+        {"namespace": "iceberg://platform", "name": "crm.learners", "facets": {"version": {"datasetVersion": "42"}}}
+    ]
     return complete("platform_nightly.marketing_audience", out, dag_run=run, time=time, inputs=inputs)
 
 
@@ -46,11 +51,23 @@ def hostile_event() -> dict:
 def folders(tmp_path):
     events = write(tmp_path / "events.jsonl", [audience_event(), hostile_event()])
     reports = tmp_path / "reports"
-    report = GovernanceReport("lineage_governance", RUN, "2026-10-01T02:00:00+00:00", [
-        understated_classification(ColumnRef.parse("marketing.audience.email"), "internal", "personal",
-                                   ColumnRef.parse("crm.learners.email"), "DIRECT", "IDENTITY"),
-        missing_metadata(TableRef.parse("marketing.evil"), {HOSTILE: None}),
-    ], {"target_dag_id": "platform_nightly", "target_run_id": RUN, "tasks_with_lineage": 2, "tasks_succeeded": 2})
+    report = GovernanceReport(
+        "lineage_governance",
+        RUN,
+        "2026-10-01T02:00:00+00:00",
+        [
+            understated_classification(
+                ColumnRef.parse("marketing.audience.email"),
+                "internal",
+                "personal",
+                ColumnRef.parse("crm.learners.email"),
+                "DIRECT",
+                "IDENTITY",
+            ),
+            missing_metadata(TableRef.parse("marketing.evil"), {HOSTILE: None}),
+        ],
+        {"target_dag_id": "platform_nightly", "target_run_id": RUN, "tasks_with_lineage": 2, "tasks_succeeded": 2},
+    )
     report.write(reports / "lineage_governance" / RUN)
     return events, reports
 
@@ -86,38 +103,46 @@ def test_runs_of_dags_the_user_may_not_read_are_hidden(folders):
     hidden = client(*folders, readable=lambda dag: dag != "platform_nightly")
     assert RUN not in hidden.get("/governance").text
     assert hidden.get("/run", params={"dag_id": "lineage_governance", "run_id": RUN}).status_code == 403
-    assert hidden.get("/lineage", params={"dag_id": "platform_nightly", "run_id": RUN,
-                                          "task_id": "marketing_audience"}).status_code == 403
+    assert (
+        hidden.get(
+            "/lineage", params={"dag_id": "platform_nightly", "run_id": RUN, "task_id": "marketing_audience"}
+        ).status_code
+        == 403
+    )
     refused = hidden.get("/impact.json", params={"column": "crm.learners.marketing_consent"})
     assert refused.status_code == 403 and "marketing" not in refused.json()["detail"].replace("platform_nightly", "")
 
 
 def test_the_lineage_tab_shows_sources_filters_snapshots_and_a_picture(folders):
-    page = client(*folders).get("/lineage", params={"dag_id": "platform_nightly", "run_id": RUN,
-                                                     "task_id": "marketing_audience"})
+    page = client(*folders).get(
+        "/lineage", params={"dag_id": "platform_nightly", "run_id": RUN, "task_id": "marketing_audience"}
+    )
     assert page.status_code == 200
     text = re.sub(r"<[^>]+>", "", page.text).replace("&lt;", "<")
     assert "email <- crm.learners.email (DIRECT IDENTITY)" in text
     assert "crm.learners.full_name (DIRECT TRANSFORMATION, masked)" in text
     assert re.search(r"crm\.learners\.marketing_consent\s*INDIRECT\s*FILTER", text)
     assert "42" in text  # the snapshot read
-    svg = page.text[page.text.index("<svg xmlns"):]
+    svg = page.text[page.text.index("<svg xmlns") :]
     assert svg.count('<path class="edge') == 5  # 3 columns' sources and 2 rows-shaping inputs
     assert svg.count('class="edge indirect') == 2 and svg.count(" masked ") == 1
 
 
 def test_a_task_with_no_lineage_says_so(folders):
-    page = client(*folders).get("/lineage", params={"dag_id": "platform_nightly", "run_id": RUN,
-                                                     "task_id": "marketing_export"})
+    page = client(*folders).get(
+        "/lineage", params={"dag_id": "platform_nightly", "run_id": RUN, "task_id": "marketing_export"}
+    )
     assert page.status_code == 200 and "No column lineage from platform_nightly.marketing_export" in page.text
 
 
 def test_hostile_names_are_escaped_everywhere(folders):
     ui = client(*folders)
-    pages = [ui.get("/lineage", params={"dag_id": "platform_nightly", "run_id": RUN, "task_id": "evil"}),
-             ui.get("/run", params={"dag_id": "lineage_governance", "run_id": RUN}),
-             ui.get("/impact", params={"column": f"crm.learners.{HOSTILE}"}),
-             ui.get("/impact", params={"column": HOSTILE})]
+    pages = [
+        ui.get("/lineage", params={"dag_id": "platform_nightly", "run_id": RUN, "task_id": "evil"}),
+        ui.get("/run", params={"dag_id": "lineage_governance", "run_id": RUN}),
+        ui.get("/impact", params={"column": f"crm.learners.{HOSTILE}"}),
+        ui.get("/impact", params={"column": HOSTILE}),
+    ]
     for page in pages:
         assert page.status_code == 200
         assert "<script>" not in page.text and "&lt;script&gt;" in page.text
@@ -137,9 +162,24 @@ def test_the_impact_page_and_json_agree_with_the_cli(folders, capsys, monkeypatc
     assert 'class="edge indirect filter path"' in page.text
     served = ui.get("/impact.json", params={"column": "crm.learners.marketing_consent"})
     assert served.headers["content-type"] == "application/json"
-    assert cli.main(["impact", "crm.learners.marketing_consent", "--json", "--events", str(events), "--rules",
-                     str(GOVERNANCE_DIR / "lineage.toml"), "--metadata", str(GOVERNANCE_DIR / "metadata.toml"),
-                     "--job-namespace", "*"]) == 0
+    assert (
+        cli.main(
+            [
+                "impact",
+                "crm.learners.marketing_consent",
+                "--json",
+                "--events",
+                str(events),
+                "--rules",
+                str(GOVERNANCE_DIR / "lineage.toml"),
+                "--metadata",
+                str(GOVERNANCE_DIR / "metadata.toml"),
+                "--job-namespace",
+                "*",
+            ]
+        )
+        == 0
+    )
     assert served.content == capsys.readouterr().out.encode()
     assert ui.get("/impact.json", params={"column": "crm.learners.nope"}).status_code == 404
 
@@ -160,9 +200,14 @@ def test_the_graph_is_built_once_per_version_of_the_events(folders):
 
 def test_requests_without_credentials_get_no_data(folders):
     anonymous = client(*folders, user=False)
-    for path in ("/", "/governance", f"/run?dag_id=lineage_governance&run_id={RUN}",
-                 "/impact?column=crm.learners.marketing_consent", "/impact.json?column=crm.learners.marketing_consent",
-                 f"/lineage?dag_id=platform_nightly&run_id={RUN}&task_id=marketing_audience"):
+    for path in (
+        "/",
+        "/governance",
+        f"/run?dag_id=lineage_governance&run_id={RUN}",
+        "/impact?column=crm.learners.marketing_consent",
+        "/impact.json?column=crm.learners.marketing_consent",
+        f"/lineage?dag_id=platform_nightly&run_id={RUN}&task_id=marketing_audience",
+    ):
         for accept in ("text/html", "application/json"):
             answer = anonymous.get(path, headers={"Accept": accept}, follow_redirects=False)
             assert answer.status_code == 401, path

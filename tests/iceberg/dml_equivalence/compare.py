@@ -45,8 +45,10 @@ class Outcome:
 
     def message(self) -> str:
         found = "; ".join(part for part in (self.error or self.description, self.lineage.message()) if part)
-        return (f"layout {self.layout}, statement {self.statement.index} ({self.statement.kind}): "
-                f"{found}\n  {self.statement.sql}")
+        return (
+            f"layout {self.layout}, statement {self.statement.index} ({self.statement.kind}): "
+            f"{found}\n  {self.statement.sql}"
+        )
 
 
 def _create(connection: duckdb.DuckDBPyConnection, name: str, columns: dict[str, str], rows: pa.Table) -> None:
@@ -69,8 +71,11 @@ def native(layout: Layout, statement: Statement) -> tuple[Counter[tuple[str, ...
         _create(connection, SOURCE, CHANGE_COLUMNS, changes())
         try:
             if statement.kind == "merge":
-                counted = (statement.sql.replace(" RETURNING ", " RETURNING merge_action, ")
-                           if " RETURNING " in statement.sql else statement.sql + " RETURNING merge_action")
+                counted = (
+                    statement.sql.replace(" RETURNING ", " RETURNING merge_action, ")
+                    if " RETURNING " in statement.sql
+                    else statement.sql + " RETURNING merge_action"
+                )
                 tally = Counter(str(row[0]) for row in connection.execute(counted).fetchall())
                 counts = (tally.get("INSERT", 0), tally.get("UPDATE", 0), tally.get("DELETE", 0))
             elif " RETURNING " in statement.sql:  # one row per changed row
@@ -103,8 +108,10 @@ def _difference(got: Counter[tuple[str, ...]], want: Counter[tuple[str, ...]]) -
     only_got, only_want = got - want, want - got
     first_got = next(iter(sorted(only_got)), None)
     first_want = next(iter(sorted(only_want)), None)
-    return (f"{sum(only_got.values())} rows only in the Iceberg table, {sum(only_want.values())} only in the "
-            f"native table; first: {first_got} / {first_want}")
+    return (
+        f"{sum(only_got.values())} rows only in the Iceberg table, {sum(only_want.values())} only in the "
+        f"native table; first: {first_got} / {first_want}"
+    )
 
 
 def compare(layout: Layout, statement: Statement) -> Outcome:
@@ -113,8 +120,13 @@ def compare(layout: Layout, statement: Statement) -> Outcome:
     table = layout.catalog.load_table(TARGET)
     before = table.metadata.current_snapshot_id
     try:
-        run = rewrite_statement(layout.catalog, target=TARGET, dml=statement.sql, sources=statement.sources,
-                                snapshot_properties={WRITE_KEY: f"{layout.name}:{statement.index}:{before}"})
+        run = rewrite_statement(
+            layout.catalog,
+            target=TARGET,
+            dml=statement.sql,
+            sources=statement.sources,
+            snapshot_properties={WRITE_KEY: f"{layout.name}:{statement.index}:{before}"},
+        )
     except IcebergError as error:
         after = layout.catalog.load_table(TARGET).metadata.current_snapshot_id
         layout.reset()
@@ -122,15 +134,21 @@ def compare(layout: Layout, statement: Statement) -> Outcome:
             return Outcome(layout.name, statement, True, True, rejected=True)
         if isinstance(expected, str):
             return Outcome(layout.name, statement, False, True, description="raised, but committed a snapshot")
-        return Outcome(layout.name, statement, False, False,
-                       description=f"raised {type(error).__name__} ({error}); DuckDB ran it natively")
+        return Outcome(
+            layout.name,
+            statement,
+            False,
+            False,
+            description=f"raised {type(error).__name__} ({error}); DuckDB ran it natively",
+        )
     except Exception as error:  # any other exception is an error of the operator
         layout.reset()
         return Outcome(layout.name, statement, False, False, error=f"{type(error).__name__}: {error}")
     try:
         if isinstance(expected, str):
-            return Outcome(layout.name, statement, False, False,
-                           description=f"ran, but DuckDB refuses it natively ({expected})")
+            return Outcome(
+                layout.name, statement, False, False, description=f"ran, but DuckDB refuses it natively ({expected})"
+            )
         counts = run.write.counts
         assert counts is not None
         got_counts = (counts.inserted, counts.updated, counts.deleted)
@@ -141,8 +159,14 @@ def compare(layout: Layout, statement: Statement) -> Outcome:
             description.append(_difference(got_rows, rows))
         if got_counts != want_counts:
             description.append(f"counts {got_counts}, native {want_counts}")
-        return Outcome(layout.name, statement, got_rows == rows, got_counts == want_counts,
-                       description="; ".join(description), files_rewritten=counts.files_rewritten,
-                       files_in_table=counts.files_in_table)
+        return Outcome(
+            layout.name,
+            statement,
+            got_rows == rows,
+            got_counts == want_counts,
+            description="; ".join(description),
+            files_rewritten=counts.files_rewritten,
+            files_in_table=counts.files_in_table,
+        )
     finally:
         layout.reset()

@@ -49,9 +49,11 @@ def summary(recorded: list[Outcome]) -> str:
     rewritten = sum(outcome.files_rewritten for outcome in recorded)
     in_table = sum(outcome.files_in_table for outcome in recorded)
     pruned = 1 - rewritten / in_table if in_table else 0.0
-    return (f"DML_EQUIVALENCE statements={len(recorded)} equal={equal} unequal={unequal} "
-            f"count_differences={counted} errors={errors} lineage_refused={refused} lineage_violations={violations} "
-            f"files_rewritten={rewritten} files_in_table={in_table} pruning_rate={pruned:.3f}")
+    return (
+        f"DML_EQUIVALENCE statements={len(recorded)} equal={equal} unequal={unequal} "
+        f"count_differences={counted} errors={errors} lineage_refused={refused} lineage_violations={violations} "
+        f"files_rewritten={rewritten} files_in_table={in_table} pruning_rate={pruned:.3f}"
+    )
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:

@@ -100,8 +100,7 @@ def _first(counter: Counter[tuple[str, ...]]) -> str:
     return "(" + ", ".join(next(iter(sorted(counter)))) + ")" if counter else "none"
 
 
-def compare(catalog: Catalog, layout: Layout, query: str,
-            native: duckdb.DuckDBPyConnection | None = None) -> Outcome:
+def compare(catalog: Catalog, layout: Layout, query: str, native: duckdb.DuckDBPyConnection | None = None) -> Outcome:
     """Runs `query` through the read path (a fresh sandboxed connection, the table exposed and the connection locked
     down) and on the native table (`native`, else a new one); returns how the two compared. A query the native
     table refuses is a fault of the query, and raises."""
@@ -121,8 +120,15 @@ def compare(catalog: Catalog, layout: Layout, query: str,
         actual_names = actual.columns
         actual_rows = canonical_rows(actual.fetchall())
     except duckdb.Error as error:
-        return Outcome(layout.name, query, path, False, (), f"the read path raised {type(error).__name__}",
-                       str(error).splitlines()[0])
+        return Outcome(
+            layout.name,
+            query,
+            path,
+            False,
+            (),
+            f"the read path raised {type(error).__name__}",
+            str(error).splitlines()[0],
+        )
     finally:
         connection.close()
 
@@ -138,8 +144,10 @@ def compare(catalog: Catalog, layout: Layout, query: str,
     only_read, only_native = actual_rows - expected_rows, expected_rows - actual_rows
     if not only_read and not only_native:
         return Outcome(layout.name, query, path, True, tuple(differences))
-    description = (f"{sum(only_read.values())} of {sum(actual_rows.values())} rows only in the read path, "
-                   f"{sum(only_native.values())} of {sum(expected_rows.values())} only in the native table")
+    description = (
+        f"{sum(only_read.values())} of {sum(actual_rows.values())} rows only in the read path, "
+        f"{sum(only_native.values())} of {sum(expected_rows.values())} only in the native table"
+    )
     first = f"read path {_first(only_read)}; native {_first(only_native)}"
     return Outcome(layout.name, query, path, False, tuple(differences), description, first)
 
@@ -158,6 +166,8 @@ def reference_differences(catalog: Catalog, layout: Layout) -> list[str]:
 
     got, known = rows(scanned), rows(layout.rows)
     if got != known:
-        problems.append(f"pyiceberg reads {sum((got - known).values())} rows the layout lacks, and misses "
-                        f"{sum((known - got).values())}: first {_first(got - known)} / {_first(known - got)}")
+        problems.append(
+            f"pyiceberg reads {sum((got - known).values())} rows the layout lacks, and misses "
+            f"{sum((known - got).values())}: first {_first(got - known)} / {_first(known - got)}"
+        )
     return problems

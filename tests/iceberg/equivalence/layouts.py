@@ -98,9 +98,17 @@ def duckdb_type(kind: pa.DataType) -> str:
         return f"DECIMAL({kind.precision},{kind.scale})"
     if pa.types.is_timestamp(kind):
         return "TIMESTAMP WITH TIME ZONE" if kind.tz else "TIMESTAMP"
-    simple = {pa.bool_(): "BOOLEAN", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float32(): "FLOAT",
-              pa.float64(): "DOUBLE", pa.date32(): "DATE", pa.time64("us"): "TIME", pa.string(): "VARCHAR",
-              pa.binary(): "BLOB"}
+    simple = {
+        pa.bool_(): "BOOLEAN",
+        pa.int32(): "INTEGER",
+        pa.int64(): "BIGINT",
+        pa.float32(): "FLOAT",
+        pa.float64(): "DOUBLE",
+        pa.date32(): "DATE",
+        pa.time64("us"): "TIME",
+        pa.string(): "VARCHAR",
+        pa.binary(): "BLOB",
+    }
     return simple[kind]
 
 
@@ -167,24 +175,38 @@ def _schema(columns: Sequence[Column]) -> Schema:
 
 
 def _spec(schema: Schema, fields: Iterable[tuple[str, Transform, str]]) -> PartitionSpec:
-    made = [PartitionField(source_id=schema.find_field(source).field_id, field_id=1000 + i, transform=transform,
-                           name=name) for i, (source, transform, name) in enumerate(fields)]
+    made = [
+        PartitionField(source_id=schema.find_field(source).field_id, field_id=1000 + i, transform=transform, name=name)
+        for i, (source, transform, name) in enumerate(fields)
+    ]
     return PartitionSpec(*made) if made else UNPARTITIONED_PARTITION_SPEC
 
 
-def _create(catalog: Catalog, name: str, columns: Sequence[Column],
-            partition: Iterable[tuple[str, Transform, str]] = (), properties: dict[str, str] | None = None) -> Table:
+def _create(
+    catalog: Catalog,
+    name: str,
+    columns: Sequence[Column],
+    partition: Iterable[tuple[str, Transform, str]] = (),
+    properties: dict[str, str] | None = None,
+) -> Table:
     schema = _schema(columns)
-    return catalog.create_table(f"{NAMESPACE}.{name}", schema=schema, partition_spec=_spec(schema, partition),
-                                properties=properties or {})
+    return catalog.create_table(
+        f"{NAMESPACE}.{name}", schema=schema, partition_spec=_spec(schema, partition), properties=properties or {}
+    )
 
 
 def _append(table: Table, columns: Sequence[Column], rows: Sequence[Row]) -> None:
     table.append(_arrow(columns, rows, write=True))
 
 
-def _simple(catalog: Catalog, name: str, columns: Sequence[Column], batches: Sequence[Sequence[Row]],
-            partition: Iterable[tuple[str, Transform, str]] = (), properties: dict[str, str] | None = None) -> Layout:
+def _simple(
+    catalog: Catalog,
+    name: str,
+    columns: Sequence[Column],
+    batches: Sequence[Sequence[Row]],
+    partition: Iterable[tuple[str, Transform, str]] = (),
+    properties: dict[str, str] | None = None,
+) -> Layout:
     """One table appended `batches` in turn (a snapshot each); it holds every row of every batch."""
     table = _create(catalog, name, columns, partition, properties)
     for batch in batches:
@@ -203,8 +225,11 @@ def _numbered(values: Sequence[Any], copies: int = 2, extra: Callable[[int], Row
 
 # -- unpartitioned, every primitive type in one table -----------------------------------------------------------
 
-U1, U2, U3 = (uuid.UUID("00000000-0000-0000-0000-000000000001"), uuid.UUID("6f1d3c1e-0b6a-4a59-9a0e-2f6f3c0d9a11"),
-              uuid.UUID("ffffffff-ffff-ffff-ffff-ffffffffffff"))
+U1, U2, U3 = (
+    uuid.UUID("00000000-0000-0000-0000-000000000001"),
+    uuid.UUID("6f1d3c1e-0b6a-4a59-9a0e-2f6f3c0d9a11"),
+    uuid.UUID("ffffffff-ffff-ffff-ffff-ffffffffffff"),
+)
 PRIMITIVE_VALUES: dict[str, list[Any]] = {
     "boolean": [True, False, None],
     "int": [1, -2, 0, 2147483647, -2147483648, None],
@@ -214,16 +239,40 @@ PRIMITIVE_VALUES: dict[str, list[Any]] = {
     "decimal": [Decimal("1.10"), Decimal("-3.00"), Decimal("0.00"), Decimal("99999999.99"), None],
     "date": [dt.date(2026, 1, 1), dt.date(1970, 1, 1), dt.date(1969, 12, 31), dt.date(2000, 2, 29), None],
     "time": [dt.time(12, 30, 1), dt.time(0, 0), dt.time(23, 59, 59, 999999), None],
-    "timestamp": [dt.datetime(2026, 1, 1, 12, 30, 1), dt.datetime(2026, 1, 1, 12, 30, 1, 5),
-                  dt.datetime(1969, 12, 31, 23, 59, 59), None],
-    "timestamptz": [dt.datetime(2026, 1, 1, 12, 30, 1, tzinfo=UTC), dt.datetime(2026, 1, 1, 0, 0, 0, 5, tzinfo=UTC),
-                    dt.datetime(1969, 12, 31, 23, 59, 59, tzinfo=UTC), None],
+    "timestamp": [
+        dt.datetime(2026, 1, 1, 12, 30, 1),
+        dt.datetime(2026, 1, 1, 12, 30, 1, 5),
+        dt.datetime(1969, 12, 31, 23, 59, 59),
+        None,
+    ],
+    "timestamptz": [
+        dt.datetime(2026, 1, 1, 12, 30, 1, tzinfo=UTC),
+        dt.datetime(2026, 1, 1, 0, 0, 0, 5, tzinfo=UTC),
+        dt.datetime(1969, 12, 31, 23, 59, 59, tzinfo=UTC),
+        None,
+    ],
     "string": ["North America", " lead", "", "null", "a+b", None],
     "uuid": [U1, U2, U3, None],
     "binary": [b"a/b", b"", b"\x00\xff", b"null", None],
 }
-IDENTITY_STRINGS = ["North America", " lead", "trailing ", "a+b", "100%", "%2F", "a/b", "k=v", "x&y", "O'Brien",
-                    "Zürich", "東京", "", "null", "NULL", None]
+IDENTITY_STRINGS = [
+    "North America",
+    " lead",
+    "trailing ",
+    "a+b",
+    "100%",
+    "%2F",
+    "a/b",
+    "k=v",
+    "x&y",
+    "O'Brien",
+    "Zürich",
+    "東京",
+    "",
+    "null",
+    "NULL",
+    None,
+]
 
 
 PRIMITIVE_COLUMNS = [Column("id", "long"), *(Column(f"c_{kind}", kind) for kind in PRIMITIVE_VALUES)]
@@ -256,16 +305,32 @@ def _identity(kind: str, values: Sequence[Any]) -> Callable[[Catalog], Layout]:
         columns = [Column("id", "long"), Column("v", kind), Column("amount", "long")]
         rows = _numbered(values)
         return _simple(catalog, f"identity_{kind}", columns, [rows], [("v", IdentityTransform(), "v")])
+
     return build
 
 
 # -- transforms ---------------------------------------------------------------------------------------------------
 
-TRANSFORM_COLUMNS = [Column("id", "long"), Column("ts", "timestamp"), Column("tz", "timestamptz"), Column("d", "date"),
-                     Column("s", "string"), Column("n", "int"), Column("amount", "long")]
-_MOMENTS = [dt.datetime(2026, 1, 1, 0, 0), dt.datetime(2026, 1, 1, 23, 59, 59), dt.datetime(2026, 1, 2, 0, 0, 1),
-            dt.datetime(2025, 12, 31, 23, 0), dt.datetime(2024, 2, 29, 12, 30), dt.datetime(1969, 12, 31, 23, 59, 59),
-            dt.datetime(1970, 1, 1, 0, 0), dt.datetime(2026, 3, 15, 7, 45, 0, 123456), None]
+TRANSFORM_COLUMNS = [
+    Column("id", "long"),
+    Column("ts", "timestamp"),
+    Column("tz", "timestamptz"),
+    Column("d", "date"),
+    Column("s", "string"),
+    Column("n", "int"),
+    Column("amount", "long"),
+]
+_MOMENTS = [
+    dt.datetime(2026, 1, 1, 0, 0),
+    dt.datetime(2026, 1, 1, 23, 59, 59),
+    dt.datetime(2026, 1, 2, 0, 0, 1),
+    dt.datetime(2025, 12, 31, 23, 0),
+    dt.datetime(2024, 2, 29, 12, 30),
+    dt.datetime(1969, 12, 31, 23, 59, 59),
+    dt.datetime(1970, 1, 1, 0, 0),
+    dt.datetime(2026, 3, 15, 7, 45, 0, 123456),
+    None,
+]
 _WORDS = ["apple", "applesauce", "app", "ap", "", "banana", "band", "Zürich", "東京都", None]
 _NUMBERS = [0, 1, -1, 2, 3, 10, 11, -11, 1000, None]
 
@@ -274,28 +339,50 @@ def _transform_rows() -> list[Row]:
     rows = []
     for i in range(20):
         moment = _MOMENTS[i % len(_MOMENTS)]
-        rows.append({"id": i + 1, "ts": moment, "tz": moment.replace(tzinfo=UTC) if moment else None,
-                     "d": moment.date() if moment else None, "s": _WORDS[i % len(_WORDS)],
-                     "n": _NUMBERS[(i * 3) % len(_NUMBERS)], "amount": (i * 7) % 11 - 5})
+        rows.append(
+            {
+                "id": i + 1,
+                "ts": moment,
+                "tz": moment.replace(tzinfo=UTC) if moment else None,
+                "d": moment.date() if moment else None,
+                "s": _WORDS[i % len(_WORDS)],
+                "n": _NUMBERS[(i * 3) % len(_NUMBERS)],
+                "amount": (i * 7) % 11 - 5,
+            }
+        )
     return rows
 
 
 def _transformed(name: str, *fields: tuple[str, Transform, str]) -> Callable[[Catalog], Layout]:
     def build(catalog: Catalog) -> Layout:
         return _simple(catalog, name, TRANSFORM_COLUMNS, [_transform_rows()], fields)
+
     return build
 
 
 # -- several files and snapshots, deletes ---------------------------------------------------------------------------
 
-HISTORY_COLUMNS = [Column("id", "long"), Column("region", "string"), Column("qty", "int"), Column("price", "decimal"),
-                   Column("at", "timestamp")]
+HISTORY_COLUMNS = [
+    Column("id", "long"),
+    Column("region", "string"),
+    Column("qty", "int"),
+    Column("price", "decimal"),
+    Column("at", "timestamp"),
+]
 
 
 def _history_rows(start: int, count: int) -> list[Row]:
     regions = ["North America", "EMEA", "APAC", None]
-    return [{"id": i, "region": regions[i % 4], "qty": (i * 5) % 13 - 3, "price": Decimal(i * 37 % 1000) / 10,
-             "at": dt.datetime(2026, 1, 1 + i % 28, i % 24, 5)} for i in range(start, start + count)]
+    return [
+        {
+            "id": i,
+            "region": regions[i % 4],
+            "qty": (i * 5) % 13 - 3,
+            "price": Decimal(i * 37 % 1000) / 10,
+            "at": dt.datetime(2026, 1, 1 + i % 28, i % 24, 5),
+        }
+        for i in range(start, start + count)
+    ]
 
 
 def several_snapshots(catalog: Catalog) -> Layout:
@@ -310,7 +397,7 @@ def position_deletes(catalog: Catalog) -> Layout:
     table = _create(catalog, "position_deletes", columns)
     rows = _primitive_rows(1, 24)
     for b in range(3):
-        _append(table, columns, rows[8 * b: 8 * b + 8])
+        _append(table, columns, rows[8 * b : 8 * b + 8])
     table.delete("id = 4")
     gone = {4}
     files = sorted(task.file.file_path for task in table.scan().plan_files())
@@ -325,8 +412,14 @@ def position_deletes(catalog: Catalog) -> Layout:
 def evolved_schema(catalog: Catalog) -> Layout:
     """Rows written before and after each change: add, rename, drop, move, int->long, float->double, and a column
     added under a dropped column's name (a reader matching by name would find the old values)."""
-    columns = [Column("id", "long"), Column("qty", "int"), Column("ratio", "float"), Column("name", "string"),
-               Column("old", "string"), *(Column(f"c_{kind}", kind) for kind in TYPED)]
+    columns = [
+        Column("id", "long"),
+        Column("qty", "int"),
+        Column("ratio", "float"),
+        Column("name", "string"),
+        Column("old", "string"),
+        *(Column(f"c_{kind}", kind) for kind in TYPED),
+    ]
     table = _create(catalog, "evolved_schema", columns)
     rows: list[Row] = []
     counter = iter(range(1, 1000))
@@ -419,17 +512,20 @@ def floats(catalog: Catalog) -> Layout:
 
 # -- nested ---------------------------------------------------------------------------------------------------------
 
-POINT = StructType(NestedField(101, "x", IntegerType(), required=False),
-                   NestedField(102, "label", StringType(), required=False))
+POINT = StructType(
+    NestedField(101, "x", IntegerType(), required=False), NestedField(102, "label", StringType(), required=False)
+)
 POINT_ARROW = pa.struct([("x", pa.int32()), ("label", pa.string())])
 
 
 def nested(catalog: Catalog) -> Layout:
-    columns = [Column("id", "long"),
-               Column("point", iceberg=POINT, arrow=POINT_ARROW),
-               Column("tags", iceberg=ListType(103, StringType(), element_required=False), arrow=pa.list_(pa.string())),
-               Column("scores", iceberg=ListType(104, LongType(), element_required=False), arrow=pa.list_(pa.int64())),
-               Column("kind", "string")]
+    columns = [
+        Column("id", "long"),
+        Column("point", iceberg=POINT, arrow=POINT_ARROW),
+        Column("tags", iceberg=ListType(103, StringType(), element_required=False), arrow=pa.list_(pa.string())),
+        Column("scores", iceberg=ListType(104, LongType(), element_required=False), arrow=pa.list_(pa.int64())),
+        Column("kind", "string"),
+    ]
     points = [{"x": 1, "label": "a"}, {"x": None, "label": "b"}, {"x": -5, "label": None}, None, {"x": 7, "label": ""}]
     tags = [["red", "blue"], [], None, ["red"], ["", None], ["green", "red", "blue"]]
     scores = [[1, 2, 3], [None], [], None, [10], [-(2**40), 2**40]]
@@ -437,8 +533,15 @@ def nested(catalog: Catalog) -> Layout:
     for b in range(2):
         batch = []
         for i in range(1 + 10 * b, 11 + 10 * b):
-            batch.append({"id": i, "point": points[i % 5], "tags": tags[i % 6], "scores": scores[(i * 5) % 6],
-                          "kind": ["x", "y", None][i % 3]})
+            batch.append(
+                {
+                    "id": i,
+                    "point": points[i % 5],
+                    "tags": tags[i % 6],
+                    "scores": scores[(i * 5) % 6],
+                    "kind": ["x", "y", None][i % 3],
+                }
+            )
         batches.append(batch)
     return _simple(catalog, "nested", columns, batches)
 
@@ -446,8 +549,11 @@ def nested(catalog: Catalog) -> Layout:
 BUILDERS: dict[str, Callable[[Catalog], Layout]] = {
     "unpartitioned": unpartitioned,
     "identity_string": _identity("string", IDENTITY_STRINGS),
-    **{f"identity_{kind}": _identity(kind, values) for kind, values in PRIMITIVE_VALUES.items()
-       if kind not in ("string", "float", "double")},
+    **{
+        f"identity_{kind}": _identity(kind, values)
+        for kind, values in PRIMITIVE_VALUES.items()
+        if kind not in ("string", "float", "double")
+    },
     "year_timestamp": _transformed("year_timestamp", ("ts", YearTransform(), "ts_year")),
     "month_timestamp": _transformed("month_timestamp", ("ts", MonthTransform(), "ts_month")),
     "day_timestamp": _transformed("day_timestamp", ("ts", DayTransform(), "ts_day")),
@@ -460,10 +566,12 @@ BUILDERS: dict[str, Callable[[Catalog], Layout]] = {
     "bucket_string": _transformed("bucket_string", ("s", BucketTransform(4), "s_bucket")),
     "truncate_string": _transformed("truncate_string", ("s", TruncateTransform(3), "s_trunc")),
     "truncate_int": _transformed("truncate_int", ("n", TruncateTransform(3), "n_trunc")),
-    "two_fields": _transformed("two_fields", ("n", BucketTransform(4), "n_bucket"),
-                               ("ts", MonthTransform(), "ts_month")),
-    "identity_and_day": _transformed("identity_and_day", ("s", IdentityTransform(), "s"),
-                                     ("ts", DayTransform(), "ts_day")),
+    "two_fields": _transformed(
+        "two_fields", ("n", BucketTransform(4), "n_bucket"), ("ts", MonthTransform(), "ts_month")
+    ),
+    "identity_and_day": _transformed(
+        "identity_and_day", ("s", IdentityTransform(), "s"), ("ts", DayTransform(), "ts_day")
+    ),
     "several_snapshots": several_snapshots,
     "position_deletes": position_deletes,
     "evolved_schema": evolved_schema,

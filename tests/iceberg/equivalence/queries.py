@@ -20,8 +20,19 @@ import pyarrow as pa
 
 from tests.iceberg.equivalence.layouts import Layout, duckdb_type
 
-KINDS = ("all", "filter", "projection", "nulls", "in_list", "between", "aggregate", "filter", "self_join",
-         "distinct", "filter")
+KINDS = (
+    "all",
+    "filter",
+    "projection",
+    "nulls",
+    "in_list",
+    "between",
+    "aggregate",
+    "filter",
+    "self_join",
+    "distinct",
+    "filter",
+)
 
 
 @dataclass(frozen=True)
@@ -95,10 +106,12 @@ class _Draw:
         self.table = layout.table
 
     def column(self, where: str = "any") -> Column:
-        pool = {"any": self.columns,
-                "primitive": [c for c in self.columns if not c.nested],
-                "orderable": [c for c in self.columns if not c.nested and not c.boolean],
-                "numeric": [c for c in self.columns if c.numeric]}[where]
+        pool = {
+            "any": self.columns,
+            "primitive": [c for c in self.columns if not c.nested],
+            "orderable": [c for c in self.columns if not c.nested and not c.boolean],
+            "numeric": [c for c in self.columns if c.numeric],
+        }[where]
         # id is every table's; the other columns are where the layouts differ, so they are drawn more often, and
         # floating point columns most (NaN is where a scan's statistics go wrong).
         weights = [1 if c.name == "id" else 6 if c.floating else 3 for c in pool]
@@ -136,9 +149,16 @@ class _Draw:
         if column.floating:
             kind = column.duckdb
             # The first three are where statistics without NaN prune wrongly; they are drawn most.
-            special = [f"{name} > 1000", f"{name} = CAST('NaN' AS {kind})", f"{name} < 0", f"{name} = 0",
-                       f"{name} = CAST('inf' AS {kind})", f"isnan({name})", f"{name} >= CAST('-inf' AS {kind})",
-                       f"{name} <> CAST('NaN' AS {kind})"]
+            special = [
+                f"{name} > 1000",
+                f"{name} = CAST('NaN' AS {kind})",
+                f"{name} < 0",
+                f"{name} = 0",
+                f"{name} = CAST('inf' AS {kind})",
+                f"isnan({name})",
+                f"{name} >= CAST('-inf' AS {kind})",
+                f"{name} <> CAST('NaN' AS {kind})",
+            ]
             if rng.random() < 0.7:
                 return rng.choices(special, [4, 4, 4, 1, 1, 1, 1, 1])[0]
         if pa.types.is_string(column.arrow) and column.values and rng.random() < 0.3:
@@ -182,8 +202,10 @@ class _Draw:
                 pass  # NaN bounds: DuckDB orders NaN above every number, and the native table says what follows
             elif _key(high) < _key(low):
                 low, high = high, low
-            return (f"SELECT id, {column.sql} FROM {table} "
-                    f"WHERE {column.sql} BETWEEN {self.lit(column, low)} AND {self.lit(column, high)}")
+            return (
+                f"SELECT id, {column.sql} FROM {table} "
+                f"WHERE {column.sql} BETWEEN {self.lit(column, low)} AND {self.lit(column, high)}"
+            )
         if kind == "aggregate":
             group, target = self.column("primitive"), self.column("primitive")
             parts = ["count(*) AS n", f"count({target.sql}) AS n_values"]
@@ -195,8 +217,10 @@ class _Draw:
         if kind == "self_join":
             left, right = self.column(), self.column()
             where = f" WHERE {self.predicate(left, 'a.')}" if rng.random() < 0.5 else ""
-            return (f"SELECT a.id, a.{left.sql} AS left_value, b.{right.sql} AS right_value "
-                    f"FROM {table} AS a JOIN {table} AS b ON a.id = b.id{where}")
+            return (
+                f"SELECT a.id, a.{left.sql} AS left_value, b.{right.sql} AS right_value "
+                f"FROM {table} AS a JOIN {table} AS b ON a.id = b.id{where}"
+            )
         if kind == "distinct":
             chosen = rng.sample(self.columns, rng.randint(1, min(2, len(self.columns))))
             return f"SELECT DISTINCT {', '.join(c.sql for c in chosen)} FROM {table}"
@@ -221,4 +245,3 @@ def queries(layout: Layout, count: int, seed: int = 0) -> Iterator[Query]:
         rng = random.Random(f"{seed}:{layout.name}:{index}")
         kind = KINDS[index % len(KINDS)]
         yield Query(layout.name, index, kind, _Draw(layout, rng).query(kind))
-

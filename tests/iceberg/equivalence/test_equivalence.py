@@ -35,8 +35,11 @@ def test_the_read_path_answers_as_a_native_table(built, outcomes, name):
             failed.append((query, outcome))
     if failed:
         query, first = failed[0]
-        pytest.fail(f"{len(failed)} of {QUERIES} queries differ; the first, query {query.index} ({query.kind}):\n"
-                    f"{first.message()}", pytrace=False)
+        pytest.fail(
+            f"{len(failed)} of {QUERIES} queries differ; the first, query {query.index} ({query.kind}):\n"
+            f"{first.message()}",
+            pytrace=False,
+        )
 
 
 def test_queries_are_seeded_and_every_kind_is_drawn(built):
