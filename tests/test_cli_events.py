@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from airflow_lineage_governance.cli import escaped, main
+from airflow_lineage_governance.cli import main
+from airflow_lineage_governance.cli.common import escaped
 from tests.events import complete, output, source, write
 from tests.graph.test_marquez_source import Server, event
 

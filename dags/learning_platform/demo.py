@@ -277,7 +277,7 @@ def print_diff(events_path: str | Path, catalog: Any, env: dict[str, str]) -> No
     the catalog) and the received lineage differ (`lineage-governance diff`). Airflow's DagBag reads the demo's
     AIRFLOW_HOME."""
     os.environ.update({k: env[k] for k in ("AIRFLOW_HOME", "AIRFLOW__CORE__LOAD_EXAMPLES")})
-    from airflow_lineage_governance.design.commands import diff_lines
+    from airflow_lineage_governance.cli.design import diff_lines
     from airflow_lineage_governance.design.dagbag import catalog_design
     from airflow_lineage_governance.governance.session import Governance
     from airflow_lineage_governance.graph.diff import declared_jobs, design_diff, observed_jobs

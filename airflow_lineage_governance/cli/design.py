@@ -25,7 +25,7 @@ def read_design(folder: str | Path, catalog_folder: str | Path, logical_date: da
     read against the schema of the local catalog in `catalog_folder`. Raises BadInput for a missing catalog and
     DagsFolderError for a missing folder.
     """
-    from airflow_lineage_governance.cli_common import existing_catalog
+    from airflow_lineage_governance.cli.common import existing_catalog
     from airflow_lineage_governance.design.dagbag import catalog_design
 
     return catalog_design(folder, existing_catalog(catalog_folder), logical_date)
@@ -102,7 +102,7 @@ def _logical_date(args: argparse.Namespace) -> datetime:
 
 def cmd_design(args: argparse.Namespace) -> int:
     """Prints the designed lineage of every IcebergSqlOperator task in the DAGs folder."""
-    from airflow_lineage_governance.cli_common import say
+    from airflow_lineage_governance.cli.common import say
 
     design = read_design(args.dags_folder, args.catalog, _logical_date(args))
     if args.json:
@@ -114,7 +114,7 @@ def cmd_design(args: argparse.Namespace) -> int:
 
 
 def _as_of(args: argparse.Namespace) -> datetime:
-    from airflow_lineage_governance.cli_common import BadInput
+    from airflow_lineage_governance.cli.common import BadInput
     from airflow_lineage_governance.graph.events import parse_time
 
     if args.as_of is None:
@@ -127,7 +127,7 @@ def _as_of(args: argparse.Namespace) -> datetime:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Prints where the design of the DAGs folder and the runtime as of --as-of differ; exit 1 on any."""
-    from airflow_lineage_governance.cli_common import governance_file, job_namespaces, say
+    from airflow_lineage_governance.cli.common import governance_file, job_namespaces, say
     from airflow_lineage_governance.governance.session import Governance
     from airflow_lineage_governance.graph.diff import declared_jobs, design_diff, observed_jobs
 

@@ -26,7 +26,7 @@ def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
 
 def cmd_init(args: argparse.Namespace) -> int:
     """Creates the store (or upgrades an older one in place) and prints its schema version."""
-    from airflow_lineage_governance.cli_common import say
+    from airflow_lineage_governance.cli.common import say
 
     with _open(args, create=True) as store:
         say(f"lineage store {store.engine.description} ({store.engine.dialect}): schema version {store.version}")
@@ -37,7 +37,7 @@ def events_files(given: list[str]) -> list[Path]:
     """Returns the events files the arguments name: a file itself, a folder its `events.jsonl` (the history folder
     the nightly governance keeps); raises BadInput for a name that is neither.
     """
-    from airflow_lineage_governance.cli_common import BadInput
+    from airflow_lineage_governance.cli.common import BadInput
 
     files = []
     for name in given:
@@ -52,7 +52,7 @@ def events_files(given: list[str]) -> list[Path]:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Adds the events of each file or folder to the store and prints what was read, stored and left out."""
-    from airflow_lineage_governance.cli_common import say
+    from airflow_lineage_governance.cli.common import say
     from airflow_lineage_governance.graph.events import FileEventSource
 
     files = events_files(args.events)
@@ -74,7 +74,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Prints the store's location, schema version, size and rows per table."""
-    from airflow_lineage_governance.cli_common import say
+    from airflow_lineage_governance.cli.common import say
 
     with _open(args) as store:
         stats = store.stats()
@@ -92,7 +92,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_vacuum(args: argparse.Namespace) -> int:
     """Gives back the space of deleted rows and prints the store's size afterwards."""
-    from airflow_lineage_governance.cli_common import say
+    from airflow_lineage_governance.cli.common import say
 
     with _open(args) as store:
         store.vacuum()

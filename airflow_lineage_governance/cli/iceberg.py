@@ -20,7 +20,7 @@ def cmd_orphans(args: argparse.Namespace) -> int:
     """Lists (or with --delete removes) the table's orphan files and prints one line each and a summary."""
     from pyiceberg.exceptions import NoSuchTableError
 
-    from airflow_lineage_governance.cli_common import BadInput, existing_catalog, say
+    from airflow_lineage_governance.cli.common import BadInput, existing_catalog, say
     from airflow_lineage_governance.iceberg.catalog import as_table
     from airflow_lineage_governance.iceberg.orphans import orphan_files, remove_orphans
 

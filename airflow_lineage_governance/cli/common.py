@@ -1,0 +1,203 @@
+"""What every `lineage-governance` command shares: its exit codes, its one-line output, the error for input it
+cannot use, and how it finds the local catalog, the governance files and the job namespaces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from datetime import UTC
+from pathlib import Path
+
+from airflow_lineage_governance import settings
+from airflow_lineage_governance.errors import LineageGovernanceError
+
+FINDINGS = 1
+BAD_INPUT = 2
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def escaped(text: str) -> str:
+    """Returns the text with newlines, terminal escapes and other control characters written as `\\n`,
+    `\\x1b`, ...: a name from an event or a file can never forge an output line or drive the terminal.
+    """
+    return CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
+
+
+def say(text: str) -> None:
+    """Prints one line of the text output, escaped."""
+    print(escaped(text))
+
+
+class BadInput(LineageGovernanceError):
+    """Raised for input the CLI cannot use; its message is the one sentence the user sees."""
+
+
+def existing_catalog(folder: str | Path):
+    """Returns the local catalog in `folder`; raises BadInput when there is none (opening would create one)."""
+    from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+
+    folder = Path(folder)
+    if not (folder / "catalog.db").exists():
+        raise BadInput(
+            f"{folder}: no local Iceberg catalog here (expected {folder / 'catalog.db'}); give the "
+            f"folder of an existing one with --catalog or [{settings.SECTION}] catalog_folder."
+        )
+    return open_local_catalog(folder)
+
+
+def governance_file(given: str | None, name: str, flag: str) -> Path:
+    """Returns the file `flag` gives, else `name` in [lineage_governance] governance_dir, else in ./governance;
+    raises MissingSettingError naming the flag and the setting when none is given and ./governance has none.
+    """
+    if given:
+        return Path(given)
+    folder = settings.setting("governance_dir")
+    path = Path(folder or "governance") / name
+    if not folder and not path.is_file():
+        raise settings.MissingSettingError(
+            f"no {name}: give {flag}, or set [{settings.SECTION}] governance_dir in airflow.cfg or "
+            f"{settings.SETTINGS['governance_dir'].variable}, or run where governance/{name} is."
+        )
+    return path
+
+
+ALL_NAMESPACES = "*"
+
+
+def job_namespaces(given: list[str] | None) -> list[str] | None:
+    """Returns the job namespaces whose events the governance reads: those given with --job-namespace (`*`:
+    every namespace, None), else the OpenLineage provider's configured namespace, else None (every namespace:
+    outside an Airflow deployment the provider's fallback `default` would only be a guess).
+    """
+    if given:
+        return None if ALL_NAMESPACES in given else given
+    configured = settings.configured_openlineage_namespace()
+    return [configured] if configured else None
+
+
+def schema_from(args: argparse.Namespace) -> dict:
+    if args.schema:
+        try:
+            return json.loads(Path(args.schema).read_text())
+        except FileNotFoundError:
+            raise BadInput(f"{args.schema}: the schema file does not exist.") from None
+        except json.JSONDecodeError as error:
+            raise BadInput(f"{args.schema}: the schema file is not JSON ({error}).") from None
+    from airflow_lineage_governance.iceberg.catalog import lineage_schema
+
+    return lineage_schema(existing_catalog(args.catalog))
+
+
+def statement(path: Path, args: argparse.Namespace) -> str:
+    """Returns the SQL file rendered in Jinja's sandbox for --logical-date (default: midnight UTC today);
+    raises BadInput for a missing file and TemplateRenderError for a template that cannot be rendered safely.
+    """
+    from airflow_lineage_governance.templating import parse_logical_date, render_sql, start_of_today
+
+    if not path.is_file():
+        raise BadInput(f"{path}: the SQL file does not exist.")
+    logical_date = parse_logical_date(args.logical_date) if args.logical_date else start_of_today()
+    return render_sql(path.read_text(), logical_date, str(path))
+
+
+def answers_from_store(args: argparse.Namespace) -> bool:
+    """Returns True when a command that can answer from the lineage store should: `--store` is given, or no event
+    source is given or configured.
+    """
+    if not hasattr(args, "store"):
+        return False
+    return bool(args.store) or (args.events is None and not settings.setting("events"))
+
+
+def load_governance(args: argparse.Namespace):
+    from airflow_lineage_governance.governance.session import Governance
+
+    return Governance.load(
+        args.events,
+        rules_path=args.rules,
+        metadata_path=args.metadata,
+        job_namespaces=job_namespaces(args.job_namespace),
+        after=utc_time(args.since, "--since"),
+        before=utc_time(args.until, "--until"),
+    )
+
+
+def utc_time(given: str | None, flag: str) -> str | None:
+    """Returns the ISO 8601 time `flag` gives, in UTC with a `Z` (as Marquez reads it); raises BadInput for
+    text that is no time.
+    """
+    if given is None:
+        return None
+    from airflow_lineage_governance.graph.events import parse_time
+
+    parsed = parse_time(given)
+    if parsed is None:
+        raise BadInput(f"{flag} {given!r}: not an ISO 8601 time; write e.g. 2030-01-31T00:00:00Z.")
+    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def as_of_and_window(args: argparse.Namespace):
+    """Returns --as-of as an aware datetime (None: now) and --active-since as a timedelta (None: no window);
+    raises BadInput for text that is neither.
+    """
+    from airflow_lineage_governance.graph.asof import parse_duration
+    from airflow_lineage_governance.graph.events import parse_time
+
+    at = parse_time(args.as_of) if getattr(args, "as_of", None) else None
+    if getattr(args, "as_of", None) and at is None:
+        raise BadInput(f"--as-of {args.as_of!r}: not an ISO 8601 time; write e.g. 2030-01-31T00:00:00Z.")
+    window = parse_duration(args.active_since) if getattr(args, "active_since", None) else None
+    if getattr(args, "active_since", None) and window is None:
+        raise BadInput(f"--active-since {args.active_since!r}: not a duration; write e.g. 7d, 36h or 90m.")
+    return at, window
+
+
+def add_governance_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--events", help=f"an OpenLineage JSONL file or a Marquez URL (default: [{settings.SECTION}] events)"
+    )
+    command.add_argument(
+        "--rules",
+        help=f"lineage.toml (default: lineage.toml in [{settings.SECTION}] governance_dir, else in ./governance)",
+    )
+    command.add_argument(
+        "--metadata",
+        help=f"metadata.toml (default: metadata.toml in [{settings.SECTION}] governance_dir, else in ./governance)",
+    )
+    command.add_argument(
+        "--job-namespace",
+        action="append",
+        metavar="NAMESPACE",
+        help="read only the events of this OpenLineage job namespace (repeatable; `*`: every "
+        "namespace; default: [openlineage] namespace when set, else every namespace)",
+    )
+    command.add_argument(
+        "--since", help="a Marquez source: read events after this ISO 8601 time (default: 1970-01-01, sent explicitly)"
+    )
+    command.add_argument(
+        "--until", help="a Marquez source: read events before this ISO 8601 time (default: 9999-12-31, sent explicitly)"
+    )
+    command.add_argument("--json", action="store_true")
+
+
+def add_time_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--as-of", help="answer from each job's latest COMPLETE at or before this ISO 8601 time (default: now)"
+    )
+    command.add_argument(
+        "--active-since",
+        metavar="DURATION",
+        help="edges whose last run is older than this before --as-of (e.g. 7d, 36h) are reported as stale, not dropped",
+    )
+
+
+def add_template_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--logical-date",
+        help="the logical date the SQL templates are rendered for, ISO 8601 "
+        "(default: midnight UTC today); gives ds, ts, logical_date, "
+        "data_interval_start/end as Airflow does",
+    )

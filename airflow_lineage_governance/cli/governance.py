@@ -1,0 +1,143 @@
+"""The CLI's governance commands: `propose`, `check` and `gate`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from airflow_lineage_governance import settings
+from airflow_lineage_governance.cli.common import (
+    FINDINGS,
+    add_governance_options,
+    add_template_options,
+    add_time_options,
+    as_of_and_window,
+    existing_catalog,
+    load_governance,
+    say,
+    schema_from,
+    statement,
+)
+from airflow_lineage_governance.lineage import column_lineage
+
+
+def cmd_propose(args: argparse.Namespace) -> int:
+    """Prints the proposed class of every written column (as of --as-of); a class decided through a stale
+    job's edge says so.
+    """
+    at, window = as_of_and_window(args)
+    governance = load_governance(args)
+    proposals = governance.as_of(at).proposals
+    stale = set(governance.stale_jobs(at, window))
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {**p.to_dict(), "stale": bool(p.decided_by and p.decided_by.job in stale)}
+                    for p in proposals.values()
+                ],
+                indent=2,
+            )
+        )
+        return 0
+    for proposal in proposals.values():
+        decided = proposal.decided_by
+        why = f"from {decided.source} ({decided.type} {decided.subtype})" if decided else "no classified input"
+        declared = f", declared {proposal.declared}" if proposal.declared else ""
+        mark = " [STALE]" if decided and decided.job in stale else ""
+        say(f"{proposal.column}: {proposal.proposed or 'unknown'}{declared}, {why}{mark}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Prints understated classes, unaccounted tables and tables with no metadata; exit 1 on any."""
+    from airflow_lineage_governance.governance.checks import run_checks
+    from airflow_lineage_governance.iceberg.catalog import table_names
+
+    at, window = as_of_and_window(args)
+    catalog = existing_catalog(args.catalog)
+    loaded = load_governance(args)
+    governance = loaded.as_of(at)
+    findings = run_checks(governance, table_names(catalog))
+    stale = loaded.stale_jobs(at, window)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "findings": [f.to_dict() for f in findings],
+                    "events": governance.report.to_dict(),
+                    "stale_jobs": stale,
+                },
+                indent=2,
+            )
+        )
+    else:
+        for finding in findings:
+            say(finding.line())
+        if stale:
+            say(f"stale (no COMPLETE within --active-since {args.active_since}): {', '.join(stale)}")
+        read = governance.report
+        say(
+            f"{len(findings)} findings; events read {read.events}, malformed {read.malformed + read.truncated}"
+            + (f", of other job namespaces {read.other_namespace} (left out)" if read.other_namespace else "")
+        )
+    return FINDINGS if findings else 0
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    """Prints the impact of each column a SQL change alters or removes; exit 1 above the threshold."""
+    from airflow_lineage_governance.governance.gate import gate
+
+    schema = schema_from(args)
+    before = column_lineage(statement(Path(args.before), args), schema)
+    after_path = Path(args.after)
+    after = column_lineage(statement(after_path, args), schema) if after_path.exists() else None
+    governance = load_governance(args)
+    changes = gate(governance, before, after)
+    threshold = governance.rules.gate_threshold
+    blocked = [c for c in changes if c.score > threshold]
+    if args.json:
+        print(
+            json.dumps(
+                {"changes": [c.to_dict() for c in changes], "threshold": threshold, "blocked": bool(blocked)}, indent=2
+            )
+        )
+    else:
+        for change in changes:
+            reached = len(change.impact.columns_reached) if change.impact else 0
+            say(f"{change.column} {change.change}: {reached} columns downstream, score {change.score:g}")
+        verdict = f"BLOCKED: {len(blocked)} above the threshold {threshold:g}" if blocked else "passes"
+        say(f"{len(changes)} columns changed; {verdict}")
+    return FINDINGS if blocked else 0
+
+
+def add_governance_commands(commands: Any) -> None:
+    """Add the `propose`, `check` and `gate` commands to the CLI's subcommands.
+
+    Args:
+        commands: The root parser's subparsers.
+    """
+    command = commands.add_parser("propose", help="proposed classes of every written column")
+    add_governance_options(command)
+    add_time_options(command)
+    command.set_defaults(run=cmd_propose)
+    command = commands.add_parser("check", help="understated classes, unaccounted tables, missing metadata")
+    add_governance_options(command)
+    add_time_options(command)
+    command.add_argument(
+        "--catalog", help=f"a local Iceberg catalog folder (default: [{settings.SECTION}] catalog_folder)"
+    )
+    command.set_defaults(run=cmd_check)
+    command = commands.add_parser("gate", help="impact of the columns a SQL change alters (for CI)")
+    command.add_argument("--before", required=True, help="the pipeline's SQL before the change")
+    command.add_argument("--after", required=True, help="the SQL after it (a missing file: the pipeline is removed)")
+    gate_schema = command.add_mutually_exclusive_group()
+    gate_schema.add_argument(
+        "--catalog", help=f"a local Iceberg catalog folder (default: [{settings.SECTION}] catalog_folder)"
+    )
+    gate_schema.add_argument("--schema", help="a JSON file {db: {table: {column: type}}}")
+    add_template_options(command)
+    add_governance_options(command)
+    command.set_defaults(run=cmd_gate)

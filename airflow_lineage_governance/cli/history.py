@@ -1,0 +1,150 @@
+"""The CLI's questions about the lineage history: `impact`, `upstream` and `trace`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from airflow_lineage_governance import settings
+from airflow_lineage_governance.cli.common import (
+    add_governance_options,
+    add_time_options,
+    as_of_and_window,
+    load_governance,
+    say,
+)
+
+
+def edges_text(path) -> str:
+    return " -> ".join([str(path[0].source), *(f"{e.target} ({e.type} {e.subtype})" for e in path)]) if path else ""
+
+
+def reached_mark(reached) -> str:
+    """Returns a reached column's confidence and staleness at a glance: `[observed]`, `[declared, STALE]`."""
+    return f"[{reached.confidence}{', STALE' if reached.stale else ''}]" if reached is not None else ""
+
+
+def retired_lines(retired) -> list[str]:
+    return [
+        f"  retired (stale): {e.edge.source} -> {e.edge.target} ({e.edge.type} {e.edge.subtype}) by "
+        f"{e.edge.job}, last stated by run {e.record.event.run_id} at {e.record.event.event_time}"
+        for e in retired
+        if e.record is not None
+    ]
+
+
+def cmd_impact(args: argparse.Namespace) -> int:
+    """Prints what a change to a column can reach (as of --as-of), each column's confidence and staleness."""
+    at, window = as_of_and_window(args)
+    impact = load_governance(args).impact(args.column, at, window)
+    if args.json:
+        sys.stdout.write(impact.to_json())
+        return 0
+    say(
+        f"{impact.column}: {len(impact.values)} columns through values, {len(impact.rows)} tables through "
+        f"rows, {len(impact.columns_reached)} columns in all; blast-radius score {impact.score:g}"
+        + (f"; as of {impact.as_of}" if impact.as_of else "")
+    )
+    say("  values can change: " + (", ".join(map(str, impact.values)) or "none"))
+    say("  every row can change: " + (", ".join(map(str, impact.rows)) or "none"))
+    if impact.reaches_itself:
+        say(f"  {impact.column} reaches itself: it is on a cycle (a job reads what it writes)")
+    for column in impact.columns_reached:
+        say(f"  {column} {reached_mark(impact.reached.get(column))}: {edges_text(impact.paths[column])}")
+    for line in retired_lines(impact.retired):
+        say(line)
+    say("  owners: " + (", ".join(f"{t} ({o or 'no owner'})" for t, o in impact.owners.items()) or "none"))
+    return 0
+
+
+def cmd_upstream(args: argparse.Namespace) -> int:
+    """Prints where a column comes from (as of --as-of), each source's confidence and staleness."""
+    at, window = as_of_and_window(args)
+    provenance = load_governance(args).provenance(args.column, at, window)
+    if args.json:
+        print(json.dumps(provenance.to_dict(), indent=2))
+        return 0
+    say(
+        f"{provenance.column} depends on {len(provenance.sources)} columns:"
+        + (f" (as of {provenance.as_of})" if provenance.as_of else "")
+    )
+    for source in provenance.sources:
+        say(f"  {reached_mark(provenance.reached.get(source))} {edges_text(provenance.paths[source])}")
+    return 0
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    """Prints where a table's snapshot came from (runs, tries, SQL hashes, input snapshots, to the sources), or
+    with --forward every output snapshot that read it, directly or not, with run, owner and tier.
+    """
+    if args.store:
+        found = stored_trace(args)
+    else:
+        found = load_governance(args).trace(args.snapshot, args.forward)
+    if args.json:
+        data = [c.to_dict() for c in found] if isinstance(found, list) else found.to_dict()
+        print(json.dumps({"snapshot": args.snapshot, "forward" if args.forward else "origin": data}, indent=2))
+        return 0
+    if isinstance(found, list):
+        say(f"{args.snapshot}: {len(found)} output snapshots read it, directly or through others:")
+        for contaminated in found:
+            say(f"  {contaminated.line()}")
+        return 0
+    for line in found.lines():
+        say(line)
+    return 0
+
+
+def stored_trace(args: argparse.Namespace):
+    """Returns the trace of `args.snapshot` answered by the lineage store at `args.store` (owners and tiers from
+    metadata.toml).
+    """
+    from airflow_lineage_governance.governance.config import load_metadata, load_rules
+    from airflow_lineage_governance.graph.trace import snapshot_asked
+    from airflow_lineage_governance.refs import TableRef
+    from airflow_lineage_governance.store.lineage_store import LineageStore
+
+    table, version = snapshot_asked(args.snapshot)
+    with LineageStore.open(args.store, read_only=True) as store:
+        if not args.forward:
+            return store.trace_back(table, version)
+        metadata = load_metadata(args.metadata, load_rules(args.rules))
+
+        def about(written: TableRef) -> tuple[str | None, int | None]:
+            known = metadata.tables.get(written)
+            return (known.owner, known.tier) if known is not None else (None, None)
+
+        return store.trace_forward(table, version, about)
+
+
+def add_history_commands(commands: Any) -> None:
+    """Add the `impact`, `upstream` and `trace` commands to the CLI's subcommands.
+
+    Args:
+        commands: The root parser's subparsers.
+    """
+    for name, run, text in (
+        ("impact", cmd_impact, "what a change to a column can reach"),
+        ("upstream", cmd_upstream, "where a column comes from"),
+    ):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("column", help="namespace.table.column")
+        add_governance_options(command)
+        add_time_options(command)
+        command.set_defaults(run=run)
+    command = commands.add_parser("trace", help="the runs and input snapshots a table's snapshot came from")
+    command.add_argument("snapshot", help="namespace.table@SNAPSHOT_ID (a datasetVersion of the version facet)")
+    command.add_argument(
+        "--forward", action="store_true", help="list every output snapshot that read it, directly or through others"
+    )
+    add_governance_options(command)
+    command.add_argument(
+        "--store",
+        metavar="LOCATION",
+        help="answer from the lineage store: a DuckDB file or a postgresql:// URL (default, when no "
+        f"--events is given and [{settings.SECTION}] events is unset: [{settings.SECTION}] "
+        "store_conn_id, else store)",
+    )
+    command.set_defaults(run=cmd_trace)
