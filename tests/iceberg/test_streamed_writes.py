@@ -188,3 +188,35 @@ def test_a_partitioned_ctas_rolls_files_and_commits_one_snapshot(catalog):
     }
     assert sum(f.file.record_count for f in files) == ROWS
     assert table.scan(row_filter="day = '2026-01-05'").to_arrow().num_rows == len(range(4, ROWS, 30))
+
+
+def test_a_self_join_of_a_table_read_through_the_fallback_reader_spills_and_stays_exact(catalog, tmp_path):
+    from pyiceberg.table.name_mapping import create_mapping_from_schema
+
+    from airflow_lineage_governance.iceberg.read import ARROW_READER
+
+    table = catalog.load_table("src.events")
+    with table.transaction() as transaction:  # a name mapping: DuckDB's own scan could be wrong, pyiceberg reads
+        transaction.set_properties(
+            {"schema.name-mapping.default": create_mapping_from_schema(table.schema()).model_dump_json()}
+        )
+    spill_root = tmp_path / "spill"
+    spill_root.mkdir()
+    with watching(spill_root) as seen:
+        run = run_statement(
+            catalog,
+            kind=StatementKind.CREATE_TABLE_AS,
+            target="out.pairs",
+            query="SELECT l.id, r.b FROM src.events l JOIN src.events r ON r.id = l.id + 1 WHERE l.a <> r.a",
+            sources=["src.events"],
+            resources=Resources(TINY.memory_limit, TINY.threads, str(spill_root)),
+        )
+    assert [read.path for read in run.reads] == [ARROW_READER]
+    assert run.write.rows == ROWS - 1
+    assert any(name.endswith(".tmp") for name in seen), "DuckDB did not spill under a 64 MB limit"
+    assert list(spill_root.iterdir()) == []
+    connection = duckdb.connect()
+    connection.register("t", catalog.load_table("out.pairs").scan().to_arrow())
+    assert connection.sql("SELECT count(*), sum(id), bool_and(b = md5(((id + 1) * 7)::VARCHAR)) FROM t").fetchall() == [
+        (ROWS - 1, (ROWS - 1) * (ROWS - 2) // 2, True)
+    ]
