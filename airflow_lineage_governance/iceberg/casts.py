@@ -13,7 +13,7 @@ from duckdb.sqltypes import DuckDBPyType
 from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, PrimitiveType
 
-from airflow_lineage_governance.iceberg.data_files import BATCH_ROWS, ResultStream
+from airflow_lineage_governance.iceberg.data_files import BATCH_ROWS, DuckDBFileWriter, ResultStream
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, without_values
 from airflow_lineage_governance.iceberg.types import (
     NoIcebergTypeError,
@@ -243,11 +243,17 @@ def cast_result(target: TableRef, relation: duckdb.DuckDBPyRelation, casts: Sequ
 
 
 def cast_stream(
-    target: TableRef, relation: duckdb.DuckDBPyRelation, casts: Sequence[Cast], rows: int = BATCH_ROWS
+    target: TableRef,
+    relation: duckdb.DuckDBPyRelation,
+    casts: Sequence[Cast],
+    rows: int = BATCH_ROWS,
+    staging: str | None = None,
 ) -> ResultStream:
     """Returns the statement's SELECT (`relation`) as a stream of Arrow record batches of `rows` rows, every column
-    cast by DuckDB to its column's type; DuckDB runs the SELECT anew on each call of its `batches`. Iterating
-    raises IcebergWriteError when DuckDB cannot run the SELECT, or cannot cast a value (naming the column).
+    cast by DuckDB to its column's type; DuckDB runs the SELECT anew on each call of its `batches`. With `staging`
+    (a folder the connection may write to), the stream also has DuckDB's own writer of the result as one Parquet
+    file there. Iterating, or writing, raises IcebergWriteError when DuckDB cannot run the SELECT, or cannot cast a
+    value (naming the column).
     """
     try:
         selected = _over(relation, cast_select(casts, len(relation.columns)))
@@ -261,4 +267,13 @@ def cast_stream(
         except (duckdb.Error, UnicodeDecodeError) as error:
             raise _cast_error(target, relation, casts, error) from None
 
-    return ResultStream(schema, batches)
+    def write(folder: str, field_ids: dict[str, int], codec: str, file_bytes: int, pattern: str) -> None:
+        try:
+            selected.write_parquet(
+                folder, compression=codec, field_ids=field_ids, file_size_bytes=file_bytes, filename_pattern=pattern
+            )
+        except (duckdb.Error, UnicodeDecodeError) as error:
+            raise _cast_error(target, relation, casts, error) from None
+
+    writer = DuckDBFileWriter(staging, write) if staging is not None else None
+    return ResultStream(schema, batches, writer)

@@ -27,6 +27,18 @@ BATCH_ROWS = 122_880
 
 
 @dataclass(frozen=True)
+class DuckDBFileWriter:
+    """DuckDB writing a result, cast to the table's types, as one Parquet file into a staging folder of the
+    sandbox, the only folder it may write to.
+    """
+
+    staging: str
+    write: Callable[[str, dict[str, int], str, int, str], None]
+    """Writes the result into a folder in `staging` (its first argument), each column with its field id (by
+    name), in a compression codec, rolling to a new file past a size in bytes, the files named by a pattern."""
+
+
+@dataclass(frozen=True)
 class ResultStream:
     """A statement's result as a schema and a function that streams its record batches afresh on each call (a
     retried commit writes its files again).
@@ -34,6 +46,8 @@ class ResultStream:
 
     schema: pa.Schema
     batches: Callable[[], Iterator[pa.RecordBatch]]
+    writer: DuckDBFileWriter | None = None
+    """DuckDB's own writer of the result as one Parquet file, when the statement may use it."""
 
 
 def stream_of(table: pa.Table) -> ResultStream:

@@ -127,14 +127,16 @@ def sandboxed_connection(
     return connection
 
 
-def lock_down(connection: duckdb.DuckDBPyConnection, reads: Sequence[PinnedRead]) -> None:
+def lock_down(connection: duckdb.DuckDBPyConnection, reads: Sequence[PinnedRead], staging: str | None = None) -> None:
     """Confines the connection to the data files of the pinned snapshots: external access off but for those
-    files (no other file, URL, ATTACH, COPY or extension), and the configuration locked so a query cannot
-    undo it.
+    files (no other file, URL, ATTACH, COPY or extension) and the `staging` folder, where the connection writes
+    the result's data file, and the configuration locked so a query cannot undo it.
     """
     files = sorted({path for read in reads for path in read.files})
     if files:
         connection.execute(f"SET allowed_paths = [{_listed(files)}]")
+    if staging is not None:
+        connection.execute(f"SET allowed_directories = [{_text(staging.rstrip('/') + '/')}]")
     connection.execute("SET enable_external_access = false")
     connection.execute("SET lock_configuration = true")
 

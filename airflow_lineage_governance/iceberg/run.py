@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -147,10 +148,12 @@ def _run_in(
     timings: dict[str, float] = {}
     started = time.perf_counter()
     connection = sandboxed_connection(session, resources, spill)
+    staging = os.path.join(spill, "result")
+    os.mkdir(staging)
     try:
         try:
             reads = expose_tables(connection, catalog, sources, known)
-            lock_down(connection, reads)
+            lock_down(connection, reads, staging)
         except NamespaceTooDeepError as error:
             raise IcebergWriteError(
                 target,
@@ -182,7 +185,7 @@ def _run_in(
             casts = insert_casts(target, table.schema(), list(insert_columns or []), len(relation.columns))
         else:
             schema, casts = ctas_casts(target, relation.columns, relation.types)
-        result = cast_stream(target, relation, casts)
+        result = cast_stream(target, relation, casts, staging=staging)
         timings["query"] = time.perf_counter() - started
         started = time.perf_counter()
         properties = dict(snapshot_properties or {})

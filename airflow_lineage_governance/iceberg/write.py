@@ -33,10 +33,12 @@ from airflow_lineage_governance.iceberg.data_files import (
     WrittenFiles,
     chunk_bytes,
     chunks,
+    data_location,
     remove_written,
     stream_of,
     write_chunks,
 )
+from airflow_lineage_governance.iceberg.direct_write import NotDirectlyWritable, directly_writable, write_directly
 from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergWriteError, without_values
 from airflow_lineage_governance.iceberg.partitioned import (
     commit_files,
@@ -221,20 +223,23 @@ def _beyond(array: pa.Array) -> bool:
     return False
 
 
+def _beyond_range(ref: TableRef, name: str) -> IcebergWriteError:
+    return IcebergWriteError(
+        ref,
+        f"column {name} holds a date or timestamp at infinity or outside the years "
+        "1 to 9999, which the Iceberg writer cannot store",
+        f"leave those rows out, or write CASE WHEN isinf({name}) THEN NULL ELSE {name} END in the SELECT; "
+        "nothing was written",
+    )
+
+
 def check_in_range(ref: TableRef, rows: pa.Table) -> None:
     """Raises IcebergWriteError naming the first column that holds a date or timestamp the Iceberg writer cannot
     store: at infinity (DuckDB's 'infinity'), or before year 1 or after year 9999; nothing is written then.
     """
     for name, column in zip(rows.column_names, rows.columns, strict=True):
         if any(_beyond(chunk) for chunk in column.chunks):
-            raise IcebergWriteError(
-                ref,
-                f"column {name} holds a date or timestamp at infinity or outside the years "
-                "1 to 9999, which the Iceberg writer cannot store",
-                "leave those rows out, or "
-                f"write CASE WHEN isinf({name}) THEN NULL ELSE {name} END in the SELECT; "
-                "nothing was written",
-            )
+            raise _beyond_range(ref, name)
 
 
 def check_required(ref: TableRef, table: Schema, rows: pa.Table) -> None:
@@ -335,6 +340,7 @@ def _prepared(
 
 
 def _append_streamed(
+    ref: TableRef,
     transaction: Transaction,
     io: FileIO,
     stream: ResultStream,
@@ -342,13 +348,35 @@ def _append_streamed(
     properties: Mapping[str, str],
     written: WrittenFiles,
 ) -> None:
-    """Writes the stream as data files of the table in `transaction` and stages one append of all of them."""
+    """Writes the stream as data files of the table in `transaction` and stages one append of all of them: one
+    file DuckDB writes itself where the table takes it as it is (`direct_write`), else Arrow chunks through
+    pyiceberg's writer (`prepare` making each chunk rows of the table).
+    """
     metadata = transaction.table_metadata
     with transaction.update_snapshot(snapshot_properties=dict(properties)).fast_append() as append:
         append.commit_uuid = written.write_uuid
-        write_chunks(metadata, io, _prepared(stream, prepare, metadata), written)
+        if not _written_by_duckdb(ref, metadata, io, stream, written):
+            write_chunks(metadata, io, _prepared(stream, prepare, metadata), written)
         for data_file in written.files:
             append.append_data_file(data_file)
+
+
+def _written_by_duckdb(
+    ref: TableRef, metadata: TableMetadata, io: FileIO, stream: ResultStream, written: WrittenFiles
+) -> bool:
+    """Returns whether DuckDB wrote the stream's rows as a data file of the table itself (recorded in `written`).
+    Raises IcebergWriteError, nothing written, for a value the table cannot take.
+    """
+    writer = stream.writer
+    if writer is None or not directly_writable(metadata, stream.schema.names, data_location(metadata)):
+        return False
+    try:
+        refused = write_directly(metadata, io, writer, written)
+    except NotDirectlyWritable:
+        return False
+    if refused is None:
+        return True
+    raise _beyond_range(ref, refused)
 
 
 def removing_on_failure(
@@ -388,7 +416,7 @@ def _create(
 
         def create() -> WriteResult:
             set_partition_spec(creation, partition_by, str(ref))
-            _append_streamed(creation, io, stream, prepare, properties, written)
+            _append_streamed(ref, creation, io, stream, prepare, properties, written)
             creation.commit_transaction()
             return WriteResult(ref, None, written.rows)
 
@@ -399,7 +427,7 @@ def _create(
     def fill() -> WriteResult:
         with table.transaction() as transaction:
             set_partition_spec(transaction, partition_by, str(ref))
-            _append_streamed(transaction, table.io, stream, prepare, properties, written)
+            _append_streamed(ref, transaction, table.io, stream, prepare, properties, written)
         return WriteResult(ref, None, written.rows)
 
     removing_on_failure(table.io, lambda: table.metadata, written, fill)
@@ -492,7 +520,7 @@ def create_or_replace(
                 _replace_schema(transaction, _arrow_columns(columns), schema)
                 set_partition_spec(transaction, partition_by, str(ref))
                 transaction.delete(delete_filter=AlwaysTrue(), snapshot_properties=dict(properties))
-                _append_streamed(transaction, replaced.io, stream, prepare, properties, written)
+                _append_streamed(ref, transaction, replaced.io, stream, prepare, properties, written)
             return _written(ref, replaced, written.rows, replaced=True)
 
         return removing_on_failure(replaced.io, lambda: replaced.metadata, written, overwrite)
@@ -602,6 +630,7 @@ def append_once(
         def append() -> WriteResult:
             with current.transaction() as transaction:
                 _append_streamed(
+                    ref,
                     transaction,
                     current.io,
                     stream,

@@ -93,12 +93,15 @@ def test_a_ctas_larger_than_the_memory_limit_spills_and_commits_one_snapshot_lea
 
 
 def test_an_insert_failing_after_files_were_written_leaves_no_file(catalog, tmp_path):
-    run_statement(
+    from airflow_lineage_governance.iceberg.partitions import parse_partition_by
+
+    run_statement(  # partitioned: the rows go through pyiceberg's writer, file by file
         catalog,
         kind=StatementKind.CREATE_TABLE_AS,
         target="out.days",
         query="SELECT e.id, e.day FROM src.events e WHERE e.id < 10",
         sources=["src.events"],
+        partition_by=parse_partition_by(["bucket[2](id)"], "out.days"),
     )
     table = catalog.load_table("out.days")
     with table.transaction() as transaction:
@@ -220,3 +223,37 @@ def test_a_self_join_of_a_table_read_through_the_fallback_reader_spills_and_stay
     assert connection.sql("SELECT count(*), sum(id), bool_and(b = md5(((id + 1) * 7)::VARCHAR)) FROM t").fetchall() == [
         (ROWS - 1, (ROWS - 1) * (ROWS - 2) // 2, True)
     ]
+
+
+def test_an_insert_duckdb_writes_itself_is_checked_before_any_file_reaches_the_table(catalog, tmp_path):
+    run_statement(
+        catalog,
+        kind=StatementKind.CREATE_TABLE_AS,
+        target="out.days",
+        query="SELECT e.id, e.day FROM src.events e WHERE e.id < 10",
+        sources=["src.events"],
+    )
+    before = catalog.load_table("out.days")
+    data = Path(before.location().removeprefix("file://")) / "data"
+    spill_root = tmp_path / "spill"
+    spill_root.mkdir()
+    query = "SELECT e.id, CASE WHEN e.id = 999999 THEN 'infinity'::DATE ELSE e.day END AS day FROM src.events e"
+    with (
+        watching(data) as seen,
+        watching(spill_root) as staged,
+        pytest.raises(IcebergWriteError, match=r"^out\.days: column day holds a date or timestamp at infinity"),
+    ):
+        run_statement(
+            catalog,
+            kind=StatementKind.INSERT,
+            target="out.days",
+            query=query,
+            sources=["src.events"],
+            insert_columns=["id", "day"],
+            resources=Resources(TINY.memory_limit, TINY.threads, str(spill_root)),
+        )
+    assert any(name.endswith(".parquet") for name in staged), "DuckDB did not write the result's files itself"
+    after = catalog.load_table("out.days")
+    assert after.current_snapshot().snapshot_id == before.current_snapshot().snapshot_id
+    assert {name for name in seen if name.endswith(".parquet")} <= referenced_files(after)
+    assert list(spill_root.iterdir()) == []

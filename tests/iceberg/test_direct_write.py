@@ -1,0 +1,138 @@
+"""DuckDB writing a statement's result files itself: only where its Parquet file is what the table takes, with
+the same rows, field ids and statistics as pyiceberg's writer gives the same rows, and the same refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField, StringType
+
+from airflow_lineage_governance.iceberg.errors import IcebergWriteError
+from airflow_lineage_governance.iceberg.partitions import parse_partition_by
+from airflow_lineage_governance.iceberg.run import run_statement
+from airflow_lineage_governance.iceberg.write import create_or_replace
+from airflow_lineage_governance.kinds import StatementKind
+
+CTAS, INSERT = StatementKind.CREATE_TABLE_AS, StatementKind.INSERT
+EVERY_DIRECT_TYPE = """SELECT range AS id, (range % 3 = 0) AS flag, (range * 7)::INTEGER AS small,
+    range / 3 AS ratio, (range / 7)::FLOAT AS single, (range * 1.25)::DECIMAL(12, 2) AS money,
+    (range * 1.25)::DECIMAL(30, 4) AS wide, DATE '2026-01-01' + (range % 40)::INTEGER AS day,
+    TIMESTAMP '2026-01-01 00:00:00' + to_seconds(range) AS at,
+    TIMESTAMPTZ '2026-01-01 00:00:00+00' + to_seconds(range) AS at_utc,
+    CASE WHEN range % 5 = 0 THEN NULL ELSE md5(range::VARCHAR) END AS text,
+    encode(md5(range::VARCHAR)) AS bytes
+FROM range(5000)"""
+
+
+def _created_by(table) -> set[str]:
+    return {
+        pq.read_metadata(task.file.file_path.removeprefix("file://")).created_by for task in table.scan().plan_files()
+    }
+
+
+def _statistics(table) -> list[tuple]:
+    """Returns each data file's counts and bounds, the bounds decoded (a float bound of -0.0 equals 0.0: Parquet
+    writers may write either for a zero)."""
+    from pyiceberg.conversions import from_bytes
+
+    kinds = {f.field_id: f.field_type for f in table.schema().fields}
+
+    def decoded(bounds: dict[int, bytes]) -> dict[int, object]:
+        return {k: from_bytes(kinds[k], v) for k, v in bounds.items()}
+
+    files = sorted(table.scan().plan_files(), key=lambda task: task.file.lower_bounds.get(1, b""))
+    return [
+        (
+            f.file.record_count,
+            dict(f.file.value_counts),
+            dict(f.file.null_value_counts),
+            decoded(f.file.lower_bounds),
+            decoded(f.file.upper_bounds),
+        )
+        for f in files
+    ]
+
+
+@pytest.fixture
+def seeded(catalog):
+    catalog.create_namespace_if_not_exists("out")
+    return catalog
+
+
+def test_a_ctas_of_every_direct_type_is_written_by_duckdb_as_pyiceberg_would(seeded):
+    run = run_statement(seeded, kind=CTAS, target="out.direct", query=EVERY_DIRECT_TYPE, sources=[])
+    direct = seeded.load_table("out.direct")
+    assert run.write.rows == 5000
+    assert all(name.startswith("DuckDB") for name in _created_by(direct))
+    rows = direct.scan().to_arrow()
+    create_or_replace(seeded, "out.arrow", rows, {}, schema=direct.schema())
+    through_arrow = seeded.load_table("out.arrow")
+    assert not any(name.startswith("DuckDB") for name in _created_by(through_arrow))
+    again = through_arrow.scan().to_arrow()
+    assert again.equals(rows.cast(again.schema))  # the same values; pyiceberg may read text as large_string
+    assert _statistics(direct) == _statistics(through_arrow)
+    assert len(direct.snapshots()) == 1
+    assert int(direct.current_snapshot().summary["added-records"]) == 5000
+    data = Path(direct.location().removeprefix("file://")) / "data"
+    assert {p.name for p in data.iterdir()} == {Path(t.file.file_path).name for t in direct.scan().plan_files()}
+
+
+def test_a_partitioned_table_goes_through_pyiceberg_s_writer(seeded):
+    run_statement(
+        seeded,
+        kind=CTAS,
+        target="out.parts",
+        query="SELECT range AS id, range % 4 AS part FROM range(100)",
+        sources=[],
+        partition_by=parse_partition_by(["part"], "out.parts"),
+    )
+    table = seeded.load_table("out.parts")
+    assert not any(name.startswith("DuckDB") for name in _created_by(table))
+    assert table.scan().to_arrow().num_rows == 100
+
+
+def test_a_table_with_a_required_column_goes_through_pyiceberg_s_writer_and_refuses_a_null(seeded):
+    seeded.create_table(
+        "out.strict",
+        Schema(
+            NestedField(1, "id", LongType(), required=True),
+            NestedField(2, "name", StringType(), required=False),
+        ),
+    )
+    with pytest.raises(
+        IcebergWriteError, match=r"^out\.strict: column id is required \(NOT NULL\), and the SELECT gives it NULL"
+    ):
+        run_statement(
+            seeded,
+            kind=INSERT,
+            target="out.strict",
+            query="SELECT CASE WHEN range = 7 THEN NULL ELSE range END, 'n' FROM range(10)",
+            sources=[],
+            insert_columns=["id", "name"],
+        )
+    table = seeded.load_table("out.strict")
+    assert table.current_snapshot() is None
+    data = Path(table.location().removeprefix("file://")) / "data"
+    assert not data.exists() or list(data.iterdir()) == []
+    run_statement(
+        seeded,
+        kind=INSERT,
+        target="out.strict",
+        query="SELECT range, 'n' FROM range(10)",
+        sources=[],
+        insert_columns=["id", "name"],
+    )
+    table = seeded.load_table("out.strict")
+    assert sorted(table.scan().to_arrow().column("id").to_pylist()) == list(range(10))
+    assert not any(name.startswith("DuckDB") for name in _created_by(table))  # DuckDB writes no required column
+
+
+def test_an_empty_result_commits_a_snapshot_with_no_file(seeded):
+    run = run_statement(seeded, kind=CTAS, target="out.none", query="SELECT range AS id FROM range(0)", sources=[])
+    table = seeded.load_table("out.none")
+    assert run.write.rows == 0
+    assert list(table.scan().plan_files()) == []
+    assert table.scan().to_arrow().num_rows == 0
