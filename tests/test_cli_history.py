@@ -151,3 +151,34 @@ def test_trace_answers_the_same_from_the_lineage_store(options, capsys, tmp_path
     monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", store)  # no event source given or configured
     monkeypatch.delenv("AIRFLOW__LINEAGE_GOVERNANCE__EVENTS", raising=False)
     assert run_json(capsys, "trace", "out.t@t-2", *options[2:]) == run_json(capsys, "trace", "out.t@t-2", *options)
+
+
+def test_impact_and_upstream_answer_the_same_from_the_lineage_store(options, capsys, tmp_path, monkeypatch):
+    store = str(tmp_path / "lineage-store.duckdb")
+    assert main(["store", "init", "--store", store]) == 0
+    assert main(["store", "import", options[1], "--store", store]) == 0
+    capsys.readouterr()
+    stored = [*options[2:], "--store", store]
+    times = ([], ["--as-of", "2026-10-01T12:00:00Z"], ["--as-of", "2026-10-02T12:00:00Z", "--active-since", "36h"])
+    compared = 0
+    for command, column in [
+        *(("impact", c) for c in ("crm.learners.email", "crm.learners.full_name", "out.t.x", "out.totals.total")),
+        *(("upstream", c) for c in ("out.t.x", "out.totals.total", "crm.learners.email")),
+    ]:
+        for when in times:
+            asked = [command, column, *when]
+            assert main([*asked, *stored, "--json"]) == 0
+            from_store = capsys.readouterr().out
+            assert main([*asked, *options, "--json"]) == 0
+            assert from_store == capsys.readouterr().out, asked
+            assert main([*asked, *stored]) == 0
+            from_store = capsys.readouterr().out
+            assert main([*asked, *options]) == 0
+            assert from_store == capsys.readouterr().out, asked
+            compared += 1
+    assert compared == 21
+    assert main(["impact", "crm.learners.nothing", *stored]) == 2
+    assert "crm.learners.nothing: no received lineage event mentions this column" in capsys.readouterr().err
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", store)  # no event source given or configured
+    monkeypatch.delenv("AIRFLOW__LINEAGE_GOVERNANCE__EVENTS", raising=False)
+    assert run_json(capsys, "impact", "out.t.x", *options[2:]) == run_json(capsys, "impact", "out.t.x", *options)
