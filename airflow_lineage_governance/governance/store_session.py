@@ -120,7 +120,9 @@ class StoredGovernance:
     def walker(self, at: datetime | None = None, active_since: timedelta | None = None) -> provenance.StoreWalker:
         """Return the store as of `at` (None: now), runs older than `active_since` before it stale."""
         static = declared_lineage(self.metadata, self.store.engine)
-        return provenance.StoreWalker(self.store.engine, at, active_since, self.job_namespaces, static)
+        return provenance.StoreWalker(
+            self.store.engine, at, active_since, self.job_namespaces, static, self.rules.namespace
+        )
 
     def impact(
         self, column: ColumnRef | str, at: datetime | None = None, active_since: timedelta | None = None

@@ -14,6 +14,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+import orjson
+
+from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.asof import Evidence
 from airflow_lineage_governance.graph.build import Edge
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
@@ -24,8 +27,11 @@ from airflow_lineage_governance.graph.records import RunRecord, Shape
 from airflow_lineage_governance.graph.walk import Walk
 from airflow_lineage_governance.kinds import CONFIDENCE_RANK, EdgeSource, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
+from airflow_lineage_governance.store.bodies import event_body
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.ingest import column_id, dataset_id, micros
+
+Version = tuple[TableRef, str | None]
 
 NOW = 2**63 - 1
 """The instant that stands for now: only the intervals still open hold at it."""
@@ -62,6 +68,7 @@ class StoreWalker:
         active_since: Edges whose run is older than this before `at` (or now) are stale.
         job_namespaces: The job namespaces walked (None: every one).
         static: Lineage that holds at every time, walked beside the store's.
+        dataset_namespace: The namespace of the datasets whose snapshots a run's evidence names (None: every one).
     """
 
     def __init__(
@@ -71,8 +78,9 @@ class StoreWalker:
         active_since: timedelta | None = None,
         job_namespaces: Iterable[str] | None = None,
         static: Sequence[Static] = (),
+        dataset_namespace: str | None = None,
     ) -> None:
-        self.engine, self.at = engine, at
+        self.engine, self.at, self.dataset_namespace = engine, at, dataset_namespace
         self.instant = micros(at) if at is not None else NOW
         self.stale_before = (at or datetime.now(UTC)) - active_since if active_since is not None else None
         self.namespaces = sorted(job_namespaces) if job_namespaces is not None else None
@@ -216,14 +224,7 @@ class StoreWalker:
     def _record(self, row: Sequence[object]) -> RunRecord:
         run_id, at_us, event_time, try_number, sql, namespace, job = row
         assert isinstance(run_id, str) and isinstance(at_us, int)
-        inputs: list[tuple[TableRef, str | None]] = []
-        outputs: list[tuple[TableRef, str | None]] = []
-        for role, name, snapshot in self.engine.query(
-            "SELECT rd.role, d.name, rd.snapshot FROM run_datasets rd JOIN datasets d ON d.dataset_id = rd.dataset_id "
-            f"WHERE rd.run_id = ? AND rd.at_us = ? ORDER BY d.name{self.engine.text_order}",
-            [run_id, at_us],
-        ):
-            (inputs if role == "input" else outputs).append((TableRef.parse(name), snapshot))
+        inputs, outputs = self._versions(run_id, at_us)
         event = RunEvent(
             COMPLETE,
             str(event_time),
@@ -235,6 +236,25 @@ class StoreWalker:
         )
         return RunRecord(
             event, Shape(None, [], {}, {}, []), sql if isinstance(sql, str) else None, (*inputs,), (*outputs,)
+        )
+
+    def _versions(self, run_id: str, at_us: int) -> tuple[list[Version], list[Version]]:
+        """Returns the snapshot of each input and output the COMPLETE names, in the event's order (from its JSON as
+        first received), of the dataset namespace kept; from the derived rows, by name, when its JSON is not kept.
+        """
+        body = event_body(self.engine, run_id, COMPLETE, at_us)
+        raw = orjson.loads(body) if body is not None else None
+        if type(raw) is not dict:
+            found: tuple[list[Version], list[Version]] = ([], [])
+            for role, name, snapshot in self.engine.query(
+                "SELECT rd.role, d.name, rd.snapshot FROM run_datasets rd JOIN datasets d ON d.dataset_id = "
+                f"rd.dataset_id WHERE rd.run_id = ? AND rd.at_us = ? ORDER BY d.name{self.engine.text_order}",
+                [run_id, at_us],
+            ):
+                found[0 if role == "input" else 1].append((TableRef.parse(name), snapshot))
+            return found
+        return _named_versions(raw.get("inputs"), self.dataset_namespace), _named_versions(
+            raw.get("outputs"), self.dataset_namespace
         )
 
     def record_of(self, edge: Edge) -> RunRecord | None:
@@ -318,6 +338,24 @@ class StoreWalker:
     def node_of(self, ref: object) -> ColumnRef | None:
         """Returns the node of a column: the ref itself."""
         return ref if isinstance(ref, ColumnRef) else None
+
+
+def _named_versions(datasets: object, namespace: str | None) -> list[Version]:
+    found: list[Version] = []
+    for dataset in datasets if type(datasets) is list else ():
+        if type(dataset) is not dict:
+            continue
+        name, facets = dataset.get("name"), dataset.get("facets")
+        if type(name) is not str or (namespace is not None and dataset.get("namespace") != namespace):
+            continue
+        try:
+            table = TableRef.parse(name)
+        except InvalidNameError:
+            continue
+        version = facets.get("version") if type(facets) is dict else None
+        snapshot = version.get("datasetVersion") if type(version) is dict else None
+        found.append((table, snapshot if type(snapshot) is str else None))
+    return found
 
 
 def named_columns(engine: Engine, table: TableRef) -> list[ColumnRef]:
