@@ -153,7 +153,7 @@ def test_trace_answers_the_same_from_the_lineage_store(options, capsys, tmp_path
     assert run_json(capsys, "trace", "out.t@t-2", *options[2:]) == run_json(capsys, "trace", "out.t@t-2", *options)
 
 
-def test_impact_and_upstream_answer_the_same_from_the_lineage_store(options, capsys, tmp_path, monkeypatch):
+def test_impact_upstream_and_propose_answer_the_same_from_the_lineage_store(options, capsys, tmp_path, monkeypatch):
     store = str(tmp_path / "lineage-store.duckdb")
     assert main(["store", "init", "--store", store]) == 0
     assert main(["store", "import", options[1], "--store", store]) == 0
@@ -177,6 +177,12 @@ def test_impact_and_upstream_answer_the_same_from_the_lineage_store(options, cap
             assert from_store == capsys.readouterr().out, asked
             compared += 1
     assert compared == 21
+    for when in times:
+        for as_json in ([], ["--json"]):
+            assert main(["propose", *when, *stored, *as_json]) == 0
+            from_store = capsys.readouterr().out
+            assert main(["propose", *when, *options, *as_json]) == 0
+            assert from_store == capsys.readouterr().out, when
     assert main(["impact", "crm.learners.nothing", *stored]) == 2
     assert "crm.learners.nothing: no received lineage event mentions this column" in capsys.readouterr().err
     monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", store)  # no event source given or configured

@@ -13,6 +13,7 @@ from airflow_lineage_governance.cli.common import (
     add_governance_options,
     add_template_options,
     add_time_options,
+    answers_from_store,
     as_of_and_window,
     existing_catalog,
     load_governance,
@@ -20,6 +21,7 @@ from airflow_lineage_governance.cli.common import (
     schema_from,
     statement,
 )
+from airflow_lineage_governance.cli.history import add_store_option, stored_governance
 from airflow_lineage_governance.lineage import column_lineage
 
 
@@ -28,9 +30,13 @@ def cmd_propose(args: argparse.Namespace) -> int:
     job's edge says so.
     """
     at, window = as_of_and_window(args)
-    governance = load_governance(args)
-    proposals = governance.as_of(at).proposals
-    stale = set(governance.stale_jobs(at, window))
+    if answers_from_store(args):
+        with stored_governance(args) as stored:
+            proposals, stale = stored.proposals(at), set(stored.stale_jobs(at, window))
+    else:
+        governance = load_governance(args)
+        proposals = governance.as_of(at).proposals
+        stale = set(governance.stale_jobs(at, window))
     if args.json:
         print(
             json.dumps(
@@ -122,6 +128,7 @@ def add_governance_commands(commands: Any) -> None:
     command = commands.add_parser("propose", help="proposed classes of every written column")
     add_governance_options(command)
     add_time_options(command)
+    add_store_option(command)
     command.set_defaults(run=cmd_propose)
     command = commands.add_parser("check", help="understated classes, unaccounted tables, missing metadata")
     add_governance_options(command)

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
+from airflow_lineage_governance.governance.classify import Proposal, propose
 from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
 from airflow_lineage_governance.governance.weights import tier_weight
-from airflow_lineage_governance.graph.build import Edge
+from airflow_lineage_governance.graph.build import Edge, LineageGraph
 from airflow_lineage_governance.graph.events import COMPLETE, RunEvent
 from airflow_lineage_governance.graph.impact import Impact, Provenance, column_asked
 from airflow_lineage_governance.graph.records import RunRecord, Shape
@@ -20,6 +21,8 @@ from airflow_lineage_governance.kinds import EdgeSource, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store import provenance
 from airflow_lineage_governance.store.engine import Engine
+from airflow_lineage_governance.store.graph_as_of import lineage_graph, stale_jobs
+from airflow_lineage_governance.store.ingest import micros
 from airflow_lineage_governance.store.lineage_store import LineageStore
 
 A = TypeVar("A", Impact, Provenance)
@@ -116,6 +119,33 @@ class StoredGovernance:
 
     def __exit__(self, *_: object) -> None:
         self.store.close()
+
+    def graph(self, at: datetime | None = None) -> LineageGraph:
+        """Return the observed lineage graph as of `at` (None: now), read from the store."""
+        return self.store.answer(
+            "read the lineage graph", lambda: lineage_graph(self.store.engine, at, self.job_namespaces)
+        )
+
+    def proposals(self, at: datetime | None = None) -> dict[ColumnRef, Proposal]:
+        """Return the proposal of every column written as of `at` (None: now), as `Governance.proposals` does."""
+        return propose(self.graph(at), self.metadata.declared(), self.rules)
+
+    def stale_jobs(self, at: datetime | None = None, active_since: timedelta | None = None) -> list[str]:
+        """Return the jobs whose latest COMPLETE as of `at` (None: now) is older than `active_since` before it.
+
+        Args:
+            at: The time (None: now).
+            active_since: The window (None: no job is stale).
+
+        Returns:
+            The jobs' names, sorted.
+        """
+        if active_since is None:
+            return []
+        before = micros((at or datetime.now(UTC)) - active_since)
+        return self.store.answer(
+            "listed the stale jobs", lambda: stale_jobs(self.store.engine, at, before, self.job_namespaces)
+        )
 
     def walker(self, at: datetime | None = None, active_since: timedelta | None = None) -> provenance.StoreWalker:
         """Return the store as of `at` (None: now), runs older than `active_since` before it stale."""
