@@ -64,6 +64,11 @@ def run_json(capsys, *args: str) -> object:
     return json.loads(capsys.readouterr().out)
 
 
+def run_json_any(capsys, *args: str) -> dict:
+    assert main([*args, "--json"]) in (0, 1)
+    return json.loads(capsys.readouterr().out)
+
+
 def test_a_column_only_superseded_runs_mention_is_answered_with_its_stale_edges(options, capsys):
     impact = run_json(capsys, "impact", "crm.learners.email", *options)
     assert impact["columns_reached"] == [] and impact["reached"] == {}
@@ -183,6 +188,17 @@ def test_impact_upstream_and_propose_answer_the_same_from_the_lineage_store(opti
             from_store = capsys.readouterr().out
             assert main(["propose", *when, *options, *as_json]) == 0
             assert from_store == capsys.readouterr().out, when
+    from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+
+    open_local_catalog(tmp_path / "catalog")
+    catalog = ["--catalog", str(tmp_path / "catalog")]
+    for when in ([], ["--as-of", "2026-10-01T12:00:00Z", "--active-since", "7d"]):
+        checked = [main(["check", *when, *catalog, *stored]), capsys.readouterr().out]
+        assert checked == [main(["check", *when, *catalog, *options]), capsys.readouterr().out]
+        from_store = run_json_any(capsys, "check", *when, *catalog, *stored)
+        in_memory = run_json_any(capsys, "check", *when, *catalog, *options)
+        assert (from_store["findings"], from_store["stale_jobs"]) == (in_memory["findings"], in_memory["stale_jobs"])
+        assert from_store["events"]["events"] == in_memory["events"]["events"] == 3
     assert main(["impact", "crm.learners.nothing", *stored]) == 2
     assert "crm.learners.nothing: no received lineage event mentions this column" in capsys.readouterr().err
     monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", store)  # no event source given or configured

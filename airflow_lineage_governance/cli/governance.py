@@ -64,16 +64,27 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     at, window = as_of_and_window(args)
     catalog = existing_catalog(args.catalog)
-    loaded = load_governance(args)
-    governance = loaded.as_of(at)
-    findings = run_checks(governance, table_names(catalog))
-    stale = loaded.stale_jobs(at, window)
+    if answers_from_store(args):
+        with stored_governance(args) as stored:
+            findings, stale, read = (
+                stored.findings(table_names(catalog), at),
+                stored.stale_jobs(at, window),
+                stored.report(),
+            )
+    else:
+        loaded = load_governance(args)
+        governance = loaded.as_of(at)
+        findings, stale, read = (
+            run_checks(governance, table_names(catalog)),
+            loaded.stale_jobs(at, window),
+            governance.report,
+        )
     if args.json:
         print(
             json.dumps(
                 {
                     "findings": [f.to_dict() for f in findings],
-                    "events": governance.report.to_dict(),
+                    "events": read.to_dict(),
                     "stale_jobs": stale,
                 },
                 indent=2,
@@ -84,7 +95,6 @@ def cmd_check(args: argparse.Namespace) -> int:
             say(finding.line())
         if stale:
             say(f"stale (no COMPLETE within --active-since {args.active_since}): {', '.join(stale)}")
-        read = governance.report
         say(
             f"{len(findings)} findings; events read {read.events}, malformed {read.malformed + read.truncated}"
             + (f", of other job namespaces {read.other_namespace} (left out)" if read.other_namespace else "")
@@ -136,6 +146,7 @@ def add_governance_commands(commands: Any) -> None:
     command.add_argument(
         "--catalog", help=f"a local Iceberg catalog folder (default: [{settings.SECTION}] catalog_folder)"
     )
+    add_store_option(command)
     command.set_defaults(run=cmd_check)
     command = commands.add_parser("gate", help="impact of the columns a SQL change alters (for CI)")
     command.add_argument("--before", required=True, help="the pipeline's SQL before the change")

@@ -10,11 +10,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
+from airflow_lineage_governance.governance.checks import missing_metadata, unaccounted, understated_classes
 from airflow_lineage_governance.governance.classify import Proposal, propose
 from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
+from airflow_lineage_governance.governance.findings import Finding
 from airflow_lineage_governance.governance.weights import tier_weight
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
-from airflow_lineage_governance.graph.events import COMPLETE, RunEvent
+from airflow_lineage_governance.graph.events import COMPLETE, ReadReport, RunEvent
 from airflow_lineage_governance.graph.impact import Impact, Provenance, column_asked
 from airflow_lineage_governance.graph.records import RunRecord, Shape
 from airflow_lineage_governance.kinds import EdgeSource, EdgeType
@@ -146,6 +148,36 @@ class StoredGovernance:
         return self.store.answer(
             "listed the stale jobs", lambda: stale_jobs(self.store.engine, at, before, self.job_namespaces)
         )
+
+    def findings(self, catalog_tables: Iterable[TableRef | str], at: datetime | None = None) -> list[Finding]:
+        """Return the lineage checks' findings as of `at`, in the report's order, as `checks.run_checks` finds them.
+
+        Args:
+            catalog_tables: The catalog's tables (refs or dotted names).
+            at: The time (None: now).
+
+        Returns:
+            The understated classes, the unaccounted tables and the written tables with no metadata.
+        """
+        graph = self.graph(at)
+        proposals = propose(graph, self.metadata.declared(), self.rules)
+        return [
+            *understated_classes(proposals, self.rules),
+            *unaccounted(catalog_tables, self.metadata, graph),
+            *missing_metadata(graph, self.metadata, proposals),
+        ]
+
+    def report(self) -> ReadReport:
+        """Return what the store holds of the job namespaces read, as a read report: its events, none malformed."""
+        scope = self.job_namespaces
+        where = f" WHERE j.namespace IN ({', '.join('?' * len(scope))})" if scope else ""
+        rows = self.store.answer(
+            "counted its events",
+            lambda: self.store.engine.query(
+                f"SELECT COUNT(*) FROM events e JOIN jobs j ON j.job_id = e.job_id{where}", list(scope or [])
+            ),
+        )
+        return ReadReport(source=self.store.engine.description, events=int(rows[0][0]))
 
     def walker(self, at: datetime | None = None, active_since: timedelta | None = None) -> provenance.StoreWalker:
         """Return the store as of `at` (None: now), runs older than `active_since` before it stale."""

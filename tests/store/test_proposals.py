@@ -1,6 +1,6 @@
-"""Proposed classes and stale jobs from the store on both engines against the in-memory governance's (the CLI's
-JSON) on the repo's test histories: a job whose lineage changed, late events, a cycle, rows shaped through a table,
-and a generated history of the scale benchmark's shape."""
+"""Proposed classes, the lineage checks' findings and stale jobs from the store on both engines against the
+in-memory governance's (the CLI's JSON) on the repo's test histories: a job whose lineage changed, late events, a
+cycle, rows shaped through a table, and a generated history of the scale benchmark's shape."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import random
 from datetime import UTC, datetime, timedelta
 
+from airflow_lineage_governance.governance.checks import run_checks
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.governance.store_session import StoredGovernance
 from airflow_lineage_governance.graph.events import FileEventSource
@@ -52,6 +53,12 @@ def test_proposals_and_stale_jobs_equal_the_in_memory_governance(store_location,
     times = [None, *(datetime(2026, 10, day, hour, tzinfo=UTC) for day in (1, 2, 3, 4) for hour in (1, 3))]
     with StoredGovernance.open(store_location, **paths) as stored:
         assert assert_same_proposals(governance, stored, times) == 9
+        catalog = ["crm.learners", "out.t", "out.u", "out.v", "out.w", "src.orphan"]
+        for at in times:
+            found = [f.to_dict() for f in stored.findings(catalog, at)]
+            assert found == [f.to_dict() for f in run_checks(governance.as_of(at), catalog)], at
+        kinds = {f.kind for f in stored.findings(catalog)}
+        assert {"understated_classification", "unaccounted_table", "missing_metadata"} <= {str(k) for k in kinds}
         proposed = stored.proposals(datetime(2026, 10, 2, 3, tzinfo=UTC))
         assert {str(c): p.proposed for c, p in proposed.items()}["out.t.x"] == "personal"
 
