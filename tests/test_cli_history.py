@@ -199,6 +199,16 @@ def test_impact_upstream_and_propose_answer_the_same_from_the_lineage_store(opti
         in_memory = run_json_any(capsys, "check", *when, *catalog, *options)
         assert (from_store["findings"], from_store["stale_jobs"]) == (in_memory["findings"], in_memory["stale_jobs"])
         assert from_store["events"]["events"] == in_memory["events"]["events"] == 3
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"crm": {"learners": {"email": "string", "full_name": "string"}}}))
+    (tmp_path / "before.sql").write_text("create table out.t as select full_name as x from crm.learners")
+    (tmp_path / "after.sql").write_text("create table out.t as select email as x from crm.learners")
+    gated = ["gate", "--before", str(tmp_path / "before.sql"), "--after", str(tmp_path / "after.sql")]
+    gated += ["--schema", str(schema)]
+    for as_json in ([], ["--json"]):
+        from_store = [main([*gated, *stored, *as_json]), capsys.readouterr().out]
+        assert from_store == [main([*gated, *options, *as_json]), capsys.readouterr().out]
+    assert "out.t.x changed: 1 columns downstream" in from_store[1] or '"column": "out.t.x"' in from_store[1]
     assert main(["impact", "crm.learners.nothing", *stored]) == 2
     assert "crm.learners.nothing: no received lineage event mentions this column" in capsys.readouterr().err
     monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", store)  # no event source given or configured

@@ -110,9 +110,12 @@ def cmd_gate(args: argparse.Namespace) -> int:
     before = column_lineage(statement(Path(args.before), args), schema)
     after_path = Path(args.after)
     after = column_lineage(statement(after_path, args), schema) if after_path.exists() else None
-    governance = load_governance(args)
-    changes = gate(governance, before, after)
-    threshold = governance.rules.gate_threshold
+    if answers_from_store(args):
+        with stored_governance(args) as stored:
+            changes, threshold = gate(stored, before, after), stored.rules.gate_threshold
+    else:
+        governance = load_governance(args)
+        changes, threshold = gate(governance, before, after), governance.rules.gate_threshold
     blocked = [c for c in changes if c.score > threshold]
     if args.json:
         print(
@@ -158,4 +161,5 @@ def add_governance_commands(commands: Any) -> None:
     gate_schema.add_argument("--schema", help="a JSON file {db: {table: {column: type}}}")
     add_template_options(command)
     add_governance_options(command)
+    add_store_option(command)
     command.set_defaults(run=cmd_gate)
