@@ -64,6 +64,11 @@ def run_json(capsys, *args: str) -> object:
     return json.loads(capsys.readouterr().out)
 
 
+def run_json_any(capsys, *args: str) -> dict:
+    assert main([*args, "--json"]) in (0, 1)
+    return json.loads(capsys.readouterr().out)
+
+
 def test_a_column_only_superseded_runs_mention_is_answered_with_its_stale_edges(options, capsys):
     impact = run_json(capsys, "impact", "crm.learners.email", *options)
     assert impact["columns_reached"] == [] and impact["reached"] == {}
@@ -151,3 +156,61 @@ def test_trace_answers_the_same_from_the_lineage_store(options, capsys, tmp_path
     monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", store)  # no event source given or configured
     monkeypatch.delenv("AIRFLOW__LINEAGE_GOVERNANCE__EVENTS", raising=False)
     assert run_json(capsys, "trace", "out.t@t-2", *options[2:]) == run_json(capsys, "trace", "out.t@t-2", *options)
+
+
+def test_impact_upstream_and_propose_answer_the_same_from_the_lineage_store(options, capsys, tmp_path, monkeypatch):
+    store = str(tmp_path / "lineage-store.duckdb")
+    assert main(["store", "init", "--store", store]) == 0
+    assert main(["store", "import", options[1], "--store", store]) == 0
+    capsys.readouterr()
+    stored = [*options[2:], "--store", store]
+    times = ([], ["--as-of", "2026-10-01T12:00:00Z"], ["--as-of", "2026-10-02T12:00:00Z", "--active-since", "36h"])
+    compared = 0
+    for command, column in [
+        *(("impact", c) for c in ("crm.learners.email", "crm.learners.full_name", "out.t.x", "out.totals.total")),
+        *(("upstream", c) for c in ("out.t.x", "out.totals.total", "crm.learners.email")),
+    ]:
+        for when in times:
+            asked = [command, column, *when]
+            assert main([*asked, *stored, "--json"]) == 0
+            from_store = capsys.readouterr().out
+            assert main([*asked, *options, "--json"]) == 0
+            assert from_store == capsys.readouterr().out, asked
+            assert main([*asked, *stored]) == 0
+            from_store = capsys.readouterr().out
+            assert main([*asked, *options]) == 0
+            assert from_store == capsys.readouterr().out, asked
+            compared += 1
+    assert compared == 21
+    for when in times:
+        for as_json in ([], ["--json"]):
+            assert main(["propose", *when, *stored, *as_json]) == 0
+            from_store = capsys.readouterr().out
+            assert main(["propose", *when, *options, *as_json]) == 0
+            assert from_store == capsys.readouterr().out, when
+    from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+
+    open_local_catalog(tmp_path / "catalog")
+    catalog = ["--catalog", str(tmp_path / "catalog")]
+    for when in ([], ["--as-of", "2026-10-01T12:00:00Z", "--active-since", "7d"]):
+        checked = [main(["check", *when, *catalog, *stored]), capsys.readouterr().out]
+        assert checked == [main(["check", *when, *catalog, *options]), capsys.readouterr().out]
+        from_store = run_json_any(capsys, "check", *when, *catalog, *stored)
+        in_memory = run_json_any(capsys, "check", *when, *catalog, *options)
+        assert (from_store["findings"], from_store["stale_jobs"]) == (in_memory["findings"], in_memory["stale_jobs"])
+        assert from_store["events"]["events"] == in_memory["events"]["events"] == 3
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"crm": {"learners": {"email": "string", "full_name": "string"}}}))
+    (tmp_path / "before.sql").write_text("create table out.t as select full_name as x from crm.learners")
+    (tmp_path / "after.sql").write_text("create table out.t as select email as x from crm.learners")
+    gated = ["gate", "--before", str(tmp_path / "before.sql"), "--after", str(tmp_path / "after.sql")]
+    gated += ["--schema", str(schema)]
+    for as_json in ([], ["--json"]):
+        from_store = [main([*gated, *stored, *as_json]), capsys.readouterr().out]
+        assert from_store == [main([*gated, *options, *as_json]), capsys.readouterr().out]
+    assert "out.t.x changed: 1 columns downstream" in from_store[1] or '"column": "out.t.x"' in from_store[1]
+    assert main(["impact", "crm.learners.nothing", *stored]) == 2
+    assert "crm.learners.nothing: no received lineage event mentions this column" in capsys.readouterr().err
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", store)  # no event source given or configured
+    monkeypatch.delenv("AIRFLOW__LINEAGE_GOVERNANCE__EVENTS", raising=False)
+    assert run_json(capsys, "impact", "out.t.x", *options[2:]) == run_json(capsys, "impact", "out.t.x", *options)

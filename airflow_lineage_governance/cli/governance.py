@@ -13,6 +13,7 @@ from airflow_lineage_governance.cli.common import (
     add_governance_options,
     add_template_options,
     add_time_options,
+    answers_from_store,
     as_of_and_window,
     existing_catalog,
     load_governance,
@@ -20,6 +21,7 @@ from airflow_lineage_governance.cli.common import (
     schema_from,
     statement,
 )
+from airflow_lineage_governance.cli.history import add_store_option, stored_governance
 from airflow_lineage_governance.lineage import column_lineage
 
 
@@ -28,9 +30,13 @@ def cmd_propose(args: argparse.Namespace) -> int:
     job's edge says so.
     """
     at, window = as_of_and_window(args)
-    governance = load_governance(args)
-    proposals = governance.as_of(at).proposals
-    stale = set(governance.stale_jobs(at, window))
+    if answers_from_store(args):
+        with stored_governance(args) as stored:
+            proposals, stale = stored.proposals(at), set(stored.stale_jobs(at, window))
+    else:
+        governance = load_governance(args)
+        proposals = governance.as_of(at).proposals
+        stale = set(governance.stale_jobs(at, window))
     if args.json:
         print(
             json.dumps(
@@ -58,16 +64,27 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     at, window = as_of_and_window(args)
     catalog = existing_catalog(args.catalog)
-    loaded = load_governance(args)
-    governance = loaded.as_of(at)
-    findings = run_checks(governance, table_names(catalog))
-    stale = loaded.stale_jobs(at, window)
+    if answers_from_store(args):
+        with stored_governance(args) as stored:
+            findings, stale, read = (
+                stored.findings(table_names(catalog), at),
+                stored.stale_jobs(at, window),
+                stored.report(),
+            )
+    else:
+        loaded = load_governance(args)
+        governance = loaded.as_of(at)
+        findings, stale, read = (
+            run_checks(governance, table_names(catalog)),
+            loaded.stale_jobs(at, window),
+            governance.report,
+        )
     if args.json:
         print(
             json.dumps(
                 {
                     "findings": [f.to_dict() for f in findings],
-                    "events": governance.report.to_dict(),
+                    "events": read.to_dict(),
                     "stale_jobs": stale,
                 },
                 indent=2,
@@ -78,7 +95,6 @@ def cmd_check(args: argparse.Namespace) -> int:
             say(finding.line())
         if stale:
             say(f"stale (no COMPLETE within --active-since {args.active_since}): {', '.join(stale)}")
-        read = governance.report
         say(
             f"{len(findings)} findings; events read {read.events}, malformed {read.malformed + read.truncated}"
             + (f", of other job namespaces {read.other_namespace} (left out)" if read.other_namespace else "")
@@ -94,9 +110,12 @@ def cmd_gate(args: argparse.Namespace) -> int:
     before = column_lineage(statement(Path(args.before), args), schema)
     after_path = Path(args.after)
     after = column_lineage(statement(after_path, args), schema) if after_path.exists() else None
-    governance = load_governance(args)
-    changes = gate(governance, before, after)
-    threshold = governance.rules.gate_threshold
+    if answers_from_store(args):
+        with stored_governance(args) as stored:
+            changes, threshold = gate(stored, before, after), stored.rules.gate_threshold
+    else:
+        governance = load_governance(args)
+        changes, threshold = gate(governance, before, after), governance.rules.gate_threshold
     blocked = [c for c in changes if c.score > threshold]
     if args.json:
         print(
@@ -122,6 +141,7 @@ def add_governance_commands(commands: Any) -> None:
     command = commands.add_parser("propose", help="proposed classes of every written column")
     add_governance_options(command)
     add_time_options(command)
+    add_store_option(command)
     command.set_defaults(run=cmd_propose)
     command = commands.add_parser("check", help="understated classes, unaccounted tables, missing metadata")
     add_governance_options(command)
@@ -129,6 +149,7 @@ def add_governance_commands(commands: Any) -> None:
     command.add_argument(
         "--catalog", help=f"a local Iceberg catalog folder (default: [{settings.SECTION}] catalog_folder)"
     )
+    add_store_option(command)
     command.set_defaults(run=cmd_check)
     command = commands.add_parser("gate", help="impact of the columns a SQL change alters (for CI)")
     command.add_argument("--before", required=True, help="the pipeline's SQL before the change")
@@ -140,4 +161,5 @@ def add_governance_commands(commands: Any) -> None:
     gate_schema.add_argument("--schema", help="a JSON file {db: {table: {column: type}}}")
     add_template_options(command)
     add_governance_options(command)
+    add_store_option(command)
     command.set_defaults(run=cmd_gate)

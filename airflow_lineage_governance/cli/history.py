@@ -11,7 +11,9 @@ from airflow_lineage_governance import settings
 from airflow_lineage_governance.cli.common import (
     add_governance_options,
     add_time_options,
+    answers_from_store,
     as_of_and_window,
+    job_namespaces,
     load_governance,
     say,
 )
@@ -38,8 +40,15 @@ def retired_lines(retired) -> list[str]:
 def cmd_impact(args: argparse.Namespace) -> int:
     """Prints what a change to a column can reach (as of --as-of), each column's confidence and staleness."""
     at, window = as_of_and_window(args)
-    impact = load_governance(args).impact(args.column, at, window)
-    if args.json:
+    if answers_from_store(args):
+        with stored_governance(args) as governance:
+            return print_impact(governance.impact(args.column, at, window), args.json)
+    return print_impact(load_governance(args).impact(args.column, at, window), args.json)
+
+
+def print_impact(impact, as_json: bool) -> int:
+    """Prints an impact as text, or as JSON with `as_json`; returns the exit code."""
+    if as_json:
         sys.stdout.write(impact.to_json())
         return 0
     say(
@@ -62,8 +71,15 @@ def cmd_impact(args: argparse.Namespace) -> int:
 def cmd_upstream(args: argparse.Namespace) -> int:
     """Prints where a column comes from (as of --as-of), each source's confidence and staleness."""
     at, window = as_of_and_window(args)
-    provenance = load_governance(args).provenance(args.column, at, window)
-    if args.json:
+    if answers_from_store(args):
+        with stored_governance(args) as governance:
+            return print_provenance(governance.provenance(args.column, at, window), args.json)
+    return print_provenance(load_governance(args).provenance(args.column, at, window), args.json)
+
+
+def print_provenance(provenance, as_json: bool) -> int:
+    """Prints a provenance as text, or as JSON with `as_json`; returns the exit code."""
+    if as_json:
         print(json.dumps(provenance.to_dict(), indent=2))
         return 0
     say(
@@ -95,6 +111,18 @@ def cmd_trace(args: argparse.Namespace) -> int:
     for line in found.lines():
         say(line)
     return 0
+
+
+def stored_governance(args: argparse.Namespace):
+    """Returns the governance over the lineage store `--store` names (else the configured one), read-only."""
+    from airflow_lineage_governance.governance.store_session import StoredGovernance
+
+    return StoredGovernance.open(
+        args.store,
+        rules_path=args.rules,
+        metadata_path=args.metadata,
+        job_namespaces=job_namespaces(args.job_namespace),
+    )
 
 
 def stored_trace(args: argparse.Namespace):
@@ -133,6 +161,7 @@ def add_history_commands(commands: Any) -> None:
         command.add_argument("column", help="namespace.table.column")
         add_governance_options(command)
         add_time_options(command)
+        add_store_option(command)
         command.set_defaults(run=run)
     command = commands.add_parser("trace", help="the runs and input snapshots a table's snapshot came from")
     command.add_argument("snapshot", help="namespace.table@SNAPSHOT_ID (a datasetVersion of the version facet)")
@@ -140,6 +169,16 @@ def add_history_commands(commands: Any) -> None:
         "--forward", action="store_true", help="list every output snapshot that read it, directly or through others"
     )
     add_governance_options(command)
+    add_store_option(command)
+    command.set_defaults(run=cmd_trace)
+
+
+def add_store_option(command: argparse.ArgumentParser) -> None:
+    """Add `--store`: answer from the lineage store.
+
+    Args:
+        command: The command's parser.
+    """
     command.add_argument(
         "--store",
         metavar="LOCATION",
@@ -147,4 +186,3 @@ def add_history_commands(commands: Any) -> None:
         f"--events is given and [{settings.SECTION}] events is unset: [{settings.SECTION}] "
         "store_conn_id, else store)",
     )
-    command.set_defaults(run=cmd_trace)

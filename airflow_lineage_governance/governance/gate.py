@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
-from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
 from airflow_lineage_governance.graph.impact import Impact
 from airflow_lineage_governance.lineage import ColumnLineage
 from airflow_lineage_governance.refs import ColumnRef, TableRef
+
+
+class Answers(Protocol):
+    """What the gate asks of the lineage: the impact of a column (the in-memory history or the store)."""
+
+    def impact(self, column: ColumnRef) -> Impact:
+        """Return the downstream impact of the column now; raise ColumnNotInLineageError when none names it."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -51,7 +59,7 @@ def changed_columns(before: ColumnLineage, after: ColumnLineage | None) -> list[
     return found
 
 
-def gate(governance: Governance, before: ColumnLineage, after: ColumnLineage | None) -> list[ColumnChange]:
+def gate(governance: Answers, before: ColumnLineage, after: ColumnLineage | None) -> list[ColumnChange]:
     """Returns each changed or removed column with its downstream impact in the received lineage."""
     changes = []
     for column, change in changed_columns(before, after):

@@ -276,10 +276,18 @@ class AsOf:
         """
         found: dict[tuple[Node, Node, str, str, str], Evidence] = {}
         node = self.history.nodes.get(column)
-        for edge, shape, _ in node.leaving()[0] if node is not None else ():
+        entries = node.leaving()[0] if node is not None else ()
+        holding = {
+            (edge.source, edge.target, edge.type, edge.subtype, edge.job)
+            for edge, shape, _ in entries
+            if shape.static is None and self._current(edge, shape)
+        }
+        for edge, shape, _ in entries:
             if shape.static is not None or self._current(edge, shape):
                 continue
             key = (edge.source, edge.target, edge.type, edge.subtype, edge.job)
+            if key in holding:
+                continue  # the job's run at the time still states it: not retired
             record = self._last_with(edge.job, shape)
             known = found.get(key)
             if record is not None and (

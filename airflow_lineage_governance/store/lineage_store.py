@@ -97,6 +97,21 @@ class LineageStore:
         with self._answering(what):
             return work()
 
+    def answer(self, what: str, work: Callable[[], T]) -> T:
+        """Return what `work` answers from the store; a failure of the database is StoreUnavailableError.
+
+        Args:
+            what: What the store did, as the error's sentence names it ("answered an impact").
+            work: Asks the store's engine and returns the answer.
+
+        Returns:
+            The answer.
+
+        Raises:
+            StoreUnavailableError: The database failed while it answered.
+        """
+        return self._call(what, work)
+
     def ingest(self, source: EventSource, *, batch_size: int = BATCH) -> IngestReport:
         """Adds every event of `source` not in the store yet (`ingest.ingest`)."""
         return self._call("stored events", lambda: ingest(self.engine, source, batch_size=batch_size))

@@ -113,6 +113,21 @@ class ReferenceHistory:
         }
         return reached, values, rows
 
+    def upstream(self, column: ColumnRef, at: datetime | None) -> set[ColumnRef]:
+        """Returns the columns the column depends on as of `at` (itself only on a cycle): through the column edges
+        into it, and the edges into its table (they shape every row), recursively.
+        """
+        lineage = nx.DiGraph()
+        for source, target, *_ in self.edges_as_of(at):
+            lineage.add_edge(source, target)
+        for node in [*lineage.nodes, column]:
+            if isinstance(node, ColumnRef):
+                lineage.add_edge(node.table, node)
+        found = {c for c in nx.ancestors(lineage, column) if isinstance(c, ColumnRef)}
+        if any(column in nx.ancestors(lineage, s) or s == column for s in lineage.predecessors(column)):
+            found.add(column)
+        return found
+
     def written_tables(self, at: datetime | None) -> dict[TableRef, str]:
         """Returns each table the jobs' runs as of `at` wrote, with the first such job by name."""
         found: dict[TableRef, str] = {}

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from airflow_lineage_governance.graph.events import FileEventSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
+from airflow_lineage_governance.store import provenance
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError, SnapshotNotInStoreError
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.reference import ReferenceHistory
@@ -134,6 +135,17 @@ def test_the_store_answers_as_the_networkx_reference(history, fresh_location, tm
                         assert (reached, values, rows) == (set(), set(), set())
                         continue
                     assert (set(found.columns_reached), set(found.values), set(found.rows)) == (reached, values, rows)
+                    walker = provenance.StoreWalker(store.engine, at)
+                    answer = provenance.impact(walker, column)
+                    assert (set(answer.columns_reached), set(answer.values), set(answer.rows)) == (
+                        reached,
+                        values,
+                        rows,
+                    )
+                    assert answer.reaches_itself == (column in reached)
+                    sources = provenance.provenance(walker, column)
+                    assert set(sources.sources) == reference.upstream(column, at)
+                    assert sources.reaches_itself == (column in sources.sources)
 
 
 SNAPSHOT_TABLES = ("src.a", "src.b", "out.t0", "out.t1", "out.t2")

@@ -1,0 +1,241 @@
+"""The governance questions answered from the lineage store: rules and metadata from TOML, the lineage from the
+store (DuckDB file or PostgreSQL), a person's declarations walked beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TypeVar
+
+from airflow_lineage_governance.governance.checks import missing_metadata, unaccounted, understated_classes
+from airflow_lineage_governance.governance.classify import Proposal, propose
+from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
+from airflow_lineage_governance.governance.findings import Finding
+from airflow_lineage_governance.governance.weights import tier_weight
+from airflow_lineage_governance.graph.build import Edge, LineageGraph
+from airflow_lineage_governance.graph.events import COMPLETE, ReadReport, RunEvent
+from airflow_lineage_governance.graph.impact import Impact, Provenance, column_asked
+from airflow_lineage_governance.graph.records import RunRecord, Shape
+from airflow_lineage_governance.kinds import EdgeSource, EdgeType
+from airflow_lineage_governance.refs import ColumnRef, TableRef
+from airflow_lineage_governance.store import provenance
+from airflow_lineage_governance.store.engine import Engine
+from airflow_lineage_governance.store.graph_as_of import lineage_graph, stale_jobs
+from airflow_lineage_governance.store.ingest import micros
+from airflow_lineage_governance.store.lineage_store import LineageStore
+
+A = TypeVar("A", Impact, Provenance)
+
+
+def declared_lineage(metadata: Metadata, engine: Engine) -> list[provenance.Static]:
+    """Return every `[[declared]]` block of metadata.toml as lineage that holds at every time.
+
+    A block's column edges are DIRECT; a block with no columns makes every input column (those the store's
+    events or metadata.toml name) shape every output's rows (INDIRECT).
+
+    Args:
+        metadata: The metadata, with its declarations.
+        engine: The store's engine, asked the columns its events name for a block's inputs.
+
+    Returns:
+        Each block's record (its owner and reason) and edges.
+    """
+    found = []
+    for block in metadata.declarations:
+        edges = [
+            Edge(source, target, EdgeType.DIRECT, "UNKNOWN", False, block.job, "", "", EdgeSource.DECLARED)
+            for target, sources in block.columns.items()
+            for source in sources
+        ]
+        if not block.columns:
+            for table in block.inputs:
+                for column in _known_columns(metadata, engine, table):
+                    edges.extend(
+                        Edge(
+                            column, output, EdgeType.INDIRECT, "UNKNOWN", False, block.job, "", "", EdgeSource.DECLARED
+                        )
+                        for output in block.outputs
+                    )
+        record = RunRecord(
+            RunEvent(COMPLETE, "", "", "", block.job),
+            Shape(None, edges, {}, {}, list(block.outputs), job=block.job),
+            source=EdgeSource.DECLARED,
+            owner=block.owner,
+            reason=block.reason,
+        )
+        found.append(provenance.Static(record, edges))
+    return found
+
+
+def _known_columns(metadata: Metadata, engine: Engine, table: TableRef) -> list[ColumnRef]:
+    named = {c.field: c for c in provenance.named_columns(engine, table)}
+    declared = metadata.tables.get(table)
+    for name in declared.columns if declared is not None else ():
+        named.setdefault(name, ColumnRef(table, name))
+    return list(named.values())
+
+
+@dataclass
+class StoredGovernance:
+    """Rules and metadata from TOML over the lineage store open at `store`."""
+
+    rules: Rules
+    metadata: Metadata
+    store: LineageStore
+    job_namespaces: list[str] | None = None
+
+    @classmethod
+    def open(
+        cls,
+        location: str | Path,
+        *,
+        rules_path: str | Path | None = None,
+        metadata_path: str | Path | None = None,
+        job_namespaces: Iterable[str] | None = None,
+    ) -> StoredGovernance:
+        """Return the governance over the store at `location`, opened read-only.
+
+        Args:
+            location: A DuckDB file or a `postgresql://` URL.
+            rules_path: lineage.toml (None: the defaults).
+            metadata_path: metadata.toml (None: none).
+            job_namespaces: The job namespaces whose lineage is read (None: every one).
+
+        Returns:
+            The governance; close it when done.
+
+        Raises:
+            GovernanceConfigError: A TOML file is bad.
+            StoreError: The store cannot be opened.
+        """
+        rules = load_rules(rules_path)
+        metadata = load_metadata(metadata_path, rules)
+        store = LineageStore.open(location, read_only=True)
+        return cls(rules, metadata, store, list(job_namespaces) if job_namespaces is not None else None)
+
+    def __enter__(self) -> StoredGovernance:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.store.close()
+
+    def graph(self, at: datetime | None = None) -> LineageGraph:
+        """Return the observed lineage graph as of `at` (None: now), read from the store."""
+        return self.store.answer(
+            "read the lineage graph", lambda: lineage_graph(self.store.engine, at, self.job_namespaces)
+        )
+
+    def proposals(self, at: datetime | None = None) -> dict[ColumnRef, Proposal]:
+        """Return the proposal of every column written as of `at` (None: now), as `Governance.proposals` does."""
+        return propose(self.graph(at), self.metadata.declared(), self.rules)
+
+    def stale_jobs(self, at: datetime | None = None, active_since: timedelta | None = None) -> list[str]:
+        """Return the jobs whose latest COMPLETE as of `at` (None: now) is older than `active_since` before it.
+
+        Args:
+            at: The time (None: now).
+            active_since: The window (None: no job is stale).
+
+        Returns:
+            The jobs' names, sorted.
+        """
+        if active_since is None:
+            return []
+        before = micros((at or datetime.now(UTC)) - active_since)
+        return self.store.answer(
+            "listed the stale jobs", lambda: stale_jobs(self.store.engine, at, before, self.job_namespaces)
+        )
+
+    def findings(self, catalog_tables: Iterable[TableRef | str], at: datetime | None = None) -> list[Finding]:
+        """Return the lineage checks' findings as of `at`, in the report's order, as `checks.run_checks` finds them.
+
+        Args:
+            catalog_tables: The catalog's tables (refs or dotted names).
+            at: The time (None: now).
+
+        Returns:
+            The understated classes, the unaccounted tables and the written tables with no metadata.
+        """
+        graph = self.graph(at)
+        proposals = propose(graph, self.metadata.declared(), self.rules)
+        return [
+            *understated_classes(proposals, self.rules),
+            *unaccounted(catalog_tables, self.metadata, graph),
+            *missing_metadata(graph, self.metadata, proposals),
+        ]
+
+    def report(self) -> ReadReport:
+        """Return what the store holds of the job namespaces read, as a read report: its events, none malformed."""
+        scope = self.job_namespaces
+        where = f" WHERE j.namespace IN ({', '.join('?' * len(scope))})" if scope else ""
+        rows = self.store.answer(
+            "counted its events",
+            lambda: self.store.engine.query(
+                f"SELECT COUNT(*) FROM events e JOIN jobs j ON j.job_id = e.job_id{where}", list(scope or [])
+            ),
+        )
+        return ReadReport(source=self.store.engine.description, events=int(rows[0][0]))
+
+    def walker(self, at: datetime | None = None, active_since: timedelta | None = None) -> provenance.StoreWalker:
+        """Return the store as of `at` (None: now), runs older than `active_since` before it stale."""
+        static = declared_lineage(self.metadata, self.store.engine)
+        return provenance.StoreWalker(
+            self.store.engine, at, active_since, self.job_namespaces, static, self.rules.namespace
+        )
+
+    def impact(
+        self, column: ColumnRef | str, at: datetime | None = None, active_since: timedelta | None = None
+    ) -> Impact:
+        """Return the downstream impact of the column as of `at`, as `Governance.impact` answers it.
+
+        Args:
+            column: The column, or its dotted name as a person writes it.
+            at: The time answered as of (None: now).
+            active_since: Edges of runs older than this before `at` are stale.
+
+        Returns:
+            The impact, with owners, the blast-radius score and each reached column's evidence.
+
+        Raises:
+            ColumnNotInLineageError: No event or declaration names the column.
+        """
+        asked = column if isinstance(column, ColumnRef) else column_asked(column)
+        walker = self.walker(at, active_since)
+        return self.store.answer(
+            "answered an impact",
+            lambda: _read(
+                provenance.impact(walker, asked, self.metadata.owners(), tier_weight(self.metadata, self.rules))
+            ),
+        )
+
+    def provenance(
+        self, column: ColumnRef | str, at: datetime | None = None, active_since: timedelta | None = None
+    ) -> Provenance:
+        """Return the upstream provenance of the column as of `at`, as `Governance.provenance` answers it.
+
+        Args:
+            column: The column, or its dotted name as a person writes it.
+            at: The time answered as of (None: now).
+            active_since: Edges of runs older than this before `at` are stale.
+
+        Returns:
+            The sources, each with its path and evidence.
+
+        Raises:
+            ColumnNotInLineageError: No event or declaration names the column.
+        """
+        asked = column if isinstance(column, ColumnRef) else column_asked(column)
+        walker = self.walker(at, active_since)
+        return self.store.answer("answered a provenance", lambda: _read(provenance.provenance(walker, asked)))
+
+
+def _read(answer: A) -> A:
+    """Return the answer with the evidence of every column it reached read from the store now (it is read lazily
+    otherwise, and the store is closed after).
+    """
+    for column in answer.reached:
+        answer.reached[column]  # noqa: B018 -- made and kept by the mapping
+    return answer

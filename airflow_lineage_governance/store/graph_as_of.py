@@ -1,0 +1,128 @@
+"""The lineage graph as of a time, read from the store: the lineage each job's run then stated (its latest COMPLETE
+at or before the time), as `graph.history.graph_as_of` chooses it from the in-memory history. Only the shapes of
+the runs chosen are read: one time's graph, never the whole history.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+
+from airflow_lineage_governance.graph.build import Edge, LineageGraph
+from airflow_lineage_governance.refs import ColumnRef, TableRef
+from airflow_lineage_governance.store.engine import Engine
+from airflow_lineage_governance.store.ingest import micros
+
+NOW = 2**63 - 1
+"""The instant that stands for now: only the intervals still open hold at it."""
+
+
+def lineage_graph(
+    engine: Engine, at: datetime | None = None, job_namespaces: Iterable[str] | None = None
+) -> LineageGraph:
+    """Return the observed lineage graph as of `at`.
+
+    Jobs are merged in the order of their first COMPLETE (a table written by two jobs is the later one's output,
+    as in the in-memory graph); each run's columns in the order its event named them.
+
+    Args:
+        engine: The store's engine.
+        at: The time (None: each job's latest COMPLETE).
+        job_namespaces: The job namespaces read (None: every one).
+
+    Returns:
+        The graph: its edges (each with the run that stated it), tables' columns and the tables each job wrote.
+    """
+    instant = micros(at) if at is not None else NOW
+    spaces = sorted(job_namespaces) if job_namespaces is not None else None
+    scope = f" AND j.namespace IN ({', '.join('?' * len(spaces))})" if spaces else ""
+    runs = engine.query(
+        "SELECT j.name, c.run_id, c.event_time, c.shape_id, c.at_us, (SELECT MIN(f.at_us) FROM completes f WHERE "
+        "f.job_id = c.job_id) AS first_us FROM completes c JOIN jobs j ON j.job_id = c.job_id WHERE c.at_us <= ? AND "
+        f"(c.valid_until_us IS NULL OR c.valid_until_us > ?){scope}",
+        [instant, instant, *(spaces or [])],
+    )
+    chosen: dict[str, tuple[str, str, int, int]] = {}
+    for job, run_id, time, shape, at_us, _ in sorted(runs, key=lambda r: (r[5], r[0], r[4], r[1])):
+        chosen[job] = (run_id, time, shape, at_us)  # the latest run of a job, should two hold at once
+    shapes = sorted({shape for _, _, shape, _ in chosen.values()})
+    columns: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    outputs: dict[int, list[str]] = defaultdict(list)
+    edges: dict[int, list[tuple[object, ...]]] = defaultdict(list)
+    for start in range(0, len(shapes), 500):
+        part = shapes[start : start + 500]
+        marks = ", ".join("?" * len(part))
+        for shape, table, name in engine.query(
+            "SELECT sc.shape_id, d.name, dc.name FROM shape_columns sc JOIN dataset_columns dc ON dc.column_id = "
+            f"sc.column_id JOIN datasets d ON d.dataset_id = sc.dataset_id WHERE sc.shape_id IN ({marks}) "
+            "ORDER BY sc.shape_id, sc.position",
+            part,
+        ):
+            columns[shape].append((table, name))
+        for shape, table in engine.query(
+            "SELECT so.shape_id, d.name FROM shape_outputs so JOIN datasets d ON d.dataset_id = so.dataset_id "
+            f"WHERE so.shape_id IN ({marks}) ORDER BY so.shape_id, d.name{engine.text_order}",
+            part,
+        ):
+            outputs[shape].append(table)
+        for shape, *edge in engine.query(
+            "SELECT e.shape_id, sd.name, sc.name, td.name, tc.name, e.into_table, e.type, e.subtype, e.masking FROM "
+            "shape_edges e JOIN dataset_columns sc ON sc.column_id = e.source_column_id JOIN datasets sd ON "
+            "sd.dataset_id = sc.dataset_id LEFT JOIN dataset_columns tc ON NOT e.into_table AND tc.column_id = "
+            "e.target_id JOIN datasets td ON td.dataset_id = CASE WHEN e.into_table THEN e.target_id ELSE "
+            f"tc.dataset_id END WHERE e.shape_id IN ({marks})",
+            part,
+        ):
+            edges[shape].append(tuple(edge))
+    lineage = LineageGraph()
+    lineage.at = at
+    for job, (run_id, time, shape, _) in chosen.items():
+        for table_name, name in columns[shape]:
+            table = lineage.table_ref(table_name)
+            if table is not None:
+                lineage.column_ref(table, name)
+        for table_name in outputs[shape]:
+            lineage.outputs[TableRef.parse(table_name)] = job
+        for source_table, source, target_table, target, into, kind, subtype, masking in sorted(
+            edges[shape], key=lambda e: tuple("" if v is None else str(v) for v in e)
+        ):
+            table = TableRef.parse(str(target_table))
+            lineage.add_edge(
+                Edge(
+                    ColumnRef(TableRef.parse(str(source_table)), str(source)),
+                    table if into else ColumnRef(table, str(target)),
+                    str(kind),
+                    str(subtype),
+                    bool(masking),
+                    job,
+                    str(run_id),
+                    str(time),
+                )
+            )
+    return lineage
+
+
+def stale_jobs(
+    engine: Engine, at: datetime | None, before_us: int, job_namespaces: Iterable[str] | None = None
+) -> list[str]:
+    """Return the jobs whose run as of `at` (None: now) is older than `before_us`.
+
+    Args:
+        engine: The store's engine.
+        at: The time (None: each job's latest COMPLETE).
+        before_us: The instant a run must not be older than, microseconds since the epoch (UTC).
+        job_namespaces: The job namespaces read (None: every one).
+
+    Returns:
+        The jobs' names, sorted.
+    """
+    instant = micros(at) if at is not None else NOW
+    spaces = sorted(job_namespaces) if job_namespaces is not None else None
+    scope = f" AND j.namespace IN ({', '.join('?' * len(spaces))})" if spaces else ""
+    rows = engine.query(
+        "SELECT DISTINCT j.name FROM completes c JOIN jobs j ON j.job_id = c.job_id WHERE c.at_us <= ? AND "
+        f"(c.valid_until_us IS NULL OR c.valid_until_us > ?) AND c.at_us < ?{scope}",
+        [instant, instant, before_us, *(spaces or [])],
+    )
+    return sorted(str(name) for (name,) in rows)
