@@ -12,6 +12,8 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.field_types import PROVIDER_PRODUCER, field_type_problems
 
 REPO = Path(__file__).resolve().parents[1]
@@ -109,6 +111,7 @@ def test_other_operators_and_producers_are_left_out():
         shutil.rmtree(folder)
 
 
+@pytest.mark.slow
 def test_a_session_whose_provider_wrote_an_untyped_start_fails():
     start = event("START", "r1", [LEARNERS], [dataset("marketing.audience", ("email", None))])
     outside = Path(tempfile.mkdtemp(prefix="field-types-"))  # not under this session's folder, which is held too

@@ -69,9 +69,9 @@ class Metadata:
 
 @dataclass(frozen=True)
 class Rules:
-    """What lineage.toml sets."""
+    """What lineage.toml sets. `namespace` has no default: lineage.toml must name it."""
 
-    namespace: str = "iceberg://platform"
+    namespace: str = ""
     classes: tuple[str, ...] = DEFAULT_CLASSES
     propagate_through: tuple[EdgeType, ...] = EDGE_TYPES
     tier_weights: dict[int, float] = field(default_factory=lambda: {1: 10.0, 2: 3.0, 3: 1.0})
@@ -122,9 +122,27 @@ def _weight(value: Any, path: Path, key: str) -> float:
     return number
 
 
+def _namespace(data: dict[str, Any], path: Path) -> str:
+    """Returns the OpenLineage namespace of the catalog's tables that lineage.toml names; raises
+    GovernanceConfigError when it names none.
+    """
+    if "namespace" not in data:
+        raise GovernanceConfigError(
+            path,
+            "namespace",
+            "is not set; give the OpenLineage namespace of the catalog's tables, the `lineage_namespace` of the "
+            'iceberg_catalog connection (e.g. namespace = "iceberg://<catalog_name>")',
+        )
+    namespace = _expect(data["namespace"], str, path, "namespace", "a string")
+    if not namespace:
+        raise GovernanceConfigError(path, "namespace", "must not be empty")
+    return str(namespace)
+
+
 def load_rules(path: str | Path | None = None) -> Rules:
     """Returns the rules of lineage.toml (default: governance_folder()/lineage.toml); raises
-    GovernanceConfigError naming the file and key for a malformed file, a wrong type or an unknown name.
+    GovernanceConfigError naming the file and key for a malformed file, a missing namespace, a wrong type or an
+    unknown name.
     """
     path = Path(path) if path else governance_folder() / "lineage.toml"
     data = _read_toml(path)
@@ -163,7 +181,7 @@ def load_rules(path: str | Path | None = None) -> Rules:
     }
     return Rules(
         owner_weights=owner_weights,
-        namespace=_expect(data.get("namespace", Rules.namespace), str, path, "namespace", "a string"),
+        namespace=_namespace(data, path),
         classes=classes,
         propagate_through=through,
         tier_weights=weights,

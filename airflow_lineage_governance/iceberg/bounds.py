@@ -50,7 +50,7 @@ _IN: Any = _In
 
 
 @dataclass(frozen=True)
-class DmlShape:
+class ParsedDml:
     """A MERGE, UPDATE or DELETE as far as bounding it needs: its kind, the names that mean its target, its
     condition, the one source relation its condition may compare the target with, and whether it must read the
     whole target anyway.
@@ -84,8 +84,8 @@ def _reads_target(tree: exp.Expr, target: exp.Table, ref: TableRef) -> bool:
     return False
 
 
-def dml_shape(sql: str, ref: TableRef) -> DmlShape:
-    """Returns the shape of the MERGE, UPDATE or DELETE `sql` (DuckDB dialect) writing `ref`; raises ValueError
+def parse_dml(sql: str, ref: TableRef) -> ParsedDml:
+    """Returns the parts of the MERGE, UPDATE or DELETE `sql` (DuckDB dialect) writing `ref`; raises ValueError
     when `sql` is none of them.
     """
     tree = sqlglot.parse_one(sql, read="duckdb")
@@ -95,7 +95,7 @@ def dml_shape(sql: str, ref: TableRef) -> DmlShape:
         by_source = any(when.args.get("source") for when in (whens.expressions if whens else []))
         source = tree.args.get("using")
         on = tree.args.get("on")  # a MERGE ... USING (columns) has none: its rows are not bounded
-        return DmlShape(
+        return ParsedDml(
             "MERGE",
             _target_names(target),
             on if isinstance(on, exp.Expr) else None,
@@ -109,7 +109,7 @@ def dml_shape(sql: str, ref: TableRef) -> DmlShape:
         from_ = tree.args.get("from_")
         joined = from_ is not None and bool(from_.this.args.get("joins")) if from_ else False
         where = tree.args.get("where")
-        return DmlShape(
+        return ParsedDml(
             "UPDATE",
             _target_names(target),
             where.this if where else None,
@@ -122,7 +122,7 @@ def dml_shape(sql: str, ref: TableRef) -> DmlShape:
         target = tree.this
         using = tree.args.get("using") or []
         where = tree.args.get("where")
-        return DmlShape(
+        return ParsedDml(
             "DELETE",
             _target_names(target),
             where.this if where else None,
@@ -141,19 +141,19 @@ def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
     return [node]
 
 
-def _target_column(node: exp.Expr, shape: DmlShape) -> str | None:
+def _target_column(node: exp.Expr, parsed: ParsedDml) -> str | None:
     """Returns the target column `node` is (lower case), or None when it is not plainly one."""
     node = node.unnest()
     if not isinstance(node, exp.Column) or node.args.get("db") is not None:
         return None
     if node.table:
-        return node.name.lower() if node.table.lower() in shape.target_names else None
-    return node.name.lower() if not shape.has_other_sources and shape.kind != "MERGE" else None
+        return node.name.lower() if node.table.lower() in parsed.target_names else None
+    return node.name.lower() if not parsed.has_other_sources and parsed.kind != "MERGE" else None
 
 
-def _names_target(node: exp.Expr, shape: DmlShape) -> bool:
+def _names_target(node: exp.Expr, parsed: ParsedDml) -> bool:
     for column in node.find_all(exp.Column):
-        if column.table.lower() in shape.target_names or (not column.table and _target_column(column, shape)):
+        if column.table.lower() in parsed.target_names or (not column.table and _target_column(column, parsed)):
             return True
     return False
 
@@ -179,10 +179,10 @@ def _values(connection: duckdb.DuckDBPyConnection, query: str) -> list[Any] | No
     return values if len(rows) <= MAX_VALUES else None
 
 
-def _bound(node: exp.Expr, shape: DmlShape, connection: duckdb.DuckDBPyConnection) -> BooleanExpression | None:
+def _bound(node: exp.Expr, parsed: ParsedDml, connection: duckdb.DuckDBPyConnection) -> BooleanExpression | None:
     """Returns the row filter one conjunct implies on a target column, or None when it implies none this reads."""
     if isinstance(node, exp.Between):
-        column = _target_column(node.this, shape)
+        column = _target_column(node.this, parsed)
         low, high = node.args.get("low"), node.args.get("high")
         if (
             column is None
@@ -202,12 +202,12 @@ def _bound(node: exp.Expr, shape: DmlShape, connection: duckdb.DuckDBPyConnectio
             return None
         return And(_PREDICATES[exp.GTE](column, bounds[0]), _PREDICATES[exp.LTE](column, bounds[1]))
     if isinstance(node, exp.In) and not node.args.get("unnest"):
-        column = _target_column(node.this, shape)
+        column = _target_column(node.this, parsed)
         if column is None:
             return None
         query = node.args.get("query")
         if query is not None:
-            if _names_target(query, shape):
+            if _names_target(query, parsed):
                 return None
             values = _values(
                 connection, query.this.sql("duckdb") if isinstance(query, exp.Subquery) else query.sql("duckdb")
@@ -221,13 +221,13 @@ def _bound(node: exp.Expr, shape: DmlShape, connection: duckdb.DuckDBPyConnectio
     if kind not in _PREDICATES:
         return None
     for this, other, op in ((node.this, node.expression, kind), (node.expression, node.this, _FLIPPED[kind])):
-        column = _target_column(this, shape)
-        if column is None or _names_target(other, shape):
+        column = _target_column(this, parsed)
+        if column is None or _names_target(other, parsed):
             continue
         if not list(other.find_all(exp.Column)):
             values = _values(connection, f"SELECT {other.sql('duckdb')}")
-        elif op is exp.EQ and shape.source is not None:
-            values = _values(connection, f"SELECT {other.sql('duckdb')} FROM {shape.source.sql('duckdb')}")
+        elif op is exp.EQ and parsed.source is not None:
+            values = _values(connection, f"SELECT {other.sql('duckdb')} FROM {parsed.source.sql('duckdb')}")
         else:
             continue
         if values is None:
@@ -239,19 +239,19 @@ def _bound(node: exp.Expr, shape: DmlShape, connection: duckdb.DuckDBPyConnectio
 
 
 def row_filter(
-    shape: DmlShape, connection: duckdb.DuckDBPyConnection, known_columns: Sequence[str]
+    parsed: ParsedDml, connection: duckdb.DuckDBPyConnection, known_columns: Sequence[str]
 ) -> BooleanExpression:
     """Returns the row filter every target row the statement can change satisfies (ALWAYS_TRUE when nothing
     bounds it), from the conjuncts that bound a column in `known_columns`; values are computed on
     `connection`, where the statement's sources are exposed.
     """
-    if shape.unbounded or shape.condition is None:
+    if parsed.unbounded or parsed.condition is None:
         return AlwaysTrue()
     known = {name.lower() for name in known_columns}
     found: BooleanExpression = AlwaysTrue()
-    for conjunct in _conjuncts(shape.condition):
+    for conjunct in _conjuncts(parsed.condition):
         try:
-            bound = _bound(conjunct, shape, connection)
+            bound = _bound(conjunct, parsed, connection)
         except ValueError:  # a value pyiceberg cannot compare (NaN): the conjunct bounds nothing
             continue
         if bound is None:

@@ -184,7 +184,7 @@ def _nested_names(schema: Schema) -> dict[int, tuple[int | str, ...]]:
     """
     found: dict[int, tuple[int | str, ...]] = {}
 
-    def walk(kind: IcebergType, path: tuple[int | str, ...]) -> None:
+    def visit(kind: IcebergType, path: tuple[int | str, ...]) -> None:
         children: list[tuple[int, str, IcebergType]] = []
         if isinstance(kind, StructType):
             children = [(f.field_id, f.name, f.field_type) for f in kind.fields]
@@ -194,10 +194,10 @@ def _nested_names(schema: Schema) -> dict[int, tuple[int | str, ...]]:
             children = [(kind.key_id, "key", kind.key_type), (kind.value_id, "value", kind.value_type)]
         for field_id, name, child in children:
             found[field_id] = (*path, name)
-            walk(child, (*path, name))
+            visit(child, (*path, name))
 
     for column in schema.fields:
-        walk(column.field_type, (column.field_id,))
+        visit(column.field_type, (column.field_id,))
     return found
 
 

@@ -26,7 +26,7 @@ from pyiceberg.table import Table
 from sqlglot import exp
 
 from airflow_lineage_governance.default_keyword import with_default_keywords
-from airflow_lineage_governance.iceberg.bounds import DmlShape, dml_shape, row_filter
+from airflow_lineage_governance.iceberg.bounds import ParsedDml, parse_dml, row_filter
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table
 from airflow_lineage_governance.iceberg.data_files import BATCH_ROWS, WrittenFiles, chunk_bytes, chunks, write_chunks
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
@@ -92,49 +92,49 @@ def _checked_filter(table: Table, found: BooleanExpression) -> BooleanExpression
     return found
 
 
-def _returns(shape: DmlShape) -> bool:
+def _returns(parsed: ParsedDml) -> bool:
     """Returns whether the statement has a RETURNING of its own."""
-    return shape.tree is not None and shape.tree.args.get("returning") is not None
+    return parsed.tree is not None and parsed.tree.args.get("returning") is not None
 
 
-def _counted(shape: DmlShape, dml: str) -> str:
+def _counted(parsed: ParsedDml, dml: str) -> str:
     """Returns the statement as run: a MERGE returning `merge_action` first (then its own RETURNING's columns), so
     each changed row says how.
     """
-    if shape.kind != "MERGE":
+    if parsed.kind != "MERGE":
         return dml
-    tree = shape.tree.copy() if shape.tree is not None else sqlglot.parse_one(dml, read="duckdb")
+    tree = parsed.tree.copy() if parsed.tree is not None else sqlglot.parse_one(dml, read="duckdb")
     own = tree.args.get("returning")
     action = exp.Alias(this=exp.column("merge_action"), alias=exp.to_identifier(_MERGE_ACTION))
     tree.set("returning", exp.Returning(expressions=[action, *(own.expressions if own is not None else [])]))
     return with_default_keywords(tree).sql(dialect="duckdb")
 
 
-def _run_dml(connection: duckdb.DuckDBPyConnection, shape: DmlShape, dml: str) -> tuple[RowCounts, pa.Table | None]:
+def _run_dml(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, dml: str) -> tuple[RowCounts, pa.Table | None]:
     """Runs the statement on `connection`; returns the rows it inserted, updated and deleted, and the rows its own
     RETURNING gave (None without one).
     """
-    if shape.kind == "MERGE":
-        changed = connection.sql(_counted(shape, dml)).to_arrow_table()
+    if parsed.kind == "MERGE":
+        changed = connection.sql(_counted(parsed, dml)).to_arrow_table()
         actions = pc.value_counts(changed.column(0).cast(pa.string())).to_pylist()
         tally = {str(entry["values"]): int(entry["counts"]) for entry in actions}
         counts = RowCounts(tally.get("INSERT", 0), tally.get("UPDATE", 0), tally.get("DELETE", 0))
-        return counts, changed.remove_column(0) if _returns(shape) else None
+        return counts, changed.remove_column(0) if _returns(parsed) else None
     returned = None
-    if _returns(shape):  # DuckDB answers one row per changed row instead of the count
+    if _returns(parsed):  # DuckDB answers one row per changed row instead of the count
         returned = connection.sql(dml).to_arrow_table()
         count = returned.num_rows
     else:
         answer = connection.execute(dml).fetchone()
         count = int(answer[0]) if answer else 0
-    return (RowCounts(updated=count) if shape.kind == "UPDATE" else RowCounts(deleted=count)), returned
+    return (RowCounts(updated=count) if parsed.kind == "UPDATE" else RowCounts(deleted=count)), returned
 
 
-def _touched_files(connection: duckdb.DuckDBPyConnection, shape: DmlShape, read: PinnedRead) -> list[str]:
+def _touched_files(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, read: PinnedRead) -> list[str]:
     """Returns the file column's values of the target's data files the statement can change, as DuckDB answers
     over the statement's own read (all of them when nothing bounds the statement).
     """
-    query = touched_files_query(shape, FILE_COLUMN)
+    query = touched_files_query(parsed, FILE_COLUMN)
     if query is None:
         return sorted(read.data_files)
     return sorted(str(row[0]) for row in connection.execute(query).fetchall() if row[0] is not None)
@@ -145,7 +145,7 @@ def _rewrite(
     table: Table,
     ref: TableRef,
     dml: str,
-    shape: DmlShape,
+    parsed: ParsedDml,
     sources: Sequence[TableName],
     loaded: Mapping[TableRef, Table],
     session: SessionSettings | None,
@@ -164,8 +164,8 @@ def _rewrite(
         reads = expose_tables(connection, catalog, sources, loaded)
         whole = expose_table(connection, catalog, ref, table, file_column=FILE_COLUMN)
         lock_down(connection, [whole, *reads])
-        scope = _checked_filter(table, row_filter(shape, connection, table.schema().column_names))
-        touched = _touched_files(connection, shape, whole)
+        scope = _checked_filter(table, row_filter(parsed, connection, table.schema().column_names))
+        touched = _touched_files(connection, parsed, whole)
         name = duckdb_name(connection, ref)
         kind = "VIEW" if whole.files else "TABLE"
         connection.execute(f"ALTER {kind} {name} RENAME TO {quoted(_WHOLE_TARGET)}")
@@ -176,7 +176,7 @@ def _rewrite(
             f"CREATE TABLE {name} AS SELECT {columns} FROM {whole_name} WHERE {quoted(FILE_COLUMN)} IN ({listed})"
         )
         connection.execute(f"DROP {kind} {whole_name}")
-        counts, own = _run_dml(connection, shape, dml)
+        counts, own = _run_dml(connection, parsed, dml)
         returned = returned_rows(connection, own, returning_max_rows, ref) if own is not None else None
         handed = ", ".join(
             f"CAST({quoted(f.name)} AS {result_type(f.field_type)}) AS {quoted(f.name)}" for f in table.schema().fields
@@ -240,7 +240,7 @@ def rewrite_statement(
     ref = as_table(target)
     check_target_name(ref)
     properties = dict(snapshot_properties or {})
-    shape = dml_shape(dml, ref)
+    parsed = parse_dml(dml, ref)
     known = dict(loaded or {})
     timings: dict[str, float] = {}
     run: list[StatementRun] = []
@@ -262,7 +262,7 @@ def rewrite_statement(
                     table,
                     ref,
                     dml,
-                    shape,
+                    parsed,
                     sources,
                     known,
                     session,

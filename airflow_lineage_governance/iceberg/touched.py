@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from airflow_lineage_governance.iceberg.bounds import DmlShape
+from airflow_lineage_governance.iceberg.bounds import ParsedDml
 from airflow_lineage_governance.iceberg.types import quoted
 
 
@@ -19,19 +19,19 @@ def _file_of(target: exp.Table, file_column: str) -> str:
     return f"{qualifier}.{quoted(file_column)}"
 
 
-def touched_files_query(shape: DmlShape, file_column: str) -> str | None:
+def touched_files_query(parsed: ParsedDml, file_column: str) -> str | None:
     """Return the query whose rows name every data file of the target the statement can change.
 
     Args:
-        shape: the statement, as `bounds.dml_shape` read it (its sqlglot tree included).
+        parsed: the statement, as `bounds.parse_dml` read it (its sqlglot tree included).
         file_column: the column of the exposed target that holds each row's data file.
 
     Returns:
         The query (DuckDB dialect), or None when the statement may change any row (no condition, WHEN NOT
         MATCHED BY SOURCE, or it reads its own target elsewhere): then every file is touched.
     """
-    tree = shape.tree
-    if tree is None or shape.unbounded or not isinstance(tree.this, exp.Table):
+    tree = parsed.tree
+    if tree is None or parsed.unbounded or not isinstance(tree.this, exp.Table):
         return None
     target = tree.this
     with_ = tree.args.get("with_")

@@ -67,7 +67,7 @@ def template_folders(dag: Any) -> list[str | Path]:
 
 def asset_uri(namespace: str, table: TableRef) -> str:
     """Returns the asset URI of a table: `<lineage namespace>/<namespace levels…>/<table>`, e.g.
-    `iceberg://platform/marketing/audience`.
+    `iceberg://lake/marketing/audience`.
     """
     return "/".join((namespace.rstrip("/"), *table.namespace, table.name))
 

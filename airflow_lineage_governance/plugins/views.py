@@ -20,7 +20,7 @@ MAX_PICTURED = 400
 
 
 @dataclass(frozen=True)
-class Dependency:
+class DependencyView:
     """One input of an output column (or of every row): the source column and how it flows."""
 
     source: str
@@ -39,8 +39,8 @@ class OutputLineage:
     """The lineage one output dataset of an event states."""
 
     table: str
-    columns: list[tuple[str, list[Dependency]]] = field(default_factory=list)
-    rows: list[Dependency] = field(default_factory=list)
+    columns: list[tuple[str, list[DependencyView]]] = field(default_factory=list)
+    rows: list[DependencyView] = field(default_factory=list)
     snapshot: str | None = None
     row_count: int | None = None
 
@@ -71,14 +71,14 @@ def _text(value: Any) -> str:
     return value if type(value) is str else ""
 
 
-def _dependencies(entry: Any) -> list[Dependency]:
+def _dependencies(entry: Any) -> list[DependencyView]:
     found = []
     entry = _dict(entry)
     source = f"{_text(entry.get('name'))}.{_text(entry.get('field'))}"
     for t in _list(entry.get("transformations")) or [{}]:
         t = _dict(t)
         found.append(
-            Dependency(
+            DependencyView(
                 source,
                 _text(t.get("type")) or EdgeType.DIRECT,
                 _text(t.get("subtype")) or "UNKNOWN",
@@ -132,7 +132,7 @@ def lineage_picture(output: OutputLineage) -> str:
     sources: dict[str, Box] = {}
     links: list[Link] = []
 
-    def add(dep: Dependency, row: int) -> None:
+    def add(dep: DependencyView, row: int) -> None:
         table, column = _split(dep.source)
         box = sources.setdefault(table, Box(("in", table), table or "(no table)"))
         links.append(

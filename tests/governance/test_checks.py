@@ -106,7 +106,7 @@ def test_unaccounted_and_missing_metadata_alone(governance):
 def test_blast_radius_weights_multiply_tier_and_owner(tmp_path):
     rules_file = tmp_path / "lineage.toml"
     rules_file.write_text(
-        "[blast_radius]\ntier_weights = { 1 = 10.0, 3 = 1.0 }\ndefault_weight = 2.0\n"
+        'namespace = "iceberg://lake"\n[blast_radius]\ntier_weights = { 1 = 10.0, 3 = 1.0 }\ndefault_weight = 2.0\n'
         'owner_weights = { "finance" = 3.0 }\n'
     )
     metadata_file = tmp_path / "metadata.toml"

@@ -56,7 +56,7 @@ def test_every_key_of_lineage_toml_is_read():
         {"analytics-team": 1.5},
         25.0,
     )
-    assert rules == Rules(owner_weights={"analytics-team": 1.5})  # the file says what the defaults say
+    assert rules == Rules(namespace="iceberg://platform", owner_weights={"analytics-team": 1.5})
 
 
 def test_a_nested_namespace_names_a_table_and_a_bare_name_is_refused(tmp_path):
@@ -176,3 +176,15 @@ def test_a_declared_block_without_columns_is_dataset_level(tmp_path):
     assert [(str(e.source), str(e.target), e.type) for e in record.shape.edges] == [
         ("marketing.audience.email", "marketing.list", "INDIRECT")
     ]
+
+
+def test_lineage_toml_without_a_namespace_names_the_setting_to_give(tmp_path):
+    rules = tmp_path / "lineage.toml"
+    rules.write_text('classes = ["public", "personal"]\n')
+    with pytest.raises(GovernanceConfigError) as raised:
+        load_rules(rules)
+    assert str(raised.value) == (
+        f"{rules}, key namespace: is not set; give the OpenLineage namespace of the catalog's tables, the "
+        '`lineage_namespace` of the iceberg_catalog connection (e.g. namespace = "iceberg://<catalog_name>").'
+    )
+    assert Rules().namespace == ""

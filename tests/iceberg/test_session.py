@@ -53,6 +53,7 @@ def _run_under(tz: str, folder: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_the_same_statement_gives_the_same_table_under_two_worker_time_zones(tmp_path):
     results = []
     for tz in ("UTC", "America/Los_Angeles"):

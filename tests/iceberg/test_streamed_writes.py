@@ -63,6 +63,7 @@ def _data_files(catalog, name: str) -> set[str]:
     return {task.file.file_path for task in table.scan().plan_files()}
 
 
+@pytest.mark.slow
 def test_a_ctas_larger_than_the_memory_limit_spills_and_commits_one_snapshot_leaving_no_temp_files(catalog, tmp_path):
     spill_root = tmp_path / "spill"
     spill_root.mkdir()
@@ -169,6 +170,7 @@ def test_an_update_failing_after_files_were_written_leaves_no_file(catalog):
     assert not any(Path(name).exists() for name in written)
 
 
+@pytest.mark.slow
 def test_a_partitioned_ctas_rolls_files_and_commits_one_snapshot(catalog):
     from airflow_lineage_governance.iceberg.partitions import parse_partition_by
 

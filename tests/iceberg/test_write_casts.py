@@ -283,6 +283,7 @@ def _rows_of(catalog, name: str) -> int:
 # INSERT: every DuckDB type into every column type, compared with DuckDB inserting the same SELECT natively.
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_an_insert_stores_what_duckdb_stores_in_a_table_of_its_own(local, target):
     kind, duckdb_column = TARGETS[target]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -106,12 +107,14 @@ def check(sql: str) -> None:
     assert all(c.name for c in lineage.columns)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutated_statements_answer_or_raise_lineage_error(sql):
     check(sql)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=200))
 def test_arbitrary_text_answers_or_raises_lineage_error(text):

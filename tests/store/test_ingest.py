@@ -179,6 +179,7 @@ def test_hostile_lines_are_counted_and_left_out(store_location, tmp_path):
         assert [(str(e.source), str(e.target)) for e in store.edges_as_of()] == [("crm.learners.email", "out.t.x")]
 
 
+@pytest.mark.slow
 def test_many_writers_at_once_store_each_event_once(fresh_location, tmp_path, engine_kind):
     # PostgreSQL: four connections write at once. DuckDB: a file has one writing process, so the four take turns.
     events = [
@@ -221,6 +222,7 @@ def test_many_writers_at_once_store_each_event_once(fresh_location, tmp_path, en
         assert store.stats()["rows"]["events"] == 70
 
 
+@pytest.mark.slow
 def test_every_events_json_is_kept_as_received_across_blocks_and_a_partly_new_batch(
     engine_kind, fresh_location, tmp_path
 ):

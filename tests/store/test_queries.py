@@ -94,6 +94,7 @@ def test_impact_and_edges_as_of_equal_the_in_memory_history(store_location, tmp_
         assert {str(c) for c in store.impact(C("out.u.y")).columns_reached} == {"out.v.k", "out.v.w"}
 
 
+@pytest.mark.slow
 def test_impact_equals_the_in_memory_history_on_a_generated_history(store_location, tmp_path):
     jobs = 100
     events = [history_scale.event(job, day, jobs) for day in range(20) for job in range(jobs)]

@@ -62,6 +62,7 @@ def stored(store_location, tmp_path):
     return load
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_every_snapshot_traces_as_the_in_memory_history(stored, tmp_path, seed):
     events = one_snapshot_per_table(tangled(seed))
@@ -140,6 +141,7 @@ def test_a_snapshot_no_complete_named_is_refused_in_one_sentence(stored):
         assert store.trace_back(T("src.s"), "s1").lines() == ["src.s@s1: a source (no run in the lineage wrote it)"]
 
 
+@pytest.mark.slow
 def test_a_chain_deeper_than_the_recursion_limit_traces(stored):
     events = [
         complete(
