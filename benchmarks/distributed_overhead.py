@@ -1,0 +1,81 @@
+"""The operator's own time per task on two Celery workers against LocalExecutor: the same DAG of twenty
+concurrent IcebergSqlOperator CTAS tasks (benchmarks/dags/overhead_fanout.py) run through a real scheduler on each
+executor, over the same services (PostgreSQL, Redis, the Iceberg REST catalog: tests/distributed/cluster.py, which
+starts Airflow through scripts/airflow_stack.py), and the time of each phase read from the task logs, where the
+operator writes it (`Operator time of this try: ...`): parse, lineage, run (pin the reads, run the statement on
+DuckDB), commit (write the data files, commit them) and event (the COMPLETE event's facets). Airflow's own cost
+(task process start-up, DAG file import, scheduling) is not in these figures.
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/distributed_overhead.py [runs]
+
+Prints the median of each phase per executor over every task of `runs` DAG runs (default 2), and ends with
+`RESULT distributed_overhead parse=... lineage=... run=... commit=... event=... overall=...`, each the ratio
+Celery / LocalExecutor of the medians (overall: of each task's summed phases).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from airflow_lineage_governance.operators.summary import OVERHEAD  # noqa: E402
+from tests.distributed.cluster import Cluster, running_cluster  # noqa: E402
+
+DAGS = Path(__file__).resolve().parent / "dags"
+DAG_ID = "overhead_fanout"
+PHASES = ("parse", "lineage", "run", "commit", "event")
+PHASE = re.compile(r"(\w+) ([0-9.]+) ms")
+
+
+def phases_of(lines: list[str]) -> dict[str, float]:
+    """Returns the milliseconds of each phase the operator's log lines give."""
+    found: dict[str, float] = {}
+    for line in lines:
+        if line.startswith(OVERHEAD):
+            found.update({name: float(ms) for name, ms in PHASE.findall(line.split(":", 1)[1])})
+    return found
+
+
+def measure(cluster: Cluster, runs: int) -> list[dict[str, float]]:
+    """Runs the DAG `runs` times, one run after another; returns each task's phases."""
+    measured = []
+    for number in range(runs):
+        run_id = cluster.trigger(DAG_ID, f"2026-05-{number + 1:02d}T00:00:00Z")
+        state = cluster.wait_for(DAG_ID, run_id, timeout=600)
+        if state != "success":
+            raise SystemExit(f"the {DAG_ID} run {run_id} ended {state}; see the logs in {cluster.home}")
+        for task_id in cluster.api.task_instances(DAG_ID, run_id):
+            phases = phases_of(cluster.api.log_lines(DAG_ID, run_id, task_id))
+            missing = [phase for phase in PHASES if phase not in phases]
+            if missing:
+                raise SystemExit(f"the log of {task_id} in {run_id} gives no time for {', '.join(missing)}")
+            measured.append(phases)
+    return measured
+
+
+def medians(measured: list[dict[str, float]]) -> dict[str, float]:
+    """Returns the median of each phase, and of each task's phases summed (`overall`)."""
+    found = {phase: statistics.median(task[phase] for task in measured) for phase in PHASES}
+    found["overall"] = statistics.median(sum(task[phase] for phase in PHASES) for task in measured)
+    return found
+
+
+def main(runs: int = 2) -> None:
+    results = {}
+    for executor in ("local", "celery"):
+        with tempfile.TemporaryDirectory(prefix=f"overhead-{executor}-") as folder:
+            with running_cluster(Path(folder), executor=executor, with_marquez=False, dags_from=DAGS) as cluster:
+                results[executor] = medians(measure(cluster, runs))
+        shown = ", ".join(f"{name} {ms:.1f} ms" for name, ms in results[executor].items())
+        print(f"{executor}: {runs * 20} tasks, median per task: {shown}")
+    ratios = " ".join(f"{name}={results['celery'][name] / results['local'][name]:.2f}" for name in results["local"])
+    print(f"RESULT distributed_overhead {ratios}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
