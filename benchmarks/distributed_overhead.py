@@ -15,6 +15,7 @@ Celery / LocalExecutor of the medians (overall: of each task's summed phases).
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 import sys
@@ -70,9 +71,11 @@ def main(runs: int = 2) -> None:
     for executor in ("local", "celery"):
         with tempfile.TemporaryDirectory(prefix=f"overhead-{executor}-") as folder:
             with running_cluster(Path(folder), executor=executor, with_marquez=False, dags_from=DAGS) as cluster:
+                before = os.getloadavg()[0]
                 results[executor] = medians(measure(cluster, runs))
+                after = os.getloadavg()[0]
         shown = ", ".join(f"{name} {ms:.1f} ms" for name, ms in results[executor].items())
-        print(f"{executor}: {runs * 20} tasks, median per task: {shown}")
+        print(f"{executor}: {runs * 20} tasks, median per task: {shown} (1-minute load {before:.2f} -> {after:.2f})")
     ratios = " ".join(f"{name}={results['celery'][name] / results['local'][name]:.2f}" for name in results["local"])
     print(f"RESULT distributed_overhead {ratios}")
 
