@@ -172,7 +172,7 @@ class IcebergSqlOperator(BaseOperator):
             )
 
             read: LineageRead | LineageError
-            started, parsing = time.perf_counter(), self._seconds.get("parse", 0.0)
+            started, parsed_before = time.perf_counter(), self._parsed
             prepare_sandboxed_connection()  # opened while the catalog is read and the lineage bound
             try:
                 statement = self.statement()
@@ -188,7 +188,7 @@ class IcebergSqlOperator(BaseOperator):
             except LineageError as error:
                 read = error
             # a statement parsed on the way counts as parse, not lineage
-            parsed_here = self._seconds.get("parse", 0.0) - parsing
+            parsed_here = self._seconds.get("parse", 0.0) if self._parsed is not parsed_before else 0.0
             self._seconds["lineage"] = time.perf_counter() - started - parsed_here
             self._read = (self.sql, read)
         read = self._read[1]
