@@ -42,21 +42,25 @@ def phases_of(lines: list[str]) -> dict[str, float]:
     return found
 
 
-def measure(cluster: Cluster, runs: int) -> list[dict[str, float]]:
-    """Runs the DAG `runs` times, one run after another; returns each task's phases."""
-    measured = []
+def measure(cluster: Cluster, runs: int) -> tuple[list[dict[str, float]], int]:
+    """Runs the DAG `runs` times, one run after another; returns the phases of each task whose log gives every
+    phase, and how many tasks' logs lack one (the COMPLETE event's facets are built in a process the OpenLineage
+    listener forks, which it ends after `[openlineage] execution_timeout`)."""
+    measured, incomplete = [], 0
     for number in range(runs):
         run_id = cluster.trigger(DAG_ID, f"2026-05-{number + 1:02d}T00:00:00Z")
-        state = cluster.wait_for(DAG_ID, run_id, timeout=600)
+        state = cluster.wait_for(DAG_ID, run_id, timeout=900)
         if state != "success":
             raise SystemExit(f"the {DAG_ID} run {run_id} ended {state}; see the logs in {cluster.home}")
         for task_id in cluster.api.task_instances(DAG_ID, run_id):
             phases = phases_of(cluster.api.log_lines(DAG_ID, run_id, task_id))
-            missing = [phase for phase in PHASES if phase not in phases]
-            if missing:
-                raise SystemExit(f"the log of {task_id} in {run_id} gives no time for {', '.join(missing)}")
-            measured.append(phases)
-    return measured
+            if all(phase in phases for phase in PHASES):
+                measured.append(phases)
+            else:
+                incomplete += 1
+    if not measured:
+        raise SystemExit(f"no task's log gives every phase; see the logs in {cluster.home}")
+    return measured, incomplete
 
 
 def medians(measured: list[dict[str, float]]) -> dict[str, float]:
@@ -72,10 +76,15 @@ def main(runs: int = 2) -> None:
         with tempfile.TemporaryDirectory(prefix=f"overhead-{executor}-") as folder:
             with running_cluster(Path(folder), executor=executor, with_marquez=False, dags_from=DAGS) as cluster:
                 before = os.getloadavg()[0]
-                results[executor] = medians(measure(cluster, runs))
+                measured, incomplete = measure(cluster, runs)
                 after = os.getloadavg()[0]
+        results[executor] = medians(measured)
         shown = ", ".join(f"{name} {ms:.1f} ms" for name, ms in results[executor].items())
-        print(f"{executor}: {runs * 20} tasks, median per task: {shown} (1-minute load {before:.2f} -> {after:.2f})")
+        lacking = f", {incomplete} without every phase left out" if incomplete else ""
+        print(
+            f"{executor}: {len(measured)} tasks{lacking}, median per task: {shown} "
+            f"(1-minute load {before:.2f} -> {after:.2f})"
+        )
     ratios = " ".join(f"{name}={results['celery'][name] / results['local'][name]:.2f}" for name in results["local"])
     print(f"RESULT distributed_overhead {ratios}")
 
