@@ -4,7 +4,9 @@ memory, and removing the files of a write that did not commit.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import os
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -77,6 +79,21 @@ def chunks(batches: Iterable[pa.RecordBatch], limit: int) -> Iterator[pa.Table]:
             held, size = [], 0
     if held:
         yield pa.Table.from_batches(held)
+
+
+def write_id(owner: str | None = None) -> uuid.UUID:
+    """Returns a new write id, the name every file of one write carries: random, or, for a write that `owner`
+    (a task instance's write key) makes, 8 bytes that name the owner followed by 8 random bytes, so that the files
+    of the owner's earlier writes can be told by their name (`owner_marker`).
+    """
+    if owner is None:
+        return uuid.uuid4()
+    return uuid.UUID(bytes=hashlib.sha256(owner.encode()).digest()[:8] + os.urandom(8))
+
+
+def owner_marker(owner: str) -> str:
+    """Returns the text that the name of every file of a write of `owner` holds (the start of its write id)."""
+    return str(write_id(owner))[:19]
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """Finding and removing the files under a table's location that no snapshot references: data files of a write
-that was killed before its commit, manifests of a commit the catalog refused.
+that was killed before its commit, manifests of a commit the catalog refused; and those of one task instance's
+earlier tries, which its later try removes once its own write is committed.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from urllib.parse import urlparse
 from pyarrow import fs
 from pyiceberg.table import Table
 
-from airflow_lineage_governance.iceberg.data_files import listed_files
+from airflow_lineage_governance.iceberg.data_files import listed_files, owner_marker
 
 SAFETY_AGE = timedelta(days=3)
 """How old an unreferenced file must be before it counts as an orphan: a write still running has files that no
@@ -83,3 +84,23 @@ def remove_orphans(table: Table, orphans: Iterable[OrphanFile]) -> int:
             continue
         removed += 1
     return removed
+
+
+def unreferenced_files_of(table: Table, owner: str) -> list[OrphanFile]:
+    """Returns the files under the table's location that a write of `owner` (a task instance's write key) named
+    and no snapshot references, whatever their age, sorted by path. Only a write that commits at most once per
+    owner may remove them once its own commit is in the table: an earlier try still running can then no longer
+    commit (its commit conflicts and finds this one), so no snapshot will ever reference them.
+    """
+    marker = owner_marker(owner)
+    named = [info for info in listed_files(table.location()) if marker in info.base_name]
+    if not named:
+        return []
+    referenced = referenced_files(table)
+    found = []
+    for info in named:
+        if info.path in referenced:
+            continue
+        modified = info.mtime if info.mtime is None or info.mtime.tzinfo else info.mtime.replace(tzinfo=UTC)
+        found.append(OrphanFile(info.path, int(info.size or 0), modified or datetime.now(UTC)))
+    return sorted(found, key=lambda orphan: orphan.path)

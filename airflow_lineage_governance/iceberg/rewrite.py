@@ -10,9 +10,8 @@ that finds its own earlier commit (the write key) does nothing.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import duckdb
 import pyarrow as pa
@@ -28,7 +27,14 @@ from sqlglot import exp
 from airflow_lineage_governance.default_keyword import with_default_keywords
 from airflow_lineage_governance.iceberg.bounds import ParsedDml, parse_dml, row_filter
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table
-from airflow_lineage_governance.iceberg.data_files import BATCH_ROWS, WrittenFiles, chunk_bytes, chunks, write_chunks
+from airflow_lineage_governance.iceberg.data_files import (
+    BATCH_ROWS,
+    WrittenFiles,
+    chunk_bytes,
+    chunks,
+    write_chunks,
+    write_id,
+)
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
 from airflow_lineage_governance.iceberg.partitioned import commit_files, partition_names
 from airflow_lineage_governance.iceberg.read import (
@@ -48,11 +54,13 @@ from airflow_lineage_governance.iceberg.touched import touched_files_query
 from airflow_lineage_governance.iceberg.types import facet_fields, quoted, result_type
 from airflow_lineage_governance.iceberg.write import (
     ROW_COUNT_KEYS,
+    WRITE_KEY,
     RowCounts,
     WriteResult,
     aligned_rows,
     check_target_name,
     earlier_write,
+    removing_earlier_tries,
     removing_on_failure,
     with_retries,
 )
@@ -233,7 +241,8 @@ def rewrite_statement(
     when an earlier try wrote it). A statement that changes no row commits nothing. DuckDB runs within
     `resources`, spilling only to a folder of its own removed when the statement ends; the rewritten rows stream
     into new data files, and a failed rewrite removes them. When a snapshot of the target
-    already carries the WRITE_KEY of `snapshot_properties`, writes nothing and returns that commit. Raises
+    already carries the WRITE_KEY of `snapshot_properties`, writes nothing and returns that commit; a later try
+    removes the files its earlier tries left uncommitted once that commit is in (`removing_earlier_tries`). Raises
     IcebergWriteError when DuckDB rejects the statement or the rows cannot be written (nothing is written then),
     CommitConflictError when concurrent writers kept changing the same rows.
     """
@@ -252,7 +261,7 @@ def rewrite_statement(
         if earlier is not None:
             run.append(StatementRun([], earlier, timings))
             return earlier
-        written = WrittenFiles(uuid.uuid4())
+        written = WrittenFiles(write_id(properties.get(WRITE_KEY)))
 
         def rewrite() -> WriteResult:
             started = time.perf_counter()
@@ -299,7 +308,9 @@ def rewrite_statement(
 
     with spill_folder(resources or Resources()) as spill:
         with_retries(attempt, ref)
-    return run[-1]
+    done_run = run[-1]
+    cleaned = removing_earlier_tries(catalog, ref, properties, done_run.write)
+    return done_run if cleaned is done_run.write else replace(done_run, write=cleaned)
 
 
 def _commit(

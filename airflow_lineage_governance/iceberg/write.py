@@ -8,7 +8,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 
 import pyarrow as pa
@@ -37,9 +37,11 @@ from airflow_lineage_governance.iceberg.data_files import (
     remove_written,
     stream_of,
     write_chunks,
+    write_id,
 )
 from airflow_lineage_governance.iceberg.direct_write import NotDirectlyWritable, directly_writable, write_directly
 from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergWriteError, without_values
+from airflow_lineage_governance.iceberg.orphans import remove_orphans, unreferenced_files_of
 from airflow_lineage_governance.iceberg.partitioned import (
     commit_files,
     files_in_partitions,
@@ -57,6 +59,8 @@ TABLE_PROPERTIES = {"write.parquet.row-group-limit": "122880"}
 # The snapshot-summary key that names what wrote an append: the same key finds the earlier commit of a retried
 # try, a cleared task or a re-run for the same logical date, and nothing is appended twice.
 WRITE_KEY = "airflow.write_key"
+TRY_NUMBER = "airflow.try_number"
+"""The snapshot-summary key of the Airflow try that committed; a try after the first cleans up after the earlier."""
 
 
 def write_key(dag_id: str, task_id: str, map_index: int | None, logical_date: str | None, run_id: str) -> str:
@@ -110,6 +114,8 @@ class WriteResult:
     """Rows inserted, updated and deleted, for a MERGE, UPDATE or DELETE."""
     untouched: bool = False
     """A CREATE TABLE IF NOT EXISTS ... AS found the table there and wrote nothing."""
+    earlier_files_removed: int = 0
+    """The files an earlier try of the task instance wrote and never committed, removed by this try."""
 
 
 SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "main", "temp", "system"})
@@ -573,6 +579,25 @@ def _earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -
     return None
 
 
+def removing_earlier_tries(
+    catalog: Catalog, ref: TableRef, properties: Mapping[str, str], result: WriteResult
+) -> WriteResult:
+    """Returns `result`, having removed the files that earlier tries of the task instance (the WRITE_KEY of
+    `properties`) wrote under the table's location and no snapshot references (a try killed before its commit),
+    when this is not the first try and a snapshot carrying the key is in the table: from then on no earlier try
+    can commit (its commit conflicts, and its next attempt finds that snapshot). Only a write that commits once
+    per key (append_once, a rewrite) may call this.
+    """
+    owner = properties.get(WRITE_KEY)
+    if not owner or int(properties.get(TRY_NUMBER) or 1) <= 1:
+        return result
+    table = catalog.load_table(ref.identifier)
+    if _earlier_write(table, ref, properties) is None:
+        return result
+    removed = remove_orphans(table, unreferenced_files_of(table, owner))
+    return replace(result, earlier_files_removed=removed) if removed else result
+
+
 def aligned_rows(ref: TableRef, table: Table, columns: list[str], result: pa.Table) -> pa.Table:
     """Returns `result` as rows of the table: its columns matched by position to `columns`, cast to the table's
     types, the table's other columns null. A statement's INSERT hands it values DuckDB already cast to those
@@ -613,8 +638,10 @@ def append_once(
 ) -> WriteResult:
     """Appends `result` to `ref` (`table`: as already loaded), its columns matched by position to `columns`
     (the rest null), in one commit (files split by the table's partition spec, streamed chunk by chunk); when a
-    snapshot already carries the same WRITE_KEY, returns it and writes nothing. Raises IcebergWriteError when a
-    value cannot be written as the column's type, CommitConflictError; a write that fails leaves no data file.
+    snapshot already carries the same WRITE_KEY, returns it and writes nothing. A later try of the task instance
+    then removes the files its earlier tries left uncommitted (`removing_earlier_tries`). Raises IcebergWriteError
+    when a value cannot be written as the column's type, CommitConflictError; a write that fails leaves no data
+    file.
     """
     ref = as_table(name)
     stream = stream_of(result) if isinstance(result, pa.Table) else result
@@ -625,7 +652,7 @@ def append_once(
         earlier = _earlier_write(current, ref, properties)
         if earlier is not None:
             return earlier
-        written = WrittenFiles(uuid.uuid4())
+        written = WrittenFiles(write_id(properties.get(WRITE_KEY)))
 
         def append() -> WriteResult:
             with current.transaction() as transaction:
@@ -642,7 +669,7 @@ def append_once(
 
         return removing_on_failure(current.io, lambda: current.metadata, written, append)
 
-    return with_retries(attempt, ref)
+    return removing_earlier_tries(catalog, ref, properties, with_retries(attempt, ref))
 
 
 def overwrite_partitions(

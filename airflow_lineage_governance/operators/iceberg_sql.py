@@ -7,6 +7,7 @@ cheap): the work's modules are imported when a task runs.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -107,6 +108,7 @@ class IcebergSqlOperator(BaseOperator):
         self._parsed: tuple[str, Statement | LineageError] | None = None
         self._read: tuple[str, LineageRead | LineageError] | None = None
         self._run: StatementRun | None = None
+        self._seconds: dict[str, float] = {}
         self.target = target
         self.declared_target = declared_target(sql, target, self.template_ext, self.dag if self.has_dag() else None)
         if self.declared_target is not None:
@@ -142,10 +144,12 @@ class IcebergSqlOperator(BaseOperator):
             from airflow_lineage_governance.lineage import LineageError, parse_statement
 
             parsed: Statement | LineageError
+            started = time.perf_counter()
             try:
                 parsed = parse_statement(self.sql)
             except LineageError as error:
                 parsed = error
+            self._seconds["parse"] = time.perf_counter() - started
             self._parsed = (self.sql, parsed)
         parsed = self._parsed[1]
         if isinstance(parsed, Exception):
@@ -168,6 +172,7 @@ class IcebergSqlOperator(BaseOperator):
             )
 
             read: LineageRead | LineageError
+            started, parsed_before = time.perf_counter(), self._parsed
             prepare_sandboxed_connection()  # opened while the catalog is read and the lineage bound
             try:
                 statement = self.statement()
@@ -182,6 +187,9 @@ class IcebergSqlOperator(BaseOperator):
                 read = LineageRead(statement, tables, schema, lineage, runnable)
             except LineageError as error:
                 read = error
+            # a statement parsed on the way counts as parse, not lineage
+            parsed_here = self._seconds.get("parse", 0.0) if self._parsed is not parsed_before else 0.0
+            self._seconds["lineage"] = time.perf_counter() - started - parsed_here
             self._read = (self.sql, read)
         read = self._read[1]
         if isinstance(read, Exception):
@@ -197,7 +205,12 @@ class IcebergSqlOperator(BaseOperator):
         from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError, IcebergError
         from airflow_lineage_governance.lineage import LineageError
         from airflow_lineage_governance.lineage.errors import UNREADABLE
-        from airflow_lineage_governance.operators.summary import lineage_summary, run_result
+        from airflow_lineage_governance.operators.summary import (
+            lineage_summary,
+            overhead_line,
+            phase_seconds,
+            run_result,
+        )
 
         try:
             read = self.lineage_read()
@@ -224,6 +237,8 @@ class IcebergSqlOperator(BaseOperator):
             raise AirflowFailException(str(error)) from None
         for line in lineage_summary(lineage, self._run):
             self.log.info("%s", line)
+        self._seconds.update(phase_seconds(self._run))
+        self.log.info("%s", overhead_line(self._seconds, ("parse", "lineage", "run", "commit")))
         write = self._run.write
         self._record_asset_event(
             context, write.table, {"snapshot_id": write.snapshot_id, "rows": write.rows, "table": str(write.table)}
@@ -250,7 +265,7 @@ class IcebergSqlOperator(BaseOperator):
     @staticmethod
     def _snapshot_properties(context: Context) -> dict[str, str]:
         """Returns the snapshot-summary properties of the try's commit: the task instance and its write key."""
-        from airflow_lineage_governance.iceberg.write import WRITE_KEY, write_key
+        from airflow_lineage_governance.iceberg.write import TRY_NUMBER, WRITE_KEY, write_key
 
         ti = context["ti"]
         logical_date = context.get("logical_date")
@@ -260,7 +275,7 @@ class IcebergSqlOperator(BaseOperator):
             "airflow.run_id": ti.run_id,
             "airflow.task_id": ti.task_id,
             "airflow.map_index": str(ti.map_index),
-            "airflow.try_number": str(ti.try_number),
+            TRY_NUMBER: str(ti.try_number),
             "airflow.logical_date": logical or "",
             WRITE_KEY: write_key(ti.dag_id, ti.task_id, ti.map_index, logical, ti.run_id),
         }
@@ -354,7 +369,14 @@ class IcebergSqlOperator(BaseOperator):
         """Returns the inputs with the snapshots read, and the output with schema, column lineage, version
         and row count.
         """
-        return self._facets(complete=self._run is not None)
+        started = time.perf_counter()
+        facets = self._facets(complete=self._run is not None)
+        if self._run is not None:
+            from airflow_lineage_governance.operators.summary import overhead_line
+
+            self._seconds["event"] = time.perf_counter() - started
+            self.log.info("%s", overhead_line(self._seconds, ("event",)))
+        return facets
 
     def get_openlineage_facets_on_failure(self, task_instance: Any) -> OperatorLineage:
         """Returns what START returned and, when the lineage could not be read, the `extractionError` run

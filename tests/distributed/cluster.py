@@ -1,6 +1,7 @@
 """The distributed suite's services, started natively on loopback as docker-compose.yaml names them: PostgreSQL
 15 (Airflow's metadata database), Redis (the Celery broker), the Iceberg REST catalog, a real Marquez, and
-Airflow on CeleryExecutor with two Celery workers (scripts/airflow_stack.py), each stopped by pid."""
+Airflow on CeleryExecutor with two Celery workers (scripts/airflow_stack.py), each stopped by pid. The same
+services run benchmarks/distributed_overhead.py, there also on LocalExecutor and without Marquez."""
 
 from __future__ import annotations
 
@@ -100,7 +101,7 @@ class Cluster:
     home: Path
     dags: Path
     catalog_properties: dict[str, str]
-    marquez: Marquez
+    marquez: Marquez | None
     postgres: Postgres
     redis: Redis
     reports: Path
@@ -168,6 +169,7 @@ class Cluster:
 
     def events(self, job_namespace: str = "platform") -> list[dict[str, Any]]:
         """Returns every OpenLineage event Marquez holds for the job namespace, oldest first."""
+        assert self.marquez is not None, "this cluster runs without Marquez"
         found: list[dict[str, Any]] = []
         offset = 0
         while True:
@@ -229,33 +231,91 @@ def stack_env(cluster_env: dict[str, str]) -> list[str]:
     return args
 
 
+MARK = "DISTRIBUTED_CLUSTER_MARK"
+"""The environment variable every process a running cluster starts carries (inherited), with the cluster's own
+token: what is left of a cluster after it stopped is found by it."""
+
+
+def marked_processes(token: str) -> list[psutil.Process]:
+    """Returns the running processes whose environment carries the cluster's token (zombies left out)."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.status() != psutil.STATUS_ZOMBIE and process.environ().get(MARK) == token:
+                found.append(process)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def describe(processes: list[psutil.Process]) -> str:
+    """Returns `pid command line` of each process, one a line."""
+    lines = []
+    for process in processes:
+        with _gone():
+            lines.append(f"{process.pid} {' '.join(process.cmdline())[:200]}")
+    return "\n".join(lines)
+
+
 @contextmanager
-def running_cluster(root: Path) -> Iterator[Cluster]:
-    """Starts every service of the suite, yields the cluster, and stops every service by pid."""
+def leaving_no_process(token: str, grace: float = 30) -> Iterator[None]:
+    """Sets the cluster's token in this process's environment while the block runs, so that every process started
+    from it inherits it; afterwards waits up to `grace` s for all of them to end. Raises AssertionError naming
+    those still running (after killing them by pid, so that the machine is freed all the same)."""
+    os.environ[MARK] = token
+    try:
+        yield
+    finally:
+        del os.environ[MARK]
+    deadline = time.monotonic() + grace
+    while (left := marked_processes(token)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    if left:
+        named = describe(left)
+        for process in left:
+            with _gone():
+                process.kill()
+        raise AssertionError(f"processes of the stopped cluster were still running (killed now):\n{named}")
+
+
+@contextmanager
+def running_cluster(
+    root: Path, *, executor: str = "celery", with_marquez: bool = True, dags_from: Path = DAGS
+) -> Iterator[Cluster]:
+    """Starts every service of the suite, yields the cluster, and stops every service by pid; raises
+    AssertionError, naming them, when a process it started is still running afterwards. On `executor` `local`
+    Airflow runs on LocalExecutor (on the same PostgreSQL) with no Celery worker; without Marquez the events go to
+    `root/events.jsonl` (OpenLineage's file transport). The DAGs are those of `dags_from`."""
+    with leaving_no_process(secrets.token_hex(16)), _running_cluster(root, executor, with_marquez, dags_from) as up:
+        yield up
+
+
+@contextmanager
+def _running_cluster(root: Path, executor: str, with_marquez: bool, dags_from: Path) -> Iterator[Cluster]:
     # PostgreSQL runs as the `postgres` user when root runs the suite: its folder sits outside pytest's private
     # temporary folder.
     pg_folder = Path(tempfile.mkdtemp(prefix="distributed-pg-"))
     postgres, redis = Postgres(pg_folder, free_port()), Redis(root / "redis", free_port())
     dags = root / "dags"
-    shutil.copytree(DAGS, dags, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(dags_from, dags, ignore=shutil.ignore_patterns("__pycache__"))
     (dags / "faults").mkdir()
     home, reports = root / "airflow", root / "reports"
     home.mkdir()
     with ExitStack() as stack, ThreadPoolExecutor(4) as pool:
         stack.callback(shutil.rmtree, pg_folder, ignore_errors=True)
-        marquez_future = pool.submit(lambda: stack.enter_context(marquez_server()))
+        marquez_future = pool.submit(lambda: stack.enter_context(marquez_server())) if with_marquez else None
         catalog_future = pool.submit(lambda: stack.enter_context(rest_catalog(root / "rest-catalog")))
         postgres.start()
         stack.callback(postgres.stop)
         redis.start()
         stack.callback(redis.stop)
-        marquez, catalog_properties = marquez_future.result(), catalog_future.result()
+        marquez, catalog_properties = marquez_future.result() if marquez_future else None, catalog_future.result()
         seed(open_catalog("platform", catalog_properties))
         api_port = free_port()
         addresses = {
             "postgres": f"127.0.0.1:{postgres.port}",
             "redis": f"127.0.0.1:{redis.port}",
-            "marquez-api": marquez.url.removeprefix("http://"),
+            "marquez-api": marquez.url.removeprefix("http://") if marquez else f"127.0.0.1:{free_port()}",
             "iceberg-rest": catalog_properties["uri"].removeprefix("http://"),
             "airflow-apiserver": f"127.0.0.1:{api_port}",
         }
@@ -287,6 +347,12 @@ def running_cluster(root: Path) -> Iterator[Cluster]:
                 "AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR": str(GOVERNANCE),
             }
         )
+        if executor == "local":
+            environment["AIRFLOW__CORE__EXECUTOR"] = "LocalExecutor"
+        if marquez is None:
+            events = json.dumps({"type": "file", "log_file_path": str(root / "events.jsonl"), "append": True})
+            environment["AIRFLOW__OPENLINEAGE__TRANSPORT"] = events
+            environment["LINEAGE_GOVERNANCE_EVENTS"] = str(root / "events.jsonl")
         # the components import the provider from this checkout, whichever checkout the venv was installed from
         environment["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
         done = subprocess.run(
@@ -301,9 +367,9 @@ def running_cluster(root: Path) -> Iterator[Cluster]:
                 "--port",
                 str(api_port),
                 "--executor",
-                "celery",
+                executor,
                 "--workers",
-                "2",
+                "2" if executor == "celery" else "0",
                 "--restart-on-exit",
                 "--timeout",
                 "300",

@@ -6,7 +6,7 @@ from collections import Counter
 
 from pyiceberg.table import Table
 
-from tests.distributed.checks import detached_snapshots, worker_that_ran
+from tests.distributed.checks import detached_snapshots, orphan_data_files, worker_that_ran
 from tests.distributed.cluster import Cluster
 
 DAG_ID = "distributed_fanout"
@@ -58,6 +58,8 @@ def test_twenty_concurrent_writers_land_every_row_once_in_twenty_commits(cluster
     assert len(later) == 20
     assert sorted(summary["airflow.write_key"].split("/")[1] for summary in later) == sorted(WRITERS)
     assert detached_snapshots(table) == []
+    # every conflict retry removed the files of its failed attempt: each data file is one a snapshot references
+    assert orphan_data_files(table) == {}
 
     ran_on = Counter(worker_that_ran(cluster, ti) for ti in instances.values())
     assert set(ran_on) == {"worker-1", "worker-2"}, ran_on

@@ -3,6 +3,8 @@ the commit, and after the commit but before the COMPLETE event. The task is retr
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.distributed.checks import (
@@ -46,11 +48,17 @@ def test_a_task_killed_with_its_worker_is_retried_on_the_other_and_lands_once(cl
     assert ids == list(range(ROWS))
     assert len(table.snapshots()) == 1
     assert detached_snapshots(table) == []
-    orphans = orphan_data_files(table)
-    if point == "before_commit":  # the killed try's files, written and never committed: reported here
-        assert sum(orphans.values()) == ROWS, orphans
+    # before the commit, the killed try's data files were written and never committed: try 2 removed them
+    assert orphan_data_files(table) == {}
+    removed = [line for line in cluster.api.log_lines(dag_id, run_id, "insert_rows", 2) if "an earlier try" in line]
+    if point == "before_commit":
+        assert len(removed) == 1 and re.fullmatch(
+            r"\s*removed \d+ files that an earlier try of this task instance wrote under the table's location and "
+            r"never committed",
+            removed[0],
+        ), removed
     else:
-        assert orphans == {}
+        assert removed == []
 
     events = [e for e in run_events(cluster, dag_id, run_id) if e["job"]["name"] == f"{dag_id}.insert_rows"]
     by_try: dict[int, list[str]] = {}
