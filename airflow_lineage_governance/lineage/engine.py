@@ -48,7 +48,7 @@ from airflow_lineage_governance.lineage.statement import (
     parse_statement,
     survey,
 )
-from airflow_lineage_governance.lineage.subquery_names import Bind, name_outputs
+from airflow_lineage_governance.lineage.subquery_names import Bind, name_expanded_outputs, name_subquery_outputs
 from airflow_lineage_governance.refs import TableRef
 
 
@@ -116,13 +116,12 @@ def _column_lineage(
     wrap_column_aliases(found.tables)
     if found.named_windows or found.shorthands:  # a shorthand written out may copy an OVER w
         inline_named_windows(query)
-    if found.queries > 1:
-        name_outputs(query, schema, _binding(schema, target))
+    starred = found.queries > 1 and name_subquery_outputs(query, schema, _binding(schema, target))
     refuse_untraceable(query, target, dialect)
     if found.using_joins:
         mark_using(found.coalesces, found.using_joins)
     qualified = qualified_query(query, schema, target, original, dialect)
-    if found.queries > 1 and name_outputs(qualified, schema, _binding(schema, target)):
+    if starred and name_expanded_outputs(qualified, schema, _binding(schema, target)):
         qualified = qualified_query(qualified, schema, target, original, dialect)
     if found.using_joins:
         resolve_using_keys(qualified)

@@ -187,37 +187,60 @@ def _alias(projection: exp.Expr, name: str) -> None:
     alias.set("this", projection)
 
 
-def name_outputs(query: exp.Query, schema: Schema, bind: Bind) -> bool:
+def name_subquery_outputs(query: exp.Query, schema: Schema, bind: Bind) -> bool:
     """Write DuckDB's names on the outputs of each SELECT the outer query reads by name where the SELECT leaves
     them to DuckDB: an unnamed output, and outputs that share a name (a derived table's or CTE's later ones are
     `x_1`, `x_2`, ... there).
 
     A SELECT holding a star or COLUMNS(...) keeps its outputs as they are (its outputs are not one per
-    expression), and so does one DuckDB cannot bind on its own; refuse_untraceable refuses an unnamed output left.
+    expression; name_expanded_outputs names them once the qualifier has written the star out), and so does one
+    DuckDB cannot bind on its own; refuse_untraceable refuses an unnamed output left.
 
     Args:
-        query: a query whose tables the engine named by their engine keys (a tree the engine owns); its stars
-            written out as columns for the SELECTs that hold them to be named.
+        query: a query whose tables the engine named by their engine keys (a tree the engine owns).
+        schema: the catalog's schema set.
+        bind: binds a SELECT over the schema set.
+
+    Returns:
+        Whether a SELECT the outer query reads by name holds a star (name_expanded_outputs is then to be called).
+    """
+    return _name_outputs(query, schema, bind)[0]
+
+
+def name_expanded_outputs(query: exp.Query, schema: Schema, bind: Bind) -> bool:
+    """Write DuckDB's names on the outputs that share a name in a derived table or CTE of a qualified query (its
+    stars written out as columns).
+
+    Args:
+        query: the qualified query (a tree the engine owns).
         schema: the catalog's schema set.
         bind: binds a SELECT over the schema set.
 
     Returns:
         Whether any output was named (an outer star over it is then to be written out again).
     """
-    named = False
+    return _name_outputs(query, schema, bind)[1]
+
+
+def _name_outputs(query: exp.Query, schema: Schema, bind: Bind) -> tuple[bool, bool]:
+    """Names the outputs of the query's SELECTs read by name as DuckDB does; returns whether one of them holds a
+    star, and whether any output was named.
+    """
+    starred = named = False
     for select in list(query.find_all(exp.Select)):
         if not names_matter(select):
+            continue
+        projections = list(select.expressions)
+        if any(p.is_star or p.find(exp.Columns) for p in projections):
+            starred = True
             continue
         by_name = by_name_branch(select)
         if not by_name and not positional(select):
             continue
         first = listed_names(select)
-        projections = list(select.expressions)
         seen = [projection.alias_or_name.lower() for projection in projections]
         duplicates = not by_name and len(set(seen)) != len(seen)
         if not duplicates and not any(unnamed(projection) for projection in projections[first:]):
-            continue
-        if any(p.is_star or p.find(exp.Columns) for p in projections):
             continue
         names = _bound_names(select, schema, bind)
         if names is None or len(names) != len(projections):
@@ -226,4 +249,4 @@ def name_outputs(query: exp.Query, schema: Schema, bind: Bind) -> bool:
             if position >= first and (unnamed(projection) or name.lower() != was):
                 _alias(projection, name)
                 named = True
-    return named
+    return starred, named
