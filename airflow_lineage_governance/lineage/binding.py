@@ -62,6 +62,7 @@ _QUOTED_VALUE = re.compile(r"'(?:[^']|'')*'")
 _GAP = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)+", re.S)
 _AS = re.compile(r"AS\b", re.I)
 _BY = re.compile(r"BY\s+(?:NAME|POSITION)\b", re.I)
+_SIGNS = re.compile(rb"[?$;]")
 DESCRIBED_JOINS = 8
 """From this many JOINs on, DuckDB binds a query faster by DESCRIBE than as a relation (measured on DuckDB 2.0)."""
 
@@ -227,14 +228,15 @@ class Binder:
                 tokens = duckdb.tokenize(query)
                 raw = query.encode()  # the tokenizer's positions count bytes of UTF-8
                 markers, joins = False, 0
-                for position, kind in tokens:
-                    first = raw[position : position + 1]
-                    if kind == duckdb.token_type.operator and first and first in b"?$;":
-                        if first == b";":
-                            raise _not_one_select(target)
-                        markers = True
-                    elif kind == duckdb.token_type.keyword and raw[position : position + 4].lower() == b"join":
-                        joins += 1
+                if _SIGNS.search(raw) or raw.lower().count(b"join") >= DESCRIBED_JOINS:
+                    for position, kind in tokens:  # the text's own signs and joins, outside its strings
+                        first = raw[position : position + 1]
+                        if kind == duckdb.token_type.operator and first and first in b"?$;":
+                            if first == b";":
+                                raise _not_one_select(target)
+                            markers = True
+                        elif kind == duckdb.token_type.keyword and raw[position : position + 4].lower() == b"join":
+                            joins += 1
                 if not tokens or tokens[0][1] == duckdb.token_type.identifier:
                     raise _not_one_select(target)  # DESCRIBE of a bare name would describe a table
                 if markers or joins < DESCRIBED_JOINS:

@@ -12,6 +12,7 @@ from airflow_lineage_governance.lineage.errors import (
     UnsupportedConstructError,
 )
 from airflow_lineage_governance.lineage.redact import redacted_expression
+from airflow_lineage_governance.lineage.subquery_names import listed_names, names_matter, positional
 from airflow_lineage_governance.refs import TableRef
 
 
@@ -118,8 +119,8 @@ def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None
         if found is not None:
             what, advice = found
             raise UnsupportedConstructError(target, f"the query uses {what}, whose lineage is not traced", advice)
-        if isinstance(node, exp.Select) and _names_matter(node) and not _positional(node):
-            for projection in node.expressions[_listed_names(node) :]:
+        if isinstance(node, exp.Select) and names_matter(node) and not positional(node):
+            for projection in node.expressions[listed_names(node) :]:
                 if isinstance(projection, (exp.Column, exp.Star)) or (
                     isinstance(projection, exp.Alias) and projection.alias
                 ):
@@ -130,57 +131,6 @@ def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None
                     "the lineage can follow",
                     "give it one with AS",
                 )
-
-
-def _positional(select: exp.Select) -> bool:
-    """Returns whether the lineage may read the SELECT's unnamed outputs by position: it is no branch of a set
-    operation BY NAME, and no output of it is called like the placeholder the qualifier gives an unnamed one
-    (`_col_0`). An outer query naming such an output by DuckDB's name for it is refused as an unknown column;
-    the statement's own output names are DuckDB's.
-    """
-    parent = select.parent
-    while isinstance(parent, (exp.Subquery, exp.SetOperation)):
-        if isinstance(parent, exp.SetOperation) and parent.args.get("by_name"):
-            return False
-        parent = parent.parent
-    return not any(projection.alias_or_name.lower().startswith("_col_") for projection in select.expressions)
-
-
-def _names_matter(select: exp.Select) -> bool:
-    """Returns whether the outer query reads this SELECT's outputs by name: a derived table, a CTE, a branch of a
-    set operation BY NAME, or the first branch of a set operation that is one of those (a later branch is read by
-    position).
-    """
-    node: exp.Expr = select
-    parent = select.parent
-    while isinstance(parent, (exp.Subquery, exp.SetOperation)):
-        if isinstance(parent, exp.SetOperation) and parent.args.get("by_name"):
-            return True
-        if isinstance(parent.parent, exp.Create):
-            break
-        if isinstance(parent, exp.Subquery) and (parent.alias or isinstance(parent.parent, (exp.From, exp.Join))):
-            return True
-        if isinstance(parent, exp.SetOperation) and node is not parent.this:
-            return False  # a later branch is read by position
-        node, parent = parent, parent.parent
-    return isinstance(parent, exp.CTE) or (
-        isinstance(parent, exp.Subquery) and isinstance(parent.parent, (exp.From, exp.Join))
-    )
-
-
-def _listed_names(select: exp.Select) -> int:
-    """Returns how many of the SELECT's outputs a column list names: `(SELECT ...) AS s (a, b)` or
-    `WITH s (a, b) AS (SELECT ...)` names the first two, whatever the SELECT calls them.
-    """
-    node: exp.Expr = select
-    parent = select.parent
-    while isinstance(parent, exp.SetOperation) and node is parent.this:  # a first branch names the operation
-        node, parent = parent, parent.parent
-    if isinstance(parent, (exp.Subquery, exp.CTE)):
-        alias = parent.args.get("alias")
-        if isinstance(alias, exp.TableAlias):
-            return len(alias.columns)
-    return 0
 
 
 def refuse_whole_rows(qualified: exp.Expr, target: TableRef) -> None:

@@ -48,6 +48,7 @@ from airflow_lineage_governance.lineage.statement import (
     parse_statement,
     survey,
 )
+from airflow_lineage_governance.lineage.subquery_names import Bind, name_expanded_outputs, name_subquery_outputs
 from airflow_lineage_governance.refs import TableRef
 
 
@@ -115,10 +116,13 @@ def _column_lineage(
     wrap_column_aliases(found.tables)
     if found.named_windows or found.shorthands:  # a shorthand written out may copy an OVER w
         inline_named_windows(query)
+    starred = found.queries > 1 and name_subquery_outputs(query, schema, _binding(schema, target))
     refuse_untraceable(query, target, dialect)
     if found.using_joins:
         mark_using(found.coalesces, found.using_joins)
     qualified = qualified_query(query, schema, target, original, dialect)
+    if starred and name_expanded_outputs(qualified, schema, _binding(schema, target)):
+        qualified = qualified_query(qualified, schema, target, original, dialect)
     if found.using_joins:
         resolve_using_keys(qualified)
     root, rows = ScopeReader(schema, target).read(traverse_scope(qualified))
@@ -156,14 +160,19 @@ def _write_out_shorthands(
     """
     kinds = {type(node) for node in found.shorthands}
     if exp.Columns in kinds:
-        bind = binder(schema, target)
-        expand_columns(query, placed, schema, lambda sql: bind.bind(sql, target), target)
+        expand_columns(query, placed, schema, _binding(schema, target), target)
     if exp.Column in kinds:
         expand_struct_references([node for node in found.shorthands if isinstance(node, exp.Column)], placed, schema)
     if exp.Pivot in kinds:
         rewrite_pivots(query, placed, schema)
     if exp.Lateral in kinds:
         unwrap_lateral_unnest(query)
+
+
+def _binding(schema: Schema, target: TableRef) -> Bind:
+    """Returns a function that binds one SELECT over the schema set (the set's Binder, made on first use)."""
+    bind = binder(schema, target)
+    return lambda sql: bind.bind(sql, target)
 
 
 def _by_name_root(query: exp.Expr) -> bool:

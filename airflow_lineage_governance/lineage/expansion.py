@@ -5,17 +5,16 @@ struct references by DuckDB's name rules, and PIVOT/UNPIVOT of a catalog table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Sequence
 
 import duckdb
 from sqlglot import exp
 
-from airflow_lineage_governance.lineage.binding import BoundQuery, duckdb_type
-from airflow_lineage_governance.lineage.errors import UnsupportedConstructError
+from airflow_lineage_governance.lineage.binding import duckdb_type
+from airflow_lineage_governance.lineage.errors import LineageError, UnsupportedConstructError
+from airflow_lineage_governance.lineage.subquery_names import Bind, duckdb_text, unnamed
 from airflow_lineage_governance.refs import TableRef
-
-Bind = Callable[[str], BoundQuery]
-"""Binds one SELECT over the catalog's schema set and returns its output names (binding.Binder.bind)."""
 
 
 def expand_columns(
@@ -34,7 +33,7 @@ def expand_columns(
         uses = [node for node in select.find_all(exp.Columns) if node.find_ancestor(exp.Select) is select]
         if not uses:
             continue
-        sources = _sources(select, tables, target)
+        sources = _sources(select, tables, schema, bind, target)
         for node in uses:
             if node.args.get("unpack"):
                 raise UnsupportedConstructError(
@@ -43,13 +42,13 @@ def expand_columns(
         for projection in list(select.expressions):
             found = list(projection.find_all(exp.Columns))
             if found:
-                _expand(projection, found, sources, schema, bind, target, select)
+                _expand(projection, found, sources, bind, target, select)
         for key in ("where", "having", "qualify"):
             clause = select.args.get(key)
             found = list(clause.find_all(exp.Columns)) if clause is not None else []
             if clause is not None and found:
                 condition = clause.this
-                copies = _copies(condition, found, sources, schema, bind, target)
+                copies = _copies(condition, found, sources, bind, target)
                 clause.set("this", exp.and_(*copies) if copies else exp.true())
         if any(node.find_ancestor(exp.Select) is select for node in select.find_all(exp.Columns)):
             raise UnsupportedConstructError(
@@ -57,40 +56,79 @@ def expand_columns(
             )
 
 
-def _sources(select: exp.Select, tables: dict[int, TableRef], target: TableRef) -> list[tuple[str, TableRef]]:
-    """Returns the SELECT's FROM and JOIN tables in order, each (alias, table); raises for any other source."""
-    found: list[tuple[str, TableRef]] = []
+def _sources(
+    select: exp.Select,
+    tables: dict[int, TableRef],
+    schema: dict[TableRef, dict[str, str]],
+    bind: Bind,
+    target: TableRef,
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Returns the SELECT's FROM and JOIN sources in order, each (alias, its columns' names and DuckDB types): a
+    catalog table's from the schema, any other's (a subquery, CTE, UNNEST) as DuckDB binds `alias.*` over the
+    SELECT's FROM clause. Raises for a source DuckDB cannot bind so, and for a subquery holding an output DuckDB
+    names after its expression's text (a COLUMNS pattern would be matched against a rendering of it).
+    """
+    found: list[tuple[str, list[tuple[str, str]]]] = []
     from_ = select.args.get("from_") or select.args.get("from")
     nodes = [from_.this] if from_ is not None else []
     nodes += [join.this for join in select.args.get("joins") or ()]
     for node in nodes:
         ref = tables.get(id(node)) if isinstance(node, exp.Table) else None
-        if ref is None:
+        if ref is not None:
+            found.append(
+                (node.alias_or_name, [(name, duckdb_type(kind) or "VARCHAR") for name, kind in schema[ref].items()])
+            )
+            continue
+        columns = _bound_source(select, node, schema, bind)
+        if columns is None:
             raise UnsupportedConstructError(
                 target,
-                "the query uses COLUMNS(...) over a subquery, CTE or table function, whose lineage is not traced",
+                "the query uses COLUMNS(...) over a source whose columns DuckDB cannot name on their own (a "
+                "correlated subquery, a table function, or a subquery output named after its expression)",
                 "name the columns",
             )
-        found.append((node.alias_or_name, ref))
+        found.append((node.alias_or_name, columns))
     return found
+
+
+def _bound_source(
+    select: exp.Select, node: exp.Expr, schema: dict[TableRef, dict[str, str]], bind: Bind
+) -> list[tuple[str, str]] | None:
+    """Returns the names and types DuckDB gives `alias.*` of one FROM source of the SELECT, None when it cannot
+    tell them exactly.
+    """
+    if any(unnamed(p) for inner in node.find_all(exp.Select) for p in inner.expressions):
+        return None
+    alias = node.alias_or_name
+    if not alias:
+        return None
+    probe = exp.Select(expressions=[exp.Column(this=exp.Star(), table=exp.to_identifier(alias, quoted=True))])
+    from_ = select.args.get("from_") or select.args.get("from")
+    probe.set("from_", from_.copy() if from_ is not None else None)
+    probe.set("joins", [join.copy() for join in select.args.get("joins") or ()])
+    text = duckdb_text(probe, schema, place=select)
+    if text is None:
+        return None
+    try:
+        bound = bind(text)
+    except LineageError:
+        return None
+    return list(zip(bound.names, bound.types, strict=True))
 
 
 def _matched(
     node: exp.Columns,
-    sources: list[tuple[str, TableRef]],
-    schema: dict[TableRef, dict[str, str]],
+    sources: list[tuple[str, list[tuple[str, str]]]],
     bind: Bind,
     target: TableRef,
 ) -> list[tuple[str, str]]:
     """Returns the (alias, column) pairs DuckDB expands the COLUMNS expression to, in its order."""
     stand_ins = []
     star: list[tuple[str, str]] = []
-    for alias, ref in sources:
-        columns = ", ".join(
-            f"NULL::{duckdb_type(kind) or 'VARCHAR'} AS {_quoted(name)}" for name, kind in schema[ref].items()
-        )
-        stand_ins.append(f"(SELECT {columns}) AS {_quoted(alias)}")
-        star.extend((alias, name) for name in schema[ref])
+    for alias, columns in sources:
+        listed = ", ".join(f"NULL::{kind} AS {_quoted(name)}" for name, kind in columns)
+        stand_ins.append(f"(SELECT {listed}) AS {_quoted(alias)}")
+        star.extend((alias, name) for name, _ in columns)
     names = bind(f"SELECT {node.sql(dialect='duckdb')} FROM {', '.join(stand_ins)}").names
     matched: list[tuple[str, str]] = []
     position = 0
@@ -105,14 +143,20 @@ def _matched(
             )
         matched.append(star[position])
         position += 1
+    held = Counter(name.lower() for _, name in star)
+    if any(held[name.lower()] != count for name, count in Counter(name.lower() for name in names).items()):
+        raise UnsupportedConstructError(  # which of two sources' columns of one name DuckDB took is not told
+            target,
+            "the query uses a COLUMNS(...) that matches some but not all of the columns of one name",
+            "name the columns",
+        )
     return matched
 
 
 def _copies(
     expression: exp.Expr,
     found: list[exp.Columns],
-    sources: list[tuple[str, TableRef]],
-    schema: dict[TableRef, dict[str, str]],
+    sources: list[tuple[str, list[tuple[str, str]]]],
     bind: Bind,
     target: TableRef,
 ) -> list[exp.Expr]:
@@ -122,7 +166,7 @@ def _copies(
         )
     node = found[0]
     copies = []
-    for alias, name in _matched(node, sources, schema, bind, target):
+    for alias, name in _matched(node, sources, bind, target):
         column = exp.column(name, table=alias)
         copies.append(
             column
@@ -135,13 +179,12 @@ def _copies(
 def _expand(
     projection: exp.Expr,
     found: list[exp.Columns],
-    sources: list[tuple[str, TableRef]],
-    schema: dict[TableRef, dict[str, str]],
+    sources: list[tuple[str, list[tuple[str, str]]]],
     bind: Bind,
     target: TableRef,
     select: exp.Select,
 ) -> None:
-    copies = _copies(projection, found, sources, schema, bind, target)
+    copies = _copies(projection, found, sources, bind, target)
     position = next(index for index, item in enumerate(select.expressions) if item is projection)
     select.set("expressions", [*select.expressions[:position], *copies, *select.expressions[position + 1 :]])
 
