@@ -101,13 +101,27 @@ def edges_as_of(engine: Engine, at: int | None = None) -> list[StoredEdge]:
         f"j.name{text}",
         [*params, instant, instant],
     )
+    tables: dict[str, TableRef] = {}
+    columns: dict[tuple[str, str], ColumnRef] = {}
+
+    def table_of(name: str) -> TableRef:
+        table = tables.get(name)
+        if table is None:
+            table = tables[name] = TableRef.parse(name)
+        return table
+
+    def column_of(table_name: str, name: str) -> ColumnRef:
+        column = columns.get((table_name, name))
+        if column is None:
+            column = columns[table_name, name] = ColumnRef(table_of(table_name), name)
+        return column
+
     found = []
     for source_table, source, target_table, target, into_table, kind, subtype, masking, space, job, run, time in rows:
-        table = TableRef.parse(target_table)
         found.append(
             StoredEdge(
-                ColumnRef(TableRef.parse(source_table), source),
-                table if into_table else ColumnRef(table, target),
+                column_of(source_table, source),
+                table_of(target_table) if into_table else column_of(target_table, target),
                 kind,
                 subtype,
                 bool(masking),
