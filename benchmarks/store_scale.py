@@ -2,8 +2,9 @@
 jobs = events / 100, over 100 days, with a failed first try before one job-day in seven and schema changes;
 benchmarks/history_scale.py) against `json.loads` of every line, the store's size on disk (after `vacuum`)
 against the JSON Lines, the first impact answer in a new process (opening the store read-only), as-of impact of
-random columns at random times and every edge as of random times (p50, p99); each step's peak memory (RSS) in
-its own process.
+random columns at random times, every edge as of random times, trace back and forward of random output snapshots
+(p50, p99), and what the nightly governance checks ask of the store (each job's run now for the design diff, the
+tables written now, the events of the last DAG run) in one go; each step's peak memory (RSS) in its own process.
 
     .venv/bin/python benchmarks/store_scale.py [--events 1000000] [--engines duckdb,postgres] [--queries 1000]
 
@@ -44,6 +45,7 @@ def worker(args: argparse.Namespace) -> None:
     from airflow_lineage_governance.graph.events import FileEventSource
     from airflow_lineage_governance.refs import ColumnRef, TableRef
     from airflow_lineage_governance.store.errors import ColumnNotInStoreError
+    from airflow_lineage_governance.store.ingest import dataset_id
     from airflow_lineage_governance.store.lineage_store import LineageStore
 
     if args.worker == "ingest":
@@ -82,6 +84,27 @@ def worker(args: argparse.Namespace) -> None:
             started = time.perf_counter()
             store.edges_as_of(at)
             as_of.append(time.perf_counter() - started)
+        traces: dict[str, list[float]] = {"back": [], "forward": []}
+        for index in range(args.trace_queries * 2):
+            table = TableRef(("out",), f"t{rng.randrange(jobs)}")
+            written = store.engine.query(
+                "SELECT snapshot FROM run_datasets WHERE dataset_id = ? AND role = 'output' ORDER BY snapshot",
+                [dataset_id(table)],
+            )
+            snapshot = str(rng.choice(written)[0])
+            direction = "back" if index % 2 == 0 else "forward"
+            started = time.perf_counter()
+            if direction == "back":
+                store.trace_back(table, snapshot)
+            else:
+                store.trace_forward(table, snapshot)
+            traces[direction].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        store.observed_jobs()
+        store.written_tables()
+        last_day = (history_scale.START + timedelta(days=history_scale.DAYS - 1)).date()
+        store.run_events("dag", f"scheduled__{last_day}")
+        checks_s = time.perf_counter() - started
     print(
         json.dumps(
             {
@@ -90,10 +113,25 @@ def worker(args: argparse.Namespace) -> None:
                 "p99_ms": sorted(timings)[min(len(timings) - 1, int(len(timings) * 0.99))] * 1000,
                 "as_of_p50_ms": statistics.median(as_of) * 1000,
                 "as_of_p99_ms": sorted(as_of)[min(len(as_of) - 1, int(len(as_of) * 0.99))] * 1000,
+                **{
+                    f"trace_{direction}_{name}_ms": figure
+                    for direction, timings in traces.items()
+                    for name, figure in percentiles(timings).items()
+                },
+                "checks_s": checks_s,
                 "peak_mb": peak_mb(),
             }
         )
     )
+
+
+def percentiles(timings: list[float]) -> dict[str, float]:
+    """Returns the median and 99th percentile of the timings, in milliseconds."""
+    ordered = sorted(timings)
+    return {
+        "p50": statistics.median(ordered) * 1000,
+        "p99": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000,
+    }
 
 
 def run_step(*args: str) -> dict[str, float]:
@@ -115,6 +153,7 @@ def main(argv: list[str]) -> None:
     options.add_argument("--engines", default="duckdb,postgres")
     options.add_argument("--queries", type=int, default=1000)
     options.add_argument("--as-of-queries", type=int, default=50, help="edges_as_of (every edge at a time) asked")
+    options.add_argument("--trace-queries", type=int, default=200, help="trace back and trace forward, each")
     options.add_argument("--batch-size", type=int, default=20000)
     options.add_argument(
         "--history",
@@ -178,6 +217,8 @@ def main(argv: list[str]) -> None:
                     str(args.queries),
                     "--as-of-queries",
                     str(args.as_of_queries),
+                    "--trace-queries",
+                    str(args.trace_queries),
                 )
             finally:
                 if server is not None:
@@ -189,14 +230,19 @@ def main(argv: list[str]) -> None:
                 f"new process {asked['first_s']:.2f} s; impact of {args.queries:,} random columns at random times "
                 f"p50 {asked['p50_ms']:.1f} ms, p99 {asked['p99_ms']:.1f} ms; every edge as of "
                 f"{args.as_of_queries:,} random times p50 {asked['as_of_p50_ms']:.1f} ms, p99 "
-                f"{asked['as_of_p99_ms']:.1f} ms (peak {asked['peak_mb']:.0f} MB)"
+                f"{asked['as_of_p99_ms']:.1f} ms; trace back of {args.trace_queries:,} random snapshots p50 "
+                f"{asked['trace_back_p50_ms']:.1f} ms, p99 {asked['trace_back_p99_ms']:.1f} ms, trace forward p50 "
+                f"{asked['trace_forward_p50_ms']:.1f} ms, p99 {asked['trace_forward_p99_ms']:.1f} ms; the checks' "
+                f"questions {asked['checks_s']:.2f} s (peak {asked['peak_mb']:.0f} MB)"
             )
             print(
                 f"RESULT store_scale engine={engine} events={parsed} ingest_ratio_vs_json_loads="
                 f"{ingested['seconds'] / floor:.2f} size_ratio_vs_jsonl={ingested['size'] / size:.3f} "
                 f"first_impact_s={asked['first_s']:.2f} impact_p50_ms={asked['p50_ms']:.1f} "
                 f"impact_p99_ms={asked['p99_ms']:.1f} as_of_p50_ms={asked['as_of_p50_ms']:.1f} "
-                f"as_of_p99_ms={asked['as_of_p99_ms']:.1f} ingest_peak_mb={ingested['peak_mb']:.0f} "
+                f"as_of_p99_ms={asked['as_of_p99_ms']:.1f} trace_back_p99_ms={asked['trace_back_p99_ms']:.1f} "
+                f"trace_forward_p99_ms={asked['trace_forward_p99_ms']:.1f} checks_s={asked['checks_s']:.2f} "
+                f"ingest_peak_mb={ingested['peak_mb']:.0f} "
                 f"query_peak_mb={asked['peak_mb']:.0f}"
             )
 

@@ -101,13 +101,27 @@ def edges_as_of(engine: Engine, at: int | None = None) -> list[StoredEdge]:
         f"j.name{text}",
         [*params, instant, instant],
     )
+    tables: dict[str, TableRef] = {}
+    columns: dict[tuple[str, str], ColumnRef] = {}
+
+    def table_of(name: str) -> TableRef:
+        table = tables.get(name)
+        if table is None:
+            table = tables[name] = TableRef.parse(name)
+        return table
+
+    def column_of(table_name: str, name: str) -> ColumnRef:
+        column = columns.get((table_name, name))
+        if column is None:
+            column = columns[table_name, name] = ColumnRef(table_of(table_name), name)
+        return column
+
     found = []
     for source_table, source, target_table, target, into_table, kind, subtype, masking, space, job, run, time in rows:
-        table = TableRef.parse(target_table)
         found.append(
             StoredEdge(
-                ColumnRef(TableRef.parse(source_table), source),
-                table if into_table else ColumnRef(table, target),
+                column_of(source_table, source),
+                table_of(target_table) if into_table else column_of(target_table, target),
                 kind,
                 subtype,
                 bool(masking),
@@ -148,34 +162,32 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
         )
     instant = NOW if at is None else at
     start = column_id(column.table, column.field)
-    holding, params = _holding(instant)
     text = engine.text_order
+    held = "e.valid_from_us <= ? AND (e.valid_until_us IS NULL OR e.valid_until_us > ?)"
     rows = engine.query(
-        f"WITH RECURSIVE {holding}, "
-        "writer AS (SELECT dataset_id, shape_id FROM (SELECT so.dataset_id, c.shape_id, ROW_NUMBER() OVER (PARTITION "
-        f"BY so.dataset_id ORDER BY j.name{text}, j.namespace{text}) AS place FROM completes c JOIN shape_outputs so "
-        "ON so.shape_id = c.shape_id JOIN jobs j ON j.job_id = c.job_id WHERE c.at_us <= ? AND (c.valid_until_us IS "
-        "NULL OR c.valid_until_us > ?)) AS w WHERE place = 1), "
-        "table_columns AS (SELECT w.dataset_id, sc.column_id FROM writer w JOIN shape_columns sc ON sc.shape_id = "
-        "w.shape_id AND sc.dataset_id = w.dataset_id UNION ALL SELECT dc.dataset_id, dc.column_id FROM dataset_columns "
-        "dc WHERE NOT EXISTS (SELECT 1 FROM writer w WHERE w.dataset_id = dc.dataset_id)), "
-        "steps AS (SELECT source_column_id, target_id AS column_id FROM holding WHERE NOT into_table UNION ALL "
-        "SELECT h.source_column_id, tc.column_id FROM holding h JOIN table_columns tc ON tc.dataset_id = h.target_id "
-        "WHERE h.into_table), "
-        "direct AS (SELECT source_column_id, target_id AS column_id FROM holding WHERE NOT into_table AND "
-        "type = 'DIRECT'), "
-        "reached (column_id) AS (SELECT column_id FROM steps WHERE source_column_id = ? UNION "
-        "SELECT s.column_id FROM reached r JOIN steps s ON s.source_column_id = r.column_id), "
-        "through_values (column_id) AS (SELECT column_id FROM direct WHERE source_column_id = ? UNION "
-        "SELECT d.column_id FROM through_values v JOIN direct d ON d.source_column_id = v.column_id), "
-        "answer AS (SELECT 'column' AS part, column_id AS node_id FROM reached UNION ALL "
-        "SELECT 'value', column_id FROM through_values UNION ALL "
-        "SELECT DISTINCT 'rows', h.target_id FROM holding h WHERE h.into_table AND (h.source_column_id = ? OR "
-        "h.source_column_id IN (SELECT column_id FROM reached))) "
+        "WITH RECURSIVE writer AS MATERIALIZED (SELECT dataset_id, shape_id FROM (SELECT so.dataset_id, c.shape_id, "
+        f"ROW_NUMBER() OVER (PARTITION BY so.dataset_id ORDER BY j.name{text}, j.namespace{text}) AS place FROM "
+        "completes c JOIN shape_outputs so ON so.shape_id = c.shape_id JOIN jobs j ON j.job_id = c.job_id WHERE "
+        "c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?)) AS w WHERE place = 1), "
+        "table_columns AS MATERIALIZED (SELECT w.dataset_id, sc.column_id FROM writer w JOIN shape_columns sc ON "
+        "sc.shape_id = w.shape_id AND sc.dataset_id = w.dataset_id UNION ALL SELECT dc.dataset_id, dc.column_id "
+        "FROM dataset_columns dc WHERE NOT EXISTS (SELECT 1 FROM writer w WHERE w.dataset_id = dc.dataset_id)), "
+        # the nodes a change reaches: columns, and tables (their rows) expanded to their columns
+        "walk (node_id, is_table, first) AS (SELECT CAST(? AS BIGINT), FALSE, TRUE UNION "
+        "SELECT CASE WHEN w.is_table THEN tc.column_id ELSE e.target_id END, NOT w.is_table AND e.into_table, FALSE "
+        f"FROM walk w LEFT JOIN column_edges e ON NOT w.is_table AND e.source_column_id = w.node_id AND {held} "
+        "LEFT JOIN table_columns tc ON w.is_table AND tc.dataset_id = w.node_id "
+        "WHERE e.target_id IS NOT NULL OR tc.column_id IS NOT NULL), "
+        "through_values (column_id) AS (SELECT e.target_id FROM column_edges e WHERE e.source_column_id = ? AND "
+        f"NOT e.into_table AND e.type = 'DIRECT' AND {held} UNION SELECT e.target_id FROM through_values v "
+        "JOIN column_edges e ON e.source_column_id = v.column_id AND NOT e.into_table AND e.type = 'DIRECT' AND "
+        f"{held}), "
+        "answer AS (SELECT CASE WHEN is_table THEN 'rows' ELSE 'column' END AS part, node_id FROM walk WHERE "
+        "NOT first UNION ALL SELECT 'value', column_id FROM through_values) "
         "SELECT a.part, d.name, dc.name FROM answer a LEFT JOIN dataset_columns dc ON a.part <> 'rows' AND "
         "dc.column_id = a.node_id JOIN datasets d ON d.dataset_id = CASE WHEN a.part = 'rows' THEN a.node_id ELSE "
         "dc.dataset_id END",
-        [*params, instant, instant, start, start, start],
+        [instant, instant, start, instant, instant, start, instant, instant, instant, instant],
     )
     answer = StoreImpact(column, at_us=at)
     for part, table_name, column_name in rows:
