@@ -274,8 +274,8 @@ def postgres_url(conn_id: str) -> str:
     """
     from urllib.parse import quote, urlencode
 
-    from airflow.exceptions import AirflowNotFoundException
     from airflow.models.connection import Connection
+    from airflow.sdk.exceptions import AirflowNotFoundException
 
     try:
         connection = Connection.get_connection_from_secrets(conn_id)
@@ -369,9 +369,10 @@ def openlineage_transport() -> dict[str, Any]:
     from airflow.providers.openlineage import conf as openlineage_conf
 
     try:
-        return openlineage_conf.transport()
+        transport = openlineage_conf.transport()
     except ValueError:
         return {}
+    return transport if isinstance(transport, dict) else {}
 
 
 def openlineage_namespace() -> str:

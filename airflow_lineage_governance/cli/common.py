@@ -7,11 +7,18 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from airflow_lineage_governance import settings
 from airflow_lineage_governance.errors import LineageGovernanceError
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from airflow_lineage_governance.governance.session import Governance
+    from airflow_lineage_governance.lineage.schema import CatalogSchema, NestedSchema
 
 FINDINGS = 1
 BAD_INPUT = 2
@@ -35,7 +42,7 @@ class BadInput(LineageGovernanceError):
     """Raised for input the CLI cannot use; its message is the one sentence the user sees."""
 
 
-def existing_catalog(folder: str | Path):
+def existing_catalog(folder: str | Path) -> SqlCatalog:
     """Returns the local catalog in `folder`; raises BadInput when there is none (opening would create one)."""
     from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 
@@ -78,10 +85,11 @@ def job_namespaces(given: list[str] | None) -> list[str] | None:
     return [configured] if configured else None
 
 
-def schema_from(args: argparse.Namespace) -> dict:
+def schema_from(args: argparse.Namespace) -> CatalogSchema | NestedSchema:
     if args.schema:
         try:
-            return json.loads(Path(args.schema).read_text())
+            nested: NestedSchema = json.loads(Path(args.schema).read_text())
+            return nested
         except FileNotFoundError:
             raise BadInput(f"{args.schema}: the schema file does not exist.") from None
         except json.JSONDecodeError as error:
@@ -112,7 +120,7 @@ def answers_from_store(args: argparse.Namespace) -> bool:
     return bool(args.store) or (args.events is None and not settings.setting("events"))
 
 
-def load_governance(args: argparse.Namespace):
+def load_governance(args: argparse.Namespace) -> Governance:
     from airflow_lineage_governance.governance.session import Governance
 
     return Governance.load(
@@ -139,7 +147,7 @@ def utc_time(given: str | None, flag: str) -> str | None:
     return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def as_of_and_window(args: argparse.Namespace):
+def as_of_and_window(args: argparse.Namespace) -> tuple[datetime | None, timedelta | None]:
     """Returns --as-of as an aware datetime (None: now) and --active-since as a timedelta (None: no window);
     raises BadInput for text that is neither.
     """

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_governance import settings
 from airflow_lineage_governance.cli.common import (
@@ -16,17 +17,24 @@ from airflow_lineage_governance.cli.common import (
     say,
 )
 
+if TYPE_CHECKING:
+    from airflow_lineage_governance.graph.asof import Evidence
+    from airflow_lineage_governance.graph.build import Edge
+    from airflow_lineage_governance.graph.reach import Reached
+    from airflow_lineage_governance.graph.trace import Contaminated, Origin
+    from airflow_lineage_governance.store.trace import StoredContaminated, StoredOrigin
 
-def edges_text(path) -> str:
+
+def edges_text(path: Sequence[Edge]) -> str:
     return " -> ".join([str(path[0].source), *(f"{e.target} ({e.type} {e.subtype})" for e in path)]) if path else ""
 
 
-def reached_mark(reached) -> str:
+def reached_mark(reached: Reached | None) -> str:
     """Returns a reached column's confidence and staleness at a glance: `[observed]`, `[declared, STALE]`."""
     return f"[{reached.confidence}{', STALE' if reached.stale else ''}]" if reached is not None else ""
 
 
-def retired_lines(retired) -> list[str]:
+def retired_lines(retired: Sequence[Evidence]) -> list[str]:
     return [
         f"  retired (stale): {e.edge.source} -> {e.edge.target} ({e.edge.type} {e.edge.subtype}) by "
         f"{e.edge.job}, last stated by run {e.record.event.run_id} at {e.record.event.event_time}"
@@ -79,6 +87,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     """Prints where a table's snapshot came from (runs, tries, SQL hashes, input snapshots, to the sources), or
     with --forward every output snapshot that read it, directly or not, with run, owner and tier.
     """
+    found: Origin | list[Contaminated] | StoredOrigin | list[StoredContaminated]
     if args.store:
         found = stored_trace(args)
     else:
@@ -97,7 +106,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return 0
 
 
-def stored_trace(args: argparse.Namespace):
+def stored_trace(args: argparse.Namespace) -> StoredOrigin | list[StoredContaminated]:
     """Returns the trace of `args.snapshot` answered by the lineage store at `args.store` (owners and tiers from
     metadata.toml).
     """

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage
     from airflow.sdk import Asset, Context
     from jinja2 import Environment
+    from openlineage.client.event_v2 import Dataset
+    from openlineage.client.facet_v2 import JobFacet, RunFacet
     from pyiceberg.table import Table
 
     from airflow_lineage_governance.iceberg.partitions import PartitionField
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     from airflow_lineage_governance.iceberg.session import SessionSettings
     from airflow_lineage_governance.lineage import ColumnLineage, LineageError, Statement
     from airflow_lineage_governance.refs import TableRef
+
+    OpenLineageFacets = OperatorLineage[Dataset, RunFacet | JobFacet]
 
 DEFAULT_MAX_EDGES = 4096
 """The default bound of column-lineage edges an event carries (lineage.facet.DEFAULT_MAX_EDGES)."""
@@ -108,7 +112,9 @@ class IcebergSqlOperator(BaseOperator):
         self._read: tuple[str, LineageRead | LineageError] | None = None
         self._run: StatementRun | None = None
         self.target = target
-        self.declared_target = declared_target(sql, target, self.template_ext, self.dag if self.has_dag() else None)
+        # Airflow's has_dag() carries no annotations.
+        dag = self.dag if self.has_dag() else None  # type: ignore[no-untyped-call]
+        self.declared_target = declared_target(sql, target, self.template_ext, dag)
         if self.declared_target is not None:
             self.outlets = [*self.outlets, self.outlet_asset()]
 
@@ -344,27 +350,27 @@ class IcebergSqlOperator(BaseOperator):
 
     # OpenLineage: called by the provider's listener in the task's process (or a fork of it).
 
-    def get_openlineage_facets_on_start(self) -> OperatorLineage:
+    def get_openlineage_facets_on_start(self) -> OpenLineageFacets:
         """Returns the inputs (with schemas) and the output the statement will write, with the schema it will
         have (`_planned_output`).
         """
         return self._facets(complete=False)
 
-    def get_openlineage_facets_on_complete(self, task_instance: Any) -> OperatorLineage:
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> OpenLineageFacets:
         """Returns the inputs with the snapshots read, and the output with schema, column lineage, version
         and row count.
         """
         return self._facets(complete=self._run is not None)
 
-    def get_openlineage_facets_on_failure(self, task_instance: Any) -> OperatorLineage:
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> OpenLineageFacets:
         """Returns what START returned and, when the lineage could not be read, the `extractionError` run
         facet with the engine's sentence; the provider adds the task's error.
         """
         return self._facets(complete=False, failed=True)
 
-    def _facets(self, complete: bool, failed: bool = False) -> OperatorLineage:
+    def _facets(self, complete: bool, failed: bool = False) -> OpenLineageFacets:
         from airflow.providers.openlineage.extractors import OperatorLineage
-        from openlineage.client.facet_v2 import RunFacet, sql_job
+        from openlineage.client.facet_v2 import sql_job
 
         from airflow_lineage_governance.lineage import LineageError, redacted_sql
         from airflow_lineage_governance.lineage.datasets import input_dataset, output_dataset
@@ -378,9 +384,9 @@ class IcebergSqlOperator(BaseOperator):
             shown: Statement | str = self.statement()
         except LineageError:
             shown = self.sql
-        job_facets = {"sql": sql_job.SQLJobFacet(query=redacted_sql(shown))}
+        job_facets: dict[str, RunFacet | JobFacet] = {"sql": sql_job.SQLJobFacet(query=redacted_sql(shown))}
         namespace = self.lineage_namespace or "iceberg://unknown"
-        run_facets: dict[str, RunFacet] = {}
+        run_facets: dict[str, RunFacet | JobFacet] = {}
         with suppress(Exception):  # a setting DuckDB refuses fails the task in execute(), with its sentence
             from airflow_lineage_governance.operators.facets import duckdb_session_facet
 
@@ -396,7 +402,10 @@ class IcebergSqlOperator(BaseOperator):
             return OperatorLineage(inputs=[], outputs=[], run_facets=run_facets, job_facets=job_facets)
         lineage = read.lineage
         pinned = {r.table: r.snapshot_id for r in self._run.reads} if complete and self._run else {}
-        inputs = [input_dataset(namespace, ref, _fields(read.tables, ref), pinned.get(ref)) for ref in lineage.sources]
+        inputs: list[Dataset] = [
+            input_dataset(namespace, ref, _fields(read.tables, ref), pinned.get(ref)) for ref in lineage.sources
+        ]
+        outputs: list[Dataset]
         if complete and self._run and self._run.write.untouched:
             # CREATE TABLE IF NOT EXISTS found the table: nothing was written, so no lineage reached it.
             write = self._run.write
