@@ -6,7 +6,7 @@ what it reached as numbers in one dict, which is no work for the garbage collect
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import compress
 from operator import attrgetter
 from typing import TypeVar
@@ -87,6 +87,20 @@ class EdgesByPlace(_Unpacked[Edge]):
         return ordered.entries[(packed >> PLACE_SHIFT) & PLACES][0]
 
 
+def _places(
+    serials: Sequence[int],
+    states: Callable[[bytearray], tuple[int, ...]] | None,
+    known: bytearray,
+    complete: bool,
+) -> Iterable[int]:
+    """Returns the places of a node's edges a walk visits: only those that hold when the view knows every shape's
+    state and the node has more than four edges, else all of them.
+    """
+    if states is not None and len(serials) > 4 and complete:
+        return compress(range(len(serials)), states(known))
+    return range(len(serials))
+
+
 class HistoryWalker:
     """Walks the history as of a time by node number."""
 
@@ -126,12 +140,8 @@ class HistoryWalker:
             if mark >= 0:
                 mark &= 15
             direct: list[int] | None = None
-            if states is not None and len(serials) > 4 and view.complete:  # visit only the edges that hold
-                places: Iterable[int] = compress(range(len(serials)), states(known))
-            else:
-                places = range(len(serials))
             base = node << PARENT_SHIFT
-            for place in places:
+            for place in _places(serials, states, known, view.complete):
                 serial = serials[place]
                 state = known[serial] if serial < size else UNKNOWN
                 if state == UNKNOWN:
@@ -146,24 +156,20 @@ class HistoryWalker:
                 value = base | place << PLACE_SHIFT | hop
                 if kind & TO_TABLE:
                     rows[other] = None
-                    for reached in columns_in(other):
-                        if reached == start:
-                            if cycle < 0:
-                                cycle = value
-                        elif reached not in packed:
-                            packed[reached] = value
-                            push(reached)
-                    continue
-                if kind & DIRECT_COLUMNS:
-                    if direct is None:
-                        direct = direct_of[node] = []
-                    direct.append(other)
-                if other == start:
-                    if cycle < 0:
-                        cycle = value
-                elif other not in packed:
-                    packed[other] = value
-                    push(other)
+                    reached_nodes: Sequence[int] = columns_in(other)
+                else:
+                    if kind & DIRECT_COLUMNS:
+                        if direct is None:
+                            direct = direct_of[node] = []
+                        direct.append(other)
+                    reached_nodes = (other,)
+                for reached in reached_nodes:
+                    if reached == start:
+                        if cycle < 0:
+                            cycle = value
+                    elif reached not in packed:
+                        packed[reached] = value
+                        push(reached)
         if cycle >= 0:
             packed[start] = cycle
         self._walked = packed

@@ -182,44 +182,63 @@ def _values(connection: duckdb.DuckDBPyConnection, query: str) -> list[Any] | No
 def _bound(node: exp.Expr, shape: DmlShape, connection: duckdb.DuckDBPyConnection) -> BooleanExpression | None:
     """Returns the row filter one conjunct implies on a target column, or None when it implies none this reads."""
     if isinstance(node, exp.Between):
-        column = _target_column(node.this, shape)
-        low, high = node.args.get("low"), node.args.get("high")
-        if (
-            column is None
-            or low is None
-            or high is None
-            or list(low.find_all(exp.Column))
-            or list(high.find_all(exp.Column))
-        ):
-            return None
-        try:
-            rows = connection.execute(f"SELECT {low.sql('duckdb')}, {high.sql('duckdb')}").fetchall()
-            both = rows[0] if rows else None
-            bounds = [_literal(value) for value in both] if both and None not in both else None
-        except (duckdb.Error, TypeError):
-            return None
-        if bounds is None:
-            return None
-        return And(_PREDICATES[exp.GTE](column, bounds[0]), _PREDICATES[exp.LTE](column, bounds[1]))
+        return _between_bound(node, shape, connection)
     if isinstance(node, exp.In) and not node.args.get("unnest"):
-        column = _target_column(node.this, shape)
-        if column is None:
-            return None
-        query = node.args.get("query")
-        if query is not None:
-            if _names_target(query, shape):
-                return None
-            values = _values(
-                connection, query.this.sql("duckdb") if isinstance(query, exp.Subquery) else query.sql("duckdb")
-            )
-        else:
-            if any(list(e.find_all(exp.Column)) for e in node.expressions):
-                return None
-            values = _values(connection, " UNION ALL ".join(f"SELECT {e.sql('duckdb')}" for e in node.expressions))
-        return None if values is None else _IN(column, values) if values else AlwaysFalse()
-    kind = type(node)
-    if kind not in _PREDICATES:
+        return _in_bound(node, shape, connection)
+    if type(node) in _PREDICATES:
+        return _comparison_bound(node, shape, connection)
+    return None
+
+
+def _between_bound(
+    node: exp.Between, shape: DmlShape, connection: duckdb.DuckDBPyConnection
+) -> BooleanExpression | None:
+    """Returns the range `column BETWEEN low AND high` bounds, when low and high read no column."""
+    column = _target_column(node.this, shape)
+    low, high = node.args.get("low"), node.args.get("high")
+    if (
+        column is None
+        or low is None
+        or high is None
+        or list(low.find_all(exp.Column))
+        or list(high.find_all(exp.Column))
+    ):
         return None
+    try:
+        rows = connection.execute(f"SELECT {low.sql('duckdb')}, {high.sql('duckdb')}").fetchall()
+        both = rows[0] if rows else None
+        bounds = [_literal(value) for value in both] if both and None not in both else None
+    except (duckdb.Error, TypeError):
+        return None
+    if bounds is None:
+        return None
+    return And(_PREDICATES[exp.GTE](column, bounds[0]), _PREDICATES[exp.LTE](column, bounds[1]))
+
+
+def _in_bound(node: exp.In, shape: DmlShape, connection: duckdb.DuckDBPyConnection) -> BooleanExpression | None:
+    """Returns the values `column IN (...)` allows, from a list of constants or a query that reads no target."""
+    column = _target_column(node.this, shape)
+    if column is None:
+        return None
+    query = node.args.get("query")
+    if query is not None:
+        if _names_target(query, shape):
+            return None
+        values = _values(
+            connection, query.this.sql("duckdb") if isinstance(query, exp.Subquery) else query.sql("duckdb")
+        )
+    else:
+        if any(list(e.find_all(exp.Column)) for e in node.expressions):
+            return None
+        values = _values(connection, " UNION ALL ".join(f"SELECT {e.sql('duckdb')}" for e in node.expressions))
+    return None if values is None else _IN(column, values) if values else AlwaysFalse()
+
+
+def _comparison_bound(
+    node: exp.Expr, shape: DmlShape, connection: duckdb.DuckDBPyConnection
+) -> BooleanExpression | None:
+    """Returns the bound a comparison of a target column with a value (either side) implies."""
+    kind = type(node)
     for this, other, op in ((node.this, node.expression, kind), (node.expression, node.this, _FLIPPED[kind])):
         column = _target_column(this, shape)
         if column is None or _names_target(other, shape):

@@ -216,6 +216,12 @@ def _render(node: exp.Expr, text: str) -> str:
             f"({_render(node.this, text)} BETWEEN {_render(node.args['low'], text)} AND "
             f"{_render(node.args['high'], text)})"
         )
+    return _render_call(node, text)
+
+
+def _render_call(node: exp.Expr, text: str) -> str:
+    """Returns the name of a CASE, CAST, COALESCE, FILTER, window or function call; raises _NoName otherwise."""
+    kind = type(node)
     if kind is exp.Case:
         return _case(node, text)
     if kind is exp.Cast:

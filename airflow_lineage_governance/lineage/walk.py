@@ -134,18 +134,11 @@ class ExpressionWalker:
         elif isinstance(node, exp.Window):
             self._walk_window(node, context, found)
         elif isinstance(node, exp.Filter):
-            self._walk(node.this, context, found)
-            where = node.expression
-            filtered = _indirect(context, Subtype.FILTER, f"FILTER (WHERE …) of {_name(node.this)}")
-            self._walk(where, filtered, found)
+            self._walk_filter(node, context, found)
         elif isinstance(node, exp.Case):
             self._walk_case(node, context, found)
         elif isinstance(node, exp.If):
-            condition = _indirect(context, Subtype.CONDITIONAL, "condition of IF")
-            self._walk(node.this, condition, found)
-            for branch in (node.args.get("true"), node.args.get("false")):
-                if branch is not None:
-                    self._walk(branch, _as_value(context, node), found)
+            self._walk_if(node, context, found)
         elif isinstance(node, exp.WithinGroup):
             aggregate = _as_aggregate(context, node.this)
             self._walk(node.this, aggregate, found)
@@ -189,6 +182,19 @@ class ExpressionWalker:
         if order is not None:
             for key in order.expressions:
                 self._walk(key, window, found)
+
+    def _walk_filter(self, node: exp.Filter, context: Context, found: list[Dependency]) -> None:
+        self._walk(node.this, context, found)
+        where = node.expression
+        filtered = _indirect(context, Subtype.FILTER, f"FILTER (WHERE …) of {_name(node.this)}")
+        self._walk(where, filtered, found)
+
+    def _walk_if(self, node: exp.If, context: Context, found: list[Dependency]) -> None:
+        condition = _indirect(context, Subtype.CONDITIONAL, "condition of IF")
+        self._walk(node.this, condition, found)
+        for branch in (node.args.get("true"), node.args.get("false")):
+            if branch is not None:
+                self._walk(branch, _as_value(context, node), found)
 
     def _walk_case(self, node: exp.Case, context: Context, found: list[Dependency]) -> None:
         condition = _indirect(context, Subtype.CONDITIONAL, "condition of CASE")

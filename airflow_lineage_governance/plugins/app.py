@@ -137,63 +137,11 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
 
     @app.get("/lineage", response_class=HTMLResponse)
     def lineage(dag_id: str, run_id: str, task_id: str, may_read: Readable) -> HTMLResponse:
-        if not may_read(dag_id):
-            raise HTTPException(403, f"you may not read the DAG {dag_id}")
-        event = ui.task_event(dag_id, task_id, run_id)
-        found = task_lineage(event) if event is not None else None
-        message = None
-        if found is None or not found.outputs:
-            message = (
-                f"No column lineage from {dag_id}.{task_id} in run {run_id}: only IcebergSqlOperator tasks "
-                "send it, in the COMPLETE event they send when they end"
-                + (f" ({ui.governance().problem})" if ui.governance().problem else "")
-                + "."
-            )
-        outputs = [(o, lineage_picture(o)) for o in found.outputs] if found else []
-        return _html(
-            render(
-                "lineage.html",
-                title=f"Lineage of {task_id}",
-                dag_id=dag_id,
-                task_id=task_id,
-                outputs=outputs,
-                reads=found.reads if found else [],
-                message=message,
-                event_time=found.event_time if found else "",
-            )
-        )
+        return _lineage_page(ui, dag_id, run_id, task_id, may_read)
 
     @app.get("/impact", response_class=HTMLResponse)
     def impact_page(may_read: Readable, column: str = "") -> HTMLResponse:
-        loaded = ui.governance()
-        values: dict[str, Any] = {
-            "title": "Impact",
-            "column": column,
-            "problem": loaded.problem,
-            "columns": _columns(loaded),
-            "impact": None,
-        }
-        if column and loaded.governance is not None:
-            try:
-                with ui.query_lock, paused_collection():
-                    impact = loaded.governance.impact(column)
-                    picture, hidden = impact_picture(impact, loaded.governance.graph)
-                    reached = _reached(loaded.governance, impact)
-            except ColumnNotInLineageError as error:
-                values["problem"] = str(error)
-            else:
-                _check_reach(loaded.governance.graph, [*impact.owners], may_read)
-                values.update(
-                    impact=impact,
-                    score=f"{impact.score:g}",
-                    picture=picture,
-                    hidden=hidden,
-                    reached=reached,
-                    more=max(0, len(impact.columns_reached) - MAX_LISTED),
-                    observed=_observed_count(impact),
-                    json_href="impact.json?" + urlencode({"column": column}),
-                )
-        return _html(render("impact.html", **values))
+        return _impact_page(ui, column, may_read)
 
     @app.get("/impact.json")
     def impact_json(column: str, may_read: Readable) -> Response:
@@ -210,6 +158,68 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
         return Response(text, media_type="application/json")
 
     return app
+
+
+def _lineage_page(ui: UiData, dag_id: str, run_id: str, task_id: str, may_read: DagFilter) -> HTMLResponse:
+    """Render the Lineage tab: the column lineage of a task's COMPLETE event in one run."""
+    if not may_read(dag_id):
+        raise HTTPException(403, f"you may not read the DAG {dag_id}")
+    event = ui.task_event(dag_id, task_id, run_id)
+    found = task_lineage(event) if event is not None else None
+    message = None
+    if found is None or not found.outputs:
+        message = (
+            f"No column lineage from {dag_id}.{task_id} in run {run_id}: only IcebergSqlOperator tasks "
+            "send it, in the COMPLETE event they send when they end"
+            + (f" ({ui.governance().problem})" if ui.governance().problem else "")
+            + "."
+        )
+    outputs = [(o, lineage_picture(o)) for o in found.outputs] if found else []
+    return _html(
+        render(
+            "lineage.html",
+            title=f"Lineage of {task_id}",
+            dag_id=dag_id,
+            task_id=task_id,
+            outputs=outputs,
+            reads=found.reads if found else [],
+            message=message,
+            event_time=found.event_time if found else "",
+        )
+    )
+
+
+def _impact_page(ui: UiData, column: str, may_read: DagFilter) -> HTMLResponse:
+    """Render the impact explorer, with the impact of `column` when one is asked."""
+    loaded = ui.governance()
+    values: dict[str, Any] = {
+        "title": "Impact",
+        "column": column,
+        "problem": loaded.problem,
+        "columns": _columns(loaded),
+        "impact": None,
+    }
+    if column and loaded.governance is not None:
+        try:
+            with ui.query_lock, paused_collection():
+                impact = loaded.governance.impact(column)
+                picture, hidden = impact_picture(impact, loaded.governance.graph)
+                reached = _reached(loaded.governance, impact)
+        except ColumnNotInLineageError as error:
+            values["problem"] = str(error)
+        else:
+            _check_reach(loaded.governance.graph, [*impact.owners], may_read)
+            values.update(
+                impact=impact,
+                score=f"{impact.score:g}",
+                picture=picture,
+                hidden=hidden,
+                reached=reached,
+                more=max(0, len(impact.columns_reached) - MAX_LISTED),
+                observed=_observed_count(impact),
+                json_href="impact.json?" + urlencode({"column": column}),
+            )
+    return _html(render("impact.html", **values))
 
 
 def _runs(ui: UiData, may_read: DagFilter) -> list[dict[str, Any]]:
