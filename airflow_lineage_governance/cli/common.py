@@ -1,5 +1,7 @@
-"""What every `lineage-governance` command shares: its exit codes, its one-line output, the error for input it
-cannot use, and how it finds the local catalog, the governance files and the job namespaces.
+"""What every `lineage-governance` command shares.
+
+Its exit codes, its one-line output, the error for input it cannot use, and how it finds the local catalog, the
+governance files and the job namespaces.
 """
 
 from __future__ import annotations
@@ -27,14 +29,15 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def escaped(text: str) -> str:
-    """Returns the text with newlines, terminal escapes and other control characters written as `\\n`,
-    `\\x1b`, ...: a name from an event or a file can never forge an output line or drive the terminal.
+    """Return the text with newlines, terminal escapes and other control characters written as `\\n`, `\\x1b`, ....
+
+    A name from an event or a file can never forge an output line or drive the terminal.
     """
     return CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
 
 
 def say(text: str) -> None:
-    """Prints one line of the text output, escaped."""
+    """Print one line of the text output, escaped."""
     print(escaped(text))
 
 
@@ -43,7 +46,7 @@ class BadInput(LineageGovernanceError):
 
 
 def existing_catalog(folder: str | Path) -> SqlCatalog:
-    """Returns the local catalog in `folder`; raises BadInput when there is none (opening would create one)."""
+    """Return the local catalog in `folder`; raise BadInput when there is none (opening would create one)."""
     from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 
     folder = Path(folder)
@@ -56,8 +59,9 @@ def existing_catalog(folder: str | Path) -> SqlCatalog:
 
 
 def governance_file(given: str | None, name: str, flag: str) -> Path:
-    """Returns the file `flag` gives, else `name` in [lineage_governance] governance_dir, else in ./governance;
-    raises MissingSettingError naming the flag and the setting when none is given and ./governance has none.
+    """Return the file `flag` gives, else `name` in [lineage_governance] governance_dir, else in ./governance.
+
+    Raises MissingSettingError naming the flag and the setting when none is given and ./governance has none.
     """
     if given:
         return Path(given)
@@ -75,9 +79,10 @@ ALL_NAMESPACES = "*"
 
 
 def job_namespaces(given: list[str] | None) -> list[str] | None:
-    """Returns the job namespaces whose events the governance reads: those given with --job-namespace (`*`:
-    every namespace, None), else the OpenLineage provider's configured namespace, else None (every namespace:
-    outside an Airflow deployment the provider's fallback `default` would only be a guess).
+    """Return the job namespaces whose events the governance reads.
+
+    Those given with --job-namespace (`*`: every namespace, None), else the OpenLineage provider's configured namespace,
+    else None (every namespace: outside an Airflow deployment the provider's fallback `default` would only be a guess).
     """
     if given:
         return None if ALL_NAMESPACES in given else given
@@ -100,8 +105,9 @@ def schema_from(args: argparse.Namespace) -> CatalogSchema | NestedSchema:
 
 
 def statement(path: Path, args: argparse.Namespace) -> str:
-    """Returns the SQL file rendered in Jinja's sandbox for --logical-date (default: midnight UTC today);
-    raises BadInput for a missing file and TemplateRenderError for a template that cannot be rendered safely.
+    """Return the SQL file rendered in Jinja's sandbox for --logical-date (default: midnight UTC today).
+
+    Raises BadInput for a missing file and TemplateRenderError for a template that cannot be rendered safely.
     """
     from airflow_lineage_governance.templating import parse_logical_date, render_sql, start_of_today
 
@@ -112,8 +118,9 @@ def statement(path: Path, args: argparse.Namespace) -> str:
 
 
 def answers_from_store(args: argparse.Namespace) -> bool:
-    """Returns True when a command that can answer from the lineage store should: `--store` is given, or no event
-    source is given or configured.
+    """Return True when a command that can answer from the lineage store should.
+
+    `--store` is given, or no event source is given or configured.
     """
     if not hasattr(args, "store"):
         return False
@@ -134,8 +141,9 @@ def load_governance(args: argparse.Namespace) -> Governance:
 
 
 def utc_time(given: str | None, flag: str) -> str | None:
-    """Returns the ISO 8601 time `flag` gives, in UTC with a `Z` (as Marquez reads it); raises BadInput for
-    text that is no time.
+    """Return the ISO 8601 time `flag` gives, in UTC with a `Z` (as Marquez reads it).
+
+    Raises BadInput for text that is no time.
     """
     if given is None:
         return None
@@ -148,8 +156,9 @@ def utc_time(given: str | None, flag: str) -> str | None:
 
 
 def as_of_and_window(args: argparse.Namespace) -> tuple[datetime | None, timedelta | None]:
-    """Returns --as-of as an aware datetime (None: now) and --active-since as a timedelta (None: no window);
-    raises BadInput for text that is neither.
+    """Return --as-of as an aware datetime (None: now) and --active-since as a timedelta (None: no window).
+
+    Raises BadInput for text that is neither.
     """
     from airflow_lineage_governance.graph.asof import parse_duration
     from airflow_lineage_governance.graph.events import parse_time

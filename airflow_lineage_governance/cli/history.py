@@ -30,7 +30,7 @@ def edges_text(path: Sequence[Edge]) -> str:
 
 
 def reached_mark(reached: Reached | None) -> str:
-    """Returns a reached column's confidence and staleness at a glance: `[observed]`, `[declared, STALE]`."""
+    """Return a reached column's confidence and staleness at a glance: `[observed]`, `[declared, STALE]`."""
     return f"[{reached.confidence}{', STALE' if reached.stale else ''}]" if reached is not None else ""
 
 
@@ -44,7 +44,7 @@ def retired_lines(retired: Sequence[Evidence]) -> list[str]:
 
 
 def cmd_impact(args: argparse.Namespace) -> int:
-    """Prints what a change to a column can reach (as of --as-of), each column's confidence and staleness."""
+    """Print what a change to a column can reach (as of --as-of), each column's confidence and staleness."""
     at, window = as_of_and_window(args)
     impact = load_governance(args).impact(args.column, at, window)
     if args.json:
@@ -68,7 +68,7 @@ def cmd_impact(args: argparse.Namespace) -> int:
 
 
 def cmd_upstream(args: argparse.Namespace) -> int:
-    """Prints where a column comes from (as of --as-of), each source's confidence and staleness."""
+    """Print where a column comes from (as of --as-of), each source's confidence and staleness."""
     at, window = as_of_and_window(args)
     provenance = load_governance(args).provenance(args.column, at, window)
     if args.json:

@@ -21,11 +21,11 @@ class ColumnChange:
 
     @property
     def score(self) -> float:
-        """Returns the change's blast-radius score (0 when nothing downstream is known)."""
+        """Return the change's blast-radius score (0 when nothing downstream is known)."""
         return self.impact.score if self.impact else 0.0
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the change as the CLI's JSON prints it."""
+        """Return the change as the CLI's JSON prints it."""
         return {
             "column": str(self.column),
             "change": self.change,
@@ -52,7 +52,7 @@ def changed_columns(before: ColumnLineage, after: ColumnLineage | None) -> list[
 
 
 def gate(governance: Governance, before: ColumnLineage, after: ColumnLineage | None) -> list[ColumnChange]:
-    """Returns each changed or removed column with its downstream impact in the received lineage."""
+    """Return each changed or removed column with its downstream impact in the received lineage."""
     changes = []
     for column, change in changed_columns(before, after):
         try:

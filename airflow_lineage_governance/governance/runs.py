@@ -13,13 +13,13 @@ FINISHED = frozenset({"success", "failed", "skipped", "upstream_failed", "remove
 
 
 def events_of_run(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[RunEvent]:
-    """Returns the task events of the DAG run `run_id` of `dag_id` (matched on the `airflow` run facet)."""
+    """Return the task events of the DAG run `run_id` of `dag_id` (matched on the `airflow` run facet)."""
     prefix = f"{dag_id}."
     return [e for e in events if e.job_name.startswith(prefix) and e.dag_run_id == run_id]
 
 
 def map_index_of(key: str, dag_id: str, jobs: Iterable[str]) -> tuple[str, int] | None:
-    """Returns (task id, map index) when `key` of the scheduler's task states is one map index of a mapped task
+    """Return (task id, map index) when `key` of the scheduler's task states is one map index of a mapped task
     (the Task SDK names it `<task id>_<map index>`): `<task id>` is a job of the events and `key` is not.
     """
     known = set(jobs)
@@ -32,7 +32,7 @@ def map_index_of(key: str, dag_id: str, jobs: Iterable[str]) -> tuple[str, int] 
 def missing_completes(
     task_states: Mapping[str, str], events: Iterable[RunEvent], dag_id: str, run_id: str, reason: str = ""
 ) -> list[Finding]:
-    """Returns a missing_complete finding for every task that succeeded in the run with no COMPLETE event of
+    """Return a missing_complete finding for every task that succeeded in the run with no COMPLETE event of
     its job for that run, by task id. A task that failed or was skipped never had a COMPLETE to send; a
     retried task is matched on any try's COMPLETE (only the try that succeeded sends one). The try number is
     the latest any event of the task names.
@@ -73,7 +73,7 @@ def missing_completes(
 
 
 def parse_failures(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[str]:
-    """Returns the jobs of the run whose FAIL event carries an `extractionError` run facet (OpenLineage's
+    """Return the jobs of the run whose FAIL event carries an `extractionError` run facet (OpenLineage's
     ExtractionErrorRunFacet: their lineage could not be read), sorted.
     """
     return sorted(

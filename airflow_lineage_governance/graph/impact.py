@@ -43,9 +43,10 @@ class Impact:
     as_of: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the impact as the CLI's `--json` prints it (every ref as its dotted name): the columns and
-        tables reached, paths, owners and score, then each reached column's evidence, confidence and staleness,
-        the retired edges (stale), whether the column reaches itself, and the time answered as of.
+        """Return the impact as the CLI's `--json` prints it (every ref as its dotted name).
+
+        The columns and tables reached, paths, owners and score, then each reached column's evidence, confidence and
+        staleness, the retired edges (stale), whether the column reaches itself, and the time answered as of.
         """
         return {
             "column": str(self.column),
@@ -62,7 +63,7 @@ class Impact:
         }
 
     def to_json(self) -> str:
-        """Returns the impact as JSON text, the one form the CLI's `impact --json` prints and the UI's impact
+        """Return the impact as JSON text, the one form the CLI's `impact --json` prints and the UI's impact
         URL serves, so both agree byte for byte: `json.dumps(to_dict(), indent=2)` and a newline. orjson writes
         the same text 10x faster (an impact reaching 20,000 columns is 100 MB of paths); where the two could
         differ (a name outside printable ASCII, a score in exponent form) json writes it.
@@ -76,8 +77,9 @@ class Impact:
 
 
 def column_asked(text: str) -> ColumnRef:
-    """Returns the column a person's text names (`namespace.table.column`); raises ColumnNotInLineageError
-    saying how to name it when the text names no column.
+    """Return the column a person's text names (`namespace.table.column`).
+
+    Raises ColumnNotInLineageError saying how to name it when the text names no column.
     """
     try:
         return ColumnRef.parse(text)
@@ -96,7 +98,7 @@ def downstream(
     owners: Mapping[TableRef, str | None] | None = None,
     weight: Callable[[TableRef], float] | None = None,
 ) -> Impact:
-    """Returns the columns whose values can change (DIRECT paths), the tables whose rows can change (any
+    """Return the columns whose values can change (DIRECT paths), the tables whose rows can change (any
     INDIRECT edge into a table), every column reached in all with the path that reaches it first, the owners
     of the tables reached, and the blast-radius score (the sum of `weight(table)` over columns reached); with
     history (an AsOf view, or a graph from graph_as_of), each column's evidence and the column's retired edges.
@@ -158,7 +160,7 @@ class Provenance:
     as_of: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the provenance as the CLI's `--json` prints it (every ref as its dotted name), with each
+        """Return the provenance as the CLI's `--json` prints it (every ref as its dotted name), with each
         source's evidence, confidence and staleness.
         """
         return {
@@ -172,7 +174,7 @@ class Provenance:
 
 
 def upstream(lineage: LineageGraph | AsOf, column: ColumnRef) -> Provenance:
-    """Returns every column the column depends on, through its own edges and the edges that shape its
+    """Return every column the column depends on, through its own edges and the edges that shape its
     table's rows, each with the path (source first) that reaches it and, with history, its evidence (the last
     write named is the source column's table's). Raises ColumnNotInLineageError.
     """

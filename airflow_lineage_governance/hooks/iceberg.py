@@ -27,7 +27,7 @@ FORM_PREFIX = "extra__iceberg_catalog__"
 
 
 def connection_extra(raw: str | None) -> dict[str, Any]:
-    """Returns the connection's extra JSON as a dict (form-prefixed keys unprefixed, empty form fields
+    """Return the connection's extra JSON as a dict (form-prefixed keys unprefixed, empty form fields
     dropped), after masking in logs the value of every key Airflow counts as sensitive (`credential`,
     `token`, `secret`, …). Parsed here rather than through `extra_dejson`, which registers every value as a
     secret: a short one such as `"type": "sql"` makes each task log warn that it is too short to mask.
@@ -45,7 +45,7 @@ def connection_extra(raw: str | None) -> dict[str, Any]:
 
 
 def mask_sensitive(extra: Mapping[str, Any]) -> None:
-    """Registers with Airflow's secrets masker the value of each key it counts as sensitive, and of the key
+    """Register with Airflow's secrets masker the value of each key it counts as sensitive, and of the key
     `password_property` names.
     """
     from airflow.sdk._shared.secrets_masker import should_hide_value_for_key
@@ -84,16 +84,16 @@ class IcebergHook(BaseHook):
 
     @property
     def catalog_name(self) -> str:
-        """Returns the catalog's name (extra `catalog_name`, else the connection id)."""
+        """Return the catalog's name (extra `catalog_name`, else the connection id)."""
         return str(self._settings()["catalog_name"])
 
     @property
     def lineage_namespace(self) -> str:
-        """Returns the OpenLineage dataset namespace of the catalog's tables."""
+        """Return the OpenLineage dataset namespace of the catalog's tables."""
         return str(self._settings().get("lineage_namespace") or f"iceberg://{self.catalog_name}")
 
     def get_conn(self) -> Catalog:
-        """Returns the pyiceberg catalog (opened once per hook)."""
+        """Return the pyiceberg catalog (opened once per hook)."""
         if self._catalog is None:
             settings = self._settings()
             from airflow_lineage_governance.iceberg.catalog import open_catalog
@@ -103,14 +103,14 @@ class IcebergHook(BaseHook):
         return self._catalog
 
     def get_lineage_schema(self, tables: Iterable[TableRef | str] | None = None) -> dict[TableRef, dict[str, str]]:
-        """Returns `{table: {column: type}}` of the named tables (all when None), for the lineage engine."""
+        """Return `{table: {column: type}}` of the named tables (all when None), for the lineage engine."""
         from airflow_lineage_governance.iceberg.catalog import lineage_schema
 
         return lineage_schema(self.get_conn(), tables)
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
-        """Returns how the connection form shows the fields (the provider info declares the same, which is
+        """Return how the connection form shows the fields (the provider info declares the same, which is
         what Airflow 3.3 reads): only the extra JSON, the typed extra fields and a password matter.
         """
         from airflow_lineage_governance.connection_form import UI_FIELD_BEHAVIOUR

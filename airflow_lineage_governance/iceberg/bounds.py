@@ -1,10 +1,11 @@
-"""Which rows of its target a MERGE, UPDATE or DELETE can touch, as a pyiceberg row filter: the conjuncts of its
-ON (MERGE) or WHERE (UPDATE, DELETE) that bound a target column by constants (`=`, `<`, `<=`, `>`, `>=`,
-`BETWEEN`, `IN (…)`, `IN (SELECT …)` uncorrelated) or, for `t.col = <source expression>`, by the source's values
+"""Which rows of its target a MERGE, UPDATE or DELETE can touch, as a pyiceberg row filter.
+
+The conjuncts of its ON (MERGE) or WHERE (UPDATE, DELETE) that bound a target column by constants (`=`, `<`, `<=`, `>`,
+`>=`, `BETWEEN`, `IN (…)`, `IN (SELECT …)` uncorrelated) or, for `t.col = <source expression>`, by the source's values
 (computed in the sandboxed DuckDB connection). The filter is implied by the statement's condition, so every row the
-statement can change lies in a data file the filter keeps: reading only those files is exact. Anything else
-(OR, a function of the target column, WHEN NOT MATCHED BY SOURCE, a statement that reads its own target) leaves
-the conjunct, or the whole statement, unbounded.
+statement can change lies in a data file the filter keeps: reading only those files is exact. Anything else (OR, a
+function of the target column, WHEN NOT MATCHED BY SOURCE, a statement that reads its own target) leaves the conjunct,
+or the whole statement, unbounded.
 """
 
 from __future__ import annotations
@@ -51,9 +52,10 @@ _IN: Any = _In
 
 @dataclass(frozen=True)
 class DmlShape:
-    """A MERGE, UPDATE or DELETE as far as bounding it needs: its kind, the names that mean its target, its
-    condition, the one source relation its condition may compare the target with, and whether it must read the
-    whole target anyway.
+    """A MERGE, UPDATE or DELETE as far as bounding it needs.
+
+    Its kind, the names that mean its target, its condition, the one source relation its condition may compare the
+    target with, and whether it must read the whole target anyway.
     """
 
     kind: str
@@ -74,7 +76,7 @@ def _target_names(table: exp.Table) -> frozenset[str]:
 
 
 def _reads_target(tree: exp.Expr, target: exp.Table, ref: TableRef) -> bool:
-    """Returns whether the statement names its target table anywhere but as the table it writes."""
+    """Return whether the statement names its target table anywhere but as the table it writes."""
     for table in tree.find_all(exp.Table):
         if table is target:
             continue
@@ -85,8 +87,9 @@ def _reads_target(tree: exp.Expr, target: exp.Table, ref: TableRef) -> bool:
 
 
 def dml_shape(sql: str, ref: TableRef) -> DmlShape:
-    """Returns the shape of the MERGE, UPDATE or DELETE `sql` (DuckDB dialect) writing `ref`; raises ValueError
-    when `sql` is none of them.
+    """Return the shape of the MERGE, UPDATE or DELETE `sql` (DuckDB dialect) writing `ref`.
+
+    Raises ValueError when `sql` is none of them.
     """
     tree = sqlglot.parse_one(sql, read="duckdb")
     if isinstance(tree, exp.Merge):
@@ -142,7 +145,7 @@ def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
 
 
 def _target_column(node: exp.Expr, shape: DmlShape) -> str | None:
-    """Returns the target column `node` is (lower case), or None when it is not plainly one."""
+    """Return the target column `node` is (lower case), or None when it is not plainly one."""
     node = node.unnest()
     if not isinstance(node, exp.Column) or node.args.get("db") is not None:
         return None
@@ -159,7 +162,7 @@ def _names_target(node: exp.Expr, shape: DmlShape) -> bool:
 
 
 def _literal(value: Any) -> Any:
-    """Returns `value` as pyiceberg takes a literal, or raises TypeError for a type it cannot compare."""
+    """Return `value` as pyiceberg takes a literal, or raise TypeError for a type it cannot compare."""
     if isinstance(value, bool | int | float | str | Decimal):
         return value
     if isinstance(value, dt.datetime | dt.date | dt.time):
@@ -168,7 +171,7 @@ def _literal(value: Any) -> Any:
 
 
 def _values(connection: duckdb.DuckDBPyConnection, query: str) -> list[Any] | None:
-    """Returns the distinct non-null values the query's first column holds, or None past MAX_VALUES or when
+    """Return the distinct non-null values the query's first column holds, or None past MAX_VALUES or when
     DuckDB cannot run it.
     """
     try:
@@ -180,7 +183,7 @@ def _values(connection: duckdb.DuckDBPyConnection, query: str) -> list[Any] | No
 
 
 def _bound(node: exp.Expr, shape: DmlShape, connection: duckdb.DuckDBPyConnection) -> BooleanExpression | None:
-    """Returns the row filter one conjunct implies on a target column, or None when it implies none this reads."""
+    """Return the row filter one conjunct implies on a target column, or None when it implies none this reads."""
     if isinstance(node, exp.Between):
         return _between_bound(node, shape, connection)
     if isinstance(node, exp.In) and not node.args.get("unnest"):
@@ -193,7 +196,7 @@ def _bound(node: exp.Expr, shape: DmlShape, connection: duckdb.DuckDBPyConnectio
 def _between_bound(
     node: exp.Between, shape: DmlShape, connection: duckdb.DuckDBPyConnection
 ) -> BooleanExpression | None:
-    """Returns the range `column BETWEEN low AND high` bounds, when low and high read no column."""
+    """Return the range `column BETWEEN low AND high` bounds, when low and high read no column."""
     column = _target_column(node.this, shape)
     low, high = node.args.get("low"), node.args.get("high")
     if (
@@ -216,7 +219,7 @@ def _between_bound(
 
 
 def _in_bound(node: exp.In, shape: DmlShape, connection: duckdb.DuckDBPyConnection) -> BooleanExpression | None:
-    """Returns the values `column IN (...)` allows, from a list of constants or a query that reads no target."""
+    """Return the values `column IN (...)` allows, from a list of constants or a query that reads no target."""
     column = _target_column(node.this, shape)
     if column is None:
         return None
@@ -237,7 +240,7 @@ def _in_bound(node: exp.In, shape: DmlShape, connection: duckdb.DuckDBPyConnecti
 def _comparison_bound(
     node: exp.Expr, shape: DmlShape, connection: duckdb.DuckDBPyConnection
 ) -> BooleanExpression | None:
-    """Returns the bound a comparison of a target column with a value (either side) implies."""
+    """Return the bound a comparison of a target column with a value (either side) implies."""
     kind = type(node)
     for this, other, op in ((node.this, node.expression, kind), (node.expression, node.this, _FLIPPED[kind])):
         column = _target_column(this, shape)

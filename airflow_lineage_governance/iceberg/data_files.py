@@ -37,18 +37,18 @@ class ResultStream:
 
 
 def stream_of(table: pa.Table) -> ResultStream:
-    """Returns `table` as a result stream."""
+    """Return `table` as a result stream."""
     return ResultStream(table.schema, lambda: iter(table.to_batches(max_chunksize=BATCH_ROWS)))
 
 
 def chunk_bytes(metadata: TableMetadata, limit: int = CHUNK_BYTES) -> int:
-    """Returns the Arrow bytes of each chunk written: the table's target file size, at most `limit`."""
+    """Return the Arrow bytes of each chunk written: the table's target file size, at most `limit`."""
     target = metadata.properties.get(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES)
     return min(int(target), limit) if target else limit
 
 
 def chunks(batches: Iterable[pa.RecordBatch], limit: int) -> Iterator[pa.Table]:
-    """Yields `batches` gathered into tables of at least `limit` Arrow bytes each (the last one smaller), leaving
+    """Yield `batches` gathered into tables of at least `limit` Arrow bytes each (the last one smaller), leaving
     out empty batches.
     """
     held: list[pa.RecordBatch] = []
@@ -112,8 +112,9 @@ def _filesystem(location: str) -> tuple[fs.FileSystem, str]:
 
 
 def listed_files(location: str) -> Iterator[fs.FileInfo]:
-    """Yields every file under `location` (a table's location, as a URI or a local path); none when it does not
-    exist.
+    """Yield every file under `location` (a table's location, as a URI or a local path).
+
+    None when it does not exist.
     """
     filesystem, root = _filesystem(location)
     try:
@@ -126,12 +127,12 @@ def listed_files(location: str) -> Iterator[fs.FileInfo]:
 
 
 def data_location(metadata: TableMetadata) -> str:
-    """Returns the folder under which the table's data files are written."""
+    """Return the folder under which the table's data files are written."""
     return metadata.properties.get(TableProperties.WRITE_DATA_PATH) or f"{metadata.location.rstrip('/')}/data"
 
 
 def remove_written(io: FileIO, metadata: TableMetadata, written: WrittenFiles) -> None:
-    """Removes the data files of `written`, and any other file under the table's data location named by its write
+    """Remove the data files of `written`, and any other file under the table's data location named by its write
     id (one a failed writer left half written).
     """
     for data_file in written.files:

@@ -1,5 +1,6 @@
-"""Finding and removing the files under a table's location that no snapshot references: data files of a write
-that was killed before its commit, manifests of a commit the catalog refused.
+"""Finding and removing the files under a table's location that no snapshot references.
+
+Data files of a write that was killed before its commit, manifests of a commit the catalog refused.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class OrphanFile:
 
 
 def _key(location: str) -> str:
-    """Returns `location` (a URI or a path) as the path its filesystem lists it by."""
+    """Return `location` (a URI or a path) as the path its filesystem lists it by."""
     parsed = urlparse(location)
     if parsed.scheme in ("", "file"):
         return parsed.path
@@ -37,8 +38,10 @@ def _key(location: str) -> str:
 
 
 def referenced_files(table: Table) -> set[str]:
-    """Returns every file the table's metadata references, as listed paths: its metadata files, each snapshot's
-    manifest list, manifests, data and delete files (removed entries too), and statistics files.
+    """Return every file the table's metadata references, as listed paths.
+
+    Its metadata files, each snapshot's manifest list, manifests, data and delete files (removed entries too), and
+    statistics files.
     """
     metadata = table.metadata
     found = {table.metadata_location, *(entry.metadata_file for entry in metadata.metadata_log)}
@@ -55,7 +58,7 @@ def referenced_files(table: Table) -> set[str]:
 
 
 def orphan_files(table: Table, older_than: timedelta = SAFETY_AGE, now: datetime | None = None) -> list[OrphanFile]:
-    """Returns the files under the table's location that no snapshot references, last changed more than
+    """Return the files under the table's location that no snapshot references, last changed more than
     `older_than` before `now` (default: the current time), sorted by path.
     """
     cutoff = (now or datetime.now(UTC)) - older_than
@@ -71,8 +74,9 @@ def orphan_files(table: Table, older_than: timedelta = SAFETY_AGE, now: datetime
 
 
 def remove_orphans(table: Table, orphans: Iterable[OrphanFile]) -> int:
-    """Removes `orphans` (as orphan_files found them for the table) and returns how many were removed; one
-    already gone is not counted.
+    """Remove `orphans` (as orphan_files found them for the table) and return how many were removed.
+
+    One already gone is not counted.
     """
     filesystem, _ = fs.FileSystem.from_uri(table.location())
     removed = 0

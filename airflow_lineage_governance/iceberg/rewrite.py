@@ -1,10 +1,11 @@
-"""MERGE, UPDATE and DELETE on an Iceberg table, copy-on-write: the target's pinned snapshot is read (only the data
-files that can hold a row the statement changes, when its condition bounds a column: iceberg/bounds.py), those
-rows become a table in the sandboxed DuckDB connection, DuckDB runs the statement there, and one OVERWRITE commit
-replaces exactly the files read with the rewritten rows. The commit is checked against the pinned snapshot: a
-concurrent commit that added rows the statement's bound covers, or removed a file it read, makes it start again
-from the new snapshot (write.with_retries); a concurrent commit elsewhere in the table is merged. A retried try
-that finds its own earlier commit (the write key) does nothing.
+"""MERGE, UPDATE and DELETE on an Iceberg table, copy-on-write.
+
+The target's pinned snapshot is read (only the data files that can hold a row the statement changes, when its condition
+bounds a column: iceberg/bounds.py), those rows become a table in the sandboxed DuckDB connection, DuckDB runs the
+statement there, and one OVERWRITE commit replaces exactly the files read with the rewritten rows. The commit is checked
+against the pinned snapshot: a concurrent commit that added rows the statement's bound covers, or removed a file it
+read, makes it start again from the new snapshot (write.with_retries); a concurrent commit elsewhere in the table is
+merged. A retried try that finds its own earlier commit (the write key) does nothing.
 """
 
 from __future__ import annotations
@@ -69,8 +70,10 @@ RETURNING_MAX_ROWS = 1000
 
 @dataclass(frozen=True)
 class _Rewritten:
-    """One attempt's DuckDB work: the files read, the filter that chose them, whether a row changed (the rows
-    after the statement are then written as new data files), the counts.
+    """One attempt's DuckDB work.
+
+    The files read, the filter that chose them, whether a row changed (the rows after the statement are then written as
+    new data files), the counts.
     """
 
     files: list[DataFile]
@@ -82,7 +85,7 @@ class _Rewritten:
 
 
 def _checked_filter(table: Table, found: BooleanExpression) -> BooleanExpression:
-    """Returns `found` when it binds to the table's schema, else ALWAYS_TRUE (a bound that cannot be checked
+    """Return `found` when it binds to the table's schema, else ALWAYS_TRUE (a bound that cannot be checked
     reads the whole table).
     """
     try:
@@ -93,13 +96,14 @@ def _checked_filter(table: Table, found: BooleanExpression) -> BooleanExpression
 
 
 def _returns(shape: DmlShape) -> bool:
-    """Returns whether the statement has a RETURNING of its own."""
+    """Return whether the statement has a RETURNING of its own."""
     return shape.tree is not None and shape.tree.args.get("returning") is not None
 
 
 def _counted(shape: DmlShape, dml: str) -> str:
-    """Returns the statement as run: a MERGE returning `merge_action` first (then its own RETURNING's columns), so
-    each changed row says how.
+    """Return the statement as run.
+
+    A MERGE returning `merge_action` first (then its own RETURNING's columns), so each changed row says how.
     """
     if shape.kind != "MERGE":
         return dml
@@ -111,8 +115,9 @@ def _counted(shape: DmlShape, dml: str) -> str:
 
 
 def _run_dml(connection: duckdb.DuckDBPyConnection, shape: DmlShape, dml: str) -> tuple[RowCounts, pa.Table | None]:
-    """Runs the statement on `connection`; returns the rows it inserted, updated and deleted, and the rows its own
-    RETURNING gave (None without one).
+    """Run the statement on `connection`.
+
+    Returns the rows it inserted, updated and deleted, and the rows its own RETURNING gave (None without one).
     """
     if shape.kind == "MERGE":
         changed = connection.sql(_counted(shape, dml)).to_arrow_table()
@@ -131,7 +136,7 @@ def _run_dml(connection: duckdb.DuckDBPyConnection, shape: DmlShape, dml: str) -
 
 
 def _touched_files(connection: duckdb.DuckDBPyConnection, shape: DmlShape, read: PinnedRead) -> list[str]:
-    """Returns the file column's values of the target's data files the statement can change, as DuckDB answers
+    """Return the file column's values of the target's data files the statement can change, as DuckDB answers
     over the statement's own read (all of them when nothing bounds the statement).
     """
     query = touched_files_query(shape, FILE_COLUMN)
@@ -196,8 +201,8 @@ def _rewrite(
 
 
 def _write_rows(ref: TableRef, table: Table, after: duckdb.DuckDBPyRelation, written: WrittenFiles) -> None:
-    """Streams the rows of `after` (the rewritten files' rows after the statement) into new data files of the
-    table, chunk by chunk; raises IcebergWriteError when a value cannot be written as its column's type.
+    """Stream the rows of `after` (the rewritten files' rows after the statement) into new data files of the
+    table, chunk by chunk; raise IcebergWriteError when a value cannot be written as its column's type.
     """
 
     def prepare(chunk: pa.Table) -> pa.Table:
@@ -305,8 +310,8 @@ def rewrite_statement(
 def _commit(
     table: Table, ref: TableRef, done: _Rewritten, written: WrittenFiles, properties: dict[str, str]
 ) -> WriteResult:
-    """Commits the rewritten rows' data files (`written`) in place of the files read (nothing when no row changed)
-    and returns the write; raises ValidationException (retried) when a concurrent commit conflicts.
+    """Commit the rewritten rows' data files (`written`) in place of the files read (nothing when no row changed)
+    and return the write; raise ValidationException (retried) when a concurrent commit conflicts.
     """
     columns = facet_fields(table.schema())
     counts = done.counts

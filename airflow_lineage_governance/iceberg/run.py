@@ -33,8 +33,9 @@ from airflow_lineage_governance.refs import TableRef
 
 
 def _insert_target(catalog: Catalog, target: TableRef, known: Mapping[TableRef, Table]) -> Table:
-    """Returns the table an INSERT writes (as already loaded, else from the catalog); raises IcebergWriteError when
-    it does not exist.
+    """Return the table an INSERT writes (as already loaded, else from the catalog).
+
+    Raises IcebergWriteError when it does not exist.
     """
     if target in known:
         return known[target]
@@ -77,7 +78,7 @@ def run_statement(
     session: SessionSettings | None = None,
     resources: Resources | None = None,
 ) -> StatementRun:
-    """Runs `query` (the statement's SELECT) on DuckDB over `sources` pinned to their current snapshots and
+    """Run `query` (the statement's SELECT) on DuckDB over `sources` pinned to their current snapshots and
     writes the result to `target`: replaced whole for a CTAS, appended for an INSERT (into `insert_columns`
     by position). DuckDB casts the values before they leave it, as it would for a table of its own: for an INSERT
     to the target's column types, for a CTAS to the types that hold the SELECT's types in Iceberg
@@ -143,7 +144,7 @@ def _run_in(
     session: SessionSettings | None,
     resources: Resources | None,
 ) -> StatementRun:
-    """Runs the statement as run_statement says, DuckDB spilling to `spill`."""
+    """Run the statement as run_statement says, DuckDB spilling to `spill`."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
     connection = sandboxed_connection(session, resources, spill)

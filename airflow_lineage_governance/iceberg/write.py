@@ -1,5 +1,7 @@
-"""Writing a query's result to the catalog in one Iceberg commit: CTAS creates or atomically replaces a
-table, INSERT appends once per Airflow task instance (a retried try finds its earlier commit).
+"""Writing a query's result to the catalog in one Iceberg commit.
+
+CTAS creates or atomically replaces a table, INSERT appends once per Airflow task instance (a retried try finds its
+earlier commit).
 """
 
 from __future__ import annotations
@@ -58,16 +60,19 @@ WRITE_KEY = "airflow.write_key"
 
 
 def write_key(dag_id: str, task_id: str, map_index: int | None, logical_date: str | None, run_id: str) -> str:
-    """Returns the key of one task instance's append: its DAG, task, map index and logical date (the run id
-    for runs without a logical date).
+    """Return the key of one task instance's append.
+
+    Its DAG, task, map index and logical date (the run id for runs without a logical date).
     """
     return f"{dag_id}/{task_id}/{map_index}/{logical_date or run_id}"
 
 
 @dataclass(frozen=True)
 class RowCounts:
-    """What a MERGE, UPDATE or DELETE changed: rows inserted, updated and deleted, and how many of the table's
-    data files it rewrote (copy-on-write) of those its pinned snapshot held.
+    """What a MERGE, UPDATE or DELETE changed.
+
+    Rows inserted, updated and deleted, and how many of the table's data files it rewrote (copy-on-write) of those its
+    pinned snapshot held.
     """
 
     inserted: int = 0
@@ -78,7 +83,7 @@ class RowCounts:
 
     @property
     def changed(self) -> int:
-        """Returns the rows the statement changed: inserted, updated and deleted together."""
+        """Return the rows the statement changed: inserted, updated and deleted together."""
         return self.inserted + self.updated + self.deleted
 
 
@@ -92,8 +97,10 @@ ROW_COUNT_KEYS = {
 
 @dataclass(frozen=True)
 class WriteResult:
-    """What one write did: the table, the snapshot it made (or found, for a repeated INSERT), the rows, and the
-    table's columns and types after the write (`types.facet_fields`: as the event's schema facet names them).
+    """What one write did.
+
+    The table, the snapshot it made (or found, for a repeated INSERT), the rows, and the table's columns and types after
+    the write (`types.facet_fields`: as the event's schema facet names them).
     """
 
     table: TableRef
@@ -116,8 +123,8 @@ _UNSAFE_CHARACTERS = frozenset("./\\")
 
 
 def check_target_name(ref: TableRef) -> None:
-    """Raises IcebergWriteError when pyiceberg cannot store the target's name faithfully (a part that is empty,
-    blank or holds a dot, slash or backslash) or its namespace is one of DuckDB's system schemas.
+    """Raise IcebergWriteError when pyiceberg cannot store the target's name faithfully (a part that is empty,
+    blank or hold a dot, slash or backslash) or its namespace is one of DuckDB's system schemas.
     """
     for part in ref.identifier:
         if not part.strip() or _UNSAFE_CHARACTERS & set(part) or part != part.strip():
@@ -136,7 +143,7 @@ def check_target_name(ref: TableRef) -> None:
 
 
 def _unstorable(kind: pa.DataType) -> str | None:
-    """Returns the cast to suggest when Iceberg cannot hold `kind` (None when it can)."""
+    """Return the cast to suggest when Iceberg cannot hold `kind` (None when it can)."""
     if pa.types.is_null(kind):
         return "CAST(NULL AS VARCHAR), or the type the column should have"
     if pa.types.is_interval(kind) or pa.types.is_duration(kind):
@@ -159,7 +166,7 @@ def _unstorable(kind: pa.DataType) -> str | None:
 
 
 def check_storable(table: TableRef, result: pa.Schema) -> None:
-    """Raises IcebergWriteError naming the first column whose type Iceberg cannot hold (INTERVAL, UNION, HUGEINT,
+    """Raise IcebergWriteError naming the first column whose type Iceberg cannot hold (INTERVAL, UNION, HUGEINT,
     TIMESTAMP_NS, an all-NULL column with no type) and the cast to write instead; nothing is written then.
     """
     for field in result:
@@ -173,7 +180,7 @@ def check_storable(table: TableRef, result: pa.Schema) -> None:
 
 
 def writable(result: pa.Table) -> pa.Table:
-    """Returns the result with the types Iceberg has no place for cast to ones it has (unsigned to signed)."""
+    """Return the result with the types Iceberg has no place for cast to ones it has (unsigned to signed)."""
     fields = []
     for field in result.schema:
         kind = field.type
@@ -193,7 +200,7 @@ _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000}
 
 
 def _temporal(array: pa.Array) -> Iterator[tuple[pa.Array, tuple[int, int]]]:
-    """Yields the date and timestamp values within `array` (nested ones too), as integers, each with the range
+    """Yield the date and timestamp values within `array` (nested ones too), as integers, each with the range
     a Python date or datetime holds (years 1 to 9999), which the Iceberg writer needs.
     """
     kind = array.type
@@ -213,7 +220,7 @@ def _temporal(array: pa.Array) -> Iterator[tuple[pa.Array, tuple[int, int]]]:
 
 
 def _beyond(array: pa.Array) -> bool:
-    """Returns whether a date or timestamp within `array` is before year 1 or after year 9999 (infinity too)."""
+    """Return whether a date or timestamp within `array` is before year 1 or after year 9999 (infinity too)."""
     for values, (low, high) in _temporal(array):
         least, most = pc.min_max(values).values()
         if least.is_valid and (least.as_py() < low or most.as_py() > high):
@@ -222,8 +229,9 @@ def _beyond(array: pa.Array) -> bool:
 
 
 def check_in_range(ref: TableRef, rows: pa.Table) -> None:
-    """Raises IcebergWriteError naming the first column that holds a date or timestamp the Iceberg writer cannot
-    store: at infinity (DuckDB's 'infinity'), or before year 1 or after year 9999; nothing is written then.
+    """Raise IcebergWriteError naming the first column that holds a date or timestamp the Iceberg writer cannot store.
+
+    At infinity (DuckDB's 'infinity'), or before year 1 or after year 9999; nothing is written then.
     """
     for name, column in zip(rows.column_names, rows.columns, strict=True):
         if any(_beyond(chunk) for chunk in column.chunks):
@@ -238,8 +246,9 @@ def check_in_range(ref: TableRef, rows: pa.Table) -> None:
 
 
 def check_required(ref: TableRef, table: Schema, rows: pa.Table) -> None:
-    """Raises IcebergWriteError naming the first required (NOT NULL) column of `table` to which `rows` give a
-    NULL; nothing is written then.
+    """Raise IcebergWriteError naming the first required (NOT NULL) column of `table` to which `rows` give a NULL.
+
+    Nothing is written then.
     """
     for field in table.fields:
         if field.required and rows.column(field.name).null_count:
@@ -251,10 +260,11 @@ def check_required(ref: TableRef, table: Schema, rows: pa.Table) -> None:
 
 
 def conformed(ref: TableRef, result: pa.Table, schema: Schema) -> pa.Table:
-    """Returns `result` in the Arrow types of `schema`, whose types DuckDB already cast it to: only the
-    representation changes (text as large_string, a UUID's 16 bytes as uuid, a time zone's name), no value.
-    Raises IcebergWriteError naming the column when a value would change, and for a date or timestamp the
-    writer cannot store.
+    """Return `result` in the Arrow types of `schema`, whose types DuckDB already cast it to.
+
+    Only the representation changes (text as large_string, a UUID's 16 bytes as uuid, a time zone's name), no value.
+    Raises IcebergWriteError naming the column when a value would change, and for a date or timestamp the writer cannot
+    store.
     """
     target = schema_to_pyarrow(schema, include_field_ids=False)
     arrays = []
@@ -276,8 +286,8 @@ def conformed(ref: TableRef, result: pa.Table, schema: Schema) -> pa.Table:
 def with_retries(
     action: Callable[[], WriteResult], table: TableRef | str, attempts: int = 5, base_delay: float = 0.2
 ) -> WriteResult:
-    """Returns `action()`, retried with jittered exponential backoff on Iceberg commit conflicts (another
-    writer committed first, created the table first, or changed what an overwrite replaces); raises
+    """Return `action()`, retried with jittered exponential backoff on Iceberg commit conflicts (another
+    writer committed first, created the table first, or changed what an overwrite replaces); raise
     CommitConflictError naming the table after `attempts` conflicts.
     """
     for attempt in range(1, attempts + 1):
@@ -303,8 +313,9 @@ def _comparable(kind: pa.DataType) -> pa.DataType:
 
 
 def _replace_schema(table_tx: Transaction, result: pa.Schema, schema: Schema | None = None) -> None:
-    """Makes the table's schema `schema` (else the one of `result`, its Arrow form), by name: a column of another
-    type is dropped and added again.
+    """Make the table's schema `schema` (else the one of `result`, its Arrow form), by name.
+
+    A column of another type is dropped and added again.
     """
     wanted = result.names
     current = {f.name: _comparable(f.type) for f in table_tx.table_metadata.schema().as_arrow()}
@@ -330,7 +341,7 @@ def _columns(table: Table) -> tuple[tuple[str, str], ...]:
 def _prepared(
     stream: ResultStream, prepare: Callable[[pa.Table], pa.Table], metadata: TableMetadata
 ) -> Iterator[pa.Table]:
-    """Yields the stream's rows in chunks of the table's chunk size, each made rows of the table by `prepare`."""
+    """Yield the stream's rows in chunks of the table's chunk size, each made rows of the table by `prepare`."""
     return (prepare(chunk) for chunk in chunks(stream.batches(), chunk_bytes(metadata)))
 
 
@@ -354,8 +365,9 @@ def _append_streamed(
 def removing_on_failure(
     io: FileIO, metadata: Callable[[], TableMetadata], written: WrittenFiles, action: Callable[[], WriteResult]
 ) -> WriteResult:
-    """Returns `action()`; when it raises (or is interrupted), removes the files it wrote first. A commit whose
-    outcome the catalog did not say keeps them: it may have landed.
+    """Return `action()`; when it raises (or is interrupted), remove the files it wrote first.
+
+    A commit whose outcome the catalog did not say keeps them: it may have landed.
     """
     try:
         return action()
@@ -375,7 +387,7 @@ def _create(
     properties: Mapping[str, str],
     partition_by: Sequence[PartitionField] = (),
 ) -> tuple[Table, int]:
-    """Creates the table of `columns` holding the stream's rows, partitioned by `partition_by`, and returns it with
+    """Create the table of `columns` holding the stream's rows, partitioned by `partition_by`, and return it with
     the rows written: in one commit for a one-level namespace; pyiceberg stages no table in a nested namespace, so
     there the table is created, then its spec set and its rows appended (it is empty for that moment).
     """
@@ -505,8 +517,10 @@ def _arrow_columns(columns: Schema | pa.Schema) -> pa.Schema:
 
 
 def existing_target(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult:
-    """Returns what a CREATE TABLE IF NOT EXISTS ... AS does to the existing table: nothing (`untouched`), or,
-    when this task instance created it (its WRITE_KEY), that earlier write (`already_written`).
+    """Return what a CREATE TABLE IF NOT EXISTS ... AS does to the existing table.
+
+    Nothing (`untouched`), or, when this task instance created it (its WRITE_KEY), that earlier write
+    (`already_written`).
     """
     earlier = _earlier_write(table, ref, properties)
     if earlier is not None:
@@ -546,11 +560,12 @@ def _earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -
 
 
 def aligned_rows(ref: TableRef, table: Table, columns: list[str], result: pa.Table) -> pa.Table:
-    """Returns `result` as rows of the table: its columns matched by position to `columns`, cast to the table's
-    types, the table's other columns null. A statement's INSERT hands it values DuckDB already cast to those
-    types: the cast then changes their representation only (text as large_string, a UUID's bytes as uuid).
-    Raises IcebergWriteError when a value cannot take the column's type, a required column gets a NULL, or a
-    date or timestamp is beyond what the writer can store.
+    """Return `result` as rows of the table.
+
+    Its columns matched by position to `columns`, cast to the table's types, the table's other columns null. A
+    statement's INSERT hands it values DuckDB already cast to those types: the cast then changes their representation
+    only (text as large_string, a UUID's bytes as uuid). Raises IcebergWriteError when a value cannot take the column's
+    type, a required column gets a NULL, or a date or timestamp is beyond what the writer can store.
     """
     target = table.schema().as_arrow()
     renamed = result.rename_columns(columns)
@@ -583,9 +598,9 @@ def append_once(
     properties: Mapping[str, str],
     table: Table | None = None,
 ) -> WriteResult:
-    """Appends `result` to `ref` (`table`: as already loaded), its columns matched by position to `columns`
+    """Append `result` to `ref` (`table`: as already loaded), its columns matched by position to `columns`
     (the rest null), in one commit (files split by the table's partition spec, streamed chunk by chunk); when a
-    snapshot already carries the same WRITE_KEY, returns it and writes nothing. Raises IcebergWriteError when a
+    snapshot already carries the same WRITE_KEY, return it and write nothing. Raises IcebergWriteError when a
     value cannot be written as the column's type, CommitConflictError; a write that fails leaves no data file.
     """
     ref = as_table(name)
@@ -624,7 +639,7 @@ def overwrite_partitions(
     properties: Mapping[str, str],
     table: Table | None = None,
 ) -> WriteResult:
-    """Replaces, in one commit, exactly the partitions of `ref` that `result`'s rows fall in (`columns` matched
+    """Replace, in one commit, exactly the partitions of `ref` that `result`'s rows fall in (`columns` matched
     by position, as for append_once) with those rows; the other partitions are kept. A retried or repeated write
     of the same rows leaves the same table (it replaces the partitions again). A concurrent commit that added rows
     to one of those partitions makes it start again from the new snapshot. Raises IcebergWriteError when the

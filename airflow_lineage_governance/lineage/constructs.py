@@ -1,5 +1,7 @@
-"""Constructs whose lineage the engine does not trace: each is refused with a sentence naming it, before the
-query is read, rather than given lineage that would leave out a column the output depends on.
+"""Constructs whose lineage the engine does not trace.
+
+Each is refused with a sentence naming it, before the query is read, rather than given lineage that would leave out a
+column the output depends on.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from airflow_lineage_governance.refs import TableRef
 
 
 def _construct(node: exp.Expr) -> tuple[str, str] | None:
-    """Returns (what the construct is, what to write instead) when `node` is one the engine refuses."""
+    """Return (what the construct is, what to write instead) when `node` is one the engine refuses."""
     if isinstance(node, exp.Pivot):
         return (
             "a PIVOT or UNPIVOT of this form",
@@ -88,8 +90,9 @@ def wrap_column_aliases(tables: list[exp.Table]) -> None:
 
 
 def unwrap_lateral_unnest(query: exp.Query) -> None:
-    """Writes each `LATERAL UNNEST(...) AS u (x)` as `UNNEST(...) AS u (x)`: DuckDB reads an UNNEST in FROM as
-    lateral either way, and the engine reads the plain form.
+    """Write each `LATERAL UNNEST(...) AS u (x)` as `UNNEST(...) AS u (x)`.
+
+    DuckDB reads an UNNEST in FROM as lateral either way, and the engine reads the plain form.
     """
     for node in list(query.find_all(exp.Lateral)):
         unnest = node.this
@@ -102,7 +105,7 @@ def unwrap_lateral_unnest(query: exp.Query) -> None:
 
 
 def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None:
-    """Raises UnsupportedConstructError naming the first construct of `query` the engine does not trace, and
+    """Raise UnsupportedConstructError naming the first construct of `query` the engine does not trace, and
     UnnamedColumnError for an unnamed output of a derived table, CTE or set-operation branch (whose name DuckDB
     makes up from the expression's text).
     """
@@ -133,10 +136,11 @@ def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None
 
 
 def _positional(select: exp.Select) -> bool:
-    """Returns whether the lineage may read the SELECT's unnamed outputs by position: it is no branch of a set
-    operation BY NAME, and no output of it is called like the placeholder the qualifier gives an unnamed one
-    (`_col_0`). An outer query naming such an output by DuckDB's name for it is refused as an unknown column;
-    the statement's own output names are DuckDB's.
+    """Return whether the lineage may read the SELECT's unnamed outputs by position.
+
+    It is no branch of a set operation BY NAME, and no output of it is called like the placeholder the qualifier gives
+    an unnamed one (`_col_0`). An outer query naming such an output by DuckDB's name for it is refused as an unknown
+    column; the statement's own output names are DuckDB's.
     """
     parent = select.parent
     while isinstance(parent, (exp.Subquery, exp.SetOperation)):
@@ -147,9 +151,10 @@ def _positional(select: exp.Select) -> bool:
 
 
 def _names_matter(select: exp.Select) -> bool:
-    """Returns whether the outer query reads this SELECT's outputs by name: a derived table, a CTE, a branch of a
-    set operation BY NAME, or the first branch of a set operation that is one of those (a later branch is read by
-    position).
+    """Return whether the outer query reads this SELECT's outputs by name.
+
+    A derived table, a CTE, a branch of a set operation BY NAME, or the first branch of a set operation that is one of
+    those (a later branch is read by position).
     """
     node: exp.Expr = select
     parent = select.parent
@@ -169,8 +174,9 @@ def _names_matter(select: exp.Select) -> bool:
 
 
 def _listed_names(select: exp.Select) -> int:
-    """Returns how many of the SELECT's outputs a column list names: `(SELECT ...) AS s (a, b)` or
-    `WITH s (a, b) AS (SELECT ...)` names the first two, whatever the SELECT calls them.
+    """Return how many of the SELECT's outputs a column list names.
+
+    `(SELECT ...) AS s (a, b)` or `WITH s (a, b) AS (SELECT ...)` names the first two, whatever the SELECT calls them.
     """
     node: exp.Expr = select
     parent = select.parent
@@ -184,7 +190,7 @@ def _listed_names(select: exp.Select) -> int:
 
 
 def refuse_whole_rows(qualified: exp.Expr, target: TableRef) -> None:
-    """Raises UnsupportedConstructError when the qualified query reads a table's whole row as one value (`SELECT
+    """Raise UnsupportedConstructError when the qualified query reads a table's whole row as one value (`SELECT
     l FROM t AS l`): a struct of every column, which lineage would show with no inputs.
     """
     node = qualified.find(exp.TableColumn)

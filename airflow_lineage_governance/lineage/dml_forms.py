@@ -19,13 +19,15 @@ _ACTIONS = {"DELETE", "DO NOTHING"}
 
 
 def dml_kind(node: exp.Expr) -> StatementKind | None:
-    """Returns the kind of a MERGE, UPDATE or DELETE node, None for any other node."""
+    """Return the kind of a MERGE, UPDATE or DELETE node, None for any other node."""
     return DML_NODES.get(type(node))
 
 
 def category(when: exp.When) -> str:
-    """Returns which rows a MERGE's WHEN clause acts on: `MATCHED`, `NOT MATCHED` (source rows no target row
-    meets: BY TARGET) or `NOT MATCHED BY SOURCE` (target rows no source row meets).
+    """Return which rows a MERGE's WHEN clause acts on.
+
+    `MATCHED`, `NOT MATCHED` (source rows no target row meets: BY TARGET) or `NOT MATCHED BY SOURCE` (target rows no
+    source row meets).
     """
     if when.args.get("matched"):
         return "MATCHED"
@@ -33,7 +35,7 @@ def category(when: exp.When) -> str:
 
 
 def refuse_unread_forms(node: exp.Expr, kind: StatementKind, target: str | None) -> None:
-    """Raises UnsupportedStatementError, naming the form and what to write instead, for a form of the MERGE,
+    """Raise UnsupportedStatementError, naming the form and what to write instead, for a form of the MERGE,
     UPDATE or DELETE `node` whose lineage the engine does not read: a RETURNING that reads a subquery, a statement
     nested in another, DELETE with ORDER BY or LIMIT, an assignment that is not `column = value`, an INSERT BY
     NAME or DEFAULT VALUES, an unknown action, and a WHEN clause DuckDB would never reach.
@@ -109,8 +111,9 @@ def _check_merge(node: exp.Merge, target: str | None) -> None:
 
 
 def _check_side(when: exp.When, which: str, node: exp.Merge, target: str | None) -> None:
-    """Raises UnsupportedStatementError when a clause reads the side its rows do not have, as DuckDB does: a NOT
-    MATCHED clause the target's columns, a NOT MATCHED BY SOURCE clause the source's.
+    """Raise UnsupportedStatementError when a clause reads the side its rows do not have, as DuckDB does.
+
+    A NOT MATCHED clause the target's columns, a NOT MATCHED BY SOURCE clause the source's.
     """
     if which == "MATCHED":
         return

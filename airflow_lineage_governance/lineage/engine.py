@@ -70,7 +70,7 @@ def collection_paused() -> Iterator[None]:
 def column_lineage(
     statement: Statement | str, schema: CatalogSchema | NestedSchema, *, dialect: str = "duckdb"
 ) -> ColumnLineage:
-    """Returns the column lineage of one `CREATE [OR REPLACE] TABLE … AS SELECT`, `INSERT INTO … SELECT`, MERGE,
+    """Return the column lineage of one `CREATE [OR REPLACE] TABLE … AS SELECT`, `INSERT INTO … SELECT`, MERGE,
     UPDATE or DELETE (read by lineage/dml.py), given parsed (parse_statement) or as text (parsed here, in
     `dialect`).
 
@@ -100,7 +100,8 @@ def column_lineage(
 def _column_lineage(
     statement: Statement, work: exp.Expr, found: Survey, schema: Schema, original: exp.Expr | str
 ) -> ColumnLineage:
-    """Reads the lineage from `work` (a tree of `statement` the engine may change) and its survey `found`;
+    """Read the lineage from `work` (a tree of `statement` the engine may change) and its survey `found`.
+
     `original` (an unchanged tree, or the text to parse again) explains an unknown column.
     """
     target, dialect = statement.target, statement.dialect
@@ -173,8 +174,9 @@ def _by_name_root(query: exp.Expr) -> bool:
 
 
 def _projections(query: exp.Expr, names: list[str]) -> list[exp.Expr | None]:
-    """Returns the expression of each output: the leftmost SELECT's, or for a set operation BY NAME the first
-    branch's expression of that name.
+    """Return the expression of each output.
+
+    The leftmost SELECT's, or for a set operation BY NAME the first branch's expression of that name.
     """
     if not _by_name_root(query):
         leftmost = _leftmost_select(query)
@@ -219,8 +221,9 @@ def _name_outputs(query: exp.Query, text: str) -> None:
 
 
 def _by_name(target: TableRef, outputs: list[str], allowed: list[str], existing: Mapping[str, str]) -> list[str]:
-    """Returns the target column each output of an `INSERT ... BY NAME` writes: the one of its name (DuckDB
-    matches names case-insensitively).
+    """Return the target column each output of an `INSERT ... BY NAME` writes.
+
+    The one of its name (DuckDB matches names case-insensitively).
     """
     columns = {name.lower(): name for name in allowed}
     written: list[str] = []
@@ -247,7 +250,7 @@ def _unaliased(node: exp.Expr | None) -> exp.Expr:
 
 
 def query_text_of(statement: Statement) -> str | None:
-    """Returns the text of the statement's query as written (after the target), None when it cannot be found."""
+    """Return the text of the statement's query as written (after the target), None when it cannot be found."""
     node = statement.tree
     target = node.this.this if isinstance(node.this, exp.Schema) else node.this
     if not statement.text or not isinstance(target, exp.Table):
@@ -260,8 +263,8 @@ def query_text_of(statement: Statement) -> str | None:
 
 
 def _bound(statement: Statement, schema: Schema) -> BoundQuery:
-    """Returns DuckDB's binding of the statement's query as written, or of the SQL the operator runs when there is
-    no text or DuckDB's parser does not take the text as written; raises BindError with DuckDB's sentence when
+    """Return DuckDB's binding of the statement's query as written, or of the SQL the operator runs when there is
+    no text or DuckDB's parser does not take the text as written; raise BindError with DuckDB's sentence when
     DuckDB cannot bind it.
     """
     text = query_text_of(statement)

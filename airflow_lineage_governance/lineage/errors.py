@@ -10,8 +10,9 @@ UNREADABLE = "Lineage cannot be read"
 
 
 class LineageError(LineageGovernanceError):
-    """Raised when a statement's column lineage cannot be read exactly; nothing should be written then. The
-    layer's root: every error of `lineage/` derives from it.
+    """Raised when a statement's column lineage cannot be read exactly; nothing should be written then.
+
+    The layer's root: every error of `lineage/` derives from it.
     """
 
     def __init__(self, target: TableRef | str | None, problem: str, advice: str = "") -> None:

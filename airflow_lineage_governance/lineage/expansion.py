@@ -1,6 +1,7 @@
-"""DuckDB's shorthands written out as the queries they stand for, for the engine to read: COLUMNS(...) as the
-columns DuckDB expands it to (DuckDB binds the bare expression over empty stand-ins of the SELECT's tables),
-struct references by DuckDB's name rules, and PIVOT/UNPIVOT of a catalog table.
+"""DuckDB's shorthands written out as the queries they stand for, for the engine to read.
+
+COLUMNS(...) as the columns DuckDB expands it to (DuckDB binds the bare expression over empty stand-ins of the SELECT's
+tables), struct references by DuckDB's name rules, and PIVOT/UNPIVOT of a catalog table.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ def expand_columns(
     bind: Bind,
     target: TableRef,
 ) -> None:
-    """Writes every COLUMNS(...) of `query` (a tree the engine owns) as the columns DuckDB matches: an output
-    becomes one output per column, a row clause the AND of one copy per column. Raises UnsupportedConstructError
-    for a COLUMNS over a source that is not a catalog table, an unpacked `*COLUMNS`, or two in one expression.
+    """Write every COLUMNS(...) of `query` (a tree the engine owns) as the columns DuckDB matches.
+
+    An output becomes one output per column, a row clause the AND of one copy per column. Raises
+    UnsupportedConstructError for a COLUMNS over a source that is not a catalog table, an unpacked `*COLUMNS`, or two in
+    one expression.
     """
     tables = {id(table): ref for table, ref in placed}
     for select in list(query.find_all(exp.Select)):
@@ -58,7 +61,7 @@ def expand_columns(
 
 
 def _sources(select: exp.Select, tables: dict[int, TableRef], target: TableRef) -> list[tuple[str, TableRef]]:
-    """Returns the SELECT's FROM and JOIN tables in order, each (alias, table); raises for any other source."""
+    """Return the SELECT's FROM and JOIN tables in order, each (alias, table); raise for any other source."""
     found: list[tuple[str, TableRef]] = []
     from_ = select.args.get("from_") or select.args.get("from")
     nodes = [from_.this] if from_ is not None else []
@@ -82,7 +85,7 @@ def _matched(
     bind: Bind,
     target: TableRef,
 ) -> list[tuple[str, str]]:
-    """Returns the (alias, column) pairs DuckDB expands the COLUMNS expression to, in its order."""
+    """Return the (alias, column) pairs DuckDB expands the COLUMNS expression to, in its order."""
     stand_ins = []
     star: list[tuple[str, str]] = []
     for alias, ref in sources:
@@ -153,7 +156,7 @@ def _quoted(name: str) -> str:
 def expand_struct_references(
     columns: Sequence[exp.Column], placed: Sequence[tuple[exp.Table, TableRef]], schema: dict[TableRef, dict[str, str]]
 ) -> None:
-    """Writes the struct references among `columns` (nodes of a query the engine owns) that DuckDB binds by its
+    """Write the struct references among `columns` (nodes of a query the engine owns) that DuckDB binds by its
     name rules as field accesses the engine reads: `st.*`
     (a struct column of one table of the SELECT, no table of that name) as one output per field, and
     `schema.table.column.field` as `table.column.field`.

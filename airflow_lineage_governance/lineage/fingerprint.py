@@ -18,8 +18,9 @@ _SPACE = re.compile(r"\s+")
 
 
 def facet_sql(sql: Statement | str) -> str:
-    """Returns the statement as its run's `sql` job facet carries it: redacted and printed by sqlglot (DuckDB
-    dialect); a text that does not parse gives itself with whitespace collapsed (its facet withholds it).
+    """Return the statement as its run's `sql` job facet carries it: redacted and printed by sqlglot (DuckDB dialect).
+
+    A text that does not parse gives itself with whitespace collapsed (its facet withholds it).
     """
     redacted = redacted_sql(sql)
     if redacted == WITHHELD and isinstance(sql, str):

@@ -1,5 +1,7 @@
-"""The SQL of a statement as DuckDB runs it: every table named by its full namespace, and every unaliased output
-of a CTAS named as DuckDB names it in the statement as written (so regenerating the SQL renames nothing).
+"""The SQL of a statement as DuckDB runs it.
+
+Every table named by its full namespace, and every unaliased output of a CTAS named as DuckDB names it in the statement
+as written (so regenerating the SQL renames nothing).
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ def runnable_select(
     dialect: str = "duckdb",
     names: Sequence[str] | None = None,
 ) -> str:
-    """Returns the statement's SELECT with each table named as DuckDB finds it (`schema.table`, or
-    `catalog.schema.table` for a two-level namespace), a table named without namespace given its own; raises
+    """Return the statement's SELECT with each table named as DuckDB finds it (`schema.table`, or
+    `catalog.schema.table` for a two-level namespace), a table named without namespace given its own; raise
     LineageError, UnsupportedStatementError for a MERGE, UPDATE or DELETE (which has no one SELECT: see
     runnable_statement). A Statement given is not changed (its query is copied).
 
@@ -58,7 +60,7 @@ def runnable_select(
 
 
 def _renames_a_duplicate(names: Sequence[str]) -> bool:
-    """Returns whether some name is another one with a `_n` suffix (what deduplicated makes of a duplicate)."""
+    """Return whether some name is another one with a `_n` suffix (what deduplicated makes of a duplicate)."""
     known = {name.lower() for name in names}
     for name in names:
         base, _, suffix = name.rpartition("_")
@@ -97,7 +99,7 @@ def _name_unaliased(query: exp.Query, text: str) -> bool:
 def runnable_statement(
     statement: Statement | str, schema: CatalogSchema | NestedSchema, *, dialect: str = "duckdb"
 ) -> str:
-    """Returns the whole statement (a MERGE, UPDATE or DELETE; any kind is taken) with each table, the target
+    """Return the whole statement (a MERGE, UPDATE or DELETE; any kind is taken) with each table, the target
     included, named as DuckDB finds it, as runnable_select names them: run it on a copy of the target at that
     name. A table named without namespace is given its own (an alias the statement relies on, such as `t` in
     `MERGE INTO db.t ... ON t.id = ...`, keeps working: DuckDB binds a table's own name). Raises LineageError for

@@ -1,5 +1,6 @@
-"""How each source column takes part in one expression: the OpenLineage type, subtype and masking of every
-column on the way from the expression's root to its leaves.
+"""How each source column takes part in one expression.
+
+The OpenLineage type, subtype and masking of every column on the way from the expression's root to its leaves.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ ResolveQuery = Callable[[exp.Query], Iterable[Dependency]]
 
 
 def compose(dependency: Dependency, context: Context) -> Dependency:
-    """Returns a dependency of a derived column seen through the context that reads that column."""
+    """Return a dependency of a derived column seen through the context that reads that column."""
     masking = dependency.masking or context.masking
     if context.type == EdgeType.INDIRECT:
         return Dependency(dependency.source, EdgeType.INDIRECT, context.subtype, masking, context.description)
@@ -111,7 +112,7 @@ class ExpressionWalker:
         self._resolve_query = resolve_query
 
     def dependencies(self, node: exp.Expr, context: Context = ROOT) -> list[Dependency]:
-        """Returns every dependency of `node` read in `context` (unmerged)."""
+        """Return every dependency of `node` read in `context` (unmerged)."""
         found: list[Dependency] = []
         self._walk(node, context, found)
         return found

@@ -1,5 +1,7 @@
-"""IcebergSqlOperator: one CTAS, INSERT … SELECT, MERGE, UPDATE or DELETE over an Iceberg catalog, run on DuckDB,
-with exact OpenLineage column lineage read before anything is written.
+"""IcebergSqlOperator.
+
+One CTAS, INSERT … SELECT, MERGE, UPDATE or DELETE over an Iceberg catalog, run on DuckDB, with exact OpenLineage column
+lineage read before anything is written.
 
 Importing this module loads no pyiceberg, DuckDB, pyarrow, sqlglot or OpenLineage client (DAG parsing stays
 cheap): the work's modules are imported when a task runs.
@@ -43,8 +45,10 @@ DEFAULT_MAX_EDGES = 4096
 
 @dataclass(frozen=True)
 class LineageRead:
-    """What one try read before running the statement: the parsed statement, the tables loaded (once), their
-    schema, the lineage and what DuckDB runs: the SELECT of a CTAS or INSERT, the whole MERGE, UPDATE or DELETE.
+    """What one try read before running the statement.
+
+    The parsed statement, the tables loaded (once), their schema, the lineage and what DuckDB runs: the SELECT of a CTAS
+    or INSERT, the whole MERGE, UPDATE or DELETE.
     """
 
     statement: Statement
@@ -119,9 +123,10 @@ class IcebergSqlOperator(BaseOperator):
             self.outlets = [*self.outlets, self.outlet_asset()]
 
     def outlet_asset(self) -> Asset:
-        """Returns the asset of the declared target: `<lineage namespace>/<db>/<table>`, the namespace being the
-        operator's `lineage_namespace`, else `iceberg://<connection id>` (no connection is read at parse time).
-        Raises ValueError when no target is declared.
+        """Return the asset of the declared target.
+
+        `<lineage namespace>/<db>/<table>`, the namespace being the operator's `lineage_namespace`, else
+        `iceberg://<connection id>` (no connection is read at parse time). Raises ValueError when no target is declared.
         """
         if self.declared_target is None:
             raise ValueError(f"the task {self.task_id} declares no target table: give target='db.table'")
@@ -129,20 +134,23 @@ class IcebergSqlOperator(BaseOperator):
 
     @cached_property
     def hook(self) -> IcebergHook:
-        """Returns the hook of the operator's connection (one per operator: the catalog is opened once)."""
+        """Return the hook of the operator's connection (one per operator: the catalog is opened once)."""
         return IcebergHook(self.iceberg_conn_id)
 
     def render_template_fields(self, context: Context, jinja_env: Environment | None = None) -> None:
-        """Renders `sql`, then parses it: the OpenLineage listener reads facets in a forked process, which
-        inherits the parsed statement instead of parsing it again.
+        """Render `sql`, then parse it.
+
+        The OpenLineage listener reads facets in a forked process, which inherits the parsed statement instead of
+        parsing it again.
         """
         super().render_template_fields(context, jinja_env)
         with suppress(Exception):  # execute() and the facets report why the statement cannot be read
             self.statement()
 
     def statement(self) -> Statement:
-        """Returns the rendered statement, parsed once (again only if `sql` changes); raises LineageError, the
-        same one on every call, when it cannot be read.
+        """Return the rendered statement, parsed once (again only if `sql` changes).
+
+        Raises LineageError, the same one on every call, when it cannot be read.
         """
         if self._parsed is None or self._parsed[0] != self.sql:
             from airflow_lineage_governance.lineage import LineageError, parse_statement
@@ -159,9 +167,10 @@ class IcebergSqlOperator(BaseOperator):
         return parsed
 
     def lineage_read(self) -> LineageRead:
-        """Returns the try's lineage read (made on first use, by the START facets or execute, whichever runs
-        first): the statement, its tables loaded once, their schema, the lineage and the runnable SELECT.
-        Raises LineageError when the lineage cannot be read exactly, other errors when the catalog cannot.
+        """Return the try's lineage read (made on first use, by the START facets or execute, whichever runs first).
+
+        The statement, its tables loaded once, their schema, the lineage and the runnable SELECT. Raises LineageError
+        when the lineage cannot be read exactly, other errors when the catalog cannot.
         """
         if self._read is None or self._read[0] != self.sql:
             from airflow_lineage_governance.iceberg.catalog import catalog_tables, load_tables, table_columns
@@ -195,10 +204,12 @@ class IcebergSqlOperator(BaseOperator):
         return read
 
     def execute(self, context: Context) -> dict[str, Any]:
-        """Reads the lineage, runs the statement, writes the result; returns the table, snapshot id, row count,
-        partitions written and, for a MERGE, UPDATE or DELETE, the rows inserted, updated and deleted (XCom).
-        Raises AirflowFailException, with the engine's sentence, when lineage is unreadable, and
-        AirflowException (retried when the task has retries) naming the catalog when a REST catalog does not answer.
+        """Reads the lineage, runs the statement, writes the result.
+
+        Returns the table, snapshot id, row count, partitions written and, for a MERGE, UPDATE or DELETE, the rows
+        inserted, updated and deleted (XCom). Raises AirflowFailException, with the engine's sentence, when lineage is
+        unreadable, and AirflowException (retried when the task has retries) naming the catalog when a REST catalog does
+        not answer.
         """
         from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError, IcebergError
         from airflow_lineage_governance.lineage import LineageError
@@ -237,7 +248,7 @@ class IcebergSqlOperator(BaseOperator):
         return run_result(self._run)
 
     def _check_options(self, statement: Statement) -> None:
-        """Raises AirflowFailException when partition_by or write_mode does not apply to the statement's kind."""
+        """Raise AirflowFailException when partition_by or write_mode does not apply to the statement's kind."""
         from airflow_lineage_governance.kinds import StatementKind
 
         if self.partition_fields and statement.kind is not StatementKind.CREATE_TABLE_AS:
@@ -255,7 +266,7 @@ class IcebergSqlOperator(BaseOperator):
 
     @staticmethod
     def _snapshot_properties(context: Context) -> dict[str, str]:
-        """Returns the snapshot-summary properties of the try's commit: the task instance and its write key."""
+        """Return the snapshot-summary properties of the try's commit: the task instance and its write key."""
         from airflow_lineage_governance.iceberg.write import WRITE_KEY, write_key
 
         ti = context["ti"]
@@ -273,7 +284,7 @@ class IcebergSqlOperator(BaseOperator):
 
     @cached_property
     def session(self) -> SessionSettings:
-        """Returns the DuckDB session settings the statement runs under, from the provider's config section."""
+        """Return the DuckDB session settings the statement runs under, from the provider's config section."""
         from airflow_lineage_governance.iceberg.session import CONFIG_OPTIONS, SessionSettings
         from airflow_lineage_governance.settings import setting
 
@@ -281,8 +292,9 @@ class IcebergSqlOperator(BaseOperator):
 
     @cached_property
     def duckdb_resources(self) -> Resources:
-        """Returns the DuckDB memory limit, threads and spill root the statement runs within: the operator's
-        own, else the provider's config section, else the task's default share of the machine.
+        """Returns the DuckDB memory limit, threads and spill root the statement runs within.
+
+        The operator's own, else the provider's config section, else the task's default share of the machine.
         """
         from airflow_lineage_governance.iceberg.resources import CONFIG_OPTIONS, Resources
         from airflow_lineage_governance.settings import setting, thread_count
@@ -297,7 +309,7 @@ class IcebergSqlOperator(BaseOperator):
         )
 
     def _write(self, read: LineageRead, properties: dict[str, str]) -> StatementRun:
-        """Runs the statement: a MERGE, UPDATE or DELETE copy-on-write, a CTAS or INSERT through its SELECT."""
+        """Run the statement: a MERGE, UPDATE or DELETE copy-on-write, a CTAS or INSERT through its SELECT."""
         lineage, statement = read.lineage, read.statement
         if statement.reads_target:
             sources = [ref for ref in lineage.sources if ref != lineage.target]
@@ -334,9 +346,7 @@ class IcebergSqlOperator(BaseOperator):
         )
 
     def _record_asset_event(self, context: Context, written: TableRef, extra: dict[str, Any]) -> None:
-        """Puts the snapshot id and row count on the outlet asset's event, when the table written is the one
-        declared.
-        """
+        """Put the snapshot id and row count on the outlet asset's event, when the table written is the one declared."""
         if self.declared_target is None:
             return
         if written != self.declared_target:
@@ -351,19 +361,19 @@ class IcebergSqlOperator(BaseOperator):
     # OpenLineage: called by the provider's listener in the task's process (or a fork of it).
 
     def get_openlineage_facets_on_start(self) -> OpenLineageFacets:
-        """Returns the inputs (with schemas) and the output the statement will write, with the schema it will
+        """Return the inputs (with schemas) and the output the statement will write, with the schema it will
         have (`_planned_output`).
         """
         return self._facets(complete=False)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> OpenLineageFacets:
-        """Returns the inputs with the snapshots read, and the output with schema, column lineage, version
+        """Return the inputs with the snapshots read, and the output with schema, column lineage, version
         and row count.
         """
         return self._facets(complete=self._run is not None)
 
     def get_openlineage_facets_on_failure(self, task_instance: Any) -> OpenLineageFacets:
-        """Returns what START returned and, when the lineage could not be read, the `extractionError` run
+        """Return what START returned and, when the lineage could not be read, the `extractionError` run
         facet with the engine's sentence; the provider adds the task's error.
         """
         return self._facets(complete=False, failed=True)
@@ -434,11 +444,12 @@ class IcebergSqlOperator(BaseOperator):
         return OperatorLineage(inputs=inputs, outputs=outputs, run_facets=run_facets, job_facets=job_facets)
 
     def _planned_output(self, namespace: str, read: LineageRead) -> list[Any]:
-        """Returns the output that START (and FAIL) name: the target with the schema it has after the statement,
-        each field typed as COMPLETE types it, or nothing when that schema is not known without running the
-        statement. Never an output without a schema, or with a field untyped or typed otherwise than COMPLETE
-        types it: a backend (Marquez) keeps a dataset's fields by name and type, and its column lineage breaks on
-        a field it holds twice.
+        """Return the output that START (and FAIL) name.
+
+        The target with the schema it has after the statement, each field typed as COMPLETE types it, or nothing when
+        that schema is not known without running the statement. Never an output without a schema, or with a field
+        untyped or typed otherwise than COMPLETE types it: a backend (Marquez) keeps a dataset's fields by name and
+        type, and its column lineage breaks on a field it holds twice.
 
         An INSERT, MERGE, UPDATE or DELETE keeps the target's schema (the catalog's); a CREATE TABLE ... AS gives
         it the schema DuckDB bound its SELECT to when the lineage was read (`bound_result_schema`: nothing read,
@@ -467,14 +478,14 @@ class IcebergSqlOperator(BaseOperator):
 
 
 def _returning_max_rows() -> int:
-    """Returns the most rows a RETURNING hands to XCom, from the provider's config section."""
+    """Return the most rows a RETURNING hands to XCom, from the provider's config section."""
     from airflow_lineage_governance.settings import whole_number
 
     return whole_number("returning_max_rows")
 
 
 def _fields(tables: Mapping[TableRef, Table], ref: TableRef) -> list[tuple[str, str]]:
-    """Returns the input's schema facet fields: the table's columns as loaded, typed as every event types them."""
+    """Return the input's schema facet fields: the table's columns as loaded, typed as every event types them."""
     from airflow_lineage_governance.iceberg.types import facet_fields
 
     table = tables.get(ref)

@@ -27,7 +27,7 @@ def _verb(lineage: ColumnLineage, run: StatementRun) -> str:
 
 
 def _written(lineage: ColumnLineage, run: StatementRun) -> list[str]:
-    """Returns the lines that say what the write did to the table."""
+    """Return the lines that say what the write did to the table."""
     write = run.write
     if write.untouched:
         return [
@@ -61,9 +61,10 @@ def _written(lineage: ColumnLineage, run: StatementRun) -> list[str]:
 
 
 def lineage_summary(lineage: ColumnLineage, run: StatementRun) -> list[str]:
-    """Returns the summary lines: target, each output column with its sources, the rows-shaping inputs,
-    the snapshots read and written, the rows written (inserted, updated, deleted for a MERGE, UPDATE or DELETE)
-    and the partitions written.
+    """Return the summary lines.
+
+    Target, each output column with its sources, the rows-shaping inputs, the snapshots read and written, the rows
+    written (inserted, updated, deleted for a MERGE, UPDATE or DELETE) and the partitions written.
     """
     lines = [
         f"Lineage of {lineage.target} ({lineage.kind}): {len(lineage.columns)} columns, {lineage.edge_count} edges"
@@ -84,9 +85,11 @@ def lineage_summary(lineage: ColumnLineage, run: StatementRun) -> list[str]:
 
 
 def run_result(run: StatementRun) -> dict[str, Any]:
-    """Returns the task's XCom value: the table, snapshot id, rows, whether this task instance had already written
-    it, whether anything was written, the partitions written, and for a MERGE, UPDATE or DELETE the rows inserted,
-    updated and deleted, and the rows its RETURNING gave (`returning`: columns and rows).
+    """Return the task's XCom value.
+
+    The table, snapshot id, rows, whether this task instance had already written it, whether anything was written, the
+    partitions written, and for a MERGE, UPDATE or DELETE the rows inserted, updated and deleted, and the rows its
+    RETURNING gave (`returning`: columns and rows).
     """
     write = run.write
     result: dict[str, Any] = {

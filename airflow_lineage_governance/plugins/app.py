@@ -45,8 +45,9 @@ DagFilter = Callable[[str], bool]
 
 
 async def current_user(request: Request) -> Any:
-    """Returns the Airflow user of the request, as Airflow's own routes find it; raises HTTPException 401 (no
-    credential) or 403 (a bad one).
+    """Return the Airflow user of the request, as Airflow's own routes find it.
+
+    Raises HTTPException 401 (no credential) or 403 (a bad one).
     """
     from airflow.api_fastapi.core_api.security import bearer_scheme, get_user
 
@@ -54,7 +55,7 @@ async def current_user(request: Request) -> Any:
 
 
 def readable_dags(user: Annotated[Any, Depends(current_user)]) -> DagFilter:
-    """Returns the test of whether the user may read a DAG, as the auth manager answers it."""
+    """Return the test of whether the user may read a DAG, as the auth manager answers it."""
     from airflow.api_fastapi.app import get_auth_manager
 
     allowed = frozenset(get_auth_manager().get_authorized_dag_ids(user=user, method="GET"))
@@ -87,8 +88,10 @@ def _html(text: str) -> HTMLResponse:
 
 
 def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
-    """Returns the app over `data` (default: the sources the provider's settings name); with `warm_up`, the
-    governance graph starts building at once, in the background, for the first Impact or Lineage page.
+    """Return the app over `data` (default: the sources the provider's settings name).
+
+    With `warm_up`, the governance graph starts building at once, in the background, for the first Impact or Lineage
+    page.
     """
     app = FastAPI(title="Lineage governance", docs_url=None, redoc_url=None, openapi_url=None)
     ui = data or UiData(airflow_sources())
@@ -301,7 +304,7 @@ def _columns(loaded: Loaded) -> list[str]:
 
 
 def writer_dag(graph: LineageGraph, table: TableRef) -> str | None:
-    """Returns the DAG whose task wrote the table in the lineage (its event's Airflow facet, else the job name
+    """Return the DAG whose task wrote the table in the lineage (its event's Airflow facet, else the job name
     before its last dot), or None for a table no job writes (a source).
     """
     job = graph.outputs.get(table)
@@ -321,7 +324,7 @@ def _check_reach(graph: LineageGraph, tables: list[TableRef], may_read: DagFilte
 
 
 def _observed_count(impact: Any) -> int:
-    """Returns how many reached columns every hop of whose path an event observed (the rest are candidates:
+    """Return how many reached columns every hop of whose path an event observed (the rest are candidates:
     reached through declared or designed lineage).
     """
     reached = impact.reached

@@ -30,7 +30,7 @@ class Dependency:
     description: str = ""
 
     def line(self) -> str:
-        """Returns `crm.learners.email (DIRECT IDENTITY)`, `, masked` added when masked."""
+        """Return `crm.learners.email (DIRECT IDENTITY)`, `, masked` added when masked."""
         return f"{self.source} ({self.type} {self.subtype}{', masked' if self.masking else ''})"
 
 
@@ -125,8 +125,9 @@ def _split(name: str) -> tuple[str, str]:
 
 
 def lineage_picture(output: OutputLineage) -> str:
-    """Returns the SVG of one output's lineage: input columns (boxes by table) on the left, the output's
-    columns and `every row` on the right, one curve per edge.
+    """Return the SVG of one output's lineage.
+
+    Input columns (boxes by table) on the left, the output's columns and `every row` on the right, one curve per edge.
     """
     target = Box(("out", output.table), output.table, depth=1)
     sources: dict[str, Box] = {}
@@ -177,7 +178,7 @@ def _depths(impact: Impact, edges: Sequence[Edge]) -> dict[TableRef, int]:
 
 
 def impact_picture(impact: Impact, lineage: LineageGraph) -> tuple[str, int]:
-    """Returns the SVG of the subgraph a change to the column reaches (tables as boxes left to right by depth;
+    """Return the SVG of the subgraph a change to the column reaches (tables as boxes left to right by depth;
     the edges of the paths that reach each column highlighted, other edges among reached columns faint) and
     the number of columns left out of the picture (beyond MAX_PICTURED).
     """
@@ -238,7 +239,7 @@ class ReportLine:
 
 
 def report_line(report: Mapping[str, Any]) -> ReportLine:
-    """Returns the listing line of a governance report read from its JSON (unknown kinds count as errors)."""
+    """Return the listing line of a governance report read from its JSON (unknown kinds count as errors)."""
     findings = [_dict(f) for f in _list(report.get("findings"))]
     warnings = sum(1 for f in findings if _severity(f.get("kind")) is Severity.WARNING)
     return ReportLine(
@@ -259,7 +260,7 @@ def _severity(kind: Any) -> Severity:
 
 
 def finding_subject(finding: Mapping[str, Any]) -> tuple[str, TableRef | None]:
-    """Returns what a finding is about as text (its column, table or job) and the table whose owner answers
+    """Return what a finding is about as text (its column, table or job) and the table whose owner answers
     for it (None when the finding names no table).
     """
     for key in ("column", "table"):
