@@ -29,7 +29,7 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def escaped(text: str) -> str:
-    """Return the text with newlines, terminal escapes and other control characters written as `\\n`, `\\x1b`, ....
+    r"""Return the text with newlines, terminal escapes and other control characters written as `\n`, `\x1b`, ...
 
     A name from an event or a file can never forge an output line or drive the terminal.
     """
@@ -91,6 +91,10 @@ def job_namespaces(given: list[str] | None) -> list[str] | None:
 
 
 def schema_from(args: argparse.Namespace) -> CatalogSchema | NestedSchema:
+    """Return the schema the lineage is read against: the JSON file of --schema, else the local catalog's.
+
+    Raises BadInput for a schema file that is missing or not JSON, or a folder with no local catalog.
+    """
     if args.schema:
         try:
             nested: NestedSchema = json.loads(Path(args.schema).read_text())
@@ -128,6 +132,7 @@ def answers_from_store(args: argparse.Namespace) -> bool:
 
 
 def load_governance(args: argparse.Namespace) -> Governance:
+    """Return the governance over the command's event source, rules, metadata, job namespaces and time window."""
     from airflow_lineage_governance.governance.session import Governance
 
     return Governance.load(
@@ -173,6 +178,7 @@ def as_of_and_window(args: argparse.Namespace) -> tuple[datetime | None, timedel
 
 
 def add_governance_options(command: argparse.ArgumentParser) -> None:
+    """Add the options of a command that reads the governance: events, rules, metadata, namespaces, times, --json."""
     command.add_argument(
         "--events", help=f"an OpenLineage JSONL file or a Marquez URL (default: [{settings.SECTION}] events)"
     )
@@ -201,6 +207,7 @@ def add_governance_options(command: argparse.ArgumentParser) -> None:
 
 
 def add_time_options(command: argparse.ArgumentParser) -> None:
+    """Add --as-of and --active-since: the time a question is answered as of, and the window of edges that count."""
     command.add_argument(
         "--as-of", help="answer from each job's latest COMPLETE at or before this ISO 8601 time (default: now)"
     )
@@ -212,6 +219,7 @@ def add_time_options(command: argparse.ArgumentParser) -> None:
 
 
 def add_template_options(command: argparse.ArgumentParser) -> None:
+    """Add --logical-date, the date a SQL file's Jinja template is rendered for."""
     command.add_argument(
         "--logical-date",
         help="the logical date the SQL templates are rendered for, ISO 8601 "

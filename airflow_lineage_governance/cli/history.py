@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 
 def edges_text(path: Sequence[Edge]) -> str:
+    """Return a path of edges as one line: its source, then each target with the edge's type and subtype."""
     return " -> ".join([str(path[0].source), *(f"{e.target} ({e.type} {e.subtype})" for e in path)]) if path else ""
 
 
@@ -35,6 +36,7 @@ def reached_mark(reached: Reached | None) -> str:
 
 
 def retired_lines(retired: Sequence[Evidence]) -> list[str]:
+    """Return one line per retired (stale) edge: the edge, its job, and the run that last stated it."""
     return [
         f"  retired (stale): {e.edge.source} -> {e.edge.target} ({e.edge.type} {e.edge.subtype}) by "
         f"{e.edge.job}, last stated by run {e.record.event.run_id} at {e.record.event.event_time}"

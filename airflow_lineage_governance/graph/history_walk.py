@@ -124,10 +124,11 @@ class HistoryWalker:
         return self._start
 
     def walk_every(self, start: int, rows: dict[object, None]) -> Walk[int]:
-        """Return the walk from a column through every edge that holds as of the view's time (an edge into a
-        table reaches each of its columns; the table is noted in `rows`), as `walk` makes it, with each column's
-        glance; keep each column's DIRECT column steps for `through_values`. (`walk` inlined, on numbers and
-        arrays: this loop runs once per edge of an answer that can reach 25,000 columns.)
+        """Return the walk from a column through every edge that holds as of the view's time.
+
+        An edge into a table reaches each of its columns (the table is noted in `rows`); the walk is as `walk` makes
+        it, with each column's glance, and keeps each column's DIRECT column steps for `through_values`. (`walk`
+        inlined, on numbers and arrays: this loop runs once per edge of an answer that can reach 25,000 columns.)
         """
         view, direct_of = self.view, self._direct
         orders, leaving = self.index.out_orders, self.index.leaving

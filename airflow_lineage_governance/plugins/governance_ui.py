@@ -27,6 +27,7 @@ class LazyApp:
         self._app: Any = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Serve one ASGI call, building the app first when this is the first."""
         if self._app is None:
             from airflow_lineage_governance.plugins.app import create_app
 
