@@ -9,8 +9,9 @@ from sqlglot import exp
 
 
 def is_default_keyword(node: exp.Expr) -> bool:
-    """Return whether `node` is the keyword DEFAULT as a value (sqlglot reads it as a column; a column quoted
-    "default" is not the keyword).
+    """Return whether `node` is the keyword DEFAULT as a value.
+
+    sqlglot reads it as a column; a column quoted "default" is not the keyword.
     """
     if isinstance(node, exp.Var):
         return node.name.upper() == "DEFAULT"

@@ -77,8 +77,9 @@ def parse_logical_date(text: str) -> datetime:
 
 
 def template_context(logical_date: datetime) -> dict[str, Any]:
-    """Returns the variables Airflow gives a task of a cron-scheduled DAG for `logical_date` (Airflow 3's
-    default timetable: the data interval starts and ends at the logical date), as pendulum DateTimes.
+    """Return the variables Airflow gives a task of a cron-scheduled DAG for `logical_date`, as pendulum DateTimes.
+
+    Airflow 3's default timetable: the data interval starts and ends at the logical date.
     """
     import pendulum
 

@@ -22,9 +22,10 @@ from airflow_lineage_governance.graph.diff import DESIGNED_NOT_OBSERVED, OBSERVE
 
 
 def read_design(folder: str | Path, catalog_folder: str | Path, logical_date: datetime) -> Design:
-    """Return the design of the DAGs in `folder`, each IcebergSqlOperator's SQL rendered for `logical_date` and
-    read against the schema of the local catalog in `catalog_folder`. Raises BadInput for a missing catalog and
-    DagsFolderError for a missing folder.
+    """Return the design of the DAGs in `folder`, each IcebergSqlOperator's SQL rendered for `logical_date`.
+
+    Each statement is read against the schema of the local catalog in `catalog_folder`. Raises BadInput for a missing
+    catalog and DagsFolderError for a missing folder.
     """
     from airflow_lineage_governance.cli.common import existing_catalog
     from airflow_lineage_governance.design.dagbag import catalog_design

@@ -86,8 +86,10 @@ def cmd_upstream(args: argparse.Namespace) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    """Prints where a table's snapshot came from (runs, tries, SQL hashes, input snapshots, to the sources), or
-    with --forward every output snapshot that read it, directly or not, with run, owner and tier.
+    """Print where a table's snapshot came from, or with --forward every output snapshot that read it.
+
+    Backwards: runs, tries, SQL hashes, input snapshots, to the sources. Forwards: every output snapshot that read it,
+    directly or not, with run, owner and tier.
     """
     found: Origin | list[Contaminated] | StoredOrigin | list[StoredContaminated]
     if args.store:
@@ -109,8 +111,9 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def stored_trace(args: argparse.Namespace) -> StoredOrigin | list[StoredContaminated]:
-    """Returns the trace of `args.snapshot` answered by the lineage store at `args.store` (owners and tiers from
-    metadata.toml).
+    """Return the trace of `args.snapshot` answered by the lineage store at `args.store`.
+
+    Owners and tiers come from metadata.toml.
     """
     from airflow_lineage_governance.governance.config import load_metadata, load_rules
     from airflow_lineage_governance.graph.trace import snapshot_asked

@@ -86,8 +86,10 @@ def governance_dag(
 
         @task
         def write_report(report: dict[str, Any], **context: Any) -> dict[str, Any]:
-            """Writes the run's report into its own folder, logs each finding on one line, pushes the report's
-            paths and counts (XCom `report`, and the return value), and fails the run on error findings.
+            """Write the run's report into its own folder, log each finding, and fail the run on error findings.
+
+            Each finding is logged on one line; the report's paths and counts are pushed (XCom `report`, and the return
+            value).
             """
             from airflow_lineage_governance.governance.report import GovernanceReport
 
@@ -106,8 +108,9 @@ def governance_dag(
 
 
 def configured_design(catalog: Any, context: Any) -> Any:
-    """Returns the design lineage of `[lineage_governance] design_dags_folder` for the run's logical date, read
-    against `catalog`, or None when no design folder is set (the nightly then compares no design).
+    """Return the design lineage of `[lineage_governance] design_dags_folder` for the run's logical date.
+
+    It is read against `catalog`; None when no design folder is set (the nightly then compares no design).
     """
     folder = settings.setting("design_dags_folder")
     if not folder:

@@ -46,8 +46,9 @@ class DagsFolderSql:
 
 @contextmanager
 def _on_path(folder: Path) -> Iterator[None]:
-    """Put `folder` first on sys.path for the block, as Airflow does for its configured DAGs folder, so DAG
-    files import the modules that live beside them.
+    """Put `folder` first on sys.path for the block, as Airflow does for its configured DAGs folder.
+
+    So DAG files import the modules that live beside them.
     """
     entry = str(folder)
     sys.path.insert(0, entry)
@@ -60,8 +61,9 @@ def _on_path(folder: Path) -> Iterator[None]:
 
 @contextmanager
 def _quiet() -> Iterator[None]:
-    """Silence, for the block, the deprecation warnings of Airflow's own file discovery (the DagBag's progress
-    line still goes to its log, on stderr).
+    """Silence, for the block, the deprecation warnings of Airflow's own file discovery.
+
+    The DagBag's progress line still goes to its log, on stderr.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -74,8 +76,9 @@ def _last_line(error: str) -> str:
 
 
 def render_task_sql(task: Any, context: dict[str, Any]) -> TaskSql:
-    """Return the task's SQL rendered in its DAG's Jinja environment with `context`, or the task with the one
-    sentence saying why it could not be rendered.
+    """Return the task's SQL rendered in its DAG's Jinja environment with `context`.
+
+    Or the task with the one sentence saying why it could not be rendered.
     """
     from jinja2 import TemplateNotFound, TemplateSyntaxError, UndefinedError
     from jinja2.exceptions import SecurityError
@@ -105,9 +108,10 @@ def render_task_sql(task: Any, context: dict[str, Any]) -> TaskSql:
 
 
 def dags_folder_sql(folder: str | Path, logical_date: datetime) -> DagsFolderSql:
-    """Return every IcebergSqlOperator task of the DAGs in `folder` with its SQL rendered for `logical_date`
-    (by DAG id, then task id). Raises DagsFolderError when the folder does not exist; a file that cannot be
-    imported is in `import_errors`, a task whose template cannot be rendered carries its sentence.
+    """Return every IcebergSqlOperator task of the DAGs in `folder` with its SQL rendered for `logical_date`.
+
+    By DAG id, then task id. Raises DagsFolderError when the folder does not exist; a file that cannot be imported is in
+    `import_errors`, a task whose template cannot be rendered carries its sentence.
     """
     from airflow.dag_processing.dagbag import DagBag
 
@@ -132,8 +136,10 @@ def dags_folder_sql(folder: str | Path, logical_date: datetime) -> DagsFolderSql
 
 
 def catalog_design(folder: str | Path, catalog: Any, logical_date: datetime) -> Design:
-    """Return the design of the DAGs in `folder` (`dags_folder_sql` for `logical_date`), each task's lineage read
-    against the schemas of the pyiceberg `catalog`. Raises DagsFolderError for a missing folder.
+    """Return the design of the DAGs in `folder` (`dags_folder_sql` for `logical_date`).
+
+    Each task's lineage is read against the schemas of the pyiceberg `catalog`. Raises DagsFolderError for a missing
+    folder.
     """
     from airflow_lineage_governance.graph.design import design_lineage
     from airflow_lineage_governance.iceberg.catalog import lineage_schema

@@ -21,8 +21,10 @@ if TYPE_CHECKING:
 
 
 def unaccounted(catalog_tables: Iterable[TableRef | str], metadata: Metadata, lineage: LineageGraph) -> list[Finding]:
-    """Return a finding for each catalog table (a ref or its dotted name) that is neither a source declared in
-    metadata.toml nor the output of a job, sorted by name. Raises InvalidNameError for a name of no table.
+    """Return a finding for each catalog table that is neither a declared source nor the output of a job.
+
+    A table is a ref or its dotted name; a source is declared in metadata.toml. Sorted by name. Raises InvalidNameError
+    for a name of no table.
     """
     sources = {name for name, table in metadata.tables.items() if table.source}
     tables = {t if isinstance(t, TableRef) else TableRef.parse(t) for t in catalog_tables}
@@ -34,8 +36,9 @@ def unaccounted(catalog_tables: Iterable[TableRef | str], metadata: Metadata, li
 def missing_metadata(
     lineage: LineageGraph, metadata: Metadata, proposals: Mapping[ColumnRef, Proposal]
 ) -> list[Finding]:
-    """Return a finding for every written table with no metadata, each with the class proposed for each of
-    its columns, sorted by table name.
+    """Return a finding for every written table with no metadata, sorted by table name.
+
+    Each finding holds the class proposed for each of the table's columns.
     """
     found = []
     for table in sorted(lineage.outputs, key=lineage.name_of):

@@ -87,8 +87,9 @@ def _settle_in_dependency_order(
 
 
 def _components(written: list[str], inputs_of: Callable[[str], Inputs]) -> list[tuple[list[str], bool]]:
-    """Return the strongly connected components of the written columns (through their input edges), each
-    component after every component that feeds it, with whether it is a cycle (more than one column, or a
+    """Return the strongly connected components of the written columns, through their input edges.
+
+    Each component comes after every component that feeds it, with whether it is a cycle (more than one column, or a
     column that reads itself).
     """
     import networkx as nx
@@ -170,8 +171,9 @@ def _strictest(classes: Iterable[str | None], rules: Rules) -> str | None:
 
 
 def understated(proposals: Mapping[ColumnRef, Proposal], rules: Rules) -> list[Proposal]:
-    """Return the proposal of every written column whose declared class is lower than lineage proposes, in
-    the proposals' order.
+    """Return the proposal of every written column whose declared class is lower than lineage proposes.
+
+    In the proposals' order.
     """
     return [
         p

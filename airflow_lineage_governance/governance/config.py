@@ -1,5 +1,7 @@
-"""governance/metadata.toml (owners, classes, tiers) and governance/lineage.toml (namespace, class order,
-propagation, blast-radius weights), read into typed, validated data.
+"""The governance files, read into typed, validated data.
+
+governance/metadata.toml (owners, classes, tiers) and governance/lineage.toml (namespace, class order, propagation,
+blast-radius weights).
 """
 
 from __future__ import annotations
@@ -178,8 +180,9 @@ def load_rules(path: str | Path | None = None) -> Rules:
 
 
 def load_metadata(path: str | Path | None = None, rules: Rules | None = None) -> Metadata:
-    """Return the tables of metadata.toml (default: governance_folder()/metadata.toml), every class checked
-    against the rules' classes; raise GovernanceConfigError naming the file and key.
+    """Return the tables of metadata.toml, every class checked against the rules' classes.
+
+    The default file is governance_folder()/metadata.toml. Raises GovernanceConfigError naming the file and key.
     """
     path = Path(path) if path else governance_folder() / "metadata.toml"
     rules = rules or Rules()

@@ -72,8 +72,9 @@ def design_findings(diff: DesignDiff, dag_id: str = "", task_states: Mapping[str
 
 
 def nightly_diff(design: Design, governance: Governance, dag_id: str) -> DesignDiff:
-    """Return the diff of the design against the received lineage of `dag_id`'s jobs (each job's latest COMPLETE
-    in the governance's history), with the declared lineage beside.
+    """Return the diff of the design against the received lineage of `dag_id`'s jobs, with the declared lineage beside.
+
+    The received lineage is each job's latest COMPLETE in the governance's history.
     """
     history = governance.history
     return design_diff(design, observed_jobs(history), "now", [dag_id] if dag_id else None, declared_jobs(history))

@@ -94,8 +94,9 @@ def unaccounted_table(table: TableRef) -> Finding:
 def understated_classification(
     column: ColumnRef, declared: str, proposed: str, source: ColumnRef, edge_type: str, subtype: str
 ) -> Finding:
-    """Return the finding that a column's declared class is lower than the one lineage proposes, with the
-    input edge (source, type, subtype) that decided the proposal.
+    """Return the finding that a column's declared class is lower than the one lineage proposes.
+
+    It holds the input edge (source, type, subtype) that decided the proposal.
     """
     decided = {"source": str(source), "type": str(edge_type), "subtype": str(subtype)}
     return Finding(
@@ -115,8 +116,9 @@ SKIPPED_WITHOUT_LINEAGE = ("understated_classification", "unaccounted_table", "m
 
 
 def lineage_unavailable(source: str, reason: str) -> Finding:
-    """Return the finding that the event source could not be read (unreachable, or the read stopped part way),
-    so the checks that need the lineage were skipped: not failed, not passed.
+    """Return the finding that the event source could not be read.
+
+    Unreachable, or the read stopped part way: the checks that need the lineage were skipped, neither failed nor passed.
     """
     return Finding(
         FindingKind.LINEAGE_UNAVAILABLE,
@@ -132,16 +134,18 @@ def design_difference(
     table: TableRef | None = None,
     evidence: Mapping[str, Any] | None = None,
 ) -> Finding:
-    """Return a finding that design and runtime differ (`kind`: designed_not_observed or observed_not_designed)
-    for a job (its edges on one side only, in `evidence`: dataset_edges, column_edges, run) or a table (the jobs
-    of the side it is on, in `evidence`: jobs), with the reason it may be so.
+    """Return a finding that design and runtime differ, for a job or a table, with the reason it may be so.
+
+    `kind` is designed_not_observed or observed_not_designed. For a job, `evidence` holds its edges on one side only
+    (dataset_edges, column_edges, run); for a table, the jobs of the side it is on (jobs).
     """
     return Finding(kind, table=table, job=job, evidence={"reason": reason, **(evidence or {})})
 
 
 def sql_hash_mismatch(job: str, designed: str | None, observed: str | None, run_id: str, event_time: str) -> Finding:
-    """Return the finding that a job's latest run ran other SQL (by its normalised SQL's hash) than the DAG files
-    deploy.
+    """Return the finding that a job's latest run ran other SQL than the DAG files deploy.
+
+    SQL is compared by its normalised SQL's hash.
     """
     return Finding(
         FindingKind.SQL_HASH_MISMATCH,

@@ -35,8 +35,10 @@ class ColumnChange:
 
 
 def changed_columns(before: ColumnLineage, after: ColumnLineage | None) -> list[tuple[ColumnRef, str]]:
-    """Returns (column, 'removed' | 'changed') for every output column of `before` that `after` drops or
-    computes differently (other inputs, types or expression); a dropped statement removes every column.
+    """Return (column, 'removed' | 'changed') for every output column of `before` that `after` drops or alters.
+
+    A column is altered when computed differently (other inputs, types or expression); a dropped statement removes every
+    column.
     """
     now = {c.name: c for c in after.columns} if after and after.target == before.target else {}
     target = before.target if isinstance(before.target, TableRef) else TableRef.parse(before.target)

@@ -72,8 +72,9 @@ def complete_runs(graph: LineageGraph, dag_id: str = "") -> dict[str, list[str]]
 def tables_without_recent_edges(
     graph: LineageGraph, catalog_tables: Iterable[TableRef | str], now: datetime, days: int = DEFAULT_FRESHNESS_DAYS
 ) -> list[str]:
-    """Return the catalog tables (refs or dotted names) that no job's latest COMPLETE at or after `now - days`
-    reads or write, sorted by name. Raises InvalidNameError for a name of no table.
+    """Return the catalog tables that no job's latest COMPLETE at or after `now - days` reads or writes.
+
+    Tables are refs or dotted names; sorted by name. Raises InvalidNameError for a name of no table.
     """
     since = now - timedelta(days=days)
     touched: set[TableRef] = set()
@@ -96,8 +97,9 @@ def parse_failure_runs(events: Iterable[RunEvent], dag_id: str = "") -> int:
 
 
 def late_events(events: Iterable[RunEvent]) -> int:
-    """Return how many events arrived (in the order given: the order read) after an event of the same run with a
-    later event time.
+    """Return how many events arrived after an event of the same run with a later event time.
+
+    Arrival is the order given: the order read.
     """
     latest: dict[str, datetime] = {}
     late = 0

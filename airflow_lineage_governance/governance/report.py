@@ -97,7 +97,8 @@ def coverage_value(value: Any) -> str:
 
 
 def coverage_lines(coverage: Mapping[str, Any]) -> list[str]:
-    """Return the coverage as text lines, `<figure in words>: <value>` (the Markdown report's and the task log's
-    coverage).
+    """Return the coverage as text lines, `<figure in words>: <value>`.
+
+    The Markdown report's and the task log's coverage.
     """
     return [f"{key.replace('_', ' ')}: {coverage_value(value)}" for key, value in coverage.items()]

@@ -19,8 +19,9 @@ def events_of_run(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[
 
 
 def map_index_of(key: str, dag_id: str, jobs: Iterable[str]) -> tuple[str, int] | None:
-    """Return (task id, map index) when `key` of the scheduler's task states is one map index of a mapped task
-    (the Task SDK names it `<task id>_<map index>`): `<task id>` is a job of the events and `key` is not.
+    """Return (task id, map index) when `key` of the scheduler's task states is one map index of a mapped task.
+
+    The Task SDK names it `<task id>_<map index>`: `<task id>` is a job of the events and `key` is not.
     """
     known = set(jobs)
     task_id, _, index = key.rpartition("_")
@@ -73,8 +74,9 @@ def missing_completes(
 
 
 def parse_failures(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[str]:
-    """Return the jobs of the run whose FAIL event carries an `extractionError` run facet (OpenLineage's
-    ExtractionErrorRunFacet: their lineage could not be read), sorted.
+    """Return the jobs of the run whose FAIL event carries an `extractionError` run facet, sorted.
+
+    OpenLineage's ExtractionErrorRunFacet: their lineage could not be read.
     """
     return sorted(
         {e.job_name for e in events_of_run(events, dag_id, run_id) if e.event_type == FAIL and e.extraction_failed}

@@ -88,8 +88,9 @@ class Governance:
 
     @classmethod
     def load_tolerant(cls, events: str | Path | None, **options: Any) -> tuple[Governance, str | None]:
-        """Return the governance and None, or, when the event source cannot be read (or none is given),
-        the governance over no events and the sentence saying why; TOML errors still raise.
+        """Return the governance and None, or the governance over no events and the sentence saying why.
+
+        The second when the event source cannot be read (or none is given); TOML errors still raise.
         """
         if events is not None:
             try:
@@ -120,8 +121,10 @@ class Governance:
         return AsOf(self.history, at, active_since)
 
     def trace(self, snapshot: str, forward: bool = False) -> Origin | list[Contaminated]:
-        """Return the origin of `namespace.table@SNAPSHOT` (backwards to the sources), or with `forward` every
-        output snapshot that read it, directly or not, with owner and tier; raise SnapshotNotInLineageError.
+        """Return the origin of `namespace.table@SNAPSHOT`, or with `forward` every output snapshot that read it.
+
+        The origin goes backwards to the sources; forwards, every output snapshot that read it, directly or not, with
+        owner and tier. Raises SnapshotNotInLineageError.
         """
         table, version = snapshot_asked(snapshot)
         if not forward:
@@ -134,8 +137,9 @@ class Governance:
         return trace_forward(self.history, table, version, about)
 
     def as_of(self, at: datetime | None) -> Governance:
-        """Returns the governance whose graph (and so proposals and checks) is the graph as of `at` (None: this
-        one, as of now).
+        """Return the governance whose graph (and so proposals and checks) is the graph as of `at`.
+
+        None: this one, as of now.
         """
         if at is None:
             return self
@@ -148,9 +152,10 @@ class Governance:
     def impact(
         self, column: ColumnRef | str, at: datetime | None = None, active_since: timedelta | None = None
     ) -> Impact:
-        """Return the downstream impact of the column (a ref, or its dotted name as a person writes it) as of `at`
-        (None: now), with owners, the blast-radius score and each reached column's evidence; raise
-        ColumnNotInLineageError.
+        """Return the downstream impact of the column as of `at` (None: now).
+
+        The column is a ref, or its dotted name as a person writes it. The impact holds owners, the blast-radius score
+        and each reached column's evidence. Raises ColumnNotInLineageError.
         """
         return downstream(
             self.view(at, active_since), _column(column), self.metadata.owners(), tier_weight(self.metadata, self.rules)

@@ -1,5 +1,6 @@
-"""The blast-radius weight of a table, from its tier and owner in the governance metadata and the weights in
-lineage.toml.
+"""The blast-radius weight of a table.
+
+From its tier and owner in the governance metadata and the weights in lineage.toml.
 """
 
 from __future__ import annotations

@@ -181,8 +181,10 @@ class HistoryWalker:
         return Walk(start, Parents(packed), EdgesByPlace(self.index, packed), Marks(packed))
 
     def _columns_in(self, table: int) -> Sequence[int]:
-        """Return the numbers of the table's columns as its writer's run as of the view's time names them (the
-        first writing job by name whose run then wrote it), else of every column the history ever named for it.
+        """Return the numbers of the table's columns as its writer's run as of the view's time names them.
+
+        The writer is the first writing job by name whose run then wrote it; with none, the numbers of every column the
+        history ever named for the table.
         """
         found = self._columns.get(table)
         if found is None:
@@ -194,8 +196,9 @@ class HistoryWalker:
         return found
 
     def through_values(self, start: int) -> list[int]:
-        """Return every column reached from `start` through DIRECT column edges only (`walk_every` keeps each
-        column's DIRECT steps; a column it did not walk is looked up).
+        """Return every column reached from `start` through DIRECT column edges only.
+
+        `walk_every` keeps each column's DIRECT steps; a column it did not walk is looked up.
         """
         seen: set[int] = {start}
         found: list[int] = []

@@ -46,8 +46,9 @@ class _Refused(Exception):
 
 
 class MarquezEventSource:
-    """Run events stored by a Marquez server, oldest first, between `after` and `before` (ISO 8601 times; the
-    widest window when not given, always sent).
+    """Run events stored by a Marquez server, oldest first, between `after` and `before`.
+
+    Both are ISO 8601 times, always sent: the widest window when not given.
 
     :param timeout: seconds one socket operation may wait.
     :param attempts: tries per page (server errors and timeouts are retried with backoff).

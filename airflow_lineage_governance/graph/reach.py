@@ -62,8 +62,9 @@ class Reached(NamedTuple):
         return [step.hop for step in self.steps()]
 
     def steps(self) -> list[Reached]:
-        """Return how each column of the path is reached, in the path's order (this column's last, or first from
-        the source).
+        """Return how each column of the path is reached, in the path's order.
+
+        This column's last, or first from the source.
         """
         chain: list[Reached] = []
         step: Reached | None = self

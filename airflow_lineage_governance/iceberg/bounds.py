@@ -171,8 +171,9 @@ def _literal(value: Any) -> Any:
 
 
 def _values(connection: duckdb.DuckDBPyConnection, query: str) -> list[Any] | None:
-    """Return the distinct non-null values the query's first column holds, or None past MAX_VALUES or when
-    DuckDB cannot run it.
+    """Return the distinct non-null values the query's first column holds.
+
+    None past MAX_VALUES or when DuckDB cannot run it.
     """
     try:
         rows = connection.sql(f"SELECT DISTINCT * FROM ({query}) WHERE 1 = 1 LIMIT {MAX_VALUES + 1}").fetchall()
@@ -263,9 +264,10 @@ def _comparison_bound(
 def row_filter(
     shape: DmlShape, connection: duckdb.DuckDBPyConnection, known_columns: Sequence[str]
 ) -> BooleanExpression:
-    """Returns the row filter every target row the statement can change satisfies (ALWAYS_TRUE when nothing
-    bounds it), from the conjuncts that bound a column in `known_columns`; values are computed on
-    `connection`, where the statement's sources are exposed.
+    """Return the row filter every target row the statement can change satisfies.
+
+    ALWAYS_TRUE when nothing bounds it. The filter is made of the conjuncts that bound a column in `known_columns`;
+    values are computed on `connection`, where the statement's sources are exposed.
     """
     if shape.unbounded or shape.condition is None:
         return AlwaysTrue()

@@ -93,9 +93,9 @@ def table_columns(table: Table) -> dict[str, str]:
 
 
 def lineage_schema(catalog: Catalog, tables: Iterable[TableName] | None = None) -> dict[TableRef, dict[str, str]]:
-    """Returns each table's current columns and types, `{table: {column: type}}` as the lineage engine takes it
-    (all tables when `tables` is None); a named table that does not exist is left out, for the engine to
-    report.
+    """Return each table's current columns and types, `{table: {column: type}}` as the lineage engine takes it.
+
+    All tables when `tables` is None; a named table that does not exist is left out, for the engine to report.
     """
     loaded = load_tables(catalog, catalog_tables(catalog) if tables is None else tables)
     return {ref: table_columns(table) for ref, table in loaded.items()}

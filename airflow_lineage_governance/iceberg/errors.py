@@ -16,9 +16,10 @@ _FREE_TEXT_ERRORS = frozenset({"Invalid Input Error", "Invalid Error"})
 
 
 def without_values(message: str) -> str:
-    """Return the first line of an engine's error message, cut to 300 characters, with every quoted text
-    (single quotes opening after a non-letter, double or back quotes, an unclosed quote to the end) replaced by
-    '?' and every standalone number by ?: DuckDB, Arrow and pyiceberg quote the offending value, or show it
+    """Return the first line of an engine's error message, cut to 300 characters, with no value in it.
+
+    Every quoted text (single quotes opening after a non-letter, double or back quotes, an unclosed quote to the end) is
+    replaced by '?' and every standalone number by ?: DuckDB, Arrow and pyiceberg quote the offending value, or show it
     bare, and no value may reach a log line or an event.
     """
     first = message.strip().splitlines()[0] if message.strip() else ""

@@ -58,8 +58,9 @@ def referenced_files(table: Table) -> set[str]:
 
 
 def orphan_files(table: Table, older_than: timedelta = SAFETY_AGE, now: datetime | None = None) -> list[OrphanFile]:
-    """Return the files under the table's location that no snapshot references, last changed more than
-    `older_than` before `now` (default: the current time), sorted by path.
+    """Return the files under the table's location that no snapshot references, sorted by path.
+
+    Only those last changed more than `older_than` before `now` (default: the current time).
     """
     cutoff = (now or datetime.now(UTC)) - older_than
     referenced = referenced_files(table)

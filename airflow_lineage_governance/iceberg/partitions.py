@@ -1,5 +1,6 @@
-"""Partition specs as DAG authors write them (`"day(paid_at)"`, `"country"`, `"bucket[16](learner_id)"`), read
-without pyiceberg so a DAG file can be checked when it is parsed; `partition_spec_fields` turns them into
+"""Partition specs as DAG authors write them (`"day(paid_at)"`, `"country"`, `"bucket[16](learner_id)"`).
+
+They are read without pyiceberg so a DAG file can be checked when it is parsed; `partition_spec_fields` turns them into
 pyiceberg transforms when a task writes.
 """
 

@@ -80,8 +80,9 @@ class Resources:
 
 @contextmanager
 def spill_folder(resources: Resources) -> Iterator[str]:
-    """Make a spill folder of the task's own under the resources' spill root, yield its path, and remove it
-    with all it holds when the block ends, also when it raises.
+    """Make a spill folder of the task's own under the resources' spill root and yield its path.
+
+    The folder is removed with all it holds when the block ends, also when it raises.
 
     Raises:
         SessionSettingError: when the spill root cannot hold a folder.

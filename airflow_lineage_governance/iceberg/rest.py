@@ -74,8 +74,9 @@ class _BoundedAdapter(HTTPAdapter):
 
 
 class BoundedRestCatalog(RestCatalog):
-    """pyiceberg's RestCatalog whose every request (the config and token requests too) is bounded by the
-    `request-timeout-seconds` property and raises CatalogUnreachableError when the server does not answer.
+    """pyiceberg's RestCatalog with every request bounded by the `request-timeout-seconds` property.
+
+    The config and token requests too; a request the server does not answer raises CatalogUnreachableError.
     """
 
     def _config_headers(self, session: requests.Session) -> None:

@@ -79,7 +79,7 @@ def run_statement(
     resources: Resources | None = None,
 ) -> StatementRun:
     """Run `query` (the statement's SELECT) on DuckDB over `sources` pinned to their current snapshots and
-    writes the result to `target`: replaced whole for a CTAS, appended for an INSERT (into `insert_columns`
+    write the result to `target`: replaced whole for a CTAS, appended for an INSERT (into `insert_columns`
     by position). DuckDB casts the values before they leave it, as it would for a table of its own: for an INSERT
     to the target's column types, for a CTAS to the types that hold the SELECT's types in Iceberg
     (`types.iceberg_type`), of which the new table's schema is made. `loaded` holds tables already loaded (as

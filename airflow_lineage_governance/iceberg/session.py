@@ -1,5 +1,6 @@
-"""The DuckDB session settings that change a statement's results, set by the provider on every connection it
-opens so that no result depends on the worker's environment.
+"""The DuckDB session settings that change a statement's results.
+
+The provider sets them on every connection it opens, so that no result depends on the worker's environment.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""The forms of MERGE, UPDATE and DELETE the lineage engine reads, checked on the parsed tree before any lineage
-is read: each form it does not read is refused with a sentence naming it.
+"""The forms of MERGE, UPDATE and DELETE the lineage engine reads.
+
+They are checked on the parsed tree before any lineage is read: each form it does not read is refused with a sentence
+naming it.
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ def category(when: exp.When) -> str:
 
 
 def refuse_unread_forms(node: exp.Expr, kind: StatementKind, target: str | None) -> None:
-    """Raise UnsupportedStatementError, naming the form and what to write instead, for a form of the MERGE,
-    UPDATE or DELETE `node` whose lineage the engine does not read: a RETURNING that reads a subquery, a statement
-    nested in another, DELETE with ORDER BY or LIMIT, an assignment that is not `column = value`, an INSERT BY
-    NAME or DEFAULT VALUES, an unknown action, and a WHEN clause DuckDB would never reach.
+    """Raise UnsupportedStatementError for a form of the MERGE, UPDATE or DELETE `node` the engine does not read.
+
+    The error names the form and what to write instead. The forms: a RETURNING that reads a subquery, a statement nested
+    in another, DELETE with ORDER BY or LIMIT, an assignment that is not `column = value`, an INSERT BY NAME or DEFAULT
+    VALUES, an unknown action, and a WHEN clause DuckDB would never reach.
     """
     returning = node.args.get("returning")
     if isinstance(returning, exp.Expr) and returning.find(exp.Query) is not None:

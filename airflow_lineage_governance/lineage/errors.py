@@ -32,8 +32,9 @@ class UnsupportedStatementError(LineageError):
 
 
 class UnsupportedConstructError(LineageError):
-    """Raised when the query uses a construct whose lineage the engine does not trace (PIVOT, a named WINDOW,
-    COLUMNS(...), UNION BY NAME, a whole-row value, a .* over a struct).
+    """Raised when the query uses a construct whose lineage the engine does not trace.
+
+    PIVOT, a named WINDOW, COLUMNS(...), UNION BY NAME, a whole-row value, a .* over a struct.
     """
 
 
@@ -70,6 +71,7 @@ class StatementTooLargeError(LineageError):
 
 
 class BindError(LineageError):
-    """Raised when DuckDB cannot bind the statement's query over the catalog's schemas (a column neither grouped
-    nor aggregated, a function given the wrong types, ...): the statement would fail when run.
+    """Raised when DuckDB cannot bind the statement's query over the catalog's schemas.
+
+    A column neither grouped nor aggregated, a function given the wrong types, ...: the statement would fail when run.
     """

@@ -108,8 +108,9 @@ class ColumnLineage:
 
 
 def merge(dependencies: Iterable[Dependency]) -> tuple[Dependency, ...]:
-    """Return the dependencies with one DIRECT entry per source (the strongest subtype, masked only
-    when every path masks it) and one INDIRECT entry per source and subtype, sorted.
+    """Return the dependencies with one DIRECT entry per source and one INDIRECT entry per source and subtype, sorted.
+
+    A source's DIRECT entry has the strongest subtype, masked only when every path masks it.
     """
     if not isinstance(dependencies, (list, tuple)):
         dependencies = list(dependencies)

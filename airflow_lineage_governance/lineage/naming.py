@@ -137,8 +137,10 @@ class _NoName(Exception):
 
 
 def output_name(node: exp.Expr, text: str) -> str | None:
-    """Return the name DuckDB gives the unaliased output expression `node` (parsed from `text`, whose
-    positions its nodes carry), or None when that name cannot be told from the tree exactly.
+    """Return the name DuckDB gives the unaliased output expression `node`.
+
+    `node` is parsed from `text`, whose positions its nodes carry; None when that name cannot be told from the tree
+    exactly.
     """
     try:
         return _render(node, text)
@@ -172,8 +174,9 @@ def identifier(name: str) -> str:
 
 
 def mark_written_names(query: exp.Expr) -> None:
-    """Mark every output alias of `query` with the name as written, and every derived table's or CTE's column
-    list on its node, before the qualifier folds their case.
+    """Mark every output alias of `query` with the name as written, before the qualifier folds their case.
+
+    Every derived table's or CTE's column list is marked on its node too.
     """
     for node in query.find_all(exp.Alias, exp.TableAlias):
         if isinstance(node, exp.Alias):

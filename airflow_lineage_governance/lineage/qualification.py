@@ -1,5 +1,6 @@
-"""Qualifying a query's columns by their tables with sqlglot's qualifier over the catalog's schema, and the USING
-keys of joins resolved to the side DuckDB keeps.
+"""Qualifying a query's columns by their tables with sqlglot's qualifier over the catalog's schema.
+
+And the USING keys of joins resolved to the side DuckDB keeps.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from airflow_lineage_governance.refs import TableRef
 
 
 def mark_using(coalesces: list[exp.Coalesce], using_joins: list[exp.Join]) -> None:
-    """Mark the COALESCEs the statement itself wrote, and each USING join with its key names, before the
-    qualifier writes COALESCEs of its own for the USING keys.
+    """Mark the COALESCEs the statement itself wrote, and each USING join with its key names.
+
+    Done before the qualifier writes COALESCEs of its own for the USING keys.
     """
     for node in coalesces:
         node.meta["written"] = True

@@ -54,9 +54,10 @@ def normalized(schema: CatalogSchema | NestedSchema) -> Schema:
 def place_tables(
     tables: Iterable[exp.Table], ctes: set[str], schema: Schema, target: TableRef
 ) -> list[tuple[exp.Table, TableRef]]:
-    """Return each catalog table among `tables` (those that are not references to `ctes`) with the table it
-    names (a table named without namespace placed in the one namespace that holds it); raise UnknownTableError
-    or UnplaceableSourceError. Changes no node.
+    """Return each catalog table among `tables` with the table it names.
+
+    `tables` less the references to `ctes`; a table named without namespace is placed in the one namespace that holds
+    it. Raises UnknownTableError or UnplaceableSourceError. Changes no node.
     """
     placed: list[tuple[exp.Table, TableRef]] = []
     holders_by_name: dict[str, list[TableRef]] | None = None

@@ -35,8 +35,9 @@ ROW_CLAUSES = (
 
 @dataclass
 class ScopeLineage:
-    """One scope's output columns in order (name, dependencies in base columns) and the dependencies of
-    its row clauses.
+    """One scope's output columns in order and the dependencies of its row clauses.
+
+    Each output column is its name and its dependencies in base columns.
     """
 
     columns: list[tuple[str, tuple[Dependency, ...]]] = field(default_factory=list)
@@ -65,8 +66,9 @@ def _aggregates(projection: exp.Expr, select: exp.Select) -> bool:
 
 
 def _recursive(scope: Scope) -> bool:
-    """Return whether the scope is a CTE of WITH RECURSIVE whose later branch reads the CTE itself (sqlglot
-    places that reference on the first branch).
+    """Return whether the scope is a CTE of WITH RECURSIVE whose later branch reads the CTE itself.
+
+    sqlglot places that reference on the first branch.
     """
     node = scope.expression
     if scope.scope_type != ScopeType.CTE or not isinstance(node, exp.SetOperation):

@@ -170,9 +170,10 @@ def quiet_sqlglot() -> Iterator[None]:
 
 
 def table_ref(table: exp.Table, target: TableRef | str | None = None) -> TableRef | None:
-    """Return the catalog table a sqlglot table node names (names folded to lower case; `a.b.t` is namespace
-    ("a", "b")), or None when it names no namespace. Raises UnknownTableError when the namespace is deeper than
-    DuckDB can name.
+    """Return the catalog table a sqlglot table node names, or None when it names no namespace.
+
+    Names are folded to lower case; `a.b.t` is namespace ("a", "b"). Raises UnknownTableError when the namespace is
+    deeper than DuckDB can name.
     """
     parts = [part.name.lower() for part in table.parts]
     if len(parts) < 2:

@@ -103,8 +103,9 @@ def _is_hash(node: exp.Expr) -> bool:
 
 
 class ExpressionWalker:
-    """Collects the dependencies of expressions of one scope, resolving columns and subqueries through
-    the callables it is given.
+    """Collects the dependencies of expressions of one scope.
+
+    Columns and subqueries are resolved through the callables it is given.
     """
 
     def __init__(self, resolve_column: ResolveColumn, resolve_query: ResolveQuery) -> None:

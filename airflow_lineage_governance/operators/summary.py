@@ -1,5 +1,6 @@
-"""The lineage summary an IcebergSqlOperator writes to its task log, for a person reading the Airflow UI, and the
-value it returns (XCom).
+"""The lineage summary an IcebergSqlOperator writes to its task log, and the value it returns (XCom).
+
+The summary is for a person reading the Airflow UI.
 """
 
 from __future__ import annotations

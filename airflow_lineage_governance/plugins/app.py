@@ -304,8 +304,9 @@ def _columns(loaded: Loaded) -> list[str]:
 
 
 def writer_dag(graph: LineageGraph, table: TableRef) -> str | None:
-    """Return the DAG whose task wrote the table in the lineage (its event's Airflow facet, else the job name
-    before its last dot), or None for a table no job writes (a source).
+    """Return the DAG whose task wrote the table in the lineage, or None for a table no job writes (a source).
+
+    The DAG is read from the event's Airflow facet, else it is the job name before its last dot.
     """
     job = graph.outputs.get(table)
     if job is None:
@@ -324,8 +325,9 @@ def _check_reach(graph: LineageGraph, tables: list[TableRef], may_read: DagFilte
 
 
 def _observed_count(impact: Any) -> int:
-    """Return how many reached columns every hop of whose path an event observed (the rest are candidates:
-    reached through declared or designed lineage).
+    """Return how many reached columns every hop of whose path an event observed.
+
+    The rest are candidates: reached through declared or designed lineage.
     """
     reached = impact.reached
     return sum(1 for c in impact.columns_reached if c not in reached or reached[c].confidence == "observed")

@@ -61,8 +61,9 @@ class DuckDBEngine:
     def insert(
         self, table: str, columns: Sequence[str], rows: Sequence[Row], returning: Sequence[str] = ()
     ) -> list[Row]:
-        """Inserts the rows through an Arrow table (one statement, not one per row), leaving out those whose key is
-        there already or repeats within `rows`; returns `returning` of those added.
+        """Insert the rows through an Arrow table (one statement, not one per row); return `returning` of those added.
+
+        Rows whose key is there already or repeats within `rows` are left out.
         """
         if not rows:
             return []
@@ -130,8 +131,9 @@ class DuckDBEngine:
         return self.path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
 
     def vacuum(self) -> None:
-        """Write the store into a new file, without the blocks deleted rows left free, and put it in the file's
-        place (a process reading the old file goes on reading it).
+        """Write the store into a new file, without the blocks deleted rows left free, and put it in the file's place.
+
+        A process reading the old file goes on reading it.
         """
         self.connection.execute("VACUUM")
         self.connection.execute("CHECKPOINT")

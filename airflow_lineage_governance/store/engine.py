@@ -60,8 +60,9 @@ class Engine(Protocol):
         ...
 
     def transient(self, error: BaseException) -> bool:
-        """Return whether a batch that failed with `error` may succeed when tried again (a deadlock, a
-        serialization failure).
+        """Return whether a batch that failed with `error` may succeed when tried again.
+
+        A deadlock, a serialization failure.
         """
         ...
 

@@ -338,9 +338,11 @@ def shape_rows(event: RunEvent) -> ShapeRows:
 
 
 def lineage_key(raw: dict[str, Any]) -> bytes | None:
-    """Return the parts of an event its lineage is read from (each dataset's name, namespace, schema and column
-    lineage facets, or the dataset itself when it is no object) as orjson bytes: two events with equal keys state
-    the same lineage (their snapshots may differ). None when the parts cannot be written so (nested too deep).
+    """Return the parts of an event its lineage is read from, as orjson bytes.
+
+    Each dataset's name, namespace, schema and column lineage facets, or the dataset itself when it is no object: two
+    events with equal keys state the same lineage (their snapshots may differ). None when the parts cannot be written so
+    (nested too deep).
     """
     parts: list[Any] = []
     for key in ("inputs", "outputs"):
@@ -477,9 +479,11 @@ def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, TableRef, str | None]]
 
 
 def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
-    """Re-derive, for the jobs given with the instant of their earliest COMPLETE just added, when each COMPLETE
-    was its job's run (until the job's next COMPLETE, by instant, then run id, then time as written:
-    `RunEvent.order`) and each edge's intervals: the stretches of consecutive COMPLETEs of its job that stated it.
+    """Re-derive when each COMPLETE was its job's run, and each edge's intervals, for the jobs given.
+
+    The jobs are given with the instant of their earliest COMPLETE just added. A COMPLETE is its job's run until the
+    job's next COMPLETE, by instant, then run id, then time as written (`RunEvent.order`); an edge's intervals are the
+    stretches of consecutive COMPLETEs of its job that stated it.
 
     Only what the new COMPLETEs can change is re-derived: from `cut`, the instant of the job's last COMPLETE
     before them, on. The intervals whose last COMPLETE is at or after `cut` are replaced; the stretches are

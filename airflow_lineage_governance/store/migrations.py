@@ -19,8 +19,9 @@ MIGRATION_LOCK = 0x4C494E454147  # the advisory lock writers of the schema take 
 
 
 def store_version(engine: Engine) -> tuple[int, str] | None:
-    """Return the store's schema version and the provider version that applied it, or None for a database that
-    holds no store yet.
+    """Return the store's schema version and the provider version that applied it.
+
+    None for a database that holds no store yet.
 
     Raises:
         StoreVersionError: The version table is there but cannot be read.

@@ -68,8 +68,9 @@ class PostgresEngine:
     def insert(
         self, table: str, columns: Sequence[str], rows: Sequence[Row], returning: Sequence[str] = ()
     ) -> list[Row]:
-        """Copies the rows into a temporary table, then inserts them with `ON CONFLICT DO NOTHING` (rows whose key is
-        there already, or repeats within `rows`, are left out); returns `returning` of those added.
+        """Copy the rows into a temporary table, then insert them with `ON CONFLICT DO NOTHING`.
+
+        Rows whose key is there already, or repeats within `rows`, are left out; returns `returning` of those added.
         """
         if not rows:
             return []

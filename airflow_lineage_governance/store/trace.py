@@ -180,8 +180,10 @@ def _refuse_unknown(engine: Engine, table: TableRef, snapshot: str) -> None:
 
 
 def _runs(rows: Sequence[Row]) -> dict[tuple[Snapshot, str, int], StoredRun]:
-    """Returns the runs of the rows (key table, key snapshot, run id, instant, then `_RUN_COLUMNS`), keyed by the
-    snapshot each row was asked for, the run id and the instant; each run's inputs and outputs by table name.
+    """Return the runs of the rows, keyed by the snapshot each row was asked for, the run id and the instant.
+
+    The rows are: key table, key snapshot, run id, instant, then `_RUN_COLUMNS`. Each run's inputs and outputs are by
+    table name.
     """
     parts: dict[tuple[Snapshot, str, int], tuple[Row, list[tuple[str, TableRef, str | None]]]] = {}
     tables: dict[str, TableRef] = {}
