@@ -47,8 +47,9 @@ def _versioned(dataset: Mapping[str, Any]) -> bool:
 
 
 def complete_runs(graph: LineageGraph, dag_id: str = "") -> dict[str, list[str]]:
-    """Return the task jobs (of `dag_id`, or every one) whose latest COMPLETE names no input, no output, or a
-    dataset with no version, each list sorted, with `checked`: every job looked at. A MERGE, UPDATE or DELETE
+    """Return the task jobs whose latest COMPLETE names no input, no output, or a dataset with no version.
+
+    Jobs of `dag_id`, or every one; each list sorted, with `checked`: every job looked at. A MERGE, UPDATE or DELETE
     reads its own target, which has no version before its first write: that input alone may go unversioned.
     """
     found: dict[str, list[str]] = {"checked": [], "missing_inputs": [], "missing_outputs": [], "missing_versions": []}

@@ -33,10 +33,11 @@ def map_index_of(key: str, dag_id: str, jobs: Iterable[str]) -> tuple[str, int] 
 def missing_completes(
     task_states: Mapping[str, str], events: Iterable[RunEvent], dag_id: str, run_id: str, reason: str = ""
 ) -> list[Finding]:
-    """Return a missing_complete finding for every task that succeeded in the run with no COMPLETE event of
-    its job for that run, by task id. A task that failed or was skipped never had a COMPLETE to send; a
-    retried task is matched on any try's COMPLETE (only the try that succeeded sends one). The try number is
-    the latest any event of the task names.
+    """Return a missing_complete finding for every task that succeeded in the run with no COMPLETE of its job.
+
+    A COMPLETE event of its job for that run, by task id. A task that failed or was skipped never had a COMPLETE to
+    send; a retried task is matched on any try's COMPLETE (only the try that succeeded sends one). The try number is the
+    latest any event of the task names.
 
     A mapped task's map indexes share its job: they are held against the COMPLETE events of that job in the
     run, one run id per map index, and a mapped task with fewer of them than successful map indexes gets one

@@ -55,11 +55,12 @@ class Governance:
         before: str | None = None,
         store: str | Path | None = None,
     ) -> Governance:
-        """Return the loaded governance over the events of our job namespaces (`job_namespaces`, one or several;
-        None reads every namespace), between `after` and `before` for a Marquez source (ISO 8601; the widest
-        window when not given). Every COMPLETE is kept in `history`; `graph` is the graph as of now. With
-        `store` (a folder) and a Marquez source, the events stored there are read and only the backend's events
-        after the store's watermark are asked for (`after` is then the watermark), and the new ones are stored.
+        """Return the loaded governance over the events of our job namespaces.
+
+        `job_namespaces` is one or several; None reads every namespace. A Marquez source is read between `after` and
+        `before` (ISO 8601; the widest window when not given). Every COMPLETE is kept in `history`; `graph` is the graph
+        as of now. With `store` (a folder) and a Marquez source, the events stored there are read and only the backend's
+        events after the store's watermark are asked for (`after` is then the watermark), and the new ones are stored.
         Raises GovernanceConfigError for bad TOML and EventSourceError for an unreadable source.
         """
         rules = load_rules(rules_path)

@@ -61,9 +61,11 @@ class Edge(NamedTuple):
 
 @dataclass
 class LineageGraph:
-    """The column graph (adjacency lists of edges, each node's edges in a stable order) and what the events
-    said about tables. `to_networkx()` gives the same graph as a networkx MultiDiGraph for other analyses.
-    `names` holds the text form of every ref the events named, so ordering refs by name costs no formatting.
+    """The column graph and what the events said about tables.
+
+    The graph is adjacency lists of edges, each node's edges in a stable order. `to_networkx()` gives the same graph as
+    a networkx MultiDiGraph for other analyses. `names` holds the text form of every ref the events named, so ordering
+    refs by name costs no formatting.
     """
 
     table_columns: dict[TableRef, dict[str, ColumnRef]] = field(default_factory=lambda: defaultdict(dict))
@@ -148,8 +150,9 @@ class LineageGraph:
         return edges
 
     def in_edges(self, node: Node) -> list[Edge]:
-        """Return the edges entering the column or table, DIRECT first, then by source and subtype (sorted when
-        first asked).
+        """Return the edges entering the column or table, DIRECT first, then by source and subtype.
+
+        Sorted when first asked.
         """
         edges = self._in.get(node)
         if edges is None:
@@ -180,9 +183,10 @@ class LineageGraph:
 
 
 def latest_completes(events: Iterable[RunEvent]) -> dict[str, RunEvent]:
-    """Return the latest COMPLETE event of each job name, by `RunEvent.order` (the parsed event time, then a
-    stable key), whatever order the source sent them in. Read events of our job namespaces only: every job
-    namespace read is taken as one deployment's (see `read_events`).
+    """Return the latest COMPLETE event of each job name, whatever order the source sent them in.
+
+    Latest by `RunEvent.order`: the parsed event time, then a stable key. Read events of our job namespaces only: every
+    job namespace read is taken as one deployment's (see `read_events`).
     """
     latest: dict[str, RunEvent] = {}
     for event in events:
@@ -238,8 +242,9 @@ def _datasets(lineage: LineageGraph, event: RunEvent, key: str, namespace: str |
 
 
 def add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) -> None:
-    """Adds the tables, columns and edges one event states to `lineage` (datasets of other namespaces left out
-    when `namespace` is given).
+    """Add the tables, columns and edges one event states to `lineage`.
+
+    Datasets of other namespaces are left out when `namespace` is given.
     """
     for dataset in _datasets(lineage, event, "inputs", namespace):
         table = lineage.table_ref(dataset["name"])

@@ -103,8 +103,9 @@ def observed_jobs(history: LineageHistory, as_of: datetime | None = None) -> dic
 
 
 def declared_jobs(history: LineageHistory) -> dict[str, ObservedJob]:
-    """Return, by job name, the lineage a person declared (metadata.toml's `[[declared]]`) for jobs that send
-    no events.
+    """Return, by job name, the lineage a person declared for jobs that send no events.
+
+    The lineage is metadata.toml's `[[declared]]`.
     """
     return {r.job: observed_run(r) for r in history.static if r.source is EdgeSource.DECLARED}
 
@@ -226,8 +227,9 @@ class DesignDiff:
 
 
 def in_dags(job: str, dag_ids: Collection[str] | None) -> bool:
-    """Return True when `dag_ids` is None or the job (`dag_id.task_id`, or a DAG's own job `dag_id`) is of one
-    of them.
+    """Return True when `dag_ids` is None or the job is of one of them.
+
+    The job is `dag_id.task_id`, or a DAG's own job `dag_id`.
     """
     return dag_ids is None or job in dag_ids or any(job.startswith(f"{dag}.") for dag in dag_ids)
 
@@ -296,9 +298,10 @@ def design_diff(
     dag_ids: Collection[str] | None = None,
     declared: Mapping[str, ObservedJob] | None = None,
 ) -> DesignDiff:
-    """Return the differences between the design and the runtime jobs (`observed_jobs` as of `as_of`), for the
-    DAGs `dag_ids` (every DAG when None): per job the edges on one side only, the tables on one side only, and the
-    jobs whose run's SQL is not the deployed SQL. The `declared` lineage of jobs the design cannot read is listed
+    """Return the differences between the design and the runtime jobs (`observed_jobs` as of `as_of`).
+
+    For the DAGs `dag_ids` (every DAG when None): per job the edges on one side only, the tables on one side only, and
+    the jobs whose run's SQL is not the deployed SQL. The `declared` lineage of jobs the design cannot read is listed
     beside (a person's statement, not runtime evidence: no difference).
     """
     found = DesignDiff(as_of)

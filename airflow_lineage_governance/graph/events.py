@@ -90,8 +90,9 @@ class RunEvent:
 
 
 def parse_time(text: str) -> datetime | None:
-    """Return the event time as an aware datetime (a time with no offset is read as UTC, as the producers of
-    this project never write one), or None when the text is no ISO 8601 time.
+    """Return the event time as an aware datetime, or None when the text is no ISO 8601 time.
+
+    A time with no offset is read as UTC, as the producers of this project never write one.
     """
     try:
         at = datetime.fromisoformat(text)
@@ -119,8 +120,9 @@ class LineSource(Protocol):
     """
 
     def parsed_lines(self, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
-        """Yield every event the source holds as parsed JSON, with the line it was parsed from (None for an
-        event that came from no line).
+        """Yield every event the source holds as parsed JSON, with the line it was parsed from.
+
+        The line is None for an event that came from no line.
         """
         ...
 
@@ -362,9 +364,10 @@ def _seen(
     prior: RunEvent | list[RunEvent] | set[tuple[str, datetime]],
     seen: dict[str, RunEvent | list[RunEvent] | set[tuple[str, datetime]]],
 ) -> bool:
-    """Return whether an event of the same run, type and instant (however the source wrote the time) was read
-    before (`prior`: the run's one event, its few events or the keys of its many); else notes the event in `seen`.
-    Most runs have one to three events: they are compared, not hashed.
+    """Return whether an event of the same run, type and instant was read before; else note the event in `seen`.
+
+    The instant however the source wrote the time; `prior` is the run's one event, its few events or the keys of its
+    many. Most runs have one to three events: they are compared, not hashed.
     """
     kind, at = event.event_type, event.at
     if type(prior) is RunEvent:

@@ -86,11 +86,12 @@ class LineageHistory:
         return known
 
     def _versions(self, datasets: Any, lineage: list[Any] | None) -> tuple[Versions, list[Any]]:
-        """Return the (table, snapshot) of each dataset of our namespace, and the key of each dataset (the parts a
-        shape is keyed on) as JSON values: its name, namespace and schema as an array (its facets for the schema
-        when they are no object), anything else (a dataset that is no object, or the whole value when it is no
-        list) as an object {"dataset": it}; so two keys' orjson bytes are equal only when the keys are. Appends each
-        dataset's lineage facet to `lineage` when given.
+        """Return the (table, snapshot) of each dataset of our namespace, and the key of each dataset as JSON values.
+
+        The key is the parts a shape is keyed on: its name, namespace and schema as an array (its facets for the schema
+        when they are no object), anything else (a dataset that is no object, or the whole value when it is no list) as
+        an object {"dataset": it}; so two keys' orjson bytes are equal only when the keys are. Appends each dataset's
+        lineage facet to `lineage` when given.
         """
         if type(datasets) is not list:
             return (), [{"dataset": datasets}]
@@ -121,10 +122,12 @@ class LineageHistory:
         return tuple(versions), keys
 
     def _signature(self, raw: dict[str, Any], code: str | None, json_only: bool) -> tuple[Any, Versions, Versions]:
-        """Returns what a shape is keyed on (the SQL hash, the datasets' names, namespaces and schemas and the
-        outputs' lineage facets), the inputs' and the outputs' (table, snapshot). For an event parsed from JSON
-        (`json_only`) it is the orjson bytes of those parts: equal bytes are equal parts, and bytes compare at
-        memory speed where a deep comparison walks hundreds of objects; else the parts themselves.
+        """Return what a shape is keyed on, and the inputs' and the outputs' (table, snapshot).
+
+        A shape is keyed on the SQL hash, the datasets' names, namespaces and schemas and the outputs' lineage facets.
+        For an event parsed from JSON (`json_only`) the key is the orjson bytes of those parts: equal bytes are equal
+        parts, and bytes compare at memory speed where a deep comparison walks hundreds of objects; else the parts
+        themselves.
         """
         lineage: list[Any] = []
         inputs, keys_in = self._versions(raw.get("inputs"), None)
@@ -218,8 +221,9 @@ class LineageHistory:
                 before = record.shape
 
     def holds_at(self, serial: int, at: float | None) -> bool:
-        """Return whether the observed shape of that serial is its job's run's at `at` (POSIX seconds; None: the
-        job's latest run's): the latest COMPLETE at or before that time stated it.
+        """Return whether the observed shape of that serial is its job's run's at `at`.
+
+        `at` is in POSIX seconds (None: the job's latest run's): the latest COMPLETE at or before that time stated it.
         """
         start, until = self.stretch_from[serial], self.stretch_until[serial]
         if at is None:

@@ -154,9 +154,10 @@ class Origin:
 
 
 class _Trace:
-    """A trace back in depth-first order (each run's inputs in the order its event named them, as a recursion
-    takes them): per place, the snapshot, the run that wrote it (None: a source), whether it was traced higher
-    up, and the place after its inputs (and theirs, and so on).
+    """A trace back in depth-first order, each run's inputs in the order its event named them.
+
+    As a recursion takes them: per place, the snapshot, the run that wrote it (None: a source), whether it was traced
+    higher up, and the place after its inputs (and theirs, and so on).
     """
 
     __slots__ = ("snapshots", "runs", "seen", "ends")
@@ -203,8 +204,9 @@ class _Trace:
         return found
 
     def inputs_of(self, at: int) -> list[Origin]:
-        """Return the origins of the inputs of the place `at` (the first place after it, then each one after the
-        end of the last).
+        """Return the origins of the inputs of the place `at`.
+
+        The first place after it, then each one after the end of the last.
         """
         found = []
         end, ends = self.ends[at], self.ends
@@ -268,8 +270,9 @@ def trace_forward(
     snapshot: str,
     about: Callable[[TableRef], tuple[str | None, int | None]] | None = None,
 ) -> list[Contaminated]:
-    """Return every output snapshot that read the snapshot, or read an output that did, and so on, in the
-    order reached (nearest first), each with its owner and tier from `about(table)`. Raises
+    """Return every output snapshot that read the snapshot, or read an output that did, and so on.
+
+    In the order reached (nearest first), each with its owner and tier from `about(table)`. Raises
     SnapshotNotInLineageError when no COMPLETE event of the history wrote or read the snapshot.
     """
     key = (table, snapshot)

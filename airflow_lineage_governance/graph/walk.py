@@ -24,9 +24,10 @@ Step = tuple[N, Edge]
 
 @dataclass(frozen=True, slots=True)
 class Walk(Generic[N]):
-    """Every node a walk reached from `start` with the node it was reached from (`parent`) and the edge between
-    (`edge_in`), in the order reached (`start` itself only when a cycle leads back to it), and, when the walk
-    worked them out, the glance of each (`reach.mark`).
+    """Every node a walk reached from `start`, with the node it was reached from and the edge between.
+
+    The node it was reached from is `parent`, the edge `edge_in`; in the order reached (`start` itself only when a cycle
+    leads back to it), and, when the walk worked them out, the glance of each (`reach.mark`).
     """
 
     start: N
@@ -36,8 +37,9 @@ class Walk(Generic[N]):
 
 
 def walk(start: N, step: Callable[[N], list[Step[N]]]) -> Walk[N]:
-    """Return every node reached from `start` (breadth first, each node's steps in the order given), each with
-    the first edge that reaches it; `start` itself only when a cycle leads back to it.
+    """Return every node reached from `start`, each with the first edge that reaches it.
+
+    Breadth first, each node's steps in the order given; `start` itself only when a cycle leads back to it.
     """
     parent: dict[N, N] = {}
     edge_in: dict[N, Edge] = {}
@@ -70,8 +72,9 @@ class GraphWalker:
         return column
 
     def walk_every(self, start: ColumnRef, rows: dict[object, None]) -> Walk[ColumnRef]:
-        """Return the walk from a column through every edge (an edge into a table reaches each of its columns;
-        the table is noted in `rows`).
+        """Return the walk from a column through every edge.
+
+        An edge into a table reaches each of its columns; the table is noted in `rows`.
         """
         graph = self.graph
 

@@ -27,11 +27,12 @@ FORM_PREFIX = "extra__iceberg_catalog__"
 
 
 def connection_extra(raw: str | None) -> dict[str, Any]:
-    """Return the connection's extra JSON as a dict (form-prefixed keys unprefixed, empty form fields
-    dropped), after masking in logs the value of every key Airflow counts as sensitive (`credential`,
-    `token`, `secret`, …). Parsed here rather than through `extra_dejson`, which registers every value as a
-    secret: a short one such as `"type": "sql"` makes each task log warn that it is too short to mask.
-    Raises ValueError when the extra is not a JSON object.
+    """Return the connection's extra JSON as a dict, after masking in logs the values Airflow counts as sensitive.
+
+    Form-prefixed keys are unprefixed, empty form fields dropped; the masked values are those of every key Airflow
+    counts as sensitive (`credential`, `token`, `secret`, …). Parsed here rather than through `extra_dejson`, which
+    registers every value as a secret: a short one such as `"type": "sql"` makes each task log warn that it is too short
+    to mask. Raises ValueError when the extra is not a JSON object.
     """
     extra = json.loads(raw) if raw else {}
     if not isinstance(extra, dict):
@@ -45,8 +46,9 @@ def connection_extra(raw: str | None) -> dict[str, Any]:
 
 
 def mask_sensitive(extra: Mapping[str, Any]) -> None:
-    """Register with Airflow's secrets masker the value of each key it counts as sensitive, and of the key
-    `password_property` names.
+    """Register with Airflow's secrets masker the value of each key it counts as sensitive.
+
+    And the value of the key `password_property` names.
     """
     from airflow.sdk._shared.secrets_masker import should_hide_value_for_key
     from airflow.sdk.log import mask_secret
@@ -110,8 +112,9 @@ class IcebergHook(BaseHook):
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
-        """Return how the connection form shows the fields (the provider info declares the same, which is
-        what Airflow 3.3 reads): only the extra JSON, the typed extra fields and a password matter.
+        """Return how the connection form shows the fields: only the extra JSON, the typed extra fields and a password.
+
+        The provider info declares the same, which is what Airflow 3.3 reads.
         """
         from airflow_lineage_governance.connection_form import UI_FIELD_BEHAVIOUR
 
