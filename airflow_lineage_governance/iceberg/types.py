@@ -1,5 +1,7 @@
-"""Iceberg types as DuckDB names them, DuckDB's types as Iceberg holds them, and Iceberg types as the OpenLineage
-schema facet names them: the mappings every read, every write, every cast and every event uses.
+"""Iceberg types as DuckDB names them, DuckDB's types as Iceberg holds them, and as OpenLineage names them.
+
+The last are Iceberg types as the OpenLineage schema facet names them: the mappings every read, every write, every cast
+and every event uses.
 """
 
 from __future__ import annotations
@@ -269,8 +271,9 @@ def storable_type(kind: DuckDBPyType) -> str:
 
 
 def iceberg_type(kind: DuckDBPyType, ids: Iterator[int] | None = None) -> IcebergType:
-    """Return the Iceberg type that holds the values of the DuckDB type `kind` exactly (`UBIGINT` as
-    decimal(20, 0), `ENUM` as string, `SMALLINT` as int; `duckdb_type` of it is the DuckDB type to cast to).
+    """Return the Iceberg type that holds the values of the DuckDB type `kind` exactly.
+
+    `UBIGINT` as decimal(20, 0), `ENUM` as string, `SMALLINT` as int; `duckdb_type` of it is the DuckDB type to cast to.
 
     Args:
         kind: a DuckDB type of a result column (primitive or nested).
@@ -290,8 +293,9 @@ def iceberg_type(kind: DuckDBPyType, ids: Iterator[int] | None = None) -> Iceber
 
 
 def iceberg_schema(columns: Sequence[tuple[str, DuckDBPyType]]) -> Schema:
-    """Return the Iceberg schema of a result's columns, each of the Iceberg type `iceberg_type` maps its DuckDB
-    type to, all optional.
+    """Return the Iceberg schema of a result's columns, all optional.
+
+    Each column is of the Iceberg type `iceberg_type` maps its DuckDB type to.
 
     Args:
         columns: each result column's name and DuckDB type, in order.

@@ -77,8 +77,9 @@ class BoundQuery:
 
 
 def duckdb_type(kind: str) -> str | None:
-    """Return the DuckDB type of a catalog column type (an Iceberg, Arrow or DuckDB spelling), or None when the
-    spelling is not one this module knows.
+    """Return the DuckDB type of a catalog column type (an Iceberg, Arrow or DuckDB spelling).
+
+    None when the spelling is not one this module knows.
     """
     text = kind.strip()
     lower = text.lower()
@@ -251,8 +252,9 @@ class Binder:
                 ) from None
 
     def _bind_relation(self, query: str, target: TableRef) -> BoundQuery:
-        """Return the binding of the query's parsed statement as a relation (lazy: nothing runs), each parameter
-        marker (`?`, `$1`, `$name`: a literal an event's SQL facet left out) bound as NULL.
+        """Return the binding of the query's parsed statement as a relation (lazy: nothing runs).
+
+        Each parameter marker (`?`, `$1`, `$name`: a literal an event's SQL facet left out) is bound as NULL.
         """
         statements = self._connection.extract_statements(query)
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
@@ -290,8 +292,9 @@ def _not_one_select(target: TableRef) -> BindError:
 
 
 def duckdb_sentence(error: BaseException) -> str:
-    """Returns the first line of a DuckDB error with every quoted value replaced by `?` (a literal of the
-    statement may hold personal data); identifiers, which DuckDB writes in double quotes, are kept.
+    """Return the first line of a DuckDB error with every quoted value replaced by `?`.
+
+    A literal of the statement may hold personal data; identifiers, which DuckDB writes in double quotes, are kept.
     """
     first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     first = _QUOTED_VALUE.sub("?", first)

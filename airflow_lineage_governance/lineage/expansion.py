@@ -156,9 +156,10 @@ def _quoted(name: str) -> str:
 def expand_struct_references(
     columns: Sequence[exp.Column], placed: Sequence[tuple[exp.Table, TableRef]], schema: dict[TableRef, dict[str, str]]
 ) -> None:
-    """Write the struct references among `columns` (nodes of a query the engine owns) that DuckDB binds by its
-    name rules as field accesses the engine reads: `st.*`
-    (a struct column of one table of the SELECT, no table of that name) as one output per field, and
+    """Write the struct references among `columns` as field accesses the engine reads.
+
+    `columns` are nodes of a query the engine owns; the references are those DuckDB binds by its name rules as field
+    accesses: `st.*` (a struct column of one table of the SELECT, no table of that name) as one output per field, and
     `schema.table.column.field` as `table.column.field`.
     """
     tables = {id(table): ref for table, ref in placed}
@@ -226,11 +227,12 @@ def _shorten(
 def rewrite_pivots(
     query: exp.Query, placed: Sequence[tuple[exp.Table, TableRef]], schema: dict[TableRef, dict[str, str]]
 ) -> None:
-    """Writes each UNPIVOT of a catalog table (`ON a, b INTO NAME k VALUE v`) as the UNION ALL of one SELECT per
-    column (the other columns, the name, the column's non-NULL values), and each PIVOT of one catalog table with
-    an `IN (...)` list and one aggregate as the aggregate FILTERed by each value, grouped as DuckDB groups it (the
-    GROUP BY given, else every column in neither ON nor USING): the queries the engine reads, with the same
-    columns and values. Any other PIVOT or UNPIVOT is left for refuse_untraceable.
+    """Write each UNPIVOT and each PIVOT of a catalog table as the queries the engine reads.
+
+    An UNPIVOT (`ON a, b INTO NAME k VALUE v`) becomes the UNION ALL of one SELECT per column (the other columns, the
+    name, the column's non-NULL values); a PIVOT of one catalog table with an `IN (...)` list and one aggregate becomes
+    the aggregate FILTERed by each value, grouped as DuckDB groups it (the GROUP BY given, else every column in neither
+    ON nor USING): the same columns and values. Any other PIVOT or UNPIVOT is left for refuse_untraceable.
     """
     tables = {id(table): ref for table, ref in placed}
     for pivot in list(query.find_all(exp.Pivot)):

@@ -26,9 +26,9 @@ _TARGET = re.compile(
 
 
 def target_in_text(sql: str) -> TableRef | None:
-    """Return the table a CREATE TABLE … AS, INSERT INTO, MERGE INTO, UPDATE or DELETE FROM statement names first
-    after its leading comments,
-    or None when the text names none or the name is templated or not a namespaced table.
+    """Return the table a CREATE TABLE … AS, INSERT INTO, MERGE INTO, UPDATE or DELETE FROM statement names first.
+
+    First after its leading comments; None when the text names none or the name is templated or not a namespaced table.
     """
     body = sql
     while match := _COMMENTS.match(body):

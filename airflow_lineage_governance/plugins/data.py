@@ -120,8 +120,9 @@ class UiData:
         return thread
 
     def owners(self) -> dict[TableRef, str | None]:
-        """Return the owner of each table in metadata.toml (read again only when it or lineage.toml changes;
-        {} when they cannot be read), without building the graph.
+        """Return the owner of each table in metadata.toml, without building the graph.
+
+        Read again only when it or lineage.toml changes; {} when they cannot be read.
         """
         from airflow_lineage_governance.errors import LineageGovernanceError
         from airflow_lineage_governance.governance.config import load_metadata, load_rules
@@ -206,8 +207,9 @@ class UiData:
         return loaded.task_events[(job, run_id)]
 
     def reports(self) -> list[dict[str, Any]]:
-        """Returns every governance report under the reports folder (`<dag_id>/<run_id>/governance-report.json`),
-        each parsed once per file version; files that are not a report's JSON are left out.
+        """Return every governance report under the reports folder, each parsed once per file version.
+
+        Reports are `<dag_id>/<run_id>/governance-report.json`; files that are not a report's JSON are left out.
         """
         found = []
         for path in sorted(self.sources.report_folder().glob(f"*/*/{REPORT_NAME}")):
@@ -233,8 +235,9 @@ class UiData:
 
 
 def _sort_edges(governance: Governance) -> None:
-    """Sort every column's outgoing edges now (the graph sorts a list when first asked), so that no impact
-    query pays for sorting the part of the graph it walks first.
+    """Sort every column's outgoing edges now (the graph sorts a list when first asked).
+
+    So that no impact query pays for sorting the part of the graph it walks first.
     """
     graph = governance.graph
     for columns in list(graph.table_columns.values()):

@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 
 
 def default_event_source() -> str | None:
-    """Return `[lineage_governance] events`, else where the OpenLineage provider's transport sends events (a
-    file transport's path or an HTTP transport's URL, read the way the provider reads its config), else None.
+    """Return `[lineage_governance] events`, else where the OpenLineage provider's transport sends events.
+
+    A file transport's path or an HTTP transport's URL, read the way the provider reads its config; else None.
     """
     configured = settings.setting("events")
     if configured:
@@ -35,15 +36,17 @@ def default_event_source() -> str | None:
 
 
 def default_job_namespace() -> str:
-    """Return the OpenLineage job namespace the provider uses (`[openlineage] namespace`, else
-    OPENLINEAGE_NAMESPACE, else `default`).
+    """Return the OpenLineage job namespace the provider uses.
+
+    `[openlineage] namespace`, else OPENLINEAGE_NAMESPACE, else `default`.
     """
     return settings.openlineage_namespace()
 
 
 class LineageCompleteSensor(BaseSensorOperator):
-    """Holds a DAG run's task states, read from the scheduler through the Task SDK, against the lineage
-    events received for it.
+    """Holds a DAG run's task states against the lineage events received for it.
+
+    The task states are read from the scheduler through the Task SDK.
 
     :param target_dag_id: the DAG whose run of the same logical date is checked.
     :param events: an OpenLineage JSONL file or a Marquez URL (default: where the provider sends events).

@@ -96,8 +96,10 @@ class ReferenceHistory:
         return lineage
 
     def impact(self, column: ColumnRef, at: datetime | None) -> tuple[set[ColumnRef], set[ColumnRef], set[TableRef]]:
-        """Return the columns reached from the column as of `at` (itself only on a cycle), those reached through
-        DIRECT column edges only, and the tables whose rows it shapes, directly or through the columns reached.
+        """Return the columns reached from the column as of `at`, those reached through DIRECT edges, and tables.
+
+        The column itself is reached only on a cycle; the second are the columns reached through DIRECT column edges
+        only, and the tables are those whose rows it shapes, directly or through the columns reached.
         """
         lineage = self.graph_as_of(at)
         if column not in lineage:
@@ -124,9 +126,10 @@ class ReferenceHistory:
         return found
 
     def observed(self, at: datetime | None) -> dict[str, tuple[set[Any], set[tuple[TableRef, TableRef]], str]]:
-        """Return, by job name, the column edges (source, target, type, subtype), the dataset edges (each table
-        read to each written; the tables the lineage wrote when the event named no output) and the run id of each
-        job's run as of `at`.
+        """Return, by job name, the column edges, the dataset edges and the run id of each job's run as of `at`.
+
+        Column edges are (source, target, type, subtype); dataset edges go from each table read to each written (the
+        tables the lineage wrote when the event named no output).
         """
         found = {}
         for (_, job), event in self.chosen(at).items():
@@ -196,8 +199,9 @@ class ReferenceHistory:
 
 
 def versions(raw: Any, key: str) -> list[tuple[TableRef, str | None]]:
-    """Return the (table, snapshot of its version facet) of each dataset of the event's `inputs` or `outputs`, the
-    first named per table.
+    """Return the (table, snapshot of its version facet) of each dataset of the event's `inputs` or `outputs`.
+
+    The first named per table.
     """
     found: dict[TableRef, str | None] = {}
     for dataset in raw.get(key) or () if isinstance(raw, dict) else ():
