@@ -118,8 +118,9 @@ class AsOf:
         return self.state(serial) != 0
 
     def state(self, serial: int) -> int:
-        """Return 0 when the shape of that serial does not hold as of the view's time, else 1 + its glance
-        (`reach.mark`: its confidence's rank twice, plus 1 when its run is stale), worked out once per view.
+        """Return 0 when the shape of that serial does not hold as of the view's time, else 1 + its glance.
+
+        The glance is `reach.mark`: its confidence's rank twice, plus 1 when its run is stale; worked out once per view.
         """
         known = self._holds
         if serial < len(known) and known[serial] != UNKNOWN:
@@ -188,8 +189,9 @@ class AsOf:
         return times[(bisect_right(times, at) if at is not None else len(times)) - 1] < self._stale_at
 
     def _holding(self, ordered: Ordered) -> list[tuple[Edge, LineageNode]]:
-        """Return the edges of a node's entries that hold as of the view's time, each with the node at its other
-        end, each (source, target, type, subtype) once, in the order given.
+        """Return the edges of a node's entries that hold as of the view's time, in the order given.
+
+        Each with the node at its other end, each (source, target, type, subtype) once.
         """
         found: list[tuple[Edge, LineageNode]] = []
         keys: set[tuple[object, ...]] = set()
@@ -208,14 +210,16 @@ class AsOf:
         return found
 
     def leaving(self, node: LineageNode) -> list[tuple[Edge, LineageNode]]:
-        """Return the edges leaving the node as of the view's time, each with its target's node, by target,
-        type, subtype and source.
+        """Return the edges leaving the node as of the view's time, each with its target's node.
+
+        Ordered by target, type, subtype and source.
         """
         return self._holding(node.leaving())
 
     def entering(self, node: LineageNode) -> list[tuple[Edge, LineageNode]]:
-        """Return the edges entering the node as of the view's time, each with its source's node, DIRECT first,
-        then by source.
+        """Return the edges entering the node as of the view's time, each with its source's node.
+
+        DIRECT first, then by source.
         """
         return self._holding(node.entering())
 
@@ -230,8 +234,9 @@ class AsOf:
         return [edge for edge, _ in self.entering(node)] if node is not None else []
 
     def columns_of(self, table: TableRef) -> list[ColumnRef]:
-        """Return the table's columns as its writer's run as of the view's time names them, else every column
-        the history ever named for it.
+        """Return the table's columns as its writer's run as of the view's time names them.
+
+        Else every column the history ever named for it.
         """
         return self._columns_now(table)
 
@@ -278,8 +283,10 @@ class AsOf:
         )
 
     def retired_from(self, column: ColumnRef) -> list[Evidence]:
-        """Return the edges leaving the column that only earlier runs stated (not the run of their job as of the
-        view's time), each with the last run at or before that time that stated it; always stale.
+        """Return the edges leaving the column that only earlier runs stated; always stale.
+
+        Not the run of their job as of the view's time: each comes with the last run at or before that time that stated
+        it.
         """
         found: dict[tuple[Node, Node, str, str, str], Evidence] = {}
         node = self.history.nodes.get(column)
@@ -329,8 +336,9 @@ def parse_duration(text: str) -> timedelta | None:
 
 
 def stale_jobs(history: LineageHistory, at: datetime | None, active_since: timedelta | None) -> list[str]:
-    """Return the jobs whose latest COMPLETE as of `at` (None: now) is older than `active_since` before it
-    (their edges are stale), sorted; none without a window.
+    """Return the jobs whose latest COMPLETE as of `at` (None: now) is older than `active_since` before it.
+
+    Their edges are stale. Sorted; none without a window.
     """
     view = AsOf(history, at, active_since)
     return sorted(job for job in history.runs if view.is_stale(view.run_of(job)))

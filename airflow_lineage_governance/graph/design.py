@@ -66,8 +66,9 @@ class TableEdge(NamedTuple):
 
 @dataclass(frozen=True)
 class TaskSql:
-    """One IcebergSqlOperator task of the DagBag with its SQL rendered for the logical date, or the sentence
-    saying why it could not be rendered.
+    """One IcebergSqlOperator task of the DagBag with its SQL rendered for the logical date.
+
+    Or the sentence saying why it could not be rendered.
     """
 
     dag_id: str
@@ -134,8 +135,9 @@ class DesignedTask:
 
 @dataclass
 class Design:
-    """Every IcebergSqlOperator task of a DAGs folder with its designed lineage, by job name, and the files the
-    DagBag could not import (file -> its error's last line).
+    """Every IcebergSqlOperator task of a DAGs folder with its designed lineage, by job name.
+
+    With the files the DagBag could not import (file -> its error's last line).
     """
 
     tasks: dict[str, DesignedTask] = field(default_factory=dict)
@@ -193,8 +195,9 @@ def lineage_edges(lineage: ColumnLineage) -> frozenset[LineEdge]:
 
 
 def designed_task(task: TaskSql, schema: Mapping[TableRef, Mapping[str, str]]) -> DesignedTask:
-    """Return the task's designed lineage read against `schema`, or the task with the one sentence saying why
-    its SQL could not be rendered or its lineage read (never raises for a bad statement).
+    """Return the task's designed lineage read against `schema`, or the task with the sentence saying why not.
+
+    The sentence says why its SQL could not be rendered or its lineage read (never raises for a bad statement).
     """
     if task.sql is None:
         return DesignedTask(task.dag_id, task.task_id, problem=task.problem or "the task has no SQL")
@@ -216,8 +219,9 @@ def design_lineage(
     other_tasks: Iterable[str] = (),
     logical_date: str = "",
 ) -> Design:
-    """Return the design of the tasks (each read with `designed_task`), with the DagBag's import errors, DAG ids
-    and the jobs of its other tasks.
+    """Return the design of the tasks (each read with `designed_task`).
+
+    With the DagBag's import errors, DAG ids and the jobs of its other tasks.
     """
     designed = {t.job: designed_task(t, schema) for t in tasks}
     return Design(designed, dict(import_errors or {}), frozenset(dag_ids), frozenset(other_tasks), logical_date)

@@ -30,10 +30,12 @@ TO_TABLE, DIRECT_COLUMNS = 1, 2
 
 
 class Ordered(NamedTuple):
-    """A node's edges in order and, per edge, the serial of its shape and the number of the node at its other end
-    with the edge's kind (`TO_TABLE`, `DIRECT_COLUMNS`); `states` reads the state of every edge's shape from a
-    view's states by serial at once (None for fewer than two edges). One edge (source, target, type, subtype) can
-    be listed twice, stated by two jobs: a walk meets its target the first time; lists of edges drop the repeat.
+    """A node's edges in order and, per edge, the serial of its shape and the node at its other end.
+
+    The node at the other end is its number with the edge's kind (`TO_TABLE`, `DIRECT_COLUMNS`); `states` reads the
+    state of every edge's shape from a view's states by serial at once (None for fewer than two edges). One edge
+    (source, target, type, subtype) can be listed twice, stated by two jobs: a walk meets its target the first time;
+    lists of edges drop the repeat.
     """
 
     entries: list[Entry]
@@ -100,8 +102,10 @@ class LineageNode:
 
 
 class NodeIndex:
-    """Every node of the history by ref and by number, each column's table's number (-1 for a table), and the
-    rank of each node's name among all names (so that walks order what they reached without reading names).
+    """Every node of the history by ref and by number, with each column's table and each name's rank.
+
+    A column's table is its number (-1 for a table); the rank of each node's name among all names lets walks order what
+    they reached without reading names.
     """
 
     def __init__(self) -> None:
@@ -134,8 +138,9 @@ class NodeIndex:
         return found
 
     def ranks(self) -> array[int]:
-        """Return the rank of each node's dotted name among all the names (by number), worked out again when
-        nodes were added since.
+        """Return the rank of each node's dotted name among all the names (by number).
+
+        Worked out again when nodes were added since.
         """
         found = self._ranks
         if found is None:
@@ -146,8 +151,9 @@ class NodeIndex:
         return found
 
     def add(self, shape: Shape) -> None:
-        """Add the shape's edges to the nodes at their two ends, its columns to their tables' and, for an observed
-        shape, itself to the writers of its output tables.
+        """Add the shape's edges to the nodes at their two ends, and its columns to their tables'.
+
+        An observed shape is also added to the writers of its output tables.
         """
         node = self.node
         self.version += 1

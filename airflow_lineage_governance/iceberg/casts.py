@@ -60,8 +60,9 @@ def _source(cast: Cast, names: Sequence[str]) -> str:
 
 
 def cast_expression(cast: Cast, names: Sequence[str]) -> str:
-    """Return the DuckDB expression that casts the SELECT's column (read as `names`) to the column's type, in the
-    form Arrow takes it.
+    """Return the DuckDB expression that casts the SELECT's column (read as `names`) to the column's type.
+
+    In the form Arrow takes it.
     """
     expression = f"CAST({_source(cast, names)} AS {duckdb_type(cast.kind)})"
     handed = result_type(cast.kind)
@@ -74,8 +75,9 @@ def _over_result(selected: Sequence[str], names: Sequence[str]) -> str:
 
 
 def cast_select(casts: Sequence[Cast], width: int) -> str:
-    """Return the SELECT over the statement's SELECT (`width` columns) that gives the table's columns in order,
-    each cast by DuckDB to its type.
+    """Return the SELECT over the statement's SELECT (`width` columns) that gives the table's columns in order.
+
+    Each column is cast by DuckDB to its type.
     """
     names = source_names(casts, width)
     return _over_result([f"{cast_expression(cast, names)} AS {quoted(cast.name)}" for cast in casts], names)
@@ -94,9 +96,11 @@ def failed_cast_select(casts: Sequence[Cast], width: int) -> str:
 
 
 def ctas_casts(target: TableRef, columns: Sequence[str], types: Sequence[DuckDBPyType]) -> tuple[Schema, list[Cast]]:
-    """Return the schema a CTAS creates (each column of the Iceberg type that holds its DuckDB type) and the casts
-    to it. Raises IcebergWriteError when two columns share a name, or no Iceberg type holds a column's type: the
-    sentence names the column, its DuckDB type and the CAST to write.
+    """Return the schema a CTAS creates and the casts to it.
+
+    Each column is of the Iceberg type that holds its DuckDB type. Raises IcebergWriteError when two columns share a
+    name, or no Iceberg type holds a column's type: the sentence names the column, its DuckDB type and the CAST to
+    write.
     """
     repeated = next((name for name in columns if columns.count(name) > 1), None)
     if repeated is not None:
@@ -140,10 +144,11 @@ def _position(target: TableRef, names: Sequence[str], name: str) -> str:
 
 
 def insert_casts(target: TableRef, schema: Schema, columns: Sequence[str], width: int) -> list[Cast]:
-    """Return the casts that give every column of the table (`schema`) from the SELECT's `width` columns, matched by
-    position to the INSERT's `columns` (all the table's columns when it names none); the others are NULL.
-    Raises IcebergWriteError when the counts differ, a column is named twice or is not the table's, or a required
-    column is not named.
+    """Return the casts that give every column of the table (`schema`) from the SELECT's `width` columns.
+
+    Matched by position to the INSERT's `columns` (all the table's columns when it names none); the others are NULL.
+    Raises IcebergWriteError when the counts differ, a column is named twice or is not the table's, or a required column
+    is not named.
     """
     names = [field.name for field in schema.fields]
     named = [_position(target, names, name) for name in columns] if columns else names
@@ -256,9 +261,10 @@ def cast_result(target: TableRef, relation: duckdb.DuckDBPyRelation, casts: Sequ
 def cast_stream(
     target: TableRef, relation: duckdb.DuckDBPyRelation, casts: Sequence[Cast], rows: int = BATCH_ROWS
 ) -> ResultStream:
-    """Return the statement's SELECT (`relation`) as a stream of Arrow record batches of `rows` rows, every column
-    cast by DuckDB to its column's type; DuckDB runs the SELECT anew on each call of its `batches`. Iterating
-    raises IcebergWriteError when DuckDB cannot run the SELECT, or cannot cast a value (naming the column).
+    """Return the statement's SELECT (`relation`) as a stream of Arrow record batches of `rows` rows.
+
+    Every column is cast by DuckDB to its column's type; DuckDB runs the SELECT anew on each call of its `batches`.
+    Iterating raises IcebergWriteError when DuckDB cannot run the SELECT, or cannot cast a value (naming the column).
     """
     try:
         selected = _over(relation, cast_select(casts, len(relation.columns)))

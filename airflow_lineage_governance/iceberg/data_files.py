@@ -1,5 +1,6 @@
-"""Writing a statement's result, streamed as Arrow record batches, into a table's Parquet data files in bounded
-memory, and removing the files of a write that did not commit.
+"""Writing a statement's result into a table's Parquet data files in bounded memory.
+
+The result is streamed as Arrow record batches; the files of a write that did not commit are removed.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ BATCH_ROWS = 122_880
 
 @dataclass(frozen=True)
 class ResultStream:
-    """A statement's result as a schema and a function that streams its record batches afresh on each call (a
-    retried commit writes its files again).
+    """A statement's result as a schema and a function that streams its record batches afresh on each call.
+
+    A retried commit writes its files again.
     """
 
     schema: pa.Schema
@@ -48,8 +50,9 @@ def chunk_bytes(metadata: TableMetadata, limit: int = CHUNK_BYTES) -> int:
 
 
 def chunks(batches: Iterable[pa.RecordBatch], limit: int) -> Iterator[pa.Table]:
-    """Yield `batches` gathered into tables of at least `limit` Arrow bytes each (the last one smaller), leaving
-    out empty batches.
+    """Yield `batches` gathered into tables of at least `limit` Arrow bytes each (the last one smaller).
+
+    Empty batches are left out.
     """
     held: list[pa.RecordBatch] = []
     size = 0
@@ -132,8 +135,9 @@ def data_location(metadata: TableMetadata) -> str:
 
 
 def remove_written(io: FileIO, metadata: TableMetadata, written: WrittenFiles) -> None:
-    """Remove the data files of `written`, and any other file under the table's data location named by its write
-    id (one a failed writer left half written).
+    """Remove the data files of `written`, and any other file under the table's data location named by its write id.
+
+    One a failed writer left half written.
     """
     for data_file in written.files:
         io.delete(data_file.file_path)

@@ -49,8 +49,10 @@ MAX_SCOPE_PARTITIONS = 1000
 
 
 def set_partition_spec(transaction: Transaction, fields: Sequence[PartitionField], table: str) -> None:
-    """Give the table in `transaction` the partition spec `fields` (its current spec is kept when `fields` is
-    empty, or already the same); raise PartitionSpecError naming a field whose column the table lacks.
+    """Give the table in `transaction` the partition spec `fields`.
+
+    Its current spec is kept when `fields` is empty, or already the same. Raises PartitionSpecError naming a field whose
+    column the table lacks.
     """
     if not fields:
         return
@@ -134,9 +136,10 @@ def _field_filter(field: PartitionField, source_type: Any, value: Any) -> Boolea
 
 
 def partition_scope(spec: PartitionSpec, schema: Schema, records: Iterable[Record]) -> BooleanExpression:
-    """Return a row filter that holds exactly for the rows of the given partitions of `spec` (ALWAYS_TRUE when
-    a transform has no row filter, bucket and truncate, or past MAX_SCOPE_PARTITIONS partitions; ALWAYS_FALSE
-    for no partition).
+    """Return a row filter that holds exactly for the rows of the given partitions of `spec`.
+
+    ALWAYS_TRUE when a transform has no row filter (bucket and truncate), or past MAX_SCOPE_PARTITIONS partitions;
+    ALWAYS_FALSE for no partition.
     """
     unique = list(dict.fromkeys(records))
     if not unique:
@@ -179,8 +182,9 @@ class MetadataReusingTransaction(Transaction):
 
 
 def keep_live_manifests(producer: Any) -> None:
-    """Make the snapshot `producer` commits list only the manifests that hold a live data file or that the commit
-    itself wrote.
+    """Make the snapshot `producer` commits list only the manifests that hold a live data file.
+
+    Or that the commit itself wrote.
 
     pyiceberg 0.12 carries a manifest whose entries are all deleted forward into every later snapshot, so each
     overwrite adds one more manifest that every later scan and commit opens for nothing; Iceberg's Java
