@@ -210,8 +210,9 @@ def _from_airflow(key: str) -> str | None:
 
 
 def setting(key: str) -> str | None:
-    """Return the value of `[lineage_governance] <key>` found in the order the module describes, or None
-    when nothing sets it and it has no default; raise KeyError for a key that is not declared.
+    """Return the value of `[lineage_governance] <key>` found in the order the module describes.
+
+    None when nothing sets it and it has no default. Raises KeyError for a key that is not declared.
     """
     declared = SETTINGS[key]
     for variable in (declared.variable, declared.legacy_variable):
@@ -275,8 +276,10 @@ def store_location(given: str | None = None) -> str:
 
 
 def postgres_url(conn_id: str) -> str:
-    """Return the `postgresql://` URL of an Airflow connection of type postgres (its `schema` is the database,
-    its extra's string values are libpq parameters); raise MissingSettingError when there is no such connection.
+    """Return the `postgresql://` URL of an Airflow connection of type postgres.
+
+    Its `schema` is the database, its extra's string values are libpq parameters. Raises MissingSettingError when there
+    is no such connection.
     """
     from urllib.parse import quote, urlencode
 
@@ -375,8 +378,9 @@ def run_report_folder(dag_id: str, run_id: str) -> Path:
 
 
 def openlineage_transport() -> dict[str, Any]:
-    """Return the OpenLineage provider's `[openlineage] transport`, read by the provider's own `conf` module
-    (airflow.cfg, AIRFLOW__OPENLINEAGE__TRANSPORT, its precedence); {} when none is set or it is not a dict.
+    """Return the OpenLineage provider's `[openlineage] transport`; {} when none is set or it is not a dict.
+
+    It is read by the provider's own `conf` module (airflow.cfg, AIRFLOW__OPENLINEAGE__TRANSPORT, its precedence).
     """
     from airflow.providers.openlineage import conf as openlineage_conf
 
@@ -398,9 +402,10 @@ def openlineage_namespace() -> str:
 
 
 def configured_openlineage_namespace() -> str | None:
-    """Return the job namespace the OpenLineage provider is configured with (`[openlineage] namespace`: its
-    environment form, then OPENLINEAGE_NAMESPACE, then Airflow's configuration file), or None when nothing
-    sets one (the provider would then use `default`).
+    """Return the job namespace the OpenLineage provider is configured with, or None when nothing sets one.
+
+    `[openlineage] namespace`: its environment form, then OPENLINEAGE_NAMESPACE, then Airflow's configuration file. With
+    none, the provider would use `default`.
     """
     for variable in ("AIRFLOW__OPENLINEAGE__NAMESPACE", "OPENLINEAGE_NAMESPACE"):
         value = os.environ.get(variable)

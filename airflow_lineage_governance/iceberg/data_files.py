@@ -78,12 +78,13 @@ class WrittenFiles:
 
 
 def write_chunks(metadata: TableMetadata, io: FileIO, tables: Iterable[pa.Table], written: WrittenFiles) -> None:
-    """Writes each of `tables` (rows of the table `metadata` describes, in its Arrow types) as data files of the
-    table, split by its current partition spec, with their statistics; records each file in `written` as soon as
-    it is written (so that a failure later leaves it known). WRITERS chunks are written at once, each in a thread
-    of its own, while the next is taken from `tables` (DuckDB makes the next rows while Parquet encodes the last
-    ones): at most WRITERS + 1 chunks are held. When taking or writing a chunk fails, the chunks in flight are
-    finished first, so no file appears after the error.
+    """Write each of `tables` as data files of the table, split by its current partition spec, with statistics.
+
+    `tables` are rows of the table `metadata` describes, in its Arrow types. Each file is recorded in `written` as soon
+    as it is written (so that a failure later leaves it known). WRITERS chunks are written at once, each in a thread of
+    its own, while the next is taken from `tables` (DuckDB makes the next rows while Parquet encodes the last ones): at
+    most WRITERS + 1 chunks are held. When taking or writing a chunk fails, the chunks in flight are finished first, so
+    no file appears after the error.
     """
     from pyiceberg.io.pyarrow import _dataframe_to_data_files  # pyiceberg's own writer (private in 0.12)
 

@@ -218,11 +218,12 @@ def commit_files(
     properties: dict[str, str],
     commit_uuid: uuid.UUID,
 ) -> Table:
-    """Commit one OVERWRITE snapshot to `table` (as loaded at the snapshot the write read) that removes
-    `replaced` and add `added`, and return the table. pyiceberg checks the commit against the snapshot read:
-    a concurrent commit that added rows matching `scope` (serializable isolation), or removed a replaced file,
-    raises ValidationException (the caller retries from the new snapshot); a concurrent commit elsewhere is
-    merged (pyiceberg rebases and retries the commit itself).
+    """Commit one OVERWRITE snapshot to `table` that removes `replaced` and adds `added`, and return the table.
+
+    `table` is as loaded at the snapshot the write read. pyiceberg checks the commit against the snapshot read: a
+    concurrent commit that added rows matching `scope` (serializable isolation), or removed a replaced file, raises
+    ValidationException (the caller retries from the new snapshot); a concurrent commit elsewhere is merged (pyiceberg
+    rebases and retries the commit itself).
     """
     with MetadataReusingTransaction(table) as transaction:
         with transaction.update_snapshot(snapshot_properties=properties).overwrite() as overwrite:
@@ -238,8 +239,9 @@ def commit_files(
 
 
 def files_in_partitions(table: Table, records: set[Record], scope: BooleanExpression) -> list[DataFile]:
-    """Returns the current snapshot's data files that lie in one of the partitions `records` of the current
-    spec (`scope`: their row filter, to prune the scan; files of an older spec are not matched).
+    """Return the current snapshot's data files that lie in one of the partitions `records` of the current spec.
+
+    `scope` is their row filter, to prune the scan; files of an older spec are not matched.
     """
     spec_id = table.spec().spec_id
     snapshot = table.current_snapshot()

@@ -59,9 +59,11 @@ class LineageRead:
 
 
 class IcebergSqlOperator(BaseOperator):
-    """Runs one `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] … AS SELECT`, `INSERT INTO … SELECT`, `MERGE INTO`,
-    `UPDATE` or `DELETE FROM` over the tables of an Iceberg catalog on DuckDB, and writes the result back to the
-    catalog in one commit (a MERGE, UPDATE or DELETE copy-on-write: the data files it can touch are rewritten).
+    """Runs one CTAS, INSERT … SELECT, MERGE, UPDATE or DELETE over an Iceberg catalog on DuckDB.
+
+    One `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] … AS SELECT`, `INSERT INTO … SELECT`, `MERGE INTO`, `UPDATE` or
+    `DELETE FROM` over the tables of an Iceberg catalog, its result written back to the catalog in one commit (a MERGE,
+    UPDATE or DELETE copy-on-write: the data files it can touch are rewritten).
 
     The statement's column lineage is read first, against the catalog's current schema; a statement whose
     lineage cannot be read exactly fails the task before anything is written. The rendered statement is parsed
@@ -361,20 +363,23 @@ class IcebergSqlOperator(BaseOperator):
     # OpenLineage: called by the provider's listener in the task's process (or a fork of it).
 
     def get_openlineage_facets_on_start(self) -> OpenLineageFacets:
-        """Return the inputs (with schemas) and the output the statement will write, with the schema it will
-        have (`_planned_output`).
+        """Return the inputs (with schemas) and the output the statement will write.
+
+        The output with the schema it will have (`_planned_output`).
         """
         return self._facets(complete=False)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> OpenLineageFacets:
-        """Return the inputs with the snapshots read, and the output with schema, column lineage, version
-        and row count.
+        """Return the inputs with the snapshots read, and the output.
+
+        The output with schema, column lineage, version and row count.
         """
         return self._facets(complete=self._run is not None)
 
     def get_openlineage_facets_on_failure(self, task_instance: Any) -> OpenLineageFacets:
-        """Return what START returned and, when the lineage could not be read, the `extractionError` run
-        facet with the engine's sentence; the provider adds the task's error.
+        """Return what START returned and, when the lineage could not be read, the `extractionError` run facet.
+
+        The facet carries the engine's sentence; the provider adds the task's error.
         """
         return self._facets(complete=False, failed=True)
 
