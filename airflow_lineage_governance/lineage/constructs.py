@@ -38,9 +38,11 @@ def _construct(node: exp.Expr) -> tuple[str, str] | None:
 
 
 def inline_named_windows(query: exp.Query) -> None:
-    """Writes each `OVER w` of a SELECT with a `WINDOW w AS (...)` clause as the window it names (its PARTITION
-    BY, ORDER BY and frame, the reference's own ORDER BY or frame added), and drops the clause: the same query,
-    whose window columns the engine then reads. A reference it cannot place is left for refuse_untraceable.
+    """Write each `OVER w` of a SELECT with a `WINDOW w AS (...)` clause as the window it names.
+
+    The window's PARTITION BY, ORDER BY and frame, with the reference's own ORDER BY or frame added; the clause is
+    dropped: the same query, whose window columns the engine then reads. A reference it cannot place is left for
+    refuse_untraceable.
     """
     for select in list(query.find_all(exp.Select)):
         definitions = {
@@ -75,8 +77,10 @@ def inline_named_windows(query: exp.Query) -> None:
 
 
 def wrap_column_aliases(tables: list[exp.Table]) -> None:
-    """Writes each table read with a column alias list (`FROM t AS x (a, b)`, which renames t's first columns)
-    as the derived table `(SELECT * FROM t) AS x (a, b)`: the same rows and names, whose list the engine reads.
+    """Write each table read with a column alias list as the derived table `(SELECT * FROM t) AS x (a, b)`.
+
+    A column alias list (`FROM t AS x (a, b)`) renames t's first columns: the derived table has the same rows and names,
+    and the engine reads its list.
     """
     for table in tables:
         alias = table.args.get("alias")
@@ -105,8 +109,9 @@ def unwrap_lateral_unnest(query: exp.Query) -> None:
 
 
 def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None:
-    """Raise UnsupportedConstructError naming the first construct of `query` the engine does not trace, and
-    UnnamedColumnError for an unnamed output of a derived table, CTE or set-operation branch (whose name DuckDB
+    """Raise UnsupportedConstructError naming the first construct of `query` the engine does not trace.
+
+    And UnnamedColumnError for an unnamed output of a derived table, CTE or set-operation branch (whose name DuckDB
     makes up from the expression's text).
     """
     for node in query.walk():
@@ -190,8 +195,9 @@ def _listed_names(select: exp.Select) -> int:
 
 
 def refuse_whole_rows(qualified: exp.Expr, target: TableRef) -> None:
-    """Raise UnsupportedConstructError when the qualified query reads a table's whole row as one value (`SELECT
-    l FROM t AS l`): a struct of every column, which lineage would show with no inputs.
+    """Raise UnsupportedConstructError when the qualified query reads a table's whole row as one value.
+
+    As in `SELECT l FROM t AS l`: a struct of every column, which lineage would show with no inputs.
     """
     node = qualified.find(exp.TableColumn)
     if node is not None:

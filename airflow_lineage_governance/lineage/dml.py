@@ -110,8 +110,10 @@ class Read:
 
 
 def dml_lineage(statement: Statement, schema: Schema) -> ColumnLineage:
-    """Return the column lineage of a parsed MERGE, UPDATE or DELETE against the normalized `schema` (the target
-    and every table it reads); raise LineageError whenever it cannot be read exactly. Reads a copy of the tree.
+    """Return the column lineage of a parsed MERGE, UPDATE or DELETE against the normalized `schema`.
+
+    The schema holds the target and every table it reads. Raises LineageError whenever the lineage cannot be read
+    exactly. Reads a copy of the tree.
     """
     target, kind = statement.target, statement.kind
     known = schema.get(target)
@@ -154,8 +156,10 @@ def dml_lineage(statement: Statement, schema: Schema) -> ColumnLineage:
 
 
 def _defaults_as_null(work: exp.Expr) -> None:
-    """Replace each DEFAULT a SET or INSERT value writes with NULL, the value an Iceberg column of a version 1 or
-    2 table takes for it (those tables declare no column defaults).
+    """Replace each DEFAULT a SET or INSERT value writes with NULL.
+
+    NULL is the value an Iceberg column of a version 1 or 2 table takes for it (those tables declare no column
+    defaults).
     """
     for value in written_defaults(work):
         value.replace(exp.null())
@@ -257,8 +261,9 @@ def _assignments(
 
 
 def _merge_parts(work: exp.Merge, columns: list[str], target: TableRef, parts: list[Part]) -> list[Clause]:
-    """Adds the MERGE's ON, each clause's condition and values as parts (the source's columns last, when a clause
-    writes by position); returns its clauses.
+    """Add the MERGE's ON, each clause's condition and values as parts; return its clauses.
+
+    The source's columns come last, when a clause writes by position.
     """
     parts.append(Part("on", work.args["on"]))
     clauses: list[Clause] = []
@@ -306,8 +311,10 @@ def _merge_parts(work: exp.Merge, columns: list[str], target: TableRef, parts: l
 
 
 def _select(work: exp.Expr, parts: list[Part]) -> exp.Select:
-    """Return the SELECT of every part (aliased `__p<n>`, a source's `*` last) over the target and the tables the
-    statement reads (a MERGE's source, an UPDATE's FROM, a DELETE's USING), with the statement's CTEs.
+    """Return the SELECT of every part over the target and the tables the statement reads, with its CTEs.
+
+    Each part is aliased `__p<n>`, a source's `*` last; the tables read are a MERGE's source, an UPDATE's FROM, a
+    DELETE's USING.
     """
     projections = [
         part.node.copy()

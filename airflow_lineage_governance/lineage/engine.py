@@ -70,9 +70,10 @@ def collection_paused() -> Iterator[None]:
 def column_lineage(
     statement: Statement | str, schema: CatalogSchema | NestedSchema, *, dialect: str = "duckdb"
 ) -> ColumnLineage:
-    """Return the column lineage of one `CREATE [OR REPLACE] TABLE … AS SELECT`, `INSERT INTO … SELECT`, MERGE,
-    UPDATE or DELETE (read by lineage/dml.py), given parsed (parse_statement) or as text (parsed here, in
-    `dialect`).
+    """Return the column lineage of one CTAS, INSERT … SELECT, MERGE, UPDATE or DELETE.
+
+    One `CREATE [OR REPLACE] TABLE … AS SELECT`, `INSERT INTO … SELECT`, MERGE, UPDATE or DELETE (read by
+    lineage/dml.py), given parsed (parse_statement) or as text (parsed here, in `dialect`).
 
     `schema` maps every table the statement reads and, for any kind but a CTAS, its target to `{column: type}` (the JSON
     form `{namespace: {table: {column: type}}}` is taken too). Raises LineageError (a subclass naming the
@@ -152,8 +153,9 @@ def _column_lineage(
 def _write_out_shorthands(
     query: exp.Query, found: Survey, placed: list[tuple[exp.Table, TableRef]], schema: Schema, target: TableRef
 ) -> None:
-    """Writes the query's COLUMNS(...), struct references, PIVOT/UNPIVOT and LATERAL unnest out as the queries
-    they stand for (lineage/expansion.py, constructs.unwrap_lateral_unnest).
+    """Write the query's COLUMNS(...), struct references, PIVOT/UNPIVOT and LATERAL unnest out as queries.
+
+    The queries they stand for (lineage/expansion.py, constructs.unwrap_lateral_unnest).
     """
     kinds = {type(node) for node in found.shorthands}
     if exp.Columns in kinds:
@@ -196,10 +198,11 @@ def _leftmost_select(query: exp.Expr) -> exp.Select | None:
 
 
 def _name_outputs(query: exp.Query, text: str) -> None:
-    """Marks each unaliased output expression with the name DuckDB gives it where naming.output_name can tell it
-    from the statement's `text` (the names written are DuckDB's own, from binding: this keeps the rendered
-    expressions of the facet) and each alias with the case it is written in; unwraps a parenthesised column
-    (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x).
+    """Mark each unaliased output expression with the name DuckDB gives it, and each alias with its case.
+
+    The name where naming.output_name can tell it from the statement's `text` (the names written are DuckDB's own, from
+    binding: this keeps the rendered expressions of the facet); an alias with the case it is written in. Unwraps a
+    parenthesised column (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x).
     """
     if not text or text != text.lower():  # a name written in lower case reads the same after qualifying
         mark_written_names(query)
@@ -263,9 +266,10 @@ def query_text_of(statement: Statement) -> str | None:
 
 
 def _bound(statement: Statement, schema: Schema) -> BoundQuery:
-    """Return DuckDB's binding of the statement's query as written, or of the SQL the operator runs when there is
-    no text or DuckDB's parser does not take the text as written; raise BindError with DuckDB's sentence when
-    DuckDB cannot bind it.
+    """Return DuckDB's binding of the statement's query as written, or of the SQL the operator runs.
+
+    The SQL the operator runs when there is no text or DuckDB's parser does not take the text as written. Raises
+    BindError with DuckDB's sentence when DuckDB cannot bind it.
     """
     text = query_text_of(statement)
     if text is not None:
