@@ -159,8 +159,9 @@ def _local_path(location: str) -> str | None:
 
 
 def duckdb_name(connection: duckdb.DuckDBPyConnection, ref: TableRef) -> str:
-    """Return the quoted name under which DuckDB finds `ref`, creating its schema (and, for a two-level
-    namespace, its in-memory catalog) when missing; raise NamespaceTooDeepError past two levels.
+    """Return the quoted name under which DuckDB finds `ref`, creating its schema when missing.
+
+    For a two-level namespace, its in-memory catalog too. Raises NamespaceTooDeepError past two levels.
     """
     if len(ref.namespace) == 1:
         schema = quoted(ref.namespace[0])
@@ -203,8 +204,9 @@ def _nested_names(schema: Schema) -> dict[int, tuple[int | str, ...]]:
 
 
 def _nested_fields_changed(table: Table) -> bool:
-    """Return whether a field nested in a column was renamed, or a nested name given to another field, in the
-    table's history: DuckDB matches nested fields by name, so those tables take pyiceberg's reader.
+    """Return whether a field nested in a column was renamed, or a nested name given to another field.
+
+    In the table's history: DuckDB matches nested fields by name, so those tables take pyiceberg's reader.
     """
     current = _nested_names(table.schema())
     by_path = {path: field_id for field_id, path in current.items()}
@@ -230,8 +232,9 @@ def _fallback_reason(table: Table, tasks: Sequence[FileScanTask]) -> str:
 
 
 def _schema_map(fields: Sequence[NestedField]) -> str:
-    """Return the `schema` option of read_parquet that reads each column by its field id, as its current name
-    and type (NULL in a file written before the column was added).
+    """Return the `schema` option of read_parquet that reads each column by its field id.
+
+    As its current name and type (NULL in a file written before the column was added).
     """
     entries = ", ".join(
         f"{f.field_id}: {{name: {_text(f.name)}, type: {_text(duckdb_type(f.field_type))}, default_value: NULL}}"
@@ -241,8 +244,9 @@ def _schema_map(fields: Sequence[NestedField]) -> str:
 
 
 def _file_has_field(data_file: DataFile, path: str, field_id: int) -> bool:
-    """Return whether the data file holds the column `field_id` (read from its footer when its metrics say
-    nothing of the column).
+    """Return whether the data file holds the column `field_id`.
+
+    Read from its footer when its metrics say nothing of the column.
     """
     for metrics in (data_file.value_counts, data_file.null_value_counts, data_file.column_sizes):
         if metrics and field_id in metrics:
@@ -255,8 +259,9 @@ def _file_has_field(data_file: DataFile, path: str, field_id: int) -> bool:
 def _missing_identity_values(
     table: Table, task: FileScanTask, path: str, fields: Sequence[NestedField]
 ) -> tuple[tuple[int, Any], ...]:
-    """Return, for each identity-partition column the data file lacks, its field id and the value the
-    manifest's partition tuple gives it.
+    """Return, for each identity-partition column the data file lacks, its field id and partition value.
+
+    The value the manifest's partition tuple gives it.
     """
     spec = table.specs().get(task.file.spec_id)
     if spec is None or spec.is_unpartitioned():
@@ -277,8 +282,9 @@ def _constants_table(
     values: Sequence[tuple[int, Any]],
     names: Iterator[int],
 ) -> str:
-    """Create a one-row DuckDB table holding the partition values `values` (field id, value) typed by the
-    table's schema, and return its quoted name.
+    """Create a one-row DuckDB table holding the partition values `values` and return its quoted name.
+
+    `values` are (field id, value), typed by the table's schema.
     """
     arrays, arrow_fields = [], []
     for field_id, value in values:
@@ -306,8 +312,9 @@ _CONSTANT_TABLES = count()
 def _scan_sql(
     connection: duckdb.DuckDBPyConnection, table: Table, tasks: Sequence[FileScanTask], file_column: str | None
 ) -> tuple[str, list[str], dict[str, DataFile]]:
-    """Return the SELECT that reads the tasks' data files as the table's rows, the local paths it reads, and
-    each data file by its path (the file column's value).
+    """Return the SELECT that reads the tasks' data files as the table's rows, and the local paths it reads.
+
+    And each data file by its path (the file column's value).
     """
     fields = table.schema().fields
     by_id = {f.field_id: f for f in fields}
@@ -437,8 +444,9 @@ def expose_tables(
     tables: Sequence[TableName],
     loaded: Mapping[TableRef, Table] | None = None,
 ) -> list[PinnedRead]:
-    """Expose every table in `tables` (those in `loaded` as loaded there) and return how each was read, in
-    the same order.
+    """Expose every table in `tables` and return how each was read, in the same order.
+
+    Those in `loaded` are exposed as loaded there.
     """
     known = loaded or {}
     return [expose_table(connection, catalog, ref, known.get(ref)) for ref in map(as_table, tables)]

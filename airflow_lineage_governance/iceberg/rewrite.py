@@ -85,8 +85,9 @@ class _Rewritten:
 
 
 def _checked_filter(table: Table, found: BooleanExpression) -> BooleanExpression:
-    """Return `found` when it binds to the table's schema, else ALWAYS_TRUE (a bound that cannot be checked
-    reads the whole table).
+    """Return `found` when it binds to the table's schema, else ALWAYS_TRUE.
+
+    A bound that cannot be checked reads the whole table.
     """
     try:
         bind(table.schema(), found, case_sensitive=False)
@@ -136,8 +137,9 @@ def _run_dml(connection: duckdb.DuckDBPyConnection, shape: DmlShape, dml: str) -
 
 
 def _touched_files(connection: duckdb.DuckDBPyConnection, shape: DmlShape, read: PinnedRead) -> list[str]:
-    """Return the file column's values of the target's data files the statement can change, as DuckDB answers
-    over the statement's own read (all of them when nothing bounds the statement).
+    """Return the file column's values of the target's data files the statement can change.
+
+    As DuckDB answers over the statement's own read (all of them when nothing bounds the statement).
     """
     query = touched_files_query(shape, FILE_COLUMN)
     if query is None:
@@ -159,9 +161,11 @@ def _rewrite(
     resources: Resources | None,
     spill: str,
 ) -> _Rewritten:
-    """Reads the table's current snapshot into a sandboxed DuckDB, asks DuckDB which data files the statement
-    can change, keeps only their rows, runs the statement there, streams the rows after it into new data files
-    (`written`, when a row changed) and returns what it read.
+    """Run one attempt of the statement on the rows of the data files it can change, and return what it read.
+
+    Read the table's current snapshot into a sandboxed DuckDB, ask DuckDB which data files the statement can change,
+    keep only their rows, run the statement there, and stream the rows after it into new data files (`written`, when a
+    row changed).
     """
     snapshot = table.current_snapshot()
     connection = sandboxed_connection(session, resources, spill)
@@ -201,8 +205,10 @@ def _rewrite(
 
 
 def _write_rows(ref: TableRef, table: Table, after: duckdb.DuckDBPyRelation, written: WrittenFiles) -> None:
-    """Stream the rows of `after` (the rewritten files' rows after the statement) into new data files of the
-    table, chunk by chunk; raise IcebergWriteError when a value cannot be written as its column's type.
+    """Stream the rows of `after` into new data files of the table, chunk by chunk.
+
+    `after` holds the rewritten files' rows after the statement. Raises IcebergWriteError when a value cannot be written
+    as its column's type.
     """
 
     def prepare(chunk: pa.Table) -> pa.Table:
@@ -231,16 +237,17 @@ def rewrite_statement(
     returning_max_rows: int = RETURNING_MAX_ROWS,
     resources: Resources | None = None,
 ) -> StatementRun:
-    """Runs the MERGE, UPDATE or DELETE `dml` (tables named as DuckDB finds them) on `target`, copy-on-write, over
-    `sources` pinned to their current snapshots, and commits the rewritten files in one OVERWRITE snapshot carrying
-    `snapshot_properties` and the row counts; returns what was read and written (`write.counts`: rows inserted,
-    updated, deleted; `returned`: the rows of its RETURNING, at most `returning_max_rows`, None without one or
-    when an earlier try wrote it). A statement that changes no row commits nothing. DuckDB runs within
-    `resources`, spilling only to a folder of its own removed when the statement ends; the rewritten rows stream
-    into new data files, and a failed rewrite removes them. When a snapshot of the target
-    already carries the WRITE_KEY of `snapshot_properties`, writes nothing and returns that commit. Raises
-    IcebergWriteError when DuckDB rejects the statement or the rows cannot be written (nothing is written then),
-    CommitConflictError when concurrent writers kept changing the same rows.
+    """Run the MERGE, UPDATE or DELETE `dml` on `target`, copy-on-write, and commit it in one snapshot.
+
+    Tables are named as DuckDB finds them; `sources` are pinned to their current snapshots, and the rewritten files are
+    committed in one OVERWRITE snapshot carrying `snapshot_properties` and the row counts. Returns what was read and
+    written (`write.counts`: rows inserted, updated, deleted; `returned`: the rows of its RETURNING, at most
+    `returning_max_rows`, None without one or when an earlier try wrote it). A statement that changes no row commits
+    nothing. DuckDB runs within `resources`, spilling only to a folder of its own removed when the statement ends; the
+    rewritten rows stream into new data files, and a failed rewrite removes them. When a snapshot of the target already
+    carries the WRITE_KEY of `snapshot_properties`, writes nothing and returns that commit. Raises IcebergWriteError
+    when DuckDB rejects the statement or the rows cannot be written (nothing is written then), CommitConflictError when
+    concurrent writers kept changing the same rows.
     """
     ref = as_table(target)
     check_target_name(ref)
@@ -310,8 +317,9 @@ def rewrite_statement(
 def _commit(
     table: Table, ref: TableRef, done: _Rewritten, written: WrittenFiles, properties: dict[str, str]
 ) -> WriteResult:
-    """Commit the rewritten rows' data files (`written`) in place of the files read (nothing when no row changed)
-    and return the write; raise ValidationException (retried) when a concurrent commit conflicts.
+    """Commit the rewritten rows' data files (`written`) in place of the files read, and return the write.
+
+    Nothing is committed when no row changed. Raises ValidationException (retried) when a concurrent commit conflicts.
     """
     columns = facet_fields(table.schema())
     counts = done.counts

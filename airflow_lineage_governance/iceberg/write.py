@@ -123,8 +123,10 @@ _UNSAFE_CHARACTERS = frozenset("./\\")
 
 
 def check_target_name(ref: TableRef) -> None:
-    """Raise IcebergWriteError when pyiceberg cannot store the target's name faithfully (a part that is empty,
-    blank or hold a dot, slash or backslash) or its namespace is one of DuckDB's system schemas.
+    """Raise IcebergWriteError when pyiceberg cannot store the target's name faithfully.
+
+    A part that is empty, blank or holds a dot, slash or backslash, or a namespace that is one of DuckDB's system
+    schemas.
     """
     for part in ref.identifier:
         if not part.strip() or _UNSAFE_CHARACTERS & set(part) or part != part.strip():
@@ -166,8 +168,9 @@ def _unstorable(kind: pa.DataType) -> str | None:
 
 
 def check_storable(table: TableRef, result: pa.Schema) -> None:
-    """Raise IcebergWriteError naming the first column whose type Iceberg cannot hold (INTERVAL, UNION, HUGEINT,
-    TIMESTAMP_NS, an all-NULL column with no type) and the cast to write instead; nothing is written then.
+    """Raise IcebergWriteError naming the first column whose type Iceberg cannot hold, and the cast to write.
+
+    INTERVAL, UNION, HUGEINT, TIMESTAMP_NS, an all-NULL column with no type; nothing is written then.
     """
     for field in result:
         cast = _unstorable(field.type)
@@ -200,8 +203,9 @@ _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000}
 
 
 def _temporal(array: pa.Array) -> Iterator[tuple[pa.Array, tuple[int, int]]]:
-    """Yield the date and timestamp values within `array` (nested ones too), as integers, each with the range
-    a Python date or datetime holds (years 1 to 9999), which the Iceberg writer needs.
+    """Yield the date and timestamp values within `array` (nested ones too), as integers, each with its range.
+
+    The range a Python date or datetime holds (years 1 to 9999), which the Iceberg writer needs.
     """
     kind = array.type
     if pa.types.is_date32(kind):
@@ -286,8 +290,9 @@ def conformed(ref: TableRef, result: pa.Table, schema: Schema) -> pa.Table:
 def with_retries(
     action: Callable[[], WriteResult], table: TableRef | str, attempts: int = 5, base_delay: float = 0.2
 ) -> WriteResult:
-    """Return `action()`, retried with jittered exponential backoff on Iceberg commit conflicts (another
-    writer committed first, created the table first, or changed what an overwrite replaces); raise
+    """Return `action()`, retried with jittered exponential backoff on Iceberg commit conflicts.
+
+    A conflict: another writer committed first, created the table first, or changed what an overwrite replaces. Raises
     CommitConflictError naming the table after `attempts` conflicts.
     """
     for attempt in range(1, attempts + 1):
@@ -387,9 +392,10 @@ def _create(
     properties: Mapping[str, str],
     partition_by: Sequence[PartitionField] = (),
 ) -> tuple[Table, int]:
-    """Create the table of `columns` holding the stream's rows, partitioned by `partition_by`, and return it with
-    the rows written: in one commit for a one-level namespace; pyiceberg stages no table in a nested namespace, so
-    there the table is created, then its spec set and its rows appended (it is empty for that moment).
+    """Create the table of `columns` holding the stream's rows, partitioned by `partition_by`.
+
+    Returns it with the rows written: in one commit for a one-level namespace; pyiceberg stages no table in a nested
+    namespace, so there the table is created, then its spec set and its rows appended (it is empty for that moment).
     """
     written = WrittenFiles(uuid.uuid4())
     if len(ref.namespace) == 1:
@@ -442,18 +448,18 @@ def create_or_replace(
     if_not_exists: bool = False,
     schema: Schema | None = None,
 ) -> WriteResult:
-    """Creates `ref` holding `result`, or replaces its schema and rows, in one commit (`table`: the table as
-    already loaded, when it exists; a retried attempt loads it afresh); returns the snapshot. The result streams
-    into data files chunk by chunk (`data_files`): memory holds one chunk, whatever the rows. With `replace`
-    False (a plain CREATE TABLE ... AS) an existing table is replaced only when a snapshot of it carries the same
-    WRITE_KEY (this task instance wrote it: a retry); otherwise raises IcebergWriteError. The table is partitioned
-    by `partition_by` (a replaced table keeps its spec when none is given). Raises IcebergWriteError for a column
-    type Iceberg cannot hold, PartitionSpecError for a partition column the result lacks, CommitConflictError.
-    With `if_not_exists` (CREATE TABLE IF NOT EXISTS ... AS) an existing table is left as it is (`untouched`),
-    unless this task instance created it (a retry, `already_written`). The table's schema is `schema` when given
-    (the result already in its types: `conformed`), else the one pyiceberg reads off `result`'s Arrow types.
-    Raises IcebergWriteError for a date or timestamp the writer cannot store too; a write that fails leaves no
-    data file behind.
+    """Create `ref` holding `result`, or replace its schema and rows, in one commit; return the snapshot.
+
+    `table` is the table as already loaded, when it exists; a retried attempt loads it afresh. The result streams into
+    data files chunk by chunk (`data_files`): memory holds one chunk, whatever the rows. With `replace` False (a plain
+    CREATE TABLE ... AS) an existing table is replaced only when a snapshot of it carries the same WRITE_KEY (this task
+    instance wrote it: a retry); otherwise raises IcebergWriteError. The table is partitioned by `partition_by` (a
+    replaced table keeps its spec when none is given). Raises IcebergWriteError for a column type Iceberg cannot hold,
+    PartitionSpecError for a partition column the result lacks, CommitConflictError. With `if_not_exists` (CREATE TABLE
+    IF NOT EXISTS ... AS) an existing table is left as it is (`untouched`), unless this task instance created it (a
+    retry, `already_written`). The table's schema is `schema` when given (the result already in its types: `conformed`),
+    else the one pyiceberg reads off `result`'s Arrow types. Raises IcebergWriteError for a date or timestamp the writer
+    cannot store too; a write that fails leaves no data file behind.
     """
     ref = as_table(name)
     stream = stream_of(result) if isinstance(result, pa.Table) else result
@@ -529,8 +535,9 @@ def existing_target(table: Table, ref: TableRef, properties: Mapping[str, str]) 
 
 
 def earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult | None:
-    """Returns the write of the snapshot that carries the WRITE_KEY of `properties` (this task instance's
-    earlier commit: its rows, partitions and, for a rewrite, row counts), or None when there is none.
+    """Return the write of the snapshot that carries the WRITE_KEY of `properties`, or None when there is none.
+
+    That is this task instance's earlier commit: its rows, partitions and, for a rewrite, row counts.
     """
     return _earlier_write(table, ref, properties)
 
@@ -598,10 +605,11 @@ def append_once(
     properties: Mapping[str, str],
     table: Table | None = None,
 ) -> WriteResult:
-    """Append `result` to `ref` (`table`: as already loaded), its columns matched by position to `columns`
-    (the rest null), in one commit (files split by the table's partition spec, streamed chunk by chunk); when a
-    snapshot already carries the same WRITE_KEY, return it and write nothing. Raises IcebergWriteError when a
-    value cannot be written as the column's type, CommitConflictError; a write that fails leaves no data file.
+    """Append `result` to `ref` in one commit, its columns matched by position to `columns` (the rest null).
+
+    `table` is as already loaded; files are split by the table's partition spec, streamed chunk by chunk. When a
+    snapshot already carries the same WRITE_KEY, return it and write nothing. Raises IcebergWriteError when a value
+    cannot be written as the column's type, CommitConflictError; a write that fails leaves no data file.
     """
     ref = as_table(name)
     stream = stream_of(result) if isinstance(result, pa.Table) else result
@@ -639,12 +647,12 @@ def overwrite_partitions(
     properties: Mapping[str, str],
     table: Table | None = None,
 ) -> WriteResult:
-    """Replace, in one commit, exactly the partitions of `ref` that `result`'s rows fall in (`columns` matched
-    by position, as for append_once) with those rows; the other partitions are kept. A retried or repeated write
-    of the same rows leaves the same table (it replaces the partitions again). A concurrent commit that added rows
-    to one of those partitions makes it start again from the new snapshot. Raises IcebergWriteError when the
-    table is not partitioned or a value cannot be written, CommitConflictError; a write that fails leaves no data
-    file.
+    """Replace, in one commit, exactly the partitions of `ref` that `result`'s rows fall in with those rows.
+
+    `columns` are matched by position, as for append_once; the other partitions are kept. A retried or repeated write of
+    the same rows leaves the same table (it replaces the partitions again). A concurrent commit that added rows to one
+    of those partitions makes it start again from the new snapshot. Raises IcebergWriteError when the table is not
+    partitioned or a value cannot be written, CommitConflictError; a write that fails leaves no data file.
     """
     ref = as_table(name)
     current = table if table is not None else catalog.load_table(ref.identifier)
