@@ -49,10 +49,13 @@ DML_EQUIVALENCE_STATEMENTS ?= 170
 test-dml-equivalence: setup
 	DML_EQUIVALENCE_STATEMENTS=$(DML_EQUIVALENCE_STATEMENTS) $(BIN)/python -m pytest -q tests/iceberg/dml_equivalence
 
+# The checks of .pre-commit-config.yaml, on every file: the format, ruff's rules (with the docstrings' and the
+# complexity limit), mypy --strict on the package, codespell; all configured in pyproject.toml.
 lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/codespell
 
 clean:
 	rm -rf .demo .pytest_cache .mypy_cache build dist

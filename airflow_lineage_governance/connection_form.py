@@ -1,6 +1,7 @@
-"""The `iceberg_catalog` connection form as Airflow 3.3 reads it from the provider info's `connection-types`:
-the hook's name, which standard fields are hidden or relabelled, placeholders, and the typed extra fields
-(stored in the connection's extra JSON under their own names, which the hook reads).
+"""The `iceberg_catalog` connection form as Airflow 3.3 reads it from the provider info's `connection-types`.
+
+The hook's name, which standard fields are hidden or relabelled, placeholders, and the typed extra fields (stored in the
+connection's extra JSON under their own names, which the hook reads).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ CONN_FIELDS: dict[str, Any] = {
 
 
 def connection_type() -> dict[str, Any]:
-    """Returns the provider info's `connection-types` entry of `iceberg_catalog`."""
+    """Return the provider info's `connection-types` entry of `iceberg_catalog`."""
     return {
         "hook-class-name": HOOK_CLASS,
         "hook-name": HOOK_NAME,

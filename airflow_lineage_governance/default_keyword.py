@@ -1,5 +1,6 @@
-"""The keyword DEFAULT as a value of a SET or an INSERT: sqlglot reads it as a column named DEFAULT, and writes
-it back quoted ("DEFAULT", a column) unless told.
+"""The keyword DEFAULT as a value of a SET or an INSERT.
+
+sqlglot reads it as a column named DEFAULT, and writes it back quoted ("DEFAULT", a column) unless told.
 """
 
 from __future__ import annotations
@@ -8,8 +9,9 @@ from sqlglot import exp
 
 
 def is_default_keyword(node: exp.Expr) -> bool:
-    """Returns whether `node` is the keyword DEFAULT as a value (sqlglot reads it as a column; a column quoted
-    "default" is not the keyword).
+    """Return whether `node` is the keyword DEFAULT as a value.
+
+    sqlglot reads it as a column; a column quoted "default" is not the keyword.
     """
     if isinstance(node, exp.Var):
         return node.name.upper() == "DEFAULT"
@@ -23,7 +25,7 @@ def is_default_keyword(node: exp.Expr) -> bool:
 
 
 def written_defaults(tree: exp.Expr) -> list[exp.Expr]:
-    """Returns the DEFAULT keywords a MERGE's or UPDATE's SET values and a MERGE's INSERT values write."""
+    """Return the DEFAULT keywords a MERGE's or UPDATE's SET values and a MERGE's INSERT values write."""
     values: list[exp.Expr] = []
     for update in tree.find_all(exp.Update):  # the tree itself among them when it is an UPDATE
         for assignment in update.expressions:

@@ -1,6 +1,8 @@
-"""The package's error root. Each layer has its own `errors.py` whose classes derive from it, so a caller
-(the CLI, a DAG task) can catch every error of ours with one `except` and show its message: one sentence
-that names the table, column or statement at fault and what to do, never a data value.
+"""The package's error root.
+
+Each layer has its own `errors.py` whose classes derive from it, so a caller (the CLI, a DAG task) can catch every error
+of ours with one `except` and show its message: one sentence that names the table, column or statement at fault and what
+to do, never a data value.
 """
 
 from __future__ import annotations

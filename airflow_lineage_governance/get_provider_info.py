@@ -10,8 +10,10 @@ from airflow_lineage_governance.settings import provider_config
 
 
 def get_provider_info() -> dict[str, Any]:
-    """Returns the provider's metadata: package, connection type, hooks, operators, sensors, the UI plugin
-    and the `[lineage_governance]` config section (so `airflow config list` shows its options).
+    """Return the provider's metadata.
+
+    Package, connection type, hooks, operators, sensors, the UI plugin and the `[lineage_governance]` config section (so
+    `airflow config list` shows its options).
     """
     return {
         "package-name": "airflow-lineage-governance",

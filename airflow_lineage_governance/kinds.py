@@ -1,6 +1,7 @@
-"""The closed vocabularies that cross the layers: statement kinds, OpenLineage transformation types and
-subtypes, finding severities and kinds. String enums, so they compare equal to the strings events carry and
-serialise as those strings.
+"""The closed vocabularies that cross the layers.
+
+Statement kinds, OpenLineage transformation types and subtypes, finding severities and kinds. String enums, so they
+compare equal to the strings events carry and serialise as those strings.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ class StatementKind(StrEnum):
 
     @property
     def reads_target(self) -> bool:
-        """Returns whether the statement changes the target's existing rows (MERGE, UPDATE, DELETE): its result is
-        computed from the target's current rows, so the target is an input (the version read) as well as the
-        output (the version written).
+        """Return whether the statement changes the target's existing rows (MERGE, UPDATE, DELETE).
+
+        Its result is computed from the target's current rows, so the target is an input (the version read) as well as
+        the output (the version written).
         """
         return self in DML_KINDS
 
@@ -81,8 +83,9 @@ class FindingKind(StrEnum):
 
     @property
     def severity(self) -> Severity:
-        """Returns the kind's severity: missing metadata and the design differences are warnings, every other kind
-        an error.
+        """Return the kind's severity.
+
+        Missing metadata and the design differences are warnings, every other kind an error.
         """
         return Severity.WARNING if self in WARNINGS else Severity.ERROR
 
@@ -99,9 +102,10 @@ WARNINGS = frozenset(
 
 
 class EdgeSource(StrEnum):
-    """Where a lineage edge comes from: a received event (observed), a person's `[[declared]]` block in
-    metadata.toml for an uninstrumented job (declared), or the SQL of the DAG files read without running
-    (designed).
+    """Where a lineage edge comes from.
+
+    A received event (observed), a person's `[[declared]]` block in metadata.toml for an uninstrumented job (declared),
+    or the SQL of the DAG files read without running (designed).
     """
 
     OBSERVED = "observed"
@@ -110,8 +114,9 @@ class EdgeSource(StrEnum):
 
 
 class Confidence(StrEnum):
-    """How sure an answer reached through a path is: `observed` only when every hop is, else its weakest hop's
-    source; `uncertain` when a hop's evidence is unknown.
+    """How sure an answer reached through a path is: `observed` only when every hop is, else its weakest hop's source.
+
+    `uncertain` when a hop's evidence is unknown.
     """
 
     OBSERVED = "observed"

@@ -1,7 +1,8 @@
-"""Names of tables and columns as typed values: `TableRef` (namespace tuple + name, like a pyiceberg
-identifier) and `ColumnRef` (table + field). Parsed from and printed to OpenLineage dataset names here and
-nowhere else: a dataset name is the dotted identifier (`crm.learners`, `a.b.events`), a column's text form is
-the dataset name, a dot and the field (`crm.learners.email`).
+"""Names of tables and columns as typed values.
+
+`TableRef` (namespace tuple + name, like a pyiceberg identifier) and `ColumnRef` (table + field). Parsed from and
+printed to OpenLineage dataset names here and nowhere else: a dataset name is the dotted identifier (`crm.learners`,
+`a.b.events`), a column's text form is the dataset name, a dot and the field (`crm.learners.email`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ class TableRef(NamedTuple):
 
     @classmethod
     def parse(cls, text: str) -> TableRef:
-        """Returns the table a dotted name (`db.table`, `a.b.table`) names; raises InvalidNameError when the
-        text has no namespace or an empty part.
+        """Return the table a dotted name (`db.table`, `a.b.table`) names.
+
+        Raises InvalidNameError when the text has no namespace or an empty part.
         """
         parts = text.split(".")
         if len(parts) < 2 or not all(parts):
@@ -30,23 +32,23 @@ class TableRef(NamedTuple):
 
     @classmethod
     def of(cls, identifier: Sequence[str]) -> TableRef:
-        """Returns the table of a pyiceberg identifier tuple `(*namespace, name)`; raises InvalidNameError."""
+        """Return the table of a pyiceberg identifier tuple `(*namespace, name)`; raise InvalidNameError."""
         if len(identifier) < 2 or not all(identifier):
             raise InvalidNameError(f"{'.'.join(identifier)!r} does not name a table; write it as namespace.table")
         return cls(tuple(identifier[:-1]), identifier[-1])
 
     @property
     def identifier(self) -> tuple[str, ...]:
-        """Returns the pyiceberg identifier `(*namespace, name)`."""
+        """Return the pyiceberg identifier `(*namespace, name)`."""
         return (*self.namespace, self.name)
 
     @property
     def namespace_name(self) -> str:
-        """Returns the namespace as one dotted name."""
+        """Return the namespace as one dotted name."""
         return ".".join(self.namespace)
 
     def column(self, field: str) -> ColumnRef:
-        """Returns the table's column `field`."""
+        """Return the table's column `field`."""
         return ColumnRef(self, field)
 
     def __str__(self) -> str:
@@ -61,8 +63,9 @@ class ColumnRef(NamedTuple):
 
     @classmethod
     def parse(cls, text: str) -> ColumnRef:
-        """Returns the column a dotted name (`db.table.column`, `a.b.table.column`) names; the last part is the
-        column. Raises InvalidNameError when the text has fewer than three parts or an empty one.
+        """Return the column a dotted name (`db.table.column`, `a.b.table.column`) names; the last part is the column.
+
+        Raises InvalidNameError when the text has fewer than three parts or an empty one.
         """
         table, _, field = text.rpartition(".")
         if not field or table.count(".") < 1:

@@ -37,12 +37,12 @@ class Setting:
 
     @property
     def variable(self) -> str:
-        """Returns the environment variable Airflow reads for this option."""
+        """Return the environment variable Airflow reads for this option."""
         return f"AIRFLOW__{SECTION.upper()}__{self.key.upper()}"
 
     @property
     def flag_or_setting(self) -> str:
-        """Returns how a person sets this option, for error sentences."""
+        """Return how a person sets this option, for error sentences."""
         return f"[{SECTION}] {self.key} in airflow.cfg or {self.variable}"
 
 
@@ -190,8 +190,9 @@ class MissingSettingError(LineageGovernanceError):
 
 
 def airflow_config_file() -> Path:
-    """Returns the file Airflow reads its configuration from: $AIRFLOW_CONFIG, else $AIRFLOW_HOME/airflow.cfg
-    (AIRFLOW_HOME defaults to ~/airflow).
+    """Return the file Airflow reads its configuration from.
+
+    $AIRFLOW_CONFIG, else $AIRFLOW_HOME/airflow.cfg (AIRFLOW_HOME defaults to ~/airflow).
     """
     explicit = os.environ.get("AIRFLOW_CONFIG")
     if explicit:
@@ -209,8 +210,9 @@ def _from_airflow(key: str) -> str | None:
 
 
 def setting(key: str) -> str | None:
-    """Returns the value of `[lineage_governance] <key>` found in the order the module describes, or None
-    when nothing sets it and it has no default; raises KeyError for a key that is not declared.
+    """Return the value of `[lineage_governance] <key>` found in the order the module describes.
+
+    None when nothing sets it and it has no default. Raises KeyError for a key that is not declared.
     """
     declared = SETTINGS[key]
     for variable in (declared.variable, declared.legacy_variable):
@@ -221,8 +223,10 @@ def setting(key: str) -> str | None:
 
 
 def required(key: str, flag: str | None) -> str:
-    """Returns the value of `[lineage_governance] <key>`; raises MissingSettingError naming `flag` (the
-    command-line flag that also gives it) and the setting when nothing sets it.
+    """Return the value of `[lineage_governance] <key>`.
+
+    Raises MissingSettingError naming `flag` (the command-line flag that also gives it) and the setting when nothing
+    sets it.
     """
     value = setting(key)
     if value is None:
@@ -232,8 +236,9 @@ def required(key: str, flag: str | None) -> str:
 
 
 def provider_config() -> dict[str, Any]:
-    """Returns the `config` entry of the provider info: the section with each option's description, type,
-    example and default, as `airflow config list` shows them.
+    """Return the `config` entry of the provider info.
+
+    The section with each option's description, type, example and default, as `airflow config list` shows them.
     """
     return {
         SECTION: {
@@ -254,8 +259,10 @@ def provider_config() -> dict[str, Any]:
 
 
 def store_location(given: str | None = None) -> str:
-    """Returns where the lineage store lives: `given` (a command-line flag), else the PostgreSQL URL of the
-    `[lineage_governance] store_conn_id` connection (read through Airflow), else `[lineage_governance] store`.
+    """Return where the lineage store lives.
+
+    `given` (a command-line flag), else the PostgreSQL URL of the `[lineage_governance] store_conn_id` connection (read
+    through Airflow), else `[lineage_governance] store`.
 
     Raises:
         MissingSettingError: The connection is not defined, or is not of type postgres.
@@ -269,13 +276,15 @@ def store_location(given: str | None = None) -> str:
 
 
 def postgres_url(conn_id: str) -> str:
-    """Returns the `postgresql://` URL of an Airflow connection of type postgres (its `schema` is the database,
-    its extra's string values are libpq parameters); raises MissingSettingError when there is no such connection.
+    """Return the `postgresql://` URL of an Airflow connection of type postgres.
+
+    Its `schema` is the database, its extra's string values are libpq parameters. Raises MissingSettingError when there
+    is no such connection.
     """
     from urllib.parse import quote, urlencode
 
-    from airflow.exceptions import AirflowNotFoundException
     from airflow.models.connection import Connection
+    from airflow.sdk.exceptions import AirflowNotFoundException
 
     try:
         connection = Connection.get_connection_from_secrets(conn_id)
@@ -299,8 +308,9 @@ def postgres_url(conn_id: str) -> str:
 
 
 def seconds(key: str) -> float:
-    """Returns a seconds option (`wait_seconds`, `poke_seconds`) as a float; raises MissingSettingError naming
-    the setting when its value is not a number.
+    """Return a seconds option (`wait_seconds`, `poke_seconds`) as a float.
+
+    Raises MissingSettingError naming the setting when its value is not a number.
     """
     value = required(key, None)
     try:
@@ -312,22 +322,25 @@ def seconds(key: str) -> float:
 
 
 def whole_days(key: str) -> int:
-    """Returns a days option (`freshness_days`) as a positive integer; raises MissingSettingError naming the setting
-    when its value is not one.
+    """Return a days option (`freshness_days`) as a positive integer.
+
+    Raises MissingSettingError naming the setting when its value is not one.
     """
     return _positive_whole(key, "days")
 
 
 def whole_number(key: str) -> int:
-    """Returns a count option (`returning_max_rows`) as a positive integer; raises MissingSettingError naming the
-    setting when its value is not one.
+    """Return a count option (`returning_max_rows`) as a positive integer.
+
+    Raises MissingSettingError naming the setting when its value is not one.
     """
     return _positive_whole(key, "rows")
 
 
 def thread_count(key: str) -> int:
-    """Returns a threads option (`duckdb_threads`) as a positive integer; raises MissingSettingError naming the
-    setting when its value is not one.
+    """Return a threads option (`duckdb_threads`) as a positive integer.
+
+    Raises MissingSettingError naming the setting when its value is not one.
     """
     return _positive_whole(key, "threads")
 
@@ -346,8 +359,9 @@ def _positive_whole(key: str, unit: str) -> int:
 
 
 def report_folder() -> Path:
-    """Returns the folder the governance DAG writes its reports under: `[lineage_governance] report_folder`,
-    else $AIRFLOW_HOME/governance-reports (AIRFLOW_HOME defaults to ~/airflow).
+    """Return the folder the governance DAG writes its reports under.
+
+    `[lineage_governance] report_folder`, else $AIRFLOW_HOME/governance-reports (AIRFLOW_HOME defaults to ~/airflow).
     """
     configured = setting("report_folder")
     if configured:
@@ -356,27 +370,31 @@ def report_folder() -> Path:
 
 
 def run_report_folder(dag_id: str, run_id: str) -> Path:
-    """Returns `<report folder>/<dag_id>/<run_id>`: one run's own folder, which no other run writes into (a
-    `/` in either id becomes `_`).
+    """Return `<report folder>/<dag_id>/<run_id>`.
+
+    One run's own folder, which no other run writes into (a `/` in either id becomes `_`).
     """
     return report_folder() / dag_id.replace("/", "_") / run_id.replace("/", "_")
 
 
 def openlineage_transport() -> dict[str, Any]:
-    """Returns the OpenLineage provider's `[openlineage] transport`, read by the provider's own `conf` module
-    (airflow.cfg, AIRFLOW__OPENLINEAGE__TRANSPORT, its precedence); {} when none is set or it is not a dict.
+    """Return the OpenLineage provider's `[openlineage] transport`; {} when none is set or it is not a dict.
+
+    It is read by the provider's own `conf` module (airflow.cfg, AIRFLOW__OPENLINEAGE__TRANSPORT, its precedence).
     """
     from airflow.providers.openlineage import conf as openlineage_conf
 
     try:
-        return openlineage_conf.transport()
+        transport = openlineage_conf.transport()
     except ValueError:
         return {}
+    return transport if isinstance(transport, dict) else {}
 
 
 def openlineage_namespace() -> str:
-    """Returns the OpenLineage job namespace as the provider reads it: `[openlineage] namespace`, else
-    $OPENLINEAGE_NAMESPACE, else `default`.
+    """Return the OpenLineage job namespace as the provider reads it.
+
+    `[openlineage] namespace`, else $OPENLINEAGE_NAMESPACE, else `default`.
     """
     from airflow.providers.openlineage import conf as openlineage_conf
 
@@ -384,9 +402,10 @@ def openlineage_namespace() -> str:
 
 
 def configured_openlineage_namespace() -> str | None:
-    """Returns the job namespace the OpenLineage provider is configured with (`[openlineage] namespace`: its
-    environment form, then OPENLINEAGE_NAMESPACE, then Airflow's configuration file), or None when nothing
-    sets one (the provider would then use `default`).
+    """Return the job namespace the OpenLineage provider is configured with, or None when nothing sets one.
+
+    `[openlineage] namespace`: its environment form, then OPENLINEAGE_NAMESPACE, then Airflow's configuration file. With
+    none, the provider would use `default`.
     """
     for variable in ("AIRFLOW__OPENLINEAGE__NAMESPACE", "OPENLINEAGE_NAMESPACE"):
         value = os.environ.get(variable)

@@ -48,23 +48,24 @@ class _Macros:
 
     @staticmethod
     def ds_add(ds: str, days: int) -> str:
-        """Returns `ds` (YYYY-MM-DD) moved by `days` days, as Airflow's `macros.ds_add`."""
+        """Return `ds` (YYYY-MM-DD) moved by `days` days, as Airflow's `macros.ds_add`."""
         return (datetime.strptime(ds, "%Y-%m-%d") + timedelta(days=days)).strftime("%Y-%m-%d")
 
     @staticmethod
     def ds_format(ds: str, input_format: str, output_format: str) -> str:
-        """Returns `ds` read with `input_format` and written with `output_format`, as Airflow's."""
+        """Return `ds` read with `input_format` and written with `output_format`, as Airflow's."""
         return datetime.strptime(ds, input_format).strftime(output_format)
 
 
 def start_of_today() -> datetime:
-    """Returns midnight UTC of the current day: the CLI's logical date when none is given."""
+    """Return midnight UTC of the current day: the CLI's logical date when none is given."""
     return datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def parse_logical_date(text: str) -> datetime:
-    """Returns the logical date an ISO 8601 text names (a date alone is midnight; no zone is UTC); raises
-    TemplateRenderError with one sentence when it is not an ISO date or timestamp.
+    """Return the logical date an ISO 8601 text names (a date alone is midnight; no zone is UTC).
+
+    Raises TemplateRenderError with one sentence when it is not an ISO date or timestamp.
     """
     try:
         moment = datetime.fromisoformat(text)
@@ -76,8 +77,9 @@ def parse_logical_date(text: str) -> datetime:
 
 
 def template_context(logical_date: datetime) -> dict[str, Any]:
-    """Returns the variables Airflow gives a task of a cron-scheduled DAG for `logical_date` (Airflow 3's
-    default timetable: the data interval starts and ends at the logical date), as pendulum DateTimes.
+    """Return the variables Airflow gives a task of a cron-scheduled DAG for `logical_date`, as pendulum DateTimes.
+
+    Airflow 3's default timetable: the data interval starts and ends at the logical date.
     """
     import pendulum
 
@@ -97,9 +99,10 @@ def template_context(logical_date: datetime) -> dict[str, Any]:
 
 
 def render_sql(text: str, logical_date: datetime, name: str = "the SQL template") -> str:
-    """Returns `text` rendered in Jinja's sandbox with `template_context(logical_date)`; raises
-    TemplateRenderError naming `name` when the template is malformed, uses an undefined name, reaches for
-    Python internals, or fails while rendering.
+    """Return `text` rendered in Jinja's sandbox with `template_context(logical_date)`.
+
+    Raises TemplateRenderError naming `name` when the template is malformed, uses an undefined name, reaches for Python
+    internals, or fails while rendering.
     """
     from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError
     from jinja2.exceptions import SecurityError

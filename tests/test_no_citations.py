@@ -64,7 +64,7 @@ def test_no_tracked_file_cites_a_tracker_or_a_requirement_document():
 def test_the_patterns_find_citations():
     # Spelt in parts, so that this file holds no citation itself.
     issue, pull, seeds, req, mark = (
-        "".join(["iss", "ue"]),
+        "".join(["iss", "ue"]),  # codespell:ignore
         "".join(["P", "R"]),
         "".join(["see", "ds/"]),
         "RE" + "Q-",

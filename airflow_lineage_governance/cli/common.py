@@ -1,5 +1,7 @@
-"""What every `lineage-governance` command shares: its exit codes, its one-line output, the error for input it
-cannot use, and how it finds the local catalog, the governance files and the job namespaces.
+"""What every `lineage-governance` command shares.
+
+Its exit codes, its one-line output, the error for input it cannot use, and how it finds the local catalog, the
+governance files and the job namespaces.
 """
 
 from __future__ import annotations
@@ -7,11 +9,18 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from airflow_lineage_governance import settings
 from airflow_lineage_governance.errors import LineageGovernanceError
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from airflow_lineage_governance.governance.session import Governance
+    from airflow_lineage_governance.lineage.schema import CatalogSchema, NestedSchema
 
 FINDINGS = 1
 BAD_INPUT = 2
@@ -20,14 +29,15 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def escaped(text: str) -> str:
-    """Returns the text with newlines, terminal escapes and other control characters written as `\\n`,
-    `\\x1b`, ...: a name from an event or a file can never forge an output line or drive the terminal.
+    r"""Return the text with newlines, terminal escapes and other control characters written as `\n`, `\x1b`, ...
+
+    A name from an event or a file can never forge an output line or drive the terminal.
     """
     return CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
 
 
 def say(text: str) -> None:
-    """Prints one line of the text output, escaped."""
+    """Print one line of the text output, escaped."""
     print(escaped(text))
 
 
@@ -35,8 +45,8 @@ class BadInput(LineageGovernanceError):
     """Raised for input the CLI cannot use; its message is the one sentence the user sees."""
 
 
-def existing_catalog(folder: str | Path):
-    """Returns the local catalog in `folder`; raises BadInput when there is none (opening would create one)."""
+def existing_catalog(folder: str | Path) -> SqlCatalog:
+    """Return the local catalog in `folder`; raise BadInput when there is none (opening would create one)."""
     from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 
     folder = Path(folder)
@@ -49,8 +59,9 @@ def existing_catalog(folder: str | Path):
 
 
 def governance_file(given: str | None, name: str, flag: str) -> Path:
-    """Returns the file `flag` gives, else `name` in [lineage_governance] governance_dir, else in ./governance;
-    raises MissingSettingError naming the flag and the setting when none is given and ./governance has none.
+    """Return the file `flag` gives, else `name` in [lineage_governance] governance_dir, else in ./governance.
+
+    Raises MissingSettingError naming the flag and the setting when none is given and ./governance has none.
     """
     if given:
         return Path(given)
@@ -68,9 +79,10 @@ ALL_NAMESPACES = "*"
 
 
 def job_namespaces(given: list[str] | None) -> list[str] | None:
-    """Returns the job namespaces whose events the governance reads: those given with --job-namespace (`*`:
-    every namespace, None), else the OpenLineage provider's configured namespace, else None (every namespace:
-    outside an Airflow deployment the provider's fallback `default` would only be a guess).
+    """Return the job namespaces whose events the governance reads.
+
+    Those given with --job-namespace (`*`: every namespace, None), else the OpenLineage provider's configured namespace,
+    else None (every namespace: outside an Airflow deployment the provider's fallback `default` would only be a guess).
     """
     if given:
         return None if ALL_NAMESPACES in given else given
@@ -78,10 +90,15 @@ def job_namespaces(given: list[str] | None) -> list[str] | None:
     return [configured] if configured else None
 
 
-def schema_from(args: argparse.Namespace) -> dict:
+def schema_from(args: argparse.Namespace) -> CatalogSchema | NestedSchema:
+    """Return the schema the lineage is read against: the JSON file of --schema, else the local catalog's.
+
+    Raises BadInput for a schema file that is missing or not JSON, or a folder with no local catalog.
+    """
     if args.schema:
         try:
-            return json.loads(Path(args.schema).read_text())
+            nested: NestedSchema = json.loads(Path(args.schema).read_text())
+            return nested
         except FileNotFoundError:
             raise BadInput(f"{args.schema}: the schema file does not exist.") from None
         except json.JSONDecodeError as error:
@@ -92,8 +109,9 @@ def schema_from(args: argparse.Namespace) -> dict:
 
 
 def statement(path: Path, args: argparse.Namespace) -> str:
-    """Returns the SQL file rendered in Jinja's sandbox for --logical-date (default: midnight UTC today);
-    raises BadInput for a missing file and TemplateRenderError for a template that cannot be rendered safely.
+    """Return the SQL file rendered in Jinja's sandbox for --logical-date (default: midnight UTC today).
+
+    Raises BadInput for a missing file and TemplateRenderError for a template that cannot be rendered safely.
     """
     from airflow_lineage_governance.templating import parse_logical_date, render_sql, start_of_today
 
@@ -104,15 +122,17 @@ def statement(path: Path, args: argparse.Namespace) -> str:
 
 
 def answers_from_store(args: argparse.Namespace) -> bool:
-    """Returns True when a command that can answer from the lineage store should: `--store` is given, or no event
-    source is given or configured.
+    """Return True when a command that can answer from the lineage store should.
+
+    `--store` is given, or no event source is given or configured.
     """
     if not hasattr(args, "store"):
         return False
     return bool(args.store) or (args.events is None and not settings.setting("events"))
 
 
-def load_governance(args: argparse.Namespace):
+def load_governance(args: argparse.Namespace) -> Governance:
+    """Return the governance over the command's event source, rules, metadata, job namespaces and time window."""
     from airflow_lineage_governance.governance.session import Governance
 
     return Governance.load(
@@ -126,8 +146,9 @@ def load_governance(args: argparse.Namespace):
 
 
 def utc_time(given: str | None, flag: str) -> str | None:
-    """Returns the ISO 8601 time `flag` gives, in UTC with a `Z` (as Marquez reads it); raises BadInput for
-    text that is no time.
+    """Return the ISO 8601 time `flag` gives, in UTC with a `Z` (as Marquez reads it).
+
+    Raises BadInput for text that is no time.
     """
     if given is None:
         return None
@@ -139,9 +160,10 @@ def utc_time(given: str | None, flag: str) -> str | None:
     return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def as_of_and_window(args: argparse.Namespace):
-    """Returns --as-of as an aware datetime (None: now) and --active-since as a timedelta (None: no window);
-    raises BadInput for text that is neither.
+def as_of_and_window(args: argparse.Namespace) -> tuple[datetime | None, timedelta | None]:
+    """Return --as-of as an aware datetime (None: now) and --active-since as a timedelta (None: no window).
+
+    Raises BadInput for text that is neither.
     """
     from airflow_lineage_governance.graph.asof import parse_duration
     from airflow_lineage_governance.graph.events import parse_time
@@ -156,6 +178,7 @@ def as_of_and_window(args: argparse.Namespace):
 
 
 def add_governance_options(command: argparse.ArgumentParser) -> None:
+    """Add the options of a command that reads the governance: events, rules, metadata, namespaces, times, --json."""
     command.add_argument(
         "--events", help=f"an OpenLineage JSONL file or a Marquez URL (default: [{settings.SECTION}] events)"
     )
@@ -184,6 +207,7 @@ def add_governance_options(command: argparse.ArgumentParser) -> None:
 
 
 def add_time_options(command: argparse.ArgumentParser) -> None:
+    """Add --as-of and --active-since: the time a question is answered as of, and the window of edges that count."""
     command.add_argument(
         "--as-of", help="answer from each job's latest COMPLETE at or before this ISO 8601 time (default: now)"
     )
@@ -195,6 +219,7 @@ def add_time_options(command: argparse.ArgumentParser) -> None:
 
 
 def add_template_options(command: argparse.ArgumentParser) -> None:
+    """Add --logical-date, the date a SQL file's Jinja template is rendered for."""
     command.add_argument(
         "--logical-date",
         help="the logical date the SQL templates are rendered for, ISO 8601 "

@@ -1,5 +1,6 @@
-"""The CLI's `design` and `diff` commands: the designed lineage of a DAGs folder, and where it differs from what
-the lineage events say ran.
+"""The CLI's `design` and `diff` commands.
+
+The designed lineage of a DAGs folder, and where it differs from what the lineage events say ran.
 
     lineage-governance design DAGS_FOLDER [--logical-date D] [--catalog FOLDER] [--json]
     lineage-governance diff DAGS_FOLDER --events SOURCE [--as-of TIME] [--dag DAG_ID] [--json]
@@ -21,9 +22,10 @@ from airflow_lineage_governance.graph.diff import DESIGNED_NOT_OBSERVED, OBSERVE
 
 
 def read_design(folder: str | Path, catalog_folder: str | Path, logical_date: datetime) -> Design:
-    """Returns the design of the DAGs in `folder`, each IcebergSqlOperator's SQL rendered for `logical_date` and
-    read against the schema of the local catalog in `catalog_folder`. Raises BadInput for a missing catalog and
-    DagsFolderError for a missing folder.
+    """Return the design of the DAGs in `folder`, each IcebergSqlOperator's SQL rendered for `logical_date`.
+
+    Each statement is read against the schema of the local catalog in `catalog_folder`. Raises BadInput for a missing
+    catalog and DagsFolderError for a missing folder.
     """
     from airflow_lineage_governance.cli.common import existing_catalog
     from airflow_lineage_governance.design.dagbag import catalog_design
@@ -32,8 +34,10 @@ def read_design(folder: str | Path, catalog_folder: str | Path, logical_date: da
 
 
 def design_lines(design: Design) -> list[str]:
-    """Returns the design as the text output prints it: per task its target, SQL hash, dataset and column edges,
-    or its one-sentence reason; then the tasks design cannot read and the files that could not be imported.
+    """Return the design as the text output prints it.
+
+    Per task its target, SQL hash, dataset and column edges, or its one-sentence reason; then the tasks design cannot
+    read and the files that could not be imported.
     """
     lines = []
     for job, task in sorted(design.tasks.items()):
@@ -59,8 +63,10 @@ def design_lines(design: Design) -> list[str]:
 
 
 def diff_lines(diff: DesignDiff) -> list[str]:
-    """Returns the diff as the text output prints it: SQL hash mismatches, then each side's jobs (their reason,
-    then their edges) and tables, then the jobs not compared, then the count.
+    """Return the diff as the text output prints it.
+
+    SQL hash mismatches, then each side's jobs (their reason, then their edges) and tables, then the jobs not compared,
+    then the count.
     """
     lines = [
         f"Design against runtime as of {diff.as_of}: {diff.count} differences over {len(diff.compared)} designed tasks"
@@ -101,7 +107,7 @@ def _logical_date(args: argparse.Namespace) -> datetime:
 
 
 def cmd_design(args: argparse.Namespace) -> int:
-    """Prints the designed lineage of every IcebergSqlOperator task in the DAGs folder."""
+    """Print the designed lineage of every IcebergSqlOperator task in the DAGs folder."""
     from airflow_lineage_governance.cli.common import say
 
     design = read_design(args.dags_folder, args.catalog, _logical_date(args))
@@ -126,7 +132,7 @@ def _as_of(args: argparse.Namespace) -> datetime:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    """Prints where the design of the DAGs folder and the runtime as of --as-of differ; exit 1 on any."""
+    """Print where the design of the DAGs folder and the runtime as of --as-of differ; exit 1 on any."""
     from airflow_lineage_governance.cli.common import governance_file, job_namespaces, say
     from airflow_lineage_governance.governance.session import Governance
     from airflow_lineage_governance.graph.diff import declared_jobs, design_diff, observed_jobs
@@ -166,7 +172,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def add_design_commands(commands: Any) -> None:
-    """Adds the `design` and `diff` subcommands to the CLI's subparsers."""
+    """Add the `design` and `diff` subcommands to the CLI's subparsers."""
     catalog_help = (
         f"a local Iceberg catalog folder whose schemas the SQL is read against (default: "
         f"[{settings.SECTION}] catalog_folder)"

@@ -26,8 +26,9 @@ from airflow_lineage_governance.lineage import column_lineage
 
 
 def cmd_propose(args: argparse.Namespace) -> int:
-    """Prints the proposed class of every written column (as of --as-of); a class decided through a stale
-    job's edge says so.
+    """Print the proposed class of every written column (as of --as-of).
+
+    A class decided through a stale job's edge says so.
     """
     at, window = as_of_and_window(args)
     if answers_from_store(args):
@@ -103,7 +104,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    """Prints the impact of each column a SQL change alters or removes; exit 1 above the threshold."""
+    """Print the impact of each column a SQL change alters or remove; exit 1 above the threshold."""
     from airflow_lineage_governance.governance.gate import gate
 
     schema = schema_from(args)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_governance import settings
 from airflow_lineage_governance.cli.common import (
@@ -18,17 +19,28 @@ from airflow_lineage_governance.cli.common import (
     say,
 )
 
+if TYPE_CHECKING:
+    from airflow_lineage_governance.governance.store_session import StoredGovernance
+    from airflow_lineage_governance.graph.asof import Evidence
+    from airflow_lineage_governance.graph.build import Edge
+    from airflow_lineage_governance.graph.impact import Impact, Provenance
+    from airflow_lineage_governance.graph.reach import Reached
+    from airflow_lineage_governance.graph.trace import Contaminated, Origin
+    from airflow_lineage_governance.store.trace import StoredContaminated, StoredOrigin
 
-def edges_text(path) -> str:
+
+def edges_text(path: Sequence[Edge]) -> str:
+    """Return a path of edges as one line: its source, then each target with the edge's type and subtype."""
     return " -> ".join([str(path[0].source), *(f"{e.target} ({e.type} {e.subtype})" for e in path)]) if path else ""
 
 
-def reached_mark(reached) -> str:
-    """Returns a reached column's confidence and staleness at a glance: `[observed]`, `[declared, STALE]`."""
+def reached_mark(reached: Reached | None) -> str:
+    """Return a reached column's confidence and staleness at a glance: `[observed]`, `[declared, STALE]`."""
     return f"[{reached.confidence}{', STALE' if reached.stale else ''}]" if reached is not None else ""
 
 
-def retired_lines(retired) -> list[str]:
+def retired_lines(retired: Sequence[Evidence]) -> list[str]:
+    """Return one line per retired (stale) edge: the edge, its job, and the run that last stated it."""
     return [
         f"  retired (stale): {e.edge.source} -> {e.edge.target} ({e.edge.type} {e.edge.subtype}) by "
         f"{e.edge.job}, last stated by run {e.record.event.run_id} at {e.record.event.event_time}"
@@ -38,7 +50,7 @@ def retired_lines(retired) -> list[str]:
 
 
 def cmd_impact(args: argparse.Namespace) -> int:
-    """Prints what a change to a column can reach (as of --as-of), each column's confidence and staleness."""
+    """Print what a change to a column can reach (as of --as-of), each column's confidence and staleness."""
     at, window = as_of_and_window(args)
     if answers_from_store(args):
         with stored_governance(args) as governance:
@@ -46,8 +58,8 @@ def cmd_impact(args: argparse.Namespace) -> int:
     return print_impact(load_governance(args).impact(args.column, at, window), args.json)
 
 
-def print_impact(impact, as_json: bool) -> int:
-    """Prints an impact as text, or as JSON with `as_json`; returns the exit code."""
+def print_impact(impact: Impact, as_json: bool) -> int:
+    """Print an impact as text, or as JSON with `as_json`; return the exit code."""
     if as_json:
         sys.stdout.write(impact.to_json())
         return 0
@@ -69,7 +81,7 @@ def print_impact(impact, as_json: bool) -> int:
 
 
 def cmd_upstream(args: argparse.Namespace) -> int:
-    """Prints where a column comes from (as of --as-of), each source's confidence and staleness."""
+    """Print where a column comes from (as of --as-of), each source's confidence and staleness."""
     at, window = as_of_and_window(args)
     if answers_from_store(args):
         with stored_governance(args) as governance:
@@ -77,8 +89,8 @@ def cmd_upstream(args: argparse.Namespace) -> int:
     return print_provenance(load_governance(args).provenance(args.column, at, window), args.json)
 
 
-def print_provenance(provenance, as_json: bool) -> int:
-    """Prints a provenance as text, or as JSON with `as_json`; returns the exit code."""
+def print_provenance(provenance: Provenance, as_json: bool) -> int:
+    """Print a provenance as text, or as JSON with `as_json`; return the exit code."""
     if as_json:
         print(json.dumps(provenance.to_dict(), indent=2))
         return 0
@@ -92,9 +104,12 @@ def print_provenance(provenance, as_json: bool) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    """Prints where a table's snapshot came from (runs, tries, SQL hashes, input snapshots, to the sources), or
-    with --forward every output snapshot that read it, directly or not, with run, owner and tier.
+    """Print where a table's snapshot came from, or with --forward every output snapshot that read it.
+
+    Backwards: runs, tries, SQL hashes, input snapshots, to the sources. Forwards: every output snapshot that read it,
+    directly or not, with run, owner and tier.
     """
+    found: Origin | list[Contaminated] | StoredOrigin | list[StoredContaminated]
     if args.store:
         found = stored_trace(args)
     else:
@@ -113,8 +128,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return 0
 
 
-def stored_governance(args: argparse.Namespace):
-    """Returns the governance over the lineage store `--store` names (else the configured one), read-only."""
+def stored_governance(args: argparse.Namespace) -> StoredGovernance:
+    """Return the governance over the lineage store `--store` names (else the configured one), read-only."""
     from airflow_lineage_governance.governance.store_session import StoredGovernance
 
     return StoredGovernance.open(
@@ -125,7 +140,7 @@ def stored_governance(args: argparse.Namespace):
     )
 
 
-def stored_trace(args: argparse.Namespace):
+def stored_trace(args: argparse.Namespace) -> StoredOrigin | list[StoredContaminated]:
     """Returns the trace of `args.snapshot` answered by the lineage store at `args.store` (owners and tiers from
     metadata.toml).
     """

@@ -17,7 +17,7 @@ from airflow_lineage_governance import settings
 
 
 def cmd_orphans(args: argparse.Namespace) -> int:
-    """Lists (or with --delete removes) the table's orphan files and prints one line each and a summary."""
+    """List (or with --delete removes) the table's orphan files and print one line each and a summary."""
     from pyiceberg.exceptions import NoSuchTableError
 
     from airflow_lineage_governance.cli.common import BadInput, existing_catalog, say
@@ -63,7 +63,7 @@ def cmd_orphans(args: argparse.Namespace) -> int:
 
 
 def add_iceberg_commands(commands: Any) -> None:
-    """Adds the `iceberg` command group to the CLI's subparsers."""
+    """Add the `iceberg` command group to the CLI's subparsers."""
     group = commands.add_parser("iceberg", help="maintenance of the catalog's tables: orphans")
     actions = group.add_subparsers(dest="iceberg_command", required=True)
     command = actions.add_parser("orphans", help="files under a table's location that no snapshot references")

@@ -14,7 +14,7 @@ from airflow_lineage_governance.lineage import column_lineage
 
 
 def cmd_lineage(args: argparse.Namespace) -> int:
-    """Prints the column lineage facet of one statement."""
+    """Print the column lineage facet of one statement."""
     lineage = column_lineage(statement(Path(args.file), args), schema_from(args))
     if args.json:
         namespace = args.namespace

@@ -15,9 +15,9 @@ from airflow_lineage_governance.errors import LineageGovernanceError
 
 
 def resolve_defaults(args: argparse.Namespace) -> None:
-    """Fills in, from the [lineage_governance] settings, the options the command needs and its command line
-    left out (Airflow's configuration is read only then); raises MissingSettingError naming the flag and the
-    setting to give.
+    """Fill in, from the [lineage_governance] settings, the options the command needs and its command line left out.
+
+    Airflow's configuration is read only then. Raises MissingSettingError naming the flag and the setting to give.
     """
     if getattr(args, "events", "") is None and answers_from_store(args):
         args.store = settings.store_location(args.store)

@@ -25,7 +25,7 @@ def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    """Creates the store (or upgrades an older one in place) and prints its schema version."""
+    """Create the store (or upgrades an older one in place) and print its schema version."""
     from airflow_lineage_governance.cli.common import say
 
     with _open(args, create=True) as store:
@@ -34,8 +34,10 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def events_files(given: list[str]) -> list[Path]:
-    """Returns the events files the arguments name: a file itself, a folder its `events.jsonl` (the history folder
-    the nightly governance keeps); raises BadInput for a name that is neither.
+    """Return the events files the arguments name.
+
+    A file itself, a folder its `events.jsonl` (the history folder the nightly governance keeps); raises BadInput for a
+    name that is neither.
     """
     from airflow_lineage_governance.cli.common import BadInput
 
@@ -51,7 +53,7 @@ def events_files(given: list[str]) -> list[Path]:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Adds the events of each file or folder to the store and prints what was read, stored and left out."""
+    """Add the events of each file or folder to the store and print what was read, stored and left out."""
     from airflow_lineage_governance.cli.common import say
     from airflow_lineage_governance.graph.events import FileEventSource
 
@@ -91,7 +93,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_vacuum(args: argparse.Namespace) -> int:
-    """Gives back the space of deleted rows and prints the store's size afterwards."""
+    """Give back the space of deleted rows and print the store's size afterwards."""
     from airflow_lineage_governance.cli.common import say
 
     with _open(args) as store:
@@ -101,7 +103,7 @@ def cmd_vacuum(args: argparse.Namespace) -> int:
 
 
 def add_store_commands(commands: Any) -> None:
-    """Adds the `store` command group to the CLI's subparsers."""
+    """Add the `store` command group to the CLI's subparsers."""
     group = commands.add_parser("store", help="the lineage store: init, import, stats, vacuum")
     actions = group.add_subparsers(dest="store_command", required=True)
     where = (

@@ -1,6 +1,7 @@
-"""The nightly governance DAG, as a factory: waits for a target DAG's run of the same logical date and its
-lineage, runs every check, writes the run's own governance-report.json and .md, shows the findings in the task
-log, and fails on error findings.
+"""The nightly governance DAG, as a factory.
+
+Waits for a target DAG's run of the same logical date and its lineage, runs every check, writes the run's own
+governance-report.json and .md, shows the findings in the task log, and fails on error findings.
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ def governance_dag(
     iceberg_conn_id: str = "iceberg_default",
     **dag_kwargs: Any,
 ) -> DAG:
-    """Returns the governance DAG for `target_dag_id`; give it the target's schedule so logical dates match.
-    The wait and the poke interval default to `[lineage_governance] wait_seconds` (600) and `poke_seconds` (30).
-    Raises MissingSettingError when either setting is not a number.
+    """Return the governance DAG for `target_dag_id`; give it the target's schedule so logical dates match.
+
+    The wait and the poke interval default to `[lineage_governance] wait_seconds` (600) and `poke_seconds` (30). Raises
+    MissingSettingError when either setting is not a number.
     """
     wait_seconds = wait_seconds or settings.seconds("wait_seconds")
     poke_seconds = poke_seconds or settings.seconds("poke_seconds")
@@ -51,9 +53,11 @@ def governance_dag(
 
         @task
         def run_checks(verdict: dict[str, Any], **context: Any) -> dict[str, Any]:
-            """Runs every check over the received lineage; returns the report as data. A Marquez source is read
-            incrementally: the lineage history is kept under the report folder (`<dag_id>/lineage-history`:
-            the events read so far and the watermark), and only events after the watermark are asked for.
+            """Run every check over the received lineage; return the report as data.
+
+            A Marquez source is read incrementally: the lineage history is kept under the report folder
+            (`<dag_id>/lineage-history`: the events read so far and the watermark), and only events after the watermark
+            are asked for.
             """
             from airflow_lineage_governance.governance.nightly import nightly_report
             from airflow_lineage_governance.governance.session import Governance
@@ -82,8 +86,10 @@ def governance_dag(
 
         @task
         def write_report(report: dict[str, Any], **context: Any) -> dict[str, Any]:
-            """Writes the run's report into its own folder, logs each finding on one line, pushes the report's
-            paths and counts (XCom `report`, and the return value), and fails the run on error findings.
+            """Write the run's report into its own folder, log each finding, and fail the run on error findings.
+
+            Each finding is logged on one line; the report's paths and counts are pushed (XCom `report`, and the return
+            value).
             """
             from airflow_lineage_governance.governance.report import GovernanceReport
 
@@ -102,8 +108,9 @@ def governance_dag(
 
 
 def configured_design(catalog: Any, context: Any) -> Any:
-    """Returns the design lineage of `[lineage_governance] design_dags_folder` for the run's logical date, read
-    against `catalog`, or None when no design folder is set (the nightly then compares no design).
+    """Return the design lineage of `[lineage_governance] design_dags_folder` for the run's logical date.
+
+    It is read against `catalog`; None when no design folder is set (the nightly then compares no design).
     """
     folder = settings.setting("design_dags_folder")
     if not folder:
@@ -114,7 +121,7 @@ def configured_design(catalog: Any, context: Any) -> Any:
 
 
 def report_summary(report: Any, json_path: Any, md_path: Any) -> dict[str, Any]:
-    """Returns what the report task hands on (XCom): the report's two paths and its counts."""
+    """Return what the report task hands on (XCom): the report's two paths and its counts."""
     return {
         "report": str(json_path),
         "markdown": str(md_path),
@@ -125,8 +132,10 @@ def report_summary(report: Any, json_path: Any, md_path: Any) -> dict[str, Any]:
 
 
 def log_report(report: Any, summary: dict[str, Any]) -> None:
-    """Logs the report through the task's logger: each finding on one line (errors at ERROR, warnings at
-    WARNING), then the counts, the coverage and the report's paths.
+    """Log the report through the task's logger.
+
+    Each finding on one line (errors at ERROR, warnings at WARNING), then the counts, the coverage and the report's
+    paths.
     """
     from airflow_lineage_governance.kinds import Severity
 

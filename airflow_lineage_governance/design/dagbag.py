@@ -1,5 +1,7 @@
-"""The Airflow shell of design lineage: loads a DAGs folder into Airflow's `DagBag` and renders the SQL of every
-IcebergSqlOperator task for a logical date, running nothing.
+"""The Airflow shell of design lineage.
+
+Loads a DAGs folder into Airflow's `DagBag` and renders the SQL of every IcebergSqlOperator task for a logical date,
+running nothing.
 
 The DagBag parses the files as the dag-processor does (no metadata database is read or written: nothing is
 synced). Each task's SQL is rendered by the task's own `render_template` in its DAG's Jinja environment (Airflow's
@@ -30,8 +32,10 @@ class DagsFolderError(LineageGovernanceError):
 
 @dataclass(frozen=True)
 class DagsFolderSql:
-    """What the DagBag of a folder gave: each IcebergSqlOperator task's rendered SQL, the DAG ids, the jobs of
-    the other tasks, and the files that could not be imported (file -> the error's last line).
+    """What the DagBag of a folder gave.
+
+    Each IcebergSqlOperator task's rendered SQL, the DAG ids, the jobs of the other tasks, and the files that could not
+    be imported (file -> the error's last line).
     """
 
     tasks: list[TaskSql]
@@ -42,8 +46,9 @@ class DagsFolderSql:
 
 @contextmanager
 def _on_path(folder: Path) -> Iterator[None]:
-    """Puts `folder` first on sys.path for the block, as Airflow does for its configured DAGs folder, so DAG
-    files import the modules that live beside them.
+    """Put `folder` first on sys.path for the block, as Airflow does for its configured DAGs folder.
+
+    So DAG files import the modules that live beside them.
     """
     entry = str(folder)
     sys.path.insert(0, entry)
@@ -56,8 +61,9 @@ def _on_path(folder: Path) -> Iterator[None]:
 
 @contextmanager
 def _quiet() -> Iterator[None]:
-    """Silences, for the block, the deprecation warnings of Airflow's own file discovery (the DagBag's progress
-    line still goes to its log, on stderr).
+    """Silence, for the block, the deprecation warnings of Airflow's own file discovery.
+
+    The DagBag's progress line still goes to its log, on stderr.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -70,8 +76,9 @@ def _last_line(error: str) -> str:
 
 
 def render_task_sql(task: Any, context: dict[str, Any]) -> TaskSql:
-    """Returns the task's SQL rendered in its DAG's Jinja environment with `context`, or the task with the one
-    sentence saying why it could not be rendered.
+    """Return the task's SQL rendered in its DAG's Jinja environment with `context`.
+
+    Or the task with the one sentence saying why it could not be rendered.
     """
     from jinja2 import TemplateNotFound, TemplateSyntaxError, UndefinedError
     from jinja2.exceptions import SecurityError
@@ -101,9 +108,10 @@ def render_task_sql(task: Any, context: dict[str, Any]) -> TaskSql:
 
 
 def dags_folder_sql(folder: str | Path, logical_date: datetime) -> DagsFolderSql:
-    """Returns every IcebergSqlOperator task of the DAGs in `folder` with its SQL rendered for `logical_date`
-    (by DAG id, then task id). Raises DagsFolderError when the folder does not exist; a file that cannot be
-    imported is in `import_errors`, a task whose template cannot be rendered carries its sentence.
+    """Return every IcebergSqlOperator task of the DAGs in `folder` with its SQL rendered for `logical_date`.
+
+    By DAG id, then task id. Raises DagsFolderError when the folder does not exist; a file that cannot be imported is in
+    `import_errors`, a task whose template cannot be rendered carries its sentence.
     """
     from airflow.dag_processing.dagbag import DagBag
 
@@ -128,8 +136,10 @@ def dags_folder_sql(folder: str | Path, logical_date: datetime) -> DagsFolderSql
 
 
 def catalog_design(folder: str | Path, catalog: Any, logical_date: datetime) -> Design:
-    """Returns the design of the DAGs in `folder` (`dags_folder_sql` for `logical_date`), each task's lineage read
-    against the schemas of the pyiceberg `catalog`. Raises DagsFolderError for a missing folder.
+    """Return the design of the DAGs in `folder` (`dags_folder_sql` for `logical_date`).
+
+    Each task's lineage is read against the schemas of the pyiceberg `catalog`. Raises DagsFolderError for a missing
+    folder.
     """
     from airflow_lineage_governance.graph.design import design_lineage
     from airflow_lineage_governance.iceberg.catalog import lineage_schema

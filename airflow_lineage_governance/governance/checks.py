@@ -1,6 +1,7 @@
-"""The governance checks, run by one function for the nightly DAG and the CLI alike: runs with no COMPLETE
-event (from the sensor's verdict), declared classes lower than lineage proposes, tables no lineage accounts
-for, and written tables with no metadata; and the blast-radius weight of a table.
+"""The governance checks, run by one function for the nightly DAG and the CLI alike.
+
+Runs with no COMPLETE event (from the sensor's verdict), declared classes lower than lineage proposes, tables no lineage
+accounts for, and written tables with no metadata; and the blast-radius weight of a table.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ if TYPE_CHECKING:
 
 
 def unaccounted(catalog_tables: Iterable[TableRef | str], metadata: Metadata, lineage: LineageGraph) -> list[Finding]:
-    """Returns a finding for each catalog table (a ref or its dotted name) that is neither a source declared in
-    metadata.toml nor the output of a job, sorted by name. Raises InvalidNameError for a name of no table.
+    """Return a finding for each catalog table that is neither a declared source nor the output of a job.
+
+    A table is a ref or its dotted name; a source is declared in metadata.toml. Sorted by name. Raises InvalidNameError
+    for a name of no table.
     """
     sources = {name for name, table in metadata.tables.items() if table.source}
     tables = {t if isinstance(t, TableRef) else TableRef.parse(t) for t in catalog_tables}
@@ -33,8 +36,9 @@ def unaccounted(catalog_tables: Iterable[TableRef | str], metadata: Metadata, li
 def missing_metadata(
     lineage: LineageGraph, metadata: Metadata, proposals: Mapping[ColumnRef, Proposal]
 ) -> list[Finding]:
-    """Returns a finding for every written table with no metadata, each with the class proposed for each of
-    its columns, sorted by table name.
+    """Return a finding for every written table with no metadata, sorted by table name.
+
+    Each finding holds the class proposed for each of the table's columns.
     """
     found = []
     for table in sorted(lineage.outputs, key=lineage.name_of):
@@ -46,7 +50,7 @@ def missing_metadata(
 
 
 def understated_classes(proposals: Mapping[ColumnRef, Proposal], rules: Rules) -> list[Finding]:
-    """Returns a finding for every written column whose declared class is lower than lineage proposes."""
+    """Return a finding for every written column whose declared class is lower than lineage proposes."""
     found = []
     for p in understated(proposals, rules):
         assert p.declared is not None and p.proposed is not None and p.decided_by is not None
@@ -63,11 +67,13 @@ def run_checks(
     verdict: Mapping[str, Any] | None = None,
     lineage_problem: str | None = None,
 ) -> list[Finding]:
-    """Returns every finding, in the report's order: with the sensor's `verdict`, an unfinished target run and
-    the tasks with no COMPLETE event first; then understated classes, unaccounted tables and tables with no
-    metadata. With `lineage_problem` (the sentence saying why the event source could not be read, or was read
-    only in part), those three checks would answer from missing lineage: one lineage_unavailable finding takes
-    their place. Raises ValueError when the verdict holds a finding of an unknown kind.
+    """Return every finding, in the report's order.
+
+    With the sensor's `verdict`, an unfinished target run and the tasks with no COMPLETE event first; then understated
+    classes, unaccounted tables and tables with no metadata. With `lineage_problem` (the sentence saying why the event
+    source could not be read, or was read only in part), those three checks would answer from missing lineage: one
+    lineage_unavailable finding takes their place. Raises ValueError when the verdict holds a finding of an unknown
+    kind.
     """
     found: list[Finding] = []
     if verdict is not None:

@@ -1,8 +1,10 @@
-"""Classification proposals from lineage: each written column gets the stricter of its inputs' classes
-(Denning's join on the line of classes), through the edge types lineage.toml lists. Masking never lowers a
-class, and a declared class is never lowered: downstream, a column carries the stricter of its declared and
-proposed class. Columns on a lineage cycle (an incremental job reading its own output) form one strongly
-connected component, and each gets the strictest class of everything that reaches the component.
+"""Classification proposals from lineage.
+
+Each written column gets the stricter of its inputs' classes (Denning's join on the line of classes), through the edge
+types lineage.toml lists. Masking never lowers a class, and a declared class is never lowered: downstream, a column
+carries the stricter of its declared and proposed class. Columns on a lineage cycle (an incremental job reading its own
+output) form one strongly connected component, and each gets the strictest class of everything that reaches the
+component.
 """
 
 from __future__ import annotations
@@ -25,12 +27,12 @@ class Proposal:
     declared: str | None
 
     def effective(self, rules: Rules) -> str | None:
-        """Returns the class the column carries downstream: the stricter of declared and proposed."""
+        """Return the class the column carries downstream: the stricter of declared and proposed."""
         known = [c for c in (self.proposed, self.declared) if c is not None]
         return max(known, key=rules.rank) if known else None
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the proposal as plain data (refs as their dotted names)."""
+        """Return the proposal as plain data (refs as their dotted names)."""
         decided = self.decided_by
         return {
             "column": str(self.column),
@@ -43,7 +45,7 @@ class Proposal:
 
 
 def written_columns(lineage: LineageGraph) -> list[ColumnRef]:
-    """Returns every column of every table some job's events say it wrote, sorted by name."""
+    """Return every column of every table some job's events say it wrote, sorted by name."""
     return sorted((c for table in lineage.outputs for c in lineage.columns_of(table)), key=lineage.name_of)
 
 
@@ -57,8 +59,9 @@ def _settle_in_dependency_order(
     inputs_of: Callable[[str], Inputs],
     settle: Callable[[str], None],
 ) -> bool:
-    """Settles each written column (by name) after the written columns it reads, depth first in `order`;
-    returns False when done, or True as soon as a cycle is met (what was settled is to be settled again).
+    """Settle each written column (by name) after the written columns it reads, depth first in `order`.
+
+    Returns False when done, or True as soon as a cycle is met (what was settled is to be settled again).
     """
     for column in order:
         if column in settled:
@@ -84,8 +87,9 @@ def _settle_in_dependency_order(
 
 
 def _components(written: list[str], inputs_of: Callable[[str], Inputs]) -> list[tuple[list[str], bool]]:
-    """Returns the strongly connected components of the written columns (through their input edges), each
-    component after every component that feeds it, with whether it is a cycle (more than one column, or a
+    """Return the strongly connected components of the written columns, through their input edges.
+
+    Each component comes after every component that feeds it, with whether it is a cycle (more than one column, or a
     column that reads itself).
     """
     import networkx as nx
@@ -105,10 +109,11 @@ def _components(written: list[str], inputs_of: Callable[[str], Inputs]) -> list[
 def propose(
     lineage: LineageGraph, declared: Mapping[ColumnRef, str], rules: Rules, through: tuple[str, ...] | None = None
 ) -> dict[ColumnRef, Proposal]:
-    """Returns a proposal for every written column (sorted by name): its inputs' strictest class and the edge
-    that decided it (DIRECT edges first among equals, then by source name). Inputs that are themselves
-    written carry their effective class. A column on a cycle gets the strictest class of everything that
-    reaches its cycle, the declared classes of the cycle's columns included.
+    """Return a proposal for every written column (sorted by name).
+
+    Its inputs' strictest class and the edge that decided it (DIRECT edges first among equals, then by source name).
+    Inputs that are themselves written carry their effective class. A column on a cycle gets the strictest class of
+    everything that reaches its cycle, the declared classes of the cycle's columns included.
     """
     # Columns are keyed by name inside: a name's hash is computed once, a ref's at every lookup.
     through = through or rules.propagate_through
@@ -166,8 +171,9 @@ def _strictest(classes: Iterable[str | None], rules: Rules) -> str | None:
 
 
 def understated(proposals: Mapping[ColumnRef, Proposal], rules: Rules) -> list[Proposal]:
-    """Returns the proposal of every written column whose declared class is lower than lineage proposes, in
-    the proposals' order.
+    """Return the proposal of every written column whose declared class is lower than lineage proposes.
+
+    In the proposals' order.
     """
     return [
         p

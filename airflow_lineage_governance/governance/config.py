@@ -1,5 +1,7 @@
-"""governance/metadata.toml (owners, classes, tiers) and governance/lineage.toml (namespace, class order,
-propagation, blast-radius weights), read into typed, validated data.
+"""The governance files, read into typed, validated data.
+
+governance/metadata.toml (owners, classes, tiers) and governance/lineage.toml (namespace, class order, propagation,
+blast-radius weights).
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ class TableMetadata:
 
 @dataclass(frozen=True)
 class DeclaredLineage:
-    """A `[[declared]]` block of metadata.toml: the lineage of a job that sends no events, as a person states
-    it, with its owner and the reason. `columns` maps an output column to the input columns it is made from;
-    with no columns, every input shapes every output (dataset-level).
+    """A `[[declared]]` block of metadata.toml.
+
+    The lineage of a job that sends no events, as a person states it, with its owner and the reason. `columns` maps an
+    output column to the input columns it is made from; with no columns, every input shapes every output
+    (dataset-level).
     """
 
     job: str
@@ -54,15 +58,15 @@ class Metadata:
     declarations: tuple[DeclaredLineage, ...] = ()
 
     def declared(self) -> dict[ColumnRef, str]:
-        """Returns every declared column class as `{column: class}`."""
+        """Return every declared column class as `{column: class}`."""
         return {t.name.column(c): cls for t in self.tables.values() for c, cls in t.columns.items()}
 
     def owners(self) -> dict[TableRef, str | None]:
-        """Returns every declared table's owner."""
+        """Return every declared table's owner."""
         return {name: table.owner for name, table in self.tables.items()}
 
     def owner(self, table: TableRef) -> str | None:
-        """Returns the table's owner, or None when it has no metadata or no owner."""
+        """Return the table's owner, or None when it has no metadata or no owner."""
         known = self.tables.get(table)
         return known.owner if known else None
 
@@ -80,15 +84,17 @@ class Rules:
     gate_threshold: float = 25.0
 
     def rank(self, cls: str) -> int:
-        """Returns the class's place on the line (0 is least protected); raises KeyError for an unknown class."""
+        """Return the class's place on the line (0 is least protected); raise KeyError for an unknown class."""
         return self.classes.index(cls)
 
 
 def governance_folder() -> Path:
-    """Returns the folder of metadata.toml and lineage.toml when no path is given: the environment form of the
-    `[lineage_governance] governance_dir` setting ($AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR), else
-    $LINEAGE_GOVERNANCE_DIR, else ./governance of the working directory. (The Airflow shell and the CLI read
-    the setting from airflow.cfg too and pass the paths; this layer reads no Airflow configuration.)
+    """Return the folder of metadata.toml and lineage.toml when no path is given.
+
+    The environment form of the `[lineage_governance] governance_dir` setting
+    ($AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR), else $LINEAGE_GOVERNANCE_DIR, else ./governance of the working
+    directory. (The Airflow shell and the CLI read the setting from airflow.cfg too and pass the paths; this layer reads
+    no Airflow configuration.)
     """
     for variable in ("AIRFLOW__LINEAGE_GOVERNANCE__GOVERNANCE_DIR", "LINEAGE_GOVERNANCE_DIR"):
         configured = os.environ.get(variable)
@@ -115,7 +121,7 @@ def _expect(value: Any, kind: type | tuple[type, ...], path: Path, key: str, wan
 
 
 def _weight(value: Any, path: Path, key: str) -> float:
-    """Returns the number as a weight; raises GovernanceConfigError unless it is finite and not negative."""
+    """Return the number as a weight; raise GovernanceConfigError unless it is finite and not negative."""
     number = float(_expect(value, (int, float), path, key, "a number"))
     if not math.isfinite(number) or number < 0:
         raise GovernanceConfigError(path, key, f"must be a finite number, 0 or more, not {value!r}")
@@ -123,8 +129,9 @@ def _weight(value: Any, path: Path, key: str) -> float:
 
 
 def _namespace(data: dict[str, Any], path: Path) -> str:
-    """Returns the OpenLineage namespace of the catalog's tables that lineage.toml names; raises
-    GovernanceConfigError when it names none.
+    """Return the OpenLineage namespace of the catalog's tables that lineage.toml names.
+
+    Raises GovernanceConfigError when it names none.
     """
     if "namespace" not in data:
         raise GovernanceConfigError(
@@ -140,8 +147,9 @@ def _namespace(data: dict[str, Any], path: Path) -> str:
 
 
 def load_rules(path: str | Path | None = None) -> Rules:
-    """Returns the rules of lineage.toml (default: governance_folder()/lineage.toml); raises
-    GovernanceConfigError naming the file and key for a malformed file, a missing namespace, a wrong type or an
+    """Return the rules of lineage.toml (default: governance_folder()/lineage.toml).
+
+    Raises GovernanceConfigError naming the file and key for a malformed file, a missing namespace, a wrong type or an
     unknown name.
     """
     path = Path(path) if path else governance_folder() / "lineage.toml"
@@ -191,8 +199,9 @@ def load_rules(path: str | Path | None = None) -> Rules:
 
 
 def load_metadata(path: str | Path | None = None, rules: Rules | None = None) -> Metadata:
-    """Returns the tables of metadata.toml (default: governance_folder()/metadata.toml), every class checked
-    against the rules' classes; raises GovernanceConfigError naming the file and key.
+    """Return the tables of metadata.toml, every class checked against the rules' classes.
+
+    The default file is governance_folder()/metadata.toml. Raises GovernanceConfigError naming the file and key.
     """
     path = Path(path) if path else governance_folder() / "metadata.toml"
     rules = rules or Rules()
@@ -236,7 +245,7 @@ def _refs(value: Any, path: Path, key: str, parse: Any, wanted: str) -> tuple[An
 
 
 def _declared(block: Any, path: Path, key: str) -> DeclaredLineage:
-    """Returns one `[[declared]]` block; raises GovernanceConfigError naming the key at fault."""
+    """Return one `[[declared]]` block; raise GovernanceConfigError naming the key at fault."""
     _expect(block, dict, path, key, "a table")
     texts = {}
     for name in ("job", "owner", "reason"):

@@ -1,5 +1,7 @@
-"""Design against runtime as governance findings: the nightly run's warnings for where the SQL in the DAG files
-and the received lineage differ (`graph/diff.py`), and the coverage figures of the comparison.
+"""Design against runtime as governance findings.
+
+The nightly run's warnings for where the SQL in the DAG files and the received lineage differ (`graph/diff.py`), and the
+coverage figures of the comparison.
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ SUCCESS = "success"
 
 
 def _reason(difference: JobDifference, dag_id: str, task_states: Mapping[str, str]) -> str:
-    """Returns the difference's reason, told more exactly by the scheduler's state of the task in the run checked:
-    a designed task never observed that was skipped in it is a branch not taken, one that succeeded a collection
-    gap.
+    """Return the difference's reason, told more exactly by the scheduler's state of the task in the run checked.
+
+    A designed task never observed that was skipped in it is a branch not taken, one that succeeded a collection gap.
     """
     if difference.kind != DESIGNED_NOT_OBSERVED or difference.evidence:
         return difference.reason
@@ -41,8 +43,10 @@ def _reason(difference: JobDifference, dag_id: str, task_states: Mapping[str, st
 
 
 def design_findings(diff: DesignDiff, dag_id: str = "", task_states: Mapping[str, str] | None = None) -> list[Finding]:
-    """Returns the diff as warning findings: SQL hash mismatches, then per job the edges designed and not observed
-    and those observed and not designed, then the tables on one side only.
+    """Return the diff as warning findings.
+
+    SQL hash mismatches, then per job the edges designed and not observed and those observed and not designed, then the
+    tables on one side only.
     """
     states = task_states or {}
     found = [
@@ -68,16 +72,18 @@ def design_findings(diff: DesignDiff, dag_id: str = "", task_states: Mapping[str
 
 
 def nightly_diff(design: Design, governance: Governance, dag_id: str) -> DesignDiff:
-    """Returns the diff of the design against the received lineage of `dag_id`'s jobs (each job's latest COMPLETE
-    in the governance's history), with the declared lineage beside.
+    """Return the diff of the design against the received lineage of `dag_id`'s jobs, with the declared lineage beside.
+
+    The received lineage is each job's latest COMPLETE in the governance's history.
     """
     history = governance.history
     return design_diff(design, observed_jobs(history), "now", [dag_id] if dag_id else None, declared_jobs(history))
 
 
 def design_coverage(design: Design, diff: DesignDiff) -> dict[str, Any]:
-    """Returns the comparison's coverage figures: designed tasks compared, those whose design cannot be read (with
-    why), and the differences.
+    """Return the comparison's coverage figures.
+
+    Designed tasks compared, those whose design cannot be read (with why), and the differences.
     """
     found: dict[str, Any] = {"design_tasks_compared": len(diff.compared), "design_differences": diff.count}
     if diff.not_compared:

@@ -28,16 +28,16 @@ class Finding:
 
     @property
     def severity(self) -> Severity:
-        """Returns the finding's severity, which its kind decides."""
+        """Return the finding's severity, which its kind decides."""
         return self.kind.severity
 
     @property
     def heading(self) -> str:
-        """Returns the kind as words (`missing metadata`)."""
+        """Return the kind as words (`missing metadata`)."""
         return self.kind.replace("_", " ")
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the finding as the report's JSON shows it: the kind, the subject by name, the evidence."""
+        """Return the finding as the report's JSON shows it: the kind, the subject by name, the evidence."""
         data: dict[str, Any] = {"kind": str(self.kind)}
         if self.job is not None:
             data["job"] = self.job
@@ -50,8 +50,9 @@ class Finding:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Finding:
-        """Returns the finding `to_dict()` gave; raises ValueError for an unknown kind and InvalidNameError for
-        a table or column name that names none.
+        """Return the finding `to_dict()` gave.
+
+        Raises ValueError for an unknown kind and InvalidNameError for a table or column name that names none.
         """
         evidence = {k: v for k, v in data.items() if k not in ("kind", "job", "table", "column")}
         table, column = data.get("table"), data.get("column")
@@ -64,21 +65,21 @@ class Finding:
         )
 
     def sentence(self) -> str:
-        """Returns the finding as one sentence for a person."""
+        """Return the finding as one sentence for a person."""
         return SENTENCES[self.kind](self)
 
     def line(self) -> str:
-        """Returns the finding as the CLI prints it: the kind as words, then the sentence."""
+        """Return the finding as the CLI prints it: the kind as words, then the sentence."""
         return f"{self.heading}: {self.sentence()}"
 
 
 def target_run_unfinished(dag_id: str | None, run_id: str | None, reason: str | None) -> Finding:
-    """Returns the finding that the checked DAG's run had not finished when the wait ended."""
+    """Return the finding that the checked DAG's run had not finished when the wait ended."""
     return Finding(FindingKind.TARGET_RUN_UNFINISHED, evidence={"dag_id": dag_id, "run_id": run_id, "reason": reason})
 
 
 def missing_complete(job: str, task_id: str, try_number: int | None, state: str, reason: str = "") -> Finding:
-    """Returns the finding that a task instance ended in `state` with no COMPLETE event of its job."""
+    """Return the finding that a task instance ended in `state` with no COMPLETE event of its job."""
     evidence: dict[str, Any] = {"task_id": task_id, "try_number": try_number, "state": state}
     if reason:
         evidence["reason"] = reason
@@ -86,15 +87,16 @@ def missing_complete(job: str, task_id: str, try_number: int | None, state: str,
 
 
 def unaccounted_table(table: TableRef) -> Finding:
-    """Returns the finding that a catalog table is neither a declared source nor any job's output."""
+    """Return the finding that a catalog table is neither a declared source nor any job's output."""
     return Finding(FindingKind.UNACCOUNTED_TABLE, table=table)
 
 
 def understated_classification(
     column: ColumnRef, declared: str, proposed: str, source: ColumnRef, edge_type: str, subtype: str
 ) -> Finding:
-    """Returns the finding that a column's declared class is lower than the one lineage proposes, with the
-    input edge (source, type, subtype) that decided the proposal.
+    """Return the finding that a column's declared class is lower than the one lineage proposes.
+
+    It holds the input edge (source, type, subtype) that decided the proposal.
     """
     decided = {"source": str(source), "type": str(edge_type), "subtype": str(subtype)}
     return Finding(
@@ -105,7 +107,7 @@ def understated_classification(
 
 
 def missing_metadata(table: TableRef, proposals: Mapping[str, str | None]) -> Finding:
-    """Returns the finding that a written table has no metadata, with the class proposed for each column."""
+    """Return the finding that a written table has no metadata, with the class proposed for each column."""
     return Finding(FindingKind.MISSING_METADATA, table=table, evidence={"proposals": dict(proposals)})
 
 
@@ -114,8 +116,9 @@ SKIPPED_WITHOUT_LINEAGE = ("understated_classification", "unaccounted_table", "m
 
 
 def lineage_unavailable(source: str, reason: str) -> Finding:
-    """Returns the finding that the event source could not be read (unreachable, or the read stopped part way),
-    so the checks that need the lineage were skipped: not failed, not passed.
+    """Return the finding that the event source could not be read.
+
+    Unreachable, or the read stopped part way: the checks that need the lineage were skipped, neither failed nor passed.
     """
     return Finding(
         FindingKind.LINEAGE_UNAVAILABLE,
@@ -131,16 +134,18 @@ def design_difference(
     table: TableRef | None = None,
     evidence: Mapping[str, Any] | None = None,
 ) -> Finding:
-    """Returns a finding that design and runtime differ (`kind`: designed_not_observed or observed_not_designed)
-    for a job (its edges on one side only, in `evidence`: dataset_edges, column_edges, run) or a table (the jobs
-    of the side it is on, in `evidence`: jobs), with the reason it may be so.
+    """Return a finding that design and runtime differ, for a job or a table, with the reason it may be so.
+
+    `kind` is designed_not_observed or observed_not_designed. For a job, `evidence` holds its edges on one side only
+    (dataset_edges, column_edges, run); for a table, the jobs of the side it is on (jobs).
     """
     return Finding(kind, table=table, job=job, evidence={"reason": reason, **(evidence or {})})
 
 
 def sql_hash_mismatch(job: str, designed: str | None, observed: str | None, run_id: str, event_time: str) -> Finding:
-    """Returns the finding that a job's latest run ran other SQL (by its normalised SQL's hash) than the DAG files
-    deploy.
+    """Return the finding that a job's latest run ran other SQL than the DAG files deploy.
+
+    SQL is compared by its normalised SQL's hash.
     """
     return Finding(
         FindingKind.SQL_HASH_MISMATCH,

@@ -29,11 +29,11 @@ class ColumnChange:
 
     @property
     def score(self) -> float:
-        """Returns the change's blast-radius score (0 when nothing downstream is known)."""
+        """Return the change's blast-radius score (0 when nothing downstream is known)."""
         return self.impact.score if self.impact else 0.0
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the change as the CLI's JSON prints it."""
+        """Return the change as the CLI's JSON prints it."""
         return {
             "column": str(self.column),
             "change": self.change,
@@ -43,8 +43,10 @@ class ColumnChange:
 
 
 def changed_columns(before: ColumnLineage, after: ColumnLineage | None) -> list[tuple[ColumnRef, str]]:
-    """Returns (column, 'removed' | 'changed') for every output column of `before` that `after` drops or
-    computes differently (other inputs, types or expression); a dropped statement removes every column.
+    """Return (column, 'removed' | 'changed') for every output column of `before` that `after` drops or alters.
+
+    A column is altered when computed differently (other inputs, types or expression); a dropped statement removes every
+    column.
     """
     now = {c.name: c for c in after.columns} if after and after.target == before.target else {}
     target = before.target if isinstance(before.target, TableRef) else TableRef.parse(before.target)
@@ -60,7 +62,7 @@ def changed_columns(before: ColumnLineage, after: ColumnLineage | None) -> list[
 
 
 def gate(governance: Answers, before: ColumnLineage, after: ColumnLineage | None) -> list[ColumnChange]:
-    """Returns each changed or removed column with its downstream impact in the received lineage."""
+    """Return each changed or removed column with its downstream impact in the received lineage."""
     changes = []
     for column, change in changed_columns(before, after):
         try:

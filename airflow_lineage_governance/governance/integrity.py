@@ -1,6 +1,7 @@
-"""The integrity and freshness figures, for the report's coverage: the share of runs with
-lineage, COMPLETE runs missing inputs, outputs or versions, catalog tables with no recent edge, lineage parse
-failures, and late events.
+"""The integrity and freshness figures, for the report's coverage.
+
+The share of runs with lineage, COMPLETE runs missing inputs, outputs or versions, catalog tables with no recent edge,
+lineage parse failures, and late events.
 
 Definitions (the report states them by its keys):
 - a COMPLETE run is the latest COMPLETE of a task job (a job of the DAG checked, when one is; DAG-level events,
@@ -46,8 +47,9 @@ def _versioned(dataset: Mapping[str, Any]) -> bool:
 
 
 def complete_runs(graph: LineageGraph, dag_id: str = "") -> dict[str, list[str]]:
-    """Returns the task jobs (of `dag_id`, or every one) whose latest COMPLETE names no input, no output, or a
-    dataset with no version, each list sorted, with `checked`: every job looked at. A MERGE, UPDATE or DELETE
+    """Return the task jobs whose latest COMPLETE names no input, no output, or a dataset with no version.
+
+    Jobs of `dag_id`, or every one; each list sorted, with `checked`: every job looked at. A MERGE, UPDATE or DELETE
     reads its own target, which has no version before its first write: that input alone may go unversioned.
     """
     found: dict[str, list[str]] = {"checked": [], "missing_inputs": [], "missing_outputs": [], "missing_versions": []}
@@ -71,8 +73,9 @@ def complete_runs(graph: LineageGraph, dag_id: str = "") -> dict[str, list[str]]
 def tables_without_recent_edges(
     graph: LineageGraph, catalog_tables: Iterable[TableRef | str], now: datetime, days: int = DEFAULT_FRESHNESS_DAYS
 ) -> list[str]:
-    """Returns the catalog tables (refs or dotted names) that no job's latest COMPLETE at or after `now - days`
-    reads or writes, sorted by name. Raises InvalidNameError for a name of no table.
+    """Return the catalog tables that no job's latest COMPLETE at or after `now - days` reads or writes.
+
+    Tables are refs or dotted names; sorted by name. Raises InvalidNameError for a name of no table.
     """
     since = now - timedelta(days=days)
     touched: set[TableRef] = set()
@@ -88,15 +91,16 @@ def tables_without_recent_edges(
 
 
 def parse_failure_runs(events: Iterable[RunEvent], dag_id: str = "") -> int:
-    """Returns the number of runs (of `dag_id`'s jobs, or every job) whose FAIL event carries `extractionError`."""
+    """Return the number of runs (of `dag_id`'s jobs, or every job) whose FAIL event carries `extractionError`."""
     return len(
         {e.run_id for e in events if e.event_type == FAIL and e.extraction_failed and _of_dag(e.job_name, dag_id)}
     )
 
 
 def late_events(events: Iterable[RunEvent]) -> int:
-    """Returns how many events arrived (in the order given: the order read) after an event of the same run with a
-    later event time.
+    """Return how many events arrived after an event of the same run with a later event time.
+
+    Arrival is the order given: the order read.
     """
     latest: dict[str, datetime] = {}
     late = 0
@@ -110,7 +114,7 @@ def late_events(events: Iterable[RunEvent]) -> int:
 
 
 def share(part: int, whole: int) -> float | None:
-    """Returns part / whole rounded to 3 places, or None when whole is 0."""
+    """Return part / whole rounded to 3 places, or None when whole is 0."""
     return round(part / whole, 3) if whole else None
 
 
@@ -123,10 +127,11 @@ def integrity(
     dag_id: str = "",
     days: int = DEFAULT_FRESHNESS_DAYS,
 ) -> dict[str, Any]:
-    """Returns the integrity and freshness figures (see the module's definitions), flat, as the coverage shows
-    them: COMPLETE runs checked and those missing inputs, outputs or versions (jobs of `dag_id`, or every job),
-    catalog tables with no edge in `days` days (when the catalog's tables are given), parse failures in every
-    run read, and late events.
+    """Return the integrity and freshness figures (see the module's definitions), flat, as the coverage shows them.
+
+    COMPLETE runs checked and those missing inputs, outputs or versions (jobs of `dag_id`, or every job), catalog tables
+    with no edge in `days` days (when the catalog's tables are given), parse failures in every run read, and late
+    events.
     """
     events = list(events)
     runs = complete_runs(graph, dag_id)

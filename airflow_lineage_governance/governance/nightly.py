@@ -30,13 +30,14 @@ def nightly_report(
     design: Design | None = None,
     freshness_days: int = DEFAULT_FRESHNESS_DAYS,
 ) -> GovernanceReport:
-    """Returns the report of one governance run: every finding `run_checks` gives (missing COMPLETE events
-    from the sensor's verdict, unaccounted tables, missing metadata with proposals, understated classes), then,
-    with a `design` (the DAG files' designed lineage), the warnings where it and the target DAG's received lineage
-    differ; and the coverage, with the integrity and freshness figures (`governance/integrity.py`; catalog tables
-    with no edge in `freshness_days` days). `backend_problem` is why the event source could not be read (or only
-    in part): the checks that need lineage are then one lineage_unavailable finding, and no design is compared.
-    Raises ValueError when the verdict holds a finding of an unknown kind.
+    """Return the report of one governance run.
+
+    Every finding `run_checks` gives (missing COMPLETE events from the sensor's verdict, unaccounted tables, missing
+    metadata with proposals, understated classes), then, with a `design` (the DAG files' designed lineage), the warnings
+    where it and the target DAG's received lineage differ; and the coverage, with the integrity and freshness figures
+    (`governance/integrity.py`; catalog tables with no edge in `freshness_days` days). `backend_problem` is why the
+    event source could not be read (or only in part): the checks that need lineage are then one lineage_unavailable
+    finding, and no design is compared. Raises ValueError when the verdict holds a finding of an unknown kind.
     """
     tables = list(catalog_tables)
     findings = run_checks(governance, tables, verdict, backend_problem)
@@ -59,12 +60,13 @@ def coverage(
     catalog_tables: Iterable[TableRef | str] | None = None,
     freshness_days: int = DEFAULT_FRESHNESS_DAYS,
 ) -> dict[str, Any]:
-    """Returns what the target run's lineage covered: tasks scheduled, succeeded and with lineage (and that
-    share of the succeeded), the columns its own COMPLETE events gave lineage for, its events and lineage parse
-    failures; the jobs of the target DAG whose lineage was taken from an earlier run (with that run, its time and
-    its age at `now`); what reading the events found (events of other job namespaces counted, never used); and
-    the integrity and freshness figures of `integrity` (late events as it defines them, plus those the reader
-    counted).
+    """Return what the target run's lineage covered.
+
+    Tasks scheduled, succeeded and with lineage (and that share of the succeeded), the columns its own COMPLETE events
+    gave lineage for, its events and lineage parse failures; the jobs of the target DAG whose lineage was taken from an
+    earlier run (with that run, its time and its age at `now`); what reading the events found (events of other job
+    namespaces counted, never used); and the integrity and freshness figures of `integrity` (late events as it defines
+    them, plus those the reader counted).
     """
     states = verdict.get("task_states") or {}
     succeeded = [t for t, s in states.items() if s == SUCCESS]
@@ -109,9 +111,10 @@ def coverage(
 
 
 def earlier_answers(governance: Governance, dag_id: str, run_id: str, now: datetime) -> dict[str, str]:
-    """Returns, for each job of `dag_id` whose lineage in the graph comes from a run other than `run_id`, by job:
-    the run it came from, that event's time and its age at `now` (`run scheduled__x, 2030-01-31T02:00:00+00:00,
-    1 d 2 h old`).
+    """Return, for each job of `dag_id` whose lineage in the graph comes from a run other than `run_id`, by job.
+
+    The run it came from, that event's time and its age at `now` (`run scheduled__x, 2030-01-31T02:00:00+00:00, 1 d 2 h
+    old`).
     """
     prefix = f"{dag_id}."
     found = {}
@@ -125,7 +128,7 @@ def earlier_answers(governance: Governance, dag_id: str, run_id: str, now: datet
 
 
 def age(seconds: float) -> str:
-    """Returns a duration as a person reads it: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`."""
+    """Return a duration as a person reads it: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`."""
     seconds = max(0, int(seconds))
     days, rest = divmod(seconds, 86400)
     hours, rest = divmod(rest, 3600)

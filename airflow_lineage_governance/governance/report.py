@@ -24,11 +24,11 @@ class GovernanceReport:
 
     @property
     def errors(self) -> list[Finding]:
-        """Returns the findings that fail the governance run (all but missing metadata, a warning)."""
+        """Return the findings that fail the governance run (all but missing metadata, a warning)."""
         return [f for f in self.findings if f.severity is Severity.ERROR]
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the report as plain data (JSON- and XCom-ready)."""
+        """Return the report as plain data (JSON- and XCom-ready)."""
         return {
             "dag_id": self.dag_id,
             "run_id": self.run_id,
@@ -39,7 +39,7 @@ class GovernanceReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GovernanceReport:
-        """Returns the report `to_dict()` gave; raises ValueError for a finding of an unknown kind."""
+        """Return the report `to_dict()` gave; raise ValueError for a finding of an unknown kind."""
         return cls(
             data["dag_id"],
             data["run_id"],
@@ -49,7 +49,7 @@ class GovernanceReport:
         )
 
     def write(self, folder: str | Path) -> tuple[Path, Path]:
-        """Writes governance-report.json and .md into `folder` (created when missing); returns both paths."""
+        """Write governance-report.json and .md into `folder` (created when missing); return both paths."""
         target = Path(folder)
         target.mkdir(parents=True, exist_ok=True)
         json_path, md_path = target / "governance-report.json", target / "governance-report.md"
@@ -59,7 +59,7 @@ class GovernanceReport:
 
 
 def markdown(report: GovernanceReport) -> str:
-    """Returns the report as Markdown: a section per finding kind, then the coverage."""
+    """Return the report as Markdown: a section per finding kind, then the coverage."""
     lines = [
         f"# Lineage governance: {report.dag_id}",
         "",
@@ -82,8 +82,10 @@ def markdown(report: GovernanceReport) -> str:
 
 
 def coverage_value(value: Any) -> str:
-    """Returns a coverage figure as a person reads it: a list as its items joined (`none` when empty), a mapping
-    as `key: value` pairs joined by `; `, a share as a percentage, anything else as text.
+    """Return a coverage figure as a person reads it.
+
+    A list as its items joined (`none` when empty), a mapping as `key: value` pairs joined by `; `, a share as a
+    percentage, anything else as text.
     """
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value)) or "none"
@@ -95,7 +97,8 @@ def coverage_value(value: Any) -> str:
 
 
 def coverage_lines(coverage: Mapping[str, Any]) -> list[str]:
-    """Returns the coverage as text lines, `<figure in words>: <value>` (the Markdown report's and the task log's
-    coverage).
+    """Return the coverage as text lines, `<figure in words>: <value>`.
+
+    The Markdown report's and the task log's coverage.
     """
     return [f"{key.replace('_', ' ')}: {coverage_value(value)}" for key, value in coverage.items()]

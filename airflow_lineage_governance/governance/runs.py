@@ -13,14 +13,15 @@ FINISHED = frozenset({"success", "failed", "skipped", "upstream_failed", "remove
 
 
 def events_of_run(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[RunEvent]:
-    """Returns the task events of the DAG run `run_id` of `dag_id` (matched on the `airflow` run facet)."""
+    """Return the task events of the DAG run `run_id` of `dag_id` (matched on the `airflow` run facet)."""
     prefix = f"{dag_id}."
     return [e for e in events if e.job_name.startswith(prefix) and e.dag_run_id == run_id]
 
 
 def map_index_of(key: str, dag_id: str, jobs: Iterable[str]) -> tuple[str, int] | None:
-    """Returns (task id, map index) when `key` of the scheduler's task states is one map index of a mapped task
-    (the Task SDK names it `<task id>_<map index>`): `<task id>` is a job of the events and `key` is not.
+    """Return (task id, map index) when `key` of the scheduler's task states is one map index of a mapped task.
+
+    The Task SDK names it `<task id>_<map index>`: `<task id>` is a job of the events and `key` is not.
     """
     known = set(jobs)
     task_id, _, index = key.rpartition("_")
@@ -32,10 +33,11 @@ def map_index_of(key: str, dag_id: str, jobs: Iterable[str]) -> tuple[str, int] 
 def missing_completes(
     task_states: Mapping[str, str], events: Iterable[RunEvent], dag_id: str, run_id: str, reason: str = ""
 ) -> list[Finding]:
-    """Returns a missing_complete finding for every task that succeeded in the run with no COMPLETE event of
-    its job for that run, by task id. A task that failed or was skipped never had a COMPLETE to send; a
-    retried task is matched on any try's COMPLETE (only the try that succeeded sends one). The try number is
-    the latest any event of the task names.
+    """Return a missing_complete finding for every task that succeeded in the run with no COMPLETE of its job.
+
+    A COMPLETE event of its job for that run, by task id. A task that failed or was skipped never had a COMPLETE to
+    send; a retried task is matched on any try's COMPLETE (only the try that succeeded sends one). The try number is the
+    latest any event of the task names.
 
     A mapped task's map indexes share its job: they are held against the COMPLETE events of that job in the
     run, one run id per map index, and a mapped task with fewer of them than successful map indexes gets one
@@ -73,8 +75,9 @@ def missing_completes(
 
 
 def parse_failures(events: Iterable[RunEvent], dag_id: str, run_id: str) -> list[str]:
-    """Returns the jobs of the run whose FAIL event carries an `extractionError` run facet (OpenLineage's
-    ExtractionErrorRunFacet: their lineage could not be read), sorted.
+    """Return the jobs of the run whose FAIL event carries an `extractionError` run facet, sorted.
+
+    OpenLineage's ExtractionErrorRunFacet: their lineage could not be read.
     """
     return sorted(
         {e.job_name for e in events_of_run(events, dag_id, run_id) if e.event_type == FAIL and e.extraction_failed}

@@ -55,11 +55,12 @@ class Governance:
         before: str | None = None,
         store: str | Path | None = None,
     ) -> Governance:
-        """Returns the loaded governance over the events of our job namespaces (`job_namespaces`, one or several;
-        None reads every namespace), between `after` and `before` for a Marquez source (ISO 8601; the widest
-        window when not given). Every COMPLETE is kept in `history`; `graph` is the graph as of now. With
-        `store` (a folder) and a Marquez source, the events stored there are read and only the backend's events
-        after the store's watermark are asked for (`after` is then the watermark), and the new ones are stored.
+        """Return the loaded governance over the events of our job namespaces.
+
+        `job_namespaces` is one or several; None reads every namespace. A Marquez source is read between `after` and
+        `before` (ISO 8601; the widest window when not given). Every COMPLETE is kept in `history`; `graph` is the graph
+        as of now. With `store` (a folder) and a Marquez source, the events stored there are read and only the backend's
+        events after the store's watermark are asked for (`after` is then the watermark), and the new ones are stored.
         Raises GovernanceConfigError for bad TOML and EventSourceError for an unreadable source.
         """
         rules = load_rules(rules_path)
@@ -88,8 +89,9 @@ class Governance:
 
     @classmethod
     def load_tolerant(cls, events: str | Path | None, **options: Any) -> tuple[Governance, str | None]:
-        """Returns the governance and None, or, when the event source cannot be read (or none is given),
-        the governance over no events and the sentence saying why; TOML errors still raise.
+        """Return the governance and None, or the governance over no events and the sentence saying why.
+
+        The second when the event source cannot be read (or none is given); TOML errors still raise.
         """
         if events is not None:
             try:
@@ -106,20 +108,24 @@ class Governance:
 
     @cached_property
     def proposals(self) -> dict[ColumnRef, Proposal]:
-        """Returns the proposal of every written column, through the rules' edge types."""
+        """Return the proposal of every written column, through the rules' edge types."""
         return propose(self.graph, self.metadata.declared(), self.rules)
 
     def view(self, at: datetime | None = None, active_since: timedelta | None = None) -> AsOf | LineageGraph:
-        """Returns what walks read: the history as of `at` (None: now; observed, declared and designed edges,
-        those of runs older than `active_since` before it stale), or the graph when there is no history.
+        """Return what walks read.
+
+        The history as of `at` (None: now; observed, declared and designed edges, those of runs older than
+        `active_since` before it stale), or the graph when there is no history.
         """
         if not self.history.runs and not self.history.static:
             return self.graph
         return AsOf(self.history, at, active_since)
 
     def trace(self, snapshot: str, forward: bool = False) -> Origin | list[Contaminated]:
-        """Returns the origin of `namespace.table@SNAPSHOT` (backwards to the sources), or with `forward` every
-        output snapshot that read it, directly or not, with owner and tier; raises SnapshotNotInLineageError.
+        """Return the origin of `namespace.table@SNAPSHOT`, or with `forward` every output snapshot that read it.
+
+        The origin goes backwards to the sources; forwards, every output snapshot that read it, directly or not, with
+        owner and tier. Raises SnapshotNotInLineageError.
         """
         table, version = snapshot_asked(snapshot)
         if not forward:
@@ -132,23 +138,25 @@ class Governance:
         return trace_forward(self.history, table, version, about)
 
     def as_of(self, at: datetime | None) -> Governance:
-        """Returns the governance whose graph (and so proposals and checks) is the graph as of `at` (None: this
-        one, as of now).
+        """Return the governance whose graph (and so proposals and checks) is the graph as of `at`.
+
+        None: this one, as of now.
         """
         if at is None:
             return self
         return replace(self, graph=graph_as_of(self.history, at))
 
     def stale_jobs(self, at: datetime | None = None, active_since: timedelta | None = None) -> list[str]:
-        """Returns the jobs whose latest run as of `at` is older than `active_since` before it, sorted."""
+        """Return the jobs whose latest run as of `at` is older than `active_since` before it, sorted."""
         return stale_jobs(self.history, at, active_since)
 
     def impact(
         self, column: ColumnRef | str, at: datetime | None = None, active_since: timedelta | None = None
     ) -> Impact:
-        """Returns the downstream impact of the column (a ref, or its dotted name as a person writes it) as of `at`
-        (None: now), with owners, the blast-radius score and each reached column's evidence; raises
-        ColumnNotInLineageError.
+        """Return the downstream impact of the column as of `at` (None: now).
+
+        The column is a ref, or its dotted name as a person writes it. The impact holds owners, the blast-radius score
+        and each reached column's evidence. Raises ColumnNotInLineageError.
         """
         return downstream(
             self.view(at, active_since), _column(column), self.metadata.owners(), tier_weight(self.metadata, self.rules)
@@ -157,8 +165,9 @@ class Governance:
     def provenance(
         self, column: ColumnRef | str, at: datetime | None = None, active_since: timedelta | None = None
     ) -> Provenance:
-        """Returns the upstream provenance of the column (a ref or its dotted name) as of `at` (None: now); raises
-        ColumnNotInLineageError.
+        """Return the upstream provenance of the column (a ref or its dotted name) as of `at` (None: now).
+
+        Raises ColumnNotInLineageError.
         """
         return upstream(self.view(at, active_since), _column(column))
 
@@ -168,9 +177,10 @@ def _column(column: ColumnRef | str) -> ColumnRef:
 
 
 def declare(history: LineageHistory, metadata: Metadata) -> LineageHistory:
-    """Returns the history with every `[[declared]]` block of metadata.toml added as declared lineage: its column
-    edges (DIRECT), or, for a block with no columns, every input column shaping every output's rows (INDIRECT);
-    the input's columns are those the events or metadata.toml name.
+    """Return the history with every `[[declared]]` block of metadata.toml added as declared lineage.
+
+    Its column edges (DIRECT), or, for a block with no columns, every input column shaping every output's rows
+    (INDIRECT); the input's columns are those the events or metadata.toml name.
     """
     for block in metadata.declarations:
         edges = [

@@ -1,5 +1,7 @@
-"""The governance questions answered from the lineage store: rules and metadata from TOML, the lineage from the
-store (DuckDB file or PostgreSQL), a person's declarations walked beside it.
+"""The governance questions answered from the lineage store.
+
+Rules and metadata from TOML, the lineage from the store (DuckDB file or PostgreSQL), a person's declarations walked
+beside it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The blast-radius weight of a table, from its tier and owner in the governance metadata and the weights in
-lineage.toml.
+"""The blast-radius weight of a table.
+
+From its tier and owner in the governance metadata and the weights in lineage.toml.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from airflow_lineage_governance.refs import TableRef
 
 
 def tier_weight(metadata: Metadata, rules: Rules) -> Callable[[TableRef], float]:
-    """Returns the blast-radius weight of a table: its tier's weight in lineage.toml (else the default weight),
-    times its owner's weight there (else 1).
+    """Return the blast-radius weight of a table.
+
+    Its tier's weight in lineage.toml (else the default weight), times its owner's weight there (else 1).
     """
 
     def weight(table: TableRef) -> float:

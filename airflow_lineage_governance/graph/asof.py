@@ -1,7 +1,8 @@
-"""The lineage history as of a time, read lazily for walks (impact, provenance): an edge is there when the run
-of its job chosen as of that time stated it (or a person declared it, or the DAG files design it). No graph is
-built: a walk looks at the edges of the columns it reaches only. Each edge's evidence (run, try, snapshots, SQL
-hash, source, staleness) comes from the run record that stated it.
+"""The lineage history as of a time, read lazily for walks (impact, provenance).
+
+An edge is there when the run of its job chosen as of that time stated it (or a person declared it, or the DAG files
+design it). No graph is built: a walk looks at the edges of the columns it reaches only. Each edge's evidence (run, try,
+snapshots, SQL hash, source, staleness) comes from the run record that stated it.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ WORK_OUT_ALL_AFTER = 1024  # shapes worked out one by one before a view works ou
 
 
 class Evidence(NamedTuple):
-    """What says an edge holds: the record (run) that stated it, the snapshots it read and wrote, and whether it
-    is stale (its run is older than the answer's `--active-since` window). (A named tuple: a wide answer makes
-    one per column reached.)
+    """What says an edge holds.
+
+    The record (run) that stated it, the snapshots it read and wrote, and whether it is stale (its run is older than the
+    answer's `--active-since` window). (A named tuple: a wide answer makes one per column reached.)
     """
 
     edge: Edge
@@ -37,8 +39,10 @@ class Evidence(NamedTuple):
 
     @property
     def confidence(self) -> Confidence:
-        """Returns the hop's confidence: its record's source; without a record, the edge's own source when it
-        names a run (a graph built straight from events), else `uncertain` (nothing says who stated it).
+        """Return the hop's confidence: its record's source.
+
+        Without a record, the edge's own source when it names a run (a graph built straight from events), else
+        `uncertain` (nothing says who stated it).
         """
         if self.record is not None:
             return CONFIDENCE_OF[self.record.source]
@@ -47,7 +51,7 @@ class Evidence(NamedTuple):
         return Confidence.UNCERTAIN
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the hop as the CLI's JSON shows it: the edge, its source and the run's evidence."""
+        """Return the hop as the CLI's JSON shows it: the edge, its source and the run's evidence."""
         edge, record = self.edge, self.record
         data: dict[str, object] = {**edge.to_dict(), "source_kind": str(self.confidence), "stale": self.stale}
         if record is None:
@@ -95,7 +99,7 @@ class AsOf:
         self._written: dict[TableRef, RunRecord | None] = {}
 
     def run_of(self, job: str) -> RunRecord | None:
-        """Returns the job's latest COMPLETE at or before the view's time, or None."""
+        """Return the job's latest COMPLETE at or before the view's time, or None."""
         try:
             return self._chosen[job]
         except KeyError:
@@ -106,14 +110,17 @@ class AsOf:
         return self.holds(shape.serial)
 
     def holds(self, serial: int) -> bool:
-        """Returns whether the shape of that serial holds as of the view's time: a declaration or design of a
-        source walked, or the shape of its job's run chosen as of that time (worked out once per view).
+        """Return whether the shape of that serial holds as of the view's time.
+
+        A declaration or design of a source walked, or the shape of its job's run chosen as of that time (worked out
+        once per view).
         """
         return self.state(serial) != 0
 
     def state(self, serial: int) -> int:
-        """Returns 0 when the shape of that serial does not hold as of the view's time, else 1 + its glance
-        (`reach.mark`: its confidence's rank twice, plus 1 when its run is stale), worked out once per view.
+        """Return 0 when the shape of that serial does not hold as of the view's time, else 1 + its glance.
+
+        The glance is `reach.mark`: its confidence's rank twice, plus 1 when its run is stale; worked out once per view.
         """
         known = self._holds
         if serial < len(known) and known[serial] != UNKNOWN:
@@ -136,8 +143,9 @@ class AsOf:
         return state
 
     def work_out_all(self) -> None:
-        """Works out the state of every shape now (a walk that meets thousands of shapes then reads them all at
-        once); `complete` says it is done.
+        """Works out the state of every shape now (a walk that meets thousands of shapes then reads them all at once).
+
+        `complete` says it is done.
         """
         history, at, sources = self.history, self._at, self.sources
         count = len(history.shapes)
@@ -166,11 +174,11 @@ class AsOf:
         self.complete = True
 
     def _static_state(self, source: EdgeSource) -> int:
-        """Returns the state of a declared or designed shape: 1 + its source's rank twice when walked, else 0."""
+        """Return the state of a declared or designed shape: 1 + its source's rank twice when walked, else 0."""
         return 1 + CONFIDENCE_RANK[CONFIDENCE_OF[source]] * 2 if source in self.sources else 0
 
     def _stale(self, serial: int) -> bool:
-        """Returns whether the run that holds the observed shape as of the view's time is stale."""
+        """Return whether the run that holds the observed shape as of the view's time is stale."""
         if self._stale_at is None:
             return False
         history, at = self.history, self._at
@@ -181,8 +189,9 @@ class AsOf:
         return times[(bisect_right(times, at) if at is not None else len(times)) - 1] < self._stale_at
 
     def _holding(self, ordered: Ordered) -> list[tuple[Edge, LineageNode]]:
-        """Returns the edges of a node's entries that hold as of the view's time, each with the node at its other
-        end, each (source, target, type, subtype) once, in the order given.
+        """Return the edges of a node's entries that hold as of the view's time, in the order given.
+
+        Each with the node at its other end, each (source, target, type, subtype) once.
         """
         found: list[tuple[Edge, LineageNode]] = []
         keys: set[tuple[object, ...]] = set()
@@ -201,30 +210,33 @@ class AsOf:
         return found
 
     def leaving(self, node: LineageNode) -> list[tuple[Edge, LineageNode]]:
-        """Returns the edges leaving the node as of the view's time, each with its target's node, by target,
-        type, subtype and source.
+        """Return the edges leaving the node as of the view's time, each with its target's node.
+
+        Ordered by target, type, subtype and source.
         """
         return self._holding(node.leaving())
 
     def entering(self, node: LineageNode) -> list[tuple[Edge, LineageNode]]:
-        """Returns the edges entering the node as of the view's time, each with its source's node, DIRECT first,
-        then by source.
+        """Return the edges entering the node as of the view's time, each with its source's node.
+
+        DIRECT first, then by source.
         """
         return self._holding(node.entering())
 
     def out_edges(self, column: ColumnRef) -> list[Edge]:
-        """Returns the edges leaving the column as of the view's time, by target, type, subtype and source."""
+        """Return the edges leaving the column as of the view's time, by target, type, subtype and source."""
         node = self.history.nodes.get(column)
         return [edge for edge, _ in self.leaving(node)] if node is not None else []
 
     def in_edges(self, ref: Node) -> list[Edge]:
-        """Returns the edges entering the column or table as of the view's time, DIRECT first, then by source."""
+        """Return the edges entering the column or table as of the view's time, DIRECT first, then by source."""
         node = self.history.nodes.get(ref)
         return [edge for edge, _ in self.entering(node)] if node is not None else []
 
     def columns_of(self, table: TableRef) -> list[ColumnRef]:
-        """Returns the table's columns as its writer's run as of the view's time names them, else every column
-        the history ever named for it.
+        """Return the table's columns as its writer's run as of the view's time names them.
+
+        Else every column the history ever named for it.
         """
         return self._columns_now(table)
 
@@ -242,17 +254,17 @@ class AsOf:
         return column.field in self.history.columns.get(column.table, {})
 
     def name_of(self, ref: Node) -> str:
-        """Returns the dotted name of the ref (made once per ref and history)."""
+        """Return the dotted name of the ref (made once per ref and history)."""
         return self.history.name_of(ref)
 
     def record_of(self, edge: Edge) -> RunRecord | None:
-        """Returns the record that states the edge as of the view's time."""
+        """Return the record that states the edge as of the view's time."""
         if edge.source_kind is not EdgeSource.OBSERVED:
             return next((r for r in self.history.static if r.job == edge.job and r.source is edge.source_kind), None)
         return self.run_of(edge.job)
 
     def evidence(self, edge: Edge) -> Evidence:
-        """Returns the edge's evidence as of the view's time."""
+        """Return the edge's evidence as of the view's time."""
         if edge.source_kind is EdgeSource.OBSERVED:
             job = edge.job
             record = self._chosen[job] if job in self._chosen else self.run_of(job)
@@ -262,7 +274,7 @@ class AsOf:
         return Evidence(edge, record, self.is_stale(record))
 
     def is_stale(self, record: RunRecord | None) -> bool:
-        """Returns True when the record is an observed run older than the `active_since` window."""
+        """Return True when the record is an observed run older than the `active_since` window."""
         return (
             record is not None
             and record.source is EdgeSource.OBSERVED
@@ -271,8 +283,10 @@ class AsOf:
         )
 
     def retired_from(self, column: ColumnRef) -> list[Evidence]:
-        """Returns the edges leaving the column that only earlier runs stated (not the run of their job as of the
-        view's time), each with the last run at or before that time that stated it; always stale.
+        """Return the edges leaving the column that only earlier runs stated; always stale.
+
+        Not the run of their job as of the view's time: each comes with the last run at or before that time that stated
+        it.
         """
         found: dict[tuple[Node, Node, str, str, str], Evidence] = {}
         node = self.history.nodes.get(column)
@@ -307,7 +321,7 @@ class AsOf:
         return None
 
     def last_write(self, table: TableRef) -> RunRecord | None:
-        """Returns the latest observed run, at or before the view's time, that wrote the table."""
+        """Return the latest observed run, at or before the view's time, that wrote the table."""
         if table in self._written:
             return self._written[table]
         chosen = [
@@ -324,22 +338,25 @@ UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
 def parse_duration(text: str) -> timedelta | None:
-    """Returns the duration `7d`, `36h`, `90m`, `2w` or `30s` names, or None when the text is none of those."""
+    """Return the duration `7d`, `36h`, `90m`, `2w` or `30s` names, or None when the text is none of those."""
     found = DURATION.match(text)
     return timedelta(seconds=float(found.group(1)) * UNITS[found.group(2)]) if found else None
 
 
 def stale_jobs(history: LineageHistory, at: datetime | None, active_since: timedelta | None) -> list[str]:
-    """Returns the jobs whose latest COMPLETE as of `at` (None: now) is older than `active_since` before it
-    (their edges are stale), sorted; none without a window.
+    """Return the jobs whose latest COMPLETE as of `at` (None: now) is older than `active_since` before it.
+
+    Their edges are stale. Sorted; none without a window.
     """
     view = AsOf(history, at, active_since)
     return sorted(job for job in history.runs if view.is_stale(view.run_of(job)))
 
 
 def view_of(lineage: LineageGraph | AsOf) -> AsOf | None:
-    """Returns the as-of view a walk can take evidence from: the view itself, the view of the history a graph was
-    chosen from (graph_as_of), or None for a graph built without history.
+    """Return the as-of view a walk can take evidence from.
+
+    The view itself, the view of the history a graph was chosen from (graph_as_of), or None for a graph built without
+    history.
     """
     if isinstance(lineage, AsOf):
         return lineage

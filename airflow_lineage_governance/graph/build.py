@@ -26,8 +26,9 @@ Node = ColumnRef | TableRef
 
 
 class Edge(NamedTuple):
-    """One lineage edge as an event stated it (a named tuple: a graph holds hundreds of thousands). `type` and
-    `subtype` are the event's text: an EdgeType and a Subtype value (StrEnums compare equal to them) or, from
+    """One lineage edge as an event stated it (a named tuple: a graph holds hundreds of thousands).
+
+    `type` and `subtype` are the event's text: an EdgeType and a Subtype value (StrEnums compare equal to them) or, from
     another producer, a value of its own.
     """
 
@@ -43,11 +44,11 @@ class Edge(NamedTuple):
 
     @property
     def into_table(self) -> bool:
-        """Returns True when the edge shapes every row of its target table."""
+        """Return True when the edge shapes every row of its target table."""
         return type(self.target) is TableRef
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the edge as the CLI's JSON shows it."""
+        """Return the edge as the CLI's JSON shows it."""
         return {
             "source": str(self.source),
             "target": str(self.target),
@@ -60,9 +61,11 @@ class Edge(NamedTuple):
 
 @dataclass
 class LineageGraph:
-    """The column graph (adjacency lists of edges, each node's edges in a stable order) and what the events
-    said about tables. `to_networkx()` gives the same graph as a networkx MultiDiGraph for other analyses.
-    `names` holds the text form of every ref the events named, so ordering refs by name costs no formatting.
+    """The column graph and what the events said about tables.
+
+    The graph is adjacency lists of edges, each node's edges in a stable order. `to_networkx()` gives the same graph as
+    a networkx MultiDiGraph for other analyses. `names` holds the text form of every ref the events named, so ordering
+    refs by name costs no formatting.
     """
 
     table_columns: dict[TableRef, dict[str, ColumnRef]] = field(default_factory=lambda: defaultdict(dict))
@@ -85,7 +88,7 @@ class LineageGraph:
     _sorted_in: set[Node] = field(default_factory=set, repr=False)
 
     def table_ref(self, name: str) -> TableRef | None:
-        """Returns the table a dataset name names (parsed once per name), or None when it names no table."""
+        """Return the table a dataset name names (parsed once per name), or None when it names no table."""
         try:
             return self._tables[name]
         except KeyError:
@@ -101,7 +104,7 @@ class LineageGraph:
         return ref
 
     def column_ref(self, table: TableRef, column: str) -> ColumnRef:
-        """Returns the table's column `column` (one ColumnRef per column), noting the column as the table's."""
+        """Return the table's column `column` (one ColumnRef per column), noting the column as the table's."""
         columns = self.table_columns[table]
         ref = columns.get(column)
         if ref is None:
@@ -110,11 +113,11 @@ class LineageGraph:
         return ref
 
     def name_of(self, ref: Node) -> str:
-        """Returns the text form of the ref (`str(ref)`), from the names the events gave when known."""
+        """Return the text form of the ref (`str(ref)`), from the names the events gave when known."""
         return self.names.get(ref) or str(ref)
 
     def add_edge(self, edge: Edge) -> None:
-        """Adds the edge unless an edge of the same source, target, type and subtype is there already."""
+        """Add the edge unless an edge of the same source, target, type and subtype is there already."""
         for ref in (edge.source, edge.target):
             if ref not in self.names:
                 self.names[ref] = str(ref)
@@ -132,11 +135,11 @@ class LineageGraph:
             self._sorted_in.clear()
 
     def edges(self) -> list[Edge]:
-        """Returns every edge."""
+        """Return every edge."""
         return [edge for edges in self._out.values() for edge in edges]
 
     def out_edges(self, node: ColumnRef) -> list[Edge]:
-        """Returns the edges leaving the column, by target, type, subtype and source (sorted when first asked)."""
+        """Return the edges leaving the column, by target, type, subtype and source (sorted when first asked)."""
         edges = self._out.get(node)
         if edges is None:
             return []
@@ -147,8 +150,9 @@ class LineageGraph:
         return edges
 
     def in_edges(self, node: Node) -> list[Edge]:
-        """Returns the edges entering the column or table, DIRECT first, then by source and subtype (sorted when
-        first asked).
+        """Return the edges entering the column or table, DIRECT first, then by source and subtype.
+
+        Sorted when first asked.
         """
         edges = self._in.get(node)
         if edges is None:
@@ -160,15 +164,15 @@ class LineageGraph:
         return edges
 
     def columns_of(self, table: TableRef) -> list[ColumnRef]:
-        """Returns the table's columns as the events' schemas and lineage named them."""
+        """Return the table's columns as the events' schemas and lineage named them."""
         return list(self.table_columns.get(table, {}).values())
 
     def knows(self, column: ColumnRef) -> bool:
-        """Returns True when some event mentions the column."""
+        """Return True when some event mentions the column."""
         return column in self._out or column in self._in or column.field in self.table_columns.get(column.table, {})
 
     def to_networkx(self) -> nx.MultiDiGraph:
-        """Returns the graph as a networkx MultiDiGraph, each edge's `edge` attribute the Edge."""
+        """Return the graph as a networkx MultiDiGraph, each edge's `edge` attribute the Edge."""
         import networkx as nx
 
         graph = nx.MultiDiGraph()
@@ -179,9 +183,10 @@ class LineageGraph:
 
 
 def latest_completes(events: Iterable[RunEvent]) -> dict[str, RunEvent]:
-    """Returns the latest COMPLETE event of each job name, by `RunEvent.order` (the parsed event time, then a
-    stable key), whatever order the source sent them in. Read events of our job namespaces only: every job
-    namespace read is taken as one deployment's (see `read_events`).
+    """Return the latest COMPLETE event of each job name, whatever order the source sent them in.
+
+    Latest by `RunEvent.order`: the parsed event time, then a stable key. Read events of our job namespaces only: every
+    job namespace read is taken as one deployment's (see `read_events`).
     """
     latest: dict[str, RunEvent] = {}
     for event in events:
@@ -237,8 +242,9 @@ def _datasets(lineage: LineageGraph, event: RunEvent, key: str, namespace: str |
 
 
 def add_event(lineage: LineageGraph, event: RunEvent, namespace: str | None) -> None:
-    """Adds the tables, columns and edges one event states to `lineage` (datasets of other namespaces left out
-    when `namespace` is given).
+    """Add the tables, columns and edges one event states to `lineage`.
+
+    Datasets of other namespaces are left out when `namespace` is given.
     """
     for dataset in _datasets(lineage, event, "inputs", namespace):
         table = lineage.table_ref(dataset["name"])
@@ -297,8 +303,10 @@ def _add_edges(
 
 
 def event_graph(event: RunEvent, namespace: str | None = None) -> LineageGraph:
-    """Returns the graph one COMPLETE event (holding its `raw` JSON) states: its edges in the event's order, the
-    columns it names per table and the tables it writes, as `build_graph` reads every event.
+    """Return the graph one COMPLETE event (holding its `raw` JSON) states.
+
+    Its edges in the event's order, the columns it names per table and the tables it writes, as `build_graph` reads
+    every event.
     """
     lineage = LineageGraph()
     add_event(lineage, event, namespace)
@@ -306,8 +314,10 @@ def event_graph(event: RunEvent, namespace: str | None = None) -> LineageGraph:
 
 
 def build_graph(events: Iterable[RunEvent], namespace: str | None = None) -> LineageGraph:
-    """Returns the graph of the latest COMPLETE event of every job; datasets of other namespaces are left out
-    when `namespace` is given, and so are datasets whose name names no table (no namespace part).
+    """Return the graph of the latest COMPLETE event of every job.
+
+    Datasets of other namespaces are left out when `namespace` is given, and so are datasets whose name names no table
+    (no namespace part).
     """
     lineage = LineageGraph()
     lineage.jobs = latest_completes(events)

@@ -24,8 +24,10 @@ DESIGNED = "designed"
 
 
 class LineEdge(NamedTuple):
-    """A column edge as design and runtime are compared: source column, target column (or the target table, for
-    an input that shapes every row), OpenLineage type and subtype.
+    """A column edge as design and runtime are compared.
+
+    Source column, target column (or the target table, for an input that shapes every row), OpenLineage type and
+    subtype.
     """
 
     source: ColumnRef
@@ -34,7 +36,7 @@ class LineEdge(NamedTuple):
     subtype: str
 
     def to_dict(self) -> dict[str, str]:
-        """Returns the edge as the JSON output shows it."""
+        """Return the edge as the JSON output shows it."""
         return {
             "source": str(self.source),
             "target": str(self.target),
@@ -43,7 +45,7 @@ class LineEdge(NamedTuple):
         }
 
     def line(self) -> str:
-        """Returns the edge as the text output prints it."""
+        """Return the edge as the text output prints it."""
         return f"{self.source} -> {self.target} ({self.type} {self.subtype})"
 
 
@@ -54,18 +56,19 @@ class TableEdge(NamedTuple):
     target: TableRef
 
     def to_dict(self) -> dict[str, str]:
-        """Returns the edge as the JSON output shows it."""
+        """Return the edge as the JSON output shows it."""
         return {"source": str(self.source), "target": str(self.target)}
 
     def line(self) -> str:
-        """Returns the edge as the text output prints it."""
+        """Return the edge as the text output prints it."""
         return f"{self.source} -> {self.target}"
 
 
 @dataclass(frozen=True)
 class TaskSql:
-    """One IcebergSqlOperator task of the DagBag with its SQL rendered for the logical date, or the sentence
-    saying why it could not be rendered.
+    """One IcebergSqlOperator task of the DagBag with its SQL rendered for the logical date.
+
+    Or the sentence saying why it could not be rendered.
     """
 
     dag_id: str
@@ -75,7 +78,7 @@ class TaskSql:
 
     @property
     def job(self) -> str:
-        """Returns the OpenLineage job name of the task, as the Airflow provider names it: `dag_id.task_id`."""
+        """Return the OpenLineage job name of the task, as the Airflow provider names it: `dag_id.task_id`."""
         return f"{self.dag_id}.{self.task_id}"
 
 
@@ -93,28 +96,28 @@ class DesignedTask:
 
     @property
     def job(self) -> str:
-        """Returns the task's OpenLineage job name (`dag_id.task_id`)."""
+        """Return the task's OpenLineage job name (`dag_id.task_id`)."""
         return f"{self.dag_id}.{self.task_id}"
 
     @property
     def readable(self) -> bool:
-        """Returns True when the task's lineage was read (it has no problem)."""
+        """Return True when the task's lineage was read (it has no problem)."""
         return self.problem is None
 
     @property
     def dataset_edges(self) -> frozenset[TableEdge]:
-        """Returns the dataset-level edges: each source table into the target."""
+        """Return the dataset-level edges: each source table into the target."""
         if self.target is None:
             return frozenset()
         return frozenset(TableEdge(source, self.target) for source in self.sources)
 
     @property
     def tables(self) -> frozenset[TableRef]:
-        """Returns every table the task reads or writes by design."""
+        """Return every table the task reads or write by design."""
         return frozenset((*self.sources, *([self.target] if self.target is not None else [])))
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the task's design as the JSON output shows it."""
+        """Return the task's design as the JSON output shows it."""
         data: dict[str, Any] = {"job": self.job, "dag_id": self.dag_id, "task_id": self.task_id, "source": DESIGNED}
         if self.problem is not None:
             data["problem"] = self.problem
@@ -132,8 +135,9 @@ class DesignedTask:
 
 @dataclass
 class Design:
-    """Every IcebergSqlOperator task of a DAGs folder with its designed lineage, by job name, and the files the
-    DagBag could not import (file -> its error's last line).
+    """Every IcebergSqlOperator task of a DAGs folder with its designed lineage, by job name.
+
+    With the files the DagBag could not import (file -> its error's last line).
     """
 
     tasks: dict[str, DesignedTask] = field(default_factory=dict)
@@ -144,11 +148,11 @@ class Design:
     logical_date: str = ""
 
     def readable(self) -> list[DesignedTask]:
-        """Returns the tasks whose lineage was read, by job name."""
+        """Return the tasks whose lineage was read, by job name."""
         return [t for _, t in sorted(self.tasks.items()) if t.readable]
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the design as the JSON output shows it."""
+        """Return the design as the JSON output shows it."""
         return {
             "logical_date": self.logical_date,
             "dags": sorted(self.dag_ids),
@@ -159,25 +163,27 @@ class Design:
 
 
 def sorted_edges(edges: Iterable[LineEdge] | Iterable[TableEdge]) -> list[Any]:
-    """Returns the edges ordered by their text (target, then source, type, subtype)."""
+    """Return the edges ordered by their text (target, then source, type, subtype)."""
     return sorted(edges, key=lambda e: (str(e.target), str(e.source), *(str(part) for part in e[2:])))
 
 
 def sql_hash(sql: str) -> str:
-    """Returns the code version of a rendered statement as the history has it for the runs of that statement: the
-    history's hash (`graph/history.sql_hash`) of the statement as its `sql` job facet carries it (`facet_sql`).
+    """Return the code version of a rendered statement as the history has it for the runs of that statement.
+
+    The history's hash (`graph/history.sql_hash`) of the statement as its `sql` job facet carries it (`facet_sql`).
     """
     return facet_hash(facet_sql(sql))
 
 
 def short(hashed: str | None) -> str:
-    """Returns the first 12 hex digits of a SQL hash for a person to read (`-` for none)."""
+    """Return the first 12 hex digits of a SQL hash for a person to read (`-` for none)."""
     return hashed[:12] if hashed else "-"
 
 
 def lineage_edges(lineage: ColumnLineage) -> frozenset[LineEdge]:
-    """Returns the lineage's column edges as an event carries them: each output column's inputs, and each input
-    that shapes every row as an edge into the target table.
+    """Return the lineage's column edges as an event carries them.
+
+    Each output column's inputs, and each input that shapes every row as an edge into the target table.
     """
     found = {
         LineEdge(d.source, ColumnRef(lineage.target, output.name), str(d.type), str(d.subtype))
@@ -189,8 +195,9 @@ def lineage_edges(lineage: ColumnLineage) -> frozenset[LineEdge]:
 
 
 def designed_task(task: TaskSql, schema: Mapping[TableRef, Mapping[str, str]]) -> DesignedTask:
-    """Returns the task's designed lineage read against `schema`, or the task with the one sentence saying why
-    its SQL could not be rendered or its lineage read (never raises for a bad statement).
+    """Return the task's designed lineage read against `schema`, or the task with the sentence saying why not.
+
+    The sentence says why its SQL could not be rendered or its lineage read (never raises for a bad statement).
     """
     if task.sql is None:
         return DesignedTask(task.dag_id, task.task_id, problem=task.problem or "the task has no SQL")
@@ -212,8 +219,9 @@ def design_lineage(
     other_tasks: Iterable[str] = (),
     logical_date: str = "",
 ) -> Design:
-    """Returns the design of the tasks (each read with `designed_task`), with the DagBag's import errors, DAG ids
-    and the jobs of its other tasks.
+    """Return the design of the tasks (each read with `designed_task`).
+
+    With the DagBag's import errors, DAG ids and the jobs of its other tasks.
     """
     designed = {t.job: designed_task(t, schema) for t in tasks}
     return Design(designed, dict(import_errors or {}), frozenset(dag_ids), frozenset(other_tasks), logical_date)

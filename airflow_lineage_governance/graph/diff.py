@@ -36,8 +36,9 @@ DECLARED_NOT_DESIGNED = "declared_not_designed"
 
 @dataclass(frozen=True)
 class ObservedJob:
-    """One job's runtime lineage: its latest COMPLETE at or before the time asked (or its declared lineage), with
-    the evidence.
+    """One job's runtime lineage.
+
+    Its latest COMPLETE at or before the time asked (or its declared lineage), with the evidence.
     """
 
     job: str
@@ -53,7 +54,7 @@ class ObservedJob:
     note: str | None = None  # for declared lineage: who declared it and why
 
     def evidence(self) -> dict[str, Any]:
-        """Returns the run that says so: job, run id, DAG run, try, event time, SQL hash, source."""
+        """Return the run that says so: job, run id, DAG run, try, event time, SQL hash, source."""
         return {
             "job": self.job,
             "run_id": self.run_id,
@@ -66,8 +67,9 @@ class ObservedJob:
 
 
 def observed_run(record: RunRecord) -> ObservedJob:
-    """Returns the runtime lineage one run record of the history states: its column edges, its input and output
-    tables, the dataset edges between them and its SQL hash.
+    """Return the runtime lineage one run record of the history states.
+
+    Its column edges, its input and output tables, the dataset edges between them and its SQL hash.
     """
     event, shape = record.event, record.shape
     inputs = [table for table, _ in record.inputs]
@@ -93,15 +95,17 @@ def observed_run(record: RunRecord) -> ObservedJob:
 
 
 def observed_jobs(history: LineageHistory, as_of: datetime | None = None) -> dict[str, ObservedJob]:
-    """Returns, by job name, the runtime lineage of each job's latest COMPLETE at or before `as_of` (None: now):
-    the history's as-of selection, the one place the diff reads runtime.
+    """Return, by job name, the runtime lineage of each job's latest COMPLETE at or before `as_of` (None: now).
+
+    The history's as-of selection, the one place the diff reads runtime.
     """
     return {job: observed_run(record) for job, record in history.selected(as_of).items()}
 
 
 def declared_jobs(history: LineageHistory) -> dict[str, ObservedJob]:
-    """Returns, by job name, the lineage a person declared (metadata.toml's `[[declared]]`) for jobs that send
-    no events.
+    """Return, by job name, the lineage a person declared for jobs that send no events.
+
+    The lineage is metadata.toml's `[[declared]]`.
     """
     return {r.job: observed_run(r) for r in history.static if r.source is EdgeSource.DECLARED}
 
@@ -118,7 +122,7 @@ class JobDifference:
     evidence: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the difference as the JSON output shows it."""
+        """Return the difference as the JSON output shows it."""
         return {
             "kind": self.kind,
             "job": self.job,
@@ -139,14 +143,14 @@ class TableDifference:
 
     @property
     def reason(self) -> str:
-        """Returns why the table is listed, naming the jobs of the side it is on."""
+        """Return why the table is listed, naming the jobs of the side it is on."""
         jobs = ", ".join(self.jobs)
         if self.kind == DESIGNED_NOT_OBSERVED:
             return f"designed in {jobs}, but no run observed reads or writes it"
         return f"read or written by {jobs}, but no designed task reads or writes it"
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the difference as the JSON output shows it."""
+        """Return the difference as the JSON output shows it."""
         return {"kind": self.kind, "table": str(self.table), "jobs": list(self.jobs), "reason": self.reason}
 
 
@@ -161,7 +165,7 @@ class SqlMismatch:
     event_time: str
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the mismatch as the JSON output shows it."""
+        """Return the mismatch as the JSON output shows it."""
         return {
             "job": self.job,
             "designed_sql_hash": self.designed,
@@ -171,7 +175,7 @@ class SqlMismatch:
         }
 
     def sentence(self) -> str:
-        """Returns the mismatch as one sentence."""
+        """Return the mismatch as one sentence."""
         return (
             f"{self.job}: the deployed SQL is {short(self.designed)}, but run {self.run_id} "
             f"({self.event_time}) ran {short(self.observed)}"
@@ -192,19 +196,19 @@ class DesignDiff:
 
     @property
     def count(self) -> int:
-        """Returns the number of differences (each job side, table and SQL mismatch counts once)."""
+        """Return the number of differences (each job side, table and SQL mismatch counts once)."""
         return len(self.jobs) + len(self.tables) + len(self.sql_mismatches)
 
     def of_kind(self, kind: str) -> list[JobDifference]:
-        """Returns the job differences of `kind` (designed_not_observed or observed_not_designed)."""
+        """Return the job differences of `kind` (designed_not_observed or observed_not_designed)."""
         return [d for d in self.jobs if d.kind == kind]
 
     def tables_of_kind(self, kind: str) -> list[TableDifference]:
-        """Returns the table differences of `kind`."""
+        """Return the table differences of `kind`."""
         return [d for d in self.tables if d.kind == kind]
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the diff as the JSON output shows it."""
+        """Return the diff as the JSON output shows it."""
         return {
             "as_of": self.as_of,
             "differences": self.count,
@@ -223,8 +227,9 @@ class DesignDiff:
 
 
 def in_dags(job: str, dag_ids: Collection[str] | None) -> bool:
-    """Returns True when `dag_ids` is None or the job (`dag_id.task_id`, or a DAG's own job `dag_id`) is of one
-    of them.
+    """Return True when `dag_ids` is None or the job is of one of them.
+
+    The job is `dag_id.task_id`, or a DAG's own job `dag_id`.
     """
     return dag_ids is None or job in dag_ids or any(job.startswith(f"{dag}.") for dag in dag_ids)
 
@@ -293,9 +298,10 @@ def design_diff(
     dag_ids: Collection[str] | None = None,
     declared: Mapping[str, ObservedJob] | None = None,
 ) -> DesignDiff:
-    """Returns the differences between the design and the runtime jobs (`observed_jobs` as of `as_of`), for the
-    DAGs `dag_ids` (every DAG when None): per job the edges on one side only, the tables on one side only, and the
-    jobs whose run's SQL is not the deployed SQL. The `declared` lineage of jobs the design cannot read is listed
+    """Return the differences between the design and the runtime jobs (`observed_jobs` as of `as_of`).
+
+    For the DAGs `dag_ids` (every DAG when None): per job the edges on one side only, the tables on one side only, and
+    the jobs whose run's SQL is not the deployed SQL. The `declared` lineage of jobs the design cannot read is listed
     beside (a person's statement, not runtime evidence: no difference).
     """
     found = DesignDiff(as_of)

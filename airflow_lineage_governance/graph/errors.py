@@ -11,8 +11,9 @@ class GraphError(LineageGovernanceError):
 
 
 class EventSourceError(GraphError):
-    """Raised when an event source cannot be read at all (a file that cannot be opened, a Marquez that does not
-    answer); the message is one sentence naming the source.
+    """Raised when an event source cannot be read at all (a file that cannot be opened, a Marquez that does not answer).
+
+    The message is one sentence naming the source.
     """
 
 

@@ -46,21 +46,23 @@ class ReadReport:
     problems: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the counts as plain data (the first problems as examples)."""
+        """Return the counts as plain data (the first problems as examples)."""
         data = asdict(self)
         data["problems"] = self.problems[:10]
         return data
 
     def note(self, problem: str) -> None:
-        """Keeps `problem` as an example (the first 50 only)."""
+        """Keep `problem` as an example (the first 50 only)."""
         if len(self.problems) < 50:
             self.problems.append(problem)
 
 
 @dataclass(slots=True)
 class RunEvent:
-    """The parts of a run event the checks use. The whole event (`raw`) is kept only while it is the latest
-    COMPLETE of its job, the one the graph is built from; holding every parsed event costs 4x the parse.
+    """The parts of a run event the checks use.
+
+    The whole event (`raw`) is kept only while it is the latest COMPLETE of its job, the one the graph is built from;
+    holding every parsed event costs 4x the parse.
     """
 
     event_type: str
@@ -78,16 +80,19 @@ class RunEvent:
 
     @property
     def order(self) -> tuple[datetime, int, str, str]:
-        """Returns the key that orders events in time: the parsed event time (so `…46.54148Z` and
-        `…46.541480+00:00` are the same instant), then the type (COMPLETE beats START at the same instant), then
-        the run id and the time as written (a stable key, whatever order the source sent them in).
+        """Return the key that orders events in time.
+
+        The parsed event time (so `…46.54148Z` and `…46.541480+00:00` are the same instant), then the type (COMPLETE
+        beats START at the same instant), then the run id and the time as written (a stable key, whatever order the
+        source sent them in).
         """
         return (self.at, TYPE_RANK.get(self.event_type, 1), self.run_id, self.event_time)
 
 
 def parse_time(text: str) -> datetime | None:
-    """Returns the event time as an aware datetime (a time with no offset is read as UTC, as the producers of
-    this project never write one), or None when the text is no ISO 8601 time.
+    """Return the event time as an aware datetime, or None when the text is no ISO 8601 time.
+
+    A time with no offset is read as UTC, as the producers of this project never write one.
     """
     try:
         at = datetime.fromisoformat(text)
@@ -102,19 +107,22 @@ class EventSource(Protocol):
     description: str
 
     def raw_events(self, report: ReadReport) -> Iterator[Any]:
-        """Yields every event the source holds, as parsed JSON (anything; checked by the reader)."""
+        """Yield every event the source holds, as parsed JSON (anything; checked by the reader)."""
         ...
 
 
 @runtime_checkable
 class LineSource(Protocol):
-    """A source that reads JSON lines and can hand each line with its parsed JSON: the reader then keeps the
-    line of an event it may need whole later, not its parsed JSON (one object, not hundreds, to free).
+    """A source that reads JSON lines and can hand each line with its parsed JSON.
+
+    The reader then keeps the line of an event it may need whole later, not its parsed JSON (one object, not hundreds,
+    to free).
     """
 
     def parsed_lines(self, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
-        """Yields every event the source holds as parsed JSON, with the line it was parsed from (None for an
-        event that came from no line).
+        """Yield every event the source holds as parsed JSON, with the line it was parsed from.
+
+        The line is None for an event that came from no line.
         """
         ...
 
@@ -127,15 +135,16 @@ class FileEventSource:
         self.description = str(self.path)
 
     def raw_events(self, report: ReadReport) -> Iterator[Any]:
-        """Yields each line's parsed JSON; counts lines that are not JSON. Raises EventSourceError for a folder,
-        a file that cannot be opened or one that holds a JSON array (not JSON Lines); a missing file yields
-        nothing.
+        """Yields each line's parsed JSON; counts lines that are not JSON.
+
+        Raises EventSourceError for a folder, a file that cannot be opened or one that holds a JSON array (not JSON
+        Lines); a missing file yields nothing.
         """
         for raw, _ in self.parsed_lines(report):
             yield raw
 
     def parsed_lines(self, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
-        """Yields each line's parsed JSON with the line, as `raw_events` reads them (and raises as it does)."""
+        """Yield each line's parsed JSON with the line, as `raw_events` reads them (and raises as it does)."""
         if not self.path.exists():
             report.note(f"{self.path} does not exist: no event was ever written there")
             return  # no events at all is a finding for the checks, not an error of reading
@@ -169,7 +178,7 @@ class FileEventSource:
 
 
 def sql_query(raw: dict[str, Any]) -> str | None:
-    """Returns the SQL text of a raw event's job `sql` facet, None when it has none (or it is not a string)."""
+    """Return the SQL text of a raw event's job `sql` facet, None when it has none (or it is not a string)."""
     job = raw.get("job")
     facets = job.get("facets") if type(job) is dict else None
     sql = facets.get("sql") if type(facets) is dict else None
@@ -178,7 +187,8 @@ def sql_query(raw: dict[str, Any]) -> str | None:
 
 
 def to_run_event(raw: Any) -> RunEvent | None:
-    """Returns the run event `raw` describes, or None when it lacks a run id, job name, type or event time.
+    """Return the run event `raw` describes, or None when it lacks a run id, job name, type or event time.
+
     (Written for speed: it runs once per event read, and a night's history can be 100,000 events.)
     """
     try:
@@ -232,7 +242,7 @@ def to_run_event(raw: Any) -> RunEvent | None:
 
 
 def namespaces_of(job_namespaces: str | Iterable[str] | None) -> frozenset[str] | None:
-    """Returns the job namespaces to keep as a set (one name, or several), or None to keep every namespace."""
+    """Return the job namespaces to keep as a set (one name, or several), or None to keep every namespace."""
     if job_namespaces is None:
         return None
     return frozenset((job_namespaces,) if isinstance(job_namespaces, str) else job_namespaces)
@@ -244,11 +254,12 @@ def read_events(
     report: ReadReport | None = None,
     on_complete: Callable[[RunEvent], object] | None = None,
 ) -> tuple[list[RunEvent], ReadReport]:
-    """Returns the good, distinct run events of `source` in the order read, and the report of what was left
-    out. With `job_namespace` (one namespace or several), events of other job namespaces are counted in the
-    report (`other_namespace`) and left out: a same-named job of another deployment never replaces ours.
-    `on_complete` is given every good, distinct COMPLETE while it still holds its whole JSON (`raw`), as read
-    (a LineageHistory keeps them all: `LineageHistory.add`).
+    """Return the good, distinct run events of `source` in the order read, and the report of what was left out.
+
+    With `job_namespace` (one namespace or several), events of other job namespaces are counted in the report
+    (`other_namespace`) and left out: a same-named job of another deployment never replaces ours. `on_complete` is given
+    every good, distinct COMPLETE while it still holds its whole JSON (`raw`), as read (a LineageHistory keeps them all:
+    `LineageHistory.add`).
     """
     report = report or ReadReport(source=source.description)
     with paused_collection():
@@ -257,13 +268,14 @@ def read_events(
 
 @contextmanager
 def paused_collection() -> Iterator[None]:
-    """Pauses Python's cyclic garbage collector for the block. Parsed events are kept, and the collector would
-    rescan all of them again and again as they grow (8x the parse time at 100,000 events); parsed JSON holds
-    no cycles, so reference counting frees it all the same. Wrap a whole pass (read, graph, checks) in it.
-    On leaving, what the block kept is moved to the oldest generation (where two collections it survives would
-    move it) without a scan: else the first collection after would scan all of it (0.1x-0.2x the parse), the next
-    ones again. (That takes `gc.freeze` then `gc.unfreeze`, so it is done only when nothing was frozen before:
-    unfreezing would release what `keep_for_the_process` froze.)
+    """Pause Python's cyclic garbage collector for the block.
+
+    Parsed events are kept, and the collector would rescan all of them again and again as they grow (8x the parse time
+    at 100,000 events); parsed JSON holds no cycles, so reference counting frees it all the same. Wrap a whole pass
+    (read, graph, checks) in it. On leaving, what the block kept is moved to the oldest generation (where two
+    collections it survives would move it) without a scan: else the first collection after would scan all of it
+    (0.1x-0.2x the parse), the next ones again. (That takes `gc.freeze` then `gc.unfreeze`, so it is done only when
+    nothing was frozen before: unfreezing would release what `keep_for_the_process` froze.)
     """
     collecting = gc.isenabled()
     gc.disable()
@@ -281,10 +293,11 @@ _kept = False  # keep_for_the_process was called: objects are frozen, and must s
 
 
 def keep_for_the_process() -> None:
-    """Moves every object alive now out of the cyclic collector's scans (`gc.freeze`): call it once a graph or
-    history is built and is kept for the rest of the process. Without it, a full collection started by any later
-    allocation rescans all of their millions of objects (seconds at 1,000,000 events) in the middle of a query.
-    Reference counting still frees them.
+    """Move every object alive now out of the cyclic collector's scans (`gc.freeze`).
+
+    Call it once a graph or history is built and is kept for the rest of the process. Without it, a full collection
+    started by any later allocation rescans all of their millions of objects (seconds at 1,000,000 events) in the middle
+    of a query. Reference counting still frees them.
     """
     global _kept
     _kept = True
@@ -351,9 +364,10 @@ def _seen(
     prior: RunEvent | list[RunEvent] | set[tuple[str, datetime]],
     seen: dict[str, RunEvent | list[RunEvent] | set[tuple[str, datetime]]],
 ) -> bool:
-    """Returns whether an event of the same run, type and instant (however the source wrote the time) was read
-    before (`prior`: the run's one event, its few events or the keys of its many); else notes the event in `seen`.
-    Most runs have one to three events: they are compared, not hashed.
+    """Return whether an event of the same run, type and instant was read before; else note the event in `seen`.
+
+    The instant however the source wrote the time; `prior` is the run's one event, its few events or the keys of its
+    many. Most runs have one to three events: they are compared, not hashed.
     """
     kind, at = event.event_type, event.at
     if type(prior) is RunEvent:
@@ -375,14 +389,14 @@ def _seen(
 
 
 def _not_before(event: RunEvent, other: RunEvent) -> bool:
-    """Returns `event.order >= other.order`, comparing the times alone when they differ (most events)."""
+    """Return `event.order >= other.order`, comparing the times alone when they differ (most events)."""
     if event.at != other.at:
         return event.at > other.at
     return event.order >= other.order
 
 
 def _with_lines(source: EventSource, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
-    """Yields each event of the source with its line when the source reads lines, else with None."""
+    """Yield each event of the source with its line when the source reads lines, else with None."""
     if isinstance(source, LineSource):
         yield from source.parsed_lines(report)
     else:
@@ -391,9 +405,10 @@ def _with_lines(source: EventSource, report: ReadReport) -> Iterator[tuple[Any, 
 
 
 def final_events(events: Iterable[RunEvent], report: ReadReport | None = None) -> dict[str, RunEvent]:
-    """Returns, per run id, the event that says how the run ended: the latest terminal event, else the latest
-    event of any type (by `RunEvent.order`: parsed time, then type, then a stable key). A START that arrives
-    after the run's COMPLETE never hides it (counted as late).
+    """Return, per run id, the event that says how the run ended.
+
+    The latest terminal event, else the latest event of any type (by `RunEvent.order`: parsed time, then type, then a
+    stable key). A START that arrives after the run's COMPLETE never hides it (counted as late).
     """
     final: dict[str, RunEvent] = {}
     for event in events:

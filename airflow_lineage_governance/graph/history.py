@@ -1,5 +1,7 @@
-"""Lineage with time: every COMPLETE event kept as a run record with its evidence, indexed so that the graph as
-of any time is a look-up, not a rescan.
+"""Lineage with time.
+
+Every COMPLETE event kept as a run record with its evidence, indexed so that the graph as of any time is a look-up, not
+a rescan.
 
 A run record holds what one COMPLETE said: job, run id, try, event time, the snapshot of each input read and of
 each output written (the datasets' `version` facets), a hash of its normalised SQL (the `sql` job facet) and its
@@ -84,11 +86,12 @@ class LineageHistory:
         return known
 
     def _versions(self, datasets: Any, lineage: list[Any] | None) -> tuple[Versions, list[Any]]:
-        """Returns the (table, snapshot) of each dataset of our namespace, and the key of each dataset (the parts a
-        shape is keyed on) as JSON values: its name, namespace and schema as an array (its facets for the schema
-        when they are no object), anything else (a dataset that is no object, or the whole value when it is no
-        list) as an object {"dataset": it}; so two keys' orjson bytes are equal only when the keys are. Appends each
-        dataset's lineage facet to `lineage` when given.
+        """Return the (table, snapshot) of each dataset of our namespace, and the key of each dataset as JSON values.
+
+        The key is the parts a shape is keyed on: its name, namespace and schema as an array (its facets for the schema
+        when they are no object), anything else (a dataset that is no object, or the whole value when it is no list) as
+        an object {"dataset": it}; so two keys' orjson bytes are equal only when the keys are. Appends each dataset's
+        lineage facet to `lineage` when given.
         """
         if type(datasets) is not list:
             return (), [{"dataset": datasets}]
@@ -119,10 +122,12 @@ class LineageHistory:
         return tuple(versions), keys
 
     def _signature(self, raw: dict[str, Any], code: str | None, json_only: bool) -> tuple[Any, Versions, Versions]:
-        """Returns what a shape is keyed on (the SQL hash, the datasets' names, namespaces and schemas and the
-        outputs' lineage facets), the inputs' and the outputs' (table, snapshot). For an event parsed from JSON
-        (`json_only`) it is the orjson bytes of those parts: equal bytes are equal parts, and bytes compare at
-        memory speed where a deep comparison walks hundreds of objects; else the parts themselves.
+        """Return what a shape is keyed on, and the inputs' and the outputs' (table, snapshot).
+
+        A shape is keyed on the SQL hash, the datasets' names, namespaces and schemas and the outputs' lineage facets.
+        For an event parsed from JSON (`json_only`) the key is the orjson bytes of those parts: equal bytes are equal
+        parts, and bytes compare at memory speed where a deep comparison walks hundreds of objects; else the parts
+        themselves.
         """
         lineage: list[Any] = []
         inputs, keys_in = self._versions(raw.get("inputs"), None)
@@ -135,10 +140,11 @@ class LineageHistory:
         return (code, keys_in, keys_out, lineage), inputs, outputs
 
     def add(self, event: RunEvent) -> RunRecord | None:
-        """Keeps a COMPLETE event (one that still holds its `raw` JSON) as a run record and returns it; any other
-        event is left out (None). Its lineage is built only when it differs from the job's earlier shapes (the
-        SQL hash, the datasets' names and schemas and the lineage facets, compared in full or by their orjson
-        bytes: a producer may state other lineage for the same statement, e.g. another deployment's catalog).
+        """Keep a COMPLETE event (one that still holds its `raw` JSON) as a run record and return it.
+
+        Any other event is left out (None). Its lineage is built only when it differs from the job's earlier shapes (the
+        SQL hash, the datasets' names and schemas and the lineage facets, compared in full or by their orjson bytes: a
+        producer may state other lineage for the same statement, e.g. another deployment's catalog).
         """
         raw = event.raw
         if event.event_type != COMPLETE or raw is None:
@@ -194,7 +200,7 @@ class LineageHistory:
             self._restretch(job)
 
     def _stretch(self, shape: Shape, at: float) -> None:
-        """Starts a stretch of the shape at `at`, open until another shape's run (its earlier one kept)."""
+        """Start a stretch of the shape at `at`, open until another shape's run (its earlier one kept)."""
         serial = shape.serial
         if self.stretch_from[serial] != INF:
             self.earlier_stretches.setdefault(serial, []).append(
@@ -215,8 +221,9 @@ class LineageHistory:
                 before = record.shape
 
     def holds_at(self, serial: int, at: float | None) -> bool:
-        """Returns whether the observed shape of that serial is its job's run's at `at` (POSIX seconds; None: the
-        job's latest run's): the latest COMPLETE at or before that time stated it.
+        """Return whether the observed shape of that serial is its job's run's at `at`.
+
+        `at` is in POSIX seconds (None: the job's latest run's): the latest COMPLETE at or before that time stated it.
         """
         start, until = self.stretch_from[serial], self.stretch_until[serial]
         if at is None:
@@ -255,7 +262,7 @@ class LineageHistory:
                 self.writers_of[table].add(job)
 
     def name_of(self, ref: Node) -> str:
-        """Returns the dotted name of the ref (its node's, made once)."""
+        """Return the dotted name of the ref (its node's, made once)."""
         node = self.nodes.get(ref)
         return node.name if node is not None else str(ref)
 
@@ -271,9 +278,10 @@ class LineageHistory:
         columns: dict[TableRef, list[str]] | None = None,
         outputs: Iterable[TableRef] = (),
     ) -> RunRecord:
-        """Adds lineage that holds at every time and is not observed: a person's declaration (`declared`) or the
-        DAG files' design (`designed`) of `job`; returns its record. `columns` names the tables' columns (the
-        edges' ends are added), `outputs` the tables the job writes.
+        """Add lineage that holds at every time and is not observed.
+
+        A person's declaration (`declared`) or the DAG files' design (`designed`) of `job`; returns its record.
+        `columns` names the tables' columns (the edges' ends are added), `outputs` the tables the job writes.
         """
         edges = [e._replace(job=job, run_id="", event_time="", source_kind=source) for e in edges]
         known: dict[TableRef, list[str]] = {t: list(c) for t, c in (columns or {}).items()}
@@ -295,7 +303,7 @@ class LineageHistory:
         return record
 
     def run_at(self, job: str, at: datetime | None) -> RunRecord | None:
-        """Returns the job's latest COMPLETE at or before `at` (None: the latest of all), or None when it had none."""
+        """Return the job's latest COMPLETE at or before `at` (None: the latest of all), or None when it had none."""
         records = self.runs.get(job)
         if not records:
             return None
@@ -314,7 +322,7 @@ class LineageHistory:
         return chosen
 
     def first_seen(self) -> datetime | None:
-        """Returns the time of the earliest COMPLETE kept, or None when none is."""
+        """Return the time of the earliest COMPLETE kept, or None when none is."""
         return min((records[0].event.at for records in self.runs.values()), default=None)
 
 
@@ -323,7 +331,7 @@ def _order(record: RunRecord) -> tuple[datetime, int, str, str]:
 
 
 def add_events(history: LineageHistory, events: Iterable[RunEvent]) -> LineageHistory:
-    """Returns the history with every COMPLETE of `events` that still holds its raw JSON added."""
+    """Return the history with every COMPLETE of `events` that still holds its raw JSON added."""
     for event in events:
         history.add(event)
     return history
@@ -354,9 +362,11 @@ def _merge(lineage: LineageGraph, record: RunRecord) -> None:
 def graph_as_of(
     history: LineageHistory, at: datetime | None = None, *, sources: Iterable[EdgeSource] = (EdgeSource.OBSERVED,)
 ) -> LineageGraph:
-    """Returns the lineage graph as of `at` (None: now): the edges of each job's latest COMPLETE at or before it,
-    each edge carrying that run's id and time, plus the declared and designed lineage when `sources` names them.
-    `graph.runs` holds the run record of each job chosen (its evidence), `graph.outputs` only observed writers.
+    """Return the lineage graph as of `at` (None: now).
+
+    The edges of each job's latest COMPLETE at or before it, each edge carrying that run's id and time, plus the
+    declared and designed lineage when `sources` names them. `graph.runs` holds the run record of each job chosen (its
+    evidence), `graph.outputs` only observed writers.
     """
     lineage = LineageGraph()
     lineage.history, lineage.at = history, at

@@ -1,12 +1,13 @@
-"""Walks of the history as of a time by node number (the numbers of the history's `LineageNode`s): a walk
-reaching 25,000 columns reads each node's edges from arrays (which hold, where they lead, of what kind) and keeps
+"""Walks of the history as of a time by node number (the numbers of the history's `LineageNode`s).
+
+A walk reaching 25,000 columns reads each node's edges from arrays (which hold, where they lead, of what kind) and keeps
 what it reached as numbers in one dict, which is no work for the garbage collector after the answer is made.
 """
 
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import compress
 from operator import attrgetter
 from typing import TypeVar
@@ -72,8 +73,9 @@ class Marks(_Unpacked[int]):
 
 
 class EdgesByPlace(_Unpacked[Edge]):
-    """The edge that reached each node of a history walk, read from its parent's edges; raises
-    HistoryChangedError when shapes were added to the history since the walk.
+    """The edge that reached each node of a history walk, read from its parent's edges.
+
+    Raises HistoryChangedError when shapes were added to the history since the walk.
     """
 
     def __init__(self, index: NodeIndex, packed: dict[int, int]) -> None:
@@ -85,6 +87,22 @@ class EdgesByPlace(_Unpacked[Edge]):
             raise HistoryChangedError("the lineage history changed after this answer was made; ask again")
         ordered = self._index.by_index[packed >> PARENT_SHIFT].leaving()
         return ordered.entries[(packed >> PLACE_SHIFT) & PLACES][0]
+
+
+def _places(
+    serials: Sequence[int],
+    states: Callable[[bytearray], tuple[int, ...]] | None,
+    known: bytearray,
+    complete: bool,
+) -> Iterable[int]:
+    """Return the places of a node's edges a walk visits.
+
+    Only those that hold when the view knows every shape's state and the node has more than four edges, else all of
+    them.
+    """
+    if states is not None and len(serials) > 4 and complete:
+        return compress(range(len(serials)), states(known))
+    return range(len(serials))
 
 
 class HistoryWalker:
@@ -101,15 +119,16 @@ class HistoryWalker:
         self._start = -1
 
     def start(self, column: ColumnRef) -> int:
-        """Returns the number of the column's node (made when no edge names it yet)."""
+        """Return the number of the column's node (made when no edge names it yet)."""
         self._start = self.index.node(column).index
         return self._start
 
     def walk_every(self, start: int, rows: dict[object, None]) -> Walk[int]:
-        """Returns the walk from a column through every edge that holds as of the view's time (an edge into a
-        table reaches each of its columns; the table is noted in `rows`), as `walk` makes it, with each column's
-        glance; keeps each column's DIRECT column steps for `through_values`. (`walk` inlined, on numbers and
-        arrays: this loop runs once per edge of an answer that can reach 25,000 columns.)
+        """Return the walk from a column through every edge that holds as of the view's time.
+
+        An edge into a table reaches each of its columns (the table is noted in `rows`); the walk is as `walk` makes
+        it, with each column's glance, and keeps each column's DIRECT column steps for `through_values`. (`walk`
+        inlined, on numbers and arrays: this loop runs once per edge of an answer that can reach 25,000 columns.)
         """
         view, direct_of = self.view, self._direct
         orders, leaving = self.index.out_orders, self.index.leaving
@@ -126,12 +145,8 @@ class HistoryWalker:
             if mark >= 0:
                 mark &= 15
             direct: list[int] | None = None
-            if states is not None and len(serials) > 4 and view.complete:  # visit only the edges that hold
-                places: Iterable[int] = compress(range(len(serials)), states(known))
-            else:
-                places = range(len(serials))
             base = node << PARENT_SHIFT
-            for place in places:
+            for place in _places(serials, states, known, view.complete):
                 serial = serials[place]
                 state = known[serial] if serial < size else UNKNOWN
                 if state == UNKNOWN:
@@ -146,32 +161,30 @@ class HistoryWalker:
                 value = base | place << PLACE_SHIFT | hop
                 if kind & TO_TABLE:
                     rows[other] = None
-                    for reached in columns_in(other):
-                        if reached == start:
-                            if cycle < 0:
-                                cycle = value
-                        elif reached not in packed:
-                            packed[reached] = value
-                            push(reached)
-                    continue
-                if kind & DIRECT_COLUMNS:
-                    if direct is None:
-                        direct = direct_of[node] = []
-                    direct.append(other)
-                if other == start:
-                    if cycle < 0:
-                        cycle = value
-                elif other not in packed:
-                    packed[other] = value
-                    push(other)
+                    reached_nodes: Sequence[int] = columns_in(other)
+                else:
+                    if kind & DIRECT_COLUMNS:
+                        if direct is None:
+                            direct = direct_of[node] = []
+                        direct.append(other)
+                    reached_nodes = (other,)
+                for reached in reached_nodes:
+                    if reached == start:
+                        if cycle < 0:
+                            cycle = value
+                    elif reached not in packed:
+                        packed[reached] = value
+                        push(reached)
         if cycle >= 0:
             packed[start] = cycle
         self._walked = packed
         return Walk(start, Parents(packed), EdgesByPlace(self.index, packed), Marks(packed))
 
     def _columns_in(self, table: int) -> Sequence[int]:
-        """Returns the numbers of the table's columns as its writer's run as of the view's time names them (the
-        first writing job by name whose run then wrote it), else of every column the history ever named for it.
+        """Return the numbers of the table's columns as its writer's run as of the view's time names them.
+
+        The writer is the first writing job by name whose run then wrote it; with none, the numbers of every column the
+        history ever named for the table.
         """
         found = self._columns.get(table)
         if found is None:
@@ -183,8 +196,9 @@ class HistoryWalker:
         return found
 
     def through_values(self, start: int) -> list[int]:
-        """Returns every column reached from `start` through DIRECT column edges only (`walk_every` keeps each
-        column's DIRECT steps; a column it did not walk is looked up).
+        """Return every column reached from `start` through DIRECT column edges only.
+
+        `walk_every` keeps each column's DIRECT steps; a column it did not walk is looked up.
         """
         seen: set[int] = {start}
         found: list[int] = []
@@ -216,7 +230,7 @@ class HistoryWalker:
         return found
 
     def walk_up(self, start: int) -> Walk[int]:
-        """Returns the walk into a column: its own edges, then those that shape its table's rows, recursively."""
+        """Return the walk into a column: its own edges, then those that shape its table's rows, recursively."""
         view, nodes = self.view, self.index.by_index
 
         def up(node: int) -> list[Step[int]]:
@@ -227,36 +241,36 @@ class HistoryWalker:
         return walk(start, up)
 
     def ref(self, node: int) -> ColumnRef | TableRef:
-        """Returns the node's ref."""
+        """Return the node's ref."""
         return self.index.by_index[node].ref
 
     def table(self, node: int) -> int:
-        """Returns the number of the column's table's node."""
+        """Return the number of the column's table's node."""
         return self.index.tables[node]
 
     def refs(self, nodes: Iterable[int]) -> list[ColumnRef | TableRef]:
-        """Returns the refs of the numbered nodes."""
+        """Return the refs of the numbered nodes."""
         return list(map(_REF, map(self.index.by_index.__getitem__, nodes)))
 
     def tables_of(self, nodes: Iterable[int]) -> Counter[int]:
-        """Returns how many of the numbered columns each table (by number) has."""
+        """Return how many of the numbered columns each table (by number) has."""
         return Counter(map(self.index.tables.__getitem__, nodes))
 
     def ordered(self, nodes: object) -> list[int]:
-        """Returns the node numbers sorted by dotted name (by the rank of each name)."""
+        """Return the node numbers sorted by dotted name (by the rank of each name)."""
         return sorted(nodes, key=self.index.ranks().__getitem__)  # type: ignore[call-overload,no-any-return]
 
     def node_of(self, ref: object) -> int | None:
-        """Returns the number of a column's node, or None."""
+        """Return the number of a column's node, or None."""
         node = self.index.get(ref) if isinstance(ref, ColumnRef) else None
         return node.index if node is not None else None
 
     def evidence(self, edge: Edge) -> Evidence:
-        """Returns the edge's evidence as of the view's time."""
+        """Return the edge's evidence as of the view's time."""
         return self.view.evidence(edge)
 
     def mark(self, edge: Edge) -> int:
-        """Returns the edge's glance (`reach.mark`), worked out once per job and source."""
+        """Return the edge's glance (`reach.mark`), worked out once per job and source."""
         key = (edge.job, edge.source_kind)
         found = self._marks.get(key)
         if found is None:
@@ -265,7 +279,7 @@ class HistoryWalker:
         return found
 
     def last_write(self, table: int) -> RunRecord | None:
-        """Returns the last run, as of the view's time, that wrote the table."""
+        """Return the last run, as of the view's time, that wrote the table."""
         if table in self._written:
             return self._written[table]
         found = self._written[table] = self.view.last_write(self.index.by_index[table].ref)  # type: ignore[arg-type]
@@ -276,5 +290,5 @@ Walker = GraphWalker | HistoryWalker
 
 
 def walker_of(lineage: LineageGraph | AsOf) -> Walker:
-    """Returns the walker of a graph or of the history as of a time."""
+    """Return the walker of a graph or of the history as of a time."""
     return HistoryWalker(lineage) if isinstance(lineage, AsOf) else GraphWalker(lineage)

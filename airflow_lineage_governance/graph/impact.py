@@ -43,9 +43,10 @@ class Impact:
     as_of: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the impact as the CLI's `--json` prints it (every ref as its dotted name): the columns and
-        tables reached, paths, owners and score, then each reached column's evidence, confidence and staleness,
-        the retired edges (stale), whether the column reaches itself, and the time answered as of.
+        """Return the impact as the CLI's `--json` prints it (every ref as its dotted name).
+
+        The columns and tables reached, paths, owners and score, then each reached column's evidence, confidence and
+        staleness, the retired edges (stale), whether the column reaches itself, and the time answered as of.
         """
         return {
             "column": str(self.column),
@@ -62,10 +63,11 @@ class Impact:
         }
 
     def to_json(self) -> str:
-        """Returns the impact as JSON text, the one form the CLI's `impact --json` prints and the UI's impact
-        URL serves, so both agree byte for byte: `json.dumps(to_dict(), indent=2)` and a newline. orjson writes
-        the same text 10x faster (an impact reaching 20,000 columns is 100 MB of paths); where the two could
-        differ (a name outside printable ASCII, a score in exponent form) json writes it.
+        """Return the impact as JSON text, the one form the CLI's `impact --json` prints and the UI serves.
+
+        The UI's impact URL serves it, so both agree byte for byte: `json.dumps(to_dict(), indent=2)` and a newline.
+        orjson writes the same text 10x faster (an impact reaching 20,000 columns is 100 MB of paths); where the two
+        could differ (a name outside printable ASCII, a score in exponent form) json writes it.
         """
         data = self.to_dict()
         text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
@@ -76,8 +78,9 @@ class Impact:
 
 
 def column_asked(text: str) -> ColumnRef:
-    """Returns the column a person's text names (`namespace.table.column`); raises ColumnNotInLineageError
-    saying how to name it when the text names no column.
+    """Return the column a person's text names (`namespace.table.column`).
+
+    Raises ColumnNotInLineageError saying how to name it when the text names no column.
     """
     try:
         return ColumnRef.parse(text)
@@ -96,12 +99,13 @@ def downstream(
     owners: Mapping[TableRef, str | None] | None = None,
     weight: Callable[[TableRef], float] | None = None,
 ) -> Impact:
-    """Returns the columns whose values can change (DIRECT paths), the tables whose rows can change (any
-    INDIRECT edge into a table), every column reached in all with the path that reaches it first, the owners
-    of the tables reached, and the blast-radius score (the sum of `weight(table)` over columns reached); with
-    history (an AsOf view, or a graph from graph_as_of), each column's evidence and the column's retired edges.
-    The column itself is reached when a cycle leads back to it. Raises ColumnNotInLineageError when no event
-    mentions the column.
+    """Return what a change to the column can reach, the owners reached and the blast-radius score.
+
+    The columns whose values can change (DIRECT paths), the tables whose rows can change (any INDIRECT edge into a
+    table), every column reached in all with the path that reaches it first, the owners of the tables reached, and the
+    blast-radius score (the sum of `weight(table)` over columns reached); with history (an AsOf view, or a graph from
+    graph_as_of), each column's evidence and the column's retired edges. The column itself is reached when a cycle leads
+    back to it. Raises ColumnNotInLineageError when no event mentions the column.
     """
     _check_known(lineage, column)
     with paused_collection():
@@ -158,8 +162,9 @@ class Provenance:
     as_of: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the provenance as the CLI's `--json` prints it (every ref as its dotted name), with each
-        source's evidence, confidence and staleness.
+        """Return the provenance as the CLI's `--json` prints it (every ref as its dotted name).
+
+        With each source's evidence, confidence and staleness.
         """
         return {
             "column": str(self.column),
@@ -172,8 +177,9 @@ class Provenance:
 
 
 def upstream(lineage: LineageGraph | AsOf, column: ColumnRef) -> Provenance:
-    """Returns every column the column depends on, through its own edges and the edges that shape its
-    table's rows, each with the path (source first) that reaches it and, with history, its evidence (the last
+    """Return every column the column depends on, each with the path (source first) that reaches it.
+
+    Through its own edges and the edges that shape its table's rows; with history, each with its evidence (the last
     write named is the source column's table's). Raises ColumnNotInLineageError.
     """
     _check_known(lineage, column)

@@ -46,8 +46,9 @@ class _Refused(Exception):
 
 
 class MarquezEventSource:
-    """Run events stored by a Marquez server, oldest first, between `after` and `before` (ISO 8601 times; the
-    widest window when not given, always sent).
+    """Run events stored by a Marquez server, oldest first, between `after` and `before`.
+
+    Both are ISO 8601 times, always sent: the widest window when not given.
 
     :param timeout: seconds one socket operation may wait.
     :param attempts: tries per page (server errors and timeouts are retried with backoff).
@@ -91,7 +92,7 @@ class MarquezEventSource:
         return left
 
     def _body(self, url: str) -> bytes:
-        """Returns the answer's bytes, read in chunks against the deadline and the size cap."""
+        """Return the answer's bytes, read in chunks against the deadline and the size cap."""
         with self._opener.open(url, timeout=min(self.timeout, self._remaining())) as response:
             chunks: list[bytes] = []
             size = 0
@@ -146,8 +147,10 @@ class MarquezEventSource:
         raise self._fail(problem)
 
     def raw_events(self, report: ReadReport) -> Iterator[Any]:
-        """Yields every event of every page, oldest first; raises EventSourceError when a page cannot be had,
-        or the read passes its page bound, its deadline or a page its size cap.
+        """Yield every event of every page, oldest first.
+
+        Raises EventSourceError when a page cannot be had, or the read passes its page bound, its deadline or a page its
+        size cap.
         """
         self._ends = time.monotonic() + self.deadline
         offset = 0

@@ -1,8 +1,10 @@
-"""The history's lineage as a graph of numbered nodes: one `LineageNode` per column or table any shape names, each
-holding every edge any shape states from it and into it, with the shape that states it and the node at the
-other end. Each node's edges are also kept as arrays (the serial of each edge's shape, the number of the node at
-its other end, what kind of edge it is), so a walk reaching 25,000 columns reads which edges hold and where they
-lead from arrays and numbers, without touching the edges that do not hold, and keeps what it reached by number.
+"""The history's lineage as a graph of numbered nodes.
+
+One `LineageNode` per column or table any shape names, each holding every edge any shape states from it and into it,
+with the shape that states it and the node at the other end. Each node's edges are also kept as arrays (the serial of
+each edge's shape, the number of the node at its other end, what kind of edge it is), so a walk reaching 25,000 columns
+reads which edges hold and where they lead from arrays and numbers, without touching the edges that do not hold, and
+keeps what it reached by number.
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ TO_TABLE, DIRECT_COLUMNS = 1, 2
 
 
 class Ordered(NamedTuple):
-    """A node's edges in order and, per edge, the serial of its shape and the number of the node at its other end
-    with the edge's kind (`TO_TABLE`, `DIRECT_COLUMNS`); `states` reads the state of every edge's shape from a
-    view's states by serial at once (None for fewer than two edges). One edge (source, target, type, subtype) can
-    be listed twice, stated by two jobs: a walk meets its target the first time; lists of edges drop the repeat.
+    """A node's edges in order and, per edge, the serial of its shape and the node at its other end.
+
+    The node at the other end is its number with the edge's kind (`TO_TABLE`, `DIRECT_COLUMNS`); `states` reads the
+    state of every edge's shape from a view's states by serial at once (None for fewer than two edges). One edge
+    (source, target, type, subtype) can be listed twice, stated by two jobs: a walk meets its target the first time;
+    lists of edges drop the repeat.
     """
 
     entries: list[Entry]
@@ -49,9 +53,10 @@ class Writer(NamedTuple):
 
 
 class LineageNode:
-    """A column or table of the history: its number, ref and dotted name, its table's node (None for a table),
-    and the edges every shape states from it (`leaving`) and into it (`entering`), each list ordered when first
-    asked after it changed.
+    """A column or table of the history.
+
+    Its number, ref and dotted name, its table's node (None for a table), and the edges every shape states from it
+    (`leaving`) and into it (`entering`), each list ordered when first asked after it changed.
     """
 
     __slots__ = (
@@ -79,14 +84,14 @@ class LineageNode:
         self.writers: list[Writer] | None = None  # a table's: the observed shapes that write it, by job
 
     def leaving(self) -> Ordered:
-        """Returns every edge any shape states from the node, by target, type, subtype and source."""
+        """Return every edge any shape states from the node, by target, type, subtype and source."""
         found = self._out_order
         if found is None:
             found = self._out_order = _ordered(self._out, _by_target)
         return found
 
     def entering(self) -> Ordered:
-        """Returns every edge any shape states into the node, DIRECT first, then by source and subtype."""
+        """Return every edge any shape states into the node, DIRECT first, then by source and subtype."""
         found = self._in_order
         if found is None:
             found = self._in_order = _ordered(self._in, _by_source)
@@ -97,8 +102,10 @@ class LineageNode:
 
 
 class NodeIndex:
-    """Every node of the history by ref and by number, each column's table's number (-1 for a table), and the
-    rank of each node's name among all names (so that walks order what they reached without reading names).
+    """Every node of the history by ref and by number, with each column's table and each name's rank.
+
+    A column's table is its number (-1 for a table); the rank of each node's name among all names lets walks order what
+    they reached without reading names.
     """
 
     def __init__(self) -> None:
@@ -110,11 +117,11 @@ class NodeIndex:
         self._ranks: array[int] | None = None
 
     def get(self, ref: object) -> LineageNode | None:
-        """Returns the node of the ref, or None when no shape names it."""
+        """Return the node of the ref, or None when no shape names it."""
         return self.nodes.get(ref)  # type: ignore[call-overload,no-any-return]
 
     def node(self, ref: ColumnRef | TableRef) -> LineageNode:
-        """Returns the node of the ref, made when first asked (a column's node with its table's)."""
+        """Return the node of the ref, made when first asked (a column's node with its table's)."""
         found = self.nodes.get(ref)
         if found is None:
             table = None if type(ref) is TableRef else self.node(ref.table)  # type: ignore[union-attr]
@@ -126,13 +133,14 @@ class NodeIndex:
         return found
 
     def leaving(self, number: int) -> Ordered:
-        """Returns the numbered node's `leaving()`, kept by number for walks."""
+        """Return the numbered node's `leaving()`, kept by number for walks."""
         found = self.out_orders[number] = self.by_index[number].leaving()
         return found
 
     def ranks(self) -> array[int]:
-        """Returns the rank of each node's dotted name among all the names (by number), worked out again when
-        nodes were added since.
+        """Return the rank of each node's dotted name among all the names (by number).
+
+        Worked out again when nodes were added since.
         """
         found = self._ranks
         if found is None:
@@ -143,8 +151,9 @@ class NodeIndex:
         return found
 
     def add(self, shape: Shape) -> None:
-        """Adds the shape's edges to the nodes at their two ends, its columns to their tables' and, for an observed
-        shape, itself to the writers of its output tables.
+        """Add the shape's edges to the nodes at their two ends, and its columns to their tables'.
+
+        An observed shape is also added to the writers of its output tables.
         """
         node = self.node
         self.version += 1

@@ -1,7 +1,9 @@
-"""How a walk reached each column: at a glance (the path's confidence and whether a hop is stale, worked out for
-every column while the walk is answered), and in full when asked for (`Reached`: the evidence of every hop and
-the last run that wrote the column's table). A wide answer reaches 25,000 columns whose paths share their
-beginnings: the full evidence of each is made from the walk's tree only for the columns a reader looks at.
+"""How a walk reached each column.
+
+At a glance (the path's confidence and whether a hop is stale, worked out for every column while the walk is answered),
+and in full when asked for (`Reached`: the evidence of every hop and the last run that wrote the column's table). A wide
+answer reaches 25,000 columns whose paths share their beginnings: the full evidence of each is made from the walk's tree
+only for the columns a reader looks at.
 """
 
 from __future__ import annotations
@@ -20,22 +22,24 @@ BY_RANK = {rank: confidence for confidence, rank in CONFIDENCE_RANK.items()}
 
 
 def mark(confidence: Confidence, stale: bool) -> int:
-    """Returns the glance of one hop as a small int: its confidence's rank (higher is weaker) twice, plus 1 when
-    it is stale (two hops combine with `weaker`).
+    """Return the glance of one hop as a small int.
+
+    Its confidence's rank (higher is weaker) twice, plus 1 when it is stale (two hops combine with `weaker`).
     """
     return CONFIDENCE_RANK[confidence] * 2 + stale
 
 
 def weaker(first: int, second: int) -> int:
-    """Returns the glance of a path of two parts: the weaker confidence, stale when either part is."""
+    """Return the glance of a path of two parts: the weaker confidence, stale when either part is."""
     return max(first >> 1, second >> 1) << 1 | (first | second) & 1
 
 
 class Reached(NamedTuple):
-    """How a column is reached: the edge that reaches it with its run's record and staleness (the hop), how the
-    column that edge leaves (downstream) or enters (upstream) is reached (None: the column asked about), the
-    path's confidence (`observed` only when every hop is, else the weakest hop's source), whether a hop is
-    stale, and the last run that wrote the column's table.
+    """How a column is reached.
+
+    The edge that reaches it with its run's record and staleness (the hop), how the column that edge leaves (downstream)
+    or enters (upstream) is reached (None: the column asked about), the path's confidence (`observed` only when every
+    hop is, else the weakest hop's source), whether a hop is stale, and the last run that wrote the column's table.
     """
 
     edge: Edge
@@ -49,17 +53,18 @@ class Reached(NamedTuple):
 
     @property
     def hop(self) -> Evidence:
-        """Returns the evidence of the edge that reaches the column."""
+        """Return the evidence of the edge that reaches the column."""
         return Evidence(self.edge, self.record, self.hop_stale)
 
     @property
     def hops(self) -> list[Evidence]:
-        """Returns the evidence of every hop of the path, in the path's order."""
+        """Return the evidence of every hop of the path, in the path's order."""
         return [step.hop for step in self.steps()]
 
     def steps(self) -> list[Reached]:
-        """Returns how each column of the path is reached, in the path's order (this column's last, or first from
-        the source).
+        """Return how each column of the path is reached, in the path's order.
+
+        This column's last, or first from the source.
         """
         chain: list[Reached] = []
         step: Reached | None = self
@@ -71,7 +76,7 @@ class Reached(NamedTuple):
         return chain
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the column's evidence as the CLI's JSON shows it."""
+        """Return the column's evidence as the CLI's JSON shows it."""
         written = self.last_written_by
         return {
             "confidence": str(self.confidence),
@@ -82,8 +87,10 @@ class Reached(NamedTuple):
 
 
 def glances(walker: Any, found: Walk[Any]) -> Mapping[Any, int]:
-    """Returns the glance (`mark`) of every node the walk reached: its path's weakest confidence and whether a hop
-    is stale, each hop's from the walker's evidence (the walk's own when it worked them out).
+    """Return the glance (`mark`) of every node the walk reached.
+
+    Its path's weakest confidence and whether a hop is stale, each hop's from the walker's evidence (the walk's own when
+    it worked them out).
     """
     if found.marks is not None:
         return found.marks
@@ -132,8 +139,9 @@ class ReachedColumns(Mapping[ColumnRef, Reached]):
         return node is not None and node in self._found.parent
 
     def glance(self, column: ColumnRef) -> tuple[Confidence, bool]:
-        """Returns the column's path's confidence and whether a hop is stale, without its evidence; raises
-        KeyError for a column the walk did not reach.
+        """Return the column's path's confidence and whether a hop is stale, without its evidence.
+
+        Raises KeyError for a column the walk did not reach.
         """
         node = self._walker.node_of(column)
         if node is None or node not in self._marks:

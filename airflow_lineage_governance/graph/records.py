@@ -1,6 +1,7 @@
-"""What the lineage history keeps of each COMPLETE event: a run record (job, run, try, time, the snapshots read
-and written, the SQL hash, its source) and the lineage shape it stated (shared by every run of a job that stated
-the same lineage); and the hash of a statement's normalised SQL.
+"""What the lineage history keeps of each COMPLETE event.
+
+A run record (job, run, try, time, the snapshots read and written, the SQL hash, its source) and the lineage shape it
+stated (shared by every run of a job that stated the same lineage); and the hash of a statement's normalised SQL.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ _SQL_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\s+|[^\s'\"]+|['\"
 
 
 def sql_hash(query: str) -> str:
-    """Returns the SHA-256 (first 16 hex digits) of the query normalised: runs of whitespace made one space, text
-    outside quotes lower-cased, quoted literals and identifiers kept as written. (sqlglot is not used: a history
-    holds thousands of distinct statements and parsing each would cost more than reading the events; the
-    operator's `sql` facet is sqlglot's own rendering already, so the same statement always hashes the same.)
+    """Return the SHA-256 (first 16 hex digits) of the query normalised.
+
+    Runs of whitespace made one space, text outside quotes lower-cased, quoted literals and identifiers kept as written.
+    (sqlglot is not used: a history holds thousands of distinct statements and parsing each would cost more than reading
+    the events; the operator's `sql` facet is sqlglot's own rendering already, so the same statement always hashes the
+    same.)
     """
     parts = []
     for token in _SQL_TOKENS.findall(query.strip()):
@@ -39,8 +42,10 @@ def sql_hash(query: str) -> str:
 
 @dataclass(slots=True, eq=False)
 class Shape:
-    """The lineage one or more runs of a job stated identically: its edges (in the order the event stated them),
-    the columns it named per table (in order), the tables it wrote, and the parts of the wrong shape.
+    """The lineage one or more runs of a job stated identically.
+
+    Its edges (in the order the event stated them), the columns it named per table (in order), the tables it wrote, and
+    the parts of the wrong shape.
     """
 
     signature: Any
@@ -69,19 +74,19 @@ class RunRecord:
 
     @property
     def job(self) -> str:
-        """Returns the job's name."""
+        """Return the job's name."""
         return self.event.job_name
 
     def read(self, table: TableRef) -> str | None:
-        """Returns the snapshot of `table` the run read, or None when its event named no version."""
+        """Return the snapshot of `table` the run read, or None when its event named no version."""
         return next((v for t, v in self.inputs if t == table), None)
 
     def wrote(self, table: TableRef) -> str | None:
-        """Returns the snapshot of `table` the run wrote, or None when its event named no version."""
+        """Return the snapshot of `table` the run wrote, or None when its event named no version."""
         return next((v for t, v in self.outputs if t == table), None)
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the run's evidence as the CLI's JSON shows it."""
+        """Return the run's evidence as the CLI's JSON shows it."""
         event = self.event
         return {
             "job": event.job_name,

@@ -10,7 +10,7 @@ from airflow_lineage_governance.graph.marquez import MarquezEventSource
 
 
 def open_event_source(spec: str | Path, **options: Any) -> EventSource:
-    """Returns the source `spec` names: an `http(s)://` URL is a Marquez server, anything else a JSONL file."""
+    """Return the source `spec` names: an `http(s)://` URL is a Marquez server, anything else a JSONL file."""
     text = str(spec)
     if text.startswith(("http://", "https://")):
         return MarquezEventSource(text, **options)

@@ -1,7 +1,9 @@
-"""The lineage history between nightly runs: a folder holding every event read so far (`events.jsonl`, JSON
-Lines as the OpenLineage file transport writes them, readable by DuckDB's `read_json`) and the watermark
-(`watermark.json`: the latest event time read). A nightly run reads the store, then from the Marquez server only
-the events after the watermark (less an overlap, for events that arrive late), and appends the new ones.
+"""The lineage history between nightly runs.
+
+A folder holding every event read so far (`events.jsonl`, JSON Lines as the OpenLineage file transport writes them,
+readable by DuckDB's `read_json`) and the watermark (`watermark.json`: the latest event time read). A nightly run reads
+the store, then from the Marquez server only the events after the watermark (less an overlap, for events that arrive
+late), and appends the new ones.
 
 Why a folder of JSON Lines and not an Iceberg table in the catalog: the events are kept as the backend sent
 them (nothing to map, no schema to evolve when a producer adds a facet), the store is read with the same reader
@@ -47,13 +49,14 @@ class HistoryStore:
 
     @property
     def events_path(self) -> Path:
-        """Returns the store's events file."""
+        """Return the store's events file."""
         return self.folder / "events.jsonl"
 
     @classmethod
     def open(cls, folder: str | Path) -> HistoryStore:
-        """Returns the store in `folder` with its watermark (None when nothing was stored); raises
-        EventSourceError for a watermark file that cannot be read.
+        """Return the store in `folder` with its watermark (None when nothing was stored).
+
+        Raises EventSourceError for a watermark file that cannot be read.
         """
         store = cls(Path(folder))
         marker = store.folder / "watermark.json"
@@ -68,20 +71,22 @@ class HistoryStore:
         return store
 
     def since(self) -> str | None:
-        """Returns the ISO 8601 time the next backend read starts after (the watermark less the overlap)."""
+        """Return the ISO 8601 time the next backend read starts after (the watermark less the overlap)."""
         if self.watermark is None:
             return None
         return (self.watermark - OVERLAP).isoformat().replace("+00:00", "Z")
 
     def source(self, backend: EventSource) -> EventSource:
-        """Returns the source of the whole history: the stored events, then the backend's (read after `since`),
-        the backend's new events remembered for `save`.
+        """Return the source of the whole history.
+
+        The stored events, then the backend's (read after `since`), the backend's new events remembered for `save`.
         """
         return _Chained(self, backend)
 
     def save(self) -> int:
-        """Appends the new events to the store and moves the watermark to the latest event time read; returns
-        how many events were appended.
+        """Append the new events to the store and move the watermark to the latest event time read.
+
+        Returns how many events were appended.
         """
         self.folder.mkdir(parents=True, exist_ok=True)
         latest = self.watermark

@@ -1,9 +1,11 @@
-"""Incident tracing by snapshot: which run wrote a table's snapshot (its try, its SQL hash), which snapshot of
-each input it read, recursively to the sources; and forwards, every output snapshot that read a contaminated
-snapshot, directly or through others. Look-ups in the history's indexes (snapshot written -> run, snapshot
-read -> runs), no scan, no recursion. At 1,000,000 events the widest traces meet thousands of snapshots: both run
-with the cyclic collector paused, and a trace back keeps its depth-first order in a few arrays, its origins below
-the root made when read, so that the collection after it has a few objects to scan, not thousands.
+"""Incident tracing by snapshot.
+
+Which run wrote a table's snapshot (its try, its SQL hash), which snapshot of each input it read, recursively to the
+sources; and forwards, every output snapshot that read a contaminated snapshot, directly or through others. Look-ups in
+the history's indexes (snapshot written -> run, snapshot read -> runs), no scan, no recursion. At 1,000,000 events the
+widest traces meet thousands of snapshots: both run with the cyclic collector paused, and a trace back keeps its
+depth-first order in a few arrays, its origins below the root made when read, so that the collection after it has a few
+objects to scan, not thousands.
 """
 
 from __future__ import annotations
@@ -25,14 +27,16 @@ Snapshot = tuple[TableRef, str]
 
 
 class SnapshotNotInLineageError(GraphError):
-    """Raised when no COMPLETE event of the history wrote or read the snapshot asked about (or the text names
-    none); the sentence says how to name one.
+    """Raised when no COMPLETE event of the history wrote or read the snapshot asked about (or the text names none).
+
+    The sentence says how to name one.
     """
 
 
 def snapshot_asked(text: str) -> Snapshot:
-    """Returns the (table, snapshot) a person's `namespace.table@SNAPSHOT` names; raises
-    SnapshotNotInLineageError saying how to write it.
+    """Return the (table, snapshot) a person's `namespace.table@SNAPSHOT` names.
+
+    Raises SnapshotNotInLineageError saying how to write it.
     """
     name, at, snapshot = text.rpartition("@")
     try:
@@ -47,8 +51,10 @@ def snapshot_asked(text: str) -> Snapshot:
 
 
 class Origin:
-    """A snapshot and where it came from: the run that wrote it (None: a source, or written by no run the
-    history holds) and the origin of each input snapshot that run read (`inputs`).
+    """A snapshot and where it came from.
+
+    The run that wrote it (None: a source, or written by no run the history holds) and the origin of each input snapshot
+    that run read (`inputs`).
 
     A trace holds thousands of origins; those below the root are made when `inputs` is first read, from the
     trace's depth-first order (`_Trace`), so that the answer keeps a few objects alive, not thousands.
@@ -74,7 +80,7 @@ class Origin:
 
     @property
     def inputs(self) -> list[Origin]:
-        """Returns the origin of each input snapshot the run read, in the order its event named them."""
+        """Return the origin of each input snapshot the run read, in the order its event named them."""
         if self._trace is not None:
             self._inputs, self._trace = self._trace.inputs_of(self._at), None
         return self._inputs
@@ -103,7 +109,7 @@ class Origin:
         )
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the origin as the CLI's JSON shows it (the run's evidence, then the inputs, recursively)."""
+        """Return the origin as the CLI's JSON shows it (the run's evidence, then the inputs, recursively)."""
         root = self._as_dict()
         stack = [(self, root)]
         while stack:  # depth first with a stack: a chain of thousands of runs is no recursion error
@@ -124,7 +130,7 @@ class Origin:
         }
 
     def lines(self, depth: int = 0) -> list[str]:
-        """Returns the origin as indented text lines, one per snapshot (its inputs' lines after it, indented)."""
+        """Return the origin as indented text lines, one per snapshot (its inputs' lines after it, indented)."""
         found = []
         stack = [(self, depth)]
         while stack:
@@ -148,9 +154,10 @@ class Origin:
 
 
 class _Trace:
-    """A trace back in depth-first order (each run's inputs in the order its event named them, as a recursion
-    takes them): per place, the snapshot, the run that wrote it (None: a source), whether it was traced higher
-    up, and the place after its inputs (and theirs, and so on).
+    """A trace back in depth-first order, each run's inputs in the order its event named them.
+
+    As a recursion takes them: per place, the snapshot, the run that wrote it (None: a source), whether it was traced
+    higher up, and the place after its inputs (and theirs, and so on).
     """
 
     __slots__ = ("snapshots", "runs", "seen", "ends")
@@ -189,7 +196,7 @@ class _Trace:
         self.snapshots, self.runs, self.seen, self.ends = snapshots, runs, seen, ends
 
     def origin(self, at: int) -> Origin:
-        """Returns the origin at place `at`, its inputs made when read."""
+        """Return the origin at place `at`, its inputs made when read."""
         table, snapshot = self.snapshots[at]
         found = Origin(table, snapshot, self.runs[at], None, self.seen[at] == 1)
         if self.ends[at] > at + 1:
@@ -197,8 +204,9 @@ class _Trace:
         return found
 
     def inputs_of(self, at: int) -> list[Origin]:
-        """Returns the origins of the inputs of the place `at` (the first place after it, then each one after the
-        end of the last).
+        """Return the origins of the inputs of the place `at`.
+
+        The first place after it, then each one after the end of the last.
         """
         found = []
         end, ends = self.ends[at], self.ends
@@ -210,8 +218,9 @@ class _Trace:
 
 
 def trace_back(history: LineageHistory, table: TableRef, snapshot: str) -> Origin:
-    """Returns the origin of the snapshot, recursively to the sources. Raises SnapshotNotInLineageError when no
-    COMPLETE event of the history wrote or read it.
+    """Return the origin of the snapshot, recursively to the sources.
+
+    Raises SnapshotNotInLineageError when no COMPLETE event of the history wrote or read it.
     """
     key = (table, snapshot)
     if key not in history.writers and key not in history.readers:
@@ -235,7 +244,7 @@ class Contaminated:
     tier: int | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the contaminated output as the CLI's JSON shows it."""
+        """Return the contaminated output as the CLI's JSON shows it."""
         return {
             "table": str(self.table),
             "snapshot": self.snapshot,
@@ -246,7 +255,7 @@ class Contaminated:
         }
 
     def line(self) -> str:
-        """Returns the contaminated output as one text line."""
+        """Return the contaminated output as one text line."""
         event = self.run.event
         return (
             f"{self.table}@{self.snapshot or '?'} (owner {self.owner or 'none'}, tier "
@@ -261,8 +270,9 @@ def trace_forward(
     snapshot: str,
     about: Callable[[TableRef], tuple[str | None, int | None]] | None = None,
 ) -> list[Contaminated]:
-    """Returns every output snapshot that read the snapshot, or read an output that did, and so on, in the
-    order reached (nearest first), each with its owner and tier from `about(table)`. Raises
+    """Return every output snapshot that read the snapshot, or read an output that did, and so on.
+
+    In the order reached (nearest first), each with its owner and tier from `about(table)`. Raises
     SnapshotNotInLineageError when no COMPLETE event of the history wrote or read the snapshot.
     """
     key = (table, snapshot)
@@ -280,8 +290,9 @@ def _contaminated(
     key: Snapshot,
     about: Callable[[TableRef], tuple[str | None, int | None]] | None,
 ) -> list[Contaminated]:
-    """Returns what trace_forward does, breadth first from `key`. A run that read two contaminated snapshots is
-    listed once per snapshot; its outputs are queued the first time only.
+    """Return what trace_forward does, breadth first from `key`.
+
+    A run that read two contaminated snapshots is listed once per snapshot; its outputs are queued the first time only.
     """
     found: list[Contaminated] = []
     add = found.append
@@ -323,9 +334,10 @@ _set_run, _set_read, _set_table, _set_snapshot, _set_owner, _set_tier = (
 def _contaminated_output(
     run: RunRecord, read: Snapshot, table: TableRef, snapshot: str | None, owner: str | None, tier: int | None
 ) -> Contaminated:
-    """Returns Contaminated(run, read, table, snapshot, owner, tier), in half the time: a frozen dataclass's
-    __init__ sets each field through object.__setattr__, which looks the field up again each time; this calls
-    each slot's own setter.
+    """Return Contaminated(run, read, table, snapshot, owner, tier), in half the time.
+
+    A frozen dataclass's __init__ sets each field through object.__setattr__, which looks the field up again each time;
+    this calls each slot's own setter.
     """
     found = _new(Contaminated)
     _set_run(found, run)

@@ -1,7 +1,8 @@
-"""Breadth-first walks of lineage: `walk` over any nodes, and `GraphWalker`, the walks of a LineageGraph (its nodes
-are the refs). A walk keeps, for each node reached, the node it was reached from and the edge between, so paths
-share their beginnings and are listed only when asked for. The history as of a time is walked by node number
-(graph/history_walk.py).
+"""Breadth-first walks of lineage.
+
+`walk` over any nodes, and `GraphWalker`, the walks of a LineageGraph (its nodes are the refs). A walk keeps, for each
+node reached, the node it was reached from and the edge between, so paths share their beginnings and are listed only
+when asked for. The history as of a time is walked by node number (graph/history_walk.py).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ Step = tuple[N, Edge]
 
 @dataclass(frozen=True, slots=True)
 class Walk(Generic[N]):
-    """Every node a walk reached from `start` with the node it was reached from (`parent`) and the edge between
-    (`edge_in`), in the order reached (`start` itself only when a cycle leads back to it), and, when the walk
-    worked them out, the glance of each (`reach.mark`).
+    """Every node a walk reached from `start`, with the node it was reached from and the edge between.
+
+    The node it was reached from is `parent`, the edge `edge_in`; in the order reached (`start` itself only when a cycle
+    leads back to it), and, when the walk worked them out, the glance of each (`reach.mark`).
     """
 
     start: N
@@ -35,8 +37,9 @@ class Walk(Generic[N]):
 
 
 def walk(start: N, step: Callable[[N], list[Step[N]]]) -> Walk[N]:
-    """Returns every node reached from `start` (breadth first, each node's steps in the order given), each with
-    the first edge that reaches it; `start` itself only when a cycle leads back to it.
+    """Return every node reached from `start`, each with the first edge that reaches it.
+
+    Breadth first, each node's steps in the order given; `start` itself only when a cycle leads back to it.
     """
     parent: dict[N, N] = {}
     edge_in: dict[N, Edge] = {}
@@ -65,12 +68,13 @@ class GraphWalker:
         self.graph, self.view = graph, view_of(graph)
 
     def start(self, column: ColumnRef) -> ColumnRef:
-        """Returns the node of the column."""
+        """Return the node of the column."""
         return column
 
     def walk_every(self, start: ColumnRef, rows: dict[object, None]) -> Walk[ColumnRef]:
-        """Returns the walk from a column through every edge (an edge into a table reaches each of its columns;
-        the table is noted in `rows`).
+        """Return the walk from a column through every edge.
+
+        An edge into a table reaches each of its columns; the table is noted in `rows`.
         """
         graph = self.graph
 
@@ -88,7 +92,7 @@ class GraphWalker:
         return walk(start, every)
 
     def through_values(self, start: ColumnRef) -> list[ColumnRef]:
-        """Returns every column reached from `start` through DIRECT column edges only."""
+        """Return every column reached from `start` through DIRECT column edges only."""
         graph = self.graph
         return list(
             walk(
@@ -102,43 +106,43 @@ class GraphWalker:
         )
 
     def walk_up(self, start: ColumnRef) -> Walk[ColumnRef]:
-        """Returns the walk into a column: its own edges, then those that shape its table's rows, recursively."""
+        """Return the walk into a column: its own edges, then those that shape its table's rows, recursively."""
         graph = self.graph
         return walk(start, lambda node: [(e.source, e) for e in (*graph.in_edges(node), *graph.in_edges(node.table))])
 
     def ref(self, node: ColumnRef | TableRef) -> ColumnRef | TableRef:
-        """Returns the node's ref."""
+        """Return the node's ref."""
         return node
 
     def table(self, node: ColumnRef) -> TableRef:
-        """Returns the node of the column's table."""
+        """Return the node of the column's table."""
         return node.table
 
     def refs(self, nodes: Iterable[ColumnRef | TableRef]) -> list[ColumnRef | TableRef]:
-        """Returns the nodes' refs: the nodes themselves."""
+        """Return the nodes' refs: the nodes themselves."""
         return list(nodes)
 
     def tables_of(self, nodes: Iterable[ColumnRef]) -> Counter[TableRef]:
-        """Returns how many of the columns each table has."""
+        """Return how many of the columns each table has."""
         return Counter(n.table for n in nodes)
 
     def ordered(self, nodes: object) -> list[ColumnRef | TableRef]:
-        """Returns the nodes sorted by dotted name."""
+        """Return the nodes sorted by dotted name."""
         return sorted(nodes, key=self.graph.name_of)  # type: ignore[call-overload,no-any-return]
 
     def node_of(self, ref: object) -> ColumnRef | None:
-        """Returns the node of a column: the ref itself."""
+        """Return the node of a column: the ref itself."""
         return ref if isinstance(ref, ColumnRef) else None
 
     def evidence(self, edge: Edge) -> Evidence:
-        """Returns the edge's evidence: from the history's records, else the edge's own fields."""
+        """Return the edge's evidence: from the history's records, else the edge's own fields."""
         return self.view.evidence(edge) if self.view is not None else Evidence(edge, None)
 
     def mark(self, edge: Edge) -> int:
-        """Returns the edge's glance: its confidence and staleness as a small int (`reach.mark`)."""
+        """Return the edge's glance: its confidence and staleness as a small int (`reach.mark`)."""
         evidence = self.evidence(edge)
         return CONFIDENCE_RANK[evidence.confidence] * 2 + evidence.stale
 
     def last_write(self, table: TableRef) -> RunRecord | None:
-        """Returns the last run that wrote the table, when the graph has history."""
+        """Return the last run that wrote the table, when the graph has history."""
         return self.view.last_write(table) if self.view is not None else None

@@ -27,11 +27,12 @@ FORM_PREFIX = "extra__iceberg_catalog__"
 
 
 def connection_extra(raw: str | None) -> dict[str, Any]:
-    """Returns the connection's extra JSON as a dict (form-prefixed keys unprefixed, empty form fields
-    dropped), after masking in logs the value of every key Airflow counts as sensitive (`credential`,
-    `token`, `secret`, …). Parsed here rather than through `extra_dejson`, which registers every value as a
-    secret: a short one such as `"type": "sql"` makes each task log warn that it is too short to mask.
-    Raises ValueError when the extra is not a JSON object.
+    """Return the connection's extra JSON as a dict, after masking in logs the values Airflow counts as sensitive.
+
+    Form-prefixed keys are unprefixed, empty form fields dropped; the masked values are those of every key Airflow
+    counts as sensitive (`credential`, `token`, `secret`, …). Parsed here rather than through `extra_dejson`, which
+    registers every value as a secret: a short one such as `"type": "sql"` makes each task log warn that it is too short
+    to mask. Raises ValueError when the extra is not a JSON object.
     """
     extra = json.loads(raw) if raw else {}
     if not isinstance(extra, dict):
@@ -45,15 +46,17 @@ def connection_extra(raw: str | None) -> dict[str, Any]:
 
 
 def mask_sensitive(extra: Mapping[str, Any]) -> None:
-    """Registers with Airflow's secrets masker the value of each key it counts as sensitive, and of the key
-    `password_property` names.
+    """Register with Airflow's secrets masker the value of each key it counts as sensitive.
+
+    And the value of the key `password_property` names.
     """
     from airflow.sdk._shared.secrets_masker import should_hide_value_for_key
     from airflow.sdk.log import mask_secret
 
     password_key = extra.get("password_property", "credential")
     for key, value in extra.items():
-        if key == password_key or should_hide_value_for_key(key):
+        # Airflow's should_hide_value_for_key() carries no annotations.
+        if key == password_key or should_hide_value_for_key(key):  # type: ignore[no-untyped-call]
             mask_secret(value if isinstance(value, str) else json.dumps(value), key)
 
 
@@ -83,16 +86,16 @@ class IcebergHook(BaseHook):
 
     @property
     def catalog_name(self) -> str:
-        """Returns the catalog's name (extra `catalog_name`, else the connection id)."""
+        """Return the catalog's name (extra `catalog_name`, else the connection id)."""
         return str(self._settings()["catalog_name"])
 
     @property
     def lineage_namespace(self) -> str:
-        """Returns the OpenLineage dataset namespace of the catalog's tables."""
+        """Return the OpenLineage dataset namespace of the catalog's tables."""
         return str(self._settings().get("lineage_namespace") or f"iceberg://{self.catalog_name}")
 
     def get_conn(self) -> Catalog:
-        """Returns the pyiceberg catalog (opened once per hook)."""
+        """Return the pyiceberg catalog (opened once per hook)."""
         if self._catalog is None:
             settings = self._settings()
             from airflow_lineage_governance.iceberg.catalog import open_catalog
@@ -102,15 +105,16 @@ class IcebergHook(BaseHook):
         return self._catalog
 
     def get_lineage_schema(self, tables: Iterable[TableRef | str] | None = None) -> dict[TableRef, dict[str, str]]:
-        """Returns `{table: {column: type}}` of the named tables (all when None), for the lineage engine."""
+        """Return `{table: {column: type}}` of the named tables (all when None), for the lineage engine."""
         from airflow_lineage_governance.iceberg.catalog import lineage_schema
 
         return lineage_schema(self.get_conn(), tables)
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
-        """Returns how the connection form shows the fields (the provider info declares the same, which is
-        what Airflow 3.3 reads): only the extra JSON, the typed extra fields and a password matter.
+        """Return how the connection form shows the fields: only the extra JSON, the typed extra fields and a password.
+
+        The provider info declares the same, which is what Airflow 3.3 reads.
         """
         from airflow_lineage_governance.connection_form import UI_FIELD_BEHAVIOUR
 

@@ -1,10 +1,11 @@
-"""Which rows of its target a MERGE, UPDATE or DELETE can touch, as a pyiceberg row filter: the conjuncts of its
-ON (MERGE) or WHERE (UPDATE, DELETE) that bound a target column by constants (`=`, `<`, `<=`, `>`, `>=`,
-`BETWEEN`, `IN (…)`, `IN (SELECT …)` uncorrelated) or, for `t.col = <source expression>`, by the source's values
+"""Which rows of its target a MERGE, UPDATE or DELETE can touch, as a pyiceberg row filter.
+
+The conjuncts of its ON (MERGE) or WHERE (UPDATE, DELETE) that bound a target column by constants (`=`, `<`, `<=`, `>`,
+`>=`, `BETWEEN`, `IN (…)`, `IN (SELECT …)` uncorrelated) or, for `t.col = <source expression>`, by the source's values
 (computed in the sandboxed DuckDB connection). The filter is implied by the statement's condition, so every row the
-statement can change lies in a data file the filter keeps: reading only those files is exact. Anything else
-(OR, a function of the target column, WHEN NOT MATCHED BY SOURCE, a statement that reads its own target) leaves
-the conjunct, or the whole statement, unbounded.
+statement can change lies in a data file the filter keeps: reading only those files is exact. Anything else (OR, a
+function of the target column, WHEN NOT MATCHED BY SOURCE, a statement that reads its own target) leaves the conjunct,
+or the whole statement, unbounded.
 """
 
 from __future__ import annotations
@@ -51,9 +52,10 @@ _IN: Any = _In
 
 @dataclass(frozen=True)
 class ParsedDml:
-    """A MERGE, UPDATE or DELETE as far as bounding it needs: its kind, the names that mean its target, its
-    condition, the one source relation its condition may compare the target with, and whether it must read the
-    whole target anyway.
+    """A MERGE, UPDATE or DELETE as far as bounding it needs.
+
+    Its kind, the names that mean its target, its condition, the one source relation its condition may compare the
+    target with, and whether it must read the whole target anyway.
     """
 
     kind: str
@@ -74,7 +76,7 @@ def _target_names(table: exp.Table) -> frozenset[str]:
 
 
 def _reads_target(tree: exp.Expr, target: exp.Table, ref: TableRef) -> bool:
-    """Returns whether the statement names its target table anywhere but as the table it writes."""
+    """Return whether the statement names its target table anywhere but as the table it writes."""
     for table in tree.find_all(exp.Table):
         if table is target:
             continue
@@ -85,8 +87,9 @@ def _reads_target(tree: exp.Expr, target: exp.Table, ref: TableRef) -> bool:
 
 
 def parse_dml(sql: str, ref: TableRef) -> ParsedDml:
-    """Returns the parts of the MERGE, UPDATE or DELETE `sql` (DuckDB dialect) writing `ref`; raises ValueError
-    when `sql` is none of them.
+    """Return the parsed of the MERGE, UPDATE or DELETE `sql` (DuckDB dialect) writing `ref`.
+
+    Raises ValueError when `sql` is none of them.
     """
     tree = sqlglot.parse_one(sql, read="duckdb")
     if isinstance(tree, exp.Merge):
@@ -142,7 +145,7 @@ def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
 
 
 def _target_column(node: exp.Expr, parsed: ParsedDml) -> str | None:
-    """Returns the target column `node` is (lower case), or None when it is not plainly one."""
+    """Return the target column `node` is (lower case), or None when it is not plainly one."""
     node = node.unnest()
     if not isinstance(node, exp.Column) or node.args.get("db") is not None:
         return None
@@ -159,7 +162,7 @@ def _names_target(node: exp.Expr, parsed: ParsedDml) -> bool:
 
 
 def _literal(value: Any) -> Any:
-    """Returns `value` as pyiceberg takes a literal, or raises TypeError for a type it cannot compare."""
+    """Return `value` as pyiceberg takes a literal, or raise TypeError for a type it cannot compare."""
     if isinstance(value, bool | int | float | str | Decimal):
         return value
     if isinstance(value, dt.datetime | dt.date | dt.time):
@@ -168,8 +171,9 @@ def _literal(value: Any) -> Any:
 
 
 def _values(connection: duckdb.DuckDBPyConnection, query: str) -> list[Any] | None:
-    """Returns the distinct non-null values the query's first column holds, or None past MAX_VALUES or when
-    DuckDB cannot run it.
+    """Return the distinct non-null values the query's first column holds.
+
+    None past MAX_VALUES or when DuckDB cannot run it.
     """
     try:
         rows = connection.sql(f"SELECT DISTINCT * FROM ({query}) WHERE 1 = 1 LIMIT {MAX_VALUES + 1}").fetchall()
@@ -180,46 +184,65 @@ def _values(connection: duckdb.DuckDBPyConnection, query: str) -> list[Any] | No
 
 
 def _bound(node: exp.Expr, parsed: ParsedDml, connection: duckdb.DuckDBPyConnection) -> BooleanExpression | None:
-    """Returns the row filter one conjunct implies on a target column, or None when it implies none this reads."""
+    """Return the row filter one conjunct implies on a target column, or None when it implies none this reads."""
     if isinstance(node, exp.Between):
-        column = _target_column(node.this, parsed)
-        low, high = node.args.get("low"), node.args.get("high")
-        if (
-            column is None
-            or low is None
-            or high is None
-            or list(low.find_all(exp.Column))
-            or list(high.find_all(exp.Column))
-        ):
-            return None
-        try:
-            rows = connection.execute(f"SELECT {low.sql('duckdb')}, {high.sql('duckdb')}").fetchall()
-            both = rows[0] if rows else None
-            bounds = [_literal(value) for value in both] if both and None not in both else None
-        except (duckdb.Error, TypeError):
-            return None
-        if bounds is None:
-            return None
-        return And(_PREDICATES[exp.GTE](column, bounds[0]), _PREDICATES[exp.LTE](column, bounds[1]))
+        return _between_bound(node, parsed, connection)
     if isinstance(node, exp.In) and not node.args.get("unnest"):
-        column = _target_column(node.this, parsed)
-        if column is None:
-            return None
-        query = node.args.get("query")
-        if query is not None:
-            if _names_target(query, parsed):
-                return None
-            values = _values(
-                connection, query.this.sql("duckdb") if isinstance(query, exp.Subquery) else query.sql("duckdb")
-            )
-        else:
-            if any(list(e.find_all(exp.Column)) for e in node.expressions):
-                return None
-            values = _values(connection, " UNION ALL ".join(f"SELECT {e.sql('duckdb')}" for e in node.expressions))
-        return None if values is None else _IN(column, values) if values else AlwaysFalse()
-    kind = type(node)
-    if kind not in _PREDICATES:
+        return _in_bound(node, parsed, connection)
+    if type(node) in _PREDICATES:
+        return _comparison_bound(node, parsed, connection)
+    return None
+
+
+def _between_bound(
+    node: exp.Between, parsed: ParsedDml, connection: duckdb.DuckDBPyConnection
+) -> BooleanExpression | None:
+    """Return the range `column BETWEEN low AND high` bounds, when low and high read no column."""
+    column = _target_column(node.this, parsed)
+    low, high = node.args.get("low"), node.args.get("high")
+    if (
+        column is None
+        or low is None
+        or high is None
+        or list(low.find_all(exp.Column))
+        or list(high.find_all(exp.Column))
+    ):
         return None
+    try:
+        rows = connection.execute(f"SELECT {low.sql('duckdb')}, {high.sql('duckdb')}").fetchall()
+        both = rows[0] if rows else None
+        bounds = [_literal(value) for value in both] if both and None not in both else None
+    except (duckdb.Error, TypeError):
+        return None
+    if bounds is None:
+        return None
+    return And(_PREDICATES[exp.GTE](column, bounds[0]), _PREDICATES[exp.LTE](column, bounds[1]))
+
+
+def _in_bound(node: exp.In, parsed: ParsedDml, connection: duckdb.DuckDBPyConnection) -> BooleanExpression | None:
+    """Return the values `column IN (...)` allows, from a list of constants or a query that reads no target."""
+    column = _target_column(node.this, parsed)
+    if column is None:
+        return None
+    query = node.args.get("query")
+    if query is not None:
+        if _names_target(query, parsed):
+            return None
+        values = _values(
+            connection, query.this.sql("duckdb") if isinstance(query, exp.Subquery) else query.sql("duckdb")
+        )
+    else:
+        if any(list(e.find_all(exp.Column)) for e in node.expressions):
+            return None
+        values = _values(connection, " UNION ALL ".join(f"SELECT {e.sql('duckdb')}" for e in node.expressions))
+    return None if values is None else _IN(column, values) if values else AlwaysFalse()
+
+
+def _comparison_bound(
+    node: exp.Expr, parsed: ParsedDml, connection: duckdb.DuckDBPyConnection
+) -> BooleanExpression | None:
+    """Return the bound a comparison of a target column with a value (either side) implies."""
+    kind = type(node)
     for this, other, op in ((node.this, node.expression, kind), (node.expression, node.this, _FLIPPED[kind])):
         column = _target_column(this, parsed)
         if column is None or _names_target(other, parsed):
@@ -241,9 +264,10 @@ def _bound(node: exp.Expr, parsed: ParsedDml, connection: duckdb.DuckDBPyConnect
 def row_filter(
     parsed: ParsedDml, connection: duckdb.DuckDBPyConnection, known_columns: Sequence[str]
 ) -> BooleanExpression:
-    """Returns the row filter every target row the statement can change satisfies (ALWAYS_TRUE when nothing
-    bounds it), from the conjuncts that bound a column in `known_columns`; values are computed on
-    `connection`, where the statement's sources are exposed.
+    """Return the row filter every target row the statement can change satisfies.
+
+    ALWAYS_TRUE when nothing bounds it. The filter is made of the conjuncts that bound a column in `known_columns`;
+    values are computed on `connection`, where the statement's sources are exposed.
     """
     if parsed.unbounded or parsed.condition is None:
         return AlwaysTrue()

@@ -1,5 +1,6 @@
-"""Casting a statement's result to the types its table holds, by DuckDB, inside the statement's connection: an
-INSERT's values to the target's column types, a CTAS's to the Iceberg types that hold its DuckDB types.
+"""Casting a statement's result to the types its table holds, by DuckDB, inside the statement's connection.
+
+An INSERT's values to the target's column types, a CTAS's to the Iceberg types that hold its DuckDB types.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ RESULT = "__statement_result"
 
 @dataclass(frozen=True)
 class Cast:
-    """One column the write takes from DuckDB: its name in the table, its Iceberg type, and the position of the
-    statement's SELECT column it is cast from (None: NULL, a column the INSERT does not name).
+    """One column the write takes from DuckDB.
+
+    Its name in the table, its Iceberg type, and the position of the statement's SELECT column it is cast from (None:
+    NULL, a column the INSERT does not name).
     """
 
     name: str
@@ -40,9 +43,10 @@ class Cast:
 
 
 def source_names(casts: Sequence[Cast], width: int) -> list[str]:
-    """Returns the names under which the wrapping SELECT reads the statement's SELECT's `width` columns: the
-    table's column each is cast to (so DuckDB's errors name it), else, where two would differ only by case
-    (DuckDB's names do not), c1, c2, … by position.
+    """Return the names under which the wrapping SELECT reads the statement's SELECT's `width` columns.
+
+    The table's column each is cast to (so DuckDB's errors name it), else, where two would differ only by case (DuckDB's
+    names do not), c1, c2, … by position.
     """
     by_position = {cast.source: cast.name for cast in casts if cast.source is not None}
     names = [by_position.get(position, f"c{position + 1}") for position in range(width)]
@@ -56,8 +60,9 @@ def _source(cast: Cast, names: Sequence[str]) -> str:
 
 
 def cast_expression(cast: Cast, names: Sequence[str]) -> str:
-    """Returns the DuckDB expression that casts the SELECT's column (read as `names`) to the column's type, in the
-    form Arrow takes it.
+    """Return the DuckDB expression that casts the SELECT's column (read as `names`) to the column's type.
+
+    In the form Arrow takes it.
     """
     expression = f"CAST({_source(cast, names)} AS {duckdb_type(cast.kind)})"
     handed = result_type(cast.kind)
@@ -65,20 +70,21 @@ def cast_expression(cast: Cast, names: Sequence[str]) -> str:
 
 
 def _over_result(selected: Sequence[str], names: Sequence[str]) -> str:
-    """Returns a SELECT of `selected` over the statement's SELECT, its columns read as `names` by position."""
+    """Return a SELECT of `selected` over the statement's SELECT, its columns read as `names` by position."""
     return f"SELECT {', '.join(selected)} FROM {RESULT} AS q({', '.join(map(quoted, names))})"
 
 
 def cast_select(casts: Sequence[Cast], width: int) -> str:
-    """Returns the SELECT over the statement's SELECT (`width` columns) that gives the table's columns in order,
-    each cast by DuckDB to its type.
+    """Return the SELECT over the statement's SELECT (`width` columns) that gives the table's columns in order.
+
+    Each column is cast by DuckDB to its type.
     """
     names = source_names(casts, width)
     return _over_result([f"{cast_expression(cast, names)} AS {quoted(cast.name)}" for cast in casts], names)
 
 
 def failed_cast_select(casts: Sequence[Cast], width: int) -> str:
-    """Returns the SELECT that counts, for each cast column the SELECT gives, the values DuckDB cannot cast."""
+    """Return the SELECT that counts, for each cast column the SELECT gives, the values DuckDB cannot cast."""
     names = source_names(casts, width)
     counts = [
         f"count(*) FILTER (WHERE {_source(cast, names)} IS NOT NULL AND "
@@ -90,9 +96,11 @@ def failed_cast_select(casts: Sequence[Cast], width: int) -> str:
 
 
 def ctas_casts(target: TableRef, columns: Sequence[str], types: Sequence[DuckDBPyType]) -> tuple[Schema, list[Cast]]:
-    """Returns the schema a CTAS creates (each column of the Iceberg type that holds its DuckDB type) and the casts
-    to it. Raises IcebergWriteError when two columns share a name, or no Iceberg type holds a column's type: the
-    sentence names the column, its DuckDB type and the CAST to write.
+    """Return the schema a CTAS creates and the casts to it.
+
+    Each column is of the Iceberg type that holds its DuckDB type. Raises IcebergWriteError when two columns share a
+    name, or no Iceberg type holds a column's type: the sentence names the column, its DuckDB type and the CAST to
+    write.
     """
     repeated = next((name for name in columns if columns.count(name) > 1), None)
     if repeated is not None:
@@ -118,8 +126,10 @@ def ctas_casts(target: TableRef, columns: Sequence[str], types: Sequence[DuckDBP
 
 
 def _position(target: TableRef, names: Sequence[str], name: str) -> str:
-    """Returns the table's column that the INSERT names `name`: the one spelt the same, else the only one spelt
-    the same but for case (as DuckDB matches names). Raises IcebergWriteError when there is none.
+    """Return the table's column that the INSERT names `name`.
+
+    The one spelt the same, else the only one spelt the same but for case (as DuckDB matches names). Raises
+    IcebergWriteError when there is none.
     """
     if name in names:
         return name
@@ -134,10 +144,11 @@ def _position(target: TableRef, names: Sequence[str], name: str) -> str:
 
 
 def insert_casts(target: TableRef, schema: Schema, columns: Sequence[str], width: int) -> list[Cast]:
-    """Returns the casts that give every column of the table (`schema`) from the SELECT's `width` columns, matched by
-    position to the INSERT's `columns` (all the table's columns when it names none); the others are NULL.
-    Raises IcebergWriteError when the counts differ, a column is named twice or is not the table's, or a required
-    column is not named.
+    """Return the casts that give every column of the table (`schema`) from the SELECT's `width` columns.
+
+    Matched by position to the INSERT's `columns` (all the table's columns when it names none); the others are NULL.
+    Raises IcebergWriteError when the counts differ, a column is named twice or is not the table's, or a required column
+    is not named.
     """
     names = [field.name for field in schema.fields]
     named = [_position(target, names, name) for name in columns] if columns else names
@@ -166,7 +177,7 @@ def insert_casts(target: TableRef, schema: Schema, columns: Sequence[str], width
 
 
 def _over(relation: duckdb.DuckDBPyRelation, select: str) -> duckdb.DuckDBPyRelation:
-    """Returns `select` run over the statement's SELECT (`relation`, as RESULT)."""
+    """Return `select` run over the statement's SELECT (`relation`, as RESULT)."""
     selected = relation.query(RESULT, select)
     if selected is None:  # a SELECT always makes a relation
         raise duckdb.InvalidInputException("the wrapping SELECT made no relation")
@@ -174,8 +185,10 @@ def _over(relation: duckdb.DuckDBPyRelation, select: str) -> duckdb.DuckDBPyRela
 
 
 def engine_message(error: Exception) -> str:
-    """Returns DuckDB's message for `error` without values; DuckDB's Python binding fails to decode a message
-    that quotes bytes which are not text (a BLOB's), and that message is withheld whole.
+    """Return DuckDB's message for `error` without values.
+
+    DuckDB's Python binding fails to decode a message that quotes bytes which are not text (a BLOB's), and that message
+    is withheld whole.
     """
     if isinstance(error, UnicodeDecodeError):
         return "DuckDB's message quoted bytes that are not text, withheld"
@@ -183,9 +196,10 @@ def engine_message(error: Exception) -> str:
 
 
 def _failed_column(relation: duckdb.DuckDBPyRelation, casts: Sequence[Cast]) -> Cast | None:
-    """Returns the first cast column DuckDB cannot cast a value of (None when none is found, or the SELECT itself
-    fails): one pass with TRY_CAST, then, as TRY_CAST fails a nested value inside its list or struct and keeps
-    the rest, one pass for each nested column.
+    """Return the first cast column DuckDB cannot cast a value of (None when none is found, or the SELECT itself fails).
+
+    One pass with TRY_CAST, then, as TRY_CAST fails a nested value inside its list or struct and keep the rest, one pass
+    for each nested column.
     """
     width = len(relation.columns)
     sourced = [cast for cast in casts if cast.source is not None]
@@ -210,8 +224,9 @@ def _failed_column(relation: duckdb.DuckDBPyRelation, casts: Sequence[Cast]) -> 
 def _cast_error(
     target: TableRef, relation: duckdb.DuckDBPyRelation, casts: Sequence[Cast], error: Exception
 ) -> IcebergWriteError:
-    """Returns the error to raise when DuckDB fails to run the SELECT cast to the table's types: naming the column
-    whose value DuckDB cannot cast, when one is found.
+    """Return the error to raise when DuckDB fails to run the SELECT cast to the table's types.
+
+    Naming the column whose value DuckDB cannot cast, when one is found.
     """
     message = engine_message(error)
     column = _failed_column(relation, casts)
@@ -228,7 +243,8 @@ def _cast_error(
 
 
 def cast_result(target: TableRef, relation: duckdb.DuckDBPyRelation, casts: Sequence[Cast]) -> pa.Table:
-    """Returns the statement's SELECT (`relation`) as Arrow, every column cast by DuckDB to its column's type.
+    """Return the statement's SELECT (`relation`) as Arrow, every column cast by DuckDB to its column's type.
+
     Raises IcebergWriteError when DuckDB cannot run the SELECT, or cannot cast a value (naming the column).
     """
     try:
@@ -249,7 +265,7 @@ def cast_stream(
     rows: int = BATCH_ROWS,
     staging: str | None = None,
 ) -> ResultStream:
-    """Returns the statement's SELECT (`relation`) as a stream of Arrow record batches of `rows` rows, every column
+    """Return the statement's SELECT (`relation`) as a stream of Arrow record batches of `rows` rows, every column
     cast by DuckDB to its column's type; DuckDB runs the SELECT anew on each call of its `batches`. With `staging`
     (a folder the connection may write to), the stream also has DuckDB's own writer of the result as one Parquet
     file there. Iterating, or writing, raises IcebergWriteError when DuckDB cannot run the SELECT, or cannot cast a

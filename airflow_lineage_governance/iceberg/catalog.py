@@ -20,12 +20,12 @@ TableName = TableRef | str
 
 
 def as_table(table: TableName) -> TableRef:
-    """Returns the table `table` names; raises InvalidNameError for a text that names no table."""
+    """Return the table `table` names; raise InvalidNameError for a text that names no table."""
     return table if isinstance(table, TableRef) else TableRef.parse(table)
 
 
 def local_catalog_properties(folder: str | Path) -> dict[str, str]:
-    """Returns the pyiceberg properties of a SQLite catalog with a `file://` warehouse, both in `folder`."""
+    """Return the pyiceberg properties of a SQLite catalog with a `file://` warehouse, both in `folder`."""
     root = Path(folder).resolve()
     # No "type": pyiceberg infers it from the sqlite uri, and a 3-character extra value would make Airflow warn
     # in every task log that it is too short to mask.
@@ -33,7 +33,7 @@ def local_catalog_properties(folder: str | Path) -> dict[str, str]:
 
 
 def open_local_catalog(folder: str | Path, name: str = LOCAL_CATALOG_NAME) -> SqlCatalog:
-    """Returns the local catalog in `folder`, creating the folder and its warehouse when missing."""
+    """Return the local catalog in `folder`, creating the folder and its warehouse when missing."""
     root = Path(folder).resolve()
     (root / "warehouse").mkdir(parents=True, exist_ok=True)
     properties = local_catalog_properties(root)
@@ -41,8 +41,9 @@ def open_local_catalog(folder: str | Path, name: str = LOCAL_CATALOG_NAME) -> Sq
 
 
 def open_catalog(name: str, properties: Mapping[str, str]) -> Catalog:
-    """Returns the pyiceberg catalog `name` described by `properties` (type, uri, warehouse, credentials…); a REST
-    catalog's requests are bounded by `request-timeout-seconds` (rest.BoundedRestCatalog). Raises
+    """Returns the pyiceberg catalog `name` described by `properties` (type, uri, warehouse, credentials…).
+
+    A REST catalog's requests are bounded by `request-timeout-seconds` (rest.BoundedRestCatalog). Raises
     CatalogUnreachableError when a REST catalog does not answer.
     """
     from airflow_lineage_governance.iceberg.rest import CATALOG_IMPL, is_rest
@@ -54,7 +55,7 @@ def open_catalog(name: str, properties: Mapping[str, str]) -> Catalog:
 
 
 def catalog_tables(catalog: Catalog) -> list[TableRef]:
-    """Returns every table of the catalog, in namespaces of any depth, sorted."""
+    """Return every table of the catalog, in namespaces of any depth, sorted."""
     found: list[TableRef] = []
     pending = list(catalog.list_namespaces())
     seen: set[tuple[str, ...]] = set()
@@ -71,12 +72,12 @@ def catalog_tables(catalog: Catalog) -> list[TableRef]:
 
 
 def table_names(catalog: Catalog) -> list[str]:
-    """Returns the OpenLineage dataset name (`namespace.table`) of every table of the catalog, sorted."""
+    """Return the OpenLineage dataset name (`namespace.table`) of every table of the catalog, sorted."""
     return sorted(str(ref) for ref in catalog_tables(catalog))
 
 
 def load_tables(catalog: Catalog, tables: Iterable[TableName]) -> dict[TableRef, Table]:
-    """Returns each named table loaded once, in order; a table that does not exist is left out."""
+    """Return each named table loaded once, in order; a table that does not exist is left out."""
     loaded: dict[TableRef, Table] = {}
     for ref in dict.fromkeys(map(as_table, tables)):
         try:
@@ -87,14 +88,14 @@ def load_tables(catalog: Catalog, tables: Iterable[TableName]) -> dict[TableRef,
 
 
 def table_columns(table: Table) -> dict[str, str]:
-    """Returns the table's current columns and their Iceberg types, in order."""
+    """Return the table's current columns and their Iceberg types, in order."""
     return {field.name: str(field.field_type) for field in table.schema().fields}
 
 
 def lineage_schema(catalog: Catalog, tables: Iterable[TableName] | None = None) -> dict[TableRef, dict[str, str]]:
-    """Returns each table's current columns and types, `{table: {column: type}}` as the lineage engine takes it
-    (all tables when `tables` is None); a named table that does not exist is left out, for the engine to
-    report.
+    """Return each table's current columns and types, `{table: {column: type}}` as the lineage engine takes it.
+
+    All tables when `tables` is None; a named table that does not exist is left out, for the engine to report.
     """
     loaded = load_tables(catalog, catalog_tables(catalog) if tables is None else tables)
     return {ref: table_columns(table) for ref, table in loaded.items()}

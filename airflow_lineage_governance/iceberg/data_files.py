@@ -1,5 +1,6 @@
-"""Writing a statement's result, streamed as Arrow record batches, into a table's Parquet data files in bounded
-memory, and removing the files of a write that did not commit.
+"""Writing a statement's result into a table's Parquet data files in bounded memory.
+
+The result is streamed as Arrow record batches; the files of a write that did not commit are removed.
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ class DuckDBFileWriter:
 
 @dataclass(frozen=True)
 class ResultStream:
-    """A statement's result as a schema and a function that streams its record batches afresh on each call (a
-    retried commit writes its files again).
+    """A statement's result as a schema and a function that streams its record batches afresh on each call.
+
+    A retried commit writes its files again.
     """
 
     schema: pa.Schema
@@ -53,19 +55,20 @@ class ResultStream:
 
 
 def stream_of(table: pa.Table) -> ResultStream:
-    """Returns `table` as a result stream."""
+    """Return `table` as a result stream."""
     return ResultStream(table.schema, lambda: iter(table.to_batches(max_chunksize=BATCH_ROWS)))
 
 
 def chunk_bytes(metadata: TableMetadata, limit: int = CHUNK_BYTES) -> int:
-    """Returns the Arrow bytes of each chunk written: the table's target file size, at most `limit`."""
+    """Return the Arrow bytes of each chunk written: the table's target file size, at most `limit`."""
     target = metadata.properties.get(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES)
     return min(int(target), limit) if target else limit
 
 
 def chunks(batches: Iterable[pa.RecordBatch], limit: int) -> Iterator[pa.Table]:
-    """Yields `batches` gathered into tables of at least `limit` Arrow bytes each (the last one smaller), leaving
-    out empty batches.
+    """Yield `batches` gathered into tables of at least `limit` Arrow bytes each (the last one smaller).
+
+    Empty batches are left out.
     """
     held: list[pa.RecordBatch] = []
     size = 0
@@ -82,9 +85,10 @@ def chunks(batches: Iterable[pa.RecordBatch], limit: int) -> Iterator[pa.Table]:
 
 
 def write_id(owner: str | None = None) -> uuid.UUID:
-    """Returns a new write id, the name every file of one write carries: random, or, for a write that `owner`
-    (a task instance's write key) makes, 8 bytes that name the owner followed by 8 random bytes, so that the files
-    of the owner's earlier writes can be told by their name (`owner_marker`).
+    """Return a new write id, the name every file of one write carries.
+
+    Random, or, for a write that `owner` (a task instance's write key) makes, 8 bytes that name the owner followed by 8
+    random bytes, so that the files of the owner's earlier writes can be told by their name (`owner_marker`).
     """
     if owner is None:
         return uuid.uuid4()
@@ -92,7 +96,7 @@ def write_id(owner: str | None = None) -> uuid.UUID:
 
 
 def owner_marker(owner: str) -> str:
-    """Returns the text that the name of every file of a write of `owner` holds (the start of its write id)."""
+    """Return the text that the name of every file of a write of `owner` holds (the start of its write id)."""
     return str(write_id(owner))[:19]
 
 
@@ -106,12 +110,13 @@ class WrittenFiles:
 
 
 def write_chunks(metadata: TableMetadata, io: FileIO, tables: Iterable[pa.Table], written: WrittenFiles) -> None:
-    """Writes each of `tables` (rows of the table `metadata` describes, in its Arrow types) as data files of the
-    table, split by its current partition spec, with their statistics; records each file in `written` as soon as
-    it is written (so that a failure later leaves it known). WRITERS chunks are written at once, each in a thread
-    of its own, while the next is taken from `tables` (DuckDB makes the next rows while Parquet encodes the last
-    ones): at most WRITERS + 1 chunks are held. When taking or writing a chunk fails, the chunks in flight are
-    finished first, so no file appears after the error.
+    """Write each of `tables` as data files of the table, split by its current partition spec, with statistics.
+
+    `tables` are rows of the table `metadata` describes, in its Arrow types. Each file is recorded in `written` as soon
+    as it is written (so that a failure later leaves it known). WRITERS chunks are written at once, each in a thread of
+    its own, while the next is taken from `tables` (DuckDB makes the next rows while Parquet encodes the last ones): at
+    most WRITERS + 1 chunks are held. When taking or writing a chunk fails, the chunks in flight are finished first, so
+    no file appears after the error.
     """
     from pyiceberg.io.pyarrow import _dataframe_to_data_files  # pyiceberg's own writer (private in 0.12)
 
@@ -143,8 +148,9 @@ def _filesystem(location: str) -> tuple[fs.FileSystem, str]:
 
 
 def listed_files(location: str) -> Iterator[fs.FileInfo]:
-    """Yields every file under `location` (a table's location, as a URI or a local path); none when it does not
-    exist.
+    """Yield every file under `location` (a table's location, as a URI or a local path).
+
+    None when it does not exist.
     """
     filesystem, root = _filesystem(location)
     try:
@@ -157,13 +163,14 @@ def listed_files(location: str) -> Iterator[fs.FileInfo]:
 
 
 def data_location(metadata: TableMetadata) -> str:
-    """Returns the folder under which the table's data files are written."""
+    """Return the folder under which the table's data files are written."""
     return metadata.properties.get(TableProperties.WRITE_DATA_PATH) or f"{metadata.location.rstrip('/')}/data"
 
 
 def remove_written(io: FileIO, metadata: TableMetadata, written: WrittenFiles) -> None:
-    """Removes the data files of `written`, and any other file under the table's data location named by its write
-    id (one a failed writer left half written).
+    """Remove the data files of `written`, and any other file under the table's data location named by its write id.
+
+    One a failed writer left half written.
     """
     for data_file in written.files:
         io.delete(data_file.file_path)

@@ -145,7 +145,7 @@ def write_directly(metadata: TableMetadata, io: FileIO, writer: DuckDBFileWriter
 
 
 def _refused(metadata: TableMetadata, footer: pq.FileMetaData) -> str | None:
-    """Returns the first column holding a date or timestamp the table cannot store, from the file's statistics.
+    """Return the first column holding a date or timestamp the table cannot store, from the file's statistics.
 
     Raises:
         NotDirectlyWritable: when a statistic the check needs is missing.

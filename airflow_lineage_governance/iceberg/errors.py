@@ -16,9 +16,10 @@ _FREE_TEXT_ERRORS = frozenset({"Invalid Input Error", "Invalid Error"})
 
 
 def without_values(message: str) -> str:
-    """Returns the first line of an engine's error message, cut to 300 characters, with every quoted text
-    (single quotes opening after a non-letter, double or back quotes, an unclosed quote to the end) replaced by
-    '?' and every standalone number by ?: DuckDB, Arrow and pyiceberg quote the offending value, or show it
+    """Return the first line of an engine's error message, cut to 300 characters, with no value in it.
+
+    Every quoted text (single quotes opening after a non-letter, double or back quotes, an unclosed quote to the end) is
+    replaced by '?' and every standalone number by ?: DuckDB, Arrow and pyiceberg quote the offending value, or show it
     bare, and no value may reach a log line or an event.
     """
     first = message.strip().splitlines()[0] if message.strip() else ""
@@ -47,8 +48,9 @@ class IcebergWriteError(IcebergError):
 
 
 class ResultSchemaError(IcebergError):
-    """Raised when the schema of a statement's result cannot be known without running it: DuckDB cannot bind the
-    statement, or no Iceberg type holds a column's type.
+    """Raised when the schema of a statement's result cannot be known without running it.
+
+    DuckDB cannot bind the statement, or no Iceberg type holds a column's type.
     """
 
 
@@ -57,9 +59,10 @@ class CommitConflictError(IcebergWriteError):
 
 
 class CatalogUnreachableError(IcebergError):
-    """Raised when a REST catalog does not answer: down, unreachable, or slower than its request timeout. The
-    request it refused wrote nothing; a commit it did not answer in time is atomic (the table holds all of the
-    write or none of it, and a retried INSERT finds its own earlier commit by write key).
+    """Raised when a REST catalog does not answer: down, unreachable, or slower than its request timeout.
+
+    The request it refused wrote nothing; a commit it did not answer in time is atomic (the table holds all of the write
+    or none of it, and a retried INSERT finds its own earlier commit by write key).
     """
 
     def __init__(self, catalog: str, uri: str, problem: str) -> None:

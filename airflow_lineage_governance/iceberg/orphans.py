@@ -1,6 +1,7 @@
-"""Finding and removing the files under a table's location that no snapshot references: data files of a write
-that was killed before its commit, manifests of a commit the catalog refused; and those of one task instance's
-earlier tries, which its later try removes once its own write is committed.
+"""Finding and removing the files under a table's location that no snapshot references.
+
+Data files of a write that was killed before its commit, manifests of a commit the catalog refused; and those of one
+task instance's earlier tries, which its later try removes once its own write is committed.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class OrphanFile:
 
 
 def _key(location: str) -> str:
-    """Returns `location` (a URI or a path) as the path its filesystem lists it by."""
+    """Return `location` (a URI or a path) as the path its filesystem lists it by."""
     parsed = urlparse(location)
     if parsed.scheme in ("", "file"):
         return parsed.path
@@ -38,8 +39,10 @@ def _key(location: str) -> str:
 
 
 def referenced_files(table: Table) -> set[str]:
-    """Returns every file the table's metadata references, as listed paths: its metadata files, each snapshot's
-    manifest list, manifests, data and delete files (removed entries too), and statistics files.
+    """Return every file the table's metadata references, as listed paths.
+
+    Its metadata files, each snapshot's manifest list, manifests, data and delete files (removed entries too), and
+    statistics files.
     """
     metadata = table.metadata
     found = {table.metadata_location, *(entry.metadata_file for entry in metadata.metadata_log)}
@@ -56,8 +59,9 @@ def referenced_files(table: Table) -> set[str]:
 
 
 def orphan_files(table: Table, older_than: timedelta = SAFETY_AGE, now: datetime | None = None) -> list[OrphanFile]:
-    """Returns the files under the table's location that no snapshot references, last changed more than
-    `older_than` before `now` (default: the current time), sorted by path.
+    """Return the files under the table's location that no snapshot references, sorted by path.
+
+    Only those last changed more than `older_than` before `now` (default: the current time).
     """
     cutoff = (now or datetime.now(UTC)) - older_than
     referenced = referenced_files(table)
@@ -72,8 +76,9 @@ def orphan_files(table: Table, older_than: timedelta = SAFETY_AGE, now: datetime
 
 
 def remove_orphans(table: Table, orphans: Iterable[OrphanFile]) -> int:
-    """Removes `orphans` (as orphan_files found them for the table) and returns how many were removed; one
-    already gone is not counted.
+    """Remove `orphans` (as orphan_files found them for the table) and return how many were removed.
+
+    One already gone is not counted.
     """
     filesystem, _ = fs.FileSystem.from_uri(table.location())
     removed = 0
@@ -87,7 +92,7 @@ def remove_orphans(table: Table, orphans: Iterable[OrphanFile]) -> int:
 
 
 def unreferenced_files_of(table: Table, owner: str) -> list[OrphanFile]:
-    """Returns the files under the table's location that a write of `owner` (a task instance's write key) named
+    """Return the files under the table's location that a write of `owner` (a task instance's write key) named
     and no snapshot references, whatever their age, sorted by path. Only a write that commits at most once per
     owner may remove them once its own commit is in the table: an earlier try still running can then no longer
     commit (its commit conflicts and finds this one), so no snapshot will ever reference them.

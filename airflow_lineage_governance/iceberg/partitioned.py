@@ -1,6 +1,7 @@
-"""Partitioned tables: setting a table's partition spec, naming the partitions a snapshot wrote, and committing
-a file-level overwrite (the files a write replaces out, the rewritten rows in) whose concurrency check covers
-exactly the rows it replaces.
+"""Partitioned tables.
+
+Setting a table's partition spec, naming the partitions a snapshot wrote, and committing a file-level overwrite (the
+files a write replaces out, the rewritten rows in) whose concurrency check covers exactly the rows it replaces.
 """
 
 from __future__ import annotations
@@ -48,8 +49,10 @@ MAX_SCOPE_PARTITIONS = 1000
 
 
 def set_partition_spec(transaction: Transaction, fields: Sequence[PartitionField], table: str) -> None:
-    """Gives the table in `transaction` the partition spec `fields` (its current spec is kept when `fields` is
-    empty, or already the same); raises PartitionSpecError naming a field whose column the table lacks.
+    """Give the table in `transaction` the partition spec `fields`.
+
+    Its current spec is kept when `fields` is empty, or already the same. Raises PartitionSpecError naming a field whose
+    column the table lacks.
     """
     if not fields:
         return
@@ -66,8 +69,9 @@ def set_partition_spec(transaction: Transaction, fields: Sequence[PartitionField
 
 
 def partition_names(spec: PartitionSpec, schema: Schema, records: Iterable[Record]) -> tuple[str, ...]:
-    """Returns each partition as its path (`paid_at_day=2026-01-05/country=FR`), sorted; none for an
-    unpartitioned spec.
+    """Return each partition as its path (`paid_at_day=2026-01-05/country=FR`), sorted.
+
+    None for an unpartitioned spec.
     """
     if spec.is_unpartitioned():
         return ()
@@ -75,7 +79,7 @@ def partition_names(spec: PartitionSpec, schema: Schema, records: Iterable[Recor
 
 
 def added_files(table: Table, snapshot_id: int | None) -> list[DataFile]:
-    """Returns the data files snapshot `snapshot_id` of the table added (none for None)."""
+    """Return the data files snapshot `snapshot_id` of the table added (none for None)."""
     snapshot = table.snapshot_by_id(snapshot_id) if snapshot_id is not None else None
     if snapshot is None:
         return []
@@ -92,7 +96,7 @@ def added_files(table: Table, snapshot_id: int | None) -> list[DataFile]:
 
 
 def written_partitions(table: Table, snapshot_id: int | None) -> tuple[str, ...]:
-    """Returns the partitions snapshot `snapshot_id` added files to, as paths; none for an unpartitioned table."""
+    """Return the partitions snapshot `snapshot_id` added files to, as paths; none for an unpartitioned table."""
     spec = table.spec()
     if spec.is_unpartitioned():
         return ()
@@ -118,7 +122,7 @@ def _time_bounds(transform: str, value: int) -> tuple[dt.datetime, dt.datetime]:
 
 
 def _field_filter(field: PartitionField, source_type: Any, value: Any) -> BooleanExpression | None:
-    """Returns the row filter of one partition field's value, or None when no row filter expresses it."""
+    """Return the row filter of one partition field's value, or None when no row filter expresses it."""
     if value is None:
         return _IS_NULL(field.column)  # type: ignore[no-any-return]
     if field.transform == "identity":
@@ -132,9 +136,10 @@ def _field_filter(field: PartitionField, source_type: Any, value: Any) -> Boolea
 
 
 def partition_scope(spec: PartitionSpec, schema: Schema, records: Iterable[Record]) -> BooleanExpression:
-    """Returns a row filter that holds exactly for the rows of the given partitions of `spec` (ALWAYS_TRUE when
-    a transform has no row filter, bucket and truncate, or past MAX_SCOPE_PARTITIONS partitions; ALWAYS_FALSE
-    for no partition).
+    """Return a row filter that holds exactly for the rows of the given partitions of `spec`.
+
+    ALWAYS_TRUE when a transform has no row filter (bucket and truncate), or past MAX_SCOPE_PARTITIONS partitions;
+    ALWAYS_FALSE for no partition.
     """
     unique = list(dict.fromkeys(records))
     if not unique:
@@ -167,7 +172,7 @@ class MetadataReusingTransaction(Transaction):
 
     @property
     def table_metadata(self) -> TableMetadata:
-        """Returns the table's metadata with the transaction's updates applied."""
+        """Return the table's metadata with the transaction's updates applied."""
         base, updates = self._table.metadata, self._updates
         built = self.__dict__.get("_built_metadata")
         if built is None or built[0] is not base or built[1] is not updates:
@@ -177,8 +182,9 @@ class MetadataReusingTransaction(Transaction):
 
 
 def keep_live_manifests(producer: Any) -> None:
-    """Makes the snapshot `producer` commits list only the manifests that hold a live data file or that the commit
-    itself wrote.
+    """Make the snapshot `producer` commits list only the manifests that hold a live data file.
+
+    Or that the commit itself wrote.
 
     pyiceberg 0.12 carries a manifest whose entries are all deleted forward into every later snapshot, so each
     overwrite adds one more manifest that every later scan and commit opens for nothing; Iceberg's Java
@@ -212,11 +218,12 @@ def commit_files(
     properties: dict[str, str],
     commit_uuid: uuid.UUID,
 ) -> Table:
-    """Commits one OVERWRITE snapshot to `table` (as loaded at the snapshot the write read) that removes
-    `replaced` and adds `added`, and returns the table. pyiceberg checks the commit against the snapshot read:
-    a concurrent commit that added rows matching `scope` (serializable isolation), or removed a replaced file,
-    raises ValidationException (the caller retries from the new snapshot); a concurrent commit elsewhere is
-    merged (pyiceberg rebases and retries the commit itself).
+    """Commit one OVERWRITE snapshot to `table` that removes `replaced` and adds `added`, and return the table.
+
+    `table` is as loaded at the snapshot the write read. pyiceberg checks the commit against the snapshot read: a
+    concurrent commit that added rows matching `scope` (serializable isolation), or removed a replaced file, raises
+    ValidationException (the caller retries from the new snapshot); a concurrent commit elsewhere is merged (pyiceberg
+    rebases and retries the commit itself).
     """
     with MetadataReusingTransaction(table) as transaction:
         with transaction.update_snapshot(snapshot_properties=properties).overwrite() as overwrite:
@@ -232,8 +239,9 @@ def commit_files(
 
 
 def files_in_partitions(table: Table, records: set[Record], scope: BooleanExpression) -> list[DataFile]:
-    """Returns the current snapshot's data files that lie in one of the partitions `records` of the current
-    spec (`scope`: their row filter, to prune the scan; files of an older spec are not matched).
+    """Return the current snapshot's data files that lie in one of the partitions `records` of the current spec.
+
+    `scope` is their row filter, to prune the scan; files of an older spec are not matched.
     """
     spec_id = table.spec().spec_id
     snapshot = table.current_snapshot()

@@ -1,5 +1,6 @@
-"""Partition specs as DAG authors write them (`"day(paid_at)"`, `"country"`, `"bucket[16](learner_id)"`), read
-without pyiceberg so a DAG file can be checked when it is parsed; `partition_spec_fields` turns them into
+"""Partition specs as DAG authors write them (`"day(paid_at)"`, `"country"`, `"bucket[16](learner_id)"`).
+
+They are read without pyiceberg so a DAG file can be checked when it is parsed; `partition_spec_fields` turns them into
 pyiceberg transforms when a task writes.
 """
 
@@ -28,15 +29,15 @@ _WIDTH = re.compile(
 
 
 class PartitionSpecError(IcebergError):
-    """Raised when a partition_by entry is not a transform this provider writes, or names no column of the
-    table.
-    """
+    """Raised when a partition_by entry is not a transform this provider writes, or names no column of the table."""
 
 
 @dataclass(frozen=True)
 class PartitionField:
-    """One partition field: the transform (identity, year, month, day, hour, bucket, truncate), its width for
-    bucket and truncate, and the source column.
+    """One partition field.
+
+    The transform (identity, year, month, day, hour, bucket, truncate), its width for bucket and truncate, and the
+    source column.
     """
 
     transform: str
@@ -45,7 +46,7 @@ class PartitionField:
 
     @property
     def name(self) -> str:
-        """Returns the partition field's name: the column for identity, else `column_transform`."""
+        """Return the partition field's name: the column for identity, else `column_transform`."""
         return self.column if self.transform == "identity" else f"{self.column}_{self.transform}"
 
     def __str__(self) -> str:
@@ -56,8 +57,10 @@ class PartitionField:
 
 
 def parse_partition_field(text: str, table: str = "the target") -> PartitionField:
-    """Returns the partition field `text` writes; raises PartitionSpecError naming it when it is none of
-    `column`, `identity(column)`, `year|month|day|hour(column)`, `bucket[N](column)`, `truncate[N](column)`.
+    """Return the partition field `text` writes.
+
+    Raises PartitionSpecError naming it when it is none of `column`, `identity(column)`, `year|month|day|hour(column)`,
+    `bucket[N](column)`, `truncate[N](column)`.
     """
     if not isinstance(text, str):
         raise PartitionSpecError(
@@ -86,7 +89,7 @@ def parse_partition_field(text: str, table: str = "the target") -> PartitionFiel
 
 
 def check_write_mode(write_mode: str, table: str = "the target") -> str:
-    """Returns `write_mode` when it is one of WRITE_MODES; raises PartitionSpecError naming it otherwise."""
+    """Return `write_mode` when it is one of WRITE_MODES; raise PartitionSpecError naming it otherwise."""
     if write_mode not in WRITE_MODES:
         raise PartitionSpecError(
             table,
@@ -97,8 +100,9 @@ def check_write_mode(write_mode: str, table: str = "the target") -> str:
 
 
 def parse_partition_by(entries: Iterable[str] | str | None, table: str = "the target") -> tuple[PartitionField, ...]:
-    """Returns the partition fields of an operator's `partition_by` (none for None); raises PartitionSpecError
-    for an entry that is not a transform, or for two entries with the same field name.
+    """Return the partition fields of an operator's `partition_by` (none for None).
+
+    Raises PartitionSpecError for an entry that is not a transform, or for two entries with the same field name.
     """
     if entries is None:
         return ()
@@ -117,8 +121,9 @@ def parse_partition_by(entries: Iterable[str] | str | None, table: str = "the ta
 
 
 def check_columns(fields: Sequence[PartitionField], columns: Iterable[str], table: str) -> None:
-    """Raises PartitionSpecError naming the first partition field whose column the table (or result) does not
-    have; nothing is written then.
+    """Raise PartitionSpecError naming the first partition field whose column the table (or result) does not have.
+
+    Nothing is written then.
     """
     known = {column.lower() for column in columns}
     for field in fields:
@@ -131,7 +136,7 @@ def check_columns(fields: Sequence[PartitionField], columns: Iterable[str], tabl
 
 
 def pyiceberg_transform(field: PartitionField) -> Any:
-    """Returns pyiceberg's transform of the field (imported when a task writes, not when a DAG is parsed)."""
+    """Return pyiceberg's transform of the field (imported when a task writes, not when a DAG is parsed)."""
     from pyiceberg import transforms
 
     simple = {
@@ -149,8 +154,9 @@ def pyiceberg_transform(field: PartitionField) -> Any:
 
 
 def spec_entries(spec: Any, schema: Any) -> tuple[PartitionField, ...]:
-    """Returns a pyiceberg PartitionSpec's fields as PartitionFields (columns by name in `schema`); a transform
-    this provider does not write (void) is left out.
+    """Return a pyiceberg PartitionSpec's fields as PartitionFields (columns by name in `schema`).
+
+    A transform this provider does not write (void) is left out.
     """
     found = []
     for field in spec.fields:

@@ -1,6 +1,7 @@
-"""Exposing Iceberg tables to DuckDB under their names, each pinned to one snapshot: a table of a one-level
-namespace as `schema.table`, of a two-level namespace `a.b` as `a.b.table` (an in-memory DuckDB catalog `a`
-holding the schema `b`).
+"""Exposing Iceberg tables to DuckDB under their names, each pinned to one snapshot.
+
+A table of a one-level namespace as `schema.table`, of a two-level namespace `a.b` as `a.b.table` (an in-memory DuckDB
+catalog `a` holding the schema `b`).
 
 Every read of the provider goes through `expose_table`, which gives exactly the rows and types the snapshot
 holds: DuckDB scans the snapshot's data files with the columns matched by Iceberg field id, values taken from
@@ -91,7 +92,7 @@ def _open_into(future: Future[duckdb.DuckDBPyConnection]) -> None:
 
 
 def _taken_connection() -> duckdb.DuckDBPyConnection:
-    """Returns the connection `prepare_sandboxed_connection` opened (waiting for it), else a new one."""
+    """Return the connection `prepare_sandboxed_connection` opened (waiting for it), else a new one."""
     with _spare_lock:
         pid, future = _spare.pop() if _spare else (None, None)
     if future is not None and pid == os.getpid():  # a forked child never uses its parent's database
@@ -128,9 +129,10 @@ def sandboxed_connection(
 
 
 def lock_down(connection: duckdb.DuckDBPyConnection, reads: Sequence[PinnedRead], staging: str | None = None) -> None:
-    """Confines the connection to the data files of the pinned snapshots: external access off but for those
-    files (no other file, URL, ATTACH, COPY or extension) and the `staging` folder, where the connection writes
-    the result's data file, and the configuration locked so a query cannot undo it.
+    """Confine the connection to the data files of the pinned snapshots.
+
+    External access off but for those files (no other file, URL, ATTACH, COPY or extension) and the `staging` folder,
+    where the connection writes the result's data file, and the configuration locked so a query cannot undo it.
     """
     files = sorted({path for read in reads for path in read.files})
     if files:
@@ -159,8 +161,9 @@ def _local_path(location: str) -> str | None:
 
 
 def duckdb_name(connection: duckdb.DuckDBPyConnection, ref: TableRef) -> str:
-    """Returns the quoted name under which DuckDB finds `ref`, creating its schema (and, for a two-level
-    namespace, its in-memory catalog) when missing; raises NamespaceTooDeepError past two levels.
+    """Return the quoted name under which DuckDB finds `ref`, creating its schema when missing.
+
+    For a two-level namespace, its in-memory catalog too. Raises NamespaceTooDeepError past two levels.
     """
     if len(ref.namespace) == 1:
         schema = quoted(ref.namespace[0])
@@ -179,8 +182,9 @@ def duckdb_name(connection: duckdb.DuckDBPyConnection, ref: TableRef) -> str:
 
 
 def _nested_names(schema: Schema) -> dict[int, tuple[int | str, ...]]:
-    """Returns every field nested in a struct, list or map column, by field id: its column's field id, then the
-    names leading to it.
+    """Return every field nested in a struct, list or map column, by field id.
+
+    Its column's field id, then the names leading to it.
     """
     found: dict[int, tuple[int | str, ...]] = {}
 
@@ -202,8 +206,9 @@ def _nested_names(schema: Schema) -> dict[int, tuple[int | str, ...]]:
 
 
 def _nested_fields_changed(table: Table) -> bool:
-    """Returns whether a field nested in a column was renamed, or a nested name given to another field, in the
-    table's history: DuckDB matches nested fields by name, so those tables take pyiceberg's reader.
+    """Return whether a field nested in a column was renamed, or a nested name given to another field.
+
+    In the table's history: DuckDB matches nested fields by name, so those tables take pyiceberg's reader.
     """
     current = _nested_names(table.schema())
     by_path = {path: field_id for field_id, path in current.items()}
@@ -215,7 +220,7 @@ def _nested_fields_changed(table: Table) -> bool:
 
 
 def _fallback_reason(table: Table, tasks: Sequence[FileScanTask]) -> str:
-    """Returns why DuckDB's scan of the files would be wrong ('' when it is right)."""
+    """Return why DuckDB's scan of the files would be wrong ('' when it is right)."""
     if _NAME_MAPPING in table.metadata.properties:
         return "its data files may lack field ids (the table has a name mapping)"
     if _nested_fields_changed(table):
@@ -229,8 +234,9 @@ def _fallback_reason(table: Table, tasks: Sequence[FileScanTask]) -> str:
 
 
 def _schema_map(fields: Sequence[NestedField]) -> str:
-    """Returns the `schema` option of read_parquet that reads each column by its field id, as its current name
-    and type (NULL in a file written before the column was added).
+    """Return the `schema` option of read_parquet that reads each column by its field id.
+
+    As its current name and type (NULL in a file written before the column was added).
     """
     entries = ", ".join(
         f"{f.field_id}: {{name: {_text(f.name)}, type: {_text(duckdb_type(f.field_type))}, default_value: NULL}}"
@@ -240,8 +246,9 @@ def _schema_map(fields: Sequence[NestedField]) -> str:
 
 
 def _file_has_field(data_file: DataFile, path: str, field_id: int) -> bool:
-    """Returns whether the data file holds the column `field_id` (read from its footer when its metrics say
-    nothing of the column).
+    """Return whether the data file holds the column `field_id`.
+
+    Read from its footer when its metrics say nothing of the column.
     """
     for metrics in (data_file.value_counts, data_file.null_value_counts, data_file.column_sizes):
         if metrics and field_id in metrics:
@@ -254,8 +261,9 @@ def _file_has_field(data_file: DataFile, path: str, field_id: int) -> bool:
 def _missing_identity_values(
     table: Table, task: FileScanTask, path: str, fields: Sequence[NestedField]
 ) -> tuple[tuple[int, Any], ...]:
-    """Returns, for each identity-partition column the data file lacks, its field id and the value the
-    manifest's partition tuple gives it.
+    """Return, for each identity-partition column the data file lacks, its field id and partition value.
+
+    The value the manifest's partition tuple gives it.
     """
     spec = table.specs().get(task.file.spec_id)
     if spec is None or spec.is_unpartitioned():
@@ -276,8 +284,9 @@ def _constants_table(
     values: Sequence[tuple[int, Any]],
     names: Iterator[int],
 ) -> str:
-    """Creates a one-row DuckDB table holding the partition values `values` (field id, value) typed by the
-    table's schema, and returns its quoted name.
+    """Create a one-row DuckDB table holding the partition values `values` and return its quoted name.
+
+    `values` are (field id, value), typed by the table's schema.
     """
     arrays, arrow_fields = [], []
     for field_id, value in values:
@@ -305,8 +314,9 @@ _CONSTANT_TABLES = count()
 def _scan_sql(
     connection: duckdb.DuckDBPyConnection, table: Table, tasks: Sequence[FileScanTask], file_column: str | None
 ) -> tuple[str, list[str], dict[str, DataFile]]:
-    """Returns the SELECT that reads the tasks' data files as the table's rows, the local paths it reads, and
-    each data file by its path (the file column's value).
+    """Return the SELECT that reads the tasks' data files as the table's rows, and the local paths it reads.
+
+    And each data file by its path (the file column's value).
     """
     fields = table.schema().fields
     by_id = {f.field_id: f for f in fields}
@@ -348,8 +358,9 @@ def _read_through_arrow(
     target: str,
     file_column: str | None,
 ) -> dict[str, DataFile]:
-    """Creates `target` in DuckDB from pyiceberg's reader of the tasks, each column cast by DuckDB to its
-    table type; returns each data file by the file column's value.
+    """Create `target` in DuckDB from pyiceberg's reader of the tasks, each column cast by DuckDB to its table type.
+
+    Returns each data file by the file column's value.
     """
     schema = table.schema()
     relation = "__iceberg_arrow_batches"
@@ -435,8 +446,9 @@ def expose_tables(
     tables: Sequence[TableName],
     loaded: Mapping[TableRef, Table] | None = None,
 ) -> list[PinnedRead]:
-    """Exposes every table in `tables` (those in `loaded` as loaded there) and returns how each was read, in
-    the same order.
+    """Expose every table in `tables` and return how each was read, in the same order.
+
+    Those in `loaded` are exposed as loaded there.
     """
     known = loaded or {}
     return [expose_table(connection, catalog, ref, known.get(ref)) for ref in map(as_table, tables)]

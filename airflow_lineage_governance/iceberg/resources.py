@@ -1,5 +1,7 @@
-"""What one task's DuckDB may take of its worker: memory, threads, and a spill folder of its own that is removed
-when the task's statement ends, whether it succeeded or failed.
+"""What one task's DuckDB may take of its worker.
+
+Memory, threads, and a spill folder of its own that is removed when the task's statement ends, whether it succeeded or
+failed.
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ def _physical_memory() -> int | None:
 
 
 def default_memory_limit() -> str:
-    """Returns a task's default DuckDB memory limit: a TASKS_PER_WORKER-th of the machine's memory, at least 256
-    MiB (DuckDB's own default when the machine's memory cannot be read).
+    """Return a task's default DuckDB memory limit.
+
+    A TASKS_PER_WORKER-th of the machine's memory, at least 256 MiB (DuckDB's own default when the machine's memory
+    cannot be read).
     """
     total = _physical_memory()
     if total is None:
@@ -45,17 +49,20 @@ def default_memory_limit() -> str:
 
 
 def default_threads() -> int:
-    """Returns a task's default DuckDB threads: the machine's cores, as DuckDB's own default (threads only share
-    the cores among a worker's tasks; memory is what a task must not take from the others).
+    """Return a task's default DuckDB threads.
+
+    The machine's cores, as DuckDB's own default (threads only share the cores among a worker's tasks; memory is what a
+    task must not take from the others).
     """
     return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
 class Resources:
-    """The DuckDB resources of one task: its memory limit (DuckDB's syntax, `'2GB'`; empty for the default
-    share), its threads (0 for the default share) and the folder under which its spill folder is made (empty for
-    the system's temporary folder).
+    """The DuckDB resources of one task.
+
+    Its memory limit (DuckDB's syntax, `'2GB'`; empty for the default share), its threads (0 for the default share) and
+    the folder under which its spill folder is made (empty for the system's temporary folder).
     """
 
     memory_limit: str = ""
@@ -63,7 +70,7 @@ class Resources:
     spill_root: str = ""
 
     def resolved(self) -> Resources:
-        """Returns these resources with every unset one given its default."""
+        """Return these resources with every unset one given its default."""
         return Resources(
             self.memory_limit or default_memory_limit(),
             self.threads or default_threads(),
@@ -73,8 +80,9 @@ class Resources:
 
 @contextmanager
 def spill_folder(resources: Resources) -> Iterator[str]:
-    """Makes a spill folder of the task's own under the resources' spill root, yields its path, and removes it
-    with all it holds when the block ends, also when it raises.
+    """Make a spill folder of the task's own under the resources' spill root and yield its path.
+
+    The folder is removed with all it holds when the block ends, also when it raises.
 
     Raises:
         SessionSettingError: when the spill root cannot hold a folder.
@@ -100,8 +108,9 @@ _DUCKDB_OPTIONS = {
 
 
 def resource_config(resources: Resources, spill: str | None) -> dict[str, str]:
-    """Returns the DuckDB settings of a connection under `resources`: its memory limit and threads, and `spill`
-    as the only folder it spills to (no spilling when None).
+    """Return the DuckDB settings of a connection under `resources`.
+
+    Its memory limit and threads, and `spill` as the only folder it spills to (no spilling when None).
     """
     resolved = resources.resolved()
     config = {"threads": str(resolved.threads), "temp_directory": spill or ""}
@@ -111,7 +120,7 @@ def resource_config(resources: Resources, spill: str | None) -> dict[str, str]:
 
 
 def apply_resources(connection: duckdb.DuckDBPyConnection, resources: Resources, spill: str | None) -> None:
-    """Sets `resources` on `connection`, with `spill` as its spill folder (none: it does not spill).
+    """Set `resources` on `connection`, with `spill` as its spill folder (none: it does not spill).
 
     Args:
         connection: a DuckDB connection the provider opened, before any statement runs on it.

@@ -1,5 +1,7 @@
-"""pyiceberg's REST catalog with a bound on every request: a server that is down, unreachable or slow is one
-sentence naming the catalog (CatalogUnreachableError), never a hung task or a transport traceback.
+"""pyiceberg's REST catalog with a bound on every request.
+
+A server that is down, unreachable or slow is one sentence naming the catalog (CatalogUnreachableError), never a hung
+task or a transport traceback.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ CATALOG_IMPL = "airflow_lineage_governance.iceberg.rest.BoundedRestCatalog"
 
 
 def is_rest(properties: Mapping[str, str]) -> bool:
-    """Returns whether `properties` describe a REST catalog (`type: rest`, or no type and an http(s) uri)."""
+    """Return whether `properties` describe a REST catalog (`type: rest`, or no type and an http(s) uri)."""
     kind = properties.get("type")
     if kind is not None:
         return str(kind).lower() == "rest"
@@ -28,8 +30,9 @@ def is_rest(properties: Mapping[str, str]) -> bool:
 
 
 def request_timeout(properties: Mapping[str, str]) -> float:
-    """Returns the request timeout in seconds `properties` ask for (DEFAULT_TIMEOUT_S when unset); raises
-    ValueError for a value that is not a positive number.
+    """Return the request timeout in seconds `properties` ask for (DEFAULT_TIMEOUT_S when unset).
+
+    Raises ValueError for a value that is not a positive number.
     """
     value = float(properties.get(TIMEOUT_PROPERTY, DEFAULT_TIMEOUT_S))
     if not value > 0:
@@ -71,8 +74,9 @@ class _BoundedAdapter(HTTPAdapter):
 
 
 class BoundedRestCatalog(RestCatalog):
-    """pyiceberg's RestCatalog whose every request (the config and token requests too) is bounded by the
-    `request-timeout-seconds` property and raises CatalogUnreachableError when the server does not answer.
+    """pyiceberg's RestCatalog with every request bounded by the `request-timeout-seconds` property.
+
+    The config and token requests too; a request the server does not answer raises CatalogUnreachableError.
     """
 
     def _config_headers(self, session: requests.Session) -> None:

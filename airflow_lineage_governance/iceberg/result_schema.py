@@ -1,6 +1,7 @@
-"""The Iceberg schema a CREATE TABLE ... AS will give its table, as DuckDB binds its SELECT over empty tables of
-the catalog's schemas: nothing is read. The lineage's binding already holds that answer (`bound_result_schema`);
-`result_schema` asks DuckDB again, on a connection of its own.
+"""The Iceberg schema a CREATE TABLE ... AS will give its table, as DuckDB binds its SELECT.
+
+DuckDB binds it over empty tables of the catalog's schemas: nothing is read. The lineage's binding already holds that
+answer (`bound_result_schema`); `result_schema` asks DuckDB again, on a connection of its own.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ class ReturnedRows:
     rows: list[list[Any]]
 
     def as_json(self) -> dict[str, Any]:
-        """Returns the rows as the task's XCom holds them: `{"columns": [...], "rows": [[...], ...]}`."""
+        """Return the rows as the task's XCom holds them: `{"columns": [...], "rows": [[...], ...]}`."""
         return {"columns": list(self.columns), "rows": self.rows}
 
 

@@ -1,10 +1,11 @@
-"""MERGE, UPDATE and DELETE on an Iceberg table, copy-on-write: the target's pinned snapshot is read (only the data
-files that can hold a row the statement changes, when its condition bounds a column: iceberg/bounds.py), those
-rows become a table in the sandboxed DuckDB connection, DuckDB runs the statement there, and one OVERWRITE commit
-replaces exactly the files read with the rewritten rows. The commit is checked against the pinned snapshot: a
-concurrent commit that added rows the statement's bound covers, or removed a file it read, makes it start again
-from the new snapshot (write.with_retries); a concurrent commit elsewhere in the table is merged. A retried try
-that finds its own earlier commit (the write key) does nothing.
+"""MERGE, UPDATE and DELETE on an Iceberg table, copy-on-write.
+
+The target's pinned snapshot is read (only the data files that can hold a row the statement changes, when its condition
+bounds a column: iceberg/bounds.py), those rows become a table in the sandboxed DuckDB connection, DuckDB runs the
+statement there, and one OVERWRITE commit replaces exactly the files read with the rewritten rows. The commit is checked
+against the pinned snapshot: a concurrent commit that added rows the statement's bound covers, or removed a file it
+read, makes it start again from the new snapshot (write.with_retries); a concurrent commit elsewhere in the table is
+merged. A retried try that finds its own earlier commit (the write key) does nothing.
 """
 
 from __future__ import annotations
@@ -77,8 +78,10 @@ RETURNING_MAX_ROWS = 1000
 
 @dataclass(frozen=True)
 class _Rewritten:
-    """One attempt's DuckDB work: the files read, the filter that chose them, whether a row changed (the rows
-    after the statement are then written as new data files), the counts.
+    """One attempt's DuckDB work.
+
+    The files read, the filter that chose them, whether a row changed (the rows after the statement are then written as
+    new data files), the counts.
     """
 
     files: list[DataFile]
@@ -90,8 +93,9 @@ class _Rewritten:
 
 
 def _checked_filter(table: Table, found: BooleanExpression) -> BooleanExpression:
-    """Returns `found` when it binds to the table's schema, else ALWAYS_TRUE (a bound that cannot be checked
-    reads the whole table).
+    """Return `found` when it binds to the table's schema, else ALWAYS_TRUE.
+
+    A bound that cannot be checked reads the whole table.
     """
     try:
         bind(table.schema(), found, case_sensitive=False)
@@ -101,13 +105,14 @@ def _checked_filter(table: Table, found: BooleanExpression) -> BooleanExpression
 
 
 def _returns(parsed: ParsedDml) -> bool:
-    """Returns whether the statement has a RETURNING of its own."""
+    """Return whether the statement has a RETURNING of its own."""
     return parsed.tree is not None and parsed.tree.args.get("returning") is not None
 
 
 def _counted(parsed: ParsedDml, dml: str) -> str:
-    """Returns the statement as run: a MERGE returning `merge_action` first (then its own RETURNING's columns), so
-    each changed row says how.
+    """Return the statement as run.
+
+    A MERGE returning `merge_action` first (then its own RETURNING's columns), so each changed row says how.
     """
     if parsed.kind != "MERGE":
         return dml
@@ -119,8 +124,9 @@ def _counted(parsed: ParsedDml, dml: str) -> str:
 
 
 def _run_dml(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, dml: str) -> tuple[RowCounts, pa.Table | None]:
-    """Runs the statement on `connection`; returns the rows it inserted, updated and deleted, and the rows its own
-    RETURNING gave (None without one).
+    """Run the statement on `connection`.
+
+    Returns the rows it inserted, updated and deleted, and the rows its own RETURNING gave (None without one).
     """
     if parsed.kind == "MERGE":
         changed = connection.sql(_counted(parsed, dml)).to_arrow_table()
@@ -139,7 +145,7 @@ def _run_dml(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, dml: str)
 
 
 def _touched_files(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, read: PinnedRead) -> list[str]:
-    """Returns the file column's values of the target's data files the statement can change, as DuckDB answers
+    """Return the file column's values of the target's data files the statement can change, as DuckDB answers
     over the statement's own read (all of them when nothing bounds the statement).
     """
     query = touched_files_query(parsed, FILE_COLUMN)
@@ -162,9 +168,11 @@ def _rewrite(
     resources: Resources | None,
     spill: str,
 ) -> _Rewritten:
-    """Reads the table's current snapshot into a sandboxed DuckDB, asks DuckDB which data files the statement
-    can change, keeps only their rows, runs the statement there, streams the rows after it into new data files
-    (`written`, when a row changed) and returns what it read.
+    """Run one attempt of the statement on the rows of the data files it can change, and return what it read.
+
+    Read the table's current snapshot into a sandboxed DuckDB, ask DuckDB which data files the statement can change,
+    keep only their rows, run the statement there, and stream the rows after it into new data files (`written`, when a
+    row changed).
     """
     snapshot = table.current_snapshot()
     connection = sandboxed_connection(session, resources, spill)
@@ -204,8 +212,10 @@ def _rewrite(
 
 
 def _write_rows(ref: TableRef, table: Table, after: duckdb.DuckDBPyRelation, written: WrittenFiles) -> None:
-    """Streams the rows of `after` (the rewritten files' rows after the statement) into new data files of the
-    table, chunk by chunk; raises IcebergWriteError when a value cannot be written as its column's type.
+    """Stream the rows of `after` into new data files of the table, chunk by chunk.
+
+    `after` holds the rewritten files' rows after the statement. Raises IcebergWriteError when a value cannot be written
+    as its column's type.
     """
 
     def prepare(chunk: pa.Table) -> pa.Table:
@@ -316,8 +326,9 @@ def rewrite_statement(
 def _commit(
     table: Table, ref: TableRef, done: _Rewritten, written: WrittenFiles, properties: dict[str, str]
 ) -> WriteResult:
-    """Commits the rewritten rows' data files (`written`) in place of the files read (nothing when no row changed)
-    and returns the write; raises ValidationException (retried) when a concurrent commit conflicts.
+    """Commit the rewritten rows' data files (`written`) in place of the files read, and return the write.
+
+    Nothing is committed when no row changed. Raises ValidationException (retried) when a concurrent commit conflicts.
     """
     columns = facet_fields(table.schema())
     counts = done.counts

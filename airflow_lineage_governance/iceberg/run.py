@@ -34,8 +34,9 @@ from airflow_lineage_governance.refs import TableRef
 
 
 def _insert_target(catalog: Catalog, target: TableRef, known: Mapping[TableRef, Table]) -> Table:
-    """Returns the table an INSERT writes (as already loaded, else from the catalog); raises IcebergWriteError when
-    it does not exist.
+    """Return the table an INSERT writes (as already loaded, else from the catalog).
+
+    Raises IcebergWriteError when it does not exist.
     """
     if target in known:
         return known[target]
@@ -78,23 +79,22 @@ def run_statement(
     session: SessionSettings | None = None,
     resources: Resources | None = None,
 ) -> StatementRun:
-    """Runs `query` (the statement's SELECT) on DuckDB over `sources` pinned to their current snapshots and
-    writes the result to `target`: replaced whole for a CTAS, appended for an INSERT (into `insert_columns`
-    by position). DuckDB casts the values before they leave it, as it would for a table of its own: for an INSERT
-    to the target's column types, for a CTAS to the types that hold the SELECT's types in Iceberg
-    (`types.iceberg_type`), of which the new table's schema is made. `loaded` holds tables already loaded (as
-    the lineage read them): they are not loaded again.
-    `replace` False (a plain CREATE TABLE ... AS) replaces an existing target only when this task instance wrote it
-    (the WRITE_KEY of `snapshot_properties`). A CTAS target is partitioned by `partition_by`; an INSERT with
+    """Run `query` (the statement's SELECT) on DuckDB over `sources` pinned to their current snapshots.
+
+    The result is written to `target`: replaced whole for a CTAS, appended for an INSERT (into `insert_columns` by
+    position). DuckDB casts the values before they leave it, as it would for a table of its own: for an INSERT to the
+    target's column types, for a CTAS to the types that hold the SELECT's types in Iceberg (`types.iceberg_type`), of
+    which the new table's schema is made. `loaded` holds tables already loaded (as the lineage read them): they are not
+    loaded again. `replace` False (a plain CREATE TABLE ... AS) replaces an existing target only when this task instance
+    wrote it (the WRITE_KEY of `snapshot_properties`). A CTAS target is partitioned by `partition_by`; an INSERT with
     `write_mode` OVERWRITE_PARTITIONS replaces the partitions its rows fall in instead of appending. DuckDB runs
-    sandboxed, under `session` (default: UTC), within `resources` (default: the task's share of the machine),
-    spilling only to a folder of its own that is removed when the statement ends: it reads only the pinned
-    snapshots' data files, and the result streams into the target's data files in bounded memory. With
-    `if_not_exists` (CREATE TABLE IF NOT EXISTS ... AS) an existing target is left as it is: nothing is run or
-    written (`write.untouched`).
-    Raises IcebergWriteError when the target's name cannot be stored, DuckDB rejects the query or cannot cast a
-    value to its column's type, no Iceberg type holds a CTAS column's type, a date or timestamp is beyond what the
-    table can store, or the target exists and may not be replaced; nothing is written then.
+    sandboxed, under `session` (default: UTC), within `resources` (default: the task's share of the machine), spilling
+    only to a folder of its own that is removed when the statement ends: it reads only the pinned snapshots' data files,
+    and the result streams into the target's data files in bounded memory. With `if_not_exists` (CREATE TABLE IF NOT
+    EXISTS ... AS) an existing target is left as it is: nothing is run or written (`write.untouched`). Raises
+    IcebergWriteError when the target's name cannot be stored, DuckDB rejects the query or cannot cast a value to its
+    column's type, no Iceberg type holds a CTAS column's type, a date or timestamp is beyond what the table can store,
+    or the target exists and may not be replaced; nothing is written then.
     """
     known = loaded or {}
     target = as_table(target)
@@ -144,7 +144,7 @@ def _run_in(
     session: SessionSettings | None,
     resources: Resources | None,
 ) -> StatementRun:
-    """Runs the statement as run_statement says, DuckDB spilling to `spill`."""
+    """Run the statement as run_statement says, DuckDB spilling to `spill`."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
     connection = sandboxed_connection(session, resources, spill)

@@ -1,5 +1,6 @@
-"""The DuckDB session settings that change a statement's results, set by the provider on every connection it
-opens so that no result depends on the worker's environment.
+"""The DuckDB session settings that change a statement's results.
+
+The provider sets them on every connection it opens, so that no result depends on the worker's environment.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class SessionSettings:
     default_null_order: str = "NULLS_LAST"
 
     def as_facet(self) -> dict[str, str]:
-        """Returns the settings under DuckDB's names, as the run's facet records them."""
+        """Return the settings under DuckDB's names, as the run's facet records them."""
         return {_DUCKDB_NAMES[key]: value for key, value in asdict(self).items()}
 
 
@@ -62,7 +63,7 @@ def _literal(value: str) -> str:
 
 
 def apply_session(connection: duckdb.DuckDBPyConnection, settings: SessionSettings) -> None:
-    """Sets `settings` on `connection`.
+    """Set `settings` on `connection`.
 
     Args:
         connection: a DuckDB connection the provider opened, before any statement runs on it.

@@ -1,8 +1,9 @@
-"""Which data files of its target a MERGE, UPDATE or DELETE touches, as DuckDB answers it: the statement's
-target and condition turned into `SELECT DISTINCT <file column> FROM <target> [, <sources>] WHERE <condition>`
-(for a MERGE, the target joined to its source on the ON condition), run in the statement's own connection over
-the same read of the target. Every row the statement can change lies in a file that query names, by DuckDB's
-own binding of the condition (its casts, NaN ordering, collations).
+"""Which data files of its target a MERGE, UPDATE or DELETE touches, as DuckDB answers it.
+
+The statement's target and condition turned into `SELECT DISTINCT <file column> FROM <target> [, <sources>] WHERE
+<condition>` (for a MERGE, the target joined to its source on the ON condition), run in the statement's own connection
+over the same read of the target. Every row the statement can change lies in a file that query names, by DuckDB's own
+binding of the condition (its casts, NaN ordering, collations).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from airflow_lineage_governance.iceberg.types import quoted
 
 
 def _file_of(target: exp.Table, file_column: str) -> str:
-    """Returns the file column qualified as the statement names its target (its alias, else its name)."""
+    """Return the file column qualified as the statement names its target (its alias, else its name)."""
     qualifier = quoted(target.alias) if target.alias else ".".join(quoted(part.name) for part in target.parts)
     return f"{qualifier}.{quoted(file_column)}"
 

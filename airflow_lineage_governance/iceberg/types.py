@@ -1,5 +1,7 @@
-"""Iceberg types as DuckDB names them, DuckDB's types as Iceberg holds them, and Iceberg types as the OpenLineage
-schema facet names them: the mappings every read, every write, every cast and every event uses.
+"""Iceberg types as DuckDB names them, DuckDB's types as Iceberg holds them, and as OpenLineage names them.
+
+The last are Iceberg types as the OpenLineage schema facet names them: the mappings every read, every write, every cast
+and every event uses.
 """
 
 from __future__ import annotations
@@ -53,12 +55,12 @@ _PRIMITIVES: dict[type[IcebergType], str] = {
 
 
 def quoted(name: str) -> str:
-    """Returns `name` as a DuckDB identifier in double quotes."""
+    """Return `name` as a DuckDB identifier in double quotes."""
     return '"' + name.replace('"', '""') + '"'
 
 
 def _spelt(kind: IcebergType, uuid: str) -> str:
-    """Returns the DuckDB type of `kind`, a UUID (nested ones too) spelt `uuid`."""
+    """Return the DuckDB type of `kind`, a UUID (nested ones too) spelt `uuid`."""
     if isinstance(kind, UUIDType):
         return uuid
     if isinstance(kind, DecimalType):
@@ -76,7 +78,7 @@ def _spelt(kind: IcebergType, uuid: str) -> str:
 
 
 def duckdb_type(kind: IcebergType) -> str:
-    """Returns the DuckDB type that holds the values of the Iceberg type `kind` exactly.
+    """Return the DuckDB type that holds the values of the Iceberg type `kind` exactly.
 
     Args:
         kind: an Iceberg type of the table's schema (primitive or nested).
@@ -91,8 +93,10 @@ def duckdb_type(kind: IcebergType) -> str:
 
 
 def facet_type(kind: IcebergType) -> str:
-    """Return the type of a schema facet's field of the Iceberg type `kind`: Iceberg's own name of it, nested
-    types without field ids or optional marks, so that every event names a column's type alike.
+    """Return the type of a schema facet's field of the Iceberg type `kind`.
+
+    Iceberg's own name of it, nested types without field ids or optional marks, so that every event names a column's
+    type alike.
 
     Args:
         kind: an Iceberg type of the table's schema (primitive or nested).
@@ -122,8 +126,10 @@ def facet_fields(schema: Schema) -> tuple[tuple[str, str], ...]:
 
 
 def result_type(kind: IcebergType) -> str:
-    """Returns the DuckDB type in which a result hands the Iceberg type `kind` to Arrow exactly: its DuckDB type,
-    but a UUID as its 16 bytes (BLOB), which Arrow takes as Iceberg's uuid; DuckDB hands a UUID to Arrow as text.
+    """Return the DuckDB type in which a result hands the Iceberg type `kind` to Arrow exactly.
+
+    Its DuckDB type, but a UUID as its 16 bytes (BLOB), which Arrow takes as Iceberg's uuid; DuckDB hands a UUID to
+    Arrow as text.
 
     Args:
         kind: an Iceberg type of the table's schema (primitive or nested).
@@ -214,8 +220,9 @@ def _fields(kind: DuckDBPyType) -> list[tuple[str, DuckDBPyType]]:
 
 
 def _iceberg(kind: DuckDBPyType, ids: Iterator[int]) -> IcebergType:
-    """Returns the Iceberg type holding `kind` (its nested fields numbered from `ids`); raises _Unheld naming the
-    DuckDB type no Iceberg type holds.
+    """Return the Iceberg type holding `kind` (its nested fields numbered from `ids`).
+
+    Raises _Unheld naming the DuckDB type no Iceberg type holds.
     """
     name = str(kind.id)
     if name == "decimal":
@@ -238,8 +245,10 @@ def _iceberg(kind: DuckDBPyType, ids: Iterator[int]) -> IcebergType:
 
 
 def storable_type(kind: DuckDBPyType) -> str:
-    """Returns the DuckDB type to cast a value of `kind` to for an Iceberg table to hold it: `kind` itself, with
-    every type within it that no Iceberg type holds replaced by one that is (`INTERVAL[]` becomes `VARCHAR[]`).
+    """Return the DuckDB type to cast a value of `kind` to for an Iceberg table to hold it.
+
+    `kind` itself, with every type within it that no Iceberg type holds replaced by one that is (`INTERVAL[]` becomes
+    `VARCHAR[]`).
 
     Args:
         kind: a DuckDB type of a result column.
@@ -262,8 +271,9 @@ def storable_type(kind: DuckDBPyType) -> str:
 
 
 def iceberg_type(kind: DuckDBPyType, ids: Iterator[int] | None = None) -> IcebergType:
-    """Returns the Iceberg type that holds the values of the DuckDB type `kind` exactly (`UBIGINT` as
-    decimal(20, 0), `ENUM` as string, `SMALLINT` as int; `duckdb_type` of it is the DuckDB type to cast to).
+    """Return the Iceberg type that holds the values of the DuckDB type `kind` exactly.
+
+    `UBIGINT` as decimal(20, 0), `ENUM` as string, `SMALLINT` as int; `duckdb_type` of it is the DuckDB type to cast to.
 
     Args:
         kind: a DuckDB type of a result column (primitive or nested).
@@ -283,8 +293,9 @@ def iceberg_type(kind: DuckDBPyType, ids: Iterator[int] | None = None) -> Iceber
 
 
 def iceberg_schema(columns: Sequence[tuple[str, DuckDBPyType]]) -> Schema:
-    """Returns the Iceberg schema of a result's columns, each of the Iceberg type `iceberg_type` maps its DuckDB
-    type to, all optional.
+    """Return the Iceberg schema of a result's columns, all optional.
+
+    Each column is of the Iceberg type `iceberg_type` maps its DuckDB type to.
 
     Args:
         columns: each result column's name and DuckDB type, in order.

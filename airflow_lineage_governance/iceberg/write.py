@@ -1,5 +1,7 @@
-"""Writing a query's result to the catalog in one Iceberg commit: CTAS creates or atomically replaces a
-table, INSERT appends once per Airflow task instance (a retried try finds its earlier commit).
+"""Writing a query's result to the catalog in one Iceberg commit.
+
+CTAS creates or atomically replaces a table, INSERT appends once per Airflow task instance (a retried try finds its
+earlier commit).
 """
 
 from __future__ import annotations
@@ -64,16 +66,19 @@ TRY_NUMBER = "airflow.try_number"
 
 
 def write_key(dag_id: str, task_id: str, map_index: int | None, logical_date: str | None, run_id: str) -> str:
-    """Returns the key of one task instance's append: its DAG, task, map index and logical date (the run id
-    for runs without a logical date).
+    """Return the key of one task instance's append.
+
+    Its DAG, task, map index and logical date (the run id for runs without a logical date).
     """
     return f"{dag_id}/{task_id}/{map_index}/{logical_date or run_id}"
 
 
 @dataclass(frozen=True)
 class RowCounts:
-    """What a MERGE, UPDATE or DELETE changed: rows inserted, updated and deleted, and how many of the table's
-    data files it rewrote (copy-on-write) of those its pinned snapshot held.
+    """What a MERGE, UPDATE or DELETE changed.
+
+    Rows inserted, updated and deleted, and how many of the table's data files it rewrote (copy-on-write) of those its
+    pinned snapshot held.
     """
 
     inserted: int = 0
@@ -84,7 +89,7 @@ class RowCounts:
 
     @property
     def changed(self) -> int:
-        """Returns the rows the statement changed: inserted, updated and deleted together."""
+        """Return the rows the statement changed: inserted, updated and deleted together."""
         return self.inserted + self.updated + self.deleted
 
 
@@ -98,8 +103,10 @@ ROW_COUNT_KEYS = {
 
 @dataclass(frozen=True)
 class WriteResult:
-    """What one write did: the table, the snapshot it made (or found, for a repeated INSERT), the rows, and the
-    table's columns and types after the write (`types.facet_fields`: as the event's schema facet names them).
+    """What one write did.
+
+    The table, the snapshot it made (or found, for a repeated INSERT), the rows, and the table's columns and types after
+    the write (`types.facet_fields`: as the event's schema facet names them).
     """
 
     table: TableRef
@@ -124,8 +131,10 @@ _UNSAFE_CHARACTERS = frozenset("./\\")
 
 
 def check_target_name(ref: TableRef) -> None:
-    """Raises IcebergWriteError when pyiceberg cannot store the target's name faithfully (a part that is empty,
-    blank or holds a dot, slash or backslash) or its namespace is one of DuckDB's system schemas.
+    """Raise IcebergWriteError when pyiceberg cannot store the target's name faithfully.
+
+    A part that is empty, blank or holds a dot, slash or backslash, or a namespace that is one of DuckDB's system
+    schemas.
     """
     for part in ref.identifier:
         if not part.strip() or _UNSAFE_CHARACTERS & set(part) or part != part.strip():
@@ -144,7 +153,7 @@ def check_target_name(ref: TableRef) -> None:
 
 
 def _unstorable(kind: pa.DataType) -> str | None:
-    """Returns the cast to suggest when Iceberg cannot hold `kind` (None when it can)."""
+    """Return the cast to suggest when Iceberg cannot hold `kind` (None when it can)."""
     if pa.types.is_null(kind):
         return "CAST(NULL AS VARCHAR), or the type the column should have"
     if pa.types.is_interval(kind) or pa.types.is_duration(kind):
@@ -167,8 +176,9 @@ def _unstorable(kind: pa.DataType) -> str | None:
 
 
 def check_storable(table: TableRef, result: pa.Schema) -> None:
-    """Raises IcebergWriteError naming the first column whose type Iceberg cannot hold (INTERVAL, UNION, HUGEINT,
-    TIMESTAMP_NS, an all-NULL column with no type) and the cast to write instead; nothing is written then.
+    """Raise IcebergWriteError naming the first column whose type Iceberg cannot hold, and the cast to write.
+
+    INTERVAL, UNION, HUGEINT, TIMESTAMP_NS, an all-NULL column with no type; nothing is written then.
     """
     for field in result:
         cast = _unstorable(field.type)
@@ -181,7 +191,7 @@ def check_storable(table: TableRef, result: pa.Schema) -> None:
 
 
 def writable(result: pa.Table) -> pa.Table:
-    """Returns the result with the types Iceberg has no place for cast to ones it has (unsigned to signed)."""
+    """Return the result with the types Iceberg has no place for cast to ones it has (unsigned to signed)."""
     fields = []
     for field in result.schema:
         kind = field.type
@@ -201,8 +211,9 @@ _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000}
 
 
 def _temporal(array: pa.Array) -> Iterator[tuple[pa.Array, tuple[int, int]]]:
-    """Yields the date and timestamp values within `array` (nested ones too), as integers, each with the range
-    a Python date or datetime holds (years 1 to 9999), which the Iceberg writer needs.
+    """Yield the date and timestamp values within `array` (nested ones too), as integers, each with its range.
+
+    The range a Python date or datetime holds (years 1 to 9999), which the Iceberg writer needs.
     """
     kind = array.type
     if pa.types.is_date32(kind):
@@ -221,7 +232,7 @@ def _temporal(array: pa.Array) -> Iterator[tuple[pa.Array, tuple[int, int]]]:
 
 
 def _beyond(array: pa.Array) -> bool:
-    """Returns whether a date or timestamp within `array` is before year 1 or after year 9999 (infinity too)."""
+    """Return whether a date or timestamp within `array` is before year 1 or after year 9999 (infinity too)."""
     for values, (low, high) in _temporal(array):
         least, most = pc.min_max(values).values()
         if least.is_valid and (least.as_py() < low or most.as_py() > high):
@@ -240,8 +251,9 @@ def _beyond_range(ref: TableRef, name: str) -> IcebergWriteError:
 
 
 def check_in_range(ref: TableRef, rows: pa.Table) -> None:
-    """Raises IcebergWriteError naming the first column that holds a date or timestamp the Iceberg writer cannot
-    store: at infinity (DuckDB's 'infinity'), or before year 1 or after year 9999; nothing is written then.
+    """Raise IcebergWriteError naming the first column that holds a date or timestamp the Iceberg writer cannot store.
+
+    At infinity (DuckDB's 'infinity'), or before year 1 or after year 9999; nothing is written then.
     """
     for name, column in zip(rows.column_names, rows.columns, strict=True):
         if any(_beyond(chunk) for chunk in column.chunks):
@@ -249,8 +261,9 @@ def check_in_range(ref: TableRef, rows: pa.Table) -> None:
 
 
 def check_required(ref: TableRef, table: Schema, rows: pa.Table) -> None:
-    """Raises IcebergWriteError naming the first required (NOT NULL) column of `table` to which `rows` give a
-    NULL; nothing is written then.
+    """Raise IcebergWriteError naming the first required (NOT NULL) column of `table` to which `rows` give a NULL.
+
+    Nothing is written then.
     """
     for field in table.fields:
         if field.required and rows.column(field.name).null_count:
@@ -262,10 +275,11 @@ def check_required(ref: TableRef, table: Schema, rows: pa.Table) -> None:
 
 
 def conformed(ref: TableRef, result: pa.Table, schema: Schema) -> pa.Table:
-    """Returns `result` in the Arrow types of `schema`, whose types DuckDB already cast it to: only the
-    representation changes (text as large_string, a UUID's 16 bytes as uuid, a time zone's name), no value.
-    Raises IcebergWriteError naming the column when a value would change, and for a date or timestamp the
-    writer cannot store.
+    """Return `result` in the Arrow types of `schema`, whose types DuckDB already cast it to.
+
+    Only the representation changes (text as large_string, a UUID's 16 bytes as uuid, a time zone's name), no value.
+    Raises IcebergWriteError naming the column when a value would change, and for a date or timestamp the writer cannot
+    store.
     """
     target = schema_to_pyarrow(schema, include_field_ids=False)
     arrays = []
@@ -287,8 +301,9 @@ def conformed(ref: TableRef, result: pa.Table, schema: Schema) -> pa.Table:
 def with_retries(
     action: Callable[[], WriteResult], table: TableRef | str, attempts: int = 5, base_delay: float = 0.2
 ) -> WriteResult:
-    """Returns `action()`, retried with jittered exponential backoff on Iceberg commit conflicts (another
-    writer committed first, created the table first, or changed what an overwrite replaces); raises
+    """Return `action()`, retried with jittered exponential backoff on Iceberg commit conflicts.
+
+    A conflict: another writer committed first, created the table first, or changed what an overwrite replaces. Raises
     CommitConflictError naming the table after `attempts` conflicts.
     """
     for attempt in range(1, attempts + 1):
@@ -314,8 +329,9 @@ def _comparable(kind: pa.DataType) -> pa.DataType:
 
 
 def _replace_schema(table_tx: Transaction, result: pa.Schema, schema: Schema | None = None) -> None:
-    """Makes the table's schema `schema` (else the one of `result`, its Arrow form), by name: a column of another
-    type is dropped and added again.
+    """Make the table's schema `schema` (else the one of `result`, its Arrow form), by name.
+
+    A column of another type is dropped and added again.
     """
     wanted = result.names
     current = {f.name: _comparable(f.type) for f in table_tx.table_metadata.schema().as_arrow()}
@@ -341,7 +357,7 @@ def _columns(table: Table) -> tuple[tuple[str, str], ...]:
 def _prepared(
     stream: ResultStream, prepare: Callable[[pa.Table], pa.Table], metadata: TableMetadata
 ) -> Iterator[pa.Table]:
-    """Yields the stream's rows in chunks of the table's chunk size, each made rows of the table by `prepare`."""
+    """Yield the stream's rows in chunks of the table's chunk size, each made rows of the table by `prepare`."""
     return (prepare(chunk) for chunk in chunks(stream.batches(), chunk_bytes(metadata)))
 
 
@@ -354,8 +370,9 @@ def _append_streamed(
     properties: Mapping[str, str],
     written: WrittenFiles,
 ) -> None:
-    """Writes the stream as data files of the table in `transaction` and stages one append of all of them: one
-    file DuckDB writes itself where the table takes it as it is (`direct_write`), else Arrow chunks through
+    """Writes the stream as data files of the table in `transaction` and stages one append of all of them.
+
+    One file DuckDB writes itself where the table takes it as it is (`direct_write`), else Arrow chunks through
     pyiceberg's writer (`prepare` making each chunk rows of the table).
     """
     metadata = transaction.table_metadata
@@ -370,7 +387,8 @@ def _append_streamed(
 def _written_by_duckdb(
     ref: TableRef, metadata: TableMetadata, io: FileIO, stream: ResultStream, written: WrittenFiles
 ) -> bool:
-    """Returns whether DuckDB wrote the stream's rows as a data file of the table itself (recorded in `written`).
+    """Return whether DuckDB wrote the stream's rows as a data file of the table itself (recorded in `written`).
+
     Raises IcebergWriteError, nothing written, for a value the table cannot take.
     """
     writer = stream.writer
@@ -388,8 +406,9 @@ def _written_by_duckdb(
 def removing_on_failure(
     io: FileIO, metadata: Callable[[], TableMetadata], written: WrittenFiles, action: Callable[[], WriteResult]
 ) -> WriteResult:
-    """Returns `action()`; when it raises (or is interrupted), removes the files it wrote first. A commit whose
-    outcome the catalog did not say keeps them: it may have landed.
+    """Return `action()`; when it raises (or is interrupted), remove the files it wrote first.
+
+    A commit whose outcome the catalog did not say keeps them: it may have landed.
     """
     try:
         return action()
@@ -409,9 +428,10 @@ def _create(
     properties: Mapping[str, str],
     partition_by: Sequence[PartitionField] = (),
 ) -> tuple[Table, int]:
-    """Creates the table of `columns` holding the stream's rows, partitioned by `partition_by`, and returns it with
-    the rows written: in one commit for a one-level namespace; pyiceberg stages no table in a nested namespace, so
-    there the table is created, then its spec set and its rows appended (it is empty for that moment).
+    """Create the table of `columns` holding the stream's rows, partitioned by `partition_by`.
+
+    Returns it with the rows written: in one commit for a one-level namespace; pyiceberg stages no table in a nested
+    namespace, so there the table is created, then its spec set and its rows appended (it is empty for that moment).
     """
     written = WrittenFiles(uuid.uuid4())
     if len(ref.namespace) == 1:
@@ -464,18 +484,18 @@ def create_or_replace(
     if_not_exists: bool = False,
     schema: Schema | None = None,
 ) -> WriteResult:
-    """Creates `ref` holding `result`, or replaces its schema and rows, in one commit (`table`: the table as
-    already loaded, when it exists; a retried attempt loads it afresh); returns the snapshot. The result streams
-    into data files chunk by chunk (`data_files`): memory holds one chunk, whatever the rows. With `replace`
-    False (a plain CREATE TABLE ... AS) an existing table is replaced only when a snapshot of it carries the same
-    WRITE_KEY (this task instance wrote it: a retry); otherwise raises IcebergWriteError. The table is partitioned
-    by `partition_by` (a replaced table keeps its spec when none is given). Raises IcebergWriteError for a column
-    type Iceberg cannot hold, PartitionSpecError for a partition column the result lacks, CommitConflictError.
-    With `if_not_exists` (CREATE TABLE IF NOT EXISTS ... AS) an existing table is left as it is (`untouched`),
-    unless this task instance created it (a retry, `already_written`). The table's schema is `schema` when given
-    (the result already in its types: `conformed`), else the one pyiceberg reads off `result`'s Arrow types.
-    Raises IcebergWriteError for a date or timestamp the writer cannot store too; a write that fails leaves no
-    data file behind.
+    """Create `ref` holding `result`, or replace its schema and rows, in one commit; return the snapshot.
+
+    `table` is the table as already loaded, when it exists; a retried attempt loads it afresh. The result streams into
+    data files chunk by chunk (`data_files`): memory holds one chunk, whatever the rows. With `replace` False (a plain
+    CREATE TABLE ... AS) an existing table is replaced only when a snapshot of it carries the same WRITE_KEY (this task
+    instance wrote it: a retry); otherwise raises IcebergWriteError. The table is partitioned by `partition_by` (a
+    replaced table keeps its spec when none is given). Raises IcebergWriteError for a column type Iceberg cannot hold,
+    PartitionSpecError for a partition column the result lacks, CommitConflictError. With `if_not_exists` (CREATE TABLE
+    IF NOT EXISTS ... AS) an existing table is left as it is (`untouched`), unless this task instance created it (a
+    retry, `already_written`). The table's schema is `schema` when given (the result already in its types: `conformed`),
+    else the one pyiceberg reads off `result`'s Arrow types. Raises IcebergWriteError for a date or timestamp the writer
+    cannot store too; a write that fails leaves no data file behind.
     """
     ref = as_table(name)
     stream = stream_of(result) if isinstance(result, pa.Table) else result
@@ -539,8 +559,10 @@ def _arrow_columns(columns: Schema | pa.Schema) -> pa.Schema:
 
 
 def existing_target(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult:
-    """Returns what a CREATE TABLE IF NOT EXISTS ... AS does to the existing table: nothing (`untouched`), or,
-    when this task instance created it (its WRITE_KEY), that earlier write (`already_written`).
+    """Return what a CREATE TABLE IF NOT EXISTS ... AS does to the existing table.
+
+    Nothing (`untouched`), or, when this task instance created it (its WRITE_KEY), that earlier write
+    (`already_written`).
     """
     earlier = _earlier_write(table, ref, properties)
     if earlier is not None:
@@ -549,8 +571,9 @@ def existing_target(table: Table, ref: TableRef, properties: Mapping[str, str]) 
 
 
 def earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -> WriteResult | None:
-    """Returns the write of the snapshot that carries the WRITE_KEY of `properties` (this task instance's
-    earlier commit: its rows, partitions and, for a rewrite, row counts), or None when there is none.
+    """Return the write of the snapshot that carries the WRITE_KEY of `properties`, or None when there is none.
+
+    That is this task instance's earlier commit: its rows, partitions and, for a rewrite, row counts.
     """
     return _earlier_write(table, ref, properties)
 
@@ -582,7 +605,7 @@ def _earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -
 def removing_earlier_tries(
     catalog: Catalog, ref: TableRef, properties: Mapping[str, str], result: WriteResult
 ) -> WriteResult:
-    """Returns `result`, having removed the files that earlier tries of the task instance (the WRITE_KEY of
+    """Return `result`, having removed the files that earlier tries of the task instance (the WRITE_KEY of
     `properties`) wrote under the table's location and no snapshot references (a try killed before its commit),
     when this is not the first try and a snapshot carrying the key is in the table: from then on no earlier try
     can commit (its commit conflicts, and its next attempt finds that snapshot). Only a write that commits once
@@ -599,11 +622,12 @@ def removing_earlier_tries(
 
 
 def aligned_rows(ref: TableRef, table: Table, columns: list[str], result: pa.Table) -> pa.Table:
-    """Returns `result` as rows of the table: its columns matched by position to `columns`, cast to the table's
-    types, the table's other columns null. A statement's INSERT hands it values DuckDB already cast to those
-    types: the cast then changes their representation only (text as large_string, a UUID's bytes as uuid).
-    Raises IcebergWriteError when a value cannot take the column's type, a required column gets a NULL, or a
-    date or timestamp is beyond what the writer can store.
+    """Return `result` as rows of the table.
+
+    Its columns matched by position to `columns`, cast to the table's types, the table's other columns null. A
+    statement's INSERT hands it values DuckDB already cast to those types: the cast then changes their representation
+    only (text as large_string, a UUID's bytes as uuid). Raises IcebergWriteError when a value cannot take the column's
+    type, a required column gets a NULL, or a date or timestamp is beyond what the writer can store.
     """
     target = table.schema().as_arrow()
     renamed = result.rename_columns(columns)
@@ -636,9 +660,9 @@ def append_once(
     properties: Mapping[str, str],
     table: Table | None = None,
 ) -> WriteResult:
-    """Appends `result` to `ref` (`table`: as already loaded), its columns matched by position to `columns`
+    """Append `result` to `ref` (`table`: as already loaded), its columns matched by position to `columns`
     (the rest null), in one commit (files split by the table's partition spec, streamed chunk by chunk); when a
-    snapshot already carries the same WRITE_KEY, returns it and writes nothing. A later try of the task instance
+    snapshot already carries the same WRITE_KEY, return it and write nothing. A later try of the task instance
     then removes the files its earlier tries left uncommitted (`removing_earlier_tries`). Raises IcebergWriteError
     when a value cannot be written as the column's type, CommitConflictError; a write that fails leaves no data
     file.
@@ -680,12 +704,12 @@ def overwrite_partitions(
     properties: Mapping[str, str],
     table: Table | None = None,
 ) -> WriteResult:
-    """Replaces, in one commit, exactly the partitions of `ref` that `result`'s rows fall in (`columns` matched
-    by position, as for append_once) with those rows; the other partitions are kept. A retried or repeated write
-    of the same rows leaves the same table (it replaces the partitions again). A concurrent commit that added rows
-    to one of those partitions makes it start again from the new snapshot. Raises IcebergWriteError when the
-    table is not partitioned or a value cannot be written, CommitConflictError; a write that fails leaves no data
-    file.
+    """Replace, in one commit, exactly the partitions of `ref` that `result`'s rows fall in with those rows.
+
+    `columns` are matched by position, as for append_once; the other partitions are kept. A retried or repeated write of
+    the same rows leaves the same table (it replaces the partitions again). A concurrent commit that added rows to one
+    of those partitions makes it start again from the new snapshot. Raises IcebergWriteError when the table is not
+    partitioned or a value cannot be written, CommitConflictError; a write that fails leaves no data file.
     """
     ref = as_table(name)
     current = table if table is not None else catalog.load_table(ref.identifier)

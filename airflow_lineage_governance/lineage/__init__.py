@@ -1,5 +1,6 @@
-"""Exact column lineage of one CTAS, INSERT ... SELECT, MERGE, UPDATE or DELETE: DIRECT and INDIRECT, strict,
-Airflow-free.
+"""Exact column lineage of one CTAS, INSERT ... SELECT, MERGE, UPDATE or DELETE.
+
+DIRECT and INDIRECT, strict, Airflow-free.
 
 Parse a statement once (`parse_statement`) and pass the Statement to `column_lineage`, `runnable_select` (CTAS,
 INSERT) or `runnable_statement` (MERGE, UPDATE, DELETE) and `redacted_sql`; each also takes the text.

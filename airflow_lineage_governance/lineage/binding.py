@@ -1,5 +1,7 @@
-"""DuckDB's meaning of a query: the output names and types DuckDB gives it, bound over empty tables of the
-catalog's schemas (nothing is read), or DuckDB's own sentence for why it cannot bind it.
+"""DuckDB's meaning of a query.
+
+The output names and types DuckDB gives it, bound over empty tables of the catalog's schemas (nothing is read), or
+DuckDB's own sentence for why it cannot bind it.
 """
 
 from __future__ import annotations
@@ -76,8 +78,9 @@ class BoundQuery:
 
 
 def duckdb_type(kind: str) -> str | None:
-    """Returns the DuckDB type of a catalog column type (an Iceberg, Arrow or DuckDB spelling), or None when the
-    spelling is not one this module knows.
+    """Return the DuckDB type of a catalog column type (an Iceberg, Arrow or DuckDB spelling).
+
+    None when the spelling is not one this module knows.
     """
     text = kind.strip()
     lower = text.lower()
@@ -102,7 +105,7 @@ def duckdb_type(kind: str) -> str | None:
 
 
 def _split(body: str) -> list[str]:
-    """Returns the top-level comma-separated parts of a nested type's body."""
+    """Return the top-level comma-separated parts of a nested type's body."""
     parts, depth, start = [], 0, 0
     for index, char in enumerate(body):
         if char in "<([":
@@ -117,7 +120,7 @@ def _split(body: str) -> list[str]:
 
 
 def _field(part: str) -> tuple[str, str] | None:
-    """Returns (name, type) of a struct field written `name: type` (`1: name: optional type` in Iceberg)."""
+    """Return (name, type) of a struct field written `name: type` (`1: name: optional type` in Iceberg)."""
     part = _FIELD_ID.sub("", part)
     name, colon, kind = part.partition(":")
     if not colon:
@@ -163,8 +166,9 @@ class _UnknownType(Exception):
 
 
 class Binder:
-    """One sandboxed DuckDB connection holding an empty table of each catalog table of one schema set: it binds
-    queries over them (reading nothing, touching no file) and is reused for every statement over that set.
+    """One sandboxed DuckDB connection holding an empty table of each catalog table of one schema set.
+
+    It binds queries over them (reading nothing, touching no file) and is reused for every statement over that set.
     """
 
     def __init__(self, schema: Schema) -> None:
@@ -250,8 +254,9 @@ class Binder:
                 ) from None
 
     def _bind_relation(self, query: str, target: TableRef) -> BoundQuery:
-        """Returns the binding of the query's parsed statement as a relation (lazy: nothing runs), each parameter
-        marker (`?`, `$1`, `$name`: a literal an event's SQL facet left out) bound as NULL.
+        """Return the binding of the query's parsed statement as a relation (lazy: nothing runs).
+
+        Each parameter marker (`?`, `$1`, `$name`: a literal an event's SQL facet left out) is bound as NULL.
         """
         statements = self._connection.extract_statements(query)
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
@@ -289,8 +294,9 @@ def _not_one_select(target: TableRef) -> BindError:
 
 
 def duckdb_sentence(error: BaseException) -> str:
-    """Returns the first line of a DuckDB error with every quoted value replaced by `?` (a literal of the
-    statement may hold personal data); identifiers, which DuckDB writes in double quotes, are kept.
+    """Return the first line of a DuckDB error with every quoted value replaced by `?`.
+
+    A literal of the statement may hold personal data; identifiers, which DuckDB writes in double quotes, are kept.
     """
     first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     first = _QUOTED_VALUE.sub("?", first)
@@ -308,7 +314,7 @@ def _binder(key: tuple[tuple[TableRef, tuple[tuple[str, str], ...]], ...], pid: 
 
 
 def binder(schema: Schema, target: TableRef) -> Binder:
-    """Returns the Binder of a schema set, made on first use and kept for the next statements over that set."""
+    """Return the Binder of a schema set, made on first use and kept for the next statements over that set."""
     try:
         return _binder(_schema_key(schema), os.getpid())
     except _UnknownType as unknown:
@@ -326,9 +332,10 @@ def binder(schema: Schema, target: TableRef) -> Binder:
 
 
 def query_text(text: str, target_end: int, kind: str, skip_columns: bool) -> str | None:
-    """Returns the text of a CTAS's or INSERT's query as written, after the target's name (which ends at
-    `target_end`): after the `AS` of a CTAS, after the optional BY NAME / BY POSITION and column list of an
-    INSERT. None when the text does not have that shape.
+    """Return the text of a CTAS's or INSERT's query as written, after the target's name (which ends at `target_end`).
+
+    After the `AS` of a CTAS, after the optional BY NAME / BY POSITION and column list of an INSERT. None when the text
+    does not have that shape.
     """
     position = _skip_gap(text, target_end + 1)
     if kind == "CREATE":
@@ -360,7 +367,7 @@ def _skip_gap(text: str, position: int) -> int:
 
 
 def _after_parens(text: str, position: int) -> int:
-    """Returns the position after the parenthesised list that starts at `position` (quoted names skipped), or -1."""
+    """Return the position after the parenthesised list that starts at `position` (quoted names skipped), or -1."""
     if not text.startswith("(", position):
         return -1
     depth, index = 0, position

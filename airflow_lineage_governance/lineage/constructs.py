@@ -1,5 +1,7 @@
-"""Constructs whose lineage the engine does not trace: each is refused with a sentence naming it, before the
-query is read, rather than given lineage that would leave out a column the output depends on.
+"""Constructs whose lineage the engine does not trace.
+
+Each is refused with a sentence naming it, before the query is read, rather than given lineage that would leave out a
+column the output depends on.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from airflow_lineage_governance.refs import TableRef
 
 
 def _construct(node: exp.Expr) -> tuple[str, str] | None:
-    """Returns (what the construct is, what to write instead) when `node` is one the engine refuses."""
+    """Return (what the construct is, what to write instead) when `node` is one the engine refuses."""
     if isinstance(node, exp.Pivot):
         return (
             "a PIVOT or UNPIVOT of this form",
@@ -37,9 +39,11 @@ def _construct(node: exp.Expr) -> tuple[str, str] | None:
 
 
 def inline_named_windows(query: exp.Query) -> None:
-    """Writes each `OVER w` of a SELECT with a `WINDOW w AS (...)` clause as the window it names (its PARTITION
-    BY, ORDER BY and frame, the reference's own ORDER BY or frame added), and drops the clause: the same query,
-    whose window columns the engine then reads. A reference it cannot place is left for refuse_untraceable.
+    """Write each `OVER w` of a SELECT with a `WINDOW w AS (...)` clause as the window it names.
+
+    The window's PARTITION BY, ORDER BY and frame, with the reference's own ORDER BY or frame added; the clause is
+    dropped: the same query, whose window columns the engine then reads. A reference it cannot place is left for
+    refuse_untraceable.
     """
     for select in list(query.find_all(exp.Select)):
         definitions = {
@@ -74,8 +78,10 @@ def inline_named_windows(query: exp.Query) -> None:
 
 
 def wrap_column_aliases(tables: list[exp.Table]) -> None:
-    """Writes each table read with a column alias list (`FROM t AS x (a, b)`, which renames t's first columns)
-    as the derived table `(SELECT * FROM t) AS x (a, b)`: the same rows and names, whose list the engine reads.
+    """Write each table read with a column alias list as the derived table `(SELECT * FROM t) AS x (a, b)`.
+
+    A column alias list (`FROM t AS x (a, b)`) renames t's first columns: the derived table has the same rows and names,
+    and the engine reads its list.
     """
     for table in tables:
         alias = table.args.get("alias")
@@ -89,8 +95,9 @@ def wrap_column_aliases(tables: list[exp.Table]) -> None:
 
 
 def unwrap_lateral_unnest(query: exp.Query) -> None:
-    """Writes each `LATERAL UNNEST(...) AS u (x)` as `UNNEST(...) AS u (x)`: DuckDB reads an UNNEST in FROM as
-    lateral either way, and the engine reads the plain form.
+    """Write each `LATERAL UNNEST(...) AS u (x)` as `UNNEST(...) AS u (x)`.
+
+    DuckDB reads an UNNEST in FROM as lateral either way, and the engine reads the plain form.
     """
     for node in list(query.find_all(exp.Lateral)):
         unnest = node.this
@@ -103,8 +110,9 @@ def unwrap_lateral_unnest(query: exp.Query) -> None:
 
 
 def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None:
-    """Raises UnsupportedConstructError naming the first construct of `query` the engine does not trace, and
-    UnnamedColumnError for an unnamed output of a derived table, CTE or set-operation branch (whose name DuckDB
+    """Raise UnsupportedConstructError naming the first construct of `query` the engine does not trace.
+
+    And UnnamedColumnError for an unnamed output of a derived table, CTE or set-operation branch (whose name DuckDB
     makes up from the expression's text).
     """
     for node in query.walk():
@@ -134,8 +142,9 @@ def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None
 
 
 def refuse_whole_rows(qualified: exp.Expr, target: TableRef) -> None:
-    """Raises UnsupportedConstructError when the qualified query reads a table's whole row as one value (`SELECT
-    l FROM t AS l`): a struct of every column, which lineage would show with no inputs.
+    """Raise UnsupportedConstructError when the qualified query reads a table's whole row as one value.
+
+    As in `SELECT l FROM t AS l`: a struct of every column, which lineage would show with no inputs.
     """
     node = qualified.find(exp.TableColumn)
     if node is not None:

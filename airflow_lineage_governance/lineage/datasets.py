@@ -21,7 +21,7 @@ Fields = Sequence[tuple[str, str]]
 
 
 def schema_facet(fields: Fields) -> schema_dataset.SchemaDatasetFacet:
-    """Returns the schema facet of (column, type) pairs."""
+    """Return the schema facet of (column, type) pairs."""
     return schema_dataset.SchemaDatasetFacet(
         fields=[schema_dataset.SchemaDatasetFacetFields(name=name, type=kind) for name, kind in fields]
     )
@@ -30,7 +30,7 @@ def schema_facet(fields: Fields) -> schema_dataset.SchemaDatasetFacet:
 def input_dataset(
     namespace: str, name: TableRef | str, fields: Fields | None = None, snapshot_id: int | None = None
 ) -> InputDataset:
-    """Returns the input dataset, with its schema and the snapshot read when known."""
+    """Return the input dataset, with its schema and the snapshot read when known."""
     facets: dict[str, DatasetFacet] = {}
     if fields:
         facets["schema"] = schema_facet(fields)
@@ -47,7 +47,7 @@ def output_dataset(
     snapshot_id: int | None = None,
     rows: int | None = None,
 ) -> OutputDataset:
-    """Returns the output dataset with whichever of schema, column lineage, version and row count are known."""
+    """Return the output dataset with whichever of schema, column lineage, version and row count are known."""
     facets: dict[str, DatasetFacet] = {}
     if fields:
         facets["schema"] = schema_facet(fields)

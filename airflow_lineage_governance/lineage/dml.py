@@ -57,8 +57,10 @@ _VERB = {StatementKind.MERGE: "merge into", StatementKind.UPDATE: "update", Stat
 
 @dataclass
 class Part:
-    """One expression the engine reads: its role (`value`, `condition`, `on`, `where`, `star`), the WHEN clause
-    it belongs to (-1 outside a MERGE's clauses) and, for a value, the target column it writes.
+    """One expression the engine reads.
+
+    Its role (`value`, `condition`, `on`, `where`, `star`), the WHEN clause it belongs to (-1 outside a MERGE's clauses)
+    and, for a value, the target column it writes.
     """
 
     role: str
@@ -69,8 +71,10 @@ class Part:
 
 @dataclass
 class Clause:
-    """One WHEN clause of a MERGE: which rows it acts on, what it does, its condition's part, and the columns it
-    writes (column -> index of its value part; by position from the source when `star`).
+    """One WHEN clause of a MERGE.
+
+    Which rows it acts on, what it does, its condition's part, and the columns it writes (column -> index of its value
+    part; by position from the source when `star`).
     """
 
     category: str
@@ -81,14 +85,16 @@ class Clause:
 
     @property
     def changes_rows(self) -> bool:
-        """Returns whether the clause adds or removes rows (INSERT, DELETE)."""
+        """Return whether the clause adds or remove rows (INSERT, DELETE)."""
         return self.action in ("INSERT", "DELETE")
 
 
 @dataclass
 class Read:
-    """What the engine read: each part's dependencies, the source's columns when a clause writes by position, the
-    row dependencies of the scopes under each part (by part index; OUTSIDE for the others), the tables read.
+    """What the engine read.
+
+    Each part's dependencies, the source's columns when a clause writes by position, the row dependencies of the scopes
+    under each part (by part index; OUTSIDE for the others), the tables read.
     """
 
     parts: list[tuple[Dependency, ...]]
@@ -97,15 +103,17 @@ class Read:
     sources: tuple[TableRef, ...]
 
     def of(self, index: int | None) -> list[Dependency]:
-        """Returns a part's dependencies with those of the subqueries it holds (none for no part)."""
+        """Return a part's dependencies with those of the subqueries it holds (none for no part)."""
         if index is None:
             return []
         return [*self.parts[index], *self.rows.get(index, ())]
 
 
 def dml_lineage(statement: Statement, schema: Schema) -> ColumnLineage:
-    """Returns the column lineage of a parsed MERGE, UPDATE or DELETE against the normalized `schema` (the target
-    and every table it reads); raises LineageError whenever it cannot be read exactly. Reads a copy of the tree.
+    """Return the column lineage of a parsed MERGE, UPDATE or DELETE against the normalized `schema`.
+
+    The schema holds the target and every table it reads. Raises LineageError whenever the lineage cannot be read
+    exactly. Reads a copy of the tree.
     """
     target, kind = statement.target, statement.kind
     known = schema.get(target)
@@ -148,17 +156,20 @@ def dml_lineage(statement: Statement, schema: Schema) -> ColumnLineage:
 
 
 def _defaults_as_null(work: exp.Expr) -> None:
-    """Replaces each DEFAULT a SET or INSERT value writes with NULL, the value an Iceberg column of a version 1 or
-    2 table takes for it (those tables declare no column defaults).
+    """Replace each DEFAULT a SET or INSERT value writes with NULL.
+
+    NULL is the value an Iceberg column of a version 1 or 2 table takes for it (those tables declare no column
+    defaults).
     """
     for value in written_defaults(work):
         value.replace(exp.null())
 
 
 def _qualify_by_side(work: exp.Merge) -> None:
-    """Qualifies, as DuckDB binds them, the unqualified columns a MERGE's clauses read where only one side has a
-    row: a NOT MATCHED clause reads the source, a NOT MATCHED BY SOURCE clause the target, and a key of
-    `USING (columns)` is the source's in a matched row. Turns `USING (columns)` into its ON condition.
+    """Qualify, as DuckDB binds them, the unqualified columns a MERGE's clauses read where only one side has a row.
+
+    A NOT MATCHED clause reads the source, a NOT MATCHED BY SOURCE clause the target, and a key of `USING (columns)` is
+    the source's in a matched row. Turns `USING (columns)` into its ON condition.
     """
     target = exp.to_identifier(work.this.alias_or_name)
     source = exp.to_identifier(work.args["using"].alias_or_name)
@@ -226,8 +237,9 @@ def _assignments(
     clause: int,
     writes: dict[str, int],
 ) -> None:
-    """Adds a value part per `column = value` (a `(a, b) = (x, y)` is two) and records it in `writes`; raises
-    UnknownColumnError for a column the target lacks and UnsupportedStatementError for one assigned twice.
+    """Adds a value part per `column = value` (a `(a, b) = (x, y)` is two) and records it in `writes`.
+
+    Raises UnknownColumnError for a column the target lacks and UnsupportedStatementError for one assigned twice.
     """
     for assignment in assignments:
         left, right = assignment.this, assignment.expression
@@ -249,8 +261,9 @@ def _assignments(
 
 
 def _merge_parts(work: exp.Merge, columns: list[str], target: TableRef, parts: list[Part]) -> list[Clause]:
-    """Adds the MERGE's ON, each clause's condition and values as parts (the source's columns last, when a clause
-    writes by position); returns its clauses.
+    """Add the MERGE's ON, each clause's condition and values as parts; return its clauses.
+
+    The source's columns come last, when a clause writes by position.
     """
     parts.append(Part("on", work.args["on"]))
     clauses: list[Clause] = []
@@ -298,8 +311,10 @@ def _merge_parts(work: exp.Merge, columns: list[str], target: TableRef, parts: l
 
 
 def _select(work: exp.Expr, parts: list[Part]) -> exp.Select:
-    """Returns the SELECT of every part (aliased `__p<n>`, a source's `*` last) over the target and the tables the
-    statement reads (a MERGE's source, an UPDATE's FROM, a DELETE's USING), with the statement's CTEs.
+    """Return the SELECT of every part over the target and the tables the statement reads, with its CTEs.
+
+    Each part is aliased `__p<n>`, a source's `*` last; the tables read are a MERGE's source, an UPDATE's FROM, a
+    DELETE's USING.
     """
     projections = [
         part.node.copy()
@@ -331,7 +346,7 @@ def _select(work: exp.Expr, parts: list[Part]) -> exp.Select:
 
 
 def _owner(node: exp.Expr, root: exp.Expr) -> int:
-    """Returns the index of the root projection that holds `node`, OUTSIDE when none does."""
+    """Return the index of the root projection that holds `node`, OUTSIDE when none does."""
     child, parent = node, node.parent
     while parent is not None and parent is not root:
         child, parent = parent, parent.parent
@@ -341,7 +356,7 @@ def _owner(node: exp.Expr, root: exp.Expr) -> int:
 
 
 def _read(statement: Statement, work: exp.Expr, parts: list[Part], schema: Schema) -> Read:
-    """Reads the SELECT of the parts as the engine reads a CTAS's query; raises LineageError."""
+    """Read the SELECT of the parts as the engine reads a CTAS's query; raise LineageError."""
     target, dialect = statement.target, statement.dialect
     select = _select(work, parts)
     found = survey(select)
@@ -382,7 +397,7 @@ def _read(statement: Statement, work: exp.Expr, parts: list[Part], schema: Schem
 
 
 def _check_star(clauses: list[Clause], read: Read, columns: list[str], target: TableRef) -> None:
-    """Raises ColumnCountError when a clause writes by position from a source with another number of columns."""
+    """Raise ColumnCountError when a clause writes by position from a source with another number of columns."""
     if any(clause.star for clause in clauses) and len(read.star) != len(columns):
         raise ColumnCountError(
             target,
@@ -395,7 +410,7 @@ def _check_star(clauses: list[Clause], read: Read, columns: list[str], target: T
 def _update_columns(
     work: exp.Expr, parts: list[Part], read: Read, columns: list[str], target: TableRef
 ) -> dict[str, list[Dependency]]:
-    """Returns each target column's dependencies under an UPDATE."""
+    """Return each target column's dependencies under an UPDATE."""
     where = _index(parts, "where")
     deciding = _as(
         [*read.of(where), *read.rows.get(OUTSIDE, ())], Subtype.CONDITIONAL, "decides which rows the UPDATE changes"
@@ -414,7 +429,7 @@ def _update_columns(
 def _merge_columns(
     parts: list[Part], clauses: list[Clause], read: Read, columns: list[str], target: TableRef
 ) -> tuple[dict[str, list[Dependency]], list[Dependency]]:
-    """Returns each target column's dependencies under a MERGE, and the dependencies that shape its rows."""
+    """Return each target column's dependencies under a MERGE, and the dependencies that shape its rows."""
     rows = _as(read.of(_index(parts, "on")), Subtype.JOIN, "ON of the MERGE")
     rows += read.rows.get(OUTSIDE, [])
     outputs: dict[str, list[Dependency]] = {name: [] for name in columns}
@@ -441,8 +456,9 @@ def _merge_columns(
 
 
 def _kept_somewhere(name: str, by_category: dict[str, list[Clause]]) -> bool:
-    """Returns whether some target row may keep the column's value: a matched row, or one no source row meets,
-    that no clause rewrites or deletes.
+    """Return whether some target row may keep the column's value.
+
+    A matched row, or one no source row meets, that no clause rewrites or deletes.
     """
     for which in ("MATCHED", "NOT MATCHED BY SOURCE"):
         group = by_category.get(which, [])

@@ -1,5 +1,7 @@
-"""The forms of MERGE, UPDATE and DELETE the lineage engine reads, checked on the parsed tree before any lineage
-is read: each form it does not read is refused with a sentence naming it.
+"""The forms of MERGE, UPDATE and DELETE the lineage engine reads.
+
+They are checked on the parsed tree before any lineage is read: each form it does not read is refused with a sentence
+naming it.
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ _ACTIONS = {"DELETE", "DO NOTHING"}
 
 
 def dml_kind(node: exp.Expr) -> StatementKind | None:
-    """Returns the kind of a MERGE, UPDATE or DELETE node, None for any other node."""
+    """Return the kind of a MERGE, UPDATE or DELETE node, None for any other node."""
     return DML_NODES.get(type(node))
 
 
 def category(when: exp.When) -> str:
-    """Returns which rows a MERGE's WHEN clause acts on: `MATCHED`, `NOT MATCHED` (source rows no target row
-    meets: BY TARGET) or `NOT MATCHED BY SOURCE` (target rows no source row meets).
+    """Return which rows a MERGE's WHEN clause acts on.
+
+    `MATCHED`, `NOT MATCHED` (source rows no target row meets: BY TARGET) or `NOT MATCHED BY SOURCE` (target rows no
+    source row meets).
     """
     if when.args.get("matched"):
         return "MATCHED"
@@ -33,10 +37,11 @@ def category(when: exp.When) -> str:
 
 
 def refuse_unread_forms(node: exp.Expr, kind: StatementKind, target: str | None) -> None:
-    """Raises UnsupportedStatementError, naming the form and what to write instead, for a form of the MERGE,
-    UPDATE or DELETE `node` whose lineage the engine does not read: a RETURNING that reads a subquery, a statement
-    nested in another, DELETE with ORDER BY or LIMIT, an assignment that is not `column = value`, an INSERT BY
-    NAME or DEFAULT VALUES, an unknown action, and a WHEN clause DuckDB would never reach.
+    """Raise UnsupportedStatementError for a form of the MERGE, UPDATE or DELETE `node` the engine does not read.
+
+    The error names the form and what to write instead. The forms: a RETURNING that reads a subquery, a statement nested
+    in another, DELETE with ORDER BY or LIMIT, an assignment that is not `column = value`, an INSERT BY NAME or DEFAULT
+    VALUES, an unknown action, and a WHEN clause DuckDB would never reach.
     """
     returning = node.args.get("returning")
     if isinstance(returning, exp.Expr) and returning.find(exp.Query) is not None:
@@ -109,8 +114,9 @@ def _check_merge(node: exp.Merge, target: str | None) -> None:
 
 
 def _check_side(when: exp.When, which: str, node: exp.Merge, target: str | None) -> None:
-    """Raises UnsupportedStatementError when a clause reads the side its rows do not have, as DuckDB does: a NOT
-    MATCHED clause the target's columns, a NOT MATCHED BY SOURCE clause the source's.
+    """Raise UnsupportedStatementError when a clause reads the side its rows do not have, as DuckDB does.
+
+    A NOT MATCHED clause the target's columns, a NOT MATCHED BY SOURCE clause the source's.
     """
     if which == "MATCHED":
         return

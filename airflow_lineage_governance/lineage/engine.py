@@ -71,9 +71,10 @@ def collection_paused() -> Iterator[None]:
 def column_lineage(
     statement: Statement | str, schema: CatalogSchema | NestedSchema, *, dialect: str = "duckdb"
 ) -> ColumnLineage:
-    """Returns the column lineage of one `CREATE [OR REPLACE] TABLE … AS SELECT`, `INSERT INTO … SELECT`, MERGE,
-    UPDATE or DELETE (read by lineage/dml.py), given parsed (parse_statement) or as text (parsed here, in
-    `dialect`).
+    """Return the column lineage of one CTAS, INSERT … SELECT, MERGE, UPDATE or DELETE.
+
+    One `CREATE [OR REPLACE] TABLE … AS SELECT`, `INSERT INTO … SELECT`, MERGE, UPDATE or DELETE (read by
+    lineage/dml.py), given parsed (parse_statement) or as text (parsed here, in `dialect`).
 
     `schema` maps every table the statement reads and, for any kind but a CTAS, its target to `{column: type}` (the JSON
     form `{namespace: {table: {column: type}}}` is taken too). Raises LineageError (a subclass naming the
@@ -101,7 +102,8 @@ def column_lineage(
 def _column_lineage(
     statement: Statement, work: exp.Expr, found: Survey, schema: Schema, original: exp.Expr | str
 ) -> ColumnLineage:
-    """Reads the lineage from `work` (a tree of `statement` the engine may change) and its survey `found`;
+    """Read the lineage from `work` (a tree of `statement` the engine may change) and its survey `found`.
+
     `original` (an unchanged tree, or the text to parse again) explains an unknown column.
     """
     target, dialect = statement.target, statement.dialect
@@ -155,8 +157,9 @@ def _column_lineage(
 def _write_out_shorthands(
     query: exp.Query, found: Survey, placed: list[tuple[exp.Table, TableRef]], schema: Schema, target: TableRef
 ) -> None:
-    """Writes the query's COLUMNS(...), struct references, PIVOT/UNPIVOT and LATERAL unnest out as the queries
-    they stand for (lineage/expansion.py, constructs.unwrap_lateral_unnest).
+    """Write the query's COLUMNS(...), struct references, PIVOT/UNPIVOT and LATERAL unnest out as queries.
+
+    The queries they stand for (lineage/expansion.py, constructs.unwrap_lateral_unnest).
     """
     kinds = {type(node) for node in found.shorthands}
     if exp.Columns in kinds:
@@ -170,7 +173,7 @@ def _write_out_shorthands(
 
 
 def _binding(schema: Schema, target: TableRef) -> Bind:
-    """Returns a function that binds one SELECT over the schema set (the set's Binder, made on first use)."""
+    """Return a function that binds one SELECT over the schema set (the set's Binder, made on first use)."""
     bind = binder(schema, target)
     return lambda sql: bind.bind(sql, target)
 
@@ -182,8 +185,9 @@ def _by_name_root(query: exp.Expr) -> bool:
 
 
 def _projections(query: exp.Expr, names: list[str]) -> list[exp.Expr | None]:
-    """Returns the expression of each output: the leftmost SELECT's, or for a set operation BY NAME the first
-    branch's expression of that name.
+    """Return the expression of each output.
+
+    The leftmost SELECT's, or for a set operation BY NAME the first branch's expression of that name.
     """
     if not _by_name_root(query):
         leftmost = _leftmost_select(query)
@@ -203,10 +207,11 @@ def _leftmost_select(query: exp.Expr) -> exp.Select | None:
 
 
 def _name_outputs(query: exp.Query, text: str) -> None:
-    """Marks each unaliased output expression with the name DuckDB gives it where naming.output_name can tell it
-    from the statement's `text` (the names written are DuckDB's own, from binding: this keeps the rendered
-    expressions of the facet) and each alias with the case it is written in; unwraps a parenthesised column
-    (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x).
+    """Mark each unaliased output expression with the name DuckDB gives it, and each alias with its case.
+
+    The name where naming.output_name can tell it from the statement's `text` (the names written are DuckDB's own, from
+    binding: this keeps the rendered expressions of the facet); an alias with the case it is written in. Unwraps a
+    parenthesised column (`SELECT (x)`, `SELECT DISTINCT(x)`, which DuckDB names x).
     """
     if not text or text != text.lower():  # a name written in lower case reads the same after qualifying
         mark_written_names(query)
@@ -228,8 +233,9 @@ def _name_outputs(query: exp.Query, text: str) -> None:
 
 
 def _by_name(target: TableRef, outputs: list[str], allowed: list[str], existing: Mapping[str, str]) -> list[str]:
-    """Returns the target column each output of an `INSERT ... BY NAME` writes: the one of its name (DuckDB
-    matches names case-insensitively).
+    """Return the target column each output of an `INSERT ... BY NAME` writes.
+
+    The one of its name (DuckDB matches names case-insensitively).
     """
     columns = {name.lower(): name for name in allowed}
     written: list[str] = []
@@ -256,7 +262,7 @@ def _unaliased(node: exp.Expr | None) -> exp.Expr:
 
 
 def query_text_of(statement: Statement) -> str | None:
-    """Returns the text of the statement's query as written (after the target), None when it cannot be found."""
+    """Return the text of the statement's query as written (after the target), None when it cannot be found."""
     node = statement.tree
     target = node.this.this if isinstance(node.this, exp.Schema) else node.this
     if not statement.text or not isinstance(target, exp.Table):
@@ -269,9 +275,10 @@ def query_text_of(statement: Statement) -> str | None:
 
 
 def _bound(statement: Statement, schema: Schema) -> BoundQuery:
-    """Returns DuckDB's binding of the statement's query as written, or of the SQL the operator runs when there is
-    no text or DuckDB's parser does not take the text as written; raises BindError with DuckDB's sentence when
-    DuckDB cannot bind it.
+    """Return DuckDB's binding of the statement's query as written, or of the SQL the operator runs.
+
+    The SQL the operator runs when there is no text or DuckDB's parser does not take the text as written. Raises
+    BindError with DuckDB's sentence when DuckDB cannot bind it.
     """
     text = query_text_of(statement)
     if text is not None:

@@ -10,8 +10,9 @@ UNREADABLE = "Lineage cannot be read"
 
 
 class LineageError(LineageGovernanceError):
-    """Raised when a statement's column lineage cannot be read exactly; nothing should be written then. The
-    layer's root: every error of `lineage/` derives from it.
+    """Raised when a statement's column lineage cannot be read exactly; nothing should be written then.
+
+    The layer's root: every error of `lineage/` derives from it.
     """
 
     def __init__(self, target: TableRef | str | None, problem: str, advice: str = "") -> None:
@@ -31,8 +32,9 @@ class UnsupportedStatementError(LineageError):
 
 
 class UnsupportedConstructError(LineageError):
-    """Raised when the query uses a construct whose lineage the engine does not trace (PIVOT, a named WINDOW,
-    COLUMNS(...), UNION BY NAME, a whole-row value, a .* over a struct).
+    """Raised when the query uses a construct whose lineage the engine does not trace.
+
+    PIVOT, a named WINDOW, COLUMNS(...), UNION BY NAME, a whole-row value, a .* over a struct.
     """
 
 
@@ -69,6 +71,7 @@ class StatementTooLargeError(LineageError):
 
 
 class BindError(LineageError):
-    """Raised when DuckDB cannot bind the statement's query over the catalog's schemas (a column neither grouped
-    nor aggregated, a function given the wrong types, ...): the statement would fail when run.
+    """Raised when DuckDB cannot bind the statement's query over the catalog's schemas.
+
+    A column neither grouped nor aggregated, a function given the wrong types, ...: the statement would fail when run.
     """

@@ -1,6 +1,7 @@
-"""DuckDB's shorthands written out as the queries they stand for, for the engine to read: COLUMNS(...) as the
-columns DuckDB expands it to (DuckDB binds the bare expression over empty stand-ins of the SELECT's tables),
-struct references by DuckDB's name rules, and PIVOT/UNPIVOT of a catalog table.
+"""DuckDB's shorthands written out as the queries they stand for, for the engine to read.
+
+COLUMNS(...) as the columns DuckDB expands it to (DuckDB binds the bare expression over empty stand-ins of the SELECT's
+tables), struct references by DuckDB's name rules, and PIVOT/UNPIVOT of a catalog table.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ def expand_columns(
     bind: Bind,
     target: TableRef,
 ) -> None:
-    """Writes every COLUMNS(...) of `query` (a tree the engine owns) as the columns DuckDB matches: an output
-    becomes one output per column, a row clause the AND of one copy per column. Raises UnsupportedConstructError
-    for a COLUMNS over a source that is not a catalog table, an unpacked `*COLUMNS`, or two in one expression.
+    """Write every COLUMNS(...) of `query` (a tree the engine owns) as the columns DuckDB matches.
+
+    An output becomes one output per column, a row clause the AND of one copy per column. Raises
+    UnsupportedConstructError for a COLUMNS over a source that is not a catalog table, an unpacked `*COLUMNS`, or two in
+    one expression.
     """
     tables = {id(table): ref for table, ref in placed}
     for select in list(query.find_all(exp.Select)):
@@ -63,10 +66,11 @@ def _sources(
     bind: Bind,
     target: TableRef,
 ) -> list[tuple[str, list[tuple[str, str]]]]:
-    """Returns the SELECT's FROM and JOIN sources in order, each (alias, its columns' names and DuckDB types): a
-    catalog table's from the schema, any other's (a subquery, CTE, UNNEST) as DuckDB binds `alias.*` over the
-    SELECT's FROM clause. Raises for a source DuckDB cannot bind so, and for a subquery holding an output DuckDB
-    names after its expression's text (a COLUMNS pattern would be matched against a rendering of it).
+    """Return the SELECT's FROM and JOIN sources in order, each (alias, its columns' names and DuckDB types).
+
+    A catalog table's from the schema, any other's (a subquery, CTE, UNNEST) as DuckDB binds `alias.*` over the SELECT's
+    FROM clause. Raises for a source DuckDB cannot bind so, and for a subquery holding an output DuckDB names after its
+    expression's text (a COLUMNS pattern would be matched against a rendering of it).
     """
     found: list[tuple[str, list[tuple[str, str]]]] = []
     from_ = select.args.get("from_") or select.args.get("from")
@@ -122,7 +126,7 @@ def _matched(
     bind: Bind,
     target: TableRef,
 ) -> list[tuple[str, str]]:
-    """Returns the (alias, column) pairs DuckDB expands the COLUMNS expression to, in its order."""
+    """Return the (alias, column) pairs DuckDB expands the COLUMNS expression to, in its order."""
     stand_ins = []
     star: list[tuple[str, str]] = []
     for alias, columns in sources:
@@ -196,9 +200,10 @@ def _quoted(name: str) -> str:
 def expand_struct_references(
     columns: Sequence[exp.Column], placed: Sequence[tuple[exp.Table, TableRef]], schema: dict[TableRef, dict[str, str]]
 ) -> None:
-    """Writes the struct references among `columns` (nodes of a query the engine owns) that DuckDB binds by its
-    name rules as field accesses the engine reads: `st.*`
-    (a struct column of one table of the SELECT, no table of that name) as one output per field, and
+    """Write the struct references among `columns` as field accesses the engine reads.
+
+    `columns` are nodes of a query the engine owns; the references are those DuckDB binds by its name rules as field
+    accesses: `st.*` (a struct column of one table of the SELECT, no table of that name) as one output per field, and
     `schema.table.column.field` as `table.column.field`.
     """
     tables = {id(table): ref for table, ref in placed}
@@ -266,11 +271,12 @@ def _shorten(
 def rewrite_pivots(
     query: exp.Query, placed: Sequence[tuple[exp.Table, TableRef]], schema: dict[TableRef, dict[str, str]]
 ) -> None:
-    """Writes each UNPIVOT of a catalog table (`ON a, b INTO NAME k VALUE v`) as the UNION ALL of one SELECT per
-    column (the other columns, the name, the column's non-NULL values), and each PIVOT of one catalog table with
-    an `IN (...)` list and one aggregate as the aggregate FILTERed by each value, grouped as DuckDB groups it (the
-    GROUP BY given, else every column in neither ON nor USING): the queries the engine reads, with the same
-    columns and values. Any other PIVOT or UNPIVOT is left for refuse_untraceable.
+    """Write each UNPIVOT and each PIVOT of a catalog table as the queries the engine reads.
+
+    An UNPIVOT (`ON a, b INTO NAME k VALUE v`) becomes the UNION ALL of one SELECT per column (the other columns, the
+    name, the column's non-NULL values); a PIVOT of one catalog table with an `IN (...)` list and one aggregate becomes
+    the aggregate FILTERed by each value, grouped as DuckDB groups it (the GROUP BY given, else every column in neither
+    ON nor USING): the same columns and values. Any other PIVOT or UNPIVOT is left for refuse_untraceable.
     """
     tables = {id(table): ref for table, ref in placed}
     for pivot in list(query.find_all(exp.Pivot)):

@@ -34,9 +34,10 @@ class LineageTruncationRunFacet(RunFacet):
 
 
 def extraction_error_facet(error: LineageError) -> extraction_error_run.ExtractionErrorRunFacet:
-    """Returns the `extractionError` run facet of a statement whose lineage cannot be read: one task, failed,
-    its error the engine's sentence and its task the target's dataset name (`statement` when not known). The
-    governance checks recognise a failed lineage read by this facet.
+    """Return the `extractionError` run facet of a statement whose lineage cannot be read.
+
+    One task, failed, its error the engine's sentence and its task the target's dataset name (`statement` when not
+    known). The governance checks recognise a failed lineage read by this facet.
     """
     return extraction_error_run.ExtractionErrorRunFacet(
         totalTasks=1,
@@ -46,8 +47,10 @@ def extraction_error_facet(error: LineageError) -> extraction_error_run.Extracti
 
 
 def bounded(lineage: ColumnLineage, limit: int = DEFAULT_MAX_EDGES) -> tuple[ColumnLineage, int]:
-    """Returns the lineage cut to at most `limit` edges and how many edges it had: the rows-shaping inputs
-    first, then each column's inputs in order; every output column keeps its entry, possibly empty.
+    """Return the lineage cut to at most `limit` edges and how many edges it had.
+
+    The rows-shaping inputs first, then each column's inputs in order; every output column keeps its entry, possibly
+    empty.
     """
     if lineage.edge_count <= limit:
         return lineage, lineage.edge_count
@@ -82,11 +85,12 @@ def _input_fields(dependencies: Iterable[Dependency], namespace: str) -> list[ol
 
 
 def deprecated_transformation_type(dependencies: Sequence[Dependency]) -> str:
-    """Returns the deprecated per-field transformationType, set only where it cannot mislead: Marquez applies
-    this one label to every input of the column (its column lineage keeps DIRECT edges only), so it is the
-    inputs' one subtype when every input is DIRECT with the same subtype (MASKED when every one is hashed),
-    and '' otherwise (no inputs, an INDIRECT input, or DIRECT inputs of different subtypes). The typed
-    `transformations` of each input field always say everything.
+    """Return the deprecated per-field transformationType, set only where it cannot mislead.
+
+    Marquez applies this one label to every input of the column (its column lineage keeps DIRECT edges only), so it is
+    the inputs' one subtype when every input is DIRECT with the same subtype (MASKED when every one is hashed), and ''
+    otherwise (no inputs, an INDIRECT input, or DIRECT inputs of different subtypes). The typed `transformations` of
+    each input field always say everything.
     """
     if not dependencies or any(d.type != EdgeType.DIRECT for d in dependencies):
         return ""
@@ -99,8 +103,10 @@ def deprecated_transformation_type(dependencies: Sequence[Dependency]) -> str:
 
 
 def column_lineage_facet(lineage: ColumnLineage, namespace: str) -> ol.ColumnLineageDatasetFacet:
-    """Returns the facet: per output column its input fields with typed transformations (and the
-    deprecated per-field type and description), and the `dataset` list of inputs that shape every row.
+    """Return the facet.
+
+    Per output column its input fields with typed transformations (and the deprecated per-field type and description),
+    and the `dataset` list of inputs that shape every row.
     """
     fields = {
         output.name: ol.Fields(

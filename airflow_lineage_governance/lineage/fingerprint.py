@@ -1,5 +1,7 @@
-"""A statement as the `sql` job facet of its run's events carries it, so the SQL a DAG file renders and the SQL
-a run reported can be hashed alike (the history's `graph/history.sql_hash` over this text).
+"""A statement as the `sql` job facet of its run's events carries it.
+
+So the SQL a DAG file renders and the SQL a run reported can be hashed alike (the history's `graph/history.sql_hash`
+over this text).
 
 The operator's facet holds the statement redacted: every literal as `?`, no comments, sqlglot's pretty DuckDB form
 (`lineage/redact.py`). Rendered SQL turned into that form is the facet's text exactly, and the form is stable (a
@@ -18,8 +20,9 @@ _SPACE = re.compile(r"\s+")
 
 
 def facet_sql(sql: Statement | str) -> str:
-    """Returns the statement as its run's `sql` job facet carries it: redacted and printed by sqlglot (DuckDB
-    dialect); a text that does not parse gives itself with whitespace collapsed (its facet withholds it).
+    """Return the statement as its run's `sql` job facet carries it: redacted and printed by sqlglot (DuckDB dialect).
+
+    A text that does not parse gives itself with whitespace collapsed (its facet withholds it).
     """
     redacted = redacted_sql(sql)
     if redacted == WITHHELD and isinstance(sql, str):

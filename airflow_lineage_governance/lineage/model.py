@@ -22,20 +22,20 @@ class Dependency:
 
     @property
     def table(self) -> TableRef:
-        """Returns the source's table."""
+        """Return the source's table."""
         return self.source.table
 
     @property
     def column(self) -> str:
-        """Returns the source's column name."""
+        """Return the source's column name."""
         return self.source.field
 
     def sort_key(self) -> tuple[str, str, str, bool]:
-        """Returns the order dependencies are listed in: by the source's dotted name, then type and subtype."""
+        """Return the order dependencies are listed in: by the source's dotted name, then type and subtype."""
         return str(self.source), self.type, self.subtype, self.masking
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the dependency as plain JSON-ready data."""
+        """Return the dependency as plain JSON-ready data."""
         return {
             "source": str(self.source),
             "type": str(self.type),
@@ -63,7 +63,7 @@ class OutputColumn:
         return self.render() if self.render else ""
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the column as plain JSON-ready data."""
+        """Return the column as plain JSON-ready data."""
         return {
             "name": self.name,
             "expression": self.expression,
@@ -85,7 +85,7 @@ class ColumnLineage:
     not bound as one SELECT: a MERGE, UPDATE or DELETE)."""
 
     def column(self, name: str) -> OutputColumn:
-        """Returns the output column called `name`; raises KeyError when the statement writes none."""
+        """Return the output column called `name`; raise KeyError when the statement writes none."""
         for output in self.columns:
             if output.name == name:
                 return output
@@ -93,11 +93,11 @@ class ColumnLineage:
 
     @property
     def edge_count(self) -> int:
-        """Returns the number of column-level and row-level edges."""
+        """Return the number of column-level and row-level edges."""
         return sum(len(output.inputs) for output in self.columns) + len(self.rows)
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the lineage as plain JSON-ready data."""
+        """Return the lineage as plain JSON-ready data."""
         return {
             "target": str(self.target),
             "kind": str(self.kind),
@@ -108,8 +108,9 @@ class ColumnLineage:
 
 
 def merge(dependencies: Iterable[Dependency]) -> tuple[Dependency, ...]:
-    """Returns the dependencies with one DIRECT entry per source (the strongest subtype, masked only
-    when every path masks it) and one INDIRECT entry per source and subtype, sorted.
+    """Return the dependencies with one DIRECT entry per source and one INDIRECT entry per source and subtype, sorted.
+
+    A source's DIRECT entry has the strongest subtype, masked only when every path masks it.
     """
     if not isinstance(dependencies, (list, tuple)):
         dependencies = list(dependencies)

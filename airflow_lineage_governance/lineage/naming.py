@@ -1,9 +1,10 @@
-"""How DuckDB names an output column that the statement does not name: by its own rendering of the expression
-(`SUM(x)` is `sum(x)`, `a+1` is `(a + 1)`, `count(*)` is `count_star()`), and how a CTAS renames a duplicate
-output name (`x`, `x` are written `x`, `x_1`). Each rule here was read off DuckDB by executing it
-(tests/lineage/test_naming.py checks every rendered class against DuckDB); an expression class whose rendering
-sqlglot's tree cannot reproduce exactly (a type name whose spelling the tree loses, ORDER BY inside OVER, LIKE,
-subqueries, ...) gets no name, and the engine refuses it rather than guess.
+"""How DuckDB names an output column that the statement does not name.
+
+By its own rendering of the expression (`SUM(x)` is `sum(x)`, `a+1` is `(a + 1)`, `count(*)` is `count_star()`), and how
+a CTAS renames a duplicate output name (`x`, `x` are written `x`, `x_1`). Each rule here was read off DuckDB by
+executing it (tests/lineage/test_naming.py checks every rendered class against DuckDB); an expression class whose
+rendering sqlglot's tree cannot reproduce exactly (a type name whose spelling the tree loses, ORDER BY inside OVER,
+LIKE, subqueries, ...) gets no name, and the engine refuses it rather than guess.
 """
 
 from __future__ import annotations
@@ -136,8 +137,10 @@ class _NoName(Exception):
 
 
 def output_name(node: exp.Expr, text: str) -> str | None:
-    """Returns the name DuckDB gives the unaliased output expression `node` (parsed from `text`, whose
-    positions its nodes carry), or None when that name cannot be told from the tree exactly.
+    """Return the name DuckDB gives the unaliased output expression `node`.
+
+    `node` is parsed from `text`, whose positions its nodes carry; None when that name cannot be told from the tree
+    exactly.
     """
     try:
         return _render(node, text)
@@ -146,8 +149,10 @@ def output_name(node: exp.Expr, text: str) -> str | None:
 
 
 def deduplicated(names: Iterable[str]) -> list[str]:
-    """Returns the names as a DuckDB CTAS writes them: a name equal (case-insensitively) to an earlier one gets
-    the first free suffix `_1`, `_2`, ... (free among the names so far, renamed ones included).
+    """Return the names as a DuckDB CTAS writes them.
+
+    A name equal (case-insensitively) to an earlier one gets the first free suffix `_1`, `_2`, ... (free among the names
+    so far, renamed ones included).
     """
     used: set[str] = set()
     written: list[str] = []
@@ -162,15 +167,16 @@ def deduplicated(names: Iterable[str]) -> list[str]:
 
 
 def identifier(name: str) -> str:
-    """Returns `name` as DuckDB writes an identifier: quoted when it is a keyword or not a plain name."""
+    """Return `name` as DuckDB writes an identifier: quoted when it is a keyword or not a plain name."""
     if _PLAIN.fullmatch(name) and name.lower() not in KEYWORDS:
         return name
     return '"' + name.replace('"', '""') + '"'
 
 
 def mark_written_names(query: exp.Expr) -> None:
-    """Marks every output alias of `query` with the name as written, and every derived table's or CTE's column
-    list on its node, before the qualifier folds their case.
+    """Mark every output alias of `query` with the name as written, before the qualifier folds their case.
+
+    Every derived table's or CTE's column list is marked on its node too.
     """
     for node in query.find_all(exp.Alias, exp.TableAlias):
         if isinstance(node, exp.Alias):
@@ -182,7 +188,7 @@ def mark_written_names(query: exp.Expr) -> None:
 
 
 def _written(node: exp.Expr, text: str) -> str | None:
-    """Returns the text of the token `node` was parsed at (a function's name, a literal), if positions are known."""
+    """Return the text of the token `node` was parsed at (a function's name, a literal), if positions are known."""
     start, end = node.meta.get("start"), node.meta.get("end")
     if not text or not isinstance(start, int) or not isinstance(end, int):
         return None
@@ -216,6 +222,12 @@ def _render(node: exp.Expr, text: str) -> str:
             f"({_render(node.this, text)} BETWEEN {_render(node.args['low'], text)} AND "
             f"{_render(node.args['high'], text)})"
         )
+    return _render_call(node, text)
+
+
+def _render_call(node: exp.Expr, text: str) -> str:
+    """Return the name of a CASE, CAST, COALESCE, FILTER, window or function call; raise _NoName otherwise."""
+    kind = type(node)
     if kind is exp.Case:
         return _case(node, text)
     if kind is exp.Cast:
@@ -236,7 +248,7 @@ def _set_args(node: exp.Expr) -> list[str]:
 
 
 def _flattened(node: exp.Expr, kind: type[exp.Expr]) -> list[exp.Expr]:
-    """Returns the operands of a chain of one connective (DuckDB flattens `(a AND b) AND c` into one)."""
+    """Return the operands of a chain of one connective (DuckDB flattens `(a AND b) AND c` into one)."""
     parts: list[exp.Expr] = []
     for side in (node.this, node.expression):
         while type(side) is exp.Paren:
@@ -291,8 +303,10 @@ def _case(node: exp.Expr, text: str) -> str:
 
 
 def _cast(node: exp.Expr, text: str) -> str:
-    """A CAST to DECIMAL(p, s): DuckDB writes DECIMAL and NUMERIC alike. Other types are refused, since the tree
-    loses how the type was spelled (`INT` is written INTEGER, `INT4` INT4) and a bare DECIMAL reads as (18, 3).
+    """A CAST to DECIMAL(p, s): DuckDB writes DECIMAL and NUMERIC alike.
+
+    Other types are refused, since the tree loses how the type was spelled (`INT` is written INTEGER, `INT4` INT4) and a
+    bare DECIMAL reads as (18, 3).
     """
     to = node.args.get("to")
     if not isinstance(to, exp.DataType):
@@ -307,8 +321,9 @@ def _cast(node: exp.Expr, text: str) -> str:
 
 
 def _window(node: exp.Expr, text: str) -> str:
-    """A window with PARTITION BY only: the tree cannot tell `ORDER BY x` from `ORDER BY x NULLS LAST`. DuckDB
-    writes `count(*)` over a window as `count()`, and `count_star()` elsewhere.
+    """A window with PARTITION BY only: the tree cannot tell `ORDER BY x` from `ORDER BY x NULLS LAST`.
+
+    DuckDB writes `count(*)` over a window as `count()`, and `count_star()` elsewhere.
     """
     if set(_set_args(node)) - {"this", "partition_by", "over"}:
         raise _NoName

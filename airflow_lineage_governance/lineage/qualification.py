@@ -1,5 +1,6 @@
-"""Qualifying a query's columns by their tables with sqlglot's qualifier over the catalog's schema, and the USING
-keys of joins resolved to the side DuckDB keeps.
+"""Qualifying a query's columns by their tables with sqlglot's qualifier over the catalog's schema.
+
+And the USING keys of joins resolved to the side DuckDB keeps.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from airflow_lineage_governance.refs import TableRef
 
 
 def mark_using(coalesces: list[exp.Coalesce], using_joins: list[exp.Join]) -> None:
-    """Marks the COALESCEs the statement itself wrote, and each USING join with its key names, before the
-    qualifier writes COALESCEs of its own for the USING keys.
+    """Mark the COALESCEs the statement itself wrote, and each USING join with its key names.
+
+    Done before the qualifier writes COALESCEs of its own for the USING keys.
     """
     for node in coalesces:
         node.meta["written"] = True
@@ -27,8 +29,9 @@ def mark_using(coalesces: list[exp.Coalesce], using_joins: list[exp.Join]) -> No
 
 
 def resolve_using_keys(query: exp.Expr) -> None:
-    """Replaces the COALESCE that the qualifier writes for a USING key with the side the join keeps:
-    the left for INNER and LEFT joins, the right for RIGHT joins; a FULL join keeps both.
+    """Replace the COALESCE that the qualifier writes for a USING key with the side the join keeps.
+
+    The left for INNER and LEFT joins, the right for RIGHT joins; a FULL join keeps both.
     """
     for coalesce in list(query.find_all(exp.Coalesce)):
         if coalesce.meta.get("written") or coalesce.find_ancestor(exp.Join):
@@ -48,8 +51,9 @@ def resolve_using_keys(query: exp.Expr) -> None:
 def qualified_query(
     query: exp.Query, schema: Schema, target: TableRef, original: exp.Expr | str, dialect: str
 ) -> exp.Query:
-    """Returns `query` with every column qualified by its table, as sqlglot's qualifier reads it over `schema`;
-    raises LineageError (UnknownColumnError naming the table and column) when it cannot be read.
+    """Return `query` with every column qualified by its table, as sqlglot's qualifier reads it over `schema`.
+
+    Raises LineageError (UnknownColumnError naming the table and column) when it cannot be read.
     """
     nested: dict[str, object] = {}
     for ref, columns in schema.items():
@@ -91,7 +95,7 @@ def qualified_query(
 def unknown_column_error(
     name: str, original: exp.Expr | str, schema: Schema, target: TableRef, dialect: str
 ) -> LineageError:
-    """Returns the error naming where the query's unknown column `name` was looked for."""
+    """Return the error naming where the query's unknown column `name` was looked for."""
     if isinstance(original, str):  # the engine changed the only tree: read the text again, on this error only
         with quiet_sqlglot():
             original = sqlglot.parse_one(original, read=dialect)

@@ -17,14 +17,15 @@ def _placeholder(node: exp.Expr) -> exp.Expr:
 
 
 def redacted_expression(node: exp.Expr, dialect: str = "duckdb", limit: int = 200) -> str:
-    """Returns the expression's SQL with literals as `?`, cut to `limit` characters."""
+    """Return the expression's SQL with literals as `?`, cut to `limit` characters."""
     text = node.transform(_placeholder).sql(dialect=dialect, comments=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def redacted_sql(sql: Statement | str, dialect: str = "duckdb") -> str:
-    """Returns the statement (parsed, or the statements of a text) with every literal as `?` and no comments; a
-    text that does not parse is withheld whole rather than risk a value leaking. Changes no tree it is given.
+    """Return the statement (parsed, or the statements of a text) with every literal as `?` and no comments.
+
+    A text that does not parse is withheld whole rather than risk a value leaking. Changes no tree it is given.
     """
     try:
         if isinstance(sql, Statement):

@@ -1,5 +1,7 @@
-"""The SQL of a statement as DuckDB runs it: every table named by its full namespace, and every unaliased output
-of a CTAS named as DuckDB names it in the statement as written (so regenerating the SQL renames nothing).
+"""The SQL of a statement as DuckDB runs it.
+
+Every table named by its full namespace, and every unaliased output of a CTAS named as DuckDB names it in the statement
+as written (so regenerating the SQL renames nothing).
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ def runnable_select(
     dialect: str = "duckdb",
     names: Sequence[str] | None = None,
 ) -> str:
-    """Returns the statement's SELECT with each table named as DuckDB finds it (`schema.table`, or
-    `catalog.schema.table` for a two-level namespace), a table named without namespace given its own; raises
-    LineageError, UnsupportedStatementError for a MERGE, UPDATE or DELETE (which has no one SELECT: see
+    """Return the statement's SELECT with each table named as DuckDB finds it.
+
+    `schema.table`, or `catalog.schema.table` for a two-level namespace; a table named without namespace is given its
+    own. Raises LineageError, UnsupportedStatementError for a MERGE, UPDATE or DELETE (which has no one SELECT: see
     runnable_statement). A Statement given is not changed (its query is copied).
 
     `names` (a CTAS's output names from its lineage, which are DuckDB's): when they rename a duplicate (`x`,
@@ -58,7 +61,7 @@ def runnable_select(
 
 
 def _renames_a_duplicate(names: Sequence[str]) -> bool:
-    """Returns whether some name is another one with a `_n` suffix (what deduplicated makes of a duplicate)."""
+    """Return whether some name is another one with a `_n` suffix (what deduplicated makes of a duplicate)."""
     known = {name.lower() for name in names}
     for name in names:
         base, _, suffix = name.rpartition("_")
@@ -68,9 +71,10 @@ def _renames_a_duplicate(names: Sequence[str]) -> bool:
 
 
 def _name_unaliased(query: exp.Query, text: str) -> bool:
-    """Gives each unaliased output expression of the query's leftmost SELECT the name DuckDB gives it in `text`
-    where naming.output_name tells it; returns False when some output is left unnamed or comes through a star
-    (the SQL regenerated may then be named otherwise than the statement as written).
+    """Give each unaliased output expression of the query's leftmost SELECT the name DuckDB gives it in `text`.
+
+    Only where naming.output_name tells it; returns False when some output is left unnamed or comes through a star (the
+    SQL regenerated may then be named otherwise than the statement as written).
     """
     while isinstance(query, (exp.SetOperation, exp.Subquery)):
         query = query.this if isinstance(query, exp.Subquery) else query.left
@@ -97,10 +101,11 @@ def _name_unaliased(query: exp.Query, text: str) -> bool:
 def runnable_statement(
     statement: Statement | str, schema: CatalogSchema | NestedSchema, *, dialect: str = "duckdb"
 ) -> str:
-    """Returns the whole statement (a MERGE, UPDATE or DELETE; any kind is taken) with each table, the target
-    included, named as DuckDB finds it, as runnable_select names them: run it on a copy of the target at that
-    name. A table named without namespace is given its own (an alias the statement relies on, such as `t` in
-    `MERGE INTO db.t ... ON t.id = ...`, keeps working: DuckDB binds a table's own name). Raises LineageError for
+    """Return the whole statement with each table, the target included, named as DuckDB finds it.
+
+    A MERGE, UPDATE or DELETE; any kind is taken. Tables are named as runnable_select names them: run it on a copy of
+    the target at that name. A table named without namespace is given its own (an alias the statement relies on, such as
+    `t` in `MERGE INTO db.t ... ON t.id = ...`, keeps working: DuckDB binds a table's own name). Raises LineageError for
     a table the schema does not place. A Statement given is not changed (its tree is copied).
     """
     if isinstance(statement, str):

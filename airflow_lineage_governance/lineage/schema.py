@@ -1,5 +1,6 @@
-"""The catalog schema as the engine reads it: table -> {column: type}, names folded to lower case; and placing
-the tables a query names in it.
+"""The catalog schema as the engine reads it: table -> {column: type}, names folded to lower case.
+
+And placing the tables a query names in it.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ Schema = dict[TableRef, dict[str, str]]
 
 
 def schema_from_nested(nested: NestedSchema) -> dict[TableRef, dict[str, str]]:
-    """Returns the schema of the JSON form `{namespace: {table: {column: type}}}` (a nested namespace written
-    `a.b`); raises InvalidNameError for an empty name.
+    """Return the schema of the JSON form `{namespace: {table: {column: type}}}` (a nested namespace written `a.b`).
+
+    Raises InvalidNameError for an empty name.
     """
     return {
         TableRef.parse(f"{namespace}.{table}"): dict(columns)
@@ -32,8 +34,9 @@ def schema_from_nested(nested: NestedSchema) -> dict[TableRef, dict[str, str]]:
 
 
 def normalized(schema: CatalogSchema | NestedSchema) -> Schema:
-    """Returns the schema with every name in lower case, as DuckDB folds unquoted identifiers; a schema in the
-    JSON form is converted first (schema_from_nested).
+    """Return the schema with every name in lower case, as DuckDB folds unquoted identifiers.
+
+    A schema in the JSON form is converted first (schema_from_nested).
     """
     tables = (
         schema_from_nested(cast(NestedSchema, schema))
@@ -51,9 +54,10 @@ def normalized(schema: CatalogSchema | NestedSchema) -> Schema:
 def place_tables(
     tables: Iterable[exp.Table], ctes: set[str], schema: Schema, target: TableRef
 ) -> list[tuple[exp.Table, TableRef]]:
-    """Returns each catalog table among `tables` (those that are not references to `ctes`) with the table it
-    names (a table named without namespace placed in the one namespace that holds it); raises UnknownTableError
-    or UnplaceableSourceError. Changes no node.
+    """Return each catalog table among `tables` with the table it names.
+
+    `tables` less the references to `ctes`; a table named without namespace is placed in the one namespace that holds
+    it. Raises UnknownTableError or UnplaceableSourceError. Changes no node.
     """
     placed: list[tuple[exp.Table, TableRef]] = []
     holders_by_name: dict[str, list[TableRef]] | None = None
@@ -91,26 +95,28 @@ def place_tables(
 
 
 def read_tables(placed: Iterable[tuple[exp.Table, TableRef]]) -> tuple[TableRef, ...]:
-    """Returns the tables placed, each once, in order of first appearance."""
+    """Return the tables placed, each once, in order of first appearance."""
     return tuple(dict.fromkeys(ref for _, ref in placed))
 
 
 def engine_key(ref: TableRef) -> tuple[str, str]:
-    """Returns how the engine names a table inside a query it reads: (one namespace identifier, name). A nested
-    namespace becomes one dotted identifier, so every table has the same depth for sqlglot's qualifier.
+    """Return how the engine names a table inside a query it reads: (one namespace identifier, name).
+
+    A nested namespace becomes one dotted identifier, so every table has the same depth for sqlglot's qualifier.
     """
     return ref.namespace_name, ref.name
 
 
 def name_for_engine(table: exp.Table, ref: TableRef) -> None:
-    """Names `table` (a node of a copy the engine owns) as its engine key `"ns".name`, in place."""
+    """Name `table` (a node of a copy the engine owns) as its engine key `"ns".name`, in place."""
     table.set("catalog", None)
     table.set("db", exp.to_identifier(ref.namespace_name))
 
 
 def name_for_duckdb(table: exp.Table, ref: TableRef) -> None:
-    """Names `table` (a node of a copy the caller owns) as DuckDB finds it: `schema.name` for a one-level
-    namespace, `catalog.schema.name` for two, in place.
+    """Name `table` (a node of a copy the caller owns) as DuckDB finds it.
+
+    `schema.name` for a one-level namespace, `catalog.schema.name` for two, in place.
     """
     *catalog, db = ref.namespace
     table.set("catalog", exp.to_identifier(catalog[0]) if catalog else None)

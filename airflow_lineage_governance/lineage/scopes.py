@@ -1,5 +1,6 @@
-"""The lineage of every SELECT of a qualified query, scope by scope, children before parents: each scope's
-output columns in base source columns, and the columns of its row clauses.
+"""The lineage of every SELECT of a qualified query, scope by scope, children before parents.
+
+Each scope's output columns in base source columns, and the columns of its row clauses.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ ROW_CLAUSES = (
 
 @dataclass
 class ScopeLineage:
-    """One scope's output columns in order (name, dependencies in base columns) and the dependencies of
-    its row clauses.
+    """One scope's output columns in order and the dependencies of its row clauses.
+
+    Each output column is its name and its dependencies in base columns.
     """
 
     columns: list[tuple[str, tuple[Dependency, ...]]] = field(default_factory=list)
@@ -56,7 +58,7 @@ class ScopeLineage:
 
 
 def _aggregates(projection: exp.Expr, select: exp.Select) -> bool:
-    """Returns whether an output of `select` aggregates or is a window (GROUP BY ALL groups by the others)."""
+    """Return whether an output of `select` aggregates or is a window (GROUP BY ALL groups by the others)."""
     for node in projection.find_all(exp.AggFunc, exp.Window):
         if node.find_ancestor(exp.Select) is select:
             return True
@@ -64,8 +66,9 @@ def _aggregates(projection: exp.Expr, select: exp.Select) -> bool:
 
 
 def _recursive(scope: Scope) -> bool:
-    """Returns whether the scope is a CTE of WITH RECURSIVE whose later branch reads the CTE itself (sqlglot
-    places that reference on the first branch).
+    """Return whether the scope is a CTE of WITH RECURSIVE whose later branch reads the CTE itself.
+
+    sqlglot places that reference on the first branch.
     """
     node = scope.expression
     if scope.scope_type != ScopeType.CTE or not isinstance(node, exp.SetOperation):
@@ -83,12 +86,12 @@ def _recursive(scope: Scope) -> bool:
 
 
 def _selected(scope: Scope) -> dict[str, exp.Table | Scope]:
-    """Returns the sources the scope's FROM and JOINs name (a CTE the scope can see but does not read is none)."""
+    """Return the sources the scope's FROM and JOINs name (a CTE the scope can see but does not read is none)."""
     return {alias: source for alias, (_, source) in scope.selected_sources.items()}
 
 
 def _distinct(scope: Scope) -> bool:
-    """Returns whether the scope's query removes duplicate rows (SELECT DISTINCT, UNION without ALL)."""
+    """Return whether the scope's query removes duplicate rows (SELECT DISTINCT, UNION without ALL)."""
     node = scope.expression
     if isinstance(node, exp.Select):
         return node.args.get("distinct") is not None
@@ -106,7 +109,7 @@ class ScopeReader:
         self._base: dict[tuple[TableRef, str], tuple[Dependency, ...]] = {}
 
     def read(self, scopes: list[Scope]) -> tuple[ScopeLineage, list[Dependency]]:
-        """Returns the root scope's lineage and the row dependencies of every scope."""
+        """Return the root scope's lineage and the row dependencies of every scope."""
         rows: list[Dependency] = []
         lineage = ScopeLineage()
         for scope in scopes:
@@ -122,9 +125,10 @@ class ScopeReader:
         return lineage, rows
 
     def _fixpoint(self, scope: Scope, lineage: ScopeLineage, rows: list[Dependency]) -> ScopeLineage:
-        """Returns the lineage of a recursive CTE: its recursive branch read again over the union so far (what
-        the CTE's name stands for there) until no column gains a dependency; adds each pass's row dependencies
-        to `rows`.
+        """Return the lineage of a recursive CTE.
+
+        Its recursive branch read again over the union so far (what the CTE's name stands for there) until no column
+        gains a dependency; adds each pass's row dependencies to `rows`.
         """
         branches = scope.set_operation_scopes
         if len(branches) != 2 or not isinstance(branches[1].expression, exp.Select):
@@ -211,10 +215,11 @@ class ScopeReader:
         columns: list[tuple[str, tuple[Dependency, ...]]],
         outputs_only: bool = False,
     ) -> list[Dependency]:
-        """Returns the SORT dependencies of an ORDER BY as DuckDB binds it: ORDER BY ALL sorts by every output; a
-        key that is a bare name is an output's alias first, and a name inside an expression is a source column
-        first (an alias only when no source has that column). A set operation's ORDER BY (`outputs_only`) reads
-        its outputs only.
+        """Return the SORT dependencies of an ORDER BY as DuckDB binds it: ORDER BY ALL sorts by every output.
+
+        A key that is a bare name is an output's alias first, and a name inside an expression is a source column first
+        (an alias only when no source has that column). A set operation's ORDER BY (`outputs_only`) reads its outputs
+        only.
         """
         sort = Context(EdgeType.INDIRECT, Subtype.SORT, False, "ORDER BY")
         outputs = dict(reversed(columns))
@@ -230,8 +235,10 @@ class ScopeReader:
         return found
 
     def _written_names(self, scope: Scope, select: exp.Select) -> list[str]:
-        """Returns the SELECT's output names as DuckDB writes them: an alias as written, an unaliased expression
-        by DuckDB's rendering of it, a column by the name its source gives it, a column list's names over all.
+        """Return the SELECT's output names as DuckDB writes them.
+
+        An alias as written, an unaliased expression by DuckDB's rendering of it, a column by the name its source gives
+        it, a column list's names over all.
         """
         names = []
         for projection in select.selects:
@@ -252,7 +259,7 @@ class ScopeReader:
         return names
 
     def _source_name(self, column: exp.Column, scope: Scope) -> str:
-        """Returns the name the source of a bare output column gives it (a subquery's output as written)."""
+        """Return the name the source of a bare output column gives it (a subquery's output as written)."""
         name, table = column.name.lower(), column.table.lower()
         holder: Scope | None = scope
         while holder is not None and table:
@@ -266,8 +273,9 @@ class ScopeReader:
         return name
 
     def _read_unnest(self, scope: Scope, node: exp.Unnest) -> ScopeLineage:
-        """An UNNEST of list columns as a source (`FROM t, unnest(t.tags) AS u(tag)`): each named output is its
-        list's elements (DIRECT TRANSFORMATION), and the lists shape the rows (INDIRECT JOIN).
+        """An UNNEST of list columns as a source (`FROM t, unnest(t.tags) AS u(tag)`).
+
+        Each named output is its list's elements (DIRECT TRANSFORMATION), and the lists shape the rows (INDIRECT JOIN).
         """
         alias = node.args.get("alias")
         names = [column.name.lower() for column in alias.columns] if alias else []
@@ -315,8 +323,10 @@ class ScopeReader:
         return ScopeLineage(columns=columns, rows=rows, written=written)
 
     def _read_by_name(self, scope: Scope, node: exp.SetOperation, branches: list[ScopeLineage]) -> ScopeLineage:
-        """A set operation BY NAME: one output per name of any branch, in order of first appearance, each the
-        union of the branches' columns of that name (a branch without it gives NULL).
+        """A set operation BY NAME.
+
+        One output per name of any branch, in order of first appearance, each the union of the branches' columns of that
+        name (a branch without it gives NULL).
         """
         if isinstance(node, (exp.Except, exp.Intersect)):
             raise UnsupportedConstructError(
@@ -460,8 +470,9 @@ class ScopeReader:
         )
 
     def _whole_row(self, alias: str, scope: Scope) -> tuple[Dependency, ...]:
-        """Returns the dependencies of a whole row read as one value (`SELECT l FROM t AS l`): every column of
-        its source.
+        """Return the dependencies of a whole row read as one value (`SELECT l FROM t AS l`).
+
+        Every column of its source.
         """
         holder: Scope | None = scope
         while holder is not None:

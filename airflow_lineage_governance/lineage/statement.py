@@ -64,9 +64,7 @@ _NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Comman
 
 
 def survey(query: exp.Expr) -> Survey:
-    """Returns the tables, CTE names, USING joins, COALESCEs, nested statements and DuckDB shorthands of the
-    query.
-    """
+    """Return the tables, CTE names, USING joins, COALESCEs, nested statements and DuckDB shorthands of the query."""
     found = Survey()
     for node in query.walk():
         if isinstance(node, exp.Column):
@@ -95,9 +93,11 @@ def survey(query: exp.Expr) -> Survey:
 
 @dataclass(frozen=True)
 class Statement:
-    """A parsed CTAS, INSERT ... SELECT, MERGE, UPDATE or DELETE: what it does, the table it writes, the tables it
-    names, and the sqlglot tree. Parsed once and read by everything downstream, which never changes `tree` in
-    place (the lineage engine, `runnable_select` and `runnable_statement` work on copies).
+    """A parsed CTAS, INSERT ... SELECT, MERGE, UPDATE or DELETE.
+
+    What it does, the table it writes, the tables it names, and the sqlglot tree. Parsed once and read by everything
+    downstream, which never changes `tree` in place (the lineage engine, `runnable_select` and `runnable_statement` work
+    on copies).
 
     A MERGE, UPDATE or DELETE (`reads_target`) reads the target's current rows as well as writing it: `target` is
     the table written, `sources` the other tables it reads, and `tables` holds both.
@@ -125,15 +125,17 @@ class Statement:
 
     @property
     def reads_target(self) -> bool:
-        """Returns whether the statement reads the target's current rows (MERGE, UPDATE, DELETE): the target is
-        then an input (the version read) as well as the output (the version written).
+        """Return whether the statement reads the target's current rows (MERGE, UPDATE, DELETE).
+
+        The target is then an input (the version read) as well as the output (the version written).
         """
         return self.kind.reads_target
 
     @property
     def query(self) -> exp.Query:
-        """Returns the statement's SELECT, a node of `tree` (not a copy: do not change it); raises
-        UnsupportedStatementError for a MERGE, UPDATE or DELETE, which has no one SELECT (`runnable_statement`
+        """Return the statement's SELECT, a node of `tree` (not a copy: do not change it).
+
+        Raises UnsupportedStatementError for a MERGE, UPDATE or DELETE, which has no one SELECT (`runnable_statement`
         gives the statement DuckDB runs).
         """
         query = self.tree.expression
@@ -147,15 +149,16 @@ class Statement:
 
     @property
     def tables(self) -> tuple[TableRef, ...]:
-        """Returns the target and the namespaced sources, each once: every table whose schema lineage needs."""
+        """Return the target and the namespaced sources, each once: every table whose schema lineage needs."""
         return tuple(dict.fromkeys((self.target, *self.sources)))
 
 
 @contextmanager
 def quiet_sqlglot() -> Iterator[None]:
-    """Raises sqlglot's logger to ERROR while parsing, and restores it: sqlglot logs the whole statement text at
-    WARNING when it falls back to a raw command, a statement may hold personal data in its literals, and no log
-    line may carry it.
+    """Raises sqlglot's logger to ERROR while parsing, and restores it.
+
+    sqlglot logs the whole statement text at WARNING when it falls back to a raw command, a statement may hold personal
+    data in its literals, and no log line may carry it.
     """
     logger = logging.getLogger("sqlglot")
     level = logger.level
@@ -167,9 +170,10 @@ def quiet_sqlglot() -> Iterator[None]:
 
 
 def table_ref(table: exp.Table, target: TableRef | str | None = None) -> TableRef | None:
-    """Returns the catalog table a sqlglot table node names (names folded to lower case; `a.b.t` is namespace
-    ("a", "b")), or None when it names no namespace. Raises UnknownTableError when the namespace is deeper than
-    DuckDB can name.
+    """Return the catalog table a sqlglot table node names, or None when it names no namespace.
+
+    Names are folded to lower case; `a.b.t` is namespace ("a", "b"). Raises UnknownTableError when the namespace is
+    deeper than DuckDB can name.
     """
     parts = [part.name.lower() for part in table.parts]
     if len(parts) < 2:
@@ -199,8 +203,9 @@ def _named_target(sql: str, keyword: str) -> str | None:
 
 
 def check_kind(sql: str) -> str:
-    """Returns the statement's first keyword (CREATE, INSERT, MERGE, UPDATE, DELETE or WITH); raises
-    UnsupportedStatementError for any other statement, before any parser is asked, and StatementTooLargeError
+    """Return the statement's first keyword (CREATE, INSERT, MERGE, UPDATE, DELETE or WITH).
+
+    Raises UnsupportedStatementError for any other statement, before any parser is asked, and StatementTooLargeError
     past the size bound.
     """
     if len(sql) > MAX_STATEMENT_CHARS:
@@ -258,8 +263,9 @@ def _nesting(node: exp.Expr) -> int:
 
 
 def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
-    """Returns the parsed CTAS, INSERT ... SELECT, MERGE, UPDATE or DELETE (the one parse of its text); raises
-    LineageError (a subclass) for anything else, for a form of those the engine does not read, and for a target
+    """Return the parsed CTAS, INSERT ... SELECT, MERGE, UPDATE or DELETE (the one parse of its text).
+
+    Raises LineageError (a subclass) for anything else, for a form of those the engine does not read, and for a target
     without a namespace.
     """
     keyword = check_kind(sql)
@@ -355,13 +361,15 @@ def parse_statement(sql: str, dialect: str = "duckdb") -> Statement:
 
 
 def _shown(target: exp.Expr, dialect: str) -> str | None:
-    """Returns the target's name as an error shows it (rendered only when one is raised)."""
+    """Return the target's name as an error shows it (rendered only when one is raised)."""
     return target.sql(dialect=dialect) if isinstance(target, exp.Table) else None
 
 
 def _dml_statement(node: exp.Expr, kind: StatementKind, dialect: str) -> Statement:
-    """Returns the Statement of a MERGE, UPDATE or DELETE: its target the table it writes, its sources every
-    other table it names; raises LineageError for a form the engine does not read.
+    """Return the Statement of a MERGE, UPDATE or DELETE.
+
+    Its target the table it writes, its sources every other table it names; raises LineageError for a form the engine
+    does not read.
     """
     target = node.this
     if not isinstance(target, exp.Table) or not isinstance(target.this, (exp.Identifier, exp.Dot)):

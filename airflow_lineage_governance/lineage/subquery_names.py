@@ -161,7 +161,7 @@ def duckdb_text(node: exp.Expr, schema: Schema, place: exp.Expr | None = None) -
 
 
 def _bound_names(select: exp.Select, schema: Schema, bind: Bind) -> list[str] | None:
-    """Returns the names DuckDB gives the SELECT's outputs where the outer query reads them (a derived table's
+    """Return the names DuckDB gives the SELECT's outputs where the outer query reads them (a derived table's
     deduplicated), or None when DuckDB cannot bind the SELECT on its own (it reads an outer query's columns).
     """
     text = duckdb_text(select, schema)
@@ -176,7 +176,7 @@ def _bound_names(select: exp.Select, schema: Schema, bind: Bind) -> list[str] | 
 
 
 def _alias(projection: exp.Expr, name: str) -> None:
-    """Names an output `name` (the node itself kept: the engine may hold its parts by identity)."""
+    """Name an output `name` (the node itself kept: the engine may hold its parts by identity)."""
     identifier = exp.to_identifier(name, quoted=True)
     identifier.meta[WRITTEN_NAME] = name
     if isinstance(projection, exp.Alias):
@@ -223,8 +223,9 @@ def name_expanded_outputs(query: exp.Query, schema: Schema, bind: Bind) -> bool:
 
 
 def _name_outputs(query: exp.Query, schema: Schema, bind: Bind) -> tuple[bool, bool]:
-    """Names the outputs of the query's SELECTs read by name as DuckDB does; returns whether one of them holds a
-    star, and whether any output was named.
+    """Name the outputs of the query's SELECTs read by name as DuckDB does.
+
+    Returns whether one of them holds a star, and whether any output was named.
     """
     starred = named = False
     for select in list(query.find_all(exp.Select)):

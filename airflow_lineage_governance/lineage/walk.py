@@ -1,5 +1,6 @@
-"""How each source column takes part in one expression: the OpenLineage type, subtype and masking of every
-column on the way from the expression's root to its leaves.
+"""How each source column takes part in one expression.
+
+The OpenLineage type, subtype and masking of every column on the way from the expression's root to its leaves.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ ResolveQuery = Callable[[exp.Query], Iterable[Dependency]]
 
 
 def compose(dependency: Dependency, context: Context) -> Dependency:
-    """Returns a dependency of a derived column seen through the context that reads that column."""
+    """Return a dependency of a derived column seen through the context that reads that column."""
     masking = dependency.masking or context.masking
     if context.type == EdgeType.INDIRECT:
         return Dependency(dependency.source, EdgeType.INDIRECT, context.subtype, masking, context.description)
@@ -102,8 +103,9 @@ def _is_hash(node: exp.Expr) -> bool:
 
 
 class ExpressionWalker:
-    """Collects the dependencies of expressions of one scope, resolving columns and subqueries through
-    the callables it is given.
+    """Collects the dependencies of expressions of one scope.
+
+    Columns and subqueries are resolved through the callables it is given.
     """
 
     def __init__(self, resolve_column: ResolveColumn, resolve_query: ResolveQuery) -> None:
@@ -111,7 +113,7 @@ class ExpressionWalker:
         self._resolve_query = resolve_query
 
     def dependencies(self, node: exp.Expr, context: Context = ROOT) -> list[Dependency]:
-        """Returns every dependency of `node` read in `context` (unmerged)."""
+        """Return every dependency of `node` read in `context` (unmerged)."""
         found: list[Dependency] = []
         self._walk(node, context, found)
         return found
@@ -134,18 +136,11 @@ class ExpressionWalker:
         elif isinstance(node, exp.Window):
             self._walk_window(node, context, found)
         elif isinstance(node, exp.Filter):
-            self._walk(node.this, context, found)
-            where = node.expression
-            filtered = _indirect(context, Subtype.FILTER, f"FILTER (WHERE …) of {_name(node.this)}")
-            self._walk(where, filtered, found)
+            self._walk_filter(node, context, found)
         elif isinstance(node, exp.Case):
             self._walk_case(node, context, found)
         elif isinstance(node, exp.If):
-            condition = _indirect(context, Subtype.CONDITIONAL, "condition of IF")
-            self._walk(node.this, condition, found)
-            for branch in (node.args.get("true"), node.args.get("false")):
-                if branch is not None:
-                    self._walk(branch, _as_value(context, node), found)
+            self._walk_if(node, context, found)
         elif isinstance(node, exp.WithinGroup):
             aggregate = _as_aggregate(context, node.this)
             self._walk(node.this, aggregate, found)
@@ -189,6 +184,19 @@ class ExpressionWalker:
         if order is not None:
             for key in order.expressions:
                 self._walk(key, window, found)
+
+    def _walk_filter(self, node: exp.Filter, context: Context, found: list[Dependency]) -> None:
+        self._walk(node.this, context, found)
+        where = node.expression
+        filtered = _indirect(context, Subtype.FILTER, f"FILTER (WHERE …) of {_name(node.this)}")
+        self._walk(where, filtered, found)
+
+    def _walk_if(self, node: exp.If, context: Context, found: list[Dependency]) -> None:
+        condition = _indirect(context, Subtype.CONDITIONAL, "condition of IF")
+        self._walk(node.this, condition, found)
+        for branch in (node.args.get("true"), node.args.get("false")):
+            if branch is not None:
+                self._walk(branch, _as_value(context, node), found)
 
     def _walk_case(self, node: exp.Case, context: Context, found: list[Dependency]) -> None:
         condition = _indirect(context, Subtype.CONDITIONAL, "condition of CASE")

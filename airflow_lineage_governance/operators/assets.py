@@ -1,6 +1,7 @@
-"""The Airflow asset an IcebergSqlOperator task writes, declared when the DAG file is parsed: its target table
-is read from the statement's text with one regular expression (no SQL parser, so parsing a DAG stays cheap), or
-taken from the operator's `target=` argument.
+"""The Airflow asset an IcebergSqlOperator task writes, declared when the DAG file is parsed.
+
+Its target table is read from the statement's text with one regular expression (no SQL parser, so parsing a DAG stays
+cheap), or taken from the operator's `target=` argument.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ _TARGET = re.compile(
 
 
 def target_in_text(sql: str) -> TableRef | None:
-    """Returns the table a CREATE TABLE … AS, INSERT INTO, MERGE INTO, UPDATE or DELETE FROM statement names first
-    after its leading comments,
-    or None when the text names none or the name is templated or not a namespaced table.
+    """Return the table a CREATE TABLE … AS, INSERT INTO, MERGE INTO, UPDATE or DELETE FROM statement names first.
+
+    First after its leading comments; None when the text names none or the name is templated or not a namespaced table.
     """
     body = sql
     while match := _COMMENTS.match(body):
@@ -42,8 +43,10 @@ def target_in_text(sql: str) -> TableRef | None:
 
 
 def statement_text(sql: str, template_ext: Iterable[str], folders: Iterable[str | Path]) -> str | None:
-    """Returns the statement's text: `sql` itself, or, when `sql` names a template file, that file's text as
-    found first in `folders`; None when the file is in none of them.
+    """Return the statement's text.
+
+    `sql` itself, or, when `sql` names a template file, that file's text as found first in `folders`; None when the file
+    is in none of them.
     """
     if not sql.endswith(tuple(template_ext)):
         return sql
@@ -55,7 +58,7 @@ def statement_text(sql: str, template_ext: Iterable[str], folders: Iterable[str 
 
 
 def template_folders(dag: Any) -> list[str | Path]:
-    """Returns where Airflow looks for a DAG's template files: its template_searchpath, then its own folder."""
+    """Return where Airflow looks for a DAG's template files: its template_searchpath, then its own folder."""
     if dag is None:
         return []
     searchpath = dag.template_searchpath or []
@@ -66,14 +69,15 @@ def template_folders(dag: Any) -> list[str | Path]:
 
 
 def asset_uri(namespace: str, table: TableRef) -> str:
-    """Returns the asset URI of a table: `<lineage namespace>/<namespace levels…>/<table>`, e.g.
-    `iceberg://lake/marketing/audience`.
+    """Return the asset URI of a table.
+
+    `<lineage namespace>/<namespace levels…>/<table>`, e.g. `iceberg://lake/marketing/audience`.
     """
     return "/".join((namespace.rstrip("/"), *table.namespace, table.name))
 
 
 def table_asset(namespace: str, table: TableRef) -> Asset:
-    """Returns the Airflow asset of the table, named by its URI."""
+    """Return the Airflow asset of the table, named by its URI."""
     from airflow.sdk import Asset
 
     uri = asset_uri(namespace, table)
@@ -81,9 +85,10 @@ def table_asset(namespace: str, table: TableRef) -> Asset:
 
 
 def declared_target(sql: str, target: str | None, template_ext: Iterable[str], dag: Any) -> TableRef | None:
-    """Returns the table an operator declares it writes: `target` when given, else the one its statement's text
-    (or .sql file in the DAG's template folders) names; None when neither says. Raises InvalidNameError for a
-    `target` that is not `namespace.table`.
+    """Return the table an operator declares it writes.
+
+    `target` when given, else the one its statement's text (or .sql file in the DAG's template folders) names; None when
+    neither says. Raises InvalidNameError for a `target` that is not `namespace.table`.
     """
     if target is not None:
         return TableRef.parse(target)

@@ -13,8 +13,10 @@ SPEC = "https://airflow-lineage-governance.invalid/spec/"
 
 @attr.define
 class RowChangesOutputDatasetFacet(OutputDatasetFacet):
-    """Says how a MERGE, UPDATE or DELETE changed its target: rows inserted, updated and deleted (together the
-    output statistics' `rowCount`), and how many of the table's data files it rewrote, copy-on-write.
+    """Says how a MERGE, UPDATE or DELETE changed its target.
+
+    Rows inserted, updated and deleted (together the output statistics' `rowCount`), and how many of the table's data
+    files it rewrote, copy-on-write.
     """
 
     inserted: int
@@ -29,7 +31,7 @@ class RowChangesOutputDatasetFacet(OutputDatasetFacet):
 
 
 def row_changes_facet(counts: RowCounts) -> RowChangesOutputDatasetFacet:
-    """Returns the `rowChanges` output facet of a MERGE, UPDATE or DELETE's row counts."""
+    """Return the `rowChanges` output facet of a MERGE, UPDATE or DELETE's row counts."""
     return RowChangesOutputDatasetFacet(
         inserted=counts.inserted,
         updated=counts.updated,
@@ -41,8 +43,9 @@ def row_changes_facet(counts: RowCounts) -> RowChangesOutputDatasetFacet:
 
 @attr.define
 class DuckDBSessionRunFacet(RunFacet):
-    """Says which DuckDB session settings the statement ran under: time zone, calendar, default collation and
-    ordering (the provider's, never the worker's environment).
+    """Says which DuckDB session settings the statement ran under.
+
+    Time zone, calendar, default collation and ordering (the provider's, never the worker's environment).
     """
 
     TimeZone: str  # noqa: N815 - the facet's JSON field names are DuckDB's setting names
@@ -57,5 +60,5 @@ class DuckDBSessionRunFacet(RunFacet):
 
 
 def duckdb_session_facet(session: SessionSettings) -> DuckDBSessionRunFacet:
-    """Returns the `duckdbSession` run facet of the settings a statement ran under."""
+    """Return the `duckdbSession` run facet of the settings a statement ran under."""
     return DuckDBSessionRunFacet(**session.as_facet())

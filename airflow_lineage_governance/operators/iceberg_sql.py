@@ -1,5 +1,7 @@
-"""IcebergSqlOperator: one CTAS, INSERT … SELECT, MERGE, UPDATE or DELETE over an Iceberg catalog, run on DuckDB,
-with exact OpenLineage column lineage read before anything is written.
+"""IcebergSqlOperator.
+
+One CTAS, INSERT … SELECT, MERGE, UPDATE or DELETE over an Iceberg catalog, run on DuckDB, with exact OpenLineage column
+lineage read before anything is written.
 
 Importing this module loads no pyiceberg, DuckDB, pyarrow, sqlglot or OpenLineage client (DAG parsing stays
 cheap): the work's modules are imported when a task runs.
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage
     from airflow.sdk import Asset, Context
     from jinja2 import Environment
+    from openlineage.client.event_v2 import Dataset
+    from openlineage.client.facet_v2 import JobFacet, RunFacet
     from pyiceberg.table import Table
 
     from airflow_lineage_governance.iceberg.partitions import PartitionField
@@ -34,14 +38,18 @@ if TYPE_CHECKING:
     from airflow_lineage_governance.lineage import ColumnLineage, LineageError, Statement
     from airflow_lineage_governance.refs import TableRef
 
+    OpenLineageFacets = OperatorLineage[Dataset, RunFacet | JobFacet]
+
 DEFAULT_MAX_EDGES = 4096
 """The default bound of column-lineage edges an event carries (lineage.facet.DEFAULT_MAX_EDGES)."""
 
 
 @dataclass(frozen=True)
 class LineageRead:
-    """What one try read before running the statement: the parsed statement, the tables loaded (once), their
-    schema, the lineage and what DuckDB runs: the SELECT of a CTAS or INSERT, the whole MERGE, UPDATE or DELETE.
+    """What one try read before running the statement.
+
+    The parsed statement, the tables loaded (once), their schema, the lineage and what DuckDB runs: the SELECT of a CTAS
+    or INSERT, the whole MERGE, UPDATE or DELETE.
     """
 
     statement: Statement
@@ -52,9 +60,11 @@ class LineageRead:
 
 
 class IcebergSqlOperator(BaseOperator):
-    """Runs one `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] … AS SELECT`, `INSERT INTO … SELECT`, `MERGE INTO`,
-    `UPDATE` or `DELETE FROM` over the tables of an Iceberg catalog on DuckDB, and writes the result back to the
-    catalog in one commit (a MERGE, UPDATE or DELETE copy-on-write: the data files it can touch are rewritten).
+    """Runs one CTAS, INSERT … SELECT, MERGE, UPDATE or DELETE over an Iceberg catalog on DuckDB.
+
+    One `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] … AS SELECT`, `INSERT INTO … SELECT`, `MERGE INTO`, `UPDATE` or
+    `DELETE FROM` over the tables of an Iceberg catalog, its result written back to the catalog in one commit (a MERGE,
+    UPDATE or DELETE copy-on-write: the data files it can touch are rewritten).
 
     The statement's column lineage is read first, against the catalog's current schema; a statement whose
     lineage cannot be read exactly fails the task before anything is written. The rendered statement is parsed
@@ -110,14 +120,17 @@ class IcebergSqlOperator(BaseOperator):
         self._run: StatementRun | None = None
         self._seconds: dict[str, float] = {}
         self.target = target
-        self.declared_target = declared_target(sql, target, self.template_ext, self.dag if self.has_dag() else None)
+        # Airflow's has_dag() carries no annotations.
+        dag = self.dag if self.has_dag() else None  # type: ignore[no-untyped-call]
+        self.declared_target = declared_target(sql, target, self.template_ext, dag)
         if self.declared_target is not None:
             self.outlets = [*self.outlets, self.outlet_asset()]
 
     def outlet_asset(self) -> Asset:
-        """Returns the asset of the declared target: `<lineage namespace>/<db>/<table>`, the namespace being the
-        operator's `lineage_namespace`, else `iceberg://<connection id>` (no connection is read at parse time).
-        Raises ValueError when no target is declared.
+        """Return the asset of the declared target.
+
+        `<lineage namespace>/<db>/<table>`, the namespace being the operator's `lineage_namespace`, else
+        `iceberg://<connection id>` (no connection is read at parse time). Raises ValueError when no target is declared.
         """
         if self.declared_target is None:
             raise ValueError(f"the task {self.task_id} declares no target table: give target='db.table'")
@@ -125,20 +138,23 @@ class IcebergSqlOperator(BaseOperator):
 
     @cached_property
     def hook(self) -> IcebergHook:
-        """Returns the hook of the operator's connection (one per operator: the catalog is opened once)."""
+        """Return the hook of the operator's connection (one per operator: the catalog is opened once)."""
         return IcebergHook(self.iceberg_conn_id)
 
     def render_template_fields(self, context: Context, jinja_env: Environment | None = None) -> None:
-        """Renders `sql`, then parses it: the OpenLineage listener reads facets in a forked process, which
-        inherits the parsed statement instead of parsing it again.
+        """Render `sql`, then parse it.
+
+        The OpenLineage listener reads facets in a forked process, which inherits the parsed statement instead of
+        parsing it again.
         """
         super().render_template_fields(context, jinja_env)
         with suppress(Exception):  # execute() and the facets report why the statement cannot be read
             self.statement()
 
     def statement(self) -> Statement:
-        """Returns the rendered statement, parsed once (again only if `sql` changes); raises LineageError, the
-        same one on every call, when it cannot be read.
+        """Return the rendered statement, parsed once (again only if `sql` changes).
+
+        Raises LineageError, the same one on every call, when it cannot be read.
         """
         if self._parsed is None or self._parsed[0] != self.sql:
             from airflow_lineage_governance.lineage import LineageError, parse_statement
@@ -157,9 +173,10 @@ class IcebergSqlOperator(BaseOperator):
         return parsed
 
     def lineage_read(self) -> LineageRead:
-        """Returns the try's lineage read (made on first use, by the START facets or execute, whichever runs
-        first): the statement, its tables loaded once, their schema, the lineage and the runnable SELECT.
-        Raises LineageError when the lineage cannot be read exactly, other errors when the catalog cannot.
+        """Return the try's lineage read (made on first use, by the START facets or execute, whichever runs first).
+
+        The statement, its tables loaded once, their schema, the lineage and the runnable SELECT. Raises LineageError
+        when the lineage cannot be read exactly, other errors when the catalog cannot.
         """
         if self._read is None or self._read[0] != self.sql:
             from airflow_lineage_governance.iceberg.catalog import catalog_tables, load_tables, table_columns
@@ -197,10 +214,12 @@ class IcebergSqlOperator(BaseOperator):
         return read
 
     def execute(self, context: Context) -> dict[str, Any]:
-        """Reads the lineage, runs the statement, writes the result; returns the table, snapshot id, row count,
-        partitions written and, for a MERGE, UPDATE or DELETE, the rows inserted, updated and deleted (XCom).
-        Raises AirflowFailException, with the engine's sentence, when lineage is unreadable, and
-        AirflowException (retried when the task has retries) naming the catalog when a REST catalog does not answer.
+        """Reads the lineage, runs the statement, writes the result.
+
+        Returns the table, snapshot id, row count, partitions written and, for a MERGE, UPDATE or DELETE, the rows
+        inserted, updated and deleted (XCom). Raises AirflowFailException, with the engine's sentence, when lineage is
+        unreadable, and AirflowException (retried when the task has retries) naming the catalog when a REST catalog does
+        not answer.
         """
         from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError, IcebergError
         from airflow_lineage_governance.lineage import LineageError
@@ -246,7 +265,7 @@ class IcebergSqlOperator(BaseOperator):
         return run_result(self._run)
 
     def _check_options(self, statement: Statement) -> None:
-        """Raises AirflowFailException when partition_by or write_mode does not apply to the statement's kind."""
+        """Raise AirflowFailException when partition_by or write_mode does not apply to the statement's kind."""
         from airflow_lineage_governance.kinds import StatementKind
 
         if self.partition_fields and statement.kind is not StatementKind.CREATE_TABLE_AS:
@@ -264,7 +283,7 @@ class IcebergSqlOperator(BaseOperator):
 
     @staticmethod
     def _snapshot_properties(context: Context) -> dict[str, str]:
-        """Returns the snapshot-summary properties of the try's commit: the task instance and its write key."""
+        """Return the snapshot-summary properties of the try's commit: the task instance and its write key."""
         from airflow_lineage_governance.iceberg.write import TRY_NUMBER, WRITE_KEY, write_key
 
         ti = context["ti"]
@@ -282,7 +301,7 @@ class IcebergSqlOperator(BaseOperator):
 
     @cached_property
     def session(self) -> SessionSettings:
-        """Returns the DuckDB session settings the statement runs under, from the provider's config section."""
+        """Return the DuckDB session settings the statement runs under, from the provider's config section."""
         from airflow_lineage_governance.iceberg.session import CONFIG_OPTIONS, SessionSettings
         from airflow_lineage_governance.settings import setting
 
@@ -290,8 +309,9 @@ class IcebergSqlOperator(BaseOperator):
 
     @cached_property
     def duckdb_resources(self) -> Resources:
-        """Returns the DuckDB memory limit, threads and spill root the statement runs within: the operator's
-        own, else the provider's config section, else the task's default share of the machine.
+        """Returns the DuckDB memory limit, threads and spill root the statement runs within.
+
+        The operator's own, else the provider's config section, else the task's default share of the machine.
         """
         from airflow_lineage_governance.iceberg.resources import CONFIG_OPTIONS, Resources
         from airflow_lineage_governance.settings import setting, thread_count
@@ -306,7 +326,7 @@ class IcebergSqlOperator(BaseOperator):
         )
 
     def _write(self, read: LineageRead, properties: dict[str, str]) -> StatementRun:
-        """Runs the statement: a MERGE, UPDATE or DELETE copy-on-write, a CTAS or INSERT through its SELECT."""
+        """Run the statement: a MERGE, UPDATE or DELETE copy-on-write, a CTAS or INSERT through its SELECT."""
         lineage, statement = read.lineage, read.statement
         if statement.reads_target:
             sources = [ref for ref in lineage.sources if ref != lineage.target]
@@ -343,9 +363,7 @@ class IcebergSqlOperator(BaseOperator):
         )
 
     def _record_asset_event(self, context: Context, written: TableRef, extra: dict[str, Any]) -> None:
-        """Puts the snapshot id and row count on the outlet asset's event, when the table written is the one
-        declared.
-        """
+        """Put the snapshot id and row count on the outlet asset's event, when the table written is the one declared."""
         if self.declared_target is None:
             return
         if written != self.declared_target:
@@ -359,15 +377,17 @@ class IcebergSqlOperator(BaseOperator):
 
     # OpenLineage: called by the provider's listener in the task's process (or a fork of it).
 
-    def get_openlineage_facets_on_start(self) -> OperatorLineage:
-        """Returns the inputs (with schemas) and the output the statement will write, with the schema it will
-        have (`_planned_output`).
+    def get_openlineage_facets_on_start(self) -> OpenLineageFacets:
+        """Return the inputs (with schemas) and the output the statement will write.
+
+        The output with the schema it will have (`_planned_output`).
         """
         return self._facets(complete=False)
 
-    def get_openlineage_facets_on_complete(self, task_instance: Any) -> OperatorLineage:
-        """Returns the inputs with the snapshots read, and the output with schema, column lineage, version
-        and row count.
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> OpenLineageFacets:
+        """Return the inputs with the snapshots read, and the output.
+
+        The output with schema, column lineage, version and row count.
         """
         started = time.perf_counter()
         facets = self._facets(complete=self._run is not None)
@@ -378,15 +398,16 @@ class IcebergSqlOperator(BaseOperator):
             self.log.info("%s", overhead_line(self._seconds, ("event",)))
         return facets
 
-    def get_openlineage_facets_on_failure(self, task_instance: Any) -> OperatorLineage:
-        """Returns what START returned and, when the lineage could not be read, the `extractionError` run
-        facet with the engine's sentence; the provider adds the task's error.
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> OpenLineageFacets:
+        """Return what START returned and, when the lineage could not be read, the `extractionError` run facet.
+
+        The facet carries the engine's sentence; the provider adds the task's error.
         """
         return self._facets(complete=False, failed=True)
 
-    def _facets(self, complete: bool, failed: bool = False) -> OperatorLineage:
+    def _facets(self, complete: bool, failed: bool = False) -> OpenLineageFacets:
         from airflow.providers.openlineage.extractors import OperatorLineage
-        from openlineage.client.facet_v2 import RunFacet, sql_job
+        from openlineage.client.facet_v2 import sql_job
 
         from airflow_lineage_governance.lineage import LineageError, redacted_sql
         from airflow_lineage_governance.lineage.datasets import input_dataset, output_dataset
@@ -400,9 +421,9 @@ class IcebergSqlOperator(BaseOperator):
             shown: Statement | str = self.statement()
         except LineageError:
             shown = self.sql
-        job_facets = {"sql": sql_job.SQLJobFacet(query=redacted_sql(shown))}
+        job_facets: dict[str, RunFacet | JobFacet] = {"sql": sql_job.SQLJobFacet(query=redacted_sql(shown))}
         namespace = self.lineage_namespace or "iceberg://unknown"
-        run_facets: dict[str, RunFacet] = {}
+        run_facets: dict[str, RunFacet | JobFacet] = {}
         with suppress(Exception):  # a setting DuckDB refuses fails the task in execute(), with its sentence
             from airflow_lineage_governance.operators.facets import duckdb_session_facet
 
@@ -418,7 +439,10 @@ class IcebergSqlOperator(BaseOperator):
             return OperatorLineage(inputs=[], outputs=[], run_facets=run_facets, job_facets=job_facets)
         lineage = read.lineage
         pinned = {r.table: r.snapshot_id for r in self._run.reads} if complete and self._run else {}
-        inputs = [input_dataset(namespace, ref, _fields(read.tables, ref), pinned.get(ref)) for ref in lineage.sources]
+        inputs: list[Dataset] = [
+            input_dataset(namespace, ref, _fields(read.tables, ref), pinned.get(ref)) for ref in lineage.sources
+        ]
+        outputs: list[Dataset]
         if complete and self._run and self._run.write.untouched:
             # CREATE TABLE IF NOT EXISTS found the table: nothing was written, so no lineage reached it.
             write = self._run.write
@@ -447,11 +471,12 @@ class IcebergSqlOperator(BaseOperator):
         return OperatorLineage(inputs=inputs, outputs=outputs, run_facets=run_facets, job_facets=job_facets)
 
     def _planned_output(self, namespace: str, read: LineageRead) -> list[Any]:
-        """Returns the output that START (and FAIL) name: the target with the schema it has after the statement,
-        each field typed as COMPLETE types it, or nothing when that schema is not known without running the
-        statement. Never an output without a schema, or with a field untyped or typed otherwise than COMPLETE
-        types it: a backend (Marquez) keeps a dataset's fields by name and type, and its column lineage breaks on
-        a field it holds twice.
+        """Return the output that START (and FAIL) name.
+
+        The target with the schema it has after the statement, each field typed as COMPLETE types it, or nothing when
+        that schema is not known without running the statement. Never an output without a schema, or with a field
+        untyped or typed otherwise than COMPLETE types it: a backend (Marquez) keeps a dataset's fields by name and
+        type, and its column lineage breaks on a field it holds twice.
 
         An INSERT, MERGE, UPDATE or DELETE keeps the target's schema (the catalog's); a CREATE TABLE ... AS gives
         it the schema DuckDB bound its SELECT to when the lineage was read (`bound_result_schema`: nothing read,
@@ -480,14 +505,14 @@ class IcebergSqlOperator(BaseOperator):
 
 
 def _returning_max_rows() -> int:
-    """Returns the most rows a RETURNING hands to XCom, from the provider's config section."""
+    """Return the most rows a RETURNING hands to XCom, from the provider's config section."""
     from airflow_lineage_governance.settings import whole_number
 
     return whole_number("returning_max_rows")
 
 
 def _fields(tables: Mapping[TableRef, Table], ref: TableRef) -> list[tuple[str, str]]:
-    """Returns the input's schema facet fields: the table's columns as loaded, typed as every event types them."""
+    """Return the input's schema facet fields: the table's columns as loaded, typed as every event types them."""
     from airflow_lineage_governance.iceberg.types import facet_fields
 
     table = tables.get(ref)

@@ -1,5 +1,6 @@
-"""The lineage summary an IcebergSqlOperator writes to its task log, for a person reading the Airflow UI, and the
-value it returns (XCom).
+"""The lineage summary an IcebergSqlOperator writes to its task log, and the value it returns (XCom).
+
+The summary is for a person reading the Airflow UI.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _verb(lineage: ColumnLineage, run: StatementRun) -> str:
 
 
 def _written(lineage: ColumnLineage, run: StatementRun) -> list[str]:
-    """Returns the lines that say what the write did to the table."""
+    """Return the lines that say what the write did to the table."""
     write = run.write
     if write.untouched:
         return [
@@ -67,9 +68,10 @@ def _written(lineage: ColumnLineage, run: StatementRun) -> list[str]:
 
 
 def lineage_summary(lineage: ColumnLineage, run: StatementRun) -> list[str]:
-    """Returns the summary lines: target, each output column with its sources, the rows-shaping inputs,
-    the snapshots read and written, the rows written (inserted, updated, deleted for a MERGE, UPDATE or DELETE)
-    and the partitions written.
+    """Return the summary lines.
+
+    Target, each output column with its sources, the rows-shaping inputs, the snapshots read and written, the rows
+    written (inserted, updated, deleted for a MERGE, UPDATE or DELETE) and the partitions written.
     """
     lines = [
         f"Lineage of {lineage.target} ({lineage.kind}): {len(lineage.columns)} columns, {lineage.edge_count} edges"
@@ -90,9 +92,11 @@ def lineage_summary(lineage: ColumnLineage, run: StatementRun) -> list[str]:
 
 
 def run_result(run: StatementRun) -> dict[str, Any]:
-    """Returns the task's XCom value: the table, snapshot id, rows, whether this task instance had already written
-    it, whether anything was written, the partitions written, and for a MERGE, UPDATE or DELETE the rows inserted,
-    updated and deleted, and the rows its RETURNING gave (`returning`: columns and rows).
+    """Return the task's XCom value.
+
+    The table, snapshot id, rows, whether this task instance had already written it, whether anything was written, the
+    partitions written, and for a MERGE, UPDATE or DELETE the rows inserted, updated and deleted, and the rows its
+    RETURNING gave (`returning`: columns and rows).
     """
     write = run.write
     result: dict[str, Any] = {
@@ -116,7 +120,7 @@ it)."""
 
 
 def phase_seconds(run: StatementRun) -> dict[str, float]:
-    """Returns the seconds a statement run took to run (pin the reads and run the statement on DuckDB) and to
+    """Return the seconds a statement run took to run (pin the reads and run the statement on DuckDB) and to
     commit (write the data files and commit them).
     """
     timings = run.timings
@@ -124,7 +128,7 @@ def phase_seconds(run: StatementRun) -> dict[str, float]:
 
 
 def overhead_line(seconds: Mapping[str, float], phases: Sequence[str]) -> str:
-    """Returns the task log line that gives the time of each of `phases` measured (in milliseconds), e.g.
+    """Return the task log line that gives the time of each of `phases` measured (in milliseconds), e.g.
     `Operator time of this try: parse 1.2 ms, lineage 40.3 ms`.
     """
     shown = ", ".join(f"{phase} {seconds[phase] * 1000:.1f} ms" for phase in phases if phase in seconds)

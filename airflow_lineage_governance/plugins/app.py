@@ -45,8 +45,9 @@ DagFilter = Callable[[str], bool]
 
 
 async def current_user(request: Request) -> Any:
-    """Returns the Airflow user of the request, as Airflow's own routes find it; raises HTTPException 401 (no
-    credential) or 403 (a bad one).
+    """Return the Airflow user of the request, as Airflow's own routes find it.
+
+    Raises HTTPException 401 (no credential) or 403 (a bad one).
     """
     from airflow.api_fastapi.core_api.security import bearer_scheme, get_user
 
@@ -54,7 +55,7 @@ async def current_user(request: Request) -> Any:
 
 
 def readable_dags(user: Annotated[Any, Depends(current_user)]) -> DagFilter:
-    """Returns the test of whether the user may read a DAG, as the auth manager answers it."""
+    """Return the test of whether the user may read a DAG, as the auth manager answers it."""
     from airflow.api_fastapi.app import get_auth_manager
 
     allowed = frozenset(get_auth_manager().get_authorized_dag_ids(user=user, method="GET"))
@@ -87,8 +88,10 @@ def _html(text: str) -> HTMLResponse:
 
 
 def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
-    """Returns the app over `data` (default: the sources the provider's settings name); with `warm_up`, the
-    governance graph starts building at once, in the background, for the first Impact or Lineage page.
+    """Return the app over `data` (default: the sources the provider's settings name).
+
+    With `warm_up`, the governance graph starts building at once, in the background, for the first Impact or Lineage
+    page.
     """
     app = FastAPI(title="Lineage governance", docs_url=None, redoc_url=None, openapi_url=None)
     ui = data or UiData(airflow_sources())
@@ -137,63 +140,11 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
 
     @app.get("/lineage", response_class=HTMLResponse)
     def lineage(dag_id: str, run_id: str, task_id: str, may_read: Readable) -> HTMLResponse:
-        if not may_read(dag_id):
-            raise HTTPException(403, f"you may not read the DAG {dag_id}")
-        event = ui.task_event(dag_id, task_id, run_id)
-        found = task_lineage(event) if event is not None else None
-        message = None
-        if found is None or not found.outputs:
-            message = (
-                f"No column lineage from {dag_id}.{task_id} in run {run_id}: only IcebergSqlOperator tasks "
-                "send it, in the COMPLETE event they send when they end"
-                + (f" ({ui.governance().problem})" if ui.governance().problem else "")
-                + "."
-            )
-        outputs = [(o, lineage_picture(o)) for o in found.outputs] if found else []
-        return _html(
-            render(
-                "lineage.html",
-                title=f"Lineage of {task_id}",
-                dag_id=dag_id,
-                task_id=task_id,
-                outputs=outputs,
-                reads=found.reads if found else [],
-                message=message,
-                event_time=found.event_time if found else "",
-            )
-        )
+        return _lineage_page(ui, dag_id, run_id, task_id, may_read)
 
     @app.get("/impact", response_class=HTMLResponse)
     def impact_page(may_read: Readable, column: str = "") -> HTMLResponse:
-        loaded = ui.governance()
-        values: dict[str, Any] = {
-            "title": "Impact",
-            "column": column,
-            "problem": loaded.problem,
-            "columns": _columns(loaded),
-            "impact": None,
-        }
-        if column and loaded.governance is not None:
-            try:
-                with ui.query_lock, paused_collection():
-                    impact = loaded.governance.impact(column)
-                    picture, hidden = impact_picture(impact, loaded.governance.graph)
-                    reached = _reached(loaded.governance, impact)
-            except ColumnNotInLineageError as error:
-                values["problem"] = str(error)
-            else:
-                _check_reach(loaded.governance.graph, [*impact.owners], may_read)
-                values.update(
-                    impact=impact,
-                    score=f"{impact.score:g}",
-                    picture=picture,
-                    hidden=hidden,
-                    reached=reached,
-                    more=max(0, len(impact.columns_reached) - MAX_LISTED),
-                    observed=_observed_count(impact),
-                    json_href="impact.json?" + urlencode({"column": column}),
-                )
-        return _html(render("impact.html", **values))
+        return _impact_page(ui, column, may_read)
 
     @app.get("/impact.json")
     def impact_json(column: str, may_read: Readable) -> Response:
@@ -210,6 +161,68 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
         return Response(text, media_type="application/json")
 
     return app
+
+
+def _lineage_page(ui: UiData, dag_id: str, run_id: str, task_id: str, may_read: DagFilter) -> HTMLResponse:
+    """Render the Lineage tab: the column lineage of a task's COMPLETE event in one run."""
+    if not may_read(dag_id):
+        raise HTTPException(403, f"you may not read the DAG {dag_id}")
+    event = ui.task_event(dag_id, task_id, run_id)
+    found = task_lineage(event) if event is not None else None
+    message = None
+    if found is None or not found.outputs:
+        message = (
+            f"No column lineage from {dag_id}.{task_id} in run {run_id}: only IcebergSqlOperator tasks "
+            "send it, in the COMPLETE event they send when they end"
+            + (f" ({ui.governance().problem})" if ui.governance().problem else "")
+            + "."
+        )
+    outputs = [(o, lineage_picture(o)) for o in found.outputs] if found else []
+    return _html(
+        render(
+            "lineage.html",
+            title=f"Lineage of {task_id}",
+            dag_id=dag_id,
+            task_id=task_id,
+            outputs=outputs,
+            reads=found.reads if found else [],
+            message=message,
+            event_time=found.event_time if found else "",
+        )
+    )
+
+
+def _impact_page(ui: UiData, column: str, may_read: DagFilter) -> HTMLResponse:
+    """Render the impact explorer, with the impact of `column` when one is asked."""
+    loaded = ui.governance()
+    values: dict[str, Any] = {
+        "title": "Impact",
+        "column": column,
+        "problem": loaded.problem,
+        "columns": _columns(loaded),
+        "impact": None,
+    }
+    if column and loaded.governance is not None:
+        try:
+            with ui.query_lock, paused_collection():
+                impact = loaded.governance.impact(column)
+                picture, hidden = impact_picture(impact, loaded.governance.graph)
+                reached = _reached(loaded.governance, impact)
+        except ColumnNotInLineageError as error:
+            values["problem"] = str(error)
+        else:
+            _check_reach(loaded.governance.graph, [*impact.owners], may_read)
+            values.update(
+                impact=impact,
+                score=f"{impact.score:g}",
+                picture=picture,
+                hidden=hidden,
+                reached=reached,
+                more=max(0, len(impact.columns_reached) - MAX_LISTED),
+                observed=_observed_count(impact),
+                json_href="impact.json?" + urlencode({"column": column}),
+            )
+    return _html(render("impact.html", **values))
 
 
 def _runs(ui: UiData, may_read: DagFilter) -> list[dict[str, Any]]:
@@ -291,8 +304,9 @@ def _columns(loaded: Loaded) -> list[str]:
 
 
 def writer_dag(graph: LineageGraph, table: TableRef) -> str | None:
-    """Returns the DAG whose task wrote the table in the lineage (its event's Airflow facet, else the job name
-    before its last dot), or None for a table no job writes (a source).
+    """Return the DAG whose task wrote the table in the lineage, or None for a table no job writes (a source).
+
+    The DAG is read from the event's Airflow facet, else it is the job name before its last dot.
     """
     job = graph.outputs.get(table)
     if job is None:
@@ -311,8 +325,9 @@ def _check_reach(graph: LineageGraph, tables: list[TableRef], may_read: DagFilte
 
 
 def _observed_count(impact: Any) -> int:
-    """Returns how many reached columns every hop of whose path an event observed (the rest are candidates:
-    reached through declared or designed lineage).
+    """Return how many reached columns every hop of whose path an event observed.
+
+    The rest are candidates: reached through declared or designed lineage.
     """
     reached = impact.reached
     return sum(1 for c in impact.columns_reached if c not in reached or reached[c].confidence == "observed")

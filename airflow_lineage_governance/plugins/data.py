@@ -1,6 +1,7 @@
-"""Where the UI's answers come from, read once and kept: the governance (events, graph, rules and metadata) of
-the configured event source, rebuilt only when the source changes; the governance reports; one task's COMPLETE
-event.
+"""Where the UI's answers come from, read once and kept.
+
+The governance (events, graph, rules and metadata) of the configured event source, rebuilt only when the source changes;
+the governance reports; one task's COMPLETE event.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ REPORT_NAME = "governance-report.json"
 
 @dataclass
 class Sources:
-    """Where to read: the event source, the folder of lineage.toml and metadata.toml, the reports folder and
-    the job namespaces read (None: every namespace). Each is a callable, so a change of configuration is seen.
+    """Where to read.
+
+    The event source, the folder of lineage.toml and metadata.toml, the reports folder and the job namespaces read
+    (None: every namespace). Each is a callable, so a change of configuration is seen.
     """
 
     events: Callable[[], str | None]
@@ -42,9 +45,10 @@ class Sources:
 
 
 def airflow_sources() -> Sources:
-    """Returns the sources the provider's settings name, as the CLI reads them: `[lineage_governance] events`
-    else the OpenLineage transport's file or URL; `governance_dir` else ./governance; `report_folder`; the
-    OpenLineage provider's configured job namespace, else every namespace.
+    """Return the sources the provider's settings name, as the CLI reads them.
+
+    `[lineage_governance] events` else the OpenLineage transport's file or URL; `governance_dir` else ./governance;
+    `report_folder`; the OpenLineage provider's configured job namespace, else every namespace.
     """
     from airflow_lineage_governance import settings
     from airflow_lineage_governance.sensors.lineage_complete import default_event_source
@@ -92,8 +96,10 @@ class Loaded:
 
 
 class UiData:
-    """The UI's data, shared by every request: the governance of the current sources (built once per version
-    of them, under a lock so concurrent requests build it once) and the parsed reports (per file version).
+    """The UI's data, shared by every request.
+
+    The governance of the current sources (built once per version of them, under a lock so concurrent requests build it
+    once) and the parsed reports (per file version).
     """
 
     def __init__(self, sources: Sources) -> None:
@@ -105,16 +111,18 @@ class UiData:
         self._owners: tuple[tuple[Any, ...], dict[TableRef, str | None]] | None = None
 
     def warm_up(self) -> threading.Thread:
-        """Starts building the governance in a background thread (the first Impact or Lineage page then finds
-        it built); returns the thread.
+        """Start building the governance in a background thread (the first Impact or Lineage page then find it built).
+
+        Returns the thread.
         """
         thread = threading.Thread(target=self.governance, name="lineage-governance-ui-warm-up", daemon=True)
         thread.start()
         return thread
 
     def owners(self) -> dict[TableRef, str | None]:
-        """Returns the owner of each table in metadata.toml (read again only when it or lineage.toml changes;
-        {} when they cannot be read), without building the graph.
+        """Return the owner of each table in metadata.toml, without building the graph.
+
+        Read again only when it or lineage.toml changes; {} when they cannot be read.
         """
         from airflow_lineage_governance.errors import LineageGovernanceError
         from airflow_lineage_governance.governance.config import load_metadata, load_rules
@@ -142,8 +150,9 @@ class UiData:
         )
 
     def governance(self) -> Loaded:
-        """Returns the governance of the sources as they are now (rebuilt only when they changed). A source or
-        TOML that cannot be read gives no governance and the sentence saying why.
+        """Return the governance of the sources as they are now (rebuilt only when they changed).
+
+        A source or TOML that cannot be read gives no governance and the sentence saying why.
         """
         key = self._key()
         loaded = self._loaded
@@ -182,8 +191,9 @@ class UiData:
         return Loaded(key, governance, None, spec)
 
     def task_event(self, dag_id: str, task_id: str, run_id: str) -> dict[str, Any] | None:
-        """Returns the latest COMPLETE event of the task's job (`<dag_id>.<task_id>`) in that DAG run, or None:
-        from the graph when that run is the job's latest, else from one scan of the source (kept).
+        """Return the latest COMPLETE event of the task's job (`<dag_id>.<task_id>`) in that DAG run, or None.
+
+        From the graph when that run is the job's latest, else from one scan of the source (kept).
         """
         loaded = self.governance()
         if loaded.governance is None or loaded.spec is None:
@@ -197,8 +207,9 @@ class UiData:
         return loaded.task_events[(job, run_id)]
 
     def reports(self) -> list[dict[str, Any]]:
-        """Returns every governance report under the reports folder (`<dag_id>/<run_id>/governance-report.json`),
-        each parsed once per file version; files that are not a report's JSON are left out.
+        """Return every governance report under the reports folder, each parsed once per file version.
+
+        Reports are `<dag_id>/<run_id>/governance-report.json`; files that are not a report's JSON are left out.
         """
         found = []
         for path in sorted(self.sources.report_folder().glob(f"*/*/{REPORT_NAME}")):
@@ -214,7 +225,7 @@ class UiData:
         return found
 
     def report_path(self, dag_id: str, run_id: str) -> Path | None:
-        """Returns the JSON report of one governance run, or None when there is none."""
+        """Return the JSON report of one governance run, or None when there is none."""
         for path in self.sources.report_folder().glob(f"*/*/{REPORT_NAME}"):
             known = self._reports.get(path)
             report = known[1] if known else _read_report(path)
@@ -224,8 +235,9 @@ class UiData:
 
 
 def _sort_edges(governance: Governance) -> None:
-    """Sorts every column's outgoing edges now (the graph sorts a list when first asked), so that no impact
-    query pays for sorting the part of the graph it walks first.
+    """Sort every column's outgoing edges now (the graph sorts a list when first asked).
+
+    So that no impact query pays for sorting the part of the graph it walks first.
     """
     graph = governance.graph
     for columns in list(graph.table_columns.values()):

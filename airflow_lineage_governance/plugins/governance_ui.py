@@ -1,6 +1,7 @@
-"""The Airflow plugin of the provider: mounts the governance UI's FastAPI app on the api-server at
-/lineage-governance and adds the Governance and Impact pages to the navigation and a Lineage tab to every task
-instance (the tab says so when the task sent no column lineage).
+"""The Airflow plugin of the provider.
+
+Mounts the governance UI's FastAPI app on the api-server at /lineage-governance and adds the Governance and Impact pages
+to the navigation and a Lineage tab to every task instance (the tab says so when the task sent no column lineage).
 
 This module is imported wherever Airflow loads plugins (the scheduler, workers, the dag-processor), so it imports
 nothing heavy: the app is built on the first request the api-server sends it.
@@ -26,6 +27,7 @@ class LazyApp:
         self._app: Any = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Serve one ASGI call, building the app first when this is the first."""
         if self._app is None:
             from airflow_lineage_governance.plugins.app import create_app
 

@@ -1,6 +1,7 @@
-"""The HTML of the UI pages: Jinja templates with autoescaping on (every name from an event or a report is
-escaped), inline CSS in the Airflow UI's system font stack, light and dark by `prefers-color-scheme`, nothing
-fetched from anywhere.
+"""The HTML of the UI pages.
+
+Jinja templates with autoescaping on (every name from an event or a report is escaped), inline CSS in the Airflow UI's
+system font stack, light and dark by `prefers-color-scheme`, nothing fetched from anywhere.
 """
 
 from __future__ import annotations
@@ -148,5 +149,5 @@ _ENVIRONMENT.filters["counted"] = lambda n, word: f"{n} {word}{'' if n == 1 else
 
 
 def render(template: str, **values: Any) -> str:
-    """Returns the page `template` renders with `values` (escaped), the style and the legend."""
+    """Return the page `template` renders with `values` (escaped), the style and the legend."""
     return _ENVIRONMENT.get_template(template).render(style=STYLE, legend=LEGEND, **values)

@@ -1,6 +1,8 @@
-"""Server-side SVG pictures of column lineage: tables drawn as boxes of column rows, laid out left to right by
-depth, and one curve per edge styled by its type (solid DIRECT, dashed INDIRECT), subtype (colour) and masking
-(dotted, marked). Every name is escaped: names come from events, which anyone able to send one can write.
+"""Server-side SVG pictures of column lineage.
+
+Tables drawn as boxes of column rows, laid out left to right by depth, and one curve per edge styled by its type (solid
+DIRECT, dashed INDIRECT), subtype (colour) and masking (dotted, marked). Every name is escaped: names come from events,
+which anyone able to send one can write.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ class Box:
     marked: set[int] = field(default_factory=set)  # rows drawn as the start or an answer
 
     def row(self, label: str) -> int:
-        """Returns the index of the row labelled `label`, added at the end when missing."""
+        """Return the index of the row labelled `label`, added at the end when missing."""
         try:
             return self.rows.index(label)
         except ValueError:
@@ -59,8 +61,9 @@ def _css_word(text: str) -> str:
 
 
 def layout(boxes: Sequence[Box]) -> dict[Hashable, tuple[float, float]]:
-    """Returns the top-left corner of every box: one column of boxes per depth, left to right, boxes of a
-    depth stacked top to bottom in the order given.
+    """Return the top-left corner of every box.
+
+    One column of boxes per depth, left to right, boxes of a depth stacked top to bottom in the order given.
     """
     corners: dict[Hashable, tuple[float, float]] = {}
     heights: dict[int, float] = {}
@@ -116,8 +119,9 @@ def _link(link: Link, corners: dict[Hashable, tuple[float, float]]) -> str:
 
 
 def draw(boxes: Sequence[Box], links: Sequence[Link], label: str) -> str:
-    """Returns the SVG of the boxes and links (`label` is its accessible name); links whose ends are not among
-    the boxes are left out. Every name is escaped.
+    """Returns the SVG of the boxes and links (`label` is its accessible name).
+
+    Links whose ends are not among the boxes are left out. Every name is escaped.
     """
     corners = layout(boxes)
     rows = {box.key: len(box.rows) for box in boxes}

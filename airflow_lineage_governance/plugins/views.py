@@ -1,5 +1,7 @@
-"""What the UI pages show, as plain data read from an OpenLineage event, an impact answer or a governance report,
-and the pictures of them. No Airflow here: the app feeds these functions what it read.
+"""What the UI pages show, as plain data, and the pictures of them.
+
+The data is read from an OpenLineage event, an impact answer or a governance report. No Airflow here: the app feeds
+these functions what it read.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ class DependencyView:
     description: str = ""
 
     def line(self) -> str:
-        """Returns `crm.learners.email (DIRECT IDENTITY)`, `, masked` added when masked."""
+        """Return `crm.learners.email (DIRECT IDENTITY)`, `, masked` added when masked."""
         return f"{self.source} ({self.type} {self.subtype}{', masked' if self.masking else ''})"
 
 
@@ -125,8 +127,9 @@ def _split(name: str) -> tuple[str, str]:
 
 
 def lineage_picture(output: OutputLineage) -> str:
-    """Returns the SVG of one output's lineage: input columns (boxes by table) on the left, the output's
-    columns and `every row` on the right, one curve per edge.
+    """Return the SVG of one output's lineage.
+
+    Input columns (boxes by table) on the left, the output's columns and `every row` on the right, one curve per edge.
     """
     target = Box(("out", output.table), output.table, depth=1)
     sources: dict[str, Box] = {}
@@ -177,9 +180,10 @@ def _depths(impact: Impact, edges: Sequence[Edge]) -> dict[TableRef, int]:
 
 
 def impact_picture(impact: Impact, lineage: LineageGraph) -> tuple[str, int]:
-    """Returns the SVG of the subgraph a change to the column reaches (tables as boxes left to right by depth;
-    the edges of the paths that reach each column highlighted, other edges among reached columns faint) and
-    the number of columns left out of the picture (beyond MAX_PICTURED).
+    """Return the SVG of the subgraph a change to the column reaches, and the number of columns left out of it.
+
+    Tables are boxes left to right by depth; the edges of the paths that reach each column are highlighted, other edges
+    among reached columns faint. Columns beyond MAX_PICTURED are left out of the picture.
     """
     shown = impact.columns_reached[:MAX_PICTURED]
     path_edges = list(dict.fromkeys(e for c in shown for e in impact.paths[c]))
@@ -238,7 +242,7 @@ class ReportLine:
 
 
 def report_line(report: Mapping[str, Any]) -> ReportLine:
-    """Returns the listing line of a governance report read from its JSON (unknown kinds count as errors)."""
+    """Return the listing line of a governance report read from its JSON (unknown kinds count as errors)."""
     findings = [_dict(f) for f in _list(report.get("findings"))]
     warnings = sum(1 for f in findings if _severity(f.get("kind")) is Severity.WARNING)
     return ReportLine(
@@ -259,8 +263,9 @@ def _severity(kind: Any) -> Severity:
 
 
 def finding_subject(finding: Mapping[str, Any]) -> tuple[str, TableRef | None]:
-    """Returns what a finding is about as text (its column, table or job) and the table whose owner answers
-    for it (None when the finding names no table).
+    """Return what a finding is about as text (its column, table or job) and the table whose owner answers for it.
+
+    The table is None when the finding names no table.
     """
     for key in ("column", "table"):
         text = _text(finding.get(key))

@@ -1,6 +1,8 @@
-"""LineageCompleteSensor: waits for a DAG's run of the same logical date to finish, then for a COMPLETE lineage
-event of every task instance that succeeded in it. It never waits forever: when its timeout ends the wait with
-events still missing, it succeeds and hands the missing list on (XCom) for the checks to report.
+"""LineageCompleteSensor.
+
+Waits for a DAG's run of the same logical date to finish, then for a COMPLETE lineage event of every task instance that
+succeeded in it. It never waits forever: when its timeout ends the wait with events still missing, it succeeds and hands
+the missing list on (XCom) for the checks to report.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ if TYPE_CHECKING:
 
 
 def default_event_source() -> str | None:
-    """Returns `[lineage_governance] events`, else where the OpenLineage provider's transport sends events (a
-    file transport's path or an HTTP transport's URL, read the way the provider reads its config), else None.
+    """Return `[lineage_governance] events`, else where the OpenLineage provider's transport sends events.
+
+    A file transport's path or an HTTP transport's URL, read the way the provider reads its config; else None.
     """
     configured = settings.setting("events")
     if configured:
@@ -33,15 +36,17 @@ def default_event_source() -> str | None:
 
 
 def default_job_namespace() -> str:
-    """Returns the OpenLineage job namespace the provider uses (`[openlineage] namespace`, else
-    OPENLINEAGE_NAMESPACE, else `default`).
+    """Return the OpenLineage job namespace the provider uses.
+
+    `[openlineage] namespace`, else OPENLINEAGE_NAMESPACE, else `default`.
     """
     return settings.openlineage_namespace()
 
 
 class LineageCompleteSensor(BaseSensorOperator):
-    """Holds a DAG run's task states, read from the scheduler through the Task SDK, against the lineage
-    events received for it.
+    """Holds a DAG run's task states against the lineage events received for it.
+
+    The task states are read from the scheduler through the Task SDK.
 
     :param target_dag_id: the DAG whose run of the same logical date is checked.
     :param events: an OpenLineage JSONL file or a Marquez URL (default: where the provider sends events).
@@ -120,7 +125,7 @@ class LineageCompleteSensor(BaseSensorOperator):
         return verdict
 
     def _stored_events(self, run_id: str, job_namespace: str) -> tuple[list[RunEvent], str]:
-        """Returns the target run's events of the job namespace in the store, and why none could be read (or "")."""
+        """Return the target run's events of the job namespace in the store, and why none could be read (or "")."""
         from airflow_lineage_governance.store.errors import StoreError
         from airflow_lineage_governance.store.lineage_store import LineageStore
 
@@ -133,7 +138,7 @@ class LineageCompleteSensor(BaseSensorOperator):
         return [e for e in events if e.job_namespace == job_namespace], ""
 
     def poke(self, context: Context) -> PokeReturnValue | bool:
-        """Returns done (with the verdict) once the target run finished and every success has its COMPLETE."""
+        """Return done (with the verdict) once the target run finished and every success has its COMPLETE."""
         verdict = self._verdict(context)
         if not verdict["finished"]:
             self.log.info(
@@ -152,8 +157,9 @@ class LineageCompleteSensor(BaseSensorOperator):
         return PokeReturnValue(is_done=True, xcom_value=verdict)
 
     def execute(self, context: Context) -> dict[str, Any]:
-        """Returns the verdict: the target run, its task states, the missing COMPLETE events and any backend
-        problem; a timeout ends the wait with what is missing rather than failing.
+        """Return the verdict: the target run, its task states, the missing COMPLETE events and any backend problem.
+
+        A timeout ends the wait with what is missing rather than failing.
         """
         try:
             done = super().execute(context)

@@ -1,5 +1,7 @@
-"""Event bodies kept compressed together: the JSON of up to `BLOCK` events of a batch, one line each, in one zstd
-frame (`event_blocks`), each event naming its block and its line in it.
+"""Event bodies kept compressed together.
+
+The JSON of up to `BLOCK` events of a batch, one line each, in one zstd frame (`event_blocks`), each event naming its
+block and its line in it.
 
 Events of one history repeat their keys, names and facets, so a frame of many compresses far better than each
 event on its own. A store of schema version 2 or older kept each event's JSON zlib-compressed in `events.body`;
@@ -26,7 +28,7 @@ LEVEL = 6
 
 
 def pack(bodies: Sequence[bytes]) -> tuple[int, bytes]:
-    """Returns the id and compressed bytes of the block holding `bodies`, one line each, in order.
+    """Return the id and compressed bytes of the block holding `bodies`, one line each, in order.
 
     Args:
         bodies: Each event's JSON, holding no newline.
@@ -40,7 +42,7 @@ def pack(bodies: Sequence[bytes]) -> tuple[int, bytes]:
 
 
 def blocks(bodies: Sequence[bytes]) -> tuple[list[Row], list[tuple[int, int]]]:
-    """Returns the `event_blocks` rows holding the bodies, and each body's block id and line.
+    """Return the `event_blocks` rows holding the bodies, and each body's block id and line.
 
     Args:
         bodies: Each event's JSON, in the order to keep them.
@@ -59,7 +61,7 @@ def blocks(bodies: Sequence[bytes]) -> tuple[list[Row], list[tuple[int, int]]]:
 
 
 def event_body(engine: Engine, run_id: str, event_type: str, at_us: int) -> bytes | None:
-    """Returns the JSON of the event stored under the key, as first received, or None when no such event is kept.
+    """Return the JSON of the event stored under the key, as first received, or None when no such event is kept.
 
     Args:
         engine: The store's engine.
@@ -90,8 +92,9 @@ def event_body(engine: Engine, run_id: str, event_type: str, at_us: int) -> byte
 
 
 def stored_body(own: Any, block: Any, line: int | None) -> bytes:
-    """Returns an event's JSON from what the store keeps of it: its own zlib body (a store older than version 3),
-    else its line of its zstd block.
+    """Return an event's JSON from what the store keeps of it.
+
+    Its own zlib body (a store older than version 3), else its line of its zstd block.
 
     Args:
         own: The event's `body` column (None when the event is kept in a block).

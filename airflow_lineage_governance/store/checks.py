@@ -1,7 +1,8 @@
-"""What the governance checks ask of the history, answered in the database: the tables the jobs' runs wrote as of a
-time (a catalog table none wrote and no metadata declares a source is unaccounted for), and the events of one DAG
-run (held against the scheduler's task states for the runs with no COMPLETE and the runs whose lineage could not
-be read).
+"""What the governance checks ask of the history, answered in the database.
+
+The tables the jobs' runs wrote as of a time (a catalog table none wrote and no metadata declares a source is
+unaccounted for), and the events of one DAG run (held against the scheduler's task states for the runs with no COMPLETE
+and the runs whose lineage could not be read).
 
 A time is an instant in microseconds since the epoch, or None for now (each job's latest COMPLETE).
 """
@@ -18,7 +19,7 @@ from airflow_lineage_governance.store.queries import NOW
 
 
 def written_tables(engine: Engine, at: int | None = None) -> dict[TableRef, str]:
-    """Returns each table written by a job's run at `at` (None: now), with the first such job by name.
+    """Return each table written by a job's run at `at` (None: now), with the first such job by name.
 
     Args:
         engine: The store's engine.
@@ -41,7 +42,7 @@ def written_tables(engine: Engine, at: int | None = None) -> dict[TableRef, str]
 def unaccounted_tables(
     engine: Engine, catalog_tables: list[TableRef], sources: set[TableRef], at: int | None = None
 ) -> list[TableRef]:
-    """Returns the catalog tables that are neither a declared source nor written by a job's run at `at`, by name.
+    """Return the catalog tables that are neither a declared source nor written by a job's run at `at`, by name.
 
     Args:
         engine: The store's engine.
@@ -57,8 +58,7 @@ def unaccounted_tables(
 
 
 def run_events(engine: Engine, dag_id: str, run_id: str) -> list[RunEvent]:
-    """Returns the task events of the DAG run `run_id` of `dag_id` (matched on the `airflow` run facet), in time
-    order.
+    """Return the task events of the DAG run `run_id` of `dag_id` (matched on the `airflow` run facet), in time order.
 
     Args:
         engine: The store's engine.

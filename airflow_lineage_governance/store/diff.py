@@ -1,6 +1,7 @@
-"""Runtime lineage for the design diff, answered in the database: per job, the lineage of its latest COMPLETE at or
-before a time (its column edges, the tables it read and wrote, its SQL hash, with the run as evidence), as
-`graph.diff.design_diff` compares it with the design.
+"""Runtime lineage for the design diff, answered in the database.
+
+Per job, the lineage of its latest COMPLETE at or before a time (its column edges, the tables it read and wrote, its SQL
+hash, with the run as evidence), as `graph.diff.design_diff` compares it with the design.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ _CHOSEN = (
 
 
 def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJob]:
-    """Returns, by job name, the runtime lineage of each job's latest COMPLETE at or before `at` (None: now).
+    """Return, by job name, the runtime lineage of each job's latest COMPLETE at or before `at` (None: now).
 
     Args:
         engine: The store's engine.

@@ -49,11 +49,11 @@ class DuckDBEngine:
         )
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        """Runs a query and returns its rows."""
+        """Run a query and return its rows."""
         return self.connection.execute(sql, list(params)).fetchall()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        """Runs a statement."""
+        """Run a statement."""
         if sql.lstrip()[:5].upper() in ("CREAT", "ALTER", "DROP "):
             self._tables.clear()
         self.connection.execute(sql, list(params))
@@ -61,8 +61,9 @@ class DuckDBEngine:
     def insert(
         self, table: str, columns: Sequence[str], rows: Sequence[Row], returning: Sequence[str] = ()
     ) -> list[Row]:
-        """Inserts the rows through an Arrow table (one statement, not one per row), leaving out those whose key is
-        there already or repeats within `rows`; returns `returning` of those added.
+        """Insert the rows through an Arrow table (one statement, not one per row); return `returning` of those added.
+
+        Rows whose key is there already or repeats within `rows` are left out.
         """
         if not rows:
             return []
@@ -108,7 +109,7 @@ class DuckDBEngine:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Runs the block in one transaction: committed when it ends, rolled back when it raises."""
+        """Run the block in one transaction: committed when it ends, rolled back when it raises."""
         self.connection.execute("BEGIN TRANSACTION")
         try:
             yield
@@ -118,20 +119,21 @@ class DuckDBEngine:
         self.connection.execute("COMMIT")
 
     def lock(self, keys: Sequence[int]) -> None:
-        """Does nothing: a DuckDB file has one writing process, and the engine one connection."""
+        """Do nothing: a DuckDB file has one writing process, and the engine one connection."""
 
     def tables(self) -> set[str]:
-        """Returns the names of the tables in the file's main schema."""
+        """Return the names of the tables in the file's main schema."""
         return {name for (name,) in self.query("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'")}
 
     def size_bytes(self) -> int:
-        """Returns the file's size (with its write-ahead log)."""
+        """Return the file's size (with its write-ahead log)."""
         wal = self.path.with_name(self.path.name + ".wal")
         return self.path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
 
     def vacuum(self) -> None:
-        """Writes the store into a new file, without the blocks deleted rows left free, and puts it in the file's
-        place (a process reading the old file goes on reading it).
+        """Write the store into a new file, without the blocks deleted rows left free, and put it in the file's place.
+
+        A process reading the old file goes on reading it.
         """
         self.connection.execute("VACUUM")
         self.connection.execute("CHECKPOINT")
@@ -151,11 +153,11 @@ class DuckDBEngine:
         self.connection = self._connect()
 
     def close(self) -> None:
-        """Closes the file."""
+        """Close the file."""
         self.connection.close()
 
     def transient(self, error: BaseException) -> bool:
-        """Returns False: the file's one writer never meets another transaction."""
+        """Return False: the file's one writer never meets another transaction."""
         return False
 
 

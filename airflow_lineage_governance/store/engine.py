@@ -22,33 +22,33 @@ class Engine(Protocol):
     """The errors the database's driver raises (a lost connection, a full disk, a refused statement)."""
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        """Runs a query and returns its rows."""
+        """Run a query and return its rows."""
         ...
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        """Runs a statement."""
+        """Run a statement."""
         ...
 
     def insert(
         self, table: str, columns: Sequence[str], rows: Sequence[Row], returning: Sequence[str] = ()
     ) -> list[Row]:
-        """Inserts the rows, leaving out those whose key is there already; returns `returning` of those added."""
+        """Insert the rows, leaving out those whose key is there already; return `returning` of those added."""
         ...
 
     def transaction(self) -> AbstractContextManager[None]:
-        """Returns a context in which every statement commits together, or none does."""
+        """Return a context in which every statement commits together, or none does."""
         ...
 
     def lock(self, keys: Sequence[int]) -> None:
-        """Holds the keys until the transaction ends, so that writers of the same keys take turns."""
+        """Hold the keys until the transaction ends, so that writers of the same keys take turns."""
         ...
 
     def tables(self) -> set[str]:
-        """Returns the names of the tables in the database (the store's search path on PostgreSQL)."""
+        """Return the names of the tables in the database (the store's search path on PostgreSQL)."""
         ...
 
     def size_bytes(self) -> int:
-        """Returns the database's size on disk."""
+        """Return the database's size on disk."""
         ...
 
     def vacuum(self) -> None:
@@ -56,17 +56,18 @@ class Engine(Protocol):
         ...
 
     def close(self) -> None:
-        """Closes the connection."""
+        """Close the connection."""
         ...
 
     def transient(self, error: BaseException) -> bool:
-        """Returns whether a batch that failed with `error` may succeed when tried again (a deadlock, a
-        serialization failure).
+        """Return whether a batch that failed with `error` may succeed when tried again.
+
+        A deadlock, a serialization failure.
         """
         ...
 
 
 def batches(rows: Sequence[Row], size: int) -> Iterator[Sequence[Row]]:
-    """Yields the rows in slices of at most `size`."""
+    """Yield the rows in slices of at most `size`."""
     for start in range(0, len(rows), size):
         yield rows[start : start + size]

@@ -8,7 +8,7 @@ from airflow_lineage_governance.store.engine import Engine
 
 
 def open_engine(location: str | Path, *, read_only: bool = False, create: bool = True) -> Engine:
-    """Returns the engine of the store at `location`.
+    """Return the engine of the store at `location`.
 
     Args:
         location: A `postgresql://` (or `postgres://`) URL, or the path of a DuckDB file (created when missing,

@@ -1,6 +1,8 @@
-"""The lineage graph as of a time, read from the store: the lineage each job's run then stated (its latest COMPLETE
-at or before the time), as `graph.history.graph_as_of` chooses it from the in-memory history. Only the shapes of
-the runs chosen are read: one time's graph, never the whole history.
+"""The lineage graph as of a time, read from the store.
+
+The lineage each job's run then stated (its latest COMPLETE at or before the time), as `graph.history.graph_as_of`
+chooses it from the in-memory history. Only the shapes of the runs chosen are read: one time's graph, never the whole
+history.
 """
 
 from __future__ import annotations

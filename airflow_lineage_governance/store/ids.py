@@ -1,5 +1,7 @@
-"""Stable ids of the store's rows: a 63-bit number hashed from a row's natural key, the same in every process and
-on both engines, so writers never look an id up before inserting (a repeated insert is a conflict, ignored).
+"""Stable ids of the store's rows.
+
+A 63-bit number hashed from a row's natural key, the same in every process and on both engines, so writers never look an
+id up before inserting (a repeated insert is a conflict, ignored).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from functools import lru_cache
 
 @lru_cache(maxsize=1 << 20)  # a history names the same jobs, tables and columns in event after event
 def stable_id(kind: str, *parts: str) -> int:
-    """Returns the id of the `kind` row whose natural key is `parts` (a positive 63-bit integer).
+    """Return the id of the `kind` row whose natural key is `parts` (a positive 63-bit integer).
 
     Args:
         kind: The row's kind (`job`, `dataset`, `column`, `shape`): ids of two kinds never meet.

@@ -51,7 +51,7 @@ ATTEMPTS = 5
 
 
 def micros(at: datetime) -> int:
-    """Returns the instant as whole microseconds since the epoch (UTC)."""
+    """Return the instant as whole microseconds since the epoch (UTC)."""
     return (at - EPOCH) // timedelta(microseconds=1)
 
 
@@ -73,7 +73,7 @@ class IngestReport:
     problems: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the counts as plain data (the first problems as examples)."""
+        """Return the counts as plain data (the first problems as examples)."""
         data = asdict(self)
         data["problems"] = self.problems[:10]
         return data
@@ -89,24 +89,24 @@ class Received:
 
 
 def job_id(event: RunEvent) -> int:
-    """Returns the id of the event's job (its namespace and name)."""
+    """Return the id of the event's job (its namespace and name)."""
     return stable_id("job", event.job_namespace, event.job_name)
 
 
 def dataset_id(table: TableRef) -> int:
-    """Returns the id of a dataset, by its name (`namespace.table`)."""
+    """Return the id of a dataset, by its name (`namespace.table`)."""
     return stable_id("dataset", str(table))
 
 
 def column_id(table: TableRef, name: str) -> int:
-    """Returns the id of a dataset's column."""
+    """Return the id of a dataset's column."""
     return stable_id("column", str(table), name)
 
 
 def ingest(
     engine: Engine, source: EventSource, *, batch_size: int = BATCH, report: IngestReport | None = None
 ) -> IngestReport:
-    """Adds every event of `source` not in the store yet, one transaction per batch.
+    """Add every event of `source` not in the store yet, one transaction per batch.
 
     Args:
         engine: The store's engine (its schema current: `LineageStore.open` checks it).
@@ -173,7 +173,7 @@ def _dumps(raw: Any) -> bytes:
 def store_batch(
     engine: Engine, batch: Sequence[Received], report: IngestReport, known: dict[bytes, ShapeRows] | None = None
 ) -> None:
-    """Stores one batch in one transaction, tried again after a deadlock or serialization failure.
+    """Store one batch in one transaction, tried again after a deadlock or serialization failure.
 
     Args:
         engine: The store's engine.
@@ -267,8 +267,10 @@ TERMINAL_TYPES = ", ".join(f"'{kind}'" for kind in TERMINAL)
 
 
 def _final_states(engine: Engine, runs: list[str]) -> None:
-    """Re-derives the final state of the runs: the latest terminal event, else the latest event (by instant, then
-    type: COMPLETE beats START at the same instant, then the time as written), as `final_events` reads them.
+    """Re-derive the final state of the runs.
+
+    The latest terminal event, else the latest event (by instant, then type: COMPLETE beats START at the same instant,
+    then the time as written), as `final_events` reads them.
     """
     text = engine.text_order
     engine.execute(
@@ -301,7 +303,7 @@ class ShapeRows:
 
 
 def shape_rows(event: RunEvent) -> ShapeRows:
-    """Returns the rows of the lineage a COMPLETE (holding its `raw` JSON) states, read by `graph/build.py`."""
+    """Return the rows of the lineage a COMPLETE (holding its `raw` JSON) states, read by `graph/build.py`."""
     graph = event_graph(event)
     edges = sorted(
         (str(e.source.table), e.source.field, *_target(e.target), str(e.type), str(e.subtype), e.masking)
@@ -336,9 +338,11 @@ def shape_rows(event: RunEvent) -> ShapeRows:
 
 
 def lineage_key(raw: dict[str, Any]) -> bytes | None:
-    """Returns the parts of an event its lineage is read from (each dataset's name, namespace, schema and column
-    lineage facets, or the dataset itself when it is no object) as orjson bytes: two events with equal keys state
-    the same lineage (their snapshots may differ). None when the parts cannot be written so (nested too deep).
+    """Return the parts of an event its lineage is read from, as orjson bytes.
+
+    Each dataset's name, namespace, schema and column lineage facets, or the dataset itself when it is no object: two
+    events with equal keys state the same lineage (their snapshots may differ). None when the parts cannot be written so
+    (nested too deep).
     """
     parts: list[Any] = []
     for key in ("inputs", "outputs"):
@@ -364,9 +368,10 @@ def lineage_key(raw: dict[str, Any]) -> bytes | None:
 
 
 def _lineage(engine: Engine, completes: Iterable[Received], known: dict[bytes, ShapeRows] | None = None) -> None:
-    """Adds each COMPLETE's lineage: its datasets and columns, its shape (edges, columns named, tables written),
-    the snapshots it read and wrote. `known` keeps the shapes read so far by `lineage_key` (most runs of a job
-    state the lineage of its run before).
+    """Add each COMPLETE's lineage.
+
+    Its datasets and columns, its shape (edges, columns named, tables written), the snapshots it read and wrote. `known`
+    keeps the shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before).
     """
     known = {} if known is None else known
     datasets: dict[int, Row] = {}
@@ -446,7 +451,7 @@ def _sorted(rows: dict[Any, Row]) -> list[Row]:
 
 
 def _namespaces(raw: dict[str, Any]) -> dict[str, str]:
-    """Returns the namespace of each dataset the event names (the first it gives a name)."""
+    """Return the namespace of each dataset the event names (the first it gives a name)."""
     found: dict[str, str] = {}
     for key in ("inputs", "outputs"):
         datasets = raw.get(key)
@@ -457,7 +462,7 @@ def _namespaces(raw: dict[str, Any]) -> dict[str, str]:
 
 
 def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, TableRef, str | None]]:
-    """Yields the role, table and snapshot (the `version` facet, None when absent) of each dataset of the event."""
+    """Yield the role, table and snapshot (the `version` facet, None when absent) of each dataset of the event."""
     for key, role in (("inputs", "input"), ("outputs", "output")):
         datasets = raw.get(key)
         for dataset in datasets if type(datasets) is list else ():
@@ -474,9 +479,11 @@ def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, TableRef, str | None]]
 
 
 def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
-    """Re-derives, for the jobs given with the instant of their earliest COMPLETE just added, when each COMPLETE
-    was its job's run (until the job's next COMPLETE, by instant, then run id, then time as written:
-    `RunEvent.order`) and each edge's intervals: the stretches of consecutive COMPLETEs of its job that stated it.
+    """Re-derive when each COMPLETE was its job's run, and each edge's intervals, for the jobs given.
+
+    The jobs are given with the instant of their earliest COMPLETE just added. A COMPLETE is its job's run until the
+    job's next COMPLETE, by instant, then run id, then time as written (`RunEvent.order`); an edge's intervals are the
+    stretches of consecutive COMPLETEs of its job that stated it.
 
     Only what the new COMPLETEs can change is re-derived: from `cut`, the instant of the job's last COMPLETE
     before them, on. The intervals whose last COMPLETE is at or after `cut` are replaced; the stretches are

@@ -1,5 +1,7 @@
-"""`LineageStore`: a store opened on one of its engines, its schema checked (an older one upgraded in place, a
-newer one refused), with ingest, the queries, statistics and vacuuming.
+"""`LineageStore`.
+
+A store opened on one of its engines, its schema checked (an older one upgraded in place, a newer one refused), with
+ingest, the queries, statistics and vacuuming.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ T = TypeVar("T")
 
 
 class LineageStore:
-    """The lineage history in a database. A failure of the database while it answers or writes (a lost connection, a
-    full disk) is raised as StoreUnavailableError, one sentence naming the store and the driver's error class.
+    """The lineage history in a database.
+
+    A failure of the database while it answers or writes (a lost connection, a full disk) is raised as
+    StoreUnavailableError, one sentence naming the store and the driver's error class.
     """
 
     def __init__(self, engine: Engine, version: int) -> None:
@@ -37,7 +41,7 @@ class LineageStore:
 
     @classmethod
     def open(cls, location: str | Path, *, create: bool = False, read_only: bool = False) -> LineageStore:
-        """Opens the store at `location`, upgrading an older schema in place.
+        """Open the store at `location`, upgrading an older schema in place.
 
         Args:
             location: A `postgresql://` URL or the path of a DuckDB file.
@@ -113,49 +117,50 @@ class LineageStore:
         return self._call(what, work)
 
     def ingest(self, source: EventSource, *, batch_size: int = BATCH) -> IngestReport:
-        """Adds every event of `source` not in the store yet (`ingest.ingest`)."""
+        """Add every event of `source` not in the store yet (`ingest.ingest`)."""
         return self._call("stored events", lambda: ingest(self.engine, source, batch_size=batch_size))
 
     def impact(self, column: ColumnRef, at: datetime | None = None) -> queries.StoreImpact:
-        """Returns what a change to the column reaches as of `at` (None: now); raises ColumnNotInStoreError."""
+        """Return what a change to the column reaches as of `at` (None: now); raise ColumnNotInStoreError."""
         instant = micros(at) if at is not None else None
         return self._call("answered an impact", lambda: queries.impact(self.engine, column, instant))
 
     def edges_as_of(self, at: datetime | None = None) -> list[queries.StoredEdge]:
-        """Returns every edge that held as of `at` (None: now)."""
+        """Return every edge that held as of `at` (None: now)."""
         instant = micros(at) if at is not None else None
         return self._call("listed edges", lambda: queries.edges_as_of(self.engine, instant))
 
     def trace_back(self, table: TableRef, snapshot: str) -> trace.StoredOrigin:
-        """Returns the origin of the snapshot, to the sources (`trace.trace_back`); raises SnapshotNotInStoreError."""
+        """Return the origin of the snapshot, to the sources (`trace.trace_back`); raise SnapshotNotInStoreError."""
         return self._call("traced a snapshot", lambda: trace.trace_back(self.engine, table, snapshot))
 
     def trace_forward(
         self, table: TableRef, snapshot: str, about: Callable[[TableRef], tuple[str | None, int | None]] | None = None
     ) -> list[trace.StoredContaminated]:
-        """Returns every output snapshot that read the snapshot, directly or not (`trace.trace_forward`); raises
-        SnapshotNotInStoreError.
+        """Return every output snapshot that read the snapshot, directly or not (`trace.trace_forward`).
+
+        Raises SnapshotNotInStoreError.
         """
         return self._call("traced a snapshot", lambda: trace.trace_forward(self.engine, table, snapshot, about))
 
     def observed_jobs(self, at: datetime | None = None) -> dict[str, ObservedJob]:
-        """Returns, by job name, the runtime lineage of each job's latest COMPLETE as of `at` (`diff.observed_jobs`)."""
+        """Return, by job name, the runtime lineage of each job's latest COMPLETE as of `at` (`diff.observed_jobs`)."""
         from airflow_lineage_governance.store import diff  # the design's types load the SQL parser: only when asked
 
         instant = micros(at) if at is not None else None
         return self._call("read the jobs' runtime lineage", lambda: diff.observed_jobs(self.engine, instant))
 
     def written_tables(self, at: datetime | None = None) -> dict[TableRef, str]:
-        """Returns each table a job's run as of `at` wrote, with the first such job by name."""
+        """Return each table a job's run as of `at` wrote, with the first such job by name."""
         instant = micros(at) if at is not None else None
         return self._call("listed the tables written", lambda: checks.written_tables(self.engine, instant))
 
     def run_events(self, dag_id: str, run_id: str) -> list[RunEvent]:
-        """Returns the task events of one DAG run, in time order (`checks.run_events`)."""
+        """Return the task events of one DAG run, in time order (`checks.run_events`)."""
         return self._call("read a DAG run's events", lambda: checks.run_events(self.engine, dag_id, run_id))
 
     def stats(self) -> dict[str, Any]:
-        """Returns the store's location, schema version, size on disk and the rows of each table."""
+        """Return the store's location, schema version, size on disk and the rows of each table."""
         with self._answering("counted its rows"):
             counts = {table: int(self.engine.query(f"SELECT count(*) FROM {table}")[0][0]) for table in TABLES}
             size = self.engine.size_bytes()
@@ -172,5 +177,5 @@ class LineageStore:
         self._call("was vacuumed", self.engine.vacuum)
 
     def close(self) -> None:
-        """Closes the store's connection."""
+        """Close the store's connection."""
         self.engine.close()

@@ -19,8 +19,9 @@ MIGRATION_LOCK = 0x4C494E454147  # the advisory lock writers of the schema take 
 
 
 def store_version(engine: Engine) -> tuple[int, str] | None:
-    """Returns the store's schema version and the provider version that applied it, or None for a database that
-    holds no store yet.
+    """Return the store's schema version and the provider version that applied it.
+
+    None for a database that holds no store yet.
 
     Raises:
         StoreVersionError: The version table is there but cannot be read.
@@ -37,7 +38,7 @@ def store_version(engine: Engine) -> tuple[int, str] | None:
 
 
 def refuse_newer(engine: Engine, version: int, provider: str) -> None:
-    """Raises StoreVersionError when the store's schema is newer than this provider's.
+    """Raise StoreVersionError when the store's schema is newer than this provider's.
 
     Args:
         engine: The store's engine (for its description).

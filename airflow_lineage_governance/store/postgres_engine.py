@@ -1,5 +1,7 @@
-"""The shared engine: PostgreSQL through psycopg 3, many writers at once (each batch one transaction, rows added
-with `ON CONFLICT DO NOTHING`, writers of the same job taking turns on an advisory lock).
+"""The shared engine.
+
+PostgreSQL through psycopg 3, many writers at once (each batch one transaction, rows added with `ON CONFLICT DO
+NOTHING`, writers of the same job taking turns on an advisory lock).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from airflow_lineage_governance.store.errors import StoreUnavailableError
 
 
 def without_password(url: str) -> str:
-    """Returns the URL with its password (and any query, which may hold one) left out."""
+    """Return the URL with its password (and any query, which may hold one) left out."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     if parts.port is not None:
@@ -53,21 +55,22 @@ class PostgresEngine:
         self.execute("SET jit = off")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        """Runs a query and returns its rows."""
+        """Run a query and return its rows."""
         with self.connection.cursor() as cursor:
             cursor.execute(_placeholders(sql), list(params))
             return cursor.fetchall()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        """Runs a statement."""
+        """Run a statement."""
         with self.connection.cursor() as cursor:
             cursor.execute(_placeholders(sql), list(params))
 
     def insert(
         self, table: str, columns: Sequence[str], rows: Sequence[Row], returning: Sequence[str] = ()
     ) -> list[Row]:
-        """Copies the rows into a temporary table, then inserts them with `ON CONFLICT DO NOTHING` (rows whose key is
-        there already, or repeats within `rows`, are left out); returns `returning` of those added.
+        """Copy the rows into a temporary table, then insert them with `ON CONFLICT DO NOTHING`.
+
+        Rows whose key is there already, or repeats within `rows`, are left out; returns `returning` of those added.
         """
         if not rows:
             return []
@@ -90,14 +93,12 @@ class PostgresEngine:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Runs the block in one transaction: committed when it ends, rolled back when it raises."""
+        """Run the block in one transaction: committed when it ends, rolled back when it raises."""
         with self.connection.transaction():
             yield
 
     def lock(self, keys: Sequence[int]) -> None:
-        """Takes a transaction-scoped advisory lock on each key, in ascending order (writers never wait in a
-        circle).
-        """
+        """Take a transaction-scoped advisory lock on each key, in ascending order (writers never wait in a circle)."""
         if keys:
             self.execute(
                 "SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT k FROM unnest(CAST(? AS BIGINT[])) AS k "
@@ -106,7 +107,7 @@ class PostgresEngine:
             )
 
     def tables(self) -> set[str]:
-        """Returns the names of the tables on the connection's search path."""
+        """Return the names of the tables on the connection's search path."""
         return {
             name
             for (name,) in self.query(
@@ -124,15 +125,15 @@ class PostgresEngine:
         return int(found[0][0])
 
     def vacuum(self) -> None:
-        """Runs VACUUM (ANALYZE) over the database's tables."""
+        """Run VACUUM (ANALYZE) over the database's tables."""
         self.execute("VACUUM (ANALYZE)")
 
     def close(self) -> None:
-        """Closes the connection."""
+        """Close the connection."""
         self.connection.close()
 
     def transient(self, error: BaseException) -> bool:
-        """Returns whether the error is a deadlock or a serialization failure (the batch may be tried again)."""
+        """Return whether the error is a deadlock or a serialization failure (the batch may be tried again)."""
         return isinstance(error, TRANSIENT)
 
 

@@ -129,7 +129,7 @@ class StoreWalker:
         return found
 
     def leaving(self, columns: Sequence[ColumnRef]) -> dict[ColumnRef, list[Edge]]:
-        """Returns the edges holding at the time that leave each column, by target, type, subtype and job (observed
+        """Return the edges holding at the time that leave each column, by target, type, subtype and job (observed
         before declared).
         """
         found: dict[ColumnRef, list[Edge]] = defaultdict(list)
@@ -141,7 +141,7 @@ class StoreWalker:
         return found
 
     def entering(self, refs: Sequence[ColumnRef | TableRef]) -> dict[ColumnRef | TableRef, list[Edge]]:
-        """Returns the edges holding at the time that enter each column or table, DIRECT first, then by source and
+        """Return the edges holding at the time that enter each column or table, DIRECT first, then by source and
         subtype, each (source, target, type, subtype) once.
         """
         columns = [column_id(r.table, r.field) for r in refs if isinstance(r, ColumnRef)]
@@ -164,7 +164,7 @@ class StoreWalker:
         return found
 
     def columns_in(self, table: TableRef) -> list[ColumnRef]:
-        """Returns the table's columns as its writer's run at the time names them (the first writing job by name),
+        """Return the table's columns as its writer's run at the time names them (the first writing job by name),
         else every column named for it (by name), then those only declarations name.
         """
         known = self._columns.get(table)
@@ -206,7 +206,7 @@ class StoreWalker:
         )
 
     def run_of(self, job: str) -> RunRecord | None:
-        """Returns the record of the job's latest COMPLETE at or before the time, or None."""
+        """Return the record of the job's latest COMPLETE at or before the time, or None."""
         if job in self._runs:
             return self._runs[job]
         job_id = self._job_ids.get(job)
@@ -239,7 +239,7 @@ class StoreWalker:
         )
 
     def _versions(self, run_id: str, at_us: int) -> tuple[list[Version], list[Version]]:
-        """Returns the snapshot of each input and output the COMPLETE names, in the event's order (from its JSON as
+        """Return the snapshot of each input and output the COMPLETE names, in the event's order (from its JSON as
         first received), of the dataset namespace kept; from the derived rows, by name, when its JSON is not kept.
         """
         body = event_body(self.engine, run_id, COMPLETE, at_us)
@@ -258,7 +258,7 @@ class StoreWalker:
         )
 
     def record_of(self, edge: Edge) -> RunRecord | None:
-        """Returns the record that states the edge at the time."""
+        """Return the record that states the edge at the time."""
         if edge.source_kind is not EdgeSource.OBSERVED:
             return next(
                 (s.record for s in self.static if s.record.job == edge.job and s.record.source is edge.source_kind),
@@ -267,7 +267,7 @@ class StoreWalker:
         return self.run_of(edge.job)
 
     def evidence(self, edge: Edge) -> Evidence:
-        """Returns the edge's evidence at the time: the record that states it and whether it is stale."""
+        """Return the edge's evidence at the time: the record that states it and whether it is stale."""
         record = self.record_of(edge)
         stale = (
             record is not None
@@ -278,12 +278,12 @@ class StoreWalker:
         return Evidence(edge, record, stale)
 
     def mark(self, edge: Edge) -> int:
-        """Returns the edge's glance: its confidence's rank twice, plus 1 when it is stale (`reach.mark`)."""
+        """Return the edge's glance: its confidence's rank twice, plus 1 when it is stale (`reach.mark`)."""
         evidence = self.evidence(edge)
         return CONFIDENCE_RANK[evidence.confidence] * 2 + evidence.stale
 
     def last_write(self, table: TableRef) -> RunRecord | None:
-        """Returns the latest observed run at or before the time that wrote the table."""
+        """Return the latest observed run at or before the time that wrote the table."""
         if table in self._written:
             return self._written[table]
         scope, scoped = self._scope()
@@ -296,7 +296,7 @@ class StoreWalker:
         return found
 
     def retired_from(self, column: ColumnRef) -> list[Evidence]:
-        """Returns the edges leaving the column that only earlier runs of their job stated (not its run at the
+        """Return the edges leaving the column that only earlier runs of their job stated (not its run at the
         time), each with the last run that stated it; always stale. A job with no run yet retired nothing.
         """
         scope, scoped = self._scope()
@@ -332,11 +332,11 @@ class StoreWalker:
         return found
 
     def table(self, node: ColumnRef) -> TableRef:
-        """Returns the column's table."""
+        """Return the column's table."""
         return node.table
 
     def node_of(self, ref: object) -> ColumnRef | None:
-        """Returns the node of a column: the ref itself."""
+        """Return the node of a column: the ref itself."""
         return ref if isinstance(ref, ColumnRef) else None
 
 

@@ -1,5 +1,7 @@
-"""The questions asked of the store, answered in the database: which edges held at a time (`edges_as_of`), and
-what a change to a column reaches downstream (`impact`, a recursive query).
+"""The questions asked of the store, answered in the database.
+
+Which edges held at a time (`edges_as_of`), and what a change to a column reaches downstream (`impact`, a recursive
+query).
 
 A time is an instant in microseconds since the epoch, or None for now (each job's latest COMPLETE). As the
 in-memory history does, a job's run at a time is its latest COMPLETE at or before it, and an edge holds when
@@ -37,9 +39,10 @@ class StoredEdge:
 
 @dataclass
 class StoreImpact:
-    """What a change to one column reaches at a time: every column (through any edge; the column itself only on a
-    cycle), the columns whose values can change (DIRECT column edges only) and the tables whose rows can change
-    (an edge into the table), each sorted by name.
+    """What a change to one column reaches at a time.
+
+    Every column (through any edge; the column itself only on a cycle), the columns whose values can change (DIRECT
+    column edges only) and the tables whose rows can change (an edge into the table), each sorted by name.
     """
 
     column: ColumnRef
@@ -50,11 +53,11 @@ class StoreImpact:
 
     @property
     def reaches_itself(self) -> bool:
-        """Returns True when a cycle leads back to the column."""
+        """Return True when a cycle leads back to the column."""
         return self.column in self.columns_reached
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the answer as plain data (every ref as its dotted name)."""
+        """Return the answer as plain data (every ref as its dotted name)."""
         return {
             "column": str(self.column),
             "columns_reached": [str(c) for c in self.columns_reached],
@@ -75,7 +78,7 @@ def _holding(at: int) -> tuple[str, list[int]]:
 
 
 def edges_as_of(engine: Engine, at: int | None = None) -> list[StoredEdge]:
-    """Returns every edge that held at `at` (None: now), with the run that stated it.
+    """Return every edge that held at `at` (None: now), with the run that stated it.
 
     Args:
         engine: The store's engine.
@@ -135,14 +138,14 @@ def edges_as_of(engine: Engine, at: int | None = None) -> list[StoredEdge]:
 
 
 def knows(engine: Engine, column: ColumnRef) -> bool:
-    """Returns True when some event in the store names the column."""
+    """Return True when some event in the store names the column."""
     return bool(
         engine.query("SELECT 1 FROM dataset_columns WHERE column_id = ?", [column_id(column.table, column.field)])
     )
 
 
 def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImpact:
-    """Returns what a change to the column reaches at `at` (None: now), walked in the database.
+    """Return what a change to the column reaches at `at` (None: now), walked in the database.
 
     Args:
         engine: The store's engine.

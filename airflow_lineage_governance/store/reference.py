@@ -1,7 +1,8 @@
-"""A small reference model of the store's answers, on networkx, that the tests hold both engines to: the distinct
-events, each job's COMPLETEs in time order, the graph as of a time, impact as graph reachability, and tracing by
-snapshot as reachability over snapshots. It keeps
-everything in memory and is written for plainness, not speed.
+"""A small reference model of the store's answers, on networkx, that the tests hold both engines to.
+
+The distinct events, each job's COMPLETEs in time order, the graph as of a time, impact as graph reachability, and
+tracing by snapshot as reachability over snapshots. It keeps everything in memory and is written for plainness, not
+speed.
 """
 
 from __future__ import annotations
@@ -43,11 +44,11 @@ class ReferenceHistory:
             self.runs.setdefault((event.job_namespace, event.job_name), []).append(event)
 
     def final_states(self) -> dict[str, str]:
-        """Returns each run's final state (`final_events`)."""
+        """Return each run's final state (`final_events`)."""
         return {run: event.event_type for run, event in final_events(self.events).items()}
 
     def chosen(self, at: datetime | None) -> dict[tuple[str, str], RunEvent]:
-        """Returns each job's latest COMPLETE at or before `at` (None: its latest)."""
+        """Return each job's latest COMPLETE at or before `at` (None: its latest)."""
         chosen = {}
         for job, events in self.runs.items():
             before = [e for e in events if at is None or e.at <= at]
@@ -56,7 +57,7 @@ class ReferenceHistory:
         return chosen
 
     def edges_as_of(self, at: datetime | None) -> set[Edge]:
-        """Returns the edges of each job's run as of `at`."""
+        """Return the edges of each job's run as of `at`."""
         return {
             (e.source, e.target, str(e.type), str(e.subtype), job[1])
             for job, event in self.chosen(at).items()
@@ -64,10 +65,11 @@ class ReferenceHistory:
         }
 
     def graph_as_of(self, at: datetime | None) -> nx.MultiDiGraph:
-        """Returns the column graph as of `at`: every edge of each job's run then, an edge into a table drawn to each
-        column the table's writer's run names for it (the first writing job by name), else to every column ever
-        named for it; a column edge keyed by its type, an edge into a table by `ROWS` and each column it reaches so
-        by `ROW`.
+        """Return the column graph as of `at`.
+
+        Every edge of each job's run then, an edge into a table drawn to each column the table's writer's run names for
+        it (the first writing job by name), else to every column ever named for it; a column edge keyed by its type, an
+        edge into a table by `ROWS` and each column it reaches so by `ROW`.
         """
         ever: dict[TableRef, list[str]] = {}
         for events in self.runs.values():
@@ -94,8 +96,10 @@ class ReferenceHistory:
         return lineage
 
     def impact(self, column: ColumnRef, at: datetime | None) -> tuple[set[ColumnRef], set[ColumnRef], set[TableRef]]:
-        """Returns the columns reached from the column as of `at` (itself only on a cycle), those reached through
-        DIRECT column edges only, and the tables whose rows it shapes, directly or through the columns reached.
+        """Return the columns reached from the column as of `at`, those reached through DIRECT edges, and tables.
+
+        The column itself is reached only on a cycle; the second are the columns reached through DIRECT column edges
+        only, and the tables are those whose rows it shapes, directly or through the columns reached.
         """
         lineage = self.graph_as_of(at)
         if column not in lineage:
@@ -114,8 +118,9 @@ class ReferenceHistory:
         return reached, values, rows
 
     def upstream(self, column: ColumnRef, at: datetime | None) -> set[ColumnRef]:
-        """Returns the columns the column depends on as of `at` (itself only on a cycle): through the column edges
-        into it, and the edges into its table (they shape every row), recursively.
+        """Return the columns the column depends on as of `at` (itself only on a cycle).
+
+        Through the column edges into it, and the edges into its table (they shape every row), recursively.
         """
         lineage = nx.DiGraph()
         for source, target, *_ in self.edges_as_of(at):
@@ -129,7 +134,7 @@ class ReferenceHistory:
         return found
 
     def written_tables(self, at: datetime | None) -> dict[TableRef, str]:
-        """Returns each table the jobs' runs as of `at` wrote, with the first such job by name."""
+        """Return each table the jobs' runs as of `at` wrote, with the first such job by name."""
         found: dict[TableRef, str] = {}
         for (_, job), event in self.chosen(at).items():
             for table in event_graph(event).outputs:
@@ -137,9 +142,10 @@ class ReferenceHistory:
         return found
 
     def observed(self, at: datetime | None) -> dict[str, tuple[set[Any], set[tuple[TableRef, TableRef]], str]]:
-        """Returns, by job name, the column edges (source, target, type, subtype), the dataset edges (each table
-        read to each written; the tables the lineage wrote when the event named no output) and the run id of each
-        job's run as of `at`.
+        """Return, by job name, the column edges, the dataset edges and the run id of each job's run as of `at`.
+
+        Column edges are (source, target, type, subtype); dataset edges go from each table read to each written (the
+        tables the lineage wrote when the event named no output).
         """
         found = {}
         for (_, job), event in self.chosen(at).items():
@@ -154,7 +160,7 @@ class ReferenceHistory:
         return found
 
     def writers(self) -> dict[Snapshot, RunEvent]:
-        """Returns the run that wrote each snapshot: the latest COMPLETE (in time order) naming it as an output."""
+        """Return the run that wrote each snapshot: the latest COMPLETE (in time order) naming it as an output."""
         found: dict[Snapshot, RunEvent] = {}
         for events in self.runs.values():
             for event in events:
@@ -166,8 +172,9 @@ class ReferenceHistory:
         return found
 
     def traced_back(self, table: TableRef, snapshot: str) -> set[tuple[TableRef, str, str | None]]:
-        """Returns every snapshot a trace back from the snapshot meets, with the run id of its writer (None: a
-        source): the snapshots reachable from it, each to the snapshots its writer read.
+        """Return every snapshot a trace back from the snapshot meets, with the run id of its writer (None: a source).
+
+        The snapshots reachable from it, each to the snapshots its writer read.
         """
         writers = self.writers()
         graph = nx.DiGraph()
@@ -181,8 +188,9 @@ class ReferenceHistory:
     def traced_forward(
         self, table: TableRef, snapshot: str
     ) -> list[tuple[str, tuple[TableRef, str | None], TableRef, str | None]]:
-        """Returns, sorted, each (run id, snapshot read, table written, snapshot written) of a trace forward: every
-        COMPLETE that read a snapshot reachable from the snapshot (itself included) through runs that read one
+        """Return, sorted, each (run id, snapshot read, table written, snapshot written) of a trace forward.
+
+        Every COMPLETE that read a snapshot reachable from the snapshot (itself included) through runs that read one
         snapshot and wrote another, once per snapshot read, with each of its outputs.
         """
         completes = [e for events in self.runs.values() for e in events]
@@ -207,8 +215,9 @@ class ReferenceHistory:
 
 
 def versions(raw: Any, key: str) -> list[tuple[TableRef, str | None]]:
-    """Returns the (table, snapshot of its version facet) of each dataset of the event's `inputs` or `outputs`, the
-    first named per table.
+    """Return the (table, snapshot of its version facet) of each dataset of the event's `inputs` or `outputs`.
+
+    The first named per table.
     """
     found: dict[TableRef, str | None] = {}
     for dataset in raw.get(key) or () if isinstance(raw, dict) else ():

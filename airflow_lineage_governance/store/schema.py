@@ -1,5 +1,7 @@
-"""The store's schema, as numbered migrations: each version's statements, written once for both engines (`{blob}`
-is the one type spelt differently: DuckDB's BLOB, PostgreSQL's BYTEA).
+"""The store's schema, as numbered migrations.
+
+Each version's statements, written once for both engines (`{blob}` is the one type spelt differently: DuckDB's BLOB,
+PostgreSQL's BYTEA).
 
 Instants are microseconds since the epoch (UTC) in BIGINT columns; an interval's end is NULL while it is open.
 Ids are `ids.stable_id` hashes of the natural key. Version 1 holds the lineage history; version 2 adds the
@@ -67,7 +69,7 @@ VERSION_2 = (
 
 
 def without_key(table: str, columns: str, *indexes: str) -> tuple[str, ...]:
-    """Returns the statements that rebuild `table` with `columns` and `indexes` and no primary key, its rows kept."""
+    """Return the statements that rebuild `table` with `columns` and `indexes` and no primary key, its rows kept."""
     return (
         *(f"DROP INDEX IF EXISTS {index.split()[2]}" for index in indexes),
         f"ALTER TABLE {table} RENAME TO {table}_keyed",

@@ -1,6 +1,8 @@
-"""Tracing by snapshot, answered in the database: which run wrote a table's snapshot (its try, its SQL hash), which
-snapshot of each input it read, recursively to the sources (`trace_back`); and forwards, every output snapshot
-that read a snapshot, directly or through others (`trace_forward`).
+"""Tracing by snapshot, answered in the database.
+
+Which run wrote a table's snapshot (its try, its SQL hash), which snapshot of each input it read, recursively to the
+sources (`trace_back`); and forwards, every output snapshot that read a snapshot, directly or through others
+(`trace_forward`).
 
 A recursive query finds the snapshots a trace meets (over `run_datasets`, indexed by snapshot) and returns the runs
 between them; only those are read into Python, which lays them out in the order a person reads them. A snapshot's
@@ -27,8 +29,9 @@ Versions = tuple[tuple[TableRef, str | None], ...]
 
 @dataclass(frozen=True)
 class StoredRun:
-    """A COMPLETE run as a trace shows it: its job, run id, try, time, SQL hash and the snapshots it read and
-    wrote (by table name).
+    """A COMPLETE run as a trace shows it.
+
+    Its job, run id, try, time, SQL hash and the snapshots it read and wrote (by table name).
     """
 
     job: str
@@ -41,7 +44,7 @@ class StoredRun:
     outputs: Versions = ()
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the run's evidence as the CLI's JSON shows it."""
+        """Return the run's evidence as the CLI's JSON shows it."""
         return {
             "job": self.job,
             "source": str(EdgeSource.OBSERVED),
@@ -56,9 +59,10 @@ class StoredRun:
 
 @dataclass
 class StoredOrigin:
-    """A snapshot and where it came from: the run that wrote it (None: a source, or written by no run the store
-    holds), and the origin of each input snapshot that run read; `seen_before` when it was traced higher up (a
-    cycle, or a snapshot two inputs share).
+    """A snapshot and where it came from.
+
+    The run that wrote it (None: a source, or written by no run the store holds), and the origin of each input snapshot
+    that run read; `seen_before` when it was traced higher up (a cycle, or a snapshot two inputs share).
     """
 
     table: TableRef
@@ -68,7 +72,7 @@ class StoredOrigin:
     seen_before: bool = False
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the origin as the CLI's JSON shows it (the run's evidence, then the inputs, recursively)."""
+        """Return the origin as the CLI's JSON shows it (the run's evidence, then the inputs, recursively)."""
         root = self._as_dict()
         stack = [(self, root)]
         while stack:  # depth first with a stack: a chain of thousands of runs is no recursion error
@@ -89,7 +93,7 @@ class StoredOrigin:
         }
 
     def lines(self, depth: int = 0) -> list[str]:
-        """Returns the origin as indented text lines, one per snapshot (its inputs' lines after it, indented)."""
+        """Return the origin as indented text lines, one per snapshot (its inputs' lines after it, indented)."""
         found = []
         stack = [(self, depth)]
         while stack:
@@ -99,7 +103,7 @@ class StoredOrigin:
         return found
 
     def line(self, depth: int = 0) -> str:
-        """Returns this snapshot's own line, indented by `depth`."""
+        """Return this snapshot's own line, indented by `depth`."""
         pad = "  " * depth
         run = self.run
         if run is None:
@@ -113,8 +117,9 @@ class StoredOrigin:
 
 @dataclass(frozen=True)
 class StoredContaminated:
-    """An output snapshot that read a contaminated snapshot: the run, what it read, what it wrote, and the
-    written table's owner and tier.
+    """An output snapshot that read a contaminated snapshot.
+
+    The run, what it read, what it wrote, and the written table's owner and tier.
     """
 
     run: StoredRun
@@ -125,7 +130,7 @@ class StoredContaminated:
     tier: int | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """Returns the contaminated output as the CLI's JSON shows it."""
+        """Return the contaminated output as the CLI's JSON shows it."""
         return {
             "table": str(self.table),
             "snapshot": self.snapshot,
@@ -136,7 +141,7 @@ class StoredContaminated:
         }
 
     def line(self) -> str:
-        """Returns the contaminated output as one text line."""
+        """Return the contaminated output as one text line."""
         return (
             f"{self.table}@{self.snapshot or '?'} (owner {self.owner or 'none'}, tier "
             f"{self.tier if self.tier is not None else 'none'}) <- {self.run.job} run {self.run.run_id} at "
@@ -148,7 +153,7 @@ _RUN_COLUMNS = "c.event_time, c.try_number, c.sql_hash, j.name, x.role, xd.name,
 
 
 def _latest_writer(engine: Engine, alias: str) -> str:
-    """Returns the condition that the output row `alias` is its snapshot's latest writer (by instant, then run id)."""
+    """Return the condition that the output row `alias` is its snapshot's latest writer (by instant, then run id)."""
     text = engine.text_order
     return (
         f"NOT EXISTS (SELECT 1 FROM run_datasets l WHERE l.dataset_id = {alias}.dataset_id AND l.snapshot = "
@@ -158,7 +163,7 @@ def _latest_writer(engine: Engine, alias: str) -> str:
 
 
 def known(engine: Engine, table: TableRef, snapshot: str) -> bool:
-    """Returns True when some COMPLETE in the store wrote or read the snapshot."""
+    """Return True when some COMPLETE in the store wrote or read the snapshot."""
     return bool(
         engine.query(
             "SELECT 1 FROM run_datasets WHERE dataset_id = ? AND snapshot = ? LIMIT 1", [dataset_id(table), snapshot]
@@ -175,8 +180,10 @@ def _refuse_unknown(engine: Engine, table: TableRef, snapshot: str) -> None:
 
 
 def _runs(rows: Sequence[Row]) -> dict[tuple[Snapshot, str, int], StoredRun]:
-    """Returns the runs of the rows (key table, key snapshot, run id, instant, then `_RUN_COLUMNS`), keyed by the
-    snapshot each row was asked for, the run id and the instant; each run's inputs and outputs by table name.
+    """Return the runs of the rows, keyed by the snapshot each row was asked for, the run id and the instant.
+
+    The rows are: key table, key snapshot, run id, instant, then `_RUN_COLUMNS`. Each run's inputs and outputs are by
+    table name.
     """
     parts: dict[tuple[Snapshot, str, int], tuple[Row, list[tuple[str, TableRef, str | None]]]] = {}
     tables: dict[str, TableRef] = {}
@@ -208,7 +215,7 @@ def _runs(rows: Sequence[Row]) -> dict[tuple[Snapshot, str, int], StoredRun]:
 
 
 def trace_back(engine: Engine, table: TableRef, snapshot: str) -> StoredOrigin:
-    """Returns the origin of the snapshot, recursively to the sources.
+    """Return the origin of the snapshot, recursively to the sources.
 
     Args:
         engine: The store's engine.
@@ -265,7 +272,7 @@ def trace_forward(
     snapshot: str,
     about: Callable[[TableRef], tuple[str | None, int | None]] | None = None,
 ) -> list[StoredContaminated]:
-    """Returns every output snapshot that read the snapshot, or read an output that did, and so on.
+    """Return every output snapshot that read the snapshot, or read an output that did, and so on.
 
     Args:
         engine: The store's engine.

@@ -43,7 +43,7 @@ FIRST = [
     "Chen",
     "Priya",
     "Lars",
-    "Ines",
+    "Ines",  # codespell:ignore
     "Mateo",
 ]
 LAST = [

@@ -175,7 +175,7 @@ with DAG("operator_misspelt", schedule=None, start_date=datetime(2026, 1, 1), ca
     IcebergSqlOperator(task_id="misspelt_ctas", sql="create table marketing.typo as select l.emial from crm.learners l")
     IcebergSqlOperator(task_id="misspelt_insert", sql="""
         insert into analytics.daily_revenue select cast(p.paid_at as date), sum(p.amount)
-        from billing.payments p where p.statuss = 'succeeded' group by 1""")
+        from billing.payments p where p.statuss = 'succeeded' group by 1""")  # codespell:ignore statuss
 '''
 
 
@@ -187,7 +187,7 @@ def test_misspelt_column_fails_before_writing(sandbox, seeded):
 
     assert run.returncode != 0
     assert "marketing.typo: crm.learners has no column emial; check the spelling against the catalog." in run.log
-    assert "analytics.daily_revenue: billing.payments has no column statuss" in run.log
+    assert "analytics.daily_revenue: billing.payments has no column statuss" in run.log  # codespell:ignore statuss
     assert len(run.task_events("misspelt_ctas", "FAIL")) == 1
     failed = run.task_events("misspelt_ctas", "FAIL")[0]
     assert "has no column emial" in failed["run"]["facets"]["errorMessage"]["message"]
@@ -198,7 +198,8 @@ def test_misspelt_column_fails_before_writing(sandbox, seeded):
     ]
     insert_failed = run.task_events("misspelt_insert", "FAIL")[0]["run"]["facets"]["extractionError"]
     assert insert_failed["errors"][0]["task"] == "analytics.daily_revenue"
-    assert "billing.payments has no column statuss" in insert_failed["errors"][0]["errorMessage"]
+    insert_message = insert_failed["errors"][0]["errorMessage"]
+    assert "billing.payments has no column statuss" in insert_message  # codespell:ignore statuss
     # No event names an output without its schema (Marquez stores one as a new, empty version): the extraction
     # error names the target instead.
     assert failed["outputs"] == []

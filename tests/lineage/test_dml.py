@@ -415,9 +415,9 @@ REFUSED = [
     ),
     (
         "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
-        "when matched then update set email = s.subjet",
+        "when matched then update set email = s.subjet",  # codespell:ignore subjet
         UnknownColumnError,
-        "support.tickets has no column subjet",
+        "support.tickets has no column subjet",  # codespell:ignore subjet
     ),
     (
         "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "

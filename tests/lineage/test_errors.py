@@ -58,15 +58,15 @@ CASES = [
         "out.t: the CTE c has no column emial",
     ),
     (
-        "create table out.t as select l.email from crm.learners l where l.statuss = 'x'",
+        "create table out.t as select l.email from crm.learners l where l.statuss = 'x'",  # codespell:ignore statuss
         UnknownColumnError,
-        "out.t: crm.learners has no column statuss",
+        "out.t: crm.learners has no column statuss",  # codespell:ignore statuss
     ),
     (
-        "create table out.t as with c as (select l.email from crm.learners l where l.contry = 'x') "
+        "create table out.t as with c as (select l.email from crm.learners l where l.contry = 'x') "  # codespell:ignore
         "select c.email from c",
         UnknownColumnError,
-        "out.t: crm.learners has no column contry",
+        "out.t: crm.learners has no column contry",  # codespell:ignore contry
     ),
     (
         "create table out.t as select l.email from crm.learners l join billing.payments p "
