@@ -262,11 +262,15 @@ def leaving_no_process(token: str, grace: float = 30) -> Iterator[None]:
     """Sets the cluster's token in this process's environment while the block runs, so that every process started
     from it inherits it; afterwards waits up to `grace` s for all of them to end. Raises AssertionError naming
     those still running (after killing them by pid, so that the machine is freed all the same)."""
+    outer = os.environ.get(MARK)  # a check inside a running cluster's (the teardown test's) gives it back
     os.environ[MARK] = token
     try:
         yield
     finally:
-        del os.environ[MARK]
+        if outer is None:
+            del os.environ[MARK]
+        else:
+            os.environ[MARK] = outer
     deadline = time.monotonic() + grace
     while (left := marked_processes(token)) and time.monotonic() < deadline:
         time.sleep(0.5)
