@@ -28,6 +28,7 @@ from pyiceberg.types import (
 )
 
 from airflow_lineage_governance.iceberg.data_files import DuckDBFileWriter, WrittenFiles, chunk_bytes, data_location
+from airflow_lineage_governance.iceberg.read import local_path
 
 DIRECT_TYPES = (
     BooleanType,
@@ -69,18 +70,10 @@ def directly_writable(metadata: TableMetadata, columns: list[str], location: str
     fields = metadata.schema().fields
     return (
         metadata.spec().is_unpartitioned()
-        and _local(location) is not None
+        and local_path(location) is not None
         and [f.name for f in fields] == columns
         and all(isinstance(f.field_type, DIRECT_TYPES) and not f.required for f in fields)
     )
-
-
-def _local(location: str) -> str | None:
-    if location.startswith("file://"):
-        return location.removeprefix("file://")
-    if location.startswith("file:"):
-        return location.removeprefix("file:")
-    return location if location.startswith("/") else None
 
 
 def write_directly(metadata: TableMetadata, io: FileIO, writer: DuckDBFileWriter, written: WrittenFiles) -> str | None:
@@ -122,7 +115,7 @@ def write_directly(metadata: TableMetadata, io: FileIO, writer: DuckDBFileWriter
             if footer.num_rows:
                 staged.append(name)
         location = data_location(metadata)
-        target = _local(location)
+        target = local_path(location)
         assert target is not None  # directly_writable checked it
         os.makedirs(target, exist_ok=True)
         for name in staged:

@@ -151,7 +151,8 @@ def _listed(paths: Sequence[str]) -> str:
     return ", ".join(map(_text, paths))
 
 
-def _local_path(location: str) -> str | None:
+def local_path(location: str) -> str | None:
+    """Return the local file system path of `location` (a `file:` URI or an absolute path), None for another."""
     parsed = urlparse(location)
     if parsed.scheme == "file":
         return parsed.path
@@ -228,7 +229,7 @@ def _fallback_reason(table: Table, tasks: Sequence[FileScanTask]) -> str:
     for task in tasks:
         if task.delete_files:
             return "the snapshot has delete files"
-        if _local_path(task.file.file_path) is None:
+        if local_path(task.file.file_path) is None:
             return "its data files are not on the local file system"
     return ""
 
@@ -323,7 +324,7 @@ def _scan_sql(
     groups: dict[tuple[tuple[int, Any], ...], list[str]] = {}
     data_files: dict[str, DataFile] = {}
     for task in tasks:
-        path = _local_path(task.file.file_path) or task.file.file_path
+        path = local_path(task.file.file_path) or task.file.file_path
         data_files[path] = task.file
         groups.setdefault(_missing_identity_values(table, task, path, fields), []).append(path)
     options = f"schema = {_schema_map(fields)}"
