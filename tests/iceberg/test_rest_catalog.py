@@ -24,7 +24,7 @@ from pyiceberg.types import StringType
 
 from airflow_lineage_governance.iceberg.catalog import open_catalog, open_local_catalog
 from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError, IcebergError
-from airflow_lineage_governance.iceberg.read import DIRECT_SCAN, _local_path, expose_table
+from airflow_lineage_governance.iceberg.read import DIRECT_SCAN, expose_table, local_path
 from airflow_lineage_governance.iceberg.rest import DEFAULT_TIMEOUT_S, BoundedRestCatalog, is_rest
 from tests.iceberg_rest import RestCatalogStartError, start_rest_catalog, stop_rest_catalog
 
@@ -204,7 +204,7 @@ def test_metadata_locations_are_file_colon_slash_and_the_direct_scan_reads_them(
     assert placed_files and all(path.startswith(f"file:{elsewhere}/data/") for path in placed_files)
 
     for location in [default.metadata_location, placed.metadata_location, *data_files, *placed_files]:
-        local = _local_path(location)
+        local = local_path(location)
         assert local is not None and Path(local).is_file(), location
 
     connection = duckdb.connect()
