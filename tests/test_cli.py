@@ -138,11 +138,21 @@ def test_templates_render_for_the_logical_date_given(tmp_path):
 
 
 def test_missing_values_say_which_flag_or_setting_to_give(tmp_path):
-    events = clean_cli(tmp_path, "impact", "sales.customers.email")
-    assert events.returncode == 2
-    assert events.stderr == (
-        "lineage-governance: the events setting is not set: give --events or set "
-        "[lineage_governance] events in airflow.cfg or AIRFLOW__LINEAGE_GOVERNANCE__EVENTS.\n"
+    no_rules = clean_cli(tmp_path, "impact", "sales.customers.email")
+    assert no_rules.returncode == 2 and no_rules.stderr.startswith("lineage-governance: no lineage.toml: give --rules")
+    no_store = clean_cli(
+        tmp_path,
+        "impact",
+        "sales.customers.email",
+        "--rules",
+        str(REPO / "governance" / "lineage.toml"),
+        "--metadata",
+        str(REPO / "governance" / "metadata.toml"),
+    )
+    assert no_store.returncode == 2
+    assert no_store.stderr == (
+        "lineage-governance: lineage-store.duckdb: no lineage store here; create it with "
+        "`lineage-governance store init`.\n"
     )
     rules = clean_cli(tmp_path, "propose", "--events", str(tmp_path / "none.jsonl"))
     assert rules.returncode == 2

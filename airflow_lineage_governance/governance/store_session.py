@@ -113,9 +113,13 @@ class StoredGovernance:
             GovernanceConfigError: A TOML file is bad.
             StoreError: The store cannot be opened.
         """
-        rules = load_rules(rules_path)
-        metadata = load_metadata(metadata_path, rules)
         store = LineageStore.open(location, read_only=True)
+        try:
+            rules = load_rules(rules_path)
+            metadata = load_metadata(metadata_path, rules)
+        except BaseException:
+            store.close()
+            raise
         return cls(rules, metadata, store, list(job_namespaces) if job_namespaces is not None else None)
 
     def __enter__(self) -> StoredGovernance:
