@@ -65,6 +65,7 @@ _GAP = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)+", re.S)
 _AS = re.compile(r"AS\b", re.I)
 _BY = re.compile(r"BY\s+(?:NAME|POSITION)\b", re.I)
 _SIGNS = re.compile(rb"[?$;]")
+_DML = (duckdb.StatementType.UPDATE, duckdb.StatementType.DELETE, duckdb.StatementType.MERGE_INTO)
 DESCRIBED_JOINS = 8
 """From this many JOINs on, DuckDB binds a query faster by DESCRIBE than as a relation (measured on DuckDB 2.0)."""
 
@@ -253,6 +254,35 @@ class Binder:
                     target, f"DuckDB cannot bind the query ({duckdb_sentence(error)})", "fix the statement"
                 ) from None
 
+    def bind_statement(self, sql: str, target: TableRef) -> None:
+        """Bind a MERGE, UPDATE or DELETE over the schema set, as DuckDB plans it to run (`EXPLAIN`: nothing runs).
+
+        Each parameter marker is bound as NULL, as in `bind`.
+
+        Args:
+            sql: one MERGE, UPDATE or DELETE, as text, its tables named as DuckDB finds them.
+            target: the table the statement writes, named in an error.
+
+        Raises:
+            BindError: DuckDB cannot bind the statement (with DuckDB's own sentence, values in quotes left out), or
+                the text is not one MERGE, UPDATE or DELETE.
+        """
+        with self._lock:
+            try:
+                statements = self._connection.extract_statements(sql)
+                if len(statements) != 1 or statements[0].type not in _DML:
+                    raise BindError(
+                        target,
+                        "DuckDB does not read the statement as one MERGE, UPDATE or DELETE",
+                        "write one MERGE INTO, UPDATE or DELETE FROM statement",
+                    )
+                markers = statements[0].named_parameters
+                self._connection.execute(f"EXPLAIN {statements[0].query}", _null_parameters(markers))
+            except (duckdb.Error, ValueError, TypeError, RuntimeError) as error:
+                raise BindError(
+                    target, f"DuckDB cannot bind the statement ({duckdb_sentence(error)})", "fix the statement"
+                ) from None
+
     def _bind_relation(self, query: str, target: TableRef) -> BoundQuery:
         """Return the binding of the query's parsed statement as a relation (lazy: nothing runs).
 
@@ -261,12 +291,7 @@ class Binder:
         statements = self._connection.extract_statements(query)
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             raise _not_one_select(target)
-        markers = statements[0].named_parameters
-        params: list[None] | dict[str, None] | None = None
-        if markers:
-            numbered = all(marker.isdigit() for marker in markers)
-            params = [None] * len(markers) if numbered else dict.fromkeys(markers)
-        relation = self._connection.sql(statements[0], params=params)
+        relation = self._connection.sql(statements[0], params=_null_parameters(statements[0].named_parameters))
         return BoundQuery(tuple(relation.columns), tuple(str(kind) for kind in relation.types))
 
     def sqltype(self, kind: str) -> DuckDBPyType:
@@ -283,6 +308,15 @@ class Binder:
         """
         with self._lock:
             return self._connection.sqltype(kind)
+
+
+def _null_parameters(markers: set[str]) -> list[None] | dict[str, None] | None:
+    """Return a NULL for each parameter marker (`?`, `$1`, `$name`), by position or by name; None for no marker."""
+    if not markers:
+        return None
+    if all(marker.isdigit() for marker in markers):
+        return [None] * len(markers)
+    return dict.fromkeys(markers)
 
 
 def _not_one_select(target: TableRef) -> BindError:

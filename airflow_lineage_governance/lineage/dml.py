@@ -31,6 +31,7 @@ from sqlglot.optimizer.scope import traverse_scope
 
 from airflow_lineage_governance.default_keyword import is_default_keyword, written_defaults
 from airflow_lineage_governance.kinds import EdgeType, StatementKind, Subtype
+from airflow_lineage_governance.lineage.binding import binder
 from airflow_lineage_governance.lineage.constructs import inline_named_windows, refuse_untraceable, refuse_whole_rows
 from airflow_lineage_governance.lineage.dml_forms import category
 from airflow_lineage_governance.lineage.errors import (
@@ -43,6 +44,7 @@ from airflow_lineage_governance.lineage.errors import (
 from airflow_lineage_governance.lineage.model import ColumnLineage, Dependency, OutputColumn, merge
 from airflow_lineage_governance.lineage.qualification import mark_using, qualified_query, resolve_using_keys
 from airflow_lineage_governance.lineage.redact import redacted_expression
+from airflow_lineage_governance.lineage.runnable import runnable_statement
 from airflow_lineage_governance.lineage.schema import Schema, name_for_engine, place_tables, read_tables
 from airflow_lineage_governance.lineage.scopes import ScopeReader
 from airflow_lineage_governance.lineage.statement import Statement, survey
@@ -112,7 +114,8 @@ class Read:
 def dml_lineage(statement: Statement, schema: Schema) -> ColumnLineage:
     """Return the column lineage of a parsed MERGE, UPDATE or DELETE against the normalized `schema`.
 
-    The schema holds the target and every table it reads. Raises LineageError whenever the lineage cannot be read
+    The schema holds the target and every table it reads. DuckDB binds the statement first, over empty tables of the
+    schema (BindError with DuckDB's sentence when it cannot). Raises LineageError whenever the lineage cannot be read
     exactly. Reads a copy of the tree.
     """
     target, kind = statement.target, statement.kind
@@ -123,6 +126,7 @@ def dml_lineage(statement: Statement, schema: Schema) -> ColumnLineage:
             f"the catalog has no table {target} to {_VERB[kind]}",
             "create it first (CREATE TABLE ... AS), or check the name",
         )
+    binder(schema, target).bind_statement(runnable_statement(statement, schema, written_in="duckdb"), target)
     columns = list(known)
     work = statement.tree.copy()
     work.set("returning", None)  # its rows go to the caller, not to a table

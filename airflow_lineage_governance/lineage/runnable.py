@@ -99,14 +99,19 @@ def _name_unaliased(query: exp.Query, text: str) -> bool:
 
 
 def runnable_statement(
-    statement: Statement | str, schema: CatalogSchema | NestedSchema, *, dialect: str = "duckdb"
+    statement: Statement | str,
+    schema: CatalogSchema | NestedSchema,
+    *,
+    dialect: str = "duckdb",
+    written_in: str | None = None,
 ) -> str:
     """Return the whole statement with each table, the target included, named as DuckDB finds it.
 
     A MERGE, UPDATE or DELETE; any kind is taken. Tables are named as runnable_select names them: run it on a copy of
     the target at that name. A table named without namespace is given its own (an alias the statement relies on, such as
     `t` in `MERGE INTO db.t ... ON t.id = ...`, keeps working: DuckDB binds a table's own name). Raises LineageError for
-    a table the schema does not place. A Statement given is not changed (its tree is copied).
+    a table the schema does not place. A Statement given is not changed (its tree is copied). The SQL is written in
+    `written_in` (the statement's own dialect when None).
     """
     if isinstance(statement, str):
         statement = parse_statement(statement, dialect)
@@ -114,4 +119,4 @@ def runnable_statement(
     found = survey(tree)
     for table, ref in place_tables(found.tables, found.ctes, normalized(schema), statement.target):
         name_for_duckdb(table, ref)
-    return with_default_keywords(tree).sql(dialect=statement.dialect)
+    return with_default_keywords(tree).sql(dialect=written_in or statement.dialect)
