@@ -147,3 +147,26 @@ def test_a_query_of_many_joins_is_bound_with_duckdbs_names_and_types():
     assert bound.types == ("BIGINT", "DECIMAL(18,2)", "STRUCT(x INTEGER)", "INTEGER", "BIGINT")
     with pytest.raises(BindError, match=r"^out\.t: DuckDB cannot bind the query \(Binder Error: .*; fix the "):
         binder(schema, target).bind(query.replace("t3.s.x", "t3.s.missing"), target)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["update s.t set a = 1; drop table s.t", "select a from s.t", "drop table s.t", "delete from s.t; delete from s.t"],
+)
+def test_a_text_that_is_not_one_merge_update_or_delete_is_refused_and_runs_nothing(statement):
+    schema = normalized({"s": {"t": {"a": "long"}}})
+    target = TableRef(("s",), "t")
+    with pytest.raises(BindError) as raised:
+        binder(schema, target).bind_statement(statement, target)
+    assert str(raised.value) == (
+        "s.t: DuckDB does not read the statement as one MERGE, UPDATE or DELETE; write one MERGE INTO, UPDATE or "
+        "DELETE FROM statement."
+    )
+    assert binder(schema, target).bind("select a from s.t", target).names == ("a",)  # the table is still there
+
+
+def test_a_parameter_marker_of_a_dml_statement_binds_as_null():
+    schema = {"crm": {"people": {"id": "long", "email": "string"}}}
+    for sql in ("update crm.people set email = ? where id = ?", "delete from crm.people where email = $mail"):
+        lineage = column_lineage(sql, schema)
+        assert [column.name for column in lineage.columns] == ["id", "email"]
