@@ -239,8 +239,9 @@ class StoredGovernance:
 
 
 def _read(answer: A) -> A:
-    """Return the answer with the evidence of every column it reached read from the store now (it is read lazily
-    otherwise, and the store is closed after).
+    """Return the answer with the evidence of every column it reached read from the store now.
+
+    The evidence is read lazily otherwise, and the store is closed after.
     """
     for column in answer.reached:
         answer.reached[column]  # noqa: B018 -- made and kept by the mapping
