@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
-from airflow_lineage_governance.governance.checks import missing_metadata, unaccounted, understated_classes
+from airflow_lineage_governance.governance.checks import tables_without_metadata, unaccounted, understated_classes
 from airflow_lineage_governance.governance.classify import Proposal, propose
 from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
 from airflow_lineage_governance.governance.findings import Finding
@@ -170,7 +170,7 @@ class StoredGovernance:
         return [
             *understated_classes(proposals, self.rules),
             *unaccounted(catalog_tables, self.metadata, graph),
-            *missing_metadata(graph, self.metadata, proposals),
+            *tables_without_metadata(graph, self.metadata, proposals),
         ]
 
     def report(self) -> ReadReport:
