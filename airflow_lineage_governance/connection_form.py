@@ -16,8 +16,7 @@ UI_FIELD_BEHAVIOUR: dict[str, Any] = {
     "hidden-fields": ["host", "schema", "login", "port"],
     "relabeling": {"password": "Catalog credential or token"},
     "placeholders": {
-        "extra": '{"uri": "sqlite:////data/catalog.db", "warehouse": "file:///data/warehouse", '
-        '"catalog_name": "platform"}',
+        "extra": '{"uri": "sqlite:////data/catalog.db", "warehouse": "file:///data/warehouse", "catalog_name": "lake"}',
         "password": "only for a catalog that needs one (sent as the `credential` property)",
     },
 }

@@ -71,6 +71,13 @@ SETTINGS: dict[str, Setting] = {
             example="/data/catalog",
         ),
         Setting(
+            "catalog_name",
+            "The name of a local Iceberg catalog (catalog_folder, the CLI's --catalog): pyiceberg's SQL catalog "
+            "keeps each table under the name of the catalog that created it.",
+            example="lake",
+            default="default",
+        ),
+        Setting(
             "report_folder",
             "Where the governance DAG writes its reports. Unset: $AIRFLOW_HOME/governance-reports.",
             example="/opt/airflow/governance-reports",

@@ -46,8 +46,12 @@ class BadInput(LineageGovernanceError):
 
 
 def existing_catalog(folder: str | Path) -> SqlCatalog:
-    """Return the local catalog in `folder`; raise BadInput when there is none (opening would create one)."""
-    from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+    """Return the local catalog in `folder`; raise BadInput when there is none (opening would create one).
+
+    The catalog is opened under the `[lineage_governance] catalog_name` setting, or under the one name its
+    catalog.db keeps tables for when the setting names none of them.
+    """
+    from airflow_lineage_governance.iceberg.catalog import local_catalog_names, open_local_catalog
 
     folder = Path(folder)
     if not (folder / "catalog.db").exists():
@@ -55,7 +59,16 @@ def existing_catalog(folder: str | Path) -> SqlCatalog:
             f"{folder}: no local Iceberg catalog here (expected {folder / 'catalog.db'}); give the "
             f"folder of an existing one with --catalog or [{settings.SECTION}] catalog_folder."
         )
-    return open_local_catalog(folder)
+    name = settings.required("catalog_name", None)
+    kept = local_catalog_names(folder)
+    if kept and name not in kept:
+        if len(kept) > 1:
+            raise BadInput(
+                f"{folder}: the local Iceberg catalog keeps the catalogs {', '.join(kept)} and none named {name}; "
+                f"set the one to read with {settings.SETTINGS['catalog_name'].flag_or_setting}."
+            )
+        name = kept[0]
+    return open_local_catalog(folder, name)
 
 
 def governance_file(given: str | None, name: str, flag: str) -> Path:

@@ -141,8 +141,14 @@ def stored_governance(args: argparse.Namespace) -> StoredGovernance:
 
 
 def stored_trace(args: argparse.Namespace) -> StoredOrigin | list[StoredContaminated]:
-    """Returns the trace of `args.snapshot` answered by the lineage store at `args.store` (owners and tiers from
-    metadata.toml).
+    """Trace a snapshot through the lineage store.
+
+    Args:
+        args: The parsed command line: `snapshot` asked, the `store` answering, and the TOML files giving owners
+            and tiers (metadata.toml) and rules.
+
+    Returns:
+        Where the snapshot's data came from, or the contaminated snapshots it reached.
     """
     from airflow_lineage_governance.governance.config import load_metadata, load_rules
     from airflow_lineage_governance.graph.trace import snapshot_asked

@@ -33,7 +33,7 @@ def unaccounted(catalog_tables: Iterable[TableRef | str], metadata: Metadata, li
     ]
 
 
-def missing_metadata(
+def tables_without_metadata(
     lineage: LineageGraph, metadata: Metadata, proposals: Mapping[ColumnRef, Proposal]
 ) -> list[Finding]:
     """Return a finding for every written table with no metadata, sorted by table name.
@@ -89,5 +89,5 @@ def run_checks(
         return found
     found.extend(understated_classes(governance.proposals, governance.rules))
     found.extend(unaccounted(catalog_tables, governance.metadata, governance.graph))
-    found.extend(missing_metadata(governance.graph, governance.metadata, governance.proposals))
+    found.extend(tables_without_metadata(governance.graph, governance.metadata, governance.proposals))
     return found

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
-from airflow_lineage_governance.governance.checks import missing_metadata, unaccounted, understated_classes
+from airflow_lineage_governance.governance.checks import tables_without_metadata, unaccounted, understated_classes
 from airflow_lineage_governance.governance.classify import Proposal, propose
 from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
 from airflow_lineage_governance.governance.findings import Finding
@@ -170,7 +170,7 @@ class StoredGovernance:
         return [
             *understated_classes(proposals, self.rules),
             *unaccounted(catalog_tables, self.metadata, graph),
-            *missing_metadata(graph, self.metadata, proposals),
+            *tables_without_metadata(graph, self.metadata, proposals),
         ]
 
     def report(self) -> ReadReport:
@@ -239,8 +239,9 @@ class StoredGovernance:
 
 
 def _read(answer: A) -> A:
-    """Return the answer with the evidence of every column it reached read from the store now (it is read lazily
-    otherwise, and the store is closed after).
+    """Return the answer with the evidence of every column it reached read from the store now.
+
+    The evidence is read lazily otherwise, and the store is closed after.
     """
     for column in answer.reached:
         answer.reached[column]  # noqa: B018 -- made and kept by the mapping

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from airflow_lineage_governance.errors import LineageGovernanceError
-from airflow_lineage_governance.graph.records import sql_hash as facet_hash
+from airflow_lineage_governance.graph.records import sql_hash
 from airflow_lineage_governance.lineage import ColumnLineage, column_lineage, parse_statement
 from airflow_lineage_governance.lineage.fingerprint import facet_sql
 from airflow_lineage_governance.refs import ColumnRef, TableRef
@@ -167,12 +167,12 @@ def sorted_edges(edges: Iterable[LineEdge] | Iterable[TableEdge]) -> list[Any]:
     return sorted(edges, key=lambda e: (str(e.target), str(e.source), *(str(part) for part in e[2:])))
 
 
-def sql_hash(sql: str) -> str:
+def facet_sql_hash(sql: str) -> str:
     """Return the code version of a rendered statement as the history has it for the runs of that statement.
 
-    The history's hash (`graph/history.sql_hash`) of the statement as its `sql` job facet carries it (`facet_sql`).
+    The history's hash (`graph/records.sql_hash`) of the statement as its `sql` job facet carries it (`facet_sql`).
     """
-    return facet_hash(facet_sql(sql))
+    return sql_hash(facet_sql(sql))
 
 
 def short(hashed: str | None) -> str:
@@ -204,9 +204,14 @@ def designed_task(task: TaskSql, schema: Mapping[TableRef, Mapping[str, str]]) -
     try:
         lineage = column_lineage(parse_statement(task.sql), schema)
     except LineageGovernanceError as error:
-        return DesignedTask(task.dag_id, task.task_id, problem=str(error), sql_hash=sql_hash(task.sql))
+        return DesignedTask(task.dag_id, task.task_id, problem=str(error), sql_hash=facet_sql_hash(task.sql))
     return DesignedTask(
-        task.dag_id, task.task_id, lineage.target, tuple(lineage.sources), lineage_edges(lineage), sql_hash(task.sql)
+        task.dag_id,
+        task.task_id,
+        lineage.target,
+        tuple(lineage.sources),
+        lineage_edges(lineage),
+        facet_sql_hash(task.sql),
     )
 
 

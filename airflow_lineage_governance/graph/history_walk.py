@@ -17,7 +17,7 @@ from airflow_lineage_governance.graph.build import Edge, LineageGraph
 from airflow_lineage_governance.graph.errors import GraphError
 from airflow_lineage_governance.graph.nodes import DIRECT_COLUMNS, TO_TABLE, NodeIndex
 from airflow_lineage_governance.graph.records import RunRecord
-from airflow_lineage_governance.graph.walk import GraphWalker, Step, Walk, walk
+from airflow_lineage_governance.graph.walk import GraphWalker, Step, Walk, breadth_first
 from airflow_lineage_governance.kinds import CONFIDENCE_RANK, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
@@ -126,9 +126,10 @@ class HistoryWalker:
     def walk_every(self, start: int, rows: dict[object, None]) -> Walk[int]:
         """Return the walk from a column through every edge that holds as of the view's time.
 
-        An edge into a table reaches each of its columns (the table is noted in `rows`); the walk is as `walk` makes
-        it, with each column's glance, and keeps each column's DIRECT column steps for `through_values`. (`walk`
-        inlined, on numbers and arrays: this loop runs once per edge of an answer that can reach 25,000 columns.)
+        An edge into a table reaches each of its columns (the table is noted in `rows`); the walk is as `breadth_first`
+        makes it, with each column's glance, and keeps each column's DIRECT column steps for `through_values`.
+        (`breadth_first` inlined, on numbers and arrays: this loop runs once per edge of an answer that can reach
+        25,000 columns.)
         """
         view, direct_of = self.view, self._direct
         orders, leaving = self.index.out_orders, self.index.leaving
@@ -238,7 +239,7 @@ class HistoryWalker:
             assert column.table is not None
             return [(s.index, e) for e, s in (*view.entering(column), *view.entering(column.table))]
 
-        return walk(start, up)
+        return breadth_first(start, up)
 
     def ref(self, node: int) -> ColumnRef | TableRef:
         """Return the node's ref."""

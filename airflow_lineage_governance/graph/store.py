@@ -7,7 +7,7 @@ late), and appends the new ones.
 
 Why a folder of JSON Lines and not an Iceberg table in the catalog: the events are kept as the backend sent
 them (nothing to map, no schema to evolve when a producer adds a facet), the store is read with the same reader
-as any events file, appending needs no catalog commit (a governance run never writes into the platform's
+as any events file, appending needs no catalog commit (a governance run never writes into the
 catalog it governs), and DuckDB still reads it as data (`SELECT ... FROM read_json('events.jsonl')`).
 """
 

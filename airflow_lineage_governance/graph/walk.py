@@ -1,8 +1,8 @@
 """Breadth-first walks of lineage.
 
-`walk` over any nodes, and `GraphWalker`, the walks of a LineageGraph (its nodes are the refs). A walk keeps, for each
-node reached, the node it was reached from and the edge between, so paths share their beginnings and are listed only
-when asked for. The history as of a time is walked by node number (graph/history_walk.py).
+`breadth_first` over any nodes, and `GraphWalker`, the walks of a LineageGraph (its nodes are the refs). A walk
+keeps, for each node reached, the node it was reached from and the edge between, so paths share their beginnings and
+are listed only when asked for. The history as of a time is walked by node number (graph/history_walk.py).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class Walk(Generic[N]):
     marks: Mapping[N, int] | None = None
 
 
-def walk(start: N, step: Callable[[N], list[Step[N]]]) -> Walk[N]:
+def breadth_first(start: N, step: Callable[[N], list[Step[N]]]) -> Walk[N]:
     """Return every node reached from `start`, each with the first edge that reaches it.
 
     Breadth first, each node's steps in the order given; `start` itself only when a cycle leads back to it.
@@ -89,13 +89,13 @@ class GraphWalker:
                     steps.append((target, edge))
             return steps
 
-        return walk(start, every)
+        return breadth_first(start, every)
 
     def through_values(self, start: ColumnRef) -> list[ColumnRef]:
         """Return every column reached from `start` through DIRECT column edges only."""
         graph = self.graph
         return list(
-            walk(
+            breadth_first(
                 start,
                 lambda node: [
                     (e.target, e)
@@ -108,7 +108,9 @@ class GraphWalker:
     def walk_up(self, start: ColumnRef) -> Walk[ColumnRef]:
         """Return the walk into a column: its own edges, then those that shape its table's rows, recursively."""
         graph = self.graph
-        return walk(start, lambda node: [(e.source, e) for e in (*graph.in_edges(node), *graph.in_edges(node.table))])
+        return breadth_first(
+            start, lambda node: [(e.source, e) for e in (*graph.in_edges(node), *graph.in_edges(node.table))]
+        )
 
     def ref(self, node: ColumnRef | TableRef) -> ColumnRef | TableRef:
         """Return the node's ref."""

@@ -265,11 +265,21 @@ def cast_stream(
     rows: int = BATCH_ROWS,
     staging: str | None = None,
 ) -> ResultStream:
-    """Return the statement's SELECT (`relation`) as a stream of Arrow record batches of `rows` rows, every column
-    cast by DuckDB to its column's type; DuckDB runs the SELECT anew on each call of its `batches`. With `staging`
-    (a folder the connection may write to), the stream also has DuckDB's own writer of the result as one Parquet
-    file there. Iterating, or writing, raises IcebergWriteError when DuckDB cannot run the SELECT, or cannot cast a
-    value (naming the column).
+    """Stream the statement's SELECT as Arrow record batches, every column cast by DuckDB to its column's type.
+
+    DuckDB runs the SELECT anew on each call of the stream's `batches`. Iterating, or writing, raises
+    IcebergWriteError when DuckDB cannot run the SELECT, or cannot cast a value (naming the column).
+
+    Args:
+        target: The table written, named in errors.
+        relation: The statement's SELECT.
+        casts: The cast of each output column to its column's type.
+        rows: The rows in each record batch.
+        staging: A folder the connection may write to; with it, the stream also has DuckDB's own writer of the
+            result as one Parquet file there.
+
+    Returns:
+        The stream of the cast result.
     """
     try:
         selected = _over(relation, cast_select(casts, len(relation.columns)))

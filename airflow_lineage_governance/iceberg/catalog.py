@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from pathlib import Path
@@ -11,9 +12,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
 
+from airflow_lineage_governance import settings
 from airflow_lineage_governance.refs import TableRef
-
-LOCAL_CATALOG_NAME = "platform"
 
 TableName = TableRef | str
 """A table as this layer's functions take it: a TableRef, or its dataset name (`a.b.table`)."""
@@ -32,12 +32,45 @@ def local_catalog_properties(folder: str | Path) -> dict[str, str]:
     return {"uri": f"sqlite:///{root / 'catalog.db'}", "warehouse": f"file://{root / 'warehouse'}"}
 
 
-def open_local_catalog(folder: str | Path, name: str = LOCAL_CATALOG_NAME) -> SqlCatalog:
-    """Return the local catalog in `folder`, creating the folder and its warehouse when missing."""
+def open_local_catalog(folder: str | Path, name: str | None = None) -> SqlCatalog:
+    """Return the local catalog in `folder`, creating the folder and its warehouse when missing.
+
+    Args:
+        folder: The catalog's folder (catalog.db and warehouse/).
+        name: The catalog's name, under which it keeps its tables; None: the `[lineage_governance] catalog_name`
+            setting.
+
+    Returns:
+        The catalog.
+    """
     root = Path(folder).resolve()
     (root / "warehouse").mkdir(parents=True, exist_ok=True)
     properties = local_catalog_properties(root)
-    return SqlCatalog(name, uri=properties["uri"], warehouse=properties["warehouse"])
+    return SqlCatalog(
+        name or settings.required("catalog_name", None), uri=properties["uri"], warehouse=properties["warehouse"]
+    )
+
+
+def local_catalog_names(folder: str | Path) -> list[str]:
+    """List the names of the catalogs whose tables or namespaces the local catalog in `folder` keeps.
+
+    Args:
+        folder: The catalog's folder (catalog.db and warehouse/).
+
+    Returns:
+        The names, sorted; none when the folder holds no catalog.db or it keeps nothing yet.
+    """
+    path = Path(folder).resolve() / "catalog.db"
+    if not path.is_file():
+        return []
+    try:
+        with sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True) as connection:
+            rows = connection.execute(
+                "SELECT catalog_name FROM iceberg_tables UNION SELECT catalog_name FROM iceberg_namespace_properties"
+            ).fetchall()
+    except sqlite3.Error:
+        return []
+    return sorted(str(row[0]) for row in rows)
 
 
 def open_catalog(name: str, properties: Mapping[str, str]) -> Catalog:

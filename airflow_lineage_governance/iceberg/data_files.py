@@ -31,8 +31,9 @@ BATCH_ROWS = 122_880
 
 @dataclass(frozen=True)
 class DuckDBFileWriter:
-    """DuckDB writing a result, cast to the table's types, as one Parquet file into a staging folder of the
-    sandbox, the only folder it may write to.
+    """DuckDB writing a result, cast to the table's types, as one Parquet file into a staging folder.
+
+    The staging folder of the sandbox is the only folder DuckDB may write to.
     """
 
     staging: str

@@ -1,5 +1,6 @@
-"""Writing a statement's whole result as one Parquet data file by DuckDB itself, for tables where DuckDB's file is
-exactly the file pyiceberg would write.
+"""Write a statement's whole result as one Parquet data file by DuckDB itself.
+
+Used for tables where DuckDB's file is exactly the file pyiceberg would write.
 """
 
 from __future__ import annotations

@@ -92,10 +92,18 @@ def remove_orphans(table: Table, orphans: Iterable[OrphanFile]) -> int:
 
 
 def unreferenced_files_of(table: Table, owner: str) -> list[OrphanFile]:
-    """Return the files under the table's location that a write of `owner` (a task instance's write key) named
-    and no snapshot references, whatever their age, sorted by path. Only a write that commits at most once per
-    owner may remove them once its own commit is in the table: an earlier try still running can then no longer
-    commit (its commit conflicts and finds this one), so no snapshot will ever reference them.
+    """List the files a write of `owner` named under the table's location that no snapshot references.
+
+    Only a write that commits at most once per owner may remove them once its own commit is in the table: an
+    earlier try still running can then no longer commit (its commit conflicts and finds this one), so no snapshot
+    will ever reference them.
+
+    Args:
+        table: The table whose location is listed.
+        owner: A task instance's write key.
+
+    Returns:
+        The unreferenced files, whatever their age, sorted by path.
     """
     marker = owner_marker(owner)
     named = [info for info in listed_files(table.location()) if marker in info.base_name]

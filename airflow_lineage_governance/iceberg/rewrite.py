@@ -145,8 +145,9 @@ def _run_dml(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, dml: str)
 
 
 def _touched_files(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, read: PinnedRead) -> list[str]:
-    """Return the file column's values of the target's data files the statement can change, as DuckDB answers
-    over the statement's own read (all of them when nothing bounds the statement).
+    """Return the file column's values of the target's data files the statement can change.
+
+    DuckDB answers over the statement's own read; all of them are returned when nothing bounds the statement.
     """
     query = touched_files_query(parsed, FILE_COLUMN)
     if query is None:
@@ -244,17 +245,33 @@ def rewrite_statement(
     returning_max_rows: int = RETURNING_MAX_ROWS,
     resources: Resources | None = None,
 ) -> StatementRun:
-    """Runs the MERGE, UPDATE or DELETE `dml` (tables named as DuckDB finds them) on `target`, copy-on-write, over
-    `sources` pinned to their current snapshots, and commits the rewritten files in one OVERWRITE snapshot carrying
-    `snapshot_properties` and the row counts; returns what was read and written (`write.counts`: rows inserted,
-    updated, deleted; `returned`: the rows of its RETURNING, at most `returning_max_rows`, None without one or
-    when an earlier try wrote it). A statement that changes no row commits nothing. DuckDB runs within
-    `resources`, spilling only to a folder of its own removed when the statement ends; the rewritten rows stream
-    into new data files, and a failed rewrite removes them. When a snapshot of the target
-    already carries the WRITE_KEY of `snapshot_properties`, writes nothing and returns that commit; a later try
-    removes the files its earlier tries left uncommitted once that commit is in (`removing_earlier_tries`). Raises
-    IcebergWriteError when DuckDB rejects the statement or the rows cannot be written (nothing is written then),
-    CommitConflictError when concurrent writers kept changing the same rows.
+    """Run a MERGE, UPDATE or DELETE on an Iceberg table copy-on-write and commit it in one OVERWRITE snapshot.
+
+    The sources are pinned to their current snapshots. A statement that changes no row commits nothing. The
+    rewritten rows stream into new data files, and a failed rewrite removes them. When a snapshot of the target
+    already carries the WRITE_KEY of `snapshot_properties`, the rewrite writes nothing and returns that commit; a
+    later try removes the files its earlier tries left uncommitted once that commit is in
+    (`removing_earlier_tries`).
+
+    Args:
+        catalog: The catalog holding the tables.
+        target: The table the statement changes.
+        dml: The statement, its tables named as DuckDB finds them.
+        sources: The tables the statement reads.
+        snapshot_properties: Properties the snapshot carries beside the row counts.
+        loaded: Tables already loaded, by ref.
+        session: DuckDB session settings for the statement.
+        returning_max_rows: The most rows of a RETURNING kept.
+        resources: The limits DuckDB runs within, spilling only to a folder of its own removed when the
+            statement ends.
+
+    Returns:
+        What was read and written (`write.counts`: rows inserted, updated, deleted; `returned`: the rows of its
+        RETURNING, None without one or when an earlier try wrote it).
+
+    Raises:
+        IcebergWriteError: DuckDB rejects the statement or the rows cannot be written (nothing is written then).
+        CommitConflictError: Concurrent writers kept changing the same rows.
     """
     ref = as_table(target)
     check_target_name(ref)

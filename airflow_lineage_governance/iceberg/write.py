@@ -605,11 +605,20 @@ def _earlier_write(table: Table, ref: TableRef, properties: Mapping[str, str]) -
 def removing_earlier_tries(
     catalog: Catalog, ref: TableRef, properties: Mapping[str, str], result: WriteResult
 ) -> WriteResult:
-    """Return `result`, having removed the files that earlier tries of the task instance (the WRITE_KEY of
-    `properties`) wrote under the table's location and no snapshot references (a try killed before its commit),
-    when this is not the first try and a snapshot carrying the key is in the table: from then on no earlier try
-    can commit (its commit conflicts, and its next attempt finds that snapshot). Only a write that commits once
-    per key (append_once, a rewrite) may call this.
+    """Remove the unreferenced files that earlier tries of the task instance left under the table's location.
+
+    The files are removed when this is not the first try and a snapshot carrying the task instance's WRITE_KEY
+    is in the table: from then on no earlier try can commit (its commit conflicts, and its next attempt finds
+    that snapshot). Only a write that commits once per key (append_once, a rewrite) may call this.
+
+    Args:
+        catalog: The catalog holding the table.
+        ref: The table written.
+        properties: The snapshot properties of the write, with its WRITE_KEY and try number.
+        result: The write's result, returned as it is.
+
+    Returns:
+        `result`.
     """
     owner = properties.get(WRITE_KEY)
     if not owner or int(properties.get(TRY_NUMBER) or 1) <= 1:
@@ -660,12 +669,27 @@ def append_once(
     properties: Mapping[str, str],
     table: Table | None = None,
 ) -> WriteResult:
-    """Append `result` to `ref` (`table`: as already loaded), its columns matched by position to `columns`
-    (the rest null), in one commit (files split by the table's partition spec, streamed chunk by chunk); when a
-    snapshot already carries the same WRITE_KEY, return it and write nothing. A later try of the task instance
-    then removes the files its earlier tries left uncommitted (`removing_earlier_tries`). Raises IcebergWriteError
-    when a value cannot be written as the column's type, CommitConflictError; a write that fails leaves no data
-    file.
+    """Append a result to a table in one commit, once per write key.
+
+    The files are split by the table's partition spec and streamed chunk by chunk. When a snapshot already
+    carries the same WRITE_KEY, the append writes nothing and returns that commit; a later try of the task
+    instance then removes the files its earlier tries left uncommitted (`removing_earlier_tries`). A write that
+    fails leaves no data file.
+
+    Args:
+        catalog: The catalog holding the table.
+        name: The table appended to.
+        columns: The table's columns the result's columns are matched to by position (the rest are null).
+        result: The rows appended.
+        properties: The snapshot properties, with the WRITE_KEY.
+        table: The table as already loaded, if it is.
+
+    Returns:
+        The commit written, or the earlier one carrying the same WRITE_KEY.
+
+    Raises:
+        IcebergWriteError: A value cannot be written as the column's type.
+        CommitConflictError: Concurrent writers kept the commit from going in.
     """
     ref = as_table(name)
     stream = stream_of(result) if isinstance(result, pa.Table) else result

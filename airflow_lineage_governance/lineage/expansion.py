@@ -98,8 +98,9 @@ def _sources(
 def _bound_source(
     select: exp.Select, node: exp.Expr, schema: dict[TableRef, dict[str, str]], bind: Bind
 ) -> list[tuple[str, str]] | None:
-    """Returns the names and types DuckDB gives `alias.*` of one FROM source of the SELECT, None when it cannot
-    tell them exactly.
+    """Return the names and types DuckDB gives `alias.*` of one FROM source of the SELECT.
+
+    None is returned when DuckDB cannot tell them exactly.
     """
     if any(unnamed(p) for inner in node.find_all(exp.Select) for p in inner.expressions):
         return None

@@ -1,6 +1,7 @@
-"""The names of the outputs of a query's derived tables, CTEs and set-operation branches, where the outer query
-reads them by name: DuckDB's own names, asked of DuckDB by binding the part of the query that holds them, and
-written on the outputs as aliases for the engine to read.
+"""Name the outputs of a query's derived tables, CTEs and set-operation branches as DuckDB does.
+
+Only outputs the outer query reads by name are named: DuckDB's own names, asked of DuckDB by binding the part of
+the query that holds them, are written on the outputs as aliases for the engine to read.
 """
 
 from __future__ import annotations
@@ -161,8 +162,10 @@ def duckdb_text(node: exp.Expr, schema: Schema, place: exp.Expr | None = None) -
 
 
 def _bound_names(select: exp.Select, schema: Schema, bind: Bind) -> list[str] | None:
-    """Return the names DuckDB gives the SELECT's outputs where the outer query reads them (a derived table's
-    deduplicated), or None when DuckDB cannot bind the SELECT on its own (it reads an outer query's columns).
+    """Return the names DuckDB gives the SELECT's outputs where the outer query reads them.
+
+    A derived table's names are deduplicated. None is returned when DuckDB cannot bind the SELECT on its own (it
+    reads an outer query's columns).
     """
     text = duckdb_text(select, schema)
     if text is None:
@@ -188,13 +191,12 @@ def _alias(projection: exp.Expr, name: str) -> None:
 
 
 def name_subquery_outputs(query: exp.Query, schema: Schema, bind: Bind) -> bool:
-    """Write DuckDB's names on the outputs of each SELECT the outer query reads by name where the SELECT leaves
-    them to DuckDB: an unnamed output, and outputs that share a name (a derived table's or CTE's later ones are
-    `x_1`, `x_2`, ... there).
+    """Write DuckDB's names on the outputs the SELECTs read by name leave to DuckDB.
 
-    A SELECT holding a star or COLUMNS(...) keeps its outputs as they are (its outputs are not one per
-    expression; name_expanded_outputs names them once the qualifier has written the star out), and so does one
-    DuckDB cannot bind on its own; refuse_untraceable refuses an unnamed output left.
+    Those are an unnamed output, and outputs that share a name (a derived table's or CTE's later ones are `x_1`,
+    `x_2`, ... there). A SELECT holding a star or COLUMNS(...) keeps its outputs as they are (its outputs are not
+    one per expression; name_expanded_outputs names them once the qualifier has written the star out), and so does
+    one DuckDB cannot bind on its own; refuse_untraceable refuses an unnamed output left.
 
     Args:
         query: a query whose tables the engine named by their engine keys (a tree the engine owns).
@@ -208,8 +210,9 @@ def name_subquery_outputs(query: exp.Query, schema: Schema, bind: Bind) -> bool:
 
 
 def name_expanded_outputs(query: exp.Query, schema: Schema, bind: Bind) -> bool:
-    """Write DuckDB's names on the outputs that share a name in a derived table or CTE of a qualified query (its
-    stars written out as columns).
+    """Write DuckDB's names on the outputs that share a name in a derived table or CTE of a qualified query.
+
+    The qualified query has its stars written out as columns.
 
     Args:
         query: the qualified query (a tree the engine owns).

@@ -120,16 +120,28 @@ it)."""
 
 
 def phase_seconds(run: StatementRun) -> dict[str, float]:
-    """Return the seconds a statement run took to run (pin the reads and run the statement on DuckDB) and to
-    commit (write the data files and commit them).
+    """Return the seconds a statement run took to run and to commit.
+
+    Args:
+        run: The statement run.
+
+    Returns:
+        The seconds of `run` (pin the reads and run the statement on DuckDB) and of `commit` (write the data
+        files and commit them).
     """
     timings = run.timings
     return {"run": timings.get("read", 0.0) + timings.get("query", 0.0), "commit": timings.get("write", 0.0)}
 
 
 def overhead_line(seconds: Mapping[str, float], phases: Sequence[str]) -> str:
-    """Return the task log line that gives the time of each of `phases` measured (in milliseconds), e.g.
-    `Operator time of this try: parse 1.2 ms, lineage 40.3 ms`.
+    """Return the task log line that gives the time of each phase measured, in milliseconds.
+
+    Args:
+        seconds: The seconds each phase took.
+        phases: The phases shown, in order; a phase not measured is left out.
+
+    Returns:
+        The line, e.g. `Operator time of this try: parse 1.2 ms, lineage 40.3 ms`.
     """
     shown = ", ".join(f"{phase} {seconds[phase] * 1000:.1f} ms" for phase in phases if phase in seconds)
     return f"{OVERHEAD}: {shown}"

@@ -1,5 +1,6 @@
-"""Impact (downstream) and provenance (upstream) of a column answered from the store, with each reached column's
-evidence, as the in-memory history answers them (`graph/impact.py`).
+"""Answer impact (downstream) and provenance (upstream) of a column from the store.
+
+Each reached column comes with its evidence, as the in-memory history answers them (`graph/impact.py`).
 
 The walk is breadth first, one level at a time: the edges holding at the time that leave (or enter) every column
 of a level are one query, so only the edges the answer reaches are read. Each hop's evidence is the run of its
@@ -59,8 +60,9 @@ class Static:
 
 
 class StoreWalker:
-    """Walks the store's lineage as of a time by ref, with the evidence of each hop (the walker `graph/reach.py`
-    reads evidence from).
+    """Walks the store's lineage as of a time by ref, with the evidence of each hop.
+
+    It is the walker `graph/reach.py` reads evidence from.
 
     Args:
         engine: The store's engine.
@@ -129,8 +131,13 @@ class StoreWalker:
         return found
 
     def leaving(self, columns: Sequence[ColumnRef]) -> dict[ColumnRef, list[Edge]]:
-        """Return the edges holding at the time that leave each column, by target, type, subtype and job (observed
-        before declared).
+        """Return the edges holding at the time that leave each column.
+
+        Args:
+            columns: The columns left.
+
+        Returns:
+            Each column's edges, by target, type, subtype and job (observed before declared).
         """
         found: dict[ColumnRef, list[Edge]] = defaultdict(list)
         for edge in self._edges("h.source_column_id", [column_id(c.table, c.field) for c in columns]):
@@ -141,8 +148,13 @@ class StoreWalker:
         return found
 
     def entering(self, refs: Sequence[ColumnRef | TableRef]) -> dict[ColumnRef | TableRef, list[Edge]]:
-        """Return the edges holding at the time that enter each column or table, DIRECT first, then by source and
-        subtype, each (source, target, type, subtype) once.
+        """Return the edges holding at the time that enter each column or table.
+
+        Args:
+            refs: The columns and tables entered.
+
+        Returns:
+            Each ref's edges, DIRECT first, then by source and subtype, each (source, target, type, subtype) once.
         """
         columns = [column_id(r.table, r.field) for r in refs if isinstance(r, ColumnRef)]
         tables = [dataset_id(r) for r in refs if isinstance(r, TableRef)]
@@ -164,8 +176,16 @@ class StoreWalker:
         return found
 
     def columns_in(self, table: TableRef) -> list[ColumnRef]:
-        """Return the table's columns as its writer's run at the time names them (the first writing job by name),
-        else every column named for it (by name), then those only declarations name.
+        """Return the table's columns as its writer's run at the time names them.
+
+        The writer is the first writing job by name. Without one, every column named for the table is returned
+        (by name), then those only declarations name.
+
+        Args:
+            table: The table.
+
+        Returns:
+            The table's columns.
         """
         known = self._columns.get(table)
         if known is not None:
@@ -239,8 +259,10 @@ class StoreWalker:
         )
 
     def _versions(self, run_id: str, at_us: int) -> tuple[list[Version], list[Version]]:
-        """Return the snapshot of each input and output the COMPLETE names, in the event's order (from its JSON as
-        first received), of the dataset namespace kept; from the derived rows, by name, when its JSON is not kept.
+        """Return the snapshot of each input and output the COMPLETE names, of the dataset namespace kept.
+
+        They are in the event's order (from its JSON as first received), or from the derived rows, by name, when
+        its JSON is not kept.
         """
         body = event_body(self.engine, run_id, COMPLETE, at_us)
         raw = orjson.loads(body) if body is not None else None
@@ -296,8 +318,15 @@ class StoreWalker:
         return found
 
     def retired_from(self, column: ColumnRef) -> list[Evidence]:
-        """Return the edges leaving the column that only earlier runs of their job stated (not its run at the
-        time), each with the last run that stated it; always stale. A job with no run yet retired nothing.
+        """Return the edges leaving the column that only earlier runs of their job stated.
+
+        Edges its run at the time states are not retired. A job with no run yet retired nothing.
+
+        Args:
+            column: The column left.
+
+        Returns:
+            Each retired edge with the last run that stated it; always stale.
         """
         scope, scoped = self._scope()
         rows = self.engine.query(

@@ -37,7 +37,7 @@ from typing import Any
 
 from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_catalog, open_local_catalog
 from learning_platform.pipelines import NIGHTLY
-from learning_platform.seed import seed_platform
+from learning_platform.seed import CATALOG_NAME, seed_platform
 
 DAGS_FOLDER = Path(__file__).resolve().parents[1]
 """The dags folder this package lives in (Airflow puts it on sys.path, so the DAGs import `learning_platform`)."""
@@ -134,7 +134,7 @@ def demo_env(folder: Path, catalog_properties: dict[str, str] | None = None) -> 
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     properties = catalog_properties or local_catalog_properties(folder / "catalog")
     namespace = demo_namespace()
-    catalog = {**properties, "catalog_name": "platform", "lineage_namespace": f"iceberg://{namespace}"}
+    catalog = {**properties, "catalog_name": CATALOG_NAME, "lineage_namespace": f"iceberg://{namespace}"}
     env.update(
         {
             "AIRFLOW_HOME": str(folder / "airflow"),
@@ -149,6 +149,7 @@ def demo_env(folder: Path, catalog_properties: dict[str, str] | None = None) -> 
             "LINEAGE_GOVERNANCE_WAIT_SECONDS": os.environ.get("LINEAGE_GOVERNANCE_WAIT_SECONDS", "20"),
             "LINEAGE_GOVERNANCE_POKE_SECONDS": "2",
             "AIRFLOW__LINEAGE_GOVERNANCE__DESIGN_DAGS_FOLDER": str(DAGS_FOLDER),  # the nightly compares design too
+            "AIRFLOW__LINEAGE_GOVERNANCE__CATALOG_NAME": CATALOG_NAME,
             "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
         }
     )
@@ -322,7 +323,11 @@ def run_demo(folder: Path, kind: str, catalog_properties: dict[str, str]) -> int
     """Seeds the platform into the catalog, runs the nightly and governance DAGs and prints what they say;
     returns 0 when it ran, 1 when Airflow's database cannot be created."""
     started = time.perf_counter()
-    catalog = open_local_catalog(folder / "catalog") if kind == "sql" else open_catalog("platform", catalog_properties)
+    catalog = (
+        open_local_catalog(folder / "catalog", CATALOG_NAME)
+        if kind == "sql"
+        else open_catalog(CATALOG_NAME, catalog_properties)
+    )
     counts = seed_platform(catalog)
     where = "the local SQLite catalog" if kind == "sql" else f"the REST catalog at {catalog_properties['uri']}"
     print(f"Seeded the platform into {where}:", ", ".join(f"{name} {rows:,}" for name, rows in counts.items()))

@@ -20,6 +20,8 @@ from pyiceberg.catalog import Catalog
 from airflow_lineage_governance.iceberg.catalog import open_catalog, open_local_catalog
 from learning_platform.tables import DIMENSION_TABLES, INCREMENTAL_TABLES, PARTITIONED, REQUEST_TABLES, SOURCE_TABLES
 
+CATALOG_NAME = "platform"
+"""The name of the demo's Iceberg catalog, under which its local catalog keeps the tables."""
 EPOCH = datetime(2024, 1, 1)
 DAYS = 1010  # from 2024-01-01 to a week past the demo's nightly date, 2026-10-01
 FIRST = [
@@ -294,9 +296,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"learning_platform.seed: --scale must be above 0, not {args.scale}.", file=sys.stderr)
         return 2
     catalog = (
-        open_catalog("platform", {"type": "rest", "uri": args.rest_uri})
+        open_catalog(CATALOG_NAME, {"type": "rest", "uri": args.rest_uri})
         if args.rest_uri
-        else open_local_catalog(args.folder)
+        else open_local_catalog(args.folder, CATALOG_NAME)
     )
     counts = seed_platform(catalog, seed=args.seed, scale=args.scale)
     if args.json:

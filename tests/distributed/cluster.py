@@ -325,7 +325,7 @@ def _running_cluster(root: Path, executor: str, with_marquez: bool, dags_from: P
         }
         connection = {
             "conn_type": "iceberg_catalog",
-            "extra": {**catalog_properties, "catalog_name": "platform", "lineage_namespace": "iceberg://platform"},
+            "extra": {**catalog_properties, "catalog_name": "default", "lineage_namespace": "iceberg://platform"},
         }
         environment = native_environment(
             addresses,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_lineage_governance.governance.checks import missing_metadata, run_checks, unaccounted
+from airflow_lineage_governance.governance.checks import run_checks, tables_without_metadata, unaccounted
 from airflow_lineage_governance.governance.config import load_metadata, load_rules
 from airflow_lineage_governance.governance.weights import tier_weight
 from airflow_lineage_governance.kinds import FindingKind
@@ -97,7 +97,7 @@ def test_unaccounted_and_missing_metadata_alone(governance):
             ["z.t", T("a.t"), "crm.learners", "marketing.offers"], governance.metadata, governance.graph
         )
     ] == ["a.t", "z.t"]
-    found = missing_metadata(governance.graph, governance.metadata, governance.proposals)
+    found = tables_without_metadata(governance.graph, governance.metadata, governance.proposals)
     assert [(str(f.table), dict(f.evidence["proposals"])) for f in found] == [
         ("marketing.audience", {"email": "personal", "country": "internal"})
     ]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from openlineage.client.serde import Serde
 
-from airflow_lineage_governance.graph.design import TaskSql, design_lineage, sql_hash
+from airflow_lineage_governance.graph.design import TaskSql, design_lineage, facet_sql_hash
 from airflow_lineage_governance.graph.diff import (
     DESIGNED_NOT_OBSERVED,
     OBSERVED_NOT_DESIGNED,
@@ -72,9 +72,9 @@ def design_of(**tasks: str):
 
 def test_the_hash_is_the_facets_whatever_the_comments_case_and_literals():
     assert facet_sql(OFFERS) == redacted_sql(OFFERS) == facet_sql(redacted_sql(OFFERS))
-    assert sql_hash(OFFERS) == sql_hash(OFFERS.replace("'NL'", "'DE'").upper().replace("-- OFFERS", ""))
-    assert sql_hash(OFFERS) != sql_hash(CHANGED)
-    assert sql_hash("not sql at all ((") == sql_hash("not  sql at all ((")
+    assert facet_sql_hash(OFFERS) == facet_sql_hash(OFFERS.replace("'NL'", "'DE'").upper().replace("-- OFFERS", ""))
+    assert facet_sql_hash(OFFERS) != facet_sql_hash(CHANGED)
+    assert facet_sql_hash("not sql at all ((") == facet_sql_hash("not  sql at all ((")
 
 
 def test_design_and_the_run_of_the_same_sql_agree():
@@ -91,7 +91,7 @@ def test_a_run_of_other_sql_is_a_mismatch_with_the_edges_of_each_side():
     history = history_of(run_event("p.offers", CHANGED, "2026-10-01T02:00:00Z", "r1"))
     diff = design_diff(design_of(offers=OFFERS), observed_jobs(history), "now")
     [mismatch] = diff.sql_mismatches
-    assert (mismatch.job, mismatch.run_id, mismatch.designed) == ("p.offers", "r1", sql_hash(OFFERS))
+    assert (mismatch.job, mismatch.run_id, mismatch.designed) == ("p.offers", "r1", facet_sql_hash(OFFERS))
     [designed] = diff.of_kind(DESIGNED_NOT_OBSERVED)
     assert {e.line() for e in designed.column_edges} == {
         "crm.learners.country -> marketing.offers.country (DIRECT IDENTITY)",

@@ -85,7 +85,7 @@ class Sandbox:
         self.events_path = root / "events.jsonl"
 
     def catalog_extra(self) -> dict[str, str]:
-        return {**self.catalog_properties, "catalog_name": "platform", "lineage_namespace": "iceberg://platform"}
+        return {**self.catalog_properties, "catalog_name": "default", "lineage_namespace": "iceberg://platform"}
 
     def catalog_connection(self) -> str:
         """Returns the `iceberg_default` connection as Airflow reads it from AIRFLOW_CONN_ICEBERG_DEFAULT."""

@@ -35,7 +35,7 @@ def catalog(tmp_path, monkeypatch):
             schema=table.schema().as_arrow(),
         )
     )
-    extra = {**local_catalog_properties(tmp_path), "catalog_name": "platform", "lineage_namespace": "iceberg://t"}
+    extra = {**local_catalog_properties(tmp_path), "catalog_name": "default", "lineage_namespace": "iceberg://t"}
     monkeypatch.setenv("AIRFLOW_CONN_ICEBERG_DEFAULT", json.dumps({"conn_type": "iceberg_catalog", "extra": extra}))
     return catalog
 

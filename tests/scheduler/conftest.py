@@ -57,7 +57,7 @@ def stack(tmp_path_factory):
     seed_platform(open_local_catalog(root / "catalog"))
     catalog = {
         **local_catalog_properties(root / "catalog"),
-        "catalog_name": "platform",
+        "catalog_name": "default",
         "lineage_namespace": "iceberg://platform",
     }
     home = root / "airflow"
