@@ -98,7 +98,7 @@ class Sandbox:
         """Returns the catalog the sandbox's DAGs use, opened in the test's process."""
         if not is_rest(self.catalog_properties):
             (self.catalog_folder / "warehouse").mkdir(parents=True, exist_ok=True)
-        return open_catalog("platform", self.catalog_properties)
+        return open_catalog("default", self.catalog_properties)
 
     def env(self, **overrides: str) -> dict[str, str]:
         env = base_env(self.home)

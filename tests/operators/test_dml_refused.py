@@ -27,7 +27,7 @@ def catalog(tmp_path, monkeypatch):
         table = catalog.create_table(f"shop.{name}", schema=ORDERS)
         rows = [{"order_id": 1, "note": "a"}, {"order_id": 2, "note": "b"}]
         table.append(pa.Table.from_pylist(rows, schema=table.schema().as_arrow()))
-    extra = {**local_catalog_properties(tmp_path), "catalog_name": "platform", "lineage_namespace": "iceberg://t"}
+    extra = {**local_catalog_properties(tmp_path), "catalog_name": "default", "lineage_namespace": "iceberg://t"}
     monkeypatch.setenv("AIRFLOW_CONN_ICEBERG_DEFAULT", json.dumps({"conn_type": "iceberg_catalog", "extra": extra}))
     return catalog
 
