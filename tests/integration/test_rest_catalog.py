@@ -114,7 +114,7 @@ def test_a_catalog_that_is_down_fails_the_task_with_one_sentence(sandbox, tmp_pa
     assert_fails_with_one_sentence(
         run,
         (
-            f"catalog platform: the REST catalog at {properties['uri']} could not be reached (the connection failed); "
+            f"catalog default: the REST catalog at {properties['uri']} could not be reached (the connection failed); "
             "check that the catalog server is running and reachable, then retry the task."
         ),
     )
@@ -187,7 +187,7 @@ def test_a_commit_the_catalog_does_not_answer_in_time_fails_with_one_sentence_an
     assert_fails_with_one_sentence(
         run,
         (
-            f"catalog platform: the REST catalog at {uri} did not answer within 2 s; "
+            f"catalog default: the REST catalog at {uri} did not answer within 2 s; "
             "check that the catalog server is running and reachable, then retry the task."
         ),
     )
