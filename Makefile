@@ -27,12 +27,12 @@ test: setup iceberg-rest tpc-corpus
 	$(BIN)/python -m pytest -q
 
 # The inner loop: no real Airflow process, no Marquez, the SQL catalog only, no long equivalence or TPC suite, and
-# no test marked `slow` (property and scale tests, which `make test` runs).
+# no test marked `slow` (property and scale tests, which `make test` runs); one pytest-xdist worker per core.
 FAST_IGNORE := tests/distributed tests/iceberg/equivalence tests/iceberg/dml_equivalence tests/soundness/test_tpc.py tests/marquez \
 	tests/ui tests/test_cli.py tests/test_provider.py tests/test_settings.py tests/test_wheel.py \
 	tests/test_dag_parse_cost.py tests/operators/test_imports.py
 test-fast: setup
-	$(BIN)/python -m pytest -q -x -m "not integration and not marquez and not scheduler and not reliability and not slow" \
+	$(BIN)/python -m pytest -q -x -n auto -m "not integration and not marquez and not scheduler and not reliability and not slow" \
 		-k "not rest and not airflow_connection" $(addprefix --ignore=,$(FAST_IGNORE))
 
 # The read path against native DuckDB tables on every layout, EQUIVALENCE_QUERIES seeded queries each (the normal

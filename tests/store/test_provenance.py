@@ -108,6 +108,7 @@ def test_impact_and_provenance_print_the_in_memory_answers(store_location, tmp_p
         assert day_2.columns_reached == [ColumnRef.parse("out.t.x")] and day_2.retired == []  # r2 still states it
 
 
+@pytest.mark.slow
 def test_impact_and_provenance_print_the_in_memory_answers_on_a_generated_history(store_location, tmp_path):
     jobs = 100
     history = [history_scale.event(job, day, jobs) for day in range(10) for job in range(jobs)]
