@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 from airflow_lineage_governance.store.engine import Row
-from airflow_lineage_governance.store.errors import StoreUnavailableError
+from airflow_lineage_governance.store.errors import StoreBusyError, StoreUnavailableError
 
 
 class DuckDBEngine:
@@ -36,6 +36,13 @@ class DuckDBEngine:
             if not read_only:
                 path.parent.mkdir(parents=True, exist_ok=True)
             self.connection = self._connect()
+        except duckdb.IOException as error:
+            if "lock" in str(error).lower():
+                raise StoreBusyError(
+                    f"{path}: another process has the lineage store's DuckDB file open; try again when it "
+                    "is done, or keep a store that many processes share on PostgreSQL"
+                ) from None
+            raise StoreUnavailableError(f"{path}: the lineage store cannot be opened ({_first_line(error)})") from None
         except (duckdb.Error, OSError) as error:
             raise StoreUnavailableError(f"{path}: the lineage store cannot be opened ({_first_line(error)})") from None
         self._staged = 0

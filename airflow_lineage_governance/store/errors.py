@@ -17,6 +17,10 @@ class StoreUnavailableError(StoreError):
     """Raised when the store's database cannot be reached or refuses the connection."""
 
 
+class StoreBusyError(StoreUnavailableError):
+    """Raised when another process has the store's DuckDB file open (DuckDB locks it to one process)."""
+
+
 class ColumnNotInStoreError(StoreError):
     """Raised when a column asked about is named by no event in the store, or the text names no column."""
 
