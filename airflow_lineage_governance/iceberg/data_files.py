@@ -110,14 +110,16 @@ class WrittenFiles:
     rows: int = 0
 
 
-def write_chunks(metadata: TableMetadata, io: FileIO, tables: Iterable[pa.Table], written: WrittenFiles) -> None:
+def write_chunks(
+    metadata: TableMetadata, io: FileIO, tables: Iterable[pa.Table], written: WrittenFiles, writers: int = WRITERS
+) -> None:
     """Write each of `tables` as data files of the table, split by its current partition spec, with statistics.
 
     `tables` are rows of the table `metadata` describes, in its Arrow types. Each file is recorded in `written` as soon
-    as it is written (so that a failure later leaves it known). WRITERS chunks are written at once, each in a thread of
-    its own, while the next is taken from `tables` (DuckDB makes the next rows while Parquet encodes the last ones): at
-    most WRITERS + 1 chunks are held. When taking or writing a chunk fails, the chunks in flight are finished first, so
-    no file appears after the error.
+    as it is written (so that a failure later leaves it known). `writers` chunks are written at once, each in a thread
+    of its own, while the next is taken from `tables` (DuckDB makes the next rows while Parquet encodes the last ones):
+    at most `writers` + 1 chunks are held. When taking or writing a chunk fails, the chunks in flight are finished
+    first, so no file appears after the error.
     """
     from pyiceberg.io.pyarrow import _dataframe_to_data_files  # pyiceberg's own writer (private in 0.12)
 
@@ -134,10 +136,10 @@ def write_chunks(metadata: TableMetadata, io: FileIO, tables: Iterable[pa.Table]
         written.files.extend(files)
         written.rows += rows
 
-    with ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="data-files") as pool:
+    with ThreadPoolExecutor(max_workers=writers, thread_name_prefix="data-files") as pool:
         pending: deque[Future[tuple[list[DataFile], int]]] = deque()
         for table in tables:
-            if len(pending) == WRITERS:
+            if len(pending) == writers:
                 record(*pending.popleft().result())
             pending.append(pool.submit(write, table))
         while pending:

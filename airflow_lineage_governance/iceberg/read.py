@@ -104,9 +104,12 @@ def _taken_connection() -> duckdb.DuckDBPyConnection:
 
 
 def sandboxed_connection(
-    session: SessionSettings | None = None, resources: Resources | None = None, spill: str | None = None
+    session: SessionSettings | None = None,
+    resources: Resources | None = None,
+    spill: str | None = None,
+    database: str | None = None,
 ) -> duckdb.DuckDBPyConnection:
-    """Return an in-memory DuckDB connection that installs and loads no extension on its own.
+    """Return an in-memory DuckDB connection (or one on a new `database` file) that installs and loads no extension.
 
     The connection runs under `session` (default: `SessionSettings()`, UTC), never the worker's environment,
     and never trusts a Parquet file's float statistics to leave NaN out. It takes at most the memory and threads
@@ -117,11 +120,13 @@ def sandboxed_connection(
         session: the DuckDB session settings the statement runs under.
         resources: the task's DuckDB memory limit and threads.
         spill: the task's spill folder (`resources.spill_folder`), or None.
+        database: a new DuckDB database file (in the spill folder) to hold the connection's tables, whose blocks
+            DuckDB can evict to disk; None for an in-memory database.
 
     Raises:
         SessionSettingError: when DuckDB refuses one of the settings.
     """
-    connection = _taken_connection()
+    connection = _taken_connection() if database is None else duckdb.connect(database, config=dict(UNSAFE_DEFAULTS))
     apply_session(connection, session or SessionSettings())
     apply_resources(connection, resources or Resources(), spill)
     connection.execute("SET parquet_can_have_nan = true")

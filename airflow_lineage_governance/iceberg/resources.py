@@ -48,6 +48,38 @@ def default_memory_limit() -> str:
     return f"{max(total // TASKS_PER_WORKER, 256 * 1024 * 1024) // (1024 * 1024)}MiB"
 
 
+_UNITS = {
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
+
+
+def memory_bytes(limit: str) -> int | None:
+    """Return the bytes of a DuckDB memory limit such as `'2GB'` or `'512 MiB'`; None for one of another form.
+
+    Args:
+        limit: The limit as DuckDB's `memory_limit` setting takes it.
+
+    Returns:
+        The limit in bytes, or None when the text is not a number followed by a unit DuckDB names.
+    """
+    text = limit.strip().lower().replace(" ", "")
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = text[len(number) :] or "b"
+    try:
+        value = float(number)
+    except ValueError:
+        return None
+    return int(value * _UNITS[unit]) if unit in _UNITS and value >= 0 else None
+
+
 def default_threads() -> int:
     """Return a task's default DuckDB threads.
 

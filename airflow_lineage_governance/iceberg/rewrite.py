@@ -10,7 +10,9 @@ merged. A retried try that finds its own earlier commit (the write key) does not
 
 from __future__ import annotations
 
+import os
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -30,6 +32,7 @@ from airflow_lineage_governance.iceberg.bounds import ParsedDml, parse_dml, row_
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table
 from airflow_lineage_governance.iceberg.data_files import (
     BATCH_ROWS,
+    WRITERS,
     WrittenFiles,
     chunk_bytes,
     chunks,
@@ -47,7 +50,7 @@ from airflow_lineage_governance.iceberg.read import (
     prepare_sandboxed_connection,
     sandboxed_connection,
 )
-from airflow_lineage_governance.iceberg.resources import Resources, spill_folder
+from airflow_lineage_governance.iceberg.resources import Resources, memory_bytes, spill_folder
 from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_rows
 from airflow_lineage_governance.iceberg.run import StatementRun
 from airflow_lineage_governance.iceberg.session import SessionSettings
@@ -73,6 +76,8 @@ FILE_COLUMN = "__iceberg_data_file"
 _WHOLE_TARGET = "__iceberg_whole_target"
 _MERGE_ACTION = "__iceberg_merge_action"
 RETURNING_MAX_ROWS = 1000
+IN_MEMORY_FACTOR = 4
+"""About how many times their Parquet size rows take in an in-memory DuckDB table (DuckDB does not compress them)."""
 """The most rows a RETURNING hands back unless the caller says otherwise."""
 
 
@@ -176,7 +181,8 @@ def _rewrite(
     row changed).
     """
     snapshot = table.current_snapshot()
-    connection = sandboxed_connection(session, resources, spill)
+    database = _work_database(table, resources, spill)
+    connection = sandboxed_connection(session, resources, spill, database)
     try:
         reads = expose_tables(connection, catalog, sources, loaded)
         whole = expose_table(connection, catalog, ref, table, file_column=FILE_COLUMN)
@@ -200,9 +206,13 @@ def _rewrite(
         )
         if counts.changed:
             after = connection.sql(f"SELECT {handed} FROM {name}")
-            _write_rows(ref, table, after, written)
+            _write_rows(ref, table, after, written, writers=1 if database else WRITERS)
     finally:
         connection.close()
+        if database is not None:
+            for path in (database, database + ".wal"):
+                if os.path.exists(path):
+                    os.remove(path)
     total = int((snapshot.summary.get("total-data-files") if snapshot and snapshot.summary else None) or 0)
     counts = RowCounts(counts.inserted, counts.updated, counts.deleted, len(touched), total)
     how = f"{len(touched)} of {total} data files"
@@ -212,8 +222,24 @@ def _rewrite(
     )
 
 
-def _write_rows(ref: TableRef, table: Table, after: duckdb.DuckDBPyRelation, written: WrittenFiles) -> None:
-    """Stream the rows of `after` into new data files of the table, chunk by chunk.
+def _work_database(table: Table, resources: Resources | None, spill: str) -> str | None:
+    """Return a new DuckDB database file in `spill` to hold the rewritten rows, or None to hold them in memory.
+
+    In memory while the table's rows (its Parquet bytes, times IN_MEMORY_FACTOR) would take at most half the task's
+    DuckDB memory limit; else in a database file, whose blocks DuckDB evicts to disk to stay within the limit.
+    """
+    snapshot = table.current_snapshot()
+    stored = int((snapshot.summary.get("total-files-size") if snapshot and snapshot.summary else None) or 0)
+    limit = memory_bytes((resources or Resources()).resolved().memory_limit)
+    if limit is None or stored * IN_MEMORY_FACTOR <= limit // 2:
+        return None
+    return os.path.join(spill, f"rewrite-{uuid.uuid4().hex}.duckdb")
+
+
+def _write_rows(
+    ref: TableRef, table: Table, after: duckdb.DuckDBPyRelation, written: WrittenFiles, writers: int = WRITERS
+) -> None:
+    """Stream the rows of `after` into new data files of the table, chunk by chunk, `writers` chunks at once.
 
     `after` holds the rewritten files' rows after the statement. Raises IcebergWriteError when a value cannot be written
     as its column's type.
@@ -224,7 +250,7 @@ def _write_rows(ref: TableRef, table: Table, after: duckdb.DuckDBPyRelation, wri
 
     try:
         rows = chunks(after.to_arrow_reader(BATCH_ROWS), chunk_bytes(table.metadata))
-        write_chunks(table.metadata, table.io, (prepare(chunk) for chunk in rows), written)
+        write_chunks(table.metadata, table.io, (prepare(chunk) for chunk in rows), written, writers)
     except (ValueError, TypeError, pa.ArrowException) as error:
         raise IcebergWriteError(
             ref,

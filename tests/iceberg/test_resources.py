@@ -17,6 +17,7 @@ from airflow_lineage_governance.iceberg.resources import (
     Resources,
     default_memory_limit,
     default_threads,
+    memory_bytes,
     spill_folder,
 )
 from airflow_lineage_governance.iceberg.session import SessionSettingError
@@ -96,3 +97,22 @@ def test_the_operator_takes_its_own_values_else_the_config_sections(monkeypatch,
         )
     assert configured.duckdb_resources == Resources("3GB", 2, str(tmp_path))
     assert own.duckdb_resources == Resources("512MB", 1, str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("limit", "expected"),
+    [
+        ("256MB", 256 * 10**6),
+        ("2GB", 2 * 10**9),
+        ("512 MiB", 512 * 2**20),
+        ("1.5GiB", int(1.5 * 2**30)),
+        ("100", 100),
+        ("4 gb", 4 * 10**9),
+        ("", None),
+        ("lots", None),
+        ("12 parsecs", None),
+        ("-1GB", None),
+    ],
+)
+def test_a_memory_limit_is_read_in_duckdbs_units(limit, expected):
+    assert memory_bytes(limit) == expected

@@ -259,3 +259,29 @@ def test_an_insert_duckdb_writes_itself_is_checked_before_any_file_reaches_the_t
     assert after.current_snapshot().snapshot_id == before.current_snapshot().snapshot_id
     assert {name for name in seen if name.endswith(".parquet")} <= referenced_files(after)
     assert list(spill_root.iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("memory_limit", "on_disk"), [("64MB", True), ("8GB", False)])
+def test_a_rewrite_large_against_the_memory_limit_holds_its_rows_in_a_database_file_it_removes(
+    catalog, tmp_path, memory_limit, on_disk
+):
+    spill_root = tmp_path / "spill"
+    spill_root.mkdir()
+    resources = Resources(memory_limit, 1, str(spill_root))
+    dml = "UPDATE src.events SET a = upper(a) WHERE id % 10 = 0"
+    expected = duckdb.connect()
+    expected.register("events", catalog.load_table("src.events").scan().to_arrow())
+    expected.execute("CREATE TABLE t AS SELECT * FROM events")
+    expected.execute("UPDATE t SET a = upper(a) WHERE id % 10 = 0")
+    with watching(spill_root) as seen:
+        run = rewrite_statement(catalog, target="src.events", sources=[], resources=resources, dml=dml)
+    assert run.write.counts is not None and run.write.counts.updated == ROWS // 10
+    databases = {Path(name).name for name in seen if Path(name).name.startswith("rewrite-")}
+    assert bool(databases) is on_disk
+    assert list(spill_root.iterdir()) == []
+    table = catalog.load_table("src.events")
+    assert len(table.snapshots()) == 2
+    expected.register("after", table.scan().to_arrow())
+    assert expected.sql("SELECT * FROM after EXCEPT ALL SELECT * FROM t").fetchall() == []
+    assert expected.sql("SELECT count(*) FROM after").fetchall() == [(ROWS,)]
