@@ -10,11 +10,12 @@ CATALOG ?= sql
 
 setup: $(STAMP)
 
-# Reinstall only when the package's declared dependencies change.
+# Reinstall only when the package's declared dependencies change. The installed packages are compiled to bytecode once
+# here: with PYTHONDONTWRITEBYTECODE set (as on this machine) every Airflow process would compile its sources again.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[test]'
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode -e '.[test]'
 	touch $(STAMP)
 
 # The demo platform lives beside the DAGs (dags/learning_platform), not in the installed package.
