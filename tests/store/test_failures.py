@@ -6,7 +6,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from airflow_lineage_governance.store.errors import StoreUnavailableError
+from airflow_lineage_governance.store.errors import StoreBusyError, StoreUnavailableError
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from tests.store.conftest import free_port, new_schema
 
@@ -63,9 +63,12 @@ def test_a_duckdb_file_held_by_another_process_is_one_sentence(tmp_path):
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        with pytest.raises(StoreUnavailableError) as held:
+        with pytest.raises(StoreBusyError) as held:
             LineageStore.open(location)
-        assert str(held.value).startswith(f"{location}: the lineage store cannot be opened (")
+        assert str(held.value) == (
+            f"{location}: another process has the lineage store's DuckDB file open; try again when it is done, "
+            "or keep a store that many processes share on PostgreSQL."
+        )
         assert "\n" not in str(held.value)
     finally:
         holder.kill()
