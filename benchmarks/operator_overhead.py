@@ -32,9 +32,9 @@ from bench.facts f where f.score > 0.01"""
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
-        catalog = open_local_catalog(folder)
+        catalog = open_local_catalog(folder, "bench")
         create_or_replace(catalog, "bench.facts", facts(ROWS), {})
-        extra = {**local_catalog_properties(folder), "catalog_name": "platform"}
+        extra = {**local_catalog_properties(folder), "catalog_name": "bench"}
         os.environ.setdefault("AIRFLOW_HOME", str(Path(folder) / "airflow"))
         os.environ["AIRFLOW_CONN_ICEBERG_DEFAULT"] = json.dumps({"conn_type": "iceberg_catalog", "extra": extra})
         from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
