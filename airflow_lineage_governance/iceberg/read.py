@@ -127,10 +127,40 @@ def sandboxed_connection(
         SessionSettingError: when DuckDB refuses one of the settings.
     """
     connection = _taken_connection() if database is None else duckdb.connect(database, config=dict(UNSAFE_DEFAULTS))
-    apply_session(connection, session or SessionSettings())
     apply_resources(connection, resources or Resources(), spill)
-    connection.execute("SET parquet_can_have_nan = true")
+    _apply_statement_session(connection, session)
     return connection
+
+
+def sandboxed_cursor(
+    connection: duckdb.DuckDBPyConnection, session: SessionSettings | None = None
+) -> duckdb.DuckDBPyConnection:
+    """Return a second connection to the database of `connection`, under the same session settings.
+
+    DuckDB runs queries of the two at the same time. The database's limits (memory, threads, spill folder, and
+    what `lock_down` sets) hold for both; call it before `lock_down`, which forbids setting anything after.
+
+    Args:
+        connection: a connection from `sandboxed_connection`.
+        session: the session settings `connection` was opened under.
+    """
+    cursor = connection.cursor()
+    _apply_statement_session(cursor, session)
+    return cursor
+
+
+def _apply_statement_session(connection: duckdb.DuckDBPyConnection, session: SessionSettings | None) -> None:
+    """Set the statement's session settings: `session` (default UTC), and NaN never assumed absent from a file."""
+    apply_session(connection, session or SessionSettings())
+    connection.execute("SET parquet_can_have_nan = true")
+
+
+def close_in_background(connection: duckdb.DuckDBPyConnection) -> None:
+    """Close a connection no one uses any more on a thread of its own, so its in-memory database is freed meanwhile.
+
+    DuckDB holds no Python lock while it frees the database, so the statement's commit goes on at once.
+    """
+    threading.Thread(target=connection.close, name="duckdb-close", daemon=True).start()
 
 
 def lock_down(connection: duckdb.DuckDBPyConnection, reads: Sequence[PinnedRead], staging: str | None = None) -> None:
@@ -171,20 +201,25 @@ def duckdb_name(connection: duckdb.DuckDBPyConnection, ref: TableRef) -> str:
 
     For a two-level namespace, its in-memory catalog too. Raises NamespaceTooDeepError past two levels.
     """
+    _check_nameable(ref)
     if len(ref.namespace) == 1:
         schema = quoted(ref.namespace[0])
-    elif len(ref.namespace) == 2:
+    else:
         catalog = quoted(ref.namespace[0])
         connection.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {catalog}")
         schema = f"{catalog}.{quoted(ref.namespace[1])}"
-    else:
+    connection.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    return f"{schema}.{quoted(ref.name)}"
+
+
+def _check_nameable(ref: TableRef) -> None:
+    """Raise NamespaceTooDeepError when DuckDB cannot name the table: its namespace has more than two levels."""
+    if len(ref.namespace) not in (1, 2):
         raise NamespaceTooDeepError(
             ref,
             f"its namespace has {len(ref.namespace)} levels, and DuckDB names at most two (catalog.schema)",
             "keep the table in a namespace of one or two levels",
         )
-    connection.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-    return f"{schema}.{quoted(ref.name)}"
 
 
 def _nested_names(schema: Schema) -> dict[int, tuple[int | str, ...]]:
@@ -398,6 +433,79 @@ def _read_through_arrow(
     return data_files
 
 
+@dataclass(frozen=True)
+class ScanPlan:
+    """A table's current snapshot and the data files a read of it scans, planned before DuckDB is involved."""
+
+    table: TableRef
+    loaded: Table
+    snapshot_id: int | None
+    tasks: tuple[FileScanTask, ...]
+    fallback: str
+    """Why DuckDB's scan of the files would be wrong, so pyiceberg's reader reads them ('' when it is right)."""
+
+
+def plan_scan(catalog: Catalog, name: TableName, table: Table | None = None) -> ScanPlan:
+    """Plan the read of the table's current snapshot: its data files, largest first, and how they are read.
+
+    Args:
+        catalog: the catalog holding the table.
+        name: the table.
+        table: the table as already loaded (else it is loaded from the catalog).
+
+    Returns:
+        The plan, which `expose_planned` turns into a DuckDB view or table.
+
+    Raises:
+        NoSuchTableError: (pyiceberg's) when the catalog has no such table.
+        NamespaceTooDeepError: when DuckDB cannot name the table.
+    """
+    ref = as_table(name)
+    _check_nameable(ref)
+    if table is None:
+        table = catalog.load_table(ref.identifier)
+    snapshot = table.current_snapshot()
+    if snapshot is None:
+        return ScanPlan(ref, table, None, (), "")
+    tasks = list(table.scan(snapshot_id=snapshot.snapshot_id).plan_files())
+    # Largest files first: DuckDB estimates a list's rows from its first file (join sides are chosen by it).
+    tasks.sort(key=lambda task: -task.file.record_count)
+    return ScanPlan(ref, table, snapshot.snapshot_id, tuple(tasks), _fallback_reason(table, tasks))
+
+
+def expose_planned(
+    connection: duckdb.DuckDBPyConnection, plan: ScanPlan, *, file_column: str | None = None
+) -> PinnedRead:
+    """Create the planned table in DuckDB under its name, as the rows of the planned snapshot; return how it was read.
+
+    Args:
+        connection: the statement's connection (from `sandboxed_connection`), not yet locked down.
+        plan: the read, from `plan_scan`.
+        file_column: when given, the name of an extra column holding each row's data file (`data_files` of
+            the result maps its values to the snapshot's data files).
+
+    Returns:
+        The table, the snapshot read, and how (`DIRECT_SCAN` or `ARROW_READER`, with the reason).
+
+    Raises:
+        NamespaceTooDeepError: when DuckDB cannot name the table.
+    """
+    ref, table, tasks = plan.table, plan.loaded, plan.tasks
+    target = duckdb_name(connection, ref)
+    if plan.snapshot_id is None:
+        connection.execute(f"CREATE TABLE {target} AS {_empty_sql(table.schema(), file_column)}")
+        return PinnedRead(ref, None, DIRECT_SCAN, "the table is empty")
+    if plan.fallback:
+        data_files = _read_through_arrow(connection, table, tasks, target, file_column)
+        return PinnedRead(ref, plan.snapshot_id, ARROW_READER, plan.fallback, data_files=data_files)
+    if not tasks:
+        connection.execute(f"CREATE TABLE {target} AS {_empty_sql(table.schema(), file_column)}")
+        return PinnedRead(ref, plan.snapshot_id, DIRECT_SCAN, "the snapshot has no data files")
+    sql, paths, data_files = _scan_sql(connection, table, tasks, file_column)
+    connection.execute(f"CREATE VIEW {target} AS {sql}")
+    return PinnedRead(ref, plan.snapshot_id, DIRECT_SCAN, files=tuple(paths), data_files=data_files)
+
+
 def expose_table(
     connection: duckdb.DuckDBPyConnection,
     catalog: Catalog,
@@ -423,27 +531,7 @@ def expose_table(
         NoSuchTableError: (pyiceberg's) when the catalog has no such table.
         NamespaceTooDeepError: when DuckDB cannot name the table.
     """
-    ref = as_table(name)
-    target = duckdb_name(connection, ref)
-    if table is None:
-        table = catalog.load_table(ref.identifier)
-    snapshot = table.current_snapshot()
-    if snapshot is None:
-        connection.execute(f"CREATE TABLE {target} AS {_empty_sql(table.schema(), file_column)}")
-        return PinnedRead(ref, None, DIRECT_SCAN, "the table is empty")
-    tasks = list(table.scan(snapshot_id=snapshot.snapshot_id).plan_files())
-    # Largest files first: DuckDB estimates a list's rows from its first file (join sides are chosen by it).
-    tasks.sort(key=lambda task: -task.file.record_count)
-    reason = _fallback_reason(table, tasks)
-    if reason:
-        data_files = _read_through_arrow(connection, table, tasks, target, file_column)
-        return PinnedRead(ref, snapshot.snapshot_id, ARROW_READER, reason, data_files=data_files)
-    if not tasks:
-        connection.execute(f"CREATE TABLE {target} AS {_empty_sql(table.schema(), file_column)}")
-        return PinnedRead(ref, snapshot.snapshot_id, DIRECT_SCAN, "the snapshot has no data files")
-    sql, paths, data_files = _scan_sql(connection, table, tasks, file_column)
-    connection.execute(f"CREATE VIEW {target} AS {sql}")
-    return PinnedRead(ref, snapshot.snapshot_id, DIRECT_SCAN, files=tuple(paths), data_files=data_files)
+    return expose_planned(connection, plan_scan(catalog, name, table), file_column=file_column)
 
 
 def expose_tables(

@@ -14,6 +14,7 @@ import os
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import duckdb
@@ -43,12 +44,14 @@ from airflow_lineage_governance.iceberg.errors import IcebergWriteError, Namespa
 from airflow_lineage_governance.iceberg.partitioned import commit_files, partition_names
 from airflow_lineage_governance.iceberg.read import (
     PinnedRead,
+    close_in_background,
     duckdb_name,
-    expose_table,
-    expose_tables,
+    expose_planned,
     lock_down,
+    plan_scan,
     prepare_sandboxed_connection,
     sandboxed_connection,
+    sandboxed_cursor,
 )
 from airflow_lineage_governance.iceberg.resources import Resources, memory_bytes, spill_folder
 from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_rows
@@ -182,13 +185,23 @@ def _rewrite(
     """
     snapshot = table.current_snapshot()
     database = _work_database(table, resources, spill)
+    # Planned while the connection opens in the background (prepare_sandboxed_connection).
+    planned = [plan_scan(catalog, name, loaded.get(as_table(name))) for name in sources]
+    planned_target = plan_scan(catalog, ref, table)
     connection = sandboxed_connection(session, resources, spill, database)
     try:
-        reads = expose_tables(connection, catalog, sources, loaded)
-        whole = expose_table(connection, catalog, ref, table, file_column=FILE_COLUMN)
+        reads = [expose_planned(connection, plan) for plan in planned]
+        whole = expose_planned(connection, planned_target, file_column=FILE_COLUMN)
+        cursor = sandboxed_cursor(connection, session)
         lock_down(connection, [whole, *reads])
-        scope = _checked_filter(table, row_filter(parsed, connection, table.schema().column_names))
-        touched = _touched_files(connection, parsed, whole)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="commit-scope") as pool:
+            # The commit's conflict scope is asked of DuckDB on a second connection while DuckDB finds the files.
+            found = pool.submit(row_filter, parsed, cursor, table.schema().column_names)
+            try:
+                touched = _touched_files(connection, parsed, whole)
+            finally:
+                scope = _checked_filter(table, found.result())
+                cursor.close()
         name = duckdb_name(connection, ref)
         kind = "VIEW" if whole.files else "TABLE"
         connection.execute(f"ALTER {kind} {name} RENAME TO {quoted(_WHOLE_TARGET)}")
@@ -208,8 +221,10 @@ def _rewrite(
             after = connection.sql(f"SELECT {handed} FROM {name}")
             _write_rows(ref, table, after, written, writers=1 if database else WRITERS)
     finally:
-        connection.close()
-        if database is not None:
+        if database is None:
+            close_in_background(connection)
+        else:
+            connection.close()
             for path in (database, database + ".wal"):
                 if os.path.exists(path):
                     os.remove(path)
@@ -299,6 +314,7 @@ def rewrite_statement(
         IcebergWriteError: DuckDB rejects the statement or the rows cannot be written (nothing is written then).
         CommitConflictError: Concurrent writers kept changing the same rows.
     """
+    prepare_sandboxed_connection()
     ref = as_table(target)
     check_target_name(ref)
     properties = dict(snapshot_properties or {})
