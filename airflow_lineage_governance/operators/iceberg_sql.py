@@ -142,14 +142,14 @@ class IcebergSqlOperator(BaseOperator):
         return IcebergHook(self.iceberg_conn_id)
 
     def render_template_fields(self, context: Context, jinja_env: Environment | None = None) -> None:
-        """Render `sql`, then parse it.
+        """Render `sql`, then read its lineage.
 
-        The OpenLineage listener reads facets in a forked process, which inherits the parsed statement instead of
-        parsing it again.
+        The task's templates are rendered before the OpenLineage listener forks the process that builds the START
+        event: that process and `execute` both inherit the one lineage read instead of reading the catalog again.
         """
         super().render_template_fields(context, jinja_env)
-        with suppress(Exception):  # execute() and the facets report why the statement cannot be read
-            self.statement()
+        with suppress(Exception):  # execute() and the facets report why the lineage cannot be read
+            self.lineage_read()
 
     def statement(self) -> Statement:
         """Return the rendered statement, parsed once (again only if `sql` changes).
