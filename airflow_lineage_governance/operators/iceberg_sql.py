@@ -148,8 +148,11 @@ class IcebergSqlOperator(BaseOperator):
         event: that process and `execute` both inherit the one lineage read instead of reading the catalog again.
         """
         super().render_template_fields(context, jinja_env)
+        from airflow_lineage_governance.iceberg.read import wait_for_prepared_connection
+
         with suppress(Exception):  # execute() and the facets report why the lineage cannot be read
             self.lineage_read()
+        wait_for_prepared_connection()  # the listener forks next
 
     def statement(self) -> Statement:
         """Return the rendered statement, parsed once (again only if `sql` changes).
