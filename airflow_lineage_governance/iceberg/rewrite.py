@@ -1,10 +1,10 @@
 """MERGE, UPDATE and DELETE on an Iceberg table, copy-on-write.
 
-The target's pinned snapshot is read (only the data files that can hold a row the statement changes, when its condition
-bounds a column: iceberg/bounds.py), those rows become a table in the sandboxed DuckDB connection, DuckDB runs the
-statement there, and one OVERWRITE commit replaces exactly the files read with the rewritten rows. The commit is checked
-against the pinned snapshot: a concurrent commit that added rows the statement's bound covers, or removed a file it
-read, makes it start again from the new snapshot (write.with_retries); a concurrent commit elsewhere in the table is
+The target's pinned snapshot is exposed to the sandboxed DuckDB with each row's data file; DuckDB answers which files
+hold a row the statement can change (iceberg/touched.py), those files' rows become a table, DuckDB runs the statement
+there, and one OVERWRITE commit replaces exactly those files with the rewritten rows. The commit is checked against the
+pinned snapshot: a concurrent commit that added rows the statement's bounds cover (iceberg/bounds.py), or removed a file
+it read, makes it start again from the new snapshot (write.with_retries); a concurrent commit elsewhere in the table is
 merged. A retried try that finds its own earlier commit (the write key) does nothing.
 """
 
