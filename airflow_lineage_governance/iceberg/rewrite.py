@@ -200,8 +200,9 @@ def _rewrite(
             try:
                 touched = _touched_files(connection, parsed, whole)
             finally:
-                scope = _checked_filter(table, found.result())
+                found.exception()  # waits for the scope, whatever happened here
                 cursor.close()
+        scope = _checked_filter(table, found.result())
         name = duckdb_name(connection, ref)
         kind = "VIEW" if whole.files else "TABLE"
         connection.execute(f"ALTER {kind} {name} RENAME TO {quoted(_WHOLE_TARGET)}")
