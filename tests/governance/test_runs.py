@@ -5,7 +5,7 @@ from __future__ import annotations
 from airflow_lineage_governance.governance.runs import events_of_run, missing_completes, parse_failures
 from airflow_lineage_governance.graph.events import to_run_event
 from airflow_lineage_governance.kinds import FindingKind
-from tests.events import event, extraction_error
+from tests.support.events import event, extraction_error
 
 
 def received(*raw):

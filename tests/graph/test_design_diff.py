@@ -21,7 +21,7 @@ from airflow_lineage_governance.lineage import column_lineage, redacted_sql
 from airflow_lineage_governance.lineage.facet import column_lineage_facet
 from airflow_lineage_governance.lineage.fingerprint import facet_sql
 from airflow_lineage_governance.refs import TableRef
-from tests.events import NS, complete
+from tests.support.events import NS, complete
 
 T = TableRef.parse
 SCHEMA = {

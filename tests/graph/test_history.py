@@ -16,7 +16,7 @@ from airflow_lineage_governance.graph.records import sql_hash
 from airflow_lineage_governance.graph.trace import SnapshotNotInLineageError, trace_back, trace_forward
 from airflow_lineage_governance.kinds import Confidence, EdgeSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from tests.events import NS, complete, output, write
+from tests.support.events import NS, complete, output, write
 
 C = ColumnRef.parse
 T = TableRef.parse

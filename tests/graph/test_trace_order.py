@@ -16,7 +16,7 @@ from airflow_lineage_governance.graph.events import FileEventSource, read_events
 from airflow_lineage_governance.graph.history import LineageHistory
 from airflow_lineage_governance.graph.trace import Contaminated, Origin, trace_back, trace_forward
 from airflow_lineage_governance.refs import TableRef
-from tests.events import NS, complete, output, write
+from tests.support.events import NS, complete, output, write
 
 
 def dataset(name: str, version: str | None) -> dict:

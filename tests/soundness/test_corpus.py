@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.lineage.corpus import corpus
 from tests.soundness.oracle import check, shared_runner
+from tests.support.corpus import corpus
 
 pytestmark = pytest.mark.reliability
 
