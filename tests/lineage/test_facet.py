@@ -9,7 +9,7 @@ from openlineage.client.serde import Serde
 
 from airflow_lineage_governance.lineage.facet import column_lineage_facet
 from learning_platform.pipelines import pipeline_sql
-from tests.lineage.conftest import read
+from tests.support.lineage import read
 from tests.support.openlineage_spec import conformance
 
 
