@@ -29,7 +29,7 @@ from airflow_lineage_governance.lineage.engine import query_text_of  # noqa: E40
 from airflow_lineage_governance.lineage.schema import normalized  # noqa: E402
 from airflow_lineage_governance.lineage.statement import parse_statement  # noqa: E402
 from learning_platform.tables import lineage_schema  # noqa: E402
-from tests.lineage.corpus import corpus  # noqa: E402
+from tests.support.corpus import corpus  # noqa: E402
 
 
 def timed(action: Callable[[], object]) -> float:

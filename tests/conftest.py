@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.iceberg_rest import CATALOG_KINDS, catalog_properties, rest_catalog
+from tests.support.iceberg_rest import CATALOG_KINDS, catalog_properties, rest_catalog
 
-pytest_plugins = ["tests.field_types"]  # one type per field in every event the tests make the provider write
+pytest_plugins = ["tests.support.field_types"]  # one type per field in every event the tests make the provider write
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from tests.integration.sandbox import REPO, VENV_BIN, demo_pythonpath
-from tests.shop import write_shop
+from tests.support.sandbox import REPO, VENV_BIN, demo_pythonpath
+from tests.support.shop import write_shop
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

@@ -9,8 +9,8 @@ import pytest
 
 from airflow_lineage_governance.cli import main
 from airflow_lineage_governance.cli.common import escaped
-from tests.events import complete, output, source, write
-from tests.graph.test_marquez_source import Server, event
+from tests.support.events import complete, output, source, write
+from tests.support.marquez_api import Server, event
 
 RULES = 'namespace = "iceberg://platform"\n'
 METADATA = '[tables."crm.learners"]\nsource = true\ncolumns = { date_of_birth = "personal", country = "internal" }\n'

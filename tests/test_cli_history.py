@@ -9,7 +9,7 @@ import json
 import pytest
 
 from airflow_lineage_governance.cli import main
-from tests.events import NS, complete, output, write
+from tests.support.events import NS, complete, output, write
 
 RULES = f'namespace = "{NS}"\n'
 METADATA = (

@@ -1,4 +1,4 @@
-"""The one-type-per-field invariant (tests/field_types.py) finds what breaks Marquez's column lineage, and its
+"""The one-type-per-field invariant (tests/support/field_types.py) finds what breaks Marquez's column lineage, and its
 session fixture fails a session whose provider events break it."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.field_types import PROVIDER_PRODUCER, field_type_problems
+from tests.support.field_types import PROVIDER_PRODUCER, field_type_problems
 
 REPO = Path(__file__).resolve().parents[1]
 NS = "iceberg://platform"
@@ -101,7 +101,7 @@ def test_other_operators_and_producers_are_left_out():
     other = event("START", "r1", [], [untyped], operator="airflow.providers.standard.operators.python.PythonOperator")
     handmade = {**event("START", "r2", [], [untyped]), "producer": "tests"}
     assert field_type_problems([other]) == []
-    from tests.field_types import read_events
+    from tests.support.field_types import read_events
 
     folder = Path(tempfile.mkdtemp())
     try:
@@ -134,7 +134,7 @@ def test_a_session_whose_provider_wrote_an_untyped_start_fails():
                 "-p",
                 "no:cacheprovider",
                 "-p",
-                "tests.field_types",
+                "tests.support.field_types",
                 "--basetemp",
                 str(outside / "tmp"),
                 str(outside),

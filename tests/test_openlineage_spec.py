@@ -8,7 +8,7 @@ import json
 from openlineage.client.serde import Serde
 
 from airflow_lineage_governance.lineage.facet import LineageTruncationRunFacet
-from tests.openlineage_spec import SPEC, conformance
+from tests.support.openlineage_spec import SPEC, conformance
 
 EVENT = {
     "eventType": "COMPLETE",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 from airflow_lineage_governance.get_provider_info import get_provider_info
-from tests.integration.sandbox import VENV_BIN, base_env
+from tests.support.sandbox import VENV_BIN, base_env
 
 
 def test_provider_info_names_its_parts():

@@ -10,7 +10,7 @@ import pytest
 
 from airflow_lineage_governance import settings
 from airflow_lineage_governance.errors import LineageGovernanceError
-from tests.shop import write_shop
+from tests.support.shop import write_shop
 
 
 @pytest.fixture

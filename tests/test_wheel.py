@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.sandbox import REPO, VENV_BIN
-from tests.shop import write_shop
+from tests.support.sandbox import REPO, VENV_BIN
+from tests.support.shop import write_shop
 
 UV = VENV_BIN / "uv"  # `make setup` installs uv into the venv
 

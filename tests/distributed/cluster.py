@@ -32,9 +32,9 @@ from pyiceberg.types import LongType, NestedField
 
 from airflow_lineage_governance.iceberg.catalog import open_catalog
 from tests.distributed.compose import native_environment
-from tests.iceberg_rest import rest_catalog
-from tests.marquez.server import Marquez, marquez_server
-from tests.scheduler.stack import Api
+from tests.support.iceberg_rest import rest_catalog
+from tests.support.marquez_server import Marquez, marquez_server
+from tests.support.stack import Api
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts"

@@ -10,8 +10,8 @@ from airflow_lineage_governance.governance.config import load_metadata, load_rul
 from airflow_lineage_governance.governance.weights import tier_weight
 from airflow_lineage_governance.kinds import FindingKind
 from airflow_lineage_governance.refs import TableRef
-from tests.events import complete, output, source
-from tests.governance.support import governance_of
+from tests.support.events import complete, output, source
+from tests.support.governance import governance_of
 
 T = TableRef.parse
 

@@ -6,7 +6,7 @@ from airflow_lineage_governance.governance.classify import propose, understated,
 from airflow_lineage_governance.governance.config import Rules
 from airflow_lineage_governance.kinds import EdgeType
 from airflow_lineage_governance.refs import ColumnRef
-from tests.events import complete, graph_of, output, source
+from tests.support.events import complete, graph_of, output, source
 
 C = ColumnRef.parse
 RULES = Rules()

@@ -9,8 +9,8 @@ from airflow_lineage_governance.governance.nightly import nightly_report
 from airflow_lineage_governance.governance.report import GovernanceReport, markdown
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.graph.design import TaskSql, design_lineage
-from tests.events import NS
-from tests.graph.test_design_diff import CHANGED, OFFERS, SCHEMA, run_event
+from tests.support.design import CHANGED, OFFERS, SCHEMA, run_event
+from tests.support.events import NS
 
 WEEKEND = "create or replace table marketing.weekend as select l.learner_id from crm.learners l"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from airflow_lineage_governance.governance.gate import changed_columns, gate
 from airflow_lineage_governance.lineage import column_lineage
 from airflow_lineage_governance.refs import ColumnRef
-from tests.events import complete, output
-from tests.governance.support import governance_of
+from tests.support.events import complete, output
+from tests.support.governance import governance_of
 
 C = ColumnRef.parse
 SCHEMA = {"crm": {"learners": {"learner_id": "bigint", "email": "string", "country": "string"}}}

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 from airflow_lineage_governance.governance.integrity import integrity, late_events
 from airflow_lineage_governance.graph.events import to_run_event
-from tests.events import NS, complete, event, extraction_error, output
-from tests.governance.support import governance_of
+from tests.support.events import NS, complete, event, extraction_error, output
+from tests.support.governance import governance_of
 
 
 def versioned(table: str) -> dict:

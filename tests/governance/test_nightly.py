@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 from airflow_lineage_governance.governance.nightly import nightly_report
 from airflow_lineage_governance.governance.report import GovernanceReport
-from tests.events import complete, event, extraction_error, output
-from tests.governance.support import governance_of
+from tests.support.events import complete, event, extraction_error, output
+from tests.support.governance import governance_of
 
 
 def test_a_report_of_the_verdict_and_the_lineage(tmp_path):

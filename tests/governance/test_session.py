@@ -8,8 +8,8 @@ from airflow_lineage_governance.governance.errors import GovernanceConfigError
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from tests.events import NS, complete, output, write
-from tests.governance.support import METADATA
+from tests.support.events import NS, complete, output, write
+from tests.support.governance import METADATA
 
 C = ColumnRef.parse
 

@@ -11,8 +11,8 @@ from airflow_lineage_governance.governance.nightly import age, nightly_report
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.graph.events import FileEventSource, final_events, read_events
 from airflow_lineage_governance.kinds import FindingKind
-from tests.events import complete, event, output, source, write
-from tests.governance.support import METADATA
+from tests.support.events import complete, event, output, source, write
+from tests.support.governance import METADATA
 
 RULES = 'namespace = "iceberg://platform"\n'
 CATALOG = [

@@ -6,7 +6,7 @@ from airflow_lineage_governance.graph.build import Edge, build_graph
 from airflow_lineage_governance.graph.events import FileEventSource, read_events
 from airflow_lineage_governance.kinds import EdgeType, Subtype
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from tests.events import NS, complete, graph_of, output, source, write
+from tests.support.events import NS, complete, graph_of, output, source, write
 
 C = ColumnRef.parse
 T = TableRef.parse

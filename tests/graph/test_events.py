@@ -11,7 +11,7 @@ from airflow_lineage_governance.graph.events import (
     to_run_event,
 )
 from airflow_lineage_governance.graph.sources import open_event_source
-from tests.events import Listed, complete, event, extraction_error, output, write
+from tests.support.events import Listed, complete, event, extraction_error, output, write
 
 
 def test_bad_lines_are_counted_never_raised(tmp_path):

@@ -9,47 +9,17 @@ import pytest
 
 from airflow_lineage_governance.graph.asof import AsOf, parse_duration
 from airflow_lineage_governance.graph.build import build_graph
-from airflow_lineage_governance.graph.events import FileEventSource, read_events
-from airflow_lineage_governance.graph.history import LineageHistory, graph_as_of
+from airflow_lineage_governance.graph.history import graph_as_of
 from airflow_lineage_governance.graph.impact import downstream, upstream
 from airflow_lineage_governance.graph.records import sql_hash
 from airflow_lineage_governance.graph.trace import SnapshotNotInLineageError, trace_back, trace_forward
 from airflow_lineage_governance.kinds import Confidence, EdgeSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from tests.events import NS, complete, output, write
+from tests.support.events import NS, output
+from tests.support.history import history_of, run
 
 C = ColumnRef.parse
 T = TableRef.parse
-
-
-def versioned(dataset: dict, version: str) -> dict:
-    dataset.setdefault("facets", {})["version"] = {"datasetVersion": version}
-    return dataset
-
-
-def read(name: str, version: str) -> dict:
-    return {"namespace": NS, "name": name, "facets": {"version": {"datasetVersion": version}}}
-
-
-def run(job, out, *, day: int, run: str, reads=(), sql: str | None = None, try_number: int = 1, version="") -> dict:
-    event = complete(
-        job,
-        versioned(out, version or f"{run}-out"),
-        run=run,
-        time=f"2026-10-{day:02d}T02:00:00Z",
-        dag_run=f"manual__{day}",
-        try_number=try_number,
-        inputs=[read(n, v) for n, v in reads],
-    )
-    if sql is not None:
-        event["job"]["facets"] = {"sql": {"query": sql}}
-    return event
-
-
-def history_of(tmp_path, *events) -> tuple[LineageHistory, list]:
-    history = LineageHistory(NS)
-    received, _ = read_events(FileEventSource(write(tmp_path / "events.jsonl", list(events))), on_complete=history.add)
-    return history, received
 
 
 @pytest.fixture

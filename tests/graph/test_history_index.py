@@ -21,8 +21,8 @@ from airflow_lineage_governance.graph.history_walk import (
 )
 from airflow_lineage_governance.graph.impact import downstream, upstream
 from airflow_lineage_governance.refs import ColumnRef
-from tests.events import output
-from tests.graph.test_history import history_of, run
+from tests.support.events import output
+from tests.support.history import history_of, run
 
 START = datetime(2026, 10, 1, 2, tzinfo=UTC)
 

@@ -11,7 +11,7 @@ import pytest
 
 from airflow_lineage_governance.graph.events import FileEventSource, read_events
 from airflow_lineage_governance.graph.history import LineageHistory
-from tests.events import NS, Listed, complete, output, write
+from tests.support.events import NS, Listed, complete, output, write
 
 
 def base() -> dict[str, Any]:

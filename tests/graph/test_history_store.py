@@ -9,9 +9,9 @@ import pytest
 
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.refs import ColumnRef
-from tests.events import NS, complete, output
-from tests.governance.support import METADATA
-from tests.graph.test_marquez_source import Server
+from tests.support.events import NS, complete, output
+from tests.support.governance import METADATA
+from tests.support.marquez_api import Server
 
 C = ColumnRef.parse
 

@@ -8,7 +8,7 @@ from airflow_lineage_governance.errors import LineageGovernanceError
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError, GraphError
 from airflow_lineage_governance.graph.impact import column_asked, downstream, upstream
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from tests.events import complete, graph_of, output, source
+from tests.support.events import complete, graph_of, output, source
 
 C = ColumnRef.parse
 T = TableRef.parse

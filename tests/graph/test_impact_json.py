@@ -9,7 +9,7 @@ import pytest
 
 from airflow_lineage_governance.graph.impact import downstream
 from airflow_lineage_governance.refs import ColumnRef
-from tests.events import complete, graph_of, output
+from tests.support.events import complete, graph_of, output
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import pytest
 from airflow_lineage_governance.graph.errors import EventSourceError
 from airflow_lineage_governance.graph.events import read_events
 from airflow_lineage_governance.graph.sources import open_event_source
-from tests.graph.test_marquez_source import event
+from tests.support.marquez_api import event
 
 
 class Hostile:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_lineage_governance.graph.events import read_events
-from tests.events import Listed, event
+from tests.support.events import Listed, event
 
 
 def _at(second: int, offset: bool = False) -> str:

@@ -22,7 +22,7 @@ from airflow_lineage_governance.iceberg.read import (
 )
 from airflow_lineage_governance.iceberg.write import create_or_replace
 from airflow_lineage_governance.refs import TableRef
-from tests.iceberg.delete_files import add_position_deletes
+from tests.support.delete_files import add_position_deletes
 
 
 def ids(connection: duckdb.DuckDBPyConnection) -> list[int]:

@@ -26,7 +26,7 @@ from airflow_lineage_governance.iceberg.catalog import open_catalog, open_local_
 from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError, IcebergError
 from airflow_lineage_governance.iceberg.read import DIRECT_SCAN, expose_table, local_path
 from airflow_lineage_governance.iceberg.rest import DEFAULT_TIMEOUT_S, BoundedRestCatalog, is_rest
-from tests.iceberg_rest import RestCatalogStartError, start_rest_catalog, stop_rest_catalog
+from tests.support.iceberg_rest import RestCatalogStartError, start_rest_catalog, stop_rest_catalog
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 

@@ -4,8 +4,8 @@ import pytest
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from learning_platform.seed import seed_platform
-from tests.iceberg_rest import CATALOG_KINDS, catalog_properties
-from tests.integration.sandbox import Sandbox, migrate
+from tests.support.iceberg_rest import CATALOG_KINDS, catalog_properties
+from tests.support.sandbox import Sandbox, migrate
 
 
 @pytest.fixture(scope="session")

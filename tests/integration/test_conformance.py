@@ -9,7 +9,7 @@ import pytest
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from learning_platform.seed import seed_platform
 from tests.integration.test_governance_dag import governance_env
-from tests.openlineage_spec import PROVIDER_FACETS, conformance
+from tests.support.openlineage_spec import PROVIDER_FACETS, conformance
 
 pytestmark = pytest.mark.integration
 

@@ -11,8 +11,8 @@ import pytest
 
 from airflow_lineage_governance.graph.records import sql_hash
 from learning_platform.seed import seed_platform
-from tests.integration.sandbox import REPO, VENV_BIN, Sandbox, base_env, demo_pythonpath
 from tests.integration.test_governance_dag import kinds, run_governance
+from tests.support.sandbox import REPO, VENV_BIN, Sandbox, base_env, demo_pythonpath
 
 pytestmark = pytest.mark.integration
 

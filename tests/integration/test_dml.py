@@ -14,7 +14,7 @@ import pytest
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from airflow_lineage_governance.iceberg.write import create_or_replace
-from tests.openlineage_spec import conformance
+from tests.support.openlineage_spec import conformance
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ import pytest
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from learning_platform.seed import seed_platform
-from tests.integration.sandbox import demo_pythonpath
+from tests.support.sandbox import demo_pythonpath
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from airflow_lineage_governance.graph.events import parse_time
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from learning_platform.seed import seed_platform
-from tests.integration.sandbox import REPO, VENV_BIN, Sandbox
+from tests.support.sandbox import REPO, VENV_BIN, Sandbox
 
 pytestmark = pytest.mark.integration
 T = TableRef.parse

@@ -12,7 +12,7 @@ import pytest
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from airflow_lineage_governance.iceberg.write import create_or_replace
 from airflow_lineage_governance.refs import TableRef
-from tests.iceberg.delete_files import add_position_deletes
+from tests.support.delete_files import add_position_deletes
 
 pytestmark = pytest.mark.integration
 
@@ -63,7 +63,7 @@ def ground_truth(catalog, tables, select):
 
 
 def dag_code(sandbox, template: str) -> str:
-    from tests.integration.sandbox import REPO
+    from tests.support.sandbox import REPO
 
     return template.replace("{sql_dir}", str(REPO / "dags" / "sql"))
 

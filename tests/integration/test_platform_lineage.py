@@ -13,7 +13,7 @@ from airflow_lineage_governance.governance.classify import propose, understated
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog, table_names
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from tests.integration.sandbox import VENV_BIN
+from tests.support.sandbox import VENV_BIN
 
 pytestmark = pytest.mark.integration
 C = ColumnRef.parse
@@ -215,7 +215,7 @@ def test_cli_upstream_propose_and_gate(platform_run, tmp_path):
         "decided_by": {"source": "learning.reviews.body", "type": "DIRECT", "subtype": "IDENTITY"},
         "stale": False,
     } in proposals  # `stale` added (no --active-since: never stale)
-    from tests.integration.sandbox import REPO
+    from tests.support.sandbox import REPO
 
     before = REPO / "dags" / "sql" / "course_performance.sql"
     after = tmp_path / "course_performance.sql"

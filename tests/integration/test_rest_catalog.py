@@ -22,7 +22,7 @@ from pyiceberg.exceptions import OAuthError, UnauthorizedError
 from airflow_lineage_governance.iceberg.catalog import open_catalog
 from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError
 from airflow_lineage_governance.iceberg.write import create_or_replace
-from tests.iceberg_rest import catalog_properties, start_rest_catalog, stop_rest_catalog
+from tests.support.iceberg_rest import catalog_properties, start_rest_catalog, stop_rest_catalog
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ import pytest
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from learning_platform.seed import seed_platform
-from tests.integration.sandbox import REPO, VENV_BIN
+from tests.support.sandbox import REPO, VENV_BIN
 
 pytestmark = pytest.mark.integration
 

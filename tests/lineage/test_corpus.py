@@ -6,7 +6,7 @@ import pytest
 
 from airflow_lineage_governance.lineage import column_lineage
 from airflow_lineage_governance.lineage.facet import column_lineage_facet
-from tests.lineage.corpus import corpus
+from tests.support.corpus import corpus
 
 
 @pytest.mark.parametrize("sql", corpus())

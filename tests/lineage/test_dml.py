@@ -14,7 +14,7 @@ from airflow_lineage_governance.lineage import (
     runnable_statement,
 )
 from airflow_lineage_governance.refs import TableRef
-from tests.lineage.conftest import fields, read, rows
+from tests.support.lineage import fields, read, rows
 
 LEARNERS = ["learner_id", "full_name", "email", "country", "marketing_consent", "status", "date_of_birth", "created_at"]
 

@@ -11,7 +11,7 @@ from openlineage.client.serde import Serde
 
 from airflow_lineage_governance.lineage import BindError
 from airflow_lineage_governance.lineage.facet import column_lineage_facet
-from tests.lineage.conftest import read
+from tests.support.lineage import read
 
 MERGE = "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
 FACETS = Path(__file__).with_name("dml_facets.json")

@@ -15,7 +15,7 @@ from airflow_lineage_governance.lineage import (
     UnplaceableSourceError,
     UnsupportedStatementError,
 )
-from tests.lineage.conftest import read
+from tests.support.lineage import read
 
 CASES = [
     (

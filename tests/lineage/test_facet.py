@@ -1,5 +1,5 @@
 """The facet as an OpenLineage consumer reads it: validated against the official facet schema in
-../shared/openlineage-spec, through tests/openlineage_spec.py (the schema its `_schemaURL` names)."""
+../shared/openlineage-spec, through tests/support/openlineage_spec.py (the schema its `_schemaURL` names)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from openlineage.client.serde import Serde
 
 from airflow_lineage_governance.lineage.facet import column_lineage_facet
 from learning_platform.pipelines import pipeline_sql
-from tests.lineage.conftest import read
-from tests.openlineage_spec import conformance
+from tests.support.lineage import read
+from tests.support.openlineage_spec import conformance
 
 
 def facet_json(sql: str, schema: dict) -> dict:

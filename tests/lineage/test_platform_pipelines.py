@@ -5,7 +5,7 @@ from __future__ import annotations
 from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.refs import TableRef
 from learning_platform.pipelines import pipeline_sql
-from tests.lineage.conftest import fields, read, rows
+from tests.support.lineage import fields, read, rows
 
 
 def test_marketing_audience(schema):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.refs import TableRef
-from tests.lineage.conftest import fields, read, rows
+from tests.support.lineage import fields, read, rows
 
 CTAS = "create table out.t as "
 

@@ -19,7 +19,7 @@ from airflow_lineage_governance.lineage import (
     schema_from_nested,
 )
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from tests.lineage.conftest import fields, rows
+from tests.support.lineage import fields, rows
 
 NESTED = {
     TableRef(("a", "b"), "src"): {"id": "long", "email": "string", "country": "string"},

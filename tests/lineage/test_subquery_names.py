@@ -8,7 +8,7 @@ import pytest
 
 from airflow_lineage_governance.lineage import LineageError, UnsupportedConstructError, column_lineage
 from airflow_lineage_governance.lineage.facet import column_lineage_facet
-from tests.lineage.conftest import fields, rows
+from tests.support.lineage import fields, rows
 
 SCHEMA = {
     "crm": {"learners": {"learner_id": "long", "full_name": "string", "email": "string", "country": "string"}},

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.marquez.server import Marquez, marquez_server, missing_tools
+from tests.support.marquez_server import Marquez, marquez_server, missing_tools
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_SECONDS = 900

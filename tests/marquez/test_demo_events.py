@@ -1,12 +1,12 @@
-"""The events of a fresh demo run hold one type per field (tests/field_types.py): each output is named with the
+"""The events of a fresh demo run hold one type per field (tests/support/field_types.py): each output is named with the
 same typed fields in START and COMPLETE, and every input carries its typed schema."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.field_types import field_type_problems
 from tests.marquez.conftest import DemoRun
+from tests.support.field_types import field_type_problems
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from tests.marquez.conftest import DemoRun
-from tests.marquez.server import Marquez
+from tests.support.marquez_server import Marquez
 
 pytestmark = [pytest.mark.integration, pytest.mark.marquez]
 

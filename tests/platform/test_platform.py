@@ -108,7 +108,7 @@ def test_the_seed_command_refuses_a_scale_of_zero(tmp_path, capsys):
 def test_the_dag_processor_parses_the_dags_and_skips_the_demo_package():
     from airflow.utils.file import list_py_file_paths
 
-    from tests.integration.sandbox import DAGS
+    from tests.support.sandbox import DAGS
 
     assert sorted(Path(p).name for p in list_py_file_paths(str(DAGS))) == [
         "lineage_governance.py",

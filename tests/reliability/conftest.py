@@ -11,7 +11,7 @@ from pyiceberg.catalog import Catalog
 
 from airflow_lineage_governance.iceberg.catalog import open_catalog
 from airflow_lineage_governance.iceberg.write import create_or_replace
-from tests.iceberg_rest import CATALOG_KINDS, catalog_properties
+from tests.support.iceberg_rest import CATALOG_KINDS, catalog_properties
 
 ROWS = 200_000
 

@@ -19,7 +19,7 @@ from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.graph.build import build_graph
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
 from airflow_lineage_governance.graph.events import FileEventSource, final_events, read_events
-from tests.events import NS, Listed, complete, output, source
+from tests.support.events import NS, Listed, complete, output, source
 
 pytestmark = pytest.mark.reliability
 

@@ -12,7 +12,7 @@ import pytest
 from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_local_catalog
 from learning_platform.seed import seed_platform
 from tests.scheduler.browser import Browser
-from tests.scheduler.stack import REPO, Api, start_stack, stop_stack, token
+from tests.support.stack import REPO, Api, start_stack, stop_stack, token
 
 ADMIN = "admin"
 USERS = {ADMIN: "admin", "reader": "viewer"}  # user -> role of the simple auth manager

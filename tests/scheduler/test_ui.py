@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.scheduler.stack import REPO, anonymous_get
 from tests.scheduler.test_scheduler import GOVERNANCE, LOGICAL_DATE, PLATFORM
+from tests.support.stack import REPO, anonymous_get
 
 pytestmark = pytest.mark.scheduler
 

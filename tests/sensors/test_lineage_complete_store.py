@@ -7,7 +7,7 @@ from airflow_lineage_governance.governance.runs import missing_completes
 from airflow_lineage_governance.graph.events import FileEventSource
 from airflow_lineage_governance.sensors.lineage_complete import LineageCompleteSensor
 from airflow_lineage_governance.store.lineage_store import LineageStore
-from tests.events import event, write
+from tests.support.events import event, write
 
 
 def test_the_sensor_reads_the_target_runs_events_of_its_namespace_from_the_store(tmp_path):

@@ -13,7 +13,7 @@ import duckdb
 from hypothesis import HealthCheck, given, settings
 
 from tests.soundness.grammar import statement
-from tests.soundness.oracle import DuckDBRejected, check, shared_runner
+from tests.support.oracle import DuckDBRejected, check, shared_runner
 
 
 def measure(examples: int) -> tuple[Counter[str], Counter[str], list[str]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_lineage_governance.lineage import LineageError
-from tests.soundness.oracle import check, shared_runner
+from tests.support.oracle import check, shared_runner
 
 pytestmark = pytest.mark.reliability
 

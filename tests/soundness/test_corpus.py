@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.lineage.corpus import corpus
-from tests.soundness.oracle import check, shared_runner
+from tests.support.corpus import corpus
+from tests.support.oracle import check, shared_runner
 
 pytestmark = pytest.mark.reliability
 
@@ -19,7 +19,7 @@ def test_corpus_statement_is_read_and_sound(sql):
 
 def test_oracle_sees_a_lie():
     """The oracle itself: a lineage that hides a column is caught by both checks (a whole-row struct)."""
-    from tests.soundness.oracle import Runner, Verdict  # noqa: F401
+    from tests.support.oracle import Runner, Verdict  # noqa: F401
 
     runner = shared_runner()
     query = "select l.learner_id, l.email from crm.learners l"

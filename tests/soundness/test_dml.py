@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from tests.soundness.conftest import EXAMPLES
 from tests.soundness.dml_grammar import statement
-from tests.soundness.dml_oracle import check_dml, shared_dml_runner
-from tests.soundness.oracle import DuckDBRejected
+from tests.support.dml_oracle import check_dml, shared_dml_runner
+from tests.support.oracle import DuckDBRejected
 
 pytestmark = pytest.mark.reliability
 
@@ -125,7 +125,7 @@ def test_the_oracle_sees_a_lie(monkeypatch, sql, left_out, caught):
     """A lineage that leaves out one source (what keeps a column, what decides the rows) is caught."""
     from dataclasses import replace
 
-    from tests.soundness import dml_oracle
+    from tests.support import dml_oracle
 
     real = dml_oracle.column_lineage
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from airflow_lineage_governance.lineage import BindError
-from tests.lineage.conftest import fields, rows
-from tests.soundness.oracle import check, shared_runner
+from tests.support.lineage import fields, rows
+from tests.support.oracle import check, shared_runner
 
 pytestmark = pytest.mark.reliability
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from tests.soundness.conftest import EXAMPLES
 from tests.soundness.grammar import statement
-from tests.soundness.oracle import DuckDBRejected, check, shared_runner
+from tests.support.oracle import DuckDBRejected, check, shared_runner
 
 pytestmark = pytest.mark.reliability
 

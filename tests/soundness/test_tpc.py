@@ -15,7 +15,7 @@ import pytest
 
 from airflow_lineage_governance.lineage import LineageError, column_lineage
 from tests.soundness import tpc
-from tests.soundness.oracle import Runner, check
+from tests.support.oracle import Runner, check
 
 pytestmark = pytest.mark.reliability
 

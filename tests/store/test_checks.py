@@ -12,10 +12,10 @@ from airflow_lineage_governance.graph.history import graph_as_of
 from airflow_lineage_governance.refs import TableRef
 from airflow_lineage_governance.store.checks import unaccounted_tables
 from airflow_lineage_governance.store.lineage_store import LineageStore
-from tests.events import complete, event, extraction_error, output, write
-from tests.governance.test_runs import EVENTS
 from tests.store.test_diff import TIMES
 from tests.store.test_queries import changed_history, in_memory
+from tests.support.events import complete, event, extraction_error, output, write
+from tests.support.runs import EVENTS
 
 T = TableRef.parse
 

@@ -11,8 +11,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from airflow_lineage_governance.cli import main
 from airflow_lineage_governance.store.lineage_store import LineageStore
-from tests.events import complete, event, output, write
 from tests.store.conftest import ROOT, new_schema
+from tests.support.events import complete, event, output, write
 
 
 def test_init_import_stats_and_vacuum(store_location, tmp_path, capsys):

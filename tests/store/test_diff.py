@@ -11,9 +11,9 @@ import pytest
 from airflow_lineage_governance.graph.diff import design_diff, observed_jobs
 from airflow_lineage_governance.graph.events import FileEventSource
 from airflow_lineage_governance.store.lineage_store import LineageStore
-from tests.events import write
-from tests.graph.test_design_diff import CHANGED, OFFERS, design_of, history_of, run_event
 from tests.store.test_queries import changed_history, in_memory
+from tests.support.design import CHANGED, OFFERS, design_of, history_of, run_event
+from tests.support.events import write
 
 TIMES = [None, datetime(2026, 9, 30, tzinfo=UTC), *(datetime(2026, 10, d, 12, tzinfo=UTC) for d in (1, 2, 3))]
 

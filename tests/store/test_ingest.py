@@ -14,7 +14,7 @@ import pytest
 from airflow_lineage_governance.graph.events import FileEventSource, ReadReport
 from airflow_lineage_governance.store.bodies import event_body
 from airflow_lineage_governance.store.lineage_store import LineageStore
-from tests.events import complete, event, output, write
+from tests.support.events import complete, event, output, write
 
 DAY = "2026-10-{:02d}T02:00:00Z"
 

@@ -19,7 +19,7 @@ from airflow_lineage_governance.store import provenance
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError, SnapshotNotInStoreError
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.reference import ReferenceHistory
-from tests.events import NS
+from tests.support.events import NS
 
 TABLES = ("src.a", "src.b", "out.t0", "out.t1", "out.t2")
 FIELDS = ("c0", "c1", "c2")

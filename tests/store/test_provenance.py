@@ -18,8 +18,8 @@ from airflow_lineage_governance.graph.events import FileEventSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from benchmarks import history_scale
-from tests.events import NS, write
 from tests.store.test_queries import changed_history
+from tests.support.events import NS, write
 
 METADATA = """
 [tables."out.t"]

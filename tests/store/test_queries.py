@@ -18,8 +18,8 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from benchmarks import history_scale
-from tests.events import NS, output, write
-from tests.graph.test_history import run
+from tests.support.events import NS, output, write
+from tests.support.history import run
 
 C = ColumnRef.parse
 

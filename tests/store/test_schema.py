@@ -16,7 +16,7 @@ from airflow_lineage_governance.store.ingest import ingest
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.migrations import migrate, store_version
 from airflow_lineage_governance.store.schema import SCHEMA_VERSION, TABLES
-from tests.events import complete, output, write
+from tests.support.events import complete, output, write
 
 
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):

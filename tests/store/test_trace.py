@@ -14,8 +14,8 @@ from airflow_lineage_governance.graph.trace import Origin, trace_forward
 from airflow_lineage_governance.refs import TableRef
 from airflow_lineage_governance.store.errors import SnapshotNotInStoreError
 from airflow_lineage_governance.store.lineage_store import LineageStore
-from tests.events import complete, write
-from tests.graph.test_trace_order import about, dataset, history_of, tangled
+from tests.support.events import complete, write
+from tests.support.trace import about, dataset, history_of, tangled
 
 T = TableRef.parse
 

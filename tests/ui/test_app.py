@@ -18,7 +18,7 @@ from airflow_lineage_governance.governance.report import GovernanceReport
 from airflow_lineage_governance.plugins.app import create_app, current_user, readable_dags
 from airflow_lineage_governance.plugins.data import Sources, UiData
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from tests.events import complete, output, source, write
+from tests.support.events import complete, output, source, write
 
 REPO = Path(__file__).resolve().parents[2]
 GOVERNANCE_DIR = REPO / "governance"

@@ -21,7 +21,7 @@ from pyiceberg.catalog import Catalog
 from airflow_lineage_governance.iceberg.partitions import parse_partition_by
 from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
 from airflow_lineage_governance.iceberg.write import WRITE_KEY, create_or_replace
-from tests.iceberg.delete_files import add_position_deletes
+from tests.support.delete_files import add_position_deletes
 
 TARGET, SOURCE = "shop.orders", "shop.changes"
 NAN, INF = float("nan"), float("inf")

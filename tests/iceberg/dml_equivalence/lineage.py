@@ -10,8 +10,8 @@ import duckdb
 
 from airflow_lineage_governance.refs import TableRef
 from tests.iceberg.dml_equivalence.layouts import CHANGE_COLUMNS, ORDER_COLUMNS, changes, orders
-from tests.soundness.dml_oracle import DmlRunner, check_dml
-from tests.soundness.oracle import DuckDBRejected
+from tests.support.dml_oracle import DmlRunner, check_dml
+from tests.support.oracle import DuckDBRejected
 
 SCHEMA = {"shop": {"orders": dict(ORDER_COLUMNS), "changes": dict(CHANGE_COLUMNS)}}
 

@@ -51,7 +51,7 @@ from pyiceberg.types import (
     UUIDType,
 )
 
-from tests.iceberg.delete_files import add_position_deletes
+from tests.support.delete_files import add_position_deletes
 
 NAMESPACE = "eq"
 UTC = dt.UTC

@@ -26,7 +26,7 @@ from airflow_lineage_governance.lineage import (
     runnable_select,
 )
 from airflow_lineage_governance.refs import ColumnRef
-from tests.soundness.data import TABLES, generate, perturbations, tags_in
+from tests.support.oracle_data import TABLES, generate, perturbations, tags_in
 
 SCHEMA: dict[str, dict[str, dict[str, str]]] = {}
 for _name, _arrow in TABLES.items():

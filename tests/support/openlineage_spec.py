@@ -13,8 +13,8 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-SPEC = Path(__file__).resolve().parents[2] / "shared" / "openlineage-spec"
-OURS = Path(__file__).resolve().parents[1] / "airflow_lineage_governance" / "spec"
+SPEC = Path(__file__).resolve().parents[3] / "shared" / "openlineage-spec"
+OURS = Path(__file__).resolve().parents[2] / "airflow_lineage_governance" / "spec"
 EVENT = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 # Facets the Airflow OpenLineage provider defines itself; the spec has no schema for them.
 PROVIDER_FACETS = frozenset(

@@ -20,7 +20,7 @@ from pyiceberg.exceptions import NoSuchNamespaceError
 from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_catalog
 
 BASH = shutil.which("bash") or "/bin/bash"
-SCRIPTS = Path(__file__).resolve().parent.parent / "scripts" / "iceberg-rest"
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts" / "iceberg-rest"
 # A cold Maven cache resolves ~65 MB of jars before the server starts.
 START_TIMEOUT_S = 600
 STOP_TIMEOUT_S = 60

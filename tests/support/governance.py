@@ -8,7 +8,7 @@ from typing import Any
 from airflow_lineage_governance.governance.config import load_metadata, load_rules
 from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.graph.events import ReadReport, to_run_event
-from tests.events import NS, graph_of
+from tests.support.events import NS, graph_of
 
 METADATA = """
 [tables."crm.learners"]

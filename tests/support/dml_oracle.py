@@ -19,8 +19,8 @@ import pyarrow as pa
 
 from airflow_lineage_governance.lineage import LineageError, column_lineage, parse_statement, runnable_statement
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from tests.soundness.data import generate, perturbations
-from tests.soundness.oracle import SCHEMA, DuckDBRejected, Verdict, _normal, untraced_values
+from tests.support.oracle import SCHEMA, DuckDBRejected, Verdict, _normal, untraced_values
+from tests.support.oracle_data import generate, perturbations
 
 
 class DmlRunner:

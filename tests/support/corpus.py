@@ -1,4 +1,4 @@
-"""The lineage corpus: tests/lineage/corpus.sql and the platform's pipelines."""
+"""The lineage corpus: tests/support/corpus.sql and the platform's pipelines."""
 
 from __future__ import annotations
 
