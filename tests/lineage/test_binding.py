@@ -171,6 +171,9 @@ def test_a_long_query_is_bound_with_duckdbs_names_and_types():
         binder(schema, target).bind(query.replace("c.s.x", "c.s.missing"), target)
     with pytest.raises(BindError, match="does not read the statement's query as one SELECT"):
         binder(schema, target).bind(query + "; select 1", target)
+    writes = query.replace(" select c.id,", " insert into s.t select c.id,", 1)
+    with pytest.raises(BindError, match=r"^out\.t: DuckDB cannot bind the query \(Parser Error: "):
+        binder(schema, target).bind(writes, target)
 
 
 @pytest.mark.parametrize(
