@@ -237,7 +237,9 @@ class Binder:
                 tokens = duckdb.tokenize(query)
                 raw = query.encode()  # the tokenizer's positions count bytes of UTF-8
                 markers, joins = False, 0
-                if _SIGNS.search(raw) or raw.lower().count(b"join") >= DESCRIBED_JOINS:
+                long_select = len(raw) >= DESCRIBED_BYTES and opening_word(raw, tokens) in _SELECT_WORDS
+                # Joins are counted only where they decide: a long SELECT is described whatever their number.
+                if _SIGNS.search(raw) or (not long_select and raw.lower().count(b"join") >= DESCRIBED_JOINS):
                     for position, kind in tokens:  # the text's own signs and joins, outside its strings
                         first = raw[position : position + 1]
                         if kind == duckdb.token_type.operator and first and first in b"?$;":
@@ -248,7 +250,6 @@ class Binder:
                             joins += 1
                 if not tokens or tokens[0][1] == duckdb.token_type.identifier:
                     raise _not_one_select(target)  # DESCRIBE of a bare name would describe a table
-                long_select = len(raw) >= DESCRIBED_BYTES and opening_word(raw, tokens) in _SELECT_WORDS
                 if markers or (joins < DESCRIBED_JOINS and not long_select):
                     return self._bind_relation(query, target)
                 rows = self._connection.execute(f"DESCRIBE {query}").fetchall()
