@@ -68,6 +68,9 @@ _SIGNS = re.compile(rb"[?$;]")
 _DML = (duckdb.StatementType.UPDATE, duckdb.StatementType.DELETE, duckdb.StatementType.MERGE_INTO)
 DESCRIBED_JOINS = 8
 """From this many JOINs on, DuckDB binds a query faster by DESCRIBE than as a relation (measured on DuckDB 2.0)."""
+DESCRIBED_BYTES = 600
+"""From this many bytes of text on, DuckDB binds a SELECT faster by DESCRIBE than as a relation (DuckDB 2.0.1)."""
+_SELECT_WORDS = (b"select", b"with", b"from")
 
 
 @dataclass(frozen=True)
@@ -213,9 +216,10 @@ class Binder:
     def bind(self, query: str, target: TableRef) -> BoundQuery:
         """Return the output names and types DuckDB gives a query over the schema set.
 
-        DuckDB's tokenizer first makes sure the text is one statement. A query of many joins is described
-        (`DESCRIBE <query>`: parsed and bound once, over the empty tables, nothing run); any other is bound as a
-        relation of its parsed statement, which costs less there (docs/RELIABILITY.md has the figures).
+        DuckDB's tokenizer first makes sure the text is one statement. A query of many joins, or a long one that
+        opens with SELECT, WITH or FROM, is described (`DESCRIBE <query>`: parsed and bound once, over the empty
+        tables, nothing run); any other is bound as a relation of its parsed statement, which costs less there
+        (docs/RELIABILITY.md has the figures).
 
         Args:
             query: one SELECT, as text.
@@ -233,7 +237,9 @@ class Binder:
                 tokens = duckdb.tokenize(query)
                 raw = query.encode()  # the tokenizer's positions count bytes of UTF-8
                 markers, joins = False, 0
-                if _SIGNS.search(raw) or raw.lower().count(b"join") >= DESCRIBED_JOINS:
+                long_select = len(raw) >= DESCRIBED_BYTES and opening_word(raw, tokens) in _SELECT_WORDS
+                # Joins are counted only where they decide: a long SELECT is described whatever their number.
+                if _SIGNS.search(raw) or (not long_select and raw.lower().count(b"join") >= DESCRIBED_JOINS):
                     for position, kind in tokens:  # the text's own signs and joins, outside its strings
                         first = raw[position : position + 1]
                         if kind == duckdb.token_type.operator and first and first in b"?$;":
@@ -244,7 +250,7 @@ class Binder:
                             joins += 1
                 if not tokens or tokens[0][1] == duckdb.token_type.identifier:
                     raise _not_one_select(target)  # DESCRIBE of a bare name would describe a table
-                if markers or joins < DESCRIBED_JOINS:
+                if markers or (joins < DESCRIBED_JOINS and not long_select):
                     return self._bind_relation(query, target)
                 rows = self._connection.execute(f"DESCRIBE {query}").fetchall()
                 return BoundQuery(tuple(row[0] for row in rows), tuple(row[1] for row in rows))
@@ -308,6 +314,23 @@ class Binder:
         """
         with self._lock:
             return self._connection.sqltype(kind)
+
+
+def opening_word(raw: bytes, tokens: list[tuple[int, duckdb.token_type]]) -> bytes:
+    """Return the first token of a text, in lower case.
+
+    Args:
+        raw: the text, as UTF-8.
+        tokens: DuckDB's tokens of the text (byte position, kind), in order.
+
+    Returns:
+        The bytes of the first token, up to the next token or the end, without surrounding whitespace; empty for
+        a text without tokens.
+    """
+    if not tokens:
+        return b""
+    end = tokens[1][0] if len(tokens) > 1 else len(raw)
+    return raw[tokens[0][0] : end].strip().lower()
 
 
 def _null_parameters(markers: set[str]) -> list[None] | dict[str, None] | None:

@@ -17,6 +17,11 @@ from airflow_lineage_governance.lineage.redact import redacted_expression
 from airflow_lineage_governance.lineage.subquery_names import listed_names, names_matter, positional
 from airflow_lineage_governance.refs import TableRef
 
+_CHECKED = (exp.Lateral, exp.Pivot, exp.Select, exp.Window, exp.Dot)
+"""The node classes refuse_untraceable looks at: no node of another class is refused."""
+_IS_CHECKED: dict[type, bool] = {}
+"""Each node class met so far, and whether it is one of _CHECKED."""
+
 
 def _construct(node: exp.Expr) -> tuple[str, str] | None:
     """Return (what the construct is, what to write instead) when `node` is one the engine refuses."""
@@ -115,7 +120,14 @@ def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None
     And UnnamedColumnError for an unnamed output of a derived table, CTE or set-operation branch (whose name DuckDB
     makes up from the expression's text).
     """
+    checked = _IS_CHECKED
     for node in query.walk():
+        kind = type(node)
+        looked_at = checked.get(kind)
+        if looked_at is None:
+            looked_at = checked[kind] = issubclass(kind, _CHECKED)
+        if not looked_at:
+            continue
         if isinstance(node, exp.Lateral) and not isinstance(node.this, (exp.Query, exp.Subquery, exp.Unnest)):
             raise UnplaceableSourceError(
                 target,

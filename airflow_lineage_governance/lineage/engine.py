@@ -83,20 +83,24 @@ def column_lineage(
     """
     try:
         with collection_paused():
-            parsed = parse_statement(statement, dialect) if isinstance(statement, str) else statement
-            if parsed.reads_target:  # MERGE, UPDATE, DELETE
-                from airflow_lineage_governance.lineage.dml import dml_lineage
-
-                return dml_lineage(parsed, normalized(schema))
-            if isinstance(statement, str):
-                return _column_lineage(parsed, parsed.tree, parsed.survey, normalized(schema), statement)
-            work = statement.tree.copy()
-            query = work.expression
-            return _column_lineage(statement, work, survey(query), normalized(schema), statement.tree)
+            return _lineage_of(statement, schema, dialect)
     except RecursionError:
         raise StatementTooLargeError(
             None, "the statement is nested too deeply to read", "flatten its subqueries into CTEs"
         ) from None
+
+
+def _lineage_of(statement: Statement | str, schema: CatalogSchema | NestedSchema, dialect: str) -> ColumnLineage:
+    """Return the lineage of one statement (column_lineage), its trees left unreferenced when it returns."""
+    parsed = parse_statement(statement, dialect) if isinstance(statement, str) else statement
+    if parsed.reads_target:  # MERGE, UPDATE, DELETE
+        from airflow_lineage_governance.lineage.dml import dml_lineage
+
+        return dml_lineage(parsed, normalized(schema))
+    if isinstance(statement, str):
+        return _column_lineage(parsed, parsed.tree, parsed.survey, normalized(schema), statement)
+    work = statement.tree.copy()
+    return _column_lineage(statement, work, survey(work.expression), normalized(schema), statement.tree)
 
 
 def _column_lineage(
@@ -147,9 +151,10 @@ def _column_lineage(
             "alias every output of each branch",
         )
     names = _written_names(statement, list(bound.names), schema)
+    rendered = [_detached(_unaliased(projection)) for projection in projections]
     columns = tuple(
-        OutputColumn(name, deps, partial(redacted_expression, _unaliased(projection), dialect))
-        for name, (_, deps), projection in zip(names, root.columns, projections, strict=True)
+        OutputColumn(name, deps, partial(redacted_expression, expression, dialect))
+        for name, (_, deps), expression in zip(names, root.columns, rendered, strict=True)
     )
     return ColumnLineage(target, statement.kind, columns, merge(rows), read_tables(placed), bound.types)
 
@@ -253,6 +258,13 @@ def _by_name(target: TableRef, outputs: list[str], allowed: list[str], existing:
             )
         written.append(column)
     return written
+
+
+def _detached(node: exp.Expr) -> exp.Expr:
+    """Return `node` taken out of its tree, so that the lineage keeps the expression alone and not the tree."""
+    if node.parent is not None:
+        node.pop()
+    return node
 
 
 def _unaliased(node: exp.Expr | None) -> exp.Expr:

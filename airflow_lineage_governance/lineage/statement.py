@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
@@ -61,32 +62,69 @@ class Survey:
 
 
 _NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command)
+_SHORTHANDS = (exp.Columns, exp.Pivot, exp.Lateral)
+_OTHER, _COLUMN, _TABLE, _QUERY, _CTE, _JOIN, _COALESCE, _NESTED_STATEMENT = range(8)
+_ROLES: dict[type, tuple[bool, int]] = {}
+"""Each node class met so far with its role in a survey (node_role), so that a walk tests a node's class once."""
+
+
+def node_role(kind: type) -> tuple[bool, int]:
+    """Return whether nodes of class `kind` are DuckDB shorthands, and which part of a survey they belong to.
+
+    Args:
+        kind: a sqlglot node class.
+
+    Returns:
+        (shorthand, role): role is one of the module's roles, tested in the order `survey` reads them.
+    """
+    if issubclass(kind, exp.Column):
+        return False, _COLUMN
+    shorthand = issubclass(kind, _SHORTHANDS)
+    for role, classes in (
+        (_TABLE, exp.Table),
+        (_QUERY, exp.Query),
+        (_CTE, exp.CTE),
+        (_JOIN, exp.Join),
+        (_COALESCE, exp.Coalesce),
+        (_NESTED_STATEMENT, _NESTED),
+    ):
+        if issubclass(kind, classes):
+            return shorthand, role
+    return shorthand, _OTHER
 
 
 def survey(query: exp.Expr) -> Survey:
     """Return the tables, CTE names, USING joins, COALESCEs, nested statements and DuckDB shorthands of the query."""
     found = Survey()
+    roles = _ROLES
     for node in query.walk():
-        if isinstance(node, exp.Column):
+        kind = type(node)
+        role = roles.get(kind)
+        if role is None:
+            role = roles[kind] = node_role(kind)
+        shorthand, part = role
+        if part == _OTHER and not shorthand:
+            continue
+        if part == _COLUMN:
             if isinstance(node.this, exp.Star) or node.args.get("catalog"):
                 found.shorthands.append(node)
             continue
-        if isinstance(node, (exp.Columns, exp.Pivot, exp.Lateral)):
+        if shorthand:
             found.shorthands.append(node)
-        if isinstance(node, exp.Table):
-            found.tables.append(node)
-        elif isinstance(node, exp.Query):
+        if part == _TABLE:
+            found.tables.append(cast(exp.Table, node))
+        elif part == _QUERY:
             found.queries += 1
             if node.args.get("windows"):
                 found.named_windows = True
-        elif isinstance(node, exp.CTE):
+        elif part == _CTE:
             found.ctes.add(node.alias_or_name.lower())
-        elif isinstance(node, exp.Join):
+        elif part == _JOIN:
             if node.args.get("using"):
-                found.using_joins.append(node)
-        elif isinstance(node, exp.Coalesce):
-            found.coalesces.append(node)
-        elif isinstance(node, _NESTED) and found.nested is None:
+                found.using_joins.append(cast(exp.Join, node))
+        elif part == _COALESCE:
+            found.coalesces.append(cast(exp.Coalesce, node))
+        elif part == _NESTED_STATEMENT and found.nested is None:
             found.nested = node
     return found
 

@@ -225,17 +225,37 @@ def name_expanded_outputs(query: exp.Query, schema: Schema, bind: Bind) -> bool:
     return _name_outputs(query, schema, bind)[1]
 
 
+def selects_and_columns(query: exp.Expr) -> tuple[list[exp.Select], bool]:
+    """Return the SELECTs of a query in the order of a breadth-first walk, and whether it holds a COLUMNS(...).
+
+    Args:
+        query: a query.
+
+    Returns:
+        Its SELECTs (the query itself first when it is one), and whether any node of it is a COLUMNS(...).
+    """
+    selects: list[exp.Select] = []
+    columns = False
+    for node in query.walk():
+        if isinstance(node, exp.Select):
+            selects.append(node)
+        elif isinstance(node, exp.Columns):
+            columns = True
+    return selects, columns
+
+
 def _name_outputs(query: exp.Query, schema: Schema, bind: Bind) -> tuple[bool, bool]:
     """Name the outputs of the query's SELECTs read by name as DuckDB does.
 
     Returns whether one of them holds a star, and whether any output was named.
     """
     starred = named = False
-    for select in list(query.find_all(exp.Select)):
+    selects, columns = selects_and_columns(query)
+    for select in selects:
         if not names_matter(select):
             continue
         projections = list(select.expressions)
-        if any(p.is_star or p.find(exp.Columns) for p in projections):
+        if any(p.is_star or (columns and p.find(exp.Columns)) for p in projections):
             starred = True
             continue
         by_name = by_name_branch(select)

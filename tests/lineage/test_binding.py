@@ -10,7 +10,13 @@ import duckdb
 import pytest
 
 from airflow_lineage_governance.lineage import BindError, UnknownColumnError, column_lineage
-from airflow_lineage_governance.lineage.binding import DESCRIBED_JOINS, binder, duckdb_type, query_text
+from airflow_lineage_governance.lineage.binding import (
+    DESCRIBED_BYTES,
+    DESCRIBED_JOINS,
+    binder,
+    duckdb_type,
+    query_text,
+)
 from airflow_lineage_governance.lineage.schema import normalized
 from airflow_lineage_governance.refs import TableRef
 
@@ -147,6 +153,27 @@ def test_a_query_of_many_joins_is_bound_with_duckdbs_names_and_types():
     assert bound.types == ("BIGINT", "DECIMAL(18,2)", "STRUCT(x INTEGER)", "INTEGER", "BIGINT")
     with pytest.raises(BindError, match=r"^out\.t: DuckDB cannot bind the query \(Binder Error: .*; fix the "):
         binder(schema, target).bind(query.replace("t3.s.x", "t3.s.missing"), target)
+
+
+def test_a_long_query_is_bound_with_duckdbs_names_and_types():
+    """Past DESCRIBED_BYTES of text DuckDB describes a SELECT instead of binding it as a relation: same answer."""
+    schema = normalized({"s": {"t": {"id": "long", "v": "decimal(10, 2)", "s": "struct<x: int>"}}})
+    target = TableRef(("out",), "t")
+    padding = " + 0" * (DESCRIBED_BYTES // 4)
+    query = f"with c as (select t.id{padding} as id, t.v, t.s from s.t t) select c.id, c.v * 2, c.s.x as x, c.id from c"
+    assert len(query.encode()) >= DESCRIBED_BYTES
+    bound = binder(schema, target).bind(query, target)
+    assert bound.names == ("id", "(c.v * 2)", "x", "id")
+    assert bound.types == ("BIGINT", "DECIMAL(18,2)", "INTEGER", "BIGINT")
+    marked = binder(schema, target).bind(query.replace("c.v * 2", "c.v * ?"), target)
+    assert marked.names[1] == "(c.v * $1)"
+    with pytest.raises(BindError, match=r"^out\.t: DuckDB cannot bind the query \(Binder Error: .*; fix the "):
+        binder(schema, target).bind(query.replace("c.s.x", "c.s.missing"), target)
+    with pytest.raises(BindError, match="does not read the statement's query as one SELECT"):
+        binder(schema, target).bind(query + "; select 1", target)
+    writes = query.replace(" select c.id,", " insert into s.t select c.id,", 1)
+    with pytest.raises(BindError, match=r"^out\.t: DuckDB cannot bind the query \(Parser Error: "):
+        binder(schema, target).bind(writes, target)
 
 
 @pytest.mark.parametrize(
