@@ -51,7 +51,9 @@ def main() -> None:
             # the task executes.
             started = time.perf_counter()
             operator.render_template_fields(context, jinja_env=Environment())
-            rendered = time.perf_counter() - started
+            # The rendering also waits for the statement's DuckDB connection, which it opened meanwhile for
+            # execute: that is the statement's run, not its lineage, so only the parse and the read count.
+            read = operator.phase_seconds["parse"] + operator.phase_seconds["lineage"]
             begun = time.perf_counter()
             operator.get_openlineage_facets_on_start()
             start_facets = time.perf_counter() - begun
@@ -63,7 +65,7 @@ def main() -> None:
             Serde.to_json(column_lineage_facet(operator.lineage_read().lineage, "iceberg://bench"))
             complete_facets = time.perf_counter() - begun
             total = time.perf_counter() - started
-            shares.append((rendered + start_facets + complete_facets) / total)
+            shares.append((read + start_facets + complete_facets) / total)
             totals.append(total)
     print(
         f"CTAS of {ROWS:,} rows through the operator: {statistics.median(totals):.3f} s wall; lineage and facets "
