@@ -84,18 +84,6 @@ def prepare_sandboxed_connection() -> None:
             threading.Thread(target=_open_into, args=(future,), name="duckdb-connect", daemon=True).start()
 
 
-def wait_for_prepared_connection() -> None:
-    """Wait until the connection `prepare_sandboxed_connection` started opening is open (or failed to open).
-
-    Call it before the process forks: a child forked while DuckDB opens a database inherits the locks DuckDB holds
-    then, without the thread that would release them.
-    """
-    with _spare_lock:
-        opening = [future for pid, future in _spare if pid == os.getpid()]
-    for future in opening:
-        future.exception()  # waits; an error is raised to the statement that takes the connection
-
-
 def _open_into(future: Future[duckdb.DuckDBPyConnection]) -> None:
     try:
         future.set_result(_new_connection())

@@ -142,27 +142,14 @@ class IcebergSqlOperator(BaseOperator):
         return IcebergHook(self.iceberg_conn_id)
 
     def render_template_fields(self, context: Context, jinja_env: Environment | None = None) -> None:
-        """Render `sql`, then read its lineage.
+        """Render `sql`, then parse it.
 
-        The task's templates are rendered before the OpenLineage listener forks the process that builds the START
-        event: that process and `execute` both inherit the one lineage read instead of reading the catalog again.
+        The OpenLineage listener reads facets in a forked process, which inherits the parsed statement instead of
+        parsing it again.
         """
-        from airflow_lineage_governance.iceberg.read import prepare_sandboxed_connection, wait_for_prepared_connection
-
-        prepare_sandboxed_connection()  # the statement's DuckDB connection opens while the templates render
         super().render_template_fields(context, jinja_env)
-        with suppress(Exception):  # execute() and the facets report why the lineage cannot be read
-            self.lineage_read()
-        wait_for_prepared_connection()  # the listener forks next
-
-    @property
-    def phase_seconds(self) -> dict[str, float]:
-        """Return the operator's own time per phase in this try so far, as its task log gives them.
-
-        `parse`, `lineage` (the catalog read and DuckDB's binding), `run`, `commit` and `event` (the COMPLETE
-        facets), each present once measured.
-        """
-        return dict(self._seconds)
+        with suppress(Exception):  # execute() and the facets report why the statement cannot be read
+            self.statement()
 
     def statement(self) -> Statement:
         """Return the rendered statement, parsed once (again only if `sql` changes).

@@ -4,8 +4,6 @@ installs or loads no extension."""
 
 from __future__ import annotations
 
-import threading
-
 import pyarrow as pa
 import pytest
 
@@ -17,7 +15,6 @@ from airflow_lineage_governance.iceberg.read import (
     prepare_sandboxed_connection,
     sandboxed_connection,
     sandboxed_cursor,
-    wait_for_prepared_connection,
 )
 from airflow_lineage_governance.iceberg.run import run_statement
 from airflow_lineage_governance.iceberg.write import create_or_replace
@@ -107,13 +104,6 @@ def test_a_connection_opened_ahead_is_handed_out_once():
         assert connection.execute(
             "SELECT current_setting('autoload_known_extensions'), current_setting('TimeZone')"
         ).fetchone() == (False, "UTC")
-
-
-def test_after_waiting_for_the_connection_opened_ahead_no_thread_is_opening_one():
-    prepare_sandboxed_connection()
-    wait_for_prepared_connection()
-    assert [t.name for t in threading.enumerate() if t.name == "duckdb-connect"] == []
-    sandboxed_connection().close()
 
 
 def test_a_second_connection_to_the_statement_database_keeps_its_session_and_lock():
