@@ -155,12 +155,16 @@ def _apply_statement_session(connection: duckdb.DuckDBPyConnection, session: Ses
     connection.execute("SET parquet_can_have_nan = true")
 
 
-def close_in_background(connection: duckdb.DuckDBPyConnection) -> None:
+def close_in_background(connection: duckdb.DuckDBPyConnection) -> threading.Thread:
     """Close a connection no one uses any more on a thread of its own, so its in-memory database is freed meanwhile.
 
-    DuckDB holds no Python lock while it frees the database, so the statement's commit goes on at once.
+    DuckDB holds no Python lock while it frees the database, so the statement's commit goes on at once. Join the
+    returned thread before the statement returns: a process forked while DuckDB frees a database would inherit the
+    locks DuckDB holds then.
     """
-    threading.Thread(target=connection.close, name="duckdb-close", daemon=True).start()
+    closing = threading.Thread(target=connection.close, name="duckdb-close", daemon=True)
+    closing.start()
+    return closing
 
 
 def lock_down(connection: duckdb.DuckDBPyConnection, reads: Sequence[PinnedRead], staging: str | None = None) -> None:

@@ -11,6 +11,7 @@ merged. A retried try that finds its own earlier commit (the write key) does not
 from __future__ import annotations
 
 import os
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -176,6 +177,7 @@ def _rewrite(
     written: WrittenFiles,
     resources: Resources | None,
     spill: str,
+    closing: list[threading.Thread],
 ) -> _Rewritten:
     """Run one attempt of the statement on the rows of the data files it can change, and return what it read.
 
@@ -223,7 +225,7 @@ def _rewrite(
             _write_rows(ref, table, after, written, writers=1 if database else WRITERS)
     finally:
         if database is None:
-            close_in_background(connection)
+            closing.append(close_in_background(connection))
         else:
             connection.close()
             for path in (database, database + ".wal"):
@@ -349,6 +351,7 @@ def rewrite_statement(
                     written,
                     resources,
                     spill,
+                    closing,
                 )
             except NamespaceTooDeepError as error:
                 raise IcebergWriteError(
@@ -376,8 +379,13 @@ def rewrite_statement(
         run.append(StatementRun(done.reads, write, timings, done.returned))
         return write
 
+    closing: list[threading.Thread] = []  # the attempts' DuckDB databases being closed in the background
     with spill_folder(resources or Resources()) as spill:
-        with_retries(attempt, ref)
+        try:
+            with_retries(attempt, ref)
+        finally:
+            for thread in closing:  # before their spill folder goes, and before the statement returns
+                thread.join()
     done_run = run[-1]
     cleaned = removing_earlier_tries(catalog, ref, properties, done_run.write)
     return done_run if cleaned is done_run.write else replace(done_run, write=cleaned)
