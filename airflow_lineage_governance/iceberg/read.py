@@ -127,32 +127,10 @@ def sandboxed_connection(
         SessionSettingError: when DuckDB refuses one of the settings.
     """
     connection = _taken_connection() if database is None else duckdb.connect(database, config=dict(UNSAFE_DEFAULTS))
-    apply_resources(connection, resources or Resources(), spill)
-    _apply_statement_session(connection, session)
-    return connection
-
-
-def sandboxed_cursor(
-    connection: duckdb.DuckDBPyConnection, session: SessionSettings | None = None
-) -> duckdb.DuckDBPyConnection:
-    """Return a second connection to the database of `connection`, under the same session settings.
-
-    DuckDB runs queries of the two at the same time. The database's limits (memory, threads, spill folder, and
-    what `lock_down` sets) hold for both; call it before `lock_down`, which forbids setting anything after.
-
-    Args:
-        connection: a connection from `sandboxed_connection`.
-        session: the session settings `connection` was opened under.
-    """
-    cursor = connection.cursor()
-    _apply_statement_session(cursor, session)
-    return cursor
-
-
-def _apply_statement_session(connection: duckdb.DuckDBPyConnection, session: SessionSettings | None) -> None:
-    """Set the statement's session settings: `session` (default UTC), and NaN never assumed absent from a file."""
     apply_session(connection, session or SessionSettings())
+    apply_resources(connection, resources or Resources(), spill)
     connection.execute("SET parquet_can_have_nan = true")
+    return connection
 
 
 def close_in_background(connection: duckdb.DuckDBPyConnection) -> threading.Thread:

@@ -15,7 +15,6 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import duckdb
@@ -52,7 +51,6 @@ from airflow_lineage_governance.iceberg.read import (
     plan_scan,
     prepare_sandboxed_connection,
     sandboxed_connection,
-    sandboxed_cursor,
 )
 from airflow_lineage_governance.iceberg.resources import Resources, memory_bytes, spill_folder
 from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_rows
@@ -194,17 +192,9 @@ def _rewrite(
     try:
         reads = [expose_planned(connection, plan) for plan in planned]
         whole = expose_planned(connection, planned_target, file_column=FILE_COLUMN)
-        cursor = sandboxed_cursor(connection, session)
         lock_down(connection, [whole, *reads])
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="commit-scope") as pool:
-            # The commit's conflict scope is asked of DuckDB on a second connection while DuckDB finds the files.
-            found = pool.submit(row_filter, parsed, cursor, table.schema().column_names)
-            try:
-                touched = _touched_files(connection, parsed, whole)
-            finally:
-                found.exception()  # waits for the scope, whatever happened here
-                cursor.close()
-        scope = _checked_filter(table, found.result())
+        scope = _checked_filter(table, row_filter(parsed, connection, table.schema().column_names))
+        touched = _touched_files(connection, parsed, whole)
         name = duckdb_name(connection, ref)
         kind = "VIEW" if whole.files else "TABLE"
         connection.execute(f"ALTER {kind} {name} RENAME TO {quoted(_WHOLE_TARGET)}")

@@ -14,7 +14,6 @@ from airflow_lineage_governance.iceberg.read import (
     lock_down,
     prepare_sandboxed_connection,
     sandboxed_connection,
-    sandboxed_cursor,
 )
 from airflow_lineage_governance.iceberg.run import run_statement
 from airflow_lineage_governance.iceberg.write import create_or_replace
@@ -104,19 +103,3 @@ def test_a_connection_opened_ahead_is_handed_out_once():
         assert connection.execute(
             "SELECT current_setting('autoload_known_extensions'), current_setting('TimeZone')"
         ).fetchone() == (False, "UTC")
-
-
-def test_a_second_connection_to_the_statement_database_keeps_its_session_and_lock():
-    connection = sandboxed_connection()
-    connection.execute("CREATE TABLE seen AS SELECT 1 AS x")
-    cursor = sandboxed_cursor(connection)
-    lock_down(connection, [])
-    assert cursor.execute(
-        "SELECT current_setting('TimeZone'), current_setting('parquet_can_have_nan'), (SELECT x FROM seen)"
-    ).fetchone() == ("UTC", True, 1)
-    with pytest.raises(Exception, match="configuration has been locked"):
-        cursor.execute("SET enable_external_access = true")
-    with pytest.raises(Exception, match="disabled|not allowed|Permission"):
-        cursor.execute("SELECT * FROM read_csv('/etc/passwd')")
-    cursor.close()
-    connection.close()
