@@ -6,6 +6,7 @@ import logging
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -191,20 +192,33 @@ class Statement:
         return tuple(dict.fromkeys((self.target, *self.sources)))
 
 
+class _QuietFilter(logging.Filter):
+    """Drop the sqlglot records below ERROR logged in a context that reads a statement."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR or not _reading.get()
+
+
+_reading: ContextVar[bool] = ContextVar("reading_statement", default=False)
+_quiet_filter = _QuietFilter()
+
+
 @contextmanager
 def quiet_sqlglot() -> Iterator[None]:
-    """Raises sqlglot's logger to ERROR while parsing, and restores it.
+    """Keep sqlglot's records below ERROR out of the log while parsing, in this thread or task only.
 
     sqlglot logs the whole statement text at WARNING when it falls back to a raw command, a statement may hold personal
-    data in its literals, and no log line may carry it.
+    data in its literals, and no log line may carry it. The logger's level is left alone: other threads, and other
+    users of sqlglot, log as they configured.
     """
     logger = logging.getLogger("sqlglot")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
+    if _quiet_filter not in logger.filters:
+        logger.addFilter(_quiet_filter)
+    token = _reading.set(True)
     try:
         yield
     finally:
-        logger.setLevel(level)
+        _reading.reset(token)
 
 
 def table_ref(table: exp.Table, target: TableRef | str | None = None) -> TableRef | None:

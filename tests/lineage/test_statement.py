@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 import pytest
 
@@ -144,6 +145,31 @@ def test_no_statement_text_reaches_a_log_line_and_the_logger_level_is_left_alone
                 with pytest.raises(LineageError):
                     column_lineage(sql, {TableRef(("crm",), "learners"): {"email": "string"}})
                 redacted_sql(sql)
+        assert "zz-secret" not in caplog.text
+        assert logger.level == logging.DEBUG
+    finally:
+        logger.setLevel(logging.NOTSET)
+
+
+def test_statements_read_at_once_on_many_threads_log_no_text_and_leave_the_logger_level_alone(caplog):
+    logger = logging.getLogger("sqlglot")
+    logger.setLevel(logging.DEBUG)
+    hostile = "create table out.t as select 'zz-secret' as x from crm.learners l pivot wibble"
+    schema = {TableRef(("crm",), "learners"): {"email": "string"}}
+
+    def read_many() -> None:
+        for _ in range(150):
+            with pytest.raises(LineageError):
+                column_lineage(hostile, schema)
+            redacted_sql(hostile)
+
+    try:
+        with caplog.at_level(logging.DEBUG):
+            threads = [threading.Thread(target=read_many) for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
         assert "zz-secret" not in caplog.text
         assert logger.level == logging.DEBUG
     finally:
