@@ -264,6 +264,7 @@ def cast_stream(
     casts: Sequence[Cast],
     rows: int = BATCH_ROWS,
     staging: str | None = None,
+    order_by: str = "",
 ) -> ResultStream:
     """Stream the statement's SELECT as Arrow record batches, every column cast by DuckDB to its column's type.
 
@@ -277,12 +278,15 @@ def cast_stream(
         rows: The rows in each record batch.
         staging: A folder the connection may write to; with it, the stream also has DuckDB's own writer of the
             result as one Parquet file there.
+        order_by: ORDER BY keys over the cast columns (`sort_order.sort_plan`), which DuckDB sorts the rows by.
 
     Returns:
         The stream of the cast result.
     """
     try:
         selected = _over(relation, cast_select(casts, len(relation.columns)))
+        if order_by:
+            selected = selected.order(order_by)
         schema = selected.limit(0).to_arrow_table().schema
     except (duckdb.Error, UnicodeDecodeError) as error:
         raise _cast_error(target, relation, casts, error) from None
@@ -301,5 +305,8 @@ def cast_stream(
         except (duckdb.Error, UnicodeDecodeError) as error:
             raise _cast_error(target, relation, casts, error) from None
 
+    def ordered(keys: str) -> ResultStream:
+        return cast_stream(target, relation, casts, rows, staging, keys)
+
     writer = DuckDBFileWriter(staging, write) if staging is not None else None
-    return ResultStream(schema, batches, writer)
+    return ResultStream(schema, batches, writer, ordered)

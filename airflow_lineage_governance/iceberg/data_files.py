@@ -53,6 +53,8 @@ class ResultStream:
     batches: Callable[[], Iterator[pa.RecordBatch]]
     writer: DuckDBFileWriter | None = None
     """DuckDB's own writer of the result as one Parquet file, when the statement may use it."""
+    ordered: Callable[[str], ResultStream] | None = None
+    """Returns the same result sorted by DuckDB by ORDER BY keys over its columns; None when it cannot be sorted."""
 
 
 def stream_of(table: pa.Table) -> ResultStream:

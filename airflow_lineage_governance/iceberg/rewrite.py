@@ -56,6 +56,7 @@ from airflow_lineage_governance.iceberg.resources import Resources, memory_bytes
 from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_rows
 from airflow_lineage_governance.iceberg.run import StatementRun
 from airflow_lineage_governance.iceberg.session import SessionSettings
+from airflow_lineage_governance.iceberg.sort_order import mark_sorted, sort_plan
 from airflow_lineage_governance.iceberg.touched import touched_files_query
 from airflow_lineage_governance.iceberg.types import facet_fields, quoted, result_type
 from airflow_lineage_governance.iceberg.write import (
@@ -212,7 +213,11 @@ def _rewrite(
         )
         if counts.changed:
             after = connection.sql(f"SELECT {handed} FROM {name}")
+            plan = sort_plan(table.schema(), table.sort_order())
+            if plan.order_by:
+                after = after.order(plan.order_by)
             _write_rows(ref, table, after, written, writers=1 if database else WRITERS)
+            mark_sorted(written.files, plan.sort_order_id)
     finally:
         if database is None:
             closing.append(close_in_background(connection))

@@ -53,6 +53,7 @@ from airflow_lineage_governance.iceberg.partitioned import (
     written_partitions,
 )
 from airflow_lineage_governance.iceberg.partitions import PartitionField, check_columns
+from airflow_lineage_governance.iceberg.sort_order import mark_sorted, sorted_stream
 from airflow_lineage_governance.iceberg.types import facet_fields
 from airflow_lineage_governance.refs import TableRef
 
@@ -376,10 +377,12 @@ def _append_streamed(
     pyiceberg's writer (`prepare` making each chunk rows of the table).
     """
     metadata = transaction.table_metadata
+    stream, sort_order_id = sorted_stream(stream, metadata)
     with transaction.update_snapshot(snapshot_properties=dict(properties)).fast_append() as append:
         append.commit_uuid = written.write_uuid
         if not _written_by_duckdb(ref, metadata, io, stream, written):
             write_chunks(metadata, io, _prepared(stream, prepare, metadata), written)
+        mark_sorted(written.files, sort_order_id)
         for data_file in written.files:
             append.append_data_file(data_file)
 
@@ -752,12 +755,14 @@ def overwrite_partitions(
 
         def overwrite() -> WriteResult:
             metadata = table.metadata
+            ordered, sort_order_id = sorted_stream(stream, metadata)
             write_chunks(
                 metadata,
                 table.io,
-                _prepared(stream, lambda chunk: aligned_rows(ref, table, columns, chunk), metadata),
+                _prepared(ordered, lambda chunk: aligned_rows(ref, table, columns, chunk), metadata),
                 written,
             )
+            mark_sorted(written.files, sort_order_id)
             if written.rows == 0:
                 return WriteResult(ref, _snapshot_id(table), 0, replaced=True, columns=_columns(table))
             records = {f.partition for f in written.files}
