@@ -222,7 +222,7 @@ def _spool(source: EventSource, spool: Path, read: ReadReport) -> tuple[int, str
             text = raw.get("eventTime") if type(raw) is dict else None
             at = parse_time(text) if type(text) is str else None
             if at is not None and (latest is None or micros(at) > latest[0]):
-                latest = (micros(at), text)
+                latest = (micros(at), str(text))
     return latest
 
 

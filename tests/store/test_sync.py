@@ -4,6 +4,8 @@ nothing, the watermark kept in the store, and a source that cannot be read leavi
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -105,3 +107,40 @@ def test_a_source_is_known_by_its_url_or_its_files_absolute_path(tmp_path, monke
     (tmp_path / "history").mkdir()
     assert source_key("http://marquez:5000/") == "http://marquez:5000"
     assert source_key("history") == str(tmp_path / "history" / "events.jsonl")
+
+
+class HalfAnswering(BaseHTTPRequestHandler):
+    """Answers the first page of events as Marquez does, then a page that is not JSON."""
+
+    pages = 0
+
+    def do_GET(self) -> None:  # noqa: N802
+        type(self).pages += 1
+        body = json.dumps({"events": EVENTS[:2], "totalCount": 4}).encode() if self.pages == 1 else b"<html>oops"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_server_failing_after_its_first_page_leaves_the_store_as_it_was(store_location):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), HalfAnswering)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with pytest.raises(EventSourceError) as failed:
+            sync(store_location, url, create=True, page_size=2, attempts=1)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert str(failed.value) == (
+        f"Marquez at {url} answered with something that is not JSON (or JSON nested too deep) when asked for its "
+        "lineage events; check that it runs and that the URL is right."
+    )
+    with LineageStore.open(store_location, read_only=store_location.endswith(".duckdb")) as store:
+        assert store.stats()["rows"]["events"] == 0
+        assert store.engine.query("SELECT count(*) FROM source_watermarks") == [(0,)]
