@@ -217,6 +217,14 @@ class StoredGovernance:
             report.problems = list(found.problems)
         return StoredLineage(self, report, graph)
 
+    def declared_jobs(self) -> dict[str, ObservedJob]:
+        """Return, by job name, the lineage metadata.toml's `[[declared]]` blocks state, as the design diff reads it."""
+        from airflow_lineage_governance.governance.session import declare
+        from airflow_lineage_governance.graph.diff import declared_jobs
+        from airflow_lineage_governance.graph.history import LineageHistory
+
+        return declared_jobs(declare(LineageHistory(self.rules.namespace), self.metadata))
+
     def walker(self, at: datetime | None = None, active_since: timedelta | None = None) -> provenance.StoreWalker:
         """Return the store as of `at` (None: now), runs older than `active_since` before it stale."""
         static = declared_lineage(self.metadata, self.store.engine)
@@ -317,11 +325,7 @@ class StoredLineage:
 
     def declared_jobs(self) -> dict[str, ObservedJob]:
         """Return, by job name, the lineage metadata.toml's `[[declared]]` blocks state."""
-        from airflow_lineage_governance.governance.session import declare
-        from airflow_lineage_governance.graph.diff import declared_jobs
-        from airflow_lineage_governance.graph.history import LineageHistory
-
-        return declared_jobs(declare(LineageHistory(self.rules.namespace), self.metadata))
+        return self.governance.declared_jobs()
 
 
 def _read(answer: A) -> A:
