@@ -13,8 +13,8 @@ settings never leak in):
 
 - AIRFLOW__OPENLINEAGE__TRANSPORT: the provider's transport, e.g. an HTTP transport pointed at Marquez:
   `{"type": "http", "url": "http://localhost:5000", "timeout": 2, "retry": {"total": 1, "connect": 1, "read": 1}}`
-- LINEAGE_GOVERNANCE_EVENTS: where the governance DAG and the printed answers read events (a JSONL file or a
-  Marquez URL). Unset: the file transport's file, or the HTTP transport's URL.
+- LINEAGE_GOVERNANCE_EVENTS: the event source the governance DAG and the demo sync into the lineage store (a JSONL
+  file or a Marquez URL). Unset: the file transport's file, or the HTTP transport's URL.
 
 The governance DAG syncs the event source into the lineage store and answers from it, and the demo prints its answers
 from the same store: .demo/lineage-store.duckdb (DuckDB), or what AIRFLOW__LINEAGE_GOVERNANCE__STORE names when set
@@ -296,8 +296,8 @@ def print_trace(store: str) -> None:
         if snapshot is None:
             print(f"\nNo snapshot of {table} to trace.")
             return
-        origin = lineage.trace_back(table, snapshot)
-    print(f"\nTrace of {table}@{snapshot} (lineage-governance trace {table}@{snapshot} --store {store}):")
+        origin, where = lineage.trace_back(table, snapshot), lineage.engine.description  # no password in it
+    print(f"\nTrace of {table}@{snapshot} (lineage-governance trace {table}@{snapshot} --store {where}):")
     for line in origin.lines(1):
         print(line)
 
@@ -314,8 +314,9 @@ def print_diff(store: str, catalog: Any, env: dict[str, str]) -> None:
     design = catalog_design(DAGS_FOLDER, catalog, NIGHTLY)
     with stored_governance(store) as governance:
         observed, declared = governance.store.observed_jobs(), governance.declared_jobs()
+        where = governance.store.engine.description  # no password in it
     diff = design_diff(design, observed, "now", ["platform_nightly"], declared)
-    print(f"\nDesign against runtime (lineage-governance diff {DAGS_FOLDER} --dag platform_nightly --store {store}):")
+    print(f"\nDesign against runtime (lineage-governance diff {DAGS_FOLDER} --dag platform_nightly --store {where}):")
     for line in diff_lines(diff):
         print(f"  {line}")
 
