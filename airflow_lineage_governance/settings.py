@@ -151,7 +151,8 @@ SETTINGS: dict[str, Setting] = {
         Setting(
             "store",
             "Where the lineage store lives when store_conn_id is not set: the path of its DuckDB file "
-            "(created by `lineage-governance store init`) or a postgresql:// URL.",
+            "(created by `lineage-governance store init`) or a postgresql:// URL. The governance DAG takes a "
+            "relative path inside the report folder.",
             example="/data/lineage-store.duckdb",
             default="lineage-store.duckdb",
         ),

@@ -4,6 +4,7 @@ nothing, the watermark kept in the store, and a source that cannot be read leavi
 from __future__ import annotations
 
 import json
+import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -144,3 +145,18 @@ def test_a_server_failing_after_its_first_page_leaves_the_store_as_it_was(store_
     with LineageStore.open(store_location, read_only=store_location.endswith(".duckdb")) as store:
         assert store.stats()["rows"]["events"] == 0
         assert store.engine.query("SELECT count(*) FROM source_watermarks") == [(0,)]
+
+
+def test_with_no_source_given_or_configured_sync_says_what_to_set(tmp_path, monkeypatch, capsys):
+    for name in list(os.environ):
+        if name.startswith(("AIRFLOW__LINEAGE_GOVERNANCE__", "LINEAGE_GOVERNANCE_", "AIRFLOW__OPENLINEAGE__")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow"))
+    location = str(tmp_path / "lineage-store.duckdb")
+    assert main(["store", "init", "--store", location]) == 0
+    capsys.readouterr()
+    assert main(["store", "sync", "--store", location]) == 2
+    assert capsys.readouterr().err == (
+        "lineage-governance: no event source to sync: give a Marquez URL or an events file, or set "
+        "[lineage_governance] events in airflow.cfg or AIRFLOW__LINEAGE_GOVERNANCE__EVENTS.\n"
+    )
