@@ -135,7 +135,10 @@ def parse_failure_runs(engine: Engine, dag_id: str = "", job_namespaces: list[st
     )
     failed = set()
     for run_id, own, block, line in rows:
-        event = to_run_event(orjson.loads(stored_body(own, block, line)))
+        body = stored_body(own, block, line)
+        if b"extractionError" not in body and b"\\u" not in body:  # none (not even escaped): no need to parse it
+            continue
+        event = to_run_event(orjson.loads(body))
         if event is not None and event.extraction_failed:
             failed.add(str(run_id))
     return len(failed)

@@ -4,6 +4,7 @@ read reported as lineage_unavailable over what the store held."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -150,3 +151,15 @@ def test_a_source_that_cannot_be_read_is_lineage_unavailable_over_what_the_store
     ]
     assert report.coverage["lineage_backend"] == problem
     assert report.coverage["events_read"] == 5 and report.coverage["events_of_target_run"] == 3
+
+
+def test_a_parse_failure_is_counted_however_its_facets_name_is_written(store_location, tmp_path):
+    failed = event(
+        "FAIL", "p.broken", run="b3", time="2026-10-02T02:07:00Z", dag_run="run-2", run_facets=extraction_error()
+    )
+    line = json.dumps(failed).replace('"extractionError"', '"extraction\\u0045rror"')
+    events = write(tmp_path / "events.jsonl", [HISTORY[4], line, HISTORY[3]])
+    sync(store_location, events, create=True)
+    with StoredGovernance.open(store_location, job_namespaces=["platform"], **governance_files(tmp_path)) as governance:
+        lineage = governance.nightly(str(events))
+        assert (lineage.parse_failure_runs("p"), lineage.parse_failure_runs("q")) == (2, 0)
