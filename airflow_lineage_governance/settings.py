@@ -151,7 +151,8 @@ SETTINGS: dict[str, Setting] = {
         Setting(
             "store",
             "Where the lineage store lives when store_conn_id is not set: the path of its DuckDB file "
-            "(created by `lineage-governance store init`) or a postgresql:// URL.",
+            "(created by `lineage-governance store init`) or a postgresql:// URL. The governance DAG takes a "
+            "relative path inside the report folder.",
             example="/data/lineage-store.duckdb",
             default="lineage-store.duckdb",
         ),
@@ -280,6 +281,36 @@ def store_location(given: str | None = None) -> str:
     if conn_id:
         return postgres_url(conn_id)
     return required("store", "--store")
+
+
+def governance_store() -> str:
+    """Return the store the governance DAG syncs its event source into and answers from.
+
+    As `store_location` finds it, a relative DuckDB path (the default `lineage-store.duckdb` among them) taken inside
+    the report folder: a worker's working directory is no place for it.
+
+    Raises:
+        MissingSettingError: The store_conn_id connection is not defined, or is not of type postgres.
+    """
+    location = store_location()
+    if location.startswith(("postgresql://", "postgres://")):
+        return location
+    path = Path(location).expanduser()
+    return str(path if path.is_absolute() else report_folder() / path)
+
+
+def event_source() -> str | None:
+    """Return `[lineage_governance] events`, else where the OpenLineage provider's transport sends events.
+
+    A file transport's path or an HTTP transport's URL, read the way the provider reads its config; else None.
+    """
+    configured = setting("events")
+    if configured:
+        return configured
+    transport = openlineage_transport()
+    key = {"file": "log_file_path", "http": "url"}.get(str(transport.get("type")))
+    found = transport.get(key) if key else None
+    return found if isinstance(found, str) else None
 
 
 def postgres_url(conn_id: str) -> str:

@@ -49,3 +49,13 @@ def test_the_namespace_is_platform_unless_named(tmp_path, monkeypatch):
     env = demo_env(tmp_path)
     assert env["AIRFLOW__OPENLINEAGE__NAMESPACE"] == "demo_two"
     assert json.loads(env["AIRFLOW_CONN_ICEBERG_DEFAULT"])["extra"]["lineage_namespace"] == "iceberg://demo_two"
+
+
+def test_the_lineage_store_is_a_duckdb_file_in_the_demo_folder_unless_named(tmp_path, monkeypatch):
+    monkeypatch.delenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", raising=False)
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE_CONN_ID", "a_developers_own")
+    env = demo_env(tmp_path)
+    assert env["AIRFLOW__LINEAGE_GOVERNANCE__STORE"] == str(tmp_path / "lineage-store.duckdb")
+    assert "AIRFLOW__LINEAGE_GOVERNANCE__STORE_CONN_ID" not in env
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", "postgresql://lineage@db.internal:5432/lineage")
+    assert demo_env(tmp_path)["AIRFLOW__LINEAGE_GOVERNANCE__STORE"] == "postgresql://lineage@db.internal:5432/lineage"

@@ -154,3 +154,14 @@ def test_a_seconds_setting_that_is_no_number_is_one_sentence(no_settings, monkey
     monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__WAIT_SECONDS", "ten")
     with pytest.raises(LineageGovernanceError, match="^the wait_seconds setting is not a number of seconds"):
         settings.seconds("wait_seconds")
+
+
+def test_the_governance_dags_store_is_a_file_in_the_report_folder_unless_named(no_settings, monkeypatch, tmp_path):
+    monkeypatch.setenv("LINEAGE_GOVERNANCE_REPORT_DIR", str(tmp_path / "reports"))
+    assert settings.governance_store() == str(tmp_path / "reports" / "lineage-store.duckdb")
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", "stores/lineage.duckdb")
+    assert settings.governance_store() == str(tmp_path / "reports" / "stores" / "lineage.duckdb")
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", str(tmp_path / "lineage.duckdb"))
+    assert settings.governance_store() == str(tmp_path / "lineage.duckdb")
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", "postgresql://lineage@db.internal:5432/lineage")
+    assert settings.governance_store() == "postgresql://lineage@db.internal:5432/lineage"

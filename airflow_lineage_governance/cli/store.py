@@ -2,10 +2,12 @@
 
     lineage-governance store init [--store LOCATION]
     lineage-governance store import EVENTS... [--store LOCATION] [--batch-size N] [--json]
+    lineage-governance store sync [EVENTS] [--store LOCATION] [--overlap DURATION] [--batch-size N] [--json]
     lineage-governance store stats [--store LOCATION] [--json]
     lineage-governance store vacuum [--store LOCATION]
 
-LOCATION is a DuckDB file or a postgresql:// URL (default: `[lineage_governance] store_conn_id`, else `store`).
+LOCATION is a DuckDB file or a postgresql:// URL (default: `[lineage_governance] store_conn_id`, else `store`); EVENTS
+is a Marquez URL, a JSON Lines file or a folder holding events.jsonl (default: the configured event source).
 """
 
 from __future__ import annotations
@@ -74,6 +76,29 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sync(args: argparse.Namespace) -> int:
+    """Bring the new events of the event source into the store and print what was read, added and left out."""
+    from airflow_lineage_governance.cli.common import BadInput, say
+    from airflow_lineage_governance.graph.asof import parse_duration
+    from airflow_lineage_governance.store.sync import OVERLAP, sync
+
+    source = args.events or settings.event_source()
+    if not source:
+        raise BadInput(
+            "no event source to sync: give a Marquez URL or an events file, or set "
+            f"{settings.SETTINGS['events'].flag_or_setting}."
+        )
+    overlap = parse_duration(args.overlap) if args.overlap else OVERLAP
+    if overlap is None:
+        raise BadInput(f"--overlap {args.overlap!r}: not a duration; write e.g. 1h, 90m or 2d.")
+    report = sync(settings.store_location(args.store), source, overlap=overlap, batch_size=args.batch_size)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        say(report.line())
+    return 0
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     """Prints the store's location, schema version, size and rows per table."""
     from airflow_lineage_governance.cli.common import say
@@ -113,6 +138,7 @@ def add_store_commands(commands: Any) -> None:
     for name, run, text in (
         ("init", cmd_init, "create the store, or upgrade an older one in place"),
         ("import", cmd_import, "add the events of JSON Lines files or history folders"),
+        ("sync", cmd_sync, "bring the new events of a Marquez server or an events file into the store"),
         ("stats", cmd_stats, "the store's schema version, size and rows per table"),
         ("vacuum", cmd_vacuum, "give back the space of deleted rows"),
     ):
@@ -121,6 +147,19 @@ def add_store_commands(commands: Any) -> None:
         if name == "import":
             command.add_argument("events", nargs="+", help="an events.jsonl file, or a folder holding one")
             command.add_argument("--batch-size", type=int, default=2000, help="events per transaction")
-        if name in ("import", "stats"):
+        if name == "sync":
+            command.add_argument(
+                "events",
+                nargs="?",
+                help=f"a Marquez URL, an events.jsonl file, or a folder holding one (default: [{settings.SECTION}] "
+                "events, else where the OpenLineage provider's transport sends events)",
+            )
+            command.add_argument(
+                "--overlap",
+                metavar="DURATION",
+                help="ask a Marquez source again for this much before the last event time read (default: 1h)",
+            )
+            command.add_argument("--batch-size", type=int, default=2000, help="events per transaction")
+        if name in ("import", "sync", "stats"):
             command.add_argument("--json", action="store_true")
         command.set_defaults(run=run)

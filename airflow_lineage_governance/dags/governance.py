@@ -1,12 +1,15 @@
 """The nightly governance DAG, as a factory.
 
-Waits for a target DAG's run of the same logical date and its lineage, runs every check, writes the run's own
-governance-report.json and .md, shows the findings in the task log, and fails on error findings.
+Waits for a target DAG's run of the same logical date and its lineage, brings the event source's new events into the
+lineage store, runs every check over the store, writes the run's own governance-report.json and .md, shows the findings
+in the task log, and fails on error findings.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -33,12 +36,15 @@ def governance_dag(
     wait_seconds: float | None = None,
     poke_seconds: float | None = None,
     iceberg_conn_id: str = "iceberg_default",
+    store: str | None = None,
     **dag_kwargs: Any,
 ) -> DAG:
     """Return the governance DAG for `target_dag_id`; give it the target's schedule so logical dates match.
 
-    The wait and the poke interval default to `[lineage_governance] wait_seconds` (600) and `poke_seconds` (30). Raises
-    MissingSettingError when either setting is not a number.
+    The wait and the poke interval default to `[lineage_governance] wait_seconds` (600) and `poke_seconds` (30). The
+    lineage store (`store`: a DuckDB file or a postgresql:// URL) defaults to `settings.governance_store()`: the
+    `[lineage_governance] store_conn_id` connection's database, else the `store` DuckDB file, a relative path taken in
+    the report folder. Raises MissingSettingError when either setting is not a number.
     """
     wait_seconds = wait_seconds or settings.seconds("wait_seconds")
     poke_seconds = poke_seconds or settings.seconds("poke_seconds")
@@ -53,35 +59,30 @@ def governance_dag(
 
         @task
         def run_checks(verdict: dict[str, Any], **context: Any) -> dict[str, Any]:
-            """Run every check over the received lineage; return the report as data.
+            """Bring the event source's new events into the lineage store, run every check over it; return the report.
 
-            A Marquez source is read incrementally: the lineage history is kept under the report folder
-            (`<dag_id>/lineage-history`: the events read so far and the watermark), and only events after the watermark
-            are asked for.
+            The report as data. Only the events after the watermark the store keeps (less an overlap) are asked of a
+            Marquez source. When the source cannot be read, the checks that need lineage are one lineage_unavailable
+            finding and the coverage tells what the store held already.
             """
             from airflow_lineage_governance.governance.nightly import nightly_report
-            from airflow_lineage_governance.governance.session import Governance
             from airflow_lineage_governance.hooks.iceberg import IcebergHook
             from airflow_lineage_governance.iceberg.catalog import table_names
 
-            store = settings.report_folder() / context["dag"].dag_id.replace("/", "_") / "lineage-history"
-            governance, problem = Governance.load_tolerant(
-                verdict.get("events") or default_event_source(),
-                job_namespaces=verdict.get("job_namespace") or default_job_namespace(),
-                store=store,
-            )
             catalog = IcebergHook(iceberg_conn_id).get_conn()
-            report = nightly_report(
-                verdict,
-                governance,
-                table_names(catalog),
-                dag_id=context["dag"].dag_id,
-                run_id=context["run_id"],
-                logical_date=context["logical_date"].isoformat(),
-                backend_problem=problem,
-                design=configured_design(catalog, context),
-                freshness_days=settings.whole_days("freshness_days"),
-            )
+            tables, design = table_names(catalog), configured_design(catalog, context)
+            with stored_lineage(store or settings.governance_store(), verdict) as (lineage, problem):
+                report = nightly_report(
+                    verdict,
+                    lineage,
+                    tables,
+                    dag_id=context["dag"].dag_id,
+                    run_id=context["run_id"],
+                    logical_date=context["logical_date"].isoformat(),
+                    backend_problem=problem,
+                    design=design,
+                    freshness_days=settings.whole_days("freshness_days"),
+                )
             return report.to_dict()
 
         @task
@@ -105,6 +106,36 @@ def governance_dag(
 
         write_report(run_checks(wait.output))  # type: ignore[arg-type]  # XComArgs, resolved when the tasks run
     return dag
+
+
+@contextmanager
+def stored_lineage(location: str, verdict: dict[str, Any]) -> Iterator[tuple[Any, str | None]]:
+    """Sync the verdict's event source (else the configured one) into the store at `location`, and give the store.
+
+    The store as the nightly report reads it (`StoredLineage`, the job namespace the verdict names), and why the source
+    could not be read (None when it was). The store is created when missing; what the sync read is logged.
+    """
+    from airflow_lineage_governance.governance.config import load_metadata, load_rules
+    from airflow_lineage_governance.governance.store_session import StoredGovernance
+    from airflow_lineage_governance.graph.errors import EventSourceError
+    from airflow_lineage_governance.store.sync import open_waiting, sync
+
+    source = verdict.get("events") or default_event_source()
+    synced, problem = None, None
+    if source is None:
+        problem = "no event source is configured"
+    else:
+        try:
+            synced = sync(location, source, create=True)
+            log.info("Synced into the lineage store %s: %s", synced.store, synced.line())
+        except EventSourceError as error:
+            problem = str(error)
+            log.warning("The lineage store keeps what it held: %s", problem)
+    rules = load_rules()
+    metadata = load_metadata(None, rules)
+    namespace = verdict.get("job_namespace") or default_job_namespace()
+    with StoredGovernance(rules, metadata, open_waiting(location, create=True), [namespace]) as governance:
+        yield governance.nightly(synced.source if synced is not None else str(source), synced), problem
 
 
 def configured_design(catalog: Any, context: Any) -> Any:

@@ -17,7 +17,7 @@ from airflow_lineage_governance.graph.build import LineageGraph
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 if TYPE_CHECKING:
-    from airflow_lineage_governance.governance.session import Governance
+    from airflow_lineage_governance.governance.nightly_lineage import NightlyLineage
 
 
 def unaccounted(catalog_tables: Iterable[TableRef | str], metadata: Metadata, lineage: LineageGraph) -> list[Finding]:
@@ -62,7 +62,7 @@ def understated_classes(proposals: Mapping[ColumnRef, Proposal], rules: Rules) -
 
 
 def run_checks(
-    governance: Governance,
+    governance: NightlyLineage,
     catalog_tables: Iterable[TableRef | str],
     verdict: Mapping[str, Any] | None = None,
     lineage_problem: str | None = None,

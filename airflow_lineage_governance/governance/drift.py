@@ -11,15 +11,13 @@ from typing import Any
 
 from airflow_lineage_governance.governance import findings
 from airflow_lineage_governance.governance.findings import Finding
-from airflow_lineage_governance.governance.session import Governance
+from airflow_lineage_governance.governance.nightly_lineage import NightlyLineage
 from airflow_lineage_governance.graph.design import Design
 from airflow_lineage_governance.graph.diff import (
     DESIGNED_NOT_OBSERVED,
     DesignDiff,
     JobDifference,
-    declared_jobs,
     design_diff,
-    observed_jobs,
 )
 from airflow_lineage_governance.kinds import FindingKind
 
@@ -71,13 +69,14 @@ def design_findings(diff: DesignDiff, dag_id: str = "", task_states: Mapping[str
     return found
 
 
-def nightly_diff(design: Design, governance: Governance, dag_id: str) -> DesignDiff:
+def nightly_diff(design: Design, governance: NightlyLineage, dag_id: str) -> DesignDiff:
     """Return the diff of the design against the received lineage of `dag_id`'s jobs, with the declared lineage beside.
 
-    The received lineage is each job's latest COMPLETE in the governance's history.
+    The received lineage is each job's latest COMPLETE.
     """
-    history = governance.history
-    return design_diff(design, observed_jobs(history), "now", [dag_id] if dag_id else None, declared_jobs(history))
+    return design_diff(
+        design, governance.observed_jobs(), "now", [dag_id] if dag_id else None, governance.declared_jobs()
+    )
 
 
 def design_coverage(design: Design, diff: DesignDiff) -> dict[str, Any]:

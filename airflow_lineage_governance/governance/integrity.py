@@ -134,6 +134,35 @@ def integrity(
     events.
     """
     events = list(events)
+    return integrity_figures(
+        graph, catalog_tables, now, parse_failure_runs(events, dag_id), late_events(events), dag_id=dag_id, days=days
+    )
+
+
+def integrity_figures(
+    graph: LineageGraph,
+    catalog_tables: Iterable[TableRef | str] | None,
+    now: datetime,
+    parse_failures: int,
+    late: int,
+    *,
+    dag_id: str = "",
+    days: int = DEFAULT_FRESHNESS_DAYS,
+) -> dict[str, Any]:
+    """Return the figures `integrity` gives, the parse failures and late events counted already.
+
+    Args:
+        graph: The lineage graph as of now, each job's latest COMPLETE event in `graph.jobs`.
+        catalog_tables: The catalog's tables (None: no freshness figures).
+        now: The time the freshness is measured at.
+        parse_failures: The runs whose FAIL event carries `extractionError`.
+        late: The events that arrived after an event of the same run with a later event time.
+        dag_id: The DAG whose jobs are checked ("": every job).
+        days: The freshness window.
+
+    Returns:
+        The figures, by the coverage's keys.
+    """
     runs = complete_runs(graph, dag_id)
     found: dict[str, Any] = {
         "complete_runs_checked": len(runs["checked"]),
@@ -144,6 +173,6 @@ def integrity(
     if catalog_tables is not None:
         found["freshness_days"] = days
         found["tables_without_recent_edges"] = tables_without_recent_edges(graph, catalog_tables, now, days)
-    found["parse_failures_in_events"] = parse_failure_runs(events, dag_id)
-    found["events_late"] = late_events(events)
+    found["parse_failures_in_events"] = parse_failures
+    found["events_late"] = late
     return found

@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_governance.governance.checks import run_checks
-from airflow_lineage_governance.governance.integrity import DEFAULT_FRESHNESS_DAYS, integrity, share
+from airflow_lineage_governance.governance.integrity import DEFAULT_FRESHNESS_DAYS, integrity_figures, share
+from airflow_lineage_governance.governance.nightly_lineage import NightlyLineage
 from airflow_lineage_governance.governance.report import GovernanceReport
-from airflow_lineage_governance.governance.runs import SUCCESS, events_of_run, parse_failures
-from airflow_lineage_governance.governance.session import Governance
+from airflow_lineage_governance.governance.runs import SUCCESS, parse_failures
 from airflow_lineage_governance.refs import TableRef
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def nightly_report(
     verdict: Mapping[str, Any],
-    governance: Governance,
+    governance: NightlyLineage,
     catalog_tables: Iterable[TableRef | str],
     *,
     dag_id: str,
@@ -37,7 +37,9 @@ def nightly_report(
     where it and the target DAG's received lineage differ; and the coverage, with the integrity and freshness figures
     (`governance/integrity.py`; catalog tables with no edge in `freshness_days` days). `backend_problem` is why the
     event source could not be read (or only in part): the checks that need lineage are then one lineage_unavailable
-    finding, and no design is compared. Raises ValueError when the verdict holds a finding of an unknown kind.
+    finding, and no design is compared. `governance` is the lineage received: the events of a source in memory
+    (`Governance`) or the lineage store (`StoredLineage`). Raises ValueError when the verdict holds a finding of an
+    unknown kind.
     """
     tables = list(catalog_tables)
     findings = run_checks(governance, tables, verdict, backend_problem)
@@ -54,7 +56,7 @@ def nightly_report(
 
 def coverage(
     verdict: Mapping[str, Any],
-    governance: Governance,
+    governance: NightlyLineage,
     backend_problem: str | None = None,
     now: datetime | None = None,
     catalog_tables: Iterable[TableRef | str] | None = None,
@@ -74,13 +76,21 @@ def coverage(
     target, target_run = verdict.get("target_dag_id") or "", verdict.get("target_run_id") or ""
     report = governance.report
     graph = governance.graph
-    of_run = events_of_run(governance.events, target, target_run) if target else []
+    of_run = governance.run_events(target, target_run) if target else []
     prefix = f"{target}."
     this_run = {job for job, e in graph.jobs.items() if job.startswith(prefix) and e.dag_run_id == target_run}
     written = [c for table, job in graph.outputs.items() if job in this_run for c in graph.columns_of(table)]
     with_lineage = len([t for t in succeeded if t not in missing_tasks])
     moment = now or datetime.now(UTC)
-    figures = integrity(graph, governance.events, catalog_tables, moment, dag_id=target, days=freshness_days)
+    figures = integrity_figures(
+        graph,
+        catalog_tables,
+        moment,
+        governance.parse_failure_runs(target),
+        governance.late_events(),
+        dag_id=target,
+        days=freshness_days,
+    )
     found: dict[str, Any] = {
         "target_dag_id": target,
         "target_run_id": target_run,
@@ -89,7 +99,7 @@ def coverage(
         "tasks_with_lineage": with_lineage,
         "runs_with_lineage_share": share(with_lineage, len(succeeded)),
         "columns_with_lineage": len([c for c in written if graph.in_edges(c)]),
-        "parse_failures": len(parse_failures(governance.events, target, target_run)),
+        "parse_failures": len(parse_failures(of_run, target, target_run)),
         "events_of_target_run": len(of_run),
         "events_read": report.events,
         "events_malformed": report.malformed + report.truncated + report.wrong_shape + report.unknown_type,
@@ -110,7 +120,7 @@ def coverage(
     return found
 
 
-def earlier_answers(governance: Governance, dag_id: str, run_id: str, now: datetime) -> dict[str, str]:
+def earlier_answers(governance: NightlyLineage, dag_id: str, run_id: str, now: datetime) -> dict[str, str]:
     """Return, for each job of `dag_id` whose lineage in the graph comes from a run other than `run_id`, by job.
 
     The run it came from, that event's time and its age at `now` (`run scheduled__x, 2030-01-31T02:00:00+00:00, 1 d 2 h

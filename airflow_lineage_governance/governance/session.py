@@ -7,10 +7,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_governance.governance.classify import Proposal, propose
 from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
+from airflow_lineage_governance.governance.integrity import late_events, parse_failure_runs
+from airflow_lineage_governance.governance.runs import events_of_run
 from airflow_lineage_governance.governance.weights import tier_weight
 from airflow_lineage_governance.graph.asof import AsOf, stale_jobs
 from airflow_lineage_governance.graph.build import Edge, LineageGraph, build_graph
@@ -29,6 +31,9 @@ from airflow_lineage_governance.graph.store import HistoryStore
 from airflow_lineage_governance.graph.trace import Contaminated, Origin, snapshot_asked, trace_back, trace_forward
 from airflow_lineage_governance.kinds import EdgeSource, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
+
+if TYPE_CHECKING:
+    from airflow_lineage_governance.graph.diff import ObservedJob
 
 
 @dataclass
@@ -136,6 +141,30 @@ class Governance:
             return (known.owner, known.tier) if known is not None else (None, None)
 
         return trace_forward(self.history, table, version, about)
+
+    def run_events(self, dag_id: str, run_id: str) -> list[RunEvent]:
+        """Return the task events of the DAG run `run_id` of `dag_id` (matched on the `airflow` run facet)."""
+        return events_of_run(self.events, dag_id, run_id)
+
+    def parse_failure_runs(self, dag_id: str) -> int:
+        """Return how many runs of `dag_id`'s jobs (every job's for "") have a FAIL event carrying `extractionError`."""
+        return parse_failure_runs(self.events, dag_id)
+
+    def late_events(self) -> int:
+        """Return how many events were read after an event of the same run with a later event time."""
+        return late_events(self.events)
+
+    def observed_jobs(self) -> dict[str, ObservedJob]:
+        """Return, by job name, each job's latest COMPLETE in the history as the design diff compares it."""
+        from airflow_lineage_governance.graph.diff import observed_jobs
+
+        return observed_jobs(self.history)
+
+    def declared_jobs(self) -> dict[str, ObservedJob]:
+        """Return, by job name, the lineage metadata.toml's `[[declared]]` blocks state."""
+        from airflow_lineage_governance.graph.diff import declared_jobs
+
+        return declared_jobs(self.history)
 
     def as_of(self, at: datetime | None) -> Governance:
         """Return the governance whose graph (and so proposals and checks) is the graph as of `at`.

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from airflow_lineage_governance.governance.checks import tables_without_metadata, unaccounted, understated_classes
 from airflow_lineage_governance.governance.classify import Proposal, propose
@@ -23,11 +24,15 @@ from airflow_lineage_governance.graph.impact import Impact, Provenance, column_a
 from airflow_lineage_governance.graph.records import RunRecord, Shape
 from airflow_lineage_governance.kinds import EdgeSource, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from airflow_lineage_governance.store import provenance
+from airflow_lineage_governance.store import checks, provenance
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.graph_as_of import lineage_graph, stale_jobs
 from airflow_lineage_governance.store.ingest import micros
 from airflow_lineage_governance.store.lineage_store import LineageStore
+
+if TYPE_CHECKING:
+    from airflow_lineage_governance.graph.diff import ObservedJob
+    from airflow_lineage_governance.store.sync import SyncReport
 
 A = TypeVar("A", Impact, Provenance)
 
@@ -185,6 +190,41 @@ class StoredGovernance:
         )
         return ReadReport(source=self.store.engine.description, events=int(rows[0][0]))
 
+    def nightly(self, source: str, synced: SyncReport | None = None) -> StoredLineage:
+        """Return the store as the nightly report reads it, after `synced` brought `source`'s events in.
+
+        Args:
+            source: The event source synced, as the report names it.
+            synced: What the sync read and left out (None: the source could not be read).
+
+        Returns:
+            The graph as of now with each job's latest COMPLETE event, and the read report: the store's events of the
+            job namespaces read (and of every other), and what the sync left out and found there already.
+        """
+        scope = self.job_namespaces
+
+        def read() -> tuple[int, int, LineageGraph]:
+            ours, others = checks.event_counts(self.store.engine, scope)
+            return ours, others, lineage_graph(self.store.engine, None, scope, events=True)
+
+        ours, others, graph = self.store.answer("read the lineage graph", read)
+        report = ReadReport(source=source, events=ours, other_namespace=others, wrong_parts=graph.wrong_parts)
+        if synced is not None:
+            found = synced.ingest
+            report.lines, report.duplicates = found.read, found.duplicates
+            report.malformed, report.truncated = found.malformed, found.truncated
+            report.wrong_shape, report.unknown_type = found.wrong_shape, found.unknown_type
+            report.problems = list(found.problems)
+        return StoredLineage(self, report, graph)
+
+    def declared_jobs(self) -> dict[str, ObservedJob]:
+        """Return, by job name, the lineage metadata.toml's `[[declared]]` blocks state, as the design diff reads it."""
+        from airflow_lineage_governance.governance.session import declare
+        from airflow_lineage_governance.graph.diff import declared_jobs
+        from airflow_lineage_governance.graph.history import LineageHistory
+
+        return declared_jobs(declare(LineageHistory(self.rules.namespace), self.metadata))
+
     def walker(self, at: datetime | None = None, active_since: timedelta | None = None) -> provenance.StoreWalker:
         """Return the store as of `at` (None: now), runs older than `active_since` before it stale."""
         static = declared_lineage(self.metadata, self.store.engine)
@@ -236,6 +276,56 @@ class StoredGovernance:
         asked = column if isinstance(column, ColumnRef) else column_asked(column)
         walker = self.walker(at, active_since)
         return self.store.answer("answered a provenance", lambda: _read(provenance.provenance(walker, asked)))
+
+
+@dataclass
+class StoredLineage:
+    """The lineage store as the nightly report reads it (`NightlyLineage`), from `StoredGovernance.nightly`."""
+
+    governance: StoredGovernance
+    report: ReadReport
+    graph: LineageGraph
+
+    @property
+    def rules(self) -> Rules:
+        """Return the rules of lineage.toml."""
+        return self.governance.rules
+
+    @property
+    def metadata(self) -> Metadata:
+        """Return the metadata of metadata.toml."""
+        return self.governance.metadata
+
+    @cached_property
+    def proposals(self) -> dict[ColumnRef, Proposal]:
+        """Return the proposal of every column written as of now."""
+        return propose(self.graph, self.metadata.declared(), self.rules)
+
+    def run_events(self, dag_id: str, run_id: str) -> list[RunEvent]:
+        """Return the task events of the DAG run `run_id` of `dag_id` of the job namespaces read, in time order."""
+        scope = self.governance.job_namespaces
+        events = self.governance.store.run_events(dag_id, run_id)
+        return [e for e in events if not scope or e.job_namespace in scope]
+
+    def parse_failure_runs(self, dag_id: str) -> int:
+        """Return how many runs of `dag_id`'s jobs (every job's for "") have a FAIL event carrying `extractionError`."""
+        store, scope = self.governance.store, self.governance.job_namespaces
+        return store.answer(
+            "counted the parse failures", lambda: checks.parse_failure_runs(store.engine, dag_id, scope)
+        )
+
+    def late_events(self) -> int:
+        """Return how many events were stored after an event of the same run with a later event time."""
+        store, scope = self.governance.store, self.governance.job_namespaces
+        return store.answer("counted the late events", lambda: checks.late_events(store.engine, scope))
+
+    def observed_jobs(self) -> dict[str, ObservedJob]:
+        """Return, by job name, each job's latest COMPLETE in the store as the design diff compares it."""
+        return self.governance.store.observed_jobs()
+
+    def declared_jobs(self) -> dict[str, ObservedJob]:
+        """Return, by job name, the lineage metadata.toml's `[[declared]]` blocks state."""
+        return self.governance.declared_jobs()
 
 
 def _read(answer: A) -> A:

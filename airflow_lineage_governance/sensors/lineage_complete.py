@@ -26,13 +26,7 @@ def default_event_source() -> str | None:
 
     A file transport's path or an HTTP transport's URL, read the way the provider reads its config; else None.
     """
-    configured = settings.setting("events")
-    if configured:
-        return configured
-    transport = settings.openlineage_transport()
-    key = {"file": "log_file_path", "http": "url"}.get(str(transport.get("type")))
-    found = transport.get(key) if key else None
-    return found if isinstance(found, str) else None
+    return settings.event_source()
 
 
 def default_job_namespace() -> str:

@@ -81,3 +81,80 @@ def run_events(engine: Engine, dag_id: str, run_id: str) -> list[RunEvent]:
         if event is not None:
             found.append(event)
     return sorted(found, key=lambda e: e.order)
+
+
+def _scope(job_namespaces: list[str] | None) -> tuple[str, list[str]]:
+    """Return the condition on `j.namespace` keeping the job namespaces (none: every one), and its parameters."""
+    if not job_namespaces:
+        return "", []
+    return f" AND j.namespace IN ({', '.join('?' * len(job_namespaces))})", list(job_namespaces)
+
+
+def late_events(engine: Engine, job_namespaces: list[str] | None = None) -> int:
+    """Return how many events were stored after an event of the same run with a later event time.
+
+    Stored after: in a later ingest (the transport stores each event as it is emitted, so its order is the order of
+    arrival; the events of one sync or import keep no order among them).
+
+    Args:
+        engine: The store's engine.
+        job_namespaces: The job namespaces counted (None: every one).
+
+    Returns:
+        The number of late events.
+    """
+    where, params = _scope(job_namespaces)
+    rows = engine.query(
+        "SELECT count(*) FROM events e JOIN jobs j ON j.job_id = e.job_id WHERE EXISTS (SELECT 1 FROM events o "
+        f"WHERE o.run_id = e.run_id AND o.at_us > e.at_us AND o.ingested_at_us < e.ingested_at_us){where}",
+        params,
+    )
+    return int(rows[0][0])
+
+
+def parse_failure_runs(engine: Engine, dag_id: str = "", job_namespaces: list[str] | None = None) -> int:
+    """Return how many runs (of `dag_id`'s jobs, or every job) have a FAIL event carrying `extractionError`.
+
+    OpenLineage's ExtractionErrorRunFacet: their lineage could not be read.
+
+    Args:
+        engine: The store's engine.
+        dag_id: The DAG whose jobs (`dag_id.task_id`) are counted ("": every job).
+        job_namespaces: The job namespaces counted (None: every one).
+
+    Returns:
+        The number of runs.
+    """
+    where, params = _scope(job_namespaces)
+    prefix = f"{dag_id}." if dag_id else ""
+    rows = engine.query(
+        "SELECT e.run_id, e.body, b.body, e.block_line FROM events e JOIN jobs j ON j.job_id = e.job_id "
+        "LEFT JOIN event_blocks b ON b.block_id = e.block_id WHERE e.event_type = 'FAIL' AND substr(j.name, 1, ?) = ?"
+        f"{where}",
+        [len(prefix), prefix, *params],
+    )
+    failed = set()
+    for run_id, own, block, line in rows:
+        body = stored_body(own, block, line)
+        if b"extractionError" not in body and b"\\u" not in body:  # none (not even escaped): no need to parse it
+            continue
+        event = to_run_event(orjson.loads(body))
+        if event is not None and event.extraction_failed:
+            failed.add(str(run_id))
+    return len(failed)
+
+
+def event_counts(engine: Engine, job_namespaces: list[str] | None = None) -> tuple[int, int]:
+    """Return how many events the store holds of the job namespaces, and how many of every other namespace.
+
+    Args:
+        engine: The store's engine.
+        job_namespaces: The job namespaces (None: every one, and none other).
+
+    Returns:
+        The two counts.
+    """
+    rows = engine.query("SELECT j.namespace, count(*) FROM events e JOIN jobs j ON j.job_id = e.job_id GROUP BY 1")
+    kept = {str(namespace): int(count) for namespace, count in rows}
+    ours = sum(n for space, n in kept.items() if not job_namespaces or space in job_namespaces)
+    return ours, sum(kept.values()) - ours

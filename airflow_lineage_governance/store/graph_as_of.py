@@ -11,8 +11,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
 
+import orjson
+
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
+from airflow_lineage_governance.graph.events import RunEvent, to_run_event
 from airflow_lineage_governance.refs import ColumnRef, TableRef
+from airflow_lineage_governance.store.bodies import stored_body
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.ingest import micros
 
@@ -21,7 +25,7 @@ NOW = 2**63 - 1
 
 
 def lineage_graph(
-    engine: Engine, at: datetime | None = None, job_namespaces: Iterable[str] | None = None
+    engine: Engine, at: datetime | None = None, job_namespaces: Iterable[str] | None = None, *, events: bool = False
 ) -> LineageGraph:
     """Return the observed lineage graph as of `at`.
 
@@ -32,6 +36,8 @@ def lineage_graph(
         engine: The store's engine.
         at: The time (None: each job's latest COMPLETE).
         job_namespaces: The job namespaces read (None: every one).
+        events: Also read each chosen COMPLETE event whole into `graph.jobs` (its JSON, as the integrity figures read
+            it), and count the parts of the wrong shape of the chosen runs' lineage into `graph.wrong_parts`.
 
     Returns:
         The graph: its edges (each with the run that stated it), tables' columns and the tables each job wrote.
@@ -79,6 +85,16 @@ def lineage_graph(
             edges[shape].append(tuple(edge))
     lineage = LineageGraph()
     lineage.at = at
+    if events:
+        lineage.jobs.update(
+            chosen_events(engine, {job: (run_id, at_us) for job, (run_id, _, _, at_us) in chosen.items()})
+        )
+        wrong: dict[int, int] = {}
+        for start in range(0, len(shapes), 500):
+            part = shapes[start : start + 500]
+            marks = ", ".join("?" * len(part))
+            wrong.update(engine.query(f"SELECT shape_id, wrong_parts FROM shapes WHERE shape_id IN ({marks})", part))
+        lineage.wrong_parts += sum(int(wrong.get(shape, 0)) for _, _, shape, _ in chosen.values())
     for job, (run_id, time, shape, _) in chosen.items():
         for table_name, name in columns[shape]:
             table = lineage.table_ref(table_name)
@@ -103,6 +119,35 @@ def lineage_graph(
                 )
             )
     return lineage
+
+
+def chosen_events(engine: Engine, chosen: dict[str, tuple[str, int]]) -> dict[str, RunEvent]:
+    """Return each job's COMPLETE event, whole, parsed from the JSON as first received.
+
+    Args:
+        engine: The store's engine.
+        chosen: The run id and instant of the COMPLETE of each job, by job name.
+
+    Returns:
+        The events, by job name (a job whose event's JSON no longer parses is left out).
+    """
+    wanted = {(run_id, at_us): job for job, (run_id, at_us) in chosen.items()}
+    runs = sorted({run_id for run_id, _ in wanted})
+    found: dict[str, RunEvent] = {}
+    for start in range(0, len(runs), 500):
+        part = runs[start : start + 500]
+        for run_id, at_us, own, block, line in engine.query(
+            "SELECT e.run_id, e.at_us, e.body, b.body, e.block_line FROM events e LEFT JOIN event_blocks b ON "
+            f"b.block_id = e.block_id WHERE e.event_type = 'COMPLETE' AND e.run_id IN ({', '.join('?' * len(part))})",
+            part,
+        ):
+            job = wanted.get((str(run_id), int(at_us)))
+            if job is None:
+                continue
+            event = to_run_event(orjson.loads(stored_body(own, block, line)))
+            if event is not None:
+                found[job] = event
+    return found
 
 
 def stale_jobs(

@@ -142,7 +142,7 @@ def _ingest(engine: Engine, source: EventSource, batch_size: int, report: Ingest
             report.unknown_type += 1
             _note(report, "an event of an unknown event type")
             continue
-        batch.append(Received(event, micros(event.at), line.rstrip(b"\r\n") if line is not None else _dumps(raw)))
+        batch.append(Received(event, micros(event.at), line.rstrip(b"\r\n") if line is not None else dumps_event(raw)))
         if len(batch) >= batch_size:
             store_batch(engine, batch, report, known)
             batch = []
@@ -163,7 +163,8 @@ def _with_lines(source: EventSource, report: ReadReport) -> Iterator[tuple[Any, 
             yield raw, None
 
 
-def _dumps(raw: Any) -> bytes:
+def dumps_event(raw: Any) -> bytes:
+    """Return an event's JSON bytes (orjson's, else the standard library's for JSON nested past orjson's limit)."""
     try:
         return orjson.dumps(raw)
     except (orjson.JSONEncodeError, TypeError):  # nested past orjson's 255 levels

@@ -143,6 +143,10 @@ class LineageStore:
         """
         return self._call("traced a snapshot", lambda: trace.trace_forward(self.engine, table, snapshot, about))
 
+    def latest_snapshot(self, table: TableRef) -> str | None:
+        """Return the snapshot of `table` its latest writing COMPLETE wrote, or None (`trace.latest_snapshot`)."""
+        return self._call("read a table's latest snapshot", lambda: trace.latest_snapshot(self.engine, table))
+
     def observed_jobs(self, at: datetime | None = None) -> dict[str, ObservedJob]:
         """Return, by job name, the runtime lineage of each job's latest COMPLETE as of `at` (`diff.observed_jobs`)."""
         from airflow_lineage_governance.store import diff  # the design's types load the SQL parser: only when asked

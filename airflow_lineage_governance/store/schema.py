@@ -7,7 +7,8 @@ Instants are microseconds since the epoch (UTC) in BIGINT columns; an interval's
 Ids are `ids.stable_id` hashes of the natural key. Version 1 holds the lineage history; version 2 adds the
 governance tables (classifications, owners, declarations, findings); version 3 keeps events' JSON in compressed
 blocks of many events (`event_blocks`; `bodies.py`) instead of one by one, and indexes the runs by the snapshots
-they read and wrote, and the events by DAG run.
+they read and wrote, and the events by DAG run; version 4 keeps, per event source synced into the store, the latest
+event time read from it (`store/sync.py`).
 """
 
 from __future__ import annotations
@@ -113,7 +114,13 @@ VERSION_3 = (
     "CREATE INDEX events_by_dag_run ON events (dag_run_id)",
 )
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3}
+VERSION_4 = (
+    # per event source synced (a Marquez URL, an events file): the latest event time read from it, and when
+    "CREATE TABLE source_watermarks (source TEXT PRIMARY KEY, watermark_us BIGINT, watermark_time TEXT, "
+    "synced_at_us BIGINT NOT NULL)",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3, 4: VERSION_4}
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 
 SCHEMA_VERSION = max(MIGRATIONS)
@@ -137,6 +144,7 @@ TABLES = (
     "owners",
     "declarations",
     "findings",
+    "source_watermarks",
 )
 """The store's tables (besides `store_versions` and `event_blocks`, how the events' JSON is kept), as `stats` counts
 them."""

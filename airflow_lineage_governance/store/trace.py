@@ -171,6 +171,25 @@ def known(engine: Engine, table: TableRef, snapshot: str) -> bool:
     )
 
 
+def latest_snapshot(engine: Engine, table: TableRef) -> str | None:
+    """Return the snapshot of `table` the latest COMPLETE writing it wrote (by instant, then run id), None when none.
+
+    Args:
+        engine: The store's engine.
+        table: The table.
+
+    Returns:
+        The snapshot id, as the event's `version` facet named it.
+    """
+    text = engine.text_order
+    rows = engine.query(
+        "SELECT snapshot FROM run_datasets WHERE dataset_id = ? AND role = 'output' AND snapshot IS NOT NULL "
+        f"ORDER BY at_us DESC, run_id{text} DESC LIMIT 1",
+        [dataset_id(table)],
+    )
+    return str(rows[0][0]) if rows else None
+
+
 def _refuse_unknown(engine: Engine, table: TableRef, snapshot: str) -> None:
     if not known(engine, table, snapshot):
         raise SnapshotNotInStoreError(

@@ -13,8 +13,13 @@ settings never leak in):
 
 - AIRFLOW__OPENLINEAGE__TRANSPORT: the provider's transport, e.g. an HTTP transport pointed at Marquez:
   `{"type": "http", "url": "http://localhost:5000", "timeout": 2, "retry": {"total": 1, "connect": 1, "read": 1}}`
-- LINEAGE_GOVERNANCE_EVENTS: where the governance DAG and the printed answers read events (a JSONL file or a
-  Marquez URL). Unset: the file transport's file, or the HTTP transport's URL.
+- LINEAGE_GOVERNANCE_EVENTS: the event source the governance DAG and the demo sync into the lineage store (a JSONL
+  file or a Marquez URL). Unset: the file transport's file, or the HTTP transport's URL.
+
+The governance DAG syncs the event source into the lineage store and answers from it, and the demo prints its answers
+from the same store: .demo/lineage-store.duckdb (DuckDB), or what AIRFLOW__LINEAGE_GOVERNANCE__STORE names when set
+(honoured as given, e.g. a `postgresql://user:password@host:5432/database` URL; every other AIRFLOW* variable of
+the caller is still left out).
 
 LINEAGE_GOVERNANCE_DEMO_NAMESPACE (default `platform`) names the demo's OpenLineage job namespace, and its
 datasets' namespace `iceberg://<namespace>`: two demo runs sent to one Marquez stay apart by it. The declared
@@ -126,11 +131,17 @@ def demo_events(folder: Path) -> str:
     return str(folder / "events.jsonl")
 
 
+def demo_store(folder: Path) -> str:
+    """Returns the lineage store of the demo: $AIRFLOW__LINEAGE_GOVERNANCE__STORE when set (a DuckDB file or a
+    postgresql:// URL), else lineage-store.duckdb in `folder`."""
+    return os.environ.get("AIRFLOW__LINEAGE_GOVERNANCE__STORE") or str(folder / "lineage-store.duckdb")
+
+
 def demo_env(folder: Path, catalog_properties: dict[str, str] | None = None) -> dict[str, str]:
     """Returns the environment of the demo's Airflow: its catalog (`catalog_properties`, the local SQLite catalog
-    by default), SQLite, and the OpenLineage transport and event source of `demo_transport` and `demo_events`
-    (the file transport unless the caller's environment names another), and the job and dataset namespaces of
-    `demo_namespace`."""
+    by default), SQLite, the OpenLineage transport and event source of `demo_transport` and `demo_events`
+    (the file transport unless the caller's environment names another), the lineage store of `demo_store`, and
+    the job and dataset namespaces of `demo_namespace`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     properties = catalog_properties or local_catalog_properties(folder / "catalog")
     namespace = demo_namespace()
@@ -145,6 +156,7 @@ def demo_env(folder: Path, catalog_properties: dict[str, str] | None = None) -> 
             "AIRFLOW_CONN_ICEBERG_DEFAULT": json.dumps({"conn_type": "iceberg_catalog", "extra": catalog}),
             "LINEAGE_GOVERNANCE_REPORT_DIR": str(folder),
             "LINEAGE_GOVERNANCE_EVENTS": demo_events(folder),
+            "AIRFLOW__LINEAGE_GOVERNANCE__STORE": demo_store(folder),
             "LINEAGE_GOVERNANCE_DIR": str(GOVERNANCE_FOLDER),
             "LINEAGE_GOVERNANCE_WAIT_SECONDS": os.environ.get("LINEAGE_GOVERNANCE_WAIT_SECONDS", "20"),
             "LINEAGE_GOVERNANCE_POKE_SECONDS": "2",
@@ -224,80 +236,87 @@ def print_governance(folder: Path, code: int) -> None:
         print("No governance report was written; see the log.")
 
 
-def print_impact(events_path: str | Path) -> None:
-    """Prints the demo's three impact answers (the events read from a JSONL file or a Marquez URL)."""
-    from airflow_lineage_governance.governance.session import Governance
-    from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
+def sync_store(store: str, events: str) -> bool:
+    """Brings the events the demo reads into its lineage store (the governance DAG did already: nothing new is
+    added) and prints what the sync read; returns False, having said why, when the store or events cannot be
+    had."""
+    from airflow_lineage_governance.errors import LineageGovernanceError
+    from airflow_lineage_governance.store.sync import sync
 
-    governance, problem = Governance.load_tolerant(
-        events_path,
-        rules_path=GOVERNANCE_FOLDER / "lineage.toml",
-        metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
-        job_namespaces=[demo_namespace()],
+    try:
+        synced = sync(store, events, create=True)
+    except LineageGovernanceError as error:
+        print(f"\nThe lineage store could not be filled: {error}")
+        return False
+    print(f"\nLineage store {synced.store}, the answers below read from it; its last sync: {synced.line()}")
+    return True
+
+
+def stored_governance(store: str) -> Any:
+    """Returns the governance over the demo's lineage store, the platform's rules and metadata, its namespace."""
+    from airflow_lineage_governance.governance.config import load_metadata, load_rules
+    from airflow_lineage_governance.governance.store_session import StoredGovernance
+    from airflow_lineage_governance.store.sync import open_waiting
+
+    rules = load_rules(GOVERNANCE_FOLDER / "lineage.toml")
+    return StoredGovernance(
+        rules, load_metadata(GOVERNANCE_FOLDER / "metadata.toml", rules), open_waiting(store), [demo_namespace()]
     )
-    print("Impact of a change, read from the received events" + (f" ({problem})" if problem else "") + ":")
-    for column in ("crm.learners.email", "crm.learners.marketing_consent", "learning.courses.category"):
-        try:
-            impact = governance.impact(column)
-        except ColumnNotInLineageError as error:
-            print(f"  {error}")
-            continue
-        values, rows = ", ".join(map(str, impact.values)), ", ".join(map(str, impact.rows))
-        print(
-            f"  {column}: values of {len(impact.values)} columns ({values or 'none'}); "
-            f"every row of {rows or 'no table'}; {len(impact.columns_reached)} columns in "
-            f"all; score {impact.score:g}"
-        )
 
 
-def print_trace(events_path: str | Path) -> None:
-    """Prints where the latest snapshot of analytics.course_performance came from: the run that wrote it, its
-    try and SQL hash, and the snapshot of each input it read (the incident trace)."""
-    from airflow_lineage_governance.governance.session import Governance
+def print_impact(store: str) -> None:
+    """Prints the demo's three impact answers, from the lineage store."""
+    from airflow_lineage_governance.errors import LineageGovernanceError
+
+    print("Impact of a change, read from the lineage store:")
+    with stored_governance(store) as governance:
+        for column in ("crm.learners.email", "crm.learners.marketing_consent", "learning.courses.category"):
+            try:
+                impact = governance.impact(column)
+            except LineageGovernanceError as error:
+                print(f"  {error}")
+                continue
+            values, rows = ", ".join(map(str, impact.values)), ", ".join(map(str, impact.rows))
+            print(
+                f"  {column}: values of {len(impact.values)} columns ({values or 'none'}); "
+                f"every row of {rows or 'no table'}; {len(impact.columns_reached)} columns in "
+                f"all; score {impact.score:g}"
+            )
+
+
+def print_trace(store: str) -> None:
+    """Prints where the latest snapshot of analytics.course_performance came from, from the lineage store: the run
+    that wrote it, its try and SQL hash, and the snapshot of each input it read (the incident trace)."""
     from airflow_lineage_governance.refs import TableRef
+    from airflow_lineage_governance.store.sync import open_waiting
 
-    governance, problem = Governance.load_tolerant(
-        events_path,
-        rules_path=GOVERNANCE_FOLDER / "lineage.toml",
-        metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
-        job_namespaces=[demo_namespace()],
-    )
     table = TableRef.parse("analytics.course_performance")
-    runs = governance.history.runs.get("platform_nightly.course_performance") or []
-    snapshot = runs[-1].wrote(table) if runs else None
-    if snapshot is None:
-        print(f"\nNo snapshot of {table} to trace" + (f" ({problem})" if problem else "") + ".")
-        return
-    print(f"\nTrace of {table}@{snapshot} (lineage-governance trace {table}@{snapshot}):")
-    for line in governance.trace(f"{table}@{snapshot}").lines(1):
+    with open_waiting(store) as lineage:
+        snapshot = lineage.latest_snapshot(table)
+        if snapshot is None:
+            print(f"\nNo snapshot of {table} to trace.")
+            return
+        origin, where = lineage.trace_back(table, snapshot), lineage.engine.description  # no password in it
+    print(f"\nTrace of {table}@{snapshot} (lineage-governance trace {table}@{snapshot} --store {where}):")
+    for line in origin.lines(1):
         print(line)
 
 
-def print_diff(events_path: str | Path, catalog: Any, env: dict[str, str]) -> None:
+def print_diff(store: str, catalog: Any, env: dict[str, str]) -> None:
     """Prints where the design of the DAG files (their SQL rendered for the nightly's logical date, read against
-    the catalog) and the received lineage differ (`lineage-governance diff`). Airflow's DagBag reads the demo's
-    AIRFLOW_HOME."""
+    the catalog) and the lineage in the store differ (`lineage-governance diff`). Airflow's DagBag reads the
+    demo's AIRFLOW_HOME."""
     os.environ.update({k: env[k] for k in ("AIRFLOW_HOME", "AIRFLOW__CORE__LOAD_EXAMPLES")})
     from airflow_lineage_governance.cli.design import diff_lines
     from airflow_lineage_governance.design.dagbag import catalog_design
-    from airflow_lineage_governance.governance.session import Governance
-    from airflow_lineage_governance.graph.diff import declared_jobs, design_diff, observed_jobs
+    from airflow_lineage_governance.graph.diff import design_diff
 
-    governance, problem = Governance.load_tolerant(
-        events_path,
-        rules_path=GOVERNANCE_FOLDER / "lineage.toml",
-        metadata_path=GOVERNANCE_FOLDER / "metadata.toml",
-        job_namespaces=[demo_namespace()],
-    )
     design = catalog_design(DAGS_FOLDER, catalog, NIGHTLY)
-    diff = design_diff(
-        design, observed_jobs(governance.history), "now", ["platform_nightly"], declared_jobs(governance.history)
-    )
-    print(
-        f"\nDesign against runtime (lineage-governance diff {DAGS_FOLDER} --dag platform_nightly)"
-        + (f" ({problem})" if problem else "")
-        + ":"
-    )
+    with stored_governance(store) as governance:
+        observed, declared = governance.store.observed_jobs(), governance.declared_jobs()
+        where = governance.store.engine.description  # no password in it
+    diff = design_diff(design, observed, "now", ["platform_nightly"], declared)
+    print(f"\nDesign against runtime (lineage-governance diff {DAGS_FOLDER} --dag platform_nightly --store {where}):")
     for line in diff_lines(diff):
         print(f"  {line}")
 
@@ -306,7 +325,7 @@ def main() -> int:
     """Runs the demo; returns 0 when it ran, whatever the governance run found (1 when its catalog or Airflow's
     database cannot be had)."""
     folder = Path(os.environ.get("LINEAGE_GOVERNANCE_DEMO_DIR", Path.cwd() / ".demo")).resolve()
-    for stale in ("catalog", "events.jsonl"):
+    for stale in ("catalog", "events.jsonl", "lineage-store.duckdb", "lineage-store.duckdb.wal"):
         path = folder / stale
         shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
     folder.mkdir(parents=True, exist_ok=True)
@@ -346,9 +365,11 @@ def run_demo(folder: Path, kind: str, catalog_properties: dict[str, str]) -> int
     print_events(events)
     code = airflow(["dags", "test", "lineage_governance", LOGICAL_DATE], env, folder / "lineage_governance.log")
     print_governance(folder, code)
-    print_impact(events)
-    print_trace(events)
-    print_diff(events, catalog, env)
+    store = env["AIRFLOW__LINEAGE_GOVERNANCE__STORE"]
+    if sync_store(store, events):
+        print_impact(store)
+        print_trace(store)
+        print_diff(store, catalog, env)
     print(f"\nDemo finished in {time.perf_counter() - started:.1f} s; its files are under {folder}")
     return 0
 

@@ -4,6 +4,7 @@ import pytest
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from learning_platform.seed import seed_platform
+from tests.store.conftest import postgres_url  # noqa: F401 -- the session's PostgreSQL, for a store on it
 from tests.support.iceberg_rest import CATALOG_KINDS, catalog_properties
 from tests.support.sandbox import Sandbox, migrate
 

@@ -10,11 +10,14 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from airflow_lineage_governance.store.lineage_store import LineageStore
 from learning_platform.seed import seed_platform
+from tests.store.conftest import new_schema
 from tests.support.sandbox import demo_pythonpath
 
 pytestmark = pytest.mark.integration
@@ -85,6 +88,45 @@ def test_clean_run_reports_only_the_platforms_real_problems(platform_run):
     markdown = run.report_path.with_suffix(".md").read_text()
     assert "marketing.campaign_list: in the catalog, but no declared source" in markdown
     assert "marketing.campaign_list: in the catalog" in run.log  # the report is shown in the task log
+
+
+SYNCED = re.compile(
+    r"Synced into the lineage store (\S+): \S+: (\d+) read, (\d+) added, (\d+) already in the store, 0 malformed"
+)
+
+
+def test_the_lineage_is_synced_into_the_store_and_a_second_run_reads_it_there(platform_run, tmp_path):
+    sandbox, _ = platform_run
+    before = sandbox.events_path.read_text().splitlines()
+    run, report = run_governance(sandbox)
+    store = sandbox.root / "report" / "lineage-store.duckdb"  # the default store, inside the report folder
+    [(where, read, added, kept)] = SYNCED.findall(run.log)
+    assert where == str(store) and int(read) >= len(before) and int(added) + int(kept) == int(read)
+    keys = {(e["run"]["runId"], e["eventType"], e["eventTime"]) for e in map(json.loads, before)}
+    with LineageStore.open(store, read_only=True) as lineage:
+        stored = set(lineage.engine.query("SELECT run_id, event_type, event_time FROM events"))
+        platform_jobs = {name for (name,) in lineage.engine.query("SELECT name FROM jobs")}
+    assert keys <= stored and "platform_nightly.course_performance" in platform_jobs
+    assert report["coverage"]["events_read"] >= len(before)
+    again, second = run_governance(sandbox)
+    [(_, read, added, kept)] = SYNCED.findall(again.log)
+    assert int(kept) >= len(before)  # every event the first run stored is found there, not stored again
+    assert kinds(second, "unaccounted_table") == kinds(report, "unaccounted_table")
+    assert [f["kind"] for f in second["findings"]] == [f["kind"] for f in report["findings"]]
+
+
+def test_a_store_on_postgresql_gives_the_same_report_and_keeps_its_password_out_of_the_log(platform_run, postgres_url):
+    sandbox, _ = platform_run
+    location = new_schema(postgres_url)
+    password = urlsplit(location).password
+    run, report = run_governance(sandbox, AIRFLOW__LINEAGE_GOVERNANCE__STORE=location)
+    [(where, read, added, kept)] = SYNCED.findall(run.log)
+    assert where == f"postgresql://lineage@127.0.0.1:{urlsplit(location).port}/lineage"
+    assert password and password not in run.log and int(added) == int(read) and int(kept) == 0
+    _, on_duckdb = run_governance(sandbox)
+    assert report["findings"] == on_duckdb["findings"]
+    with LineageStore.open(location) as lineage:
+        assert lineage.engine.dialect == "postgres" and lineage.stats()["rows"]["events"] == int(added)
 
 
 def test_one_tasks_events_removed_is_exactly_that_task(platform_run):

@@ -22,7 +22,7 @@ from tests.support.events import complete, output, write
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 3
+        assert stats["schema_version"] == SCHEMA_VERSION == 4
         assert stats["rows"] == dict.fromkeys(TABLES, 0)
         assert set(TABLES) | {"store_versions"} <= store.engine.tables()
     with LineageStore.open(store_location) as again:  # opening it again changes nothing
@@ -30,6 +30,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (1, __version__),
             (2, __version__),
             (3, __version__),
+            (4, __version__),
         ]
 
 
@@ -94,7 +95,7 @@ def test_a_version_2_store_keeps_its_events_json_readable_after_the_upgrade(stor
     engine.close()
     later = complete("dag.a", output("out.t", {"x": ["crm.learners.phone"]}), run="a2", time="2026-10-02T02:00:00Z")
     with LineageStore.open(store_location) as store:
-        assert store.version == 3
+        assert store.version == SCHEMA_VERSION
         assert store.ingest(FileEventSource(write(tmp_path / "new.jsonl", [later]))).stored == 1
         kept = store.engine.query("SELECT run_id, at_us, body IS NULL, block_id IS NULL FROM events ORDER BY run_id")
         assert [(run, no_body, no_block) for run, _, no_body, no_block in kept] == [

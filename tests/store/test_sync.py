@@ -1,0 +1,162 @@
+"""`lineage-governance store sync` of an events file on both engines: the counts a person reads, the second sync adding
+nothing, the watermark kept in the store, and a source that cannot be read leaving the store as it was."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from airflow_lineage_governance.cli import main
+from airflow_lineage_governance.graph.errors import EventSourceError
+from airflow_lineage_governance.store.lineage_store import LineageStore
+from airflow_lineage_governance.store.sync import source_key, sync, watermark
+from tests.support.events import complete, event, output, write
+
+EVENTS = [
+    event("START", "dag.a", run="r1", time="2026-10-01T02:00:00Z"),
+    complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}), run="r1", time="2026-10-01T02:05:00Z"),
+    complete("dag.b", output("out.u", {"y": ["out.t.x"]}), run="r2", time="2026-10-01T03:00:00Z"),
+]
+
+
+def test_a_file_is_synced_once_and_its_counts_are_told(store_location, tmp_path, capsys):
+    path = write(tmp_path / "events.jsonl", [*EVENTS, EVENTS[1]])
+    with path.open("a") as handle:
+        handle.write("not json\n")
+    assert main(["store", "init", "--store", store_location]) == 0
+    capsys.readouterr()
+    assert main(["store", "sync", str(tmp_path), "--store", store_location]) == 0
+    assert capsys.readouterr().out == (
+        f"{path}: 5 read, 3 added, 1 already in the store, 1 malformed; watermark 2026-10-01T03:00:00Z\n"
+    )
+    assert main(["store", "sync", str(path), "--store", store_location, "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert {k: again[k] for k in ("source", "read", "added", "duplicates", "malformed", "watermark")} == {
+        "source": str(path),
+        "read": 5,
+        "added": 0,
+        "duplicates": 4,
+        "malformed": 1,
+        "watermark": "2026-10-01T03:00:00Z",
+    }
+    assert again["ingest"]["problems"] == ["line 5: not JSON"]
+    with LineageStore.open(store_location, read_only=store_location.endswith(".duckdb")) as store:
+        assert store.stats()["rows"]["events"] == 3
+        assert [(str(e.source), str(e.target)) for e in store.edges_as_of()] == [
+            ("crm.learners.email", "out.t.x"),
+            ("out.t.x", "out.u.y"),
+        ]
+        assert watermark(store.engine, str(path)) == (1790823600000000, "2026-10-01T03:00:00Z")
+
+
+def test_later_events_move_the_watermark_and_an_older_one_never_moves_it_back(store_location, tmp_path):
+    path = write(tmp_path / "events.jsonl", EVENTS)
+    assert sync(store_location, path, create=True).watermark == "2026-10-01T03:00:00Z"
+    late = event("START", "dag.b", run="r2", time="2026-10-01T02:59:00Z")
+    write(tmp_path / "events.jsonl", [*EVENTS, late])
+    found = sync(store_location, path)
+    assert (found.read, found.added, found.duplicates, found.watermark) == (4, 1, 3, "2026-10-01T03:00:00Z")
+    later = complete("dag.a", output("out.t", {"x": ["crm.learners.phone"]}), run="r3", time="2026-10-02T02:00:00Z")
+    write(tmp_path / "events.jsonl", [*EVENTS, late, later])
+    assert sync(store_location, path).watermark == "2026-10-02T02:00:00Z"
+
+
+def test_a_source_that_cannot_be_read_is_one_sentence_and_writes_nothing(store_location, tmp_path, capsys):
+    array = tmp_path / "array.json"
+    array.write_text(json.dumps(EVENTS))
+    assert main(["store", "init", "--store", store_location]) == 0
+    capsys.readouterr()
+    assert main(["store", "sync", str(array), "--store", store_location]) == 2
+    assert capsys.readouterr().err == (
+        f"lineage-governance: {array}: is a JSON array, not JSON Lines; write one event per line, as the OpenLineage "
+        "file transport does.\n"
+    )
+    with pytest.raises(EventSourceError, match=r"^Marquez at http://127\.0\.0\.1:9 is unreachable"):
+        sync(store_location, "http://127.0.0.1:9/", attempts=1)
+    with LineageStore.open(store_location, read_only=store_location.endswith(".duckdb")) as store:
+        assert store.stats()["rows"]["events"] == 0
+        assert store.engine.query("SELECT count(*) FROM source_watermarks") == [(0,)]
+
+
+def test_an_unreachable_marquez_through_the_cli_is_one_sentence_with_a_non_zero_exit(tmp_path, capsys):
+    location = str(tmp_path / "lineage-store.duckdb")
+    assert main(["store", "init", "--store", location]) == 0
+    capsys.readouterr()
+    assert main(["store", "sync", "http://127.0.0.1:9", "--store", location]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lineage-governance: Marquez at http://127.0.0.1:9 is unreachable (")
+    assert err.endswith("when asked for its lineage events; check that it runs and that the URL is right.\n")
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_store_that_is_not_there_is_not_created_by_the_cli(tmp_path, capsys):
+    path = write(tmp_path / "events.jsonl", EVENTS)
+    location = tmp_path / "nowhere.duckdb"
+    assert main(["store", "sync", str(path), "--store", str(location)]) == 2
+    assert capsys.readouterr().err == (
+        f"lineage-governance: {location}: no lineage store here; create it with `lineage-governance store init`.\n"
+    )
+    assert not location.exists()
+
+
+def test_a_source_is_known_by_its_url_or_its_files_absolute_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "history").mkdir()
+    assert source_key("http://marquez:5000/") == "http://marquez:5000"
+    assert source_key("history") == str(tmp_path / "history" / "events.jsonl")
+
+
+class HalfAnswering(BaseHTTPRequestHandler):
+    """Answers the first page of events as Marquez does, then a page that is not JSON."""
+
+    pages = 0
+
+    def do_GET(self) -> None:  # noqa: N802
+        type(self).pages += 1
+        body = json.dumps({"events": EVENTS[:2], "totalCount": 4}).encode() if self.pages == 1 else b"<html>oops"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_server_failing_after_its_first_page_leaves_the_store_as_it_was(store_location):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), HalfAnswering)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with pytest.raises(EventSourceError) as failed:
+            sync(store_location, url, create=True, page_size=2, attempts=1)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert str(failed.value) == (
+        f"Marquez at {url} answered with something that is not JSON (or JSON nested too deep) when asked for its "
+        "lineage events; check that it runs and that the URL is right."
+    )
+    with LineageStore.open(store_location, read_only=store_location.endswith(".duckdb")) as store:
+        assert store.stats()["rows"]["events"] == 0
+        assert store.engine.query("SELECT count(*) FROM source_watermarks") == [(0,)]
+
+
+def test_with_no_source_given_or_configured_sync_says_what_to_set(tmp_path, monkeypatch, capsys):
+    for name in list(os.environ):
+        if name.startswith(("AIRFLOW__LINEAGE_GOVERNANCE__", "LINEAGE_GOVERNANCE_", "AIRFLOW__OPENLINEAGE__")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow"))
+    location = str(tmp_path / "lineage-store.duckdb")
+    assert main(["store", "init", "--store", location]) == 0
+    capsys.readouterr()
+    assert main(["store", "sync", "--store", location]) == 2
+    assert capsys.readouterr().err == (
+        "lineage-governance: no event source to sync: give a Marquez URL or an events file, or set "
+        "[lineage_governance] events in airflow.cfg or AIRFLOW__LINEAGE_GOVERNANCE__EVENTS.\n"
+    )
