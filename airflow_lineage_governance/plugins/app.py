@@ -305,8 +305,8 @@ def writer_dag(writer: lookups.Writer) -> str:
 
     The prefix is the job name before its last dot (the whole name when it has none).
     """
-    raw = writer.event or {}
-    facets = (raw.get("run") if isinstance(raw.get("run"), dict) else {}).get("facets")
+    run = (writer.event or {}).get("run")
+    facets = run.get("facets") if isinstance(run, dict) else None
     airflow = facets.get("airflow") if isinstance(facets, dict) else None
     dag = airflow.get("dag") if isinstance(airflow, dict) else None
     dag_id = dag.get("dag_id") if isinstance(dag, dict) else None

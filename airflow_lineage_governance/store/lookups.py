@@ -132,9 +132,9 @@ def column_names(engine: Engine, job_namespaces: Sequence[str] | None = None, li
     scope, scoped = _scope(job_namespaces)
     text = engine.text_order
     rows = engine.query(
-        f"SELECT DISTINCT (d.name || '.' || dc.name){text} AS named FROM completes c JOIN jobs j ON j.job_id = c.job_id "
-        "JOIN shape_columns sc ON sc.shape_id = c.shape_id JOIN dataset_columns dc ON dc.column_id = sc.column_id "
-        "JOIN datasets d ON d.dataset_id = dc.dataset_id "
+        f"SELECT DISTINCT (d.name || '.' || dc.name){text} AS named FROM completes c "
+        "JOIN jobs j ON j.job_id = c.job_id JOIN shape_columns sc ON sc.shape_id = c.shape_id "
+        "JOIN dataset_columns dc ON dc.column_id = sc.column_id JOIN datasets d ON d.dataset_id = dc.dataset_id "
         f"WHERE c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?){scope} "
         "ORDER BY named" + (" LIMIT ?" if limit is not None else ""),
         [NOW, NOW, *scoped, *([limit] if limit is not None else [])],

@@ -30,7 +30,9 @@ def test_a_tasks_complete_in_a_dag_run_is_its_latest_try_of_that_run(store_locat
         try_number=2,
         time="2026-10-01T03:00:00Z",
     )
-    other_run = complete("p.t", output("out.t", {"x": ["crm.learners.id"]}), dag_run="run-2", time="2026-10-02T02:00:00Z")
+    other_run = complete(
+        "p.t", output("out.t", {"x": ["crm.learners.id"]}), dag_run="run-2", time="2026-10-02T02:00:00Z"
+    )
     events = [
         second,
         first,

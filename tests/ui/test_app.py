@@ -177,8 +177,8 @@ def test_the_impact_page_and_json_agree_with_the_cli(folders, tmp_path, capsys):
     served = ui.get("/impact.json", params={"column": "crm.learners.marketing_consent"})
     assert served.headers["content-type"] == "application/json"
     # the same text as the CLI prints from the events file (the in-memory history) and from the store
-    for source in (["--events", str(tmp_path / "events.jsonl")], ["--store", store]):
-        asked = ["impact", "crm.learners.marketing_consent", "--json", *source]
+    for answering in (["--events", str(tmp_path / "events.jsonl")], ["--store", store]):
+        asked = ["impact", "crm.learners.marketing_consent", "--json", *answering]
         options = ["--rules", str(GOVERNANCE_DIR / "lineage.toml"), "--metadata", str(GOVERNANCE_DIR / "metadata.toml")]
         assert cli.main([*asked, *options, "--job-namespace", "*"]) == 0
         assert served.content == capsys.readouterr().out.encode()
