@@ -126,6 +126,21 @@ def test_runs_of_dags_the_user_may_not_read_are_hidden(folders):
     assert refused.status_code == 403 and "marketing" not in refused.json()["detail"].replace("platform_nightly", "")
 
 
+def test_an_impact_is_refused_by_the_dag_the_writers_event_names(tmp_path, store_location):
+    facets = {"airflow": {"dag": {"dag_id": "secret_dag"}, "dagRun": {"run_id": RUN}, "taskInstance": {}}}
+    copy = complete("loader.copy", output("stage.copy", {"e": ["crm.learners.email"]}), run_facets=facets)
+    fill(store_location, write(tmp_path / "events.jsonl", [copy]))
+    refused = client(store_location, tmp_path, readable=lambda dag: dag != "secret_dag").get(
+        "/impact.json", params={"column": "crm.learners.email"}
+    )
+    assert refused.status_code == 403
+    assert refused.json()["detail"] == "the impact reaches tables written by DAGs you may not read (secret_dag)"
+    allowed = client(store_location, tmp_path, readable=lambda dag: dag != "loader")  # the job's prefix is no DAG
+    assert allowed.get("/impact.json", params={"column": "crm.learners.email"}).json()["columns_reached"] == [
+        "stage.copy.e"
+    ]
+
+
 def test_the_lineage_tab_shows_sources_filters_snapshots_and_a_picture(folders):
     page = client(*folders).get(
         "/lineage", params={"dag_id": "platform_nightly", "run_id": RUN, "task_id": "marketing_audience"}
