@@ -22,11 +22,12 @@ from urllib.parse import quote, urlencode
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 
-from airflow_lineage_governance.graph.build import LineageGraph
+from airflow_lineage_governance.errors import LineageGovernanceError
+from airflow_lineage_governance.governance.store_session import StoredGovernance
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
-from airflow_lineage_governance.graph.events import paused_collection
+from airflow_lineage_governance.graph.impact import Impact
 from airflow_lineage_governance.kinds import FindingKind
-from airflow_lineage_governance.plugins.data import Loaded, UiData, airflow_sources
+from airflow_lineage_governance.plugins.data import UiData, airflow_sources
 from airflow_lineage_governance.plugins.pages import render
 from airflow_lineage_governance.plugins.views import (
     finding_subject,
@@ -36,6 +37,7 @@ from airflow_lineage_governance.plugins.views import (
     task_lineage,
 )
 from airflow_lineage_governance.refs import TableRef
+from airflow_lineage_governance.store import lookups
 
 MAX_RUNS = 50
 MAX_COMPLETION = 5000
@@ -87,16 +89,13 @@ def _html(text: str) -> HTMLResponse:
     return HTMLResponse(text, headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"})
 
 
-def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
+def create_app(data: UiData | None = None) -> FastAPI:
     """Return the app over `data` (default: the sources the provider's settings name).
 
-    With `warm_up`, the governance graph starts building at once, in the background, for the first Impact or Lineage
-    page.
+    Every answer about lineage is asked of the lineage store when the request comes; nothing is loaded before.
     """
     app = FastAPI(title="Lineage governance", docs_url=None, redoc_url=None, openapi_url=None)
     ui = data or UiData(airflow_sources())
-    if warm_up:
-        ui.warm_up()
     app.state.data = ui
     app.add_exception_handler(HTTPException, _refused)  # type: ignore[arg-type]
 
@@ -148,16 +147,15 @@ def create_app(data: UiData | None = None, warm_up: bool = True) -> FastAPI:
 
     @app.get("/impact.json")
     def impact_json(column: str, may_read: Readable) -> Response:
-        loaded = ui.governance()
-        if loaded.governance is None:
-            raise HTTPException(503, loaded.problem or "the lineage could not be read")
         try:
-            with ui.query_lock, paused_collection():
-                impact = loaded.governance.impact(column)
-                _check_reach(loaded.governance.graph, [*impact.owners], may_read)
+            with ui.governance() as stored:
+                impact = stored.impact(column)
+                _check_reach(stored, [*impact.owners], may_read)
                 text = impact.to_json()
         except ColumnNotInLineageError as error:
             raise HTTPException(404, str(error)) from None
+        except LineageGovernanceError as error:
+            raise HTTPException(503, str(error)) from None
         return Response(text, media_type="application/json")
 
     return app
@@ -167,15 +165,23 @@ def _lineage_page(ui: UiData, dag_id: str, run_id: str, task_id: str, may_read: 
     """Render the Lineage tab: the column lineage of a task's COMPLETE event in one run."""
     if not may_read(dag_id):
         raise HTTPException(403, f"you may not read the DAG {dag_id}")
-    event = ui.task_event(dag_id, task_id, run_id)
+    job, event, problem = f"{dag_id}.{task_id}", None, None
+    try:
+        with ui.governance() as stored:
+            engine, namespaces = stored.store.engine, stored.job_namespaces
+            event = stored.store.answer(
+                "read a task's COMPLETE event", lambda: lookups.task_complete(engine, job, run_id, namespaces)
+            )
+    except LineageGovernanceError as error:
+        problem = str(error)
     found = task_lineage(event) if event is not None else None
     message = None
-    if found is None or not found.outputs:
+    if problem is not None:
+        message = problem
+    elif found is None or not found.outputs:
         message = (
-            f"No column lineage from {dag_id}.{task_id} in run {run_id}: only IcebergSqlOperator tasks "
-            "send it, in the COMPLETE event they send when they end"
-            + (f" ({ui.governance().problem})" if ui.governance().problem else "")
-            + "."
+            f"No column lineage from {job} in run {run_id}: only IcebergSqlOperator tasks "
+            "send it, in the COMPLETE event they send when they end."
         )
     outputs = [(o, lineage_picture(o)) for o in found.outputs] if found else []
     return _html(
@@ -194,35 +200,36 @@ def _lineage_page(ui: UiData, dag_id: str, run_id: str, task_id: str, may_read: 
 
 def _impact_page(ui: UiData, column: str, may_read: DagFilter) -> HTMLResponse:
     """Render the impact explorer, with the impact of `column` when one is asked."""
-    loaded = ui.governance()
-    values: dict[str, Any] = {
-        "title": "Impact",
-        "column": column,
-        "problem": loaded.problem,
-        "columns": _columns(loaded),
-        "impact": None,
-    }
-    if column and loaded.governance is not None:
-        try:
-            with ui.query_lock, paused_collection():
-                impact = loaded.governance.impact(column)
-                picture, hidden = impact_picture(impact, loaded.governance.graph)
-                reached = _reached(loaded.governance, impact)
-        except ColumnNotInLineageError as error:
-            values["problem"] = str(error)
-        else:
-            _check_reach(loaded.governance.graph, [*impact.owners], may_read)
-            values.update(
-                impact=impact,
-                score=f"{impact.score:g}",
-                picture=picture,
-                hidden=hidden,
-                reached=reached,
-                more=max(0, len(impact.columns_reached) - MAX_LISTED),
-                observed=_observed_count(impact),
-                json_href="impact.json?" + urlencode({"column": column}),
+    values: dict[str, Any] = {"title": "Impact", "column": column, "problem": None, "columns": [], "impact": None}
+    try:
+        with ui.governance() as stored:
+            engine, namespaces = stored.store.engine, stored.job_namespaces
+            values["columns"] = stored.store.answer(
+                "listed its columns", lambda: lookups.column_names(engine, namespaces, MAX_COMPLETION)
             )
+            if column:
+                values.update(_impact_values(stored, column, may_read))
+    except LineageGovernanceError as error:  # the column is in no event, or the store cannot be read
+        values["problem"] = str(error)
     return _html(render("impact.html", **values))
+
+
+def _impact_values(stored: StoredGovernance, column: str, may_read: DagFilter) -> dict[str, Any]:
+    """Return what the Impact page shows of the impact of `column`, asked of the open store."""
+    impact = stored.impact(column)
+    _check_reach(stored, [*impact.owners], may_read)
+    walker = stored.walker()
+    picture, hidden = stored.store.answer("drew an impact", lambda: impact_picture(impact, walker.leaving))
+    return {
+        "impact": impact,
+        "score": f"{impact.score:g}",
+        "picture": picture,
+        "hidden": hidden,
+        "reached": _reached(stored, impact),
+        "more": max(0, len(impact.columns_reached) - MAX_LISTED),
+        "observed": _observed_count(impact),
+        "json_href": "impact.json?" + urlencode({"column": column}),
+    }
 
 
 def _runs(ui: UiData, may_read: DagFilter) -> list[dict[str, Any]]:
@@ -293,33 +300,23 @@ def _flat(value: Any) -> str:
     return str(value)
 
 
-def _columns(loaded: Loaded) -> list[str]:
-    if loaded.governance is None:
-        return []
-    if loaded.columns is None:
-        graph = loaded.governance.graph
-        names = sorted(graph.name_of(c) for columns in graph.table_columns.values() for c in columns.values())
-        loaded.columns = names[:MAX_COMPLETION]
-    return list(loaded.columns)
+def writer_dag(writer: lookups.Writer) -> str:
+    """Return the DAG whose task is the job writing a table: its COMPLETE's Airflow facet's, else the job's prefix.
 
-
-def writer_dag(graph: LineageGraph, table: TableRef) -> str | None:
-    """Return the DAG whose task wrote the table in the lineage, or None for a table no job writes (a source).
-
-    The DAG is read from the event's Airflow facet, else it is the job name before its last dot.
+    The prefix is the job name before its last dot (the whole name when it has none).
     """
-    job = graph.outputs.get(table)
-    if job is None:
-        return None
-    event = graph.jobs.get(job)
-    raw = event.raw if event is not None else None
-    facets = ((raw or {}).get("run") or {}).get("facets") or {}
-    dag = ((facets.get("airflow") or {}).get("dag") or {}).get("dag_id") if isinstance(facets, dict) else None
-    return dag if isinstance(dag, str) else job.rpartition(".")[0] or job
+    run = (writer.event or {}).get("run")
+    facets = run.get("facets") if isinstance(run, dict) else None
+    airflow = facets.get("airflow") if isinstance(facets, dict) else None
+    dag = airflow.get("dag") if isinstance(airflow, dict) else None
+    dag_id = dag.get("dag_id") if isinstance(dag, dict) else None
+    return dag_id if isinstance(dag_id, str) else writer.job.rpartition(".")[0] or writer.job
 
 
-def _check_reach(graph: LineageGraph, tables: list[TableRef], may_read: DagFilter) -> None:
-    hidden = sorted({dag for t in tables if (dag := writer_dag(graph, t)) and not may_read(dag)})
+def _check_reach(stored: StoredGovernance, tables: list[TableRef], may_read: DagFilter) -> None:
+    engine, namespaces = stored.store.engine, stored.job_namespaces
+    found = stored.store.answer("listed the tables' writers", lambda: lookups.writers(engine, tables, namespaces))
+    hidden = sorted({dag for writers in found.values() for w in writers if not may_read(dag := writer_dag(w))})
     if hidden:
         raise HTTPException(403, f"the impact reaches tables written by DAGs you may not read ({', '.join(hidden)})")
 
@@ -333,9 +330,9 @@ def _observed_count(impact: Any) -> int:
     return sum(1 for c in impact.columns_reached if c not in reached or reached[c].confidence == "observed")
 
 
-def _reached(governance: Any, impact: Any) -> list[dict[str, Any]]:
+def _reached(stored: StoredGovernance, impact: Impact) -> list[dict[str, Any]]:
     values = set(impact.values)
-    tables = governance.metadata.tables
+    tables = stored.metadata.tables
     found = []
     for column in impact.columns_reached[:MAX_LISTED]:
         path = impact.paths[column]

@@ -6,16 +6,18 @@ these functions what it read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_lineage_governance.graph.build import Edge, LineageGraph
+from airflow_lineage_governance.graph.build import Edge
 from airflow_lineage_governance.graph.impact import Impact
 from airflow_lineage_governance.kinds import EdgeType, FindingKind, Severity
 from airflow_lineage_governance.plugins.svg import Box, Link, draw
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
+Leaving = Callable[[Sequence[ColumnRef]], Mapping[ColumnRef, Sequence[Edge]]]
+"""Returns the edges that leave each of some columns."""
 EVERY_ROW = "(every row)"
 MAX_PICTURED = 400
 """The most columns an impact picture draws; the tables list every column all the same."""
@@ -179,32 +181,36 @@ def _depths(impact: Impact, edges: Sequence[Edge]) -> dict[TableRef, int]:
     return depths
 
 
-def impact_picture(impact: Impact, lineage: LineageGraph) -> tuple[str, int]:
+def impact_picture(impact: Impact, leaving: Leaving) -> tuple[str, int]:
     """Return the SVG of the subgraph a change to the column reaches, and the number of columns left out of it.
 
     Tables are boxes left to right by depth; the edges of the paths that reach each column are highlighted, other edges
     among reached columns faint. Columns beyond MAX_PICTURED are left out of the picture.
+
+    Args:
+        impact: The impact pictured.
+        leaving: Returns the edges that leave each of some columns at the impact's time (one question for all).
+
+    Returns:
+        The SVG, and how many reached columns it leaves out.
     """
     shown = impact.columns_reached[:MAX_PICTURED]
     path_edges = list(dict.fromkeys(e for c in shown for e in impact.paths[c]))
+    on_paths = set(path_edges)
     reached = {impact.column, *shown}
-    other = (
-        [
-            e
-            for c in reached
-            for e in lineage.out_edges(c)
-            if (e.target in reached or (isinstance(e.target, TableRef) and e.target in impact.rows))
-            and e not in set(path_edges)
-        ]
-        if len(reached) <= MAX_PICTURED
-        else []
-    )
+    out = leaving(sorted(reached, key=str)) if len(reached) <= MAX_PICTURED else {}
+    other = [
+        e
+        for c in sorted(reached, key=str)
+        for e in out.get(c, ())
+        if (e.target in reached or (isinstance(e.target, TableRef) and e.target in impact.rows)) and e not in on_paths
+    ]
     depths = _depths(impact, [*path_edges, *other])
     boxes: dict[TableRef, Box] = {}
 
     def row(node: ColumnRef | TableRef) -> tuple[TableRef, int]:
         table = _table_of(node)
-        box = boxes.setdefault(table, Box(table, lineage.name_of(table), depth=depths.get(table, 0)))
+        box = boxes.setdefault(table, Box(table, str(table), depth=depths.get(table, 0)))
         return table, box.row(node.field if isinstance(node, ColumnRef) else EVERY_ROW)
 
     start = row(impact.column)
@@ -220,7 +226,7 @@ def impact_picture(impact: Impact, lineage: LineageGraph) -> tuple[str, int]:
             str(e.subtype),
             e.masking,
             highlighted,
-            f"{lineage.name_of(e.source)} -> {lineage.name_of(e.target)} ({e.type} {e.subtype})",
+            f"{e.source} -> {e.target} ({e.type} {e.subtype})",
         )
         for edges, highlighted in ((path_edges, True), (other, False))
         for e in edges

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 from airflow_lineage_governance.store.engine import Row
-from airflow_lineage_governance.store.errors import StoreBusyError, StoreUnavailableError
+from airflow_lineage_governance.store.errors import StoreBusyError, StoreMissingError, StoreUnavailableError
 
 
 class DuckDBEngine:
@@ -29,9 +29,7 @@ class DuckDBEngine:
         self.read_only = read_only
         self.description = str(path)
         if (read_only or not create) and not path.exists():
-            raise StoreUnavailableError(
-                f"{path}: no lineage store here; create it with `lineage-governance store init`"
-            )
+            raise StoreMissingError(str(path))
         try:
             if not read_only:
                 path.parent.mkdir(parents=True, exist_ok=True)

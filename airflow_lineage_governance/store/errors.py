@@ -17,6 +17,17 @@ class StoreUnavailableError(StoreError):
     """Raised when the store's database cannot be reached or refuses the connection."""
 
 
+class StoreMissingError(StoreUnavailableError):
+    """Raised when a location holds no lineage store yet (no DuckDB file, or a database without the store's tables).
+
+    `store` names the location as sentences do (a path, or a URL without its password).
+    """
+
+    def __init__(self, store: str) -> None:
+        self.store = store
+        super().__init__(f"{store}: no lineage store here; create it with `lineage-governance store init`")
+
+
 class StoreBusyError(StoreUnavailableError):
     """Raised when another process has the store's DuckDB file open (DuckDB locks it to one process)."""
 

@@ -18,7 +18,11 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store import checks, queries, trace
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.engines import open_engine
-from airflow_lineage_governance.store.errors import StoreError, StoreUnavailableError, StoreVersionError
+from airflow_lineage_governance.store.errors import (
+    StoreMissingError,
+    StoreUnavailableError,
+    StoreVersionError,
+)
 from airflow_lineage_governance.store.ingest import BATCH, IngestReport, ingest, micros
 from airflow_lineage_governance.store.migrations import migrate, refuse_newer, store_version
 from airflow_lineage_governance.store.schema import SCHEMA_VERSION, TABLES
@@ -52,7 +56,8 @@ class LineageStore:
             The open store, at the provider's schema version.
 
         Raises:
-            StoreError: The database holds no store (and `create` is false), or cannot be opened.
+            StoreMissingError: The location holds no store (and `create` is false, or `read_only`).
+            StoreError: The database cannot be opened.
             StoreVersionError: The store's schema is newer than this provider knows.
         """
         engine = open_engine(location, read_only=read_only, create=create)
@@ -60,9 +65,7 @@ class LineageStore:
             found = store_version(engine)
             if found is None:
                 if not create or read_only:
-                    raise StoreError(
-                        f"{engine.description}: no lineage store here; create it with `lineage-governance store init`"
-                    )
+                    raise StoreMissingError(engine.description)
                 return cls(engine, migrate(engine))
             refuse_newer(engine, *found)
             if found[0] < SCHEMA_VERSION:

@@ -28,9 +28,10 @@ def plugin_env() -> dict[str, str]:
     return {} if declared else {"AIRFLOW__CORE__LAZY_DISCOVER_PROVIDERS": "False"}
 
 
-def airflow_cfg(events, reports) -> str:
+def airflow_cfg(events, reports, store) -> str:
     """Returns the airflow.cfg of the stack: the OpenLineage transport and namespace and the governance settings
-    live only here (no environment variable sets them), as most deployments keep them."""
+    (the lineage store the UI plugin reads among them) live only here (no environment variable sets them), as most
+    deployments keep them."""
     transport = json.dumps({"type": "file", "log_file_path": str(events), "append": True})
     # A poke interval shorter than a loaded machine takes to end a poke's process lets the scheduler queue the
     # next poke before it sees the last one end, and it then fails the sensor ("state changed externally").
@@ -42,7 +43,7 @@ def airflow_cfg(events, reports) -> str:
         f"[core]\nsimple_auth_manager_users = {','.join(f'{u}:{r}' for u, r in USERS.items())}\n\n"
         f"[openlineage]\nnamespace = platform\ntransport = {transport}\n\n"
         f"[lineage_governance]\nreport_folder = {reports}\nwait_seconds = 300\npoke_seconds = 20\n"
-        f"governance_dir = {REPO / 'governance'}\n"
+        f"governance_dir = {REPO / 'governance'}\nstore = {store}\n"
     )
 
 
@@ -62,7 +63,9 @@ def stack(tmp_path_factory):
     }
     home = root / "airflow"
     home.mkdir()
-    (home / "airflow.cfg").write_text(airflow_cfg(root / "events.jsonl", root / "reports"))
+    (home / "airflow.cfg").write_text(
+        airflow_cfg(root / "events.jsonl", root / "reports", root / "lineage-store.duckdb")
+    )
     # The simple auth manager keeps the passwords it generates here; it adds only users missing from the file.
     (home / "simple_auth_manager_passwords.json.generated").write_text(json.dumps(PASSWORDS))
     env = {

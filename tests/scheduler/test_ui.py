@@ -1,6 +1,7 @@
 """The provider's UI plugin in a running Airflow: loaded by the api-server with no extra step, its pages seen in
-headless Chromium logged in through the UI (inside the Airflow UI, as a person opens them), its JSON agreeing
-byte for byte with the CLI, and every route refusing a request without credentials."""
+headless Chromium logged in through the UI (inside the Airflow UI, as a person opens them) answered from the lineage
+store airflow.cfg names (filled by `lineage-governance store import`), its JSON agreeing byte for byte with the CLI,
+and every route refusing a request without credentials."""
 
 from __future__ import annotations
 
@@ -31,18 +32,35 @@ def _q(value: str) -> str:
     return urllib.parse.quote(value, safe="")
 
 
+def store_command(root: Path, *arguments: str) -> None:
+    """Runs `lineage-governance store ARGUMENTS` on the stack's lineage store (airflow.cfg's `store`)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "airflow_lineage_governance.cli", "store", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env={"PATH": str(Path(sys.executable).parent), "PYTHONPATH": str(REPO), "AIRFLOW_HOME": str(root / "airflow")},
+    )
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.fixture(scope="module")
 def runs(stack):
-    """A finished platform run and its governance run: those the scheduler suite ran already, else new ones."""
-    api, _ = stack
+    """A finished platform run and its governance run (those the scheduler suite ran already, else new ones), their
+    events imported into the lineage store the UI reads, as `lineage-governance store import` does."""
+    api, root = stack
     platform = [r["dag_run_id"] for r in api.runs(PLATFORM) if r["state"] == "success"]
     governance = [r["dag_run_id"] for r in api.runs(GOVERNANCE) if r["state"] == "failed"]
     if platform and governance:
-        return platform[0], governance[0]
-    platform_run, governance_run = api.trigger(PLATFORM, LOGICAL_DATE), api.trigger(GOVERNANCE, LOGICAL_DATE)
-    assert api.wait_for(PLATFORM, platform_run) == "success"
-    assert api.wait_for(GOVERNANCE, governance_run) == "failed"
-    return platform_run, governance_run
+        found = platform[0], governance[0]
+    else:
+        found = api.trigger(PLATFORM, LOGICAL_DATE), api.trigger(GOVERNANCE, LOGICAL_DATE)
+        assert api.wait_for(PLATFORM, found[0]) == "success"
+        assert api.wait_for(GOVERNANCE, found[1]) == "failed"
+    store_command(root, "init")
+    store_command(root, "import", str(root / "events.jsonl"))
+    return found
 
 
 def routes(platform_run: str, governance_run: str) -> list[str]:

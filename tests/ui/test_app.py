@@ -1,12 +1,17 @@
-"""The governance UI's FastAPI app through Starlette's TestClient: what each page renders from real events,
-reports and TOML files, that hostile names are escaped, that the impact JSON is the CLI's byte for byte, that
-the graph is built once per version of the events, and that a request without credentials gets no data.
+"""The governance UI's FastAPI app through Starlette's TestClient: what each page renders from real events in a real
+lineage store (filled by `lineage-governance store import`, on both engines), reports and TOML files, that hostile
+names are escaped, that the impact JSON is the CLI's byte for byte, that each request asks the store (new events show
+at once; a missing or busy store is one sentence on the page), and that a request without credentials gets no data.
 (Authorization against a real auth manager is tested in tests/scheduler/test_ui.py, on a running api-server.)"""
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,9 +52,17 @@ def hostile_event() -> dict:
     return complete("platform_nightly.evil", out, dag_run=RUN)
 
 
+def fill(store: str, events: Path) -> None:
+    """Creates the store when it is not there and imports the events file into it, as a person would."""
+    assert cli.main(["store", "init", "--store", store]) == 0
+    assert cli.main(["store", "import", str(events), "--store", store]) == 0
+
+
 @pytest.fixture
-def folders(tmp_path):
+def folders(tmp_path, store_location):
+    """The lineage store (on the test's engine) filled with the events, and the reports folder."""
     events = write(tmp_path / "events.jsonl", [audience_event(), hostile_event()])
+    fill(store_location, events)
     reports = tmp_path / "reports"
     report = GovernanceReport(
         "lineage_governance",
@@ -69,12 +82,12 @@ def folders(tmp_path):
         {"target_dag_id": "platform_nightly", "target_run_id": RUN, "tasks_with_lineage": 2, "tasks_succeeded": 2},
     )
     report.write(reports / "lineage_governance" / RUN)
-    return events, reports
+    return store_location, reports
 
 
-def client(events: Path, reports: Path, readable=lambda dag: True, user=True) -> TestClient:
-    sources = Sources(lambda: str(events), lambda: GOVERNANCE_DIR, lambda: reports, lambda: None)
-    app = create_app(UiData(sources), warm_up=False)
+def client(store: str, reports: Path, readable=lambda dag: True, user=True, wait_seconds=5.0) -> TestClient:
+    sources = Sources(lambda: store, lambda: GOVERNANCE_DIR, lambda: reports, lambda: None)
+    app = create_app(UiData(sources, wait_seconds))
     if user:  # else Airflow's own get_user answers, from the request's (missing) credentials
         app.dependency_overrides[current_user] = lambda: "steward"
         app.dependency_overrides[readable_dags] = lambda: readable
@@ -113,6 +126,21 @@ def test_runs_of_dags_the_user_may_not_read_are_hidden(folders):
     assert refused.status_code == 403 and "marketing" not in refused.json()["detail"].replace("platform_nightly", "")
 
 
+def test_an_impact_is_refused_by_the_dag_the_writers_event_names(tmp_path, store_location):
+    facets = {"airflow": {"dag": {"dag_id": "secret_dag"}, "dagRun": {"run_id": RUN}, "taskInstance": {}}}
+    copy = complete("loader.copy", output("stage.copy", {"e": ["crm.learners.email"]}), run_facets=facets)
+    fill(store_location, write(tmp_path / "events.jsonl", [copy]))
+    refused = client(store_location, tmp_path, readable=lambda dag: dag != "secret_dag").get(
+        "/impact.json", params={"column": "crm.learners.email"}
+    )
+    assert refused.status_code == 403
+    assert refused.json()["detail"] == "the impact reaches tables written by DAGs you may not read (secret_dag)"
+    allowed = client(store_location, tmp_path, readable=lambda dag: dag != "loader")  # the job's prefix is no DAG
+    assert allowed.get("/impact.json", params={"column": "crm.learners.email"}).json()["columns_reached"] == [
+        "stage.copy.e"
+    ]
+
+
 def test_the_lineage_tab_shows_sources_filters_snapshots_and_a_picture(folders):
     page = client(*folders).get(
         "/lineage", params={"dag_id": "platform_nightly", "run_id": RUN, "task_id": "marketing_audience"}
@@ -148,9 +176,9 @@ def test_hostile_names_are_escaped_everywhere(folders):
         assert "<script>" not in page.text and "&lt;script&gt;" in page.text
 
 
-def test_the_impact_page_and_json_agree_with_the_cli(folders, capsys, monkeypatch):
-    events, reports = folders
-    ui = client(events, reports)
+def test_the_impact_page_and_json_agree_with_the_cli(folders, tmp_path, capsys):
+    store, reports = folders
+    ui = client(store, reports)
     page = ui.get("/impact", params={"column": "crm.learners.marketing_consent"})
     assert page.status_code == 200
     # the export's [[declared]] lineage reaches 2 more columns (of those this event has), listed as
@@ -160,42 +188,105 @@ def test_the_impact_page_and_json_agree_with_the_cli(folders, capsys, monkeypatc
     assert page.text.count('class="reached-column declared"') == 2
     assert '<option value="crm.learners.marketing_consent">' in page.text  # completion
     assert 'class="edge indirect filter path"' in page.text
+    capsys.readouterr()
     served = ui.get("/impact.json", params={"column": "crm.learners.marketing_consent"})
     assert served.headers["content-type"] == "application/json"
-    assert (
-        cli.main(
-            [
-                "impact",
-                "crm.learners.marketing_consent",
-                "--json",
-                "--events",
-                str(events),
-                "--rules",
-                str(GOVERNANCE_DIR / "lineage.toml"),
-                "--metadata",
-                str(GOVERNANCE_DIR / "metadata.toml"),
-                "--job-namespace",
-                "*",
-            ]
-        )
-        == 0
+    # the same text as the CLI prints from the events file (the in-memory history) and from the store
+    for answering in (["--events", str(tmp_path / "events.jsonl")], ["--store", store]):
+        asked = ["impact", "crm.learners.marketing_consent", "--json", *answering]
+        options = ["--rules", str(GOVERNANCE_DIR / "lineage.toml"), "--metadata", str(GOVERNANCE_DIR / "metadata.toml")]
+        assert cli.main([*asked, *options, "--job-namespace", "*"]) == 0
+        assert served.content == capsys.readouterr().out.encode()
+    missing = ui.get("/impact.json", params={"column": "crm.learners.nope"})
+    assert missing.status_code == 404
+    assert missing.json()["detail"].startswith("crm.learners.nope: no received lineage event mentions this column")
+
+
+def test_each_request_asks_the_store_so_new_events_show_at_once(folders, tmp_path):
+    store, reports = folders
+    ui = client(store, reports)
+    tab = {"dag_id": "platform_nightly", "task_id": "marketing_audience"}
+    assert "No column lineage" in ui.get("/lineage", params={**tab, "run_id": "manual__2"}).text
+    # the app keeps no store open between requests: a writer opens the DuckDB file while the app runs
+    fill(store, write(tmp_path / "later.jsonl", [audience_event("manual__2", "2026-10-02T02:05:00Z")]))
+    newer = ui.get("/lineage", params={**tab, "run_id": "manual__2"})
+    assert "email &lt;- crm.learners.email" in newer.text and "2026-10-02T02:05:00Z" in newer.text
+    older = ui.get("/lineage", params={**tab, "run_id": RUN})
+    assert "email &lt;- crm.learners.email" in older.text and "2026-10-01T02:05:00Z" in older.text  # an earlier run's
+    assert "3 columns reached" in ui.get("/impact", params={"column": "crm.learners.marketing_consent"}).text
+
+
+def test_a_store_not_made_yet_is_one_sentence_on_each_page(folders, tmp_path, engine_kind, request):
+    _, reports = folders
+    if engine_kind == "duckdb":
+        store = str(tmp_path / "not-made-yet.duckdb")
+        named = store
+    else:  # a database holding no store; the sentence names the server without the password
+        from tests.store.conftest import new_schema
+
+        store = new_schema(request.getfixturevalue("postgres_url"))
+        password = store.split(":")[2].split("@")[0]
+        named = store.split("?")[0].replace(f":{password}@", "@")
+    ui = client(store, reports)
+    sentence = (
+        f"No lineage store at {named} yet: create it with `lineage-governance store init` and fill it with "
+        "`lineage-governance store import EVENTS` (or the OpenLineage StoreTransport), then reload this page."
     )
-    assert served.content == capsys.readouterr().out.encode()
-    assert ui.get("/impact.json", params={"column": "crm.learners.nope"}).status_code == 404
+    impact = ui.get("/impact", params={"column": "crm.learners.marketing_consent"})
+    assert impact.status_code == 200 and f'<p class="panel error">{sentence}</p>' in impact.text
+    tab = ui.get("/lineage", params={"dag_id": "platform_nightly", "run_id": RUN, "task_id": "marketing_audience"})
+    assert tab.status_code == 200 and f'<p class="panel">{sentence}</p>' in tab.text
+    answer = ui.get("/impact.json", params={"column": "crm.learners.marketing_consent"})
+    assert answer.status_code == 503 and answer.json() == {"detail": sentence}
+    assert "Traceback" not in impact.text + tab.text + answer.text
+    assert RUN in ui.get("/governance").text  # the reports need no store
+    if engine_kind == "duckdb":
+        assert not Path(store).exists()  # a page never creates the store
 
 
-def test_the_graph_is_built_once_per_version_of_the_events(folders):
-    events, reports = folders
-    ui = client(events, reports)
-    data = ui.app.state.data
-    ui.get("/impact", params={"column": "crm.learners.marketing_consent"})
-    first = data.governance()
-    ui.get("/impact", params={"column": "crm.learners.email"})
-    assert data.governance() is first
-    write(events, [audience_event(), hostile_event(), audience_event("manual__2", "2026-10-02T02:05:00Z")])
-    assert data.governance() is not first
-    older = ui.get("/lineage", params={"dag_id": "platform_nightly", "run_id": RUN, "task_id": "marketing_audience"})
-    assert "email &lt;- crm.learners.email" in older.text  # an earlier run's event, found by a scan of the file
+def hold(path: str, seconds: float) -> subprocess.Popen:
+    """Starts another process that opens the DuckDB file for writing and keeps it open for `seconds`."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); "
+            "time.sleep(float(sys.argv[2])); c.close()",
+            path,
+            str(seconds),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+@pytest.mark.parametrize("engine_kind", ["duckdb"], indirect=True)
+def test_a_duckdb_store_another_process_writes_is_waited_for_then_one_sentence(folders):
+    store, reports = folders
+    holder = hold(store, 60)
+    try:
+        started = time.monotonic()
+        page = client(store, reports, wait_seconds=0.5).get("/impact", params={"column": "crm.learners.email"})
+        waited = time.monotonic() - started
+        answer = client(store, reports, wait_seconds=0.5).get("/impact.json", params={"column": "crm.learners.email"})
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    sentence = (
+        f"{store}: another process is writing the lineage store's DuckDB file; reload this page in a moment, or keep "
+        "a store that many processes share on PostgreSQL."
+    )
+    assert page.status_code == 200 and f'<p class="panel error">{sentence}</p>' in html.unescape(page.text)
+    assert waited > 0.2 and "Traceback" not in page.text  # it did wait for the other process
+    assert answer.status_code == 503 and answer.json() == {"detail": sentence}
+    holder = hold(store, 1.0)  # a writer done within the wait: the page answers
+    try:
+        page = client(store, reports, wait_seconds=30).get("/impact", params={"column": "crm.learners.email"})
+    finally:
+        holder.wait(timeout=30)
+    assert page.status_code == 200 and "columns reached" in page.text and "panel error" not in page.text
 
 
 def test_requests_without_credentials_get_no_data(folders):
