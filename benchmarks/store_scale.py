@@ -7,9 +7,15 @@ random columns at random times, every edge as of random times, trace back and fo
 tables written now, the events of the last DAG run) in one go; each step's peak memory (RSS) in its own process.
 
     .venv/bin/python benchmarks/store_scale.py [--events 1000000] [--engines duckdb,postgres] [--queries 1000]
+        [--keep FOLDER]
 
 PostgreSQL is a server of its own started for the run (scripts/postgres/start.sh on a free loopback port, stopped
 by its pid). Prints one RESULT line per engine.
+
+With `--keep FOLDER`, the generated history (`events.jsonl`), the DuckDB store and the PostgreSQL server's cluster
+stay in FOLDER after the run, and a later run with the same FOLDER (and `--events`) asks its questions of the stores
+kept there instead of ingesting again (a store of an older schema is upgraded first, as `store init` does): the
+RESULT line then has no ingest figures.
 """
 
 from __future__ import annotations
@@ -48,6 +54,11 @@ def worker(args: argparse.Namespace) -> None:
     from airflow_lineage_governance.store.ingest import dataset_id
     from airflow_lineage_governance.store.lineage_store import LineageStore
 
+    if args.worker == "upgrade":
+        with LineageStore.open(args.store) as store:
+            store.vacuum()
+            print(json.dumps({"version": store.version, "size": store.engine.size_bytes()}))
+        return
     if args.worker == "ingest":
         with LineageStore.open(args.store, create=True) as store:
             started = time.perf_counter()
@@ -134,6 +145,15 @@ def percentiles(timings: list[float]) -> dict[str, float]:
     }
 
 
+def loads_floor(path: Path) -> float:
+    """Returns the seconds `json.loads` takes over every line of the file."""
+    started = time.perf_counter()
+    with path.open("rb") as handle:
+        for line in handle:
+            json.loads(line)
+    return time.perf_counter() - started
+
+
 def run_step(*args: str) -> dict[str, float]:
     done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -159,7 +179,10 @@ def main(argv: list[str]) -> None:
         "--history",
         help="the generated history's JSON Lines: written there when missing, else read (of the same --events)",
     )
-    options.add_argument("--worker", choices=("ingest", "queries"))
+    options.add_argument(
+        "--keep", help="a folder keeping the history and the stores between runs: a store found there is not ingested"
+    )
+    options.add_argument("--worker", choices=("ingest", "queries", "upgrade"))
     options.add_argument("--store")
     options.add_argument("--events-file")
     options.add_argument("--jobs", type=int)
@@ -168,26 +191,28 @@ def main(argv: list[str]) -> None:
         worker(args)
         return
     jobs = max(args.events // history_scale.DAYS, 1)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(args.history) if args.history else Path(folder) / "events.jsonl"
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(args.keep) if args.keep else Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = Path(args.history) if args.history else folder / "events.jsonl"
         if not path.exists():
             history_scale.write_events(path, jobs, failures=True)
         size = path.stat().st_size
-        started = time.perf_counter()
         with path.open("rb") as handle:
-            parsed = sum(1 for line in handle if json.loads(line))
-        floor = time.perf_counter() - started
-        print(
-            f"{parsed:,} events ({size / 1e6:.0f} MB of JSON Lines; {jobs:,} jobs x {history_scale.DAYS} days); "
-            f"json.loads floor {floor:.2f} s"
-        )
+            parsed = sum(1 for _ in handle)
+        print(f"{parsed:,} events ({size / 1e6:.0f} MB of JSON Lines; {jobs:,} jobs x {history_scale.DAYS} days)")
+        floor = 0.0  # json.loads of every line, measured once before the first ingest
         for engine in args.engines.split(","):
             server = None
+            ingested_mark = folder / f"{engine}-ingested.json"
             if engine == "duckdb":
-                store = str(Path(folder) / "lineage-store.duckdb")
+                store = str(folder / "lineage-store.duckdb")
             else:
-                server = Path(tempfile.mkdtemp(prefix="lineage-store-pg-"))
-                password, port = secrets.token_hex(16), free_port()
+                server = folder / "postgres" if args.keep else Path(tempfile.mkdtemp(prefix="lineage-store-pg-"))
+                secret = folder / "postgres-password"
+                if not secret.exists():
+                    secret.write_text(secrets.token_hex(16))
+                password, port = secret.read_text(), free_port()
                 subprocess.run(
                     ["bash", str(ROOT / "scripts/postgres/start.sh"), str(server), str(port)],
                     check=True,
@@ -196,16 +221,25 @@ def main(argv: list[str]) -> None:
                 )
                 store = f"postgresql://lineage:{password}@127.0.0.1:{port}/lineage"
             try:
-                ingested = run_step(
-                    "--worker",
-                    "ingest",
-                    "--store",
-                    store,
-                    "--events-file",
-                    str(path),
-                    "--batch-size",
-                    str(args.batch_size),
-                )
+                ingested: dict[str, float] | None = None
+                if args.keep and ingested_mark.exists():
+                    kept = run_step("--worker", "upgrade", "--store", store)
+                else:
+                    if not floor:
+                        floor = loads_floor(path)
+                        print(f"json.loads floor {floor:.2f} s")
+                    ingested = run_step(
+                        "--worker",
+                        "ingest",
+                        "--store",
+                        store,
+                        "--events-file",
+                        str(path),
+                        "--batch-size",
+                        str(args.batch_size),
+                    )
+                    ingested_mark.write_text(json.dumps(ingested))
+                    kept = ingested
                 asked = run_step(
                     "--worker",
                     "queries",
@@ -223,28 +257,47 @@ def main(argv: list[str]) -> None:
             finally:
                 if server is not None:
                     subprocess.run(["bash", str(ROOT / "scripts/postgres/stop.sh"), str(server)], check=True)
-                    shutil.rmtree(server, ignore_errors=True)
-            print(
-                f"{engine}: ingest {ingested['seconds']:.1f} s ({ingested['stored']:,} events, peak "
-                f"{ingested['peak_mb']:.0f} MB); store {ingested['size'] / 1e6:.0f} MB on disk; first impact in a "
-                f"new process {asked['first_s']:.2f} s; impact of {args.queries:,} random columns at random times "
-                f"p50 {asked['p50_ms']:.1f} ms, p99 {asked['p99_ms']:.1f} ms; every edge as of "
-                f"{args.as_of_queries:,} random times p50 {asked['as_of_p50_ms']:.1f} ms, p99 "
-                f"{asked['as_of_p99_ms']:.1f} ms; trace back of {args.trace_queries:,} random snapshots p50 "
-                f"{asked['trace_back_p50_ms']:.1f} ms, p99 {asked['trace_back_p99_ms']:.1f} ms, trace forward p50 "
-                f"{asked['trace_forward_p50_ms']:.1f} ms, p99 {asked['trace_forward_p99_ms']:.1f} ms; the checks' "
-                f"questions {asked['checks_s']:.2f} s (peak {asked['peak_mb']:.0f} MB)"
-            )
-            print(
-                f"RESULT store_scale engine={engine} events={parsed} ingest_ratio_vs_json_loads="
-                f"{ingested['seconds'] / floor:.2f} size_ratio_vs_jsonl={ingested['size'] / size:.3f} "
-                f"first_impact_s={asked['first_s']:.2f} impact_p50_ms={asked['p50_ms']:.1f} "
-                f"impact_p99_ms={asked['p99_ms']:.1f} as_of_p50_ms={asked['as_of_p50_ms']:.1f} "
-                f"as_of_p99_ms={asked['as_of_p99_ms']:.1f} trace_back_p99_ms={asked['trace_back_p99_ms']:.1f} "
-                f"trace_forward_p99_ms={asked['trace_forward_p99_ms']:.1f} checks_s={asked['checks_s']:.2f} "
-                f"ingest_peak_mb={ingested['peak_mb']:.0f} "
-                f"query_peak_mb={asked['peak_mb']:.0f}"
-            )
+                    if not args.keep:
+                        shutil.rmtree(server, ignore_errors=True)
+            report(engine, args, parsed, size, floor, ingested, {**asked, "size": kept["size"]})
+
+
+def report(
+    engine: str,
+    args: argparse.Namespace,
+    parsed: int,
+    size: int,
+    floor: float,
+    ingested: dict[str, float] | None,
+    asked: dict[str, float],
+) -> None:
+    """Prints an engine's figures, and its RESULT line (without ingest figures when the store was kept from before)."""
+    stored = (
+        f"ingest {ingested['seconds']:.1f} s ({ingested['stored']:,.0f} events, peak {ingested['peak_mb']:.0f} MB)"
+        if ingested is not None
+        else "store kept from an earlier run (not ingested; upgraded and vacuumed)"
+    )
+    print(
+        f"{engine}: {stored}; store {asked['size'] / 1e6:.0f} MB on disk; first impact in a new process "
+        f"{asked['first_s']:.2f} s; impact of {args.queries:,} "
+        f"random columns at random times p50 {asked['p50_ms']:.1f} ms, p99 {asked['p99_ms']:.1f} ms; every edge as "
+        f"of {args.as_of_queries:,} random times p50 {asked['as_of_p50_ms']:.1f} ms, p99 "
+        f"{asked['as_of_p99_ms']:.1f} ms; trace back of {args.trace_queries:,} random snapshots p50 "
+        f"{asked['trace_back_p50_ms']:.1f} ms, p99 {asked['trace_back_p99_ms']:.1f} ms, trace forward p50 "
+        f"{asked['trace_forward_p50_ms']:.1f} ms, p99 {asked['trace_forward_p99_ms']:.1f} ms; the checks' "
+        f"questions {asked['checks_s']:.2f} s (peak {asked['peak_mb']:.0f} MB)"
+    )
+    ingest_figures = f"ingest_ratio_vs_json_loads={ingested['seconds'] / floor:.2f} " if ingested is not None else ""
+    print(
+        f"RESULT store_scale engine={engine} events={parsed} {ingest_figures}"
+        f"size_ratio_vs_jsonl={asked['size'] / size:.3f} "
+        f"first_impact_s={asked['first_s']:.2f} impact_p50_ms={asked['p50_ms']:.1f} "
+        f"impact_p99_ms={asked['p99_ms']:.1f} as_of_p50_ms={asked['as_of_p50_ms']:.1f} "
+        f"as_of_p99_ms={asked['as_of_p99_ms']:.1f} trace_back_p99_ms={asked['trace_back_p99_ms']:.1f} "
+        f"trace_forward_p99_ms={asked['trace_forward_p99_ms']:.1f} checks_s={asked['checks_s']:.2f} "
+        + (f"ingest_peak_mb={ingested['peak_mb']:.0f} " if ingested is not None else "")
+        + f"query_peak_mb={asked['peak_mb']:.0f}"
+    )
 
 
 if __name__ == "__main__":
