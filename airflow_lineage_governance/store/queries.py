@@ -1,7 +1,7 @@
 """The questions asked of the store, answered in the database.
 
-Which edges held at a time (`edges_as_of`), and what a change to a column reaches downstream (`impact`, a recursive
-query).
+Which edges held at a time (`edges_as_of`), and what a change to a column reaches downstream (`impact`, walked one
+level at a time).
 
 A time is an instant in microseconds since the epoch, or None for now (each job's latest COMPLETE). As the
 in-memory history does, a job's run at a time is its latest COMPLETE at or before it, and an edge holds when
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from airflow_lineage_governance.store.engine import Engine
+from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError
 from airflow_lineage_governance.store.ingest import column_id
 
@@ -145,7 +145,10 @@ def knows(engine: Engine, column: ColumnRef) -> bool:
 
 
 def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImpact:
-    """Return what a change to the column reaches at `at` (None: now), walked in the database.
+    """Return what a change to the column reaches at `at` (None: now), walked one level at a time.
+
+    Each level is a query for the edges holding at the time that leave the columns just reached, and one for the
+    columns of the tables just reached (`table_columns`); one more names what was reached.
 
     Args:
         engine: The store's engine.
@@ -158,49 +161,127 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
     Raises:
         ColumnNotInStoreError: No event in the store names the column.
     """
-    if not knows(engine, column):
+    instant = NOW if at is None else at
+    start = column_id(column.table, column.field)
+    leaving: dict[int, list[tuple[int, bool, bool]]] = {start: []}  # per column walked: its edges' targets, kinds
+    reached: set[int] = set()
+    tables: set[int] = set()
+    columns, written = [start], []
+    while columns or written:
+        found: list[int] = []
+        for source, target, into_table, kind in _leaving(engine, columns, instant):
+            leaving[source].append((target, bool(into_table), kind == "DIRECT"))
+            if into_table:
+                if target not in tables:
+                    tables.add(target)
+                    written.append(target)
+            elif target not in reached:
+                reached.add(target)
+                found.append(target)
+        for named in table_columns(engine, written, instant).values():
+            for target in named:
+                if target not in reached:
+                    reached.add(target)
+                    found.append(target)
+        written = []
+        columns = [c for c in found if c not in leaving]
+        for source in columns:
+            leaving[source] = []
+    answer = _named(engine, StoreImpact(column, at_us=at), start, reached, _through_values(leaving, start), tables)
+    if answer is None:
         raise ColumnNotInStoreError(
             f"{column}: no event in the lineage store names this column; check the name, "
             "or that the jobs reading it sent their events"
         )
-    instant = NOW if at is None else at
-    start = column_id(column.table, column.field)
-    text = engine.text_order
-    held = "e.valid_from_us <= ? AND (e.valid_until_us IS NULL OR e.valid_until_us > ?)"
-    rows = engine.query(
-        "WITH RECURSIVE writer AS MATERIALIZED (SELECT dataset_id, shape_id FROM (SELECT so.dataset_id, c.shape_id, "
-        f"ROW_NUMBER() OVER (PARTITION BY so.dataset_id ORDER BY j.name{text}, j.namespace{text}) AS place FROM "
-        "completes c JOIN shape_outputs so ON so.shape_id = c.shape_id JOIN jobs j ON j.job_id = c.job_id WHERE "
-        "c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?)) AS w WHERE place = 1), "
-        "table_columns AS MATERIALIZED (SELECT w.dataset_id, sc.column_id FROM writer w JOIN shape_columns sc ON "
-        "sc.shape_id = w.shape_id AND sc.dataset_id = w.dataset_id UNION ALL SELECT dc.dataset_id, dc.column_id "
-        "FROM dataset_columns dc WHERE NOT EXISTS (SELECT 1 FROM writer w WHERE w.dataset_id = dc.dataset_id)), "
-        # the nodes a change reaches: columns, and tables (their rows) expanded to their columns
-        "walk (node_id, is_table, first) AS (SELECT CAST(? AS BIGINT), FALSE, TRUE UNION "
-        "SELECT CASE WHEN w.is_table THEN tc.column_id ELSE e.target_id END, NOT w.is_table AND e.into_table, FALSE "
-        f"FROM walk w LEFT JOIN column_edges e ON NOT w.is_table AND e.source_column_id = w.node_id AND {held} "
-        "LEFT JOIN table_columns tc ON w.is_table AND tc.dataset_id = w.node_id "
-        "WHERE e.target_id IS NOT NULL OR tc.column_id IS NOT NULL), "
-        "through_values (column_id) AS (SELECT e.target_id FROM column_edges e WHERE e.source_column_id = ? AND "
-        f"NOT e.into_table AND e.type = 'DIRECT' AND {held} UNION SELECT e.target_id FROM through_values v "
-        "JOIN column_edges e ON e.source_column_id = v.column_id AND NOT e.into_table AND e.type = 'DIRECT' AND "
-        f"{held}), "
-        "answer AS (SELECT CASE WHEN is_table THEN 'rows' ELSE 'column' END AS part, node_id FROM walk WHERE "
-        "NOT first UNION ALL SELECT 'value', column_id FROM through_values) "
-        "SELECT a.part, d.name, dc.name FROM answer a LEFT JOIN dataset_columns dc ON a.part <> 'rows' AND "
-        "dc.column_id = a.node_id JOIN datasets d ON d.dataset_id = CASE WHEN a.part = 'rows' THEN a.node_id ELSE "
-        "dc.dataset_id END",
-        [instant, instant, start, instant, instant, start, instant, instant, instant, instant],
-    )
-    answer = StoreImpact(column, at_us=at)
-    for part, table_name, column_name in rows:
-        table = TableRef.parse(table_name)
-        if part == "rows":
-            answer.rows.append(table)
-        elif part == "value":
-            answer.values.append(ColumnRef(table, column_name))
+    return answer
+
+
+LEAVING = (
+    "SELECT source_column_id, target_id, into_table, type FROM column_edges WHERE source_column_id IN (SELECT "
+    "unnest(CAST(? AS BIGINT[]))) AND valid_from_us <= ? AND (valid_until_us IS NULL OR valid_until_us > ?)"
+)
+
+
+def _leaving(engine: Engine, columns: list[int], instant: int) -> list[Row]:
+    return engine.query(LEAVING, [columns, instant, instant]) if columns else []
+
+
+def table_columns(engine: Engine, tables: list[int], instant: int) -> dict[int, list[int]]:
+    """Return the columns of each table as its writer's run at the time names them, else every column named for it.
+
+    The writer is the first job by name (then namespace) whose run at the time wrote the table (`table_writers`).
+
+    Args:
+        engine: The store's engine.
+        tables: The tables' ids.
+        instant: The time, microseconds since the epoch (`NOW` for now).
+
+    Returns:
+        Each table's column ids (a table no event named is left out).
+    """
+    if not tables:
+        return {}
+    writers: dict[int, tuple[str, str, int]] = {}
+    named: dict[tuple[int, int], list[int]] = {}
+    for table, job_id, job, namespace, column in engine.query(
+        "SELECT w.dataset_id, w.job_id, j.name, j.namespace, sc.column_id FROM table_writers w JOIN jobs j ON "
+        "j.job_id = w.job_id LEFT JOIN shape_columns sc ON sc.shape_id = w.shape_id AND sc.dataset_id = w.dataset_id "
+        "WHERE w.dataset_id IN (SELECT unnest(CAST(? AS BIGINT[]))) AND w.valid_from_us <= ? AND "
+        "(w.valid_until_us IS NULL OR w.valid_until_us > ?)",
+        [tables, instant, instant],
+    ):
+        writer = (job, namespace, job_id)
+        if table not in writers or writer < writers[table]:
+            writers[table] = writer
+        columns = named.setdefault((table, job_id), [])
+        if column is not None and column not in columns:
+            columns.append(column)
+    found = {table: named[table, writer[2]] for table, writer in writers.items()}
+    unwritten = [table for table in tables if table not in writers]
+    if unwritten:
+        for table, column in engine.query(
+            "SELECT dataset_id, column_id FROM dataset_columns WHERE dataset_id IN (SELECT unnest(CAST(? AS "
+            "BIGINT[])))",
+            [unwritten],
+        ):
+            found.setdefault(table, []).append(column)
+    return found
+
+
+def _through_values(leaving: dict[int, list[tuple[int, bool, bool]]], start: int) -> set[int]:
+    """Return the columns reached from `start` through DIRECT column edges only."""
+    values: set[int] = set()
+    stack = [start]
+    while stack:
+        for target, into_table, direct in leaving.get(stack.pop(), ()):
+            if direct and not into_table and target not in values:
+                values.add(target)
+                stack.append(target)
+    return values
+
+
+def _named(
+    engine: Engine, answer: StoreImpact, start: int, reached: set[int], values: set[int], tables: set[int]
+) -> StoreImpact | None:
+    """Fill the answer with the refs of the columns and tables reached, each list sorted by name.
+
+    Returns None when no event names the column the walk started from.
+    """
+    columns: dict[int, ColumnRef] = {}
+    found: list[TableRef] = []
+    for is_table, node, table, name in engine.query(
+        "SELECT FALSE, dc.column_id, d.name, dc.name FROM dataset_columns dc JOIN datasets d ON d.dataset_id = "
+        "dc.dataset_id WHERE dc.column_id IN (SELECT unnest(CAST(? AS BIGINT[]))) UNION ALL SELECT TRUE, "
+        "dataset_id, name, NULL FROM datasets WHERE dataset_id IN (SELECT unnest(CAST(? AS BIGINT[])))",
+        [sorted(reached | {start}), sorted(tables)],
+    ):
+        if is_table:
+            found.append(TableRef.parse(table))
         else:
-            answer.columns_reached.append(ColumnRef(table, column_name))
-    for found in (answer.columns_reached, answer.values, answer.rows):
-        found.sort(key=str)
+            columns[node] = ColumnRef(TableRef.parse(table), name)
+    if start not in columns:
+        return None
+    answer.columns_reached = sorted((columns[c] for c in reached if c in columns), key=str)
+    answer.values = sorted((columns[c] for c in values if c in columns), key=str)
+    answer.rows = sorted(found, key=str)
     return answer
