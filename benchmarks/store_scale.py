@@ -2,7 +2,8 @@
 jobs = events / 100, over 100 days, with a failed first try before one job-day in seven and schema changes;
 benchmarks/history_scale.py) against `json.loads` of every line, the store's size on disk (after `vacuum`)
 against the JSON Lines, the first impact answer in a new process (opening the store read-only), as-of impact of
-random columns at random times, every edge as of random times, trace back and forward of random output snapshots
+random columns at random times, every edge as of random times, the edges into one random table as of random times
+(what fed the table then), trace back and forward of random output snapshots
 (p50, p99), and what the nightly governance checks ask of the store (each job's run now for the design diff, the
 tables written now, the events of the last DAG run) in one go; each step's peak memory (RSS) in its own process.
 
@@ -95,6 +96,13 @@ def worker(args: argparse.Namespace) -> None:
             started = time.perf_counter()
             store.edges_as_of(at)
             as_of.append(time.perf_counter() - started)
+        table_as_of = []
+        for _ in range(args.table_as_of_queries):
+            at = history_scale.START + timedelta(days=rng.uniform(0, history_scale.DAYS))
+            table = TableRef(("out",), f"t{rng.randrange(jobs)}")
+            started = time.perf_counter()
+            store.edges_as_of(at, into=table)
+            table_as_of.append(time.perf_counter() - started)
         traces: dict[str, list[float]] = {"back": [], "forward": []}
         for index in range(args.trace_queries * 2):
             table = TableRef(("out",), f"t{rng.randrange(jobs)}")
@@ -124,6 +132,7 @@ def worker(args: argparse.Namespace) -> None:
                 "p99_ms": sorted(timings)[min(len(timings) - 1, int(len(timings) * 0.99))] * 1000,
                 "as_of_p50_ms": statistics.median(as_of) * 1000,
                 "as_of_p99_ms": sorted(as_of)[min(len(as_of) - 1, int(len(as_of) * 0.99))] * 1000,
+                **{f"table_as_of_{name}_ms": figure for name, figure in percentiles(table_as_of).items()},
                 **{
                     f"trace_{direction}_{name}_ms": figure
                     for direction, timings in traces.items()
@@ -173,6 +182,9 @@ def main(argv: list[str]) -> None:
     options.add_argument("--engines", default="duckdb,postgres")
     options.add_argument("--queries", type=int, default=1000)
     options.add_argument("--as-of-queries", type=int, default=50, help="edges_as_of (every edge at a time) asked")
+    options.add_argument(
+        "--table-as-of-queries", type=int, default=500, help="edges_as_of into one random table at a random time"
+    )
     options.add_argument("--trace-queries", type=int, default=200, help="trace back and trace forward, each")
     options.add_argument("--batch-size", type=int, default=20000)
     options.add_argument(
@@ -251,6 +263,8 @@ def main(argv: list[str]) -> None:
                     str(args.queries),
                     "--as-of-queries",
                     str(args.as_of_queries),
+                    "--table-as-of-queries",
+                    str(args.table_as_of_queries),
                     "--trace-queries",
                     str(args.trace_queries),
                 )
@@ -282,7 +296,9 @@ def report(
         f"{asked['first_s']:.2f} s; impact of {args.queries:,} "
         f"random columns at random times p50 {asked['p50_ms']:.1f} ms, p99 {asked['p99_ms']:.1f} ms; every edge as "
         f"of {args.as_of_queries:,} random times p50 {asked['as_of_p50_ms']:.1f} ms, p99 "
-        f"{asked['as_of_p99_ms']:.1f} ms; trace back of {args.trace_queries:,} random snapshots p50 "
+        f"{asked['as_of_p99_ms']:.1f} ms; the edges into one random table as of {args.table_as_of_queries:,} random "
+        f"times p50 {asked['table_as_of_p50_ms']:.1f} ms, p99 {asked['table_as_of_p99_ms']:.1f} ms; trace back of "
+        f"{args.trace_queries:,} random snapshots p50 "
         f"{asked['trace_back_p50_ms']:.1f} ms, p99 {asked['trace_back_p99_ms']:.1f} ms, trace forward p50 "
         f"{asked['trace_forward_p50_ms']:.1f} ms, p99 {asked['trace_forward_p99_ms']:.1f} ms; the checks' "
         f"questions {asked['checks_s']:.2f} s (peak {asked['peak_mb']:.0f} MB)"
@@ -293,7 +309,8 @@ def report(
         f"size_ratio_vs_jsonl={asked['size'] / size:.3f} "
         f"first_impact_s={asked['first_s']:.2f} impact_p50_ms={asked['p50_ms']:.1f} "
         f"impact_p99_ms={asked['p99_ms']:.1f} as_of_p50_ms={asked['as_of_p50_ms']:.1f} "
-        f"as_of_p99_ms={asked['as_of_p99_ms']:.1f} trace_back_p99_ms={asked['trace_back_p99_ms']:.1f} "
+        f"as_of_p99_ms={asked['as_of_p99_ms']:.1f} table_as_of_p50_ms={asked['table_as_of_p50_ms']:.1f} "
+        f"table_as_of_p99_ms={asked['table_as_of_p99_ms']:.1f} trace_back_p99_ms={asked['trace_back_p99_ms']:.1f} "
         f"trace_forward_p99_ms={asked['trace_forward_p99_ms']:.1f} checks_s={asked['checks_s']:.2f} "
         + (f"ingest_peak_mb={ingested['peak_mb']:.0f} " if ingested is not None else "")
         + f"query_peak_mb={asked['peak_mb']:.0f}"

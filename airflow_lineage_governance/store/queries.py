@@ -12,18 +12,18 @@ that time names for it (the first writing job by name), else every column ever n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError
-from airflow_lineage_governance.store.ingest import column_id
+from airflow_lineage_governance.store.ingest import column_id, dataset_id
 
 NOW = 2**63 - 1
 """The instant that stands for now: only the intervals still open hold at it."""
 
 
-@dataclass(frozen=True)
-class StoredEdge:
+class StoredEdge(NamedTuple):
     """An edge that held at a time: its ends, type, subtype and masking, its job, and the run that stated it."""
 
     source: ColumnRef
@@ -68,44 +68,39 @@ class StoreImpact:
         }
 
 
-def _holding(at: int) -> tuple[str, list[int]]:
-    """Returns the CTEs of the edges and writers holding at `at`, and their parameters."""
+def _holding(at: int, into: TableRef | None = None) -> tuple[str, list[int]]:
+    """Return the CTE of the edges holding at `at` (those into the table `into`, when given), and its parameters."""
     sql = (
         "holding AS (SELECT job_id, source_column_id, target_id, into_table, type, subtype, masking FROM "
-        "column_edges WHERE valid_from_us <= ? AND (valid_until_us IS NULL OR valid_until_us > ?))"
+        "column_edges WHERE valid_from_us <= ? AND (valid_until_us IS NULL OR valid_until_us > ?)"
     )
-    return sql, [at, at]
+    if into is None:
+        return sql + ")", [at, at]
+    table = dataset_id(into)
+    return (
+        sql + " AND (into_table AND target_id = ? OR NOT into_table AND target_id IN (SELECT column_id FROM "
+        "dataset_columns WHERE dataset_id = ?)))",
+        [at, at, table, table],
+    )
 
 
-def edges_as_of(engine: Engine, at: int | None = None) -> list[StoredEdge]:
-    """Return every edge that held at `at` (None: now), with the run that stated it.
+def edges_as_of(engine: Engine, at: int | None = None, into: TableRef | None = None) -> list[StoredEdge]:
+    """Return every edge that held at `at` (None: now), or every one into the table `into`, with the run that stated it.
+
+    The edges are read as ids, in order; each column, table and job's run is read once and shared by its edges.
 
     Args:
         engine: The store's engine.
         at: The instant, microseconds since the epoch (UTC); None for each job's latest COMPLETE.
+        into: A table: only the edges into it (its rows, or one of its columns); None for every edge.
 
     Returns:
         The edges, sorted by source, target, type, subtype and job.
     """
     instant = NOW if at is None else at
-    holding, params = _holding(instant)
+    holding, params = _holding(instant, into)
     text = engine.text_order
-    rows = engine.query(
-        f"WITH {holding} SELECT sd.name, sc.name, td.name, tc.name, h.into_table, h.type, h.subtype, h.masking, "
-        "j.namespace, j.name, c.run_id, c.event_time FROM holding h "
-        "JOIN dataset_columns sc ON sc.column_id = h.source_column_id "
-        "JOIN datasets sd ON sd.dataset_id = sc.dataset_id "
-        "LEFT JOIN dataset_columns tc ON NOT h.into_table AND tc.column_id = h.target_id "
-        "JOIN datasets td ON td.dataset_id = CASE WHEN h.into_table THEN h.target_id ELSE tc.dataset_id END "
-        "JOIN jobs j ON j.job_id = h.job_id "
-        "JOIN completes c ON c.job_id = h.job_id AND c.at_us <= ? "
-        "AND (c.valid_until_us IS NULL OR c.valid_until_us > ?) "
-        f"ORDER BY sd.name{text}, sc.name{text}, td.name{text}, tc.name{text}, h.type{text}, h.subtype{text}, "
-        f"j.name{text}",
-        [*params, instant, instant],
-    )
     tables: dict[str, TableRef] = {}
-    columns: dict[tuple[str, str], ColumnRef] = {}
 
     def table_of(name: str) -> TableRef:
         table = tables.get(name)
@@ -113,28 +108,52 @@ def edges_as_of(engine: Engine, at: int | None = None) -> list[StoredEdge]:
             table = tables[name] = TableRef.parse(name)
         return table
 
-    def column_of(table_name: str, name: str) -> ColumnRef:
-        column = columns.get((table_name, name))
-        if column is None:
-            column = columns[table_name, name] = ColumnRef(table_of(table_name), name)
-        return column
-
-    found = []
-    for source_table, source, target_table, target, into_table, kind, subtype, masking, space, job, run, time in rows:
-        found.append(
-            StoredEdge(
-                column_of(source_table, source),
-                table_of(target_table) if into_table else column_of(target_table, target),
-                kind,
-                subtype,
-                bool(masking),
-                space,
-                job,
-                run,
-                time,
-            )
+    columns: dict[int, ColumnRef] = {}
+    targets: dict[int, TableRef] = {}
+    for node, is_table, table_name, name in engine.query(
+        f"WITH {holding} SELECT dc.column_id, FALSE, d.name, dc.name FROM dataset_columns dc JOIN datasets d ON "
+        "d.dataset_id = dc.dataset_id WHERE dc.column_id IN (SELECT source_column_id FROM holding UNION SELECT "
+        "target_id FROM holding WHERE NOT into_table) UNION ALL SELECT dataset_id, TRUE, name, NULL FROM datasets "
+        "WHERE dataset_id IN (SELECT target_id FROM holding WHERE into_table)",
+        params,
+    ):
+        if is_table:
+            targets[node] = table_of(table_name)
+        else:
+            columns[node] = ColumnRef(table_of(table_name), name)
+    runs = {
+        job_id: (namespace, job, run_id, event_time)
+        for job_id, namespace, job, run_id, event_time in engine.query(
+            f"WITH {holding} SELECT c.job_id, j.namespace, j.name, c.run_id, c.event_time FROM completes c JOIN jobs "
+            "j ON j.job_id = c.job_id WHERE c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?) AND "
+            "c.job_id IN (SELECT job_id FROM holding)",
+            [*params, instant, instant],
         )
-    return found
+    }
+    rows = engine.query(
+        f"WITH {holding} SELECT h.source_column_id, h.target_id, h.into_table, h.type, h.subtype, h.masking, h.job_id "
+        "FROM "
+        "holding h JOIN dataset_columns sc ON sc.column_id = h.source_column_id "
+        "JOIN datasets sd ON sd.dataset_id = sc.dataset_id "
+        "LEFT JOIN dataset_columns tc ON NOT h.into_table AND tc.column_id = h.target_id "
+        "JOIN datasets td ON td.dataset_id = CASE WHEN h.into_table THEN h.target_id ELSE tc.dataset_id END "
+        "JOIN jobs j ON j.job_id = h.job_id "
+        f"ORDER BY sd.name{text}, sc.name{text}, td.name{text}, tc.name{text}, h.type{text}, h.subtype{text}, "
+        f"j.name{text}",
+        params,
+    )
+    return [
+        StoredEdge(
+            columns[source],
+            targets[target] if into_table else columns[target],
+            kind,
+            subtype,
+            bool(masking),
+            *runs[job],
+        )
+        for source, target, into_table, kind, subtype, masking, job in rows
+        if job in runs
+    ]
 
 
 def knows(engine: Engine, column: ColumnRef) -> bool:
