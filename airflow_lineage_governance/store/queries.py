@@ -11,6 +11,7 @@ that time names for it (the first writing job by name), else every column ever n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -187,6 +188,8 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
     tables: set[int] = set()
     columns, written = [start], []
     while columns or written:
+        if len(reached) > WIDE:  # a wide reach: one recursive query walks it in the database
+            return _walk_in_database(engine, column, at, start, instant)
         found: list[int] = []
         for source, target, into_table, kind in _leaving(engine, columns, instant):
             leaving[source].append((target, bool(into_table), kind == "DIRECT"))
@@ -206,23 +209,105 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
         columns = [c for c in found if c not in leaving]
         for source in columns:
             leaving[source] = []
-    answer = _named(engine, StoreImpact(column, at_us=at), start, reached, _through_values(leaving, start), tables)
+    return _answer(engine, column, at, start, reached, _through_values(leaving, start), tables)
+
+
+def _answer(
+    engine: Engine, column: ColumnRef, at: int | None, start: int, reached: set[int], values: set[int], tables: set[int]
+) -> StoreImpact:
+    answer = _named(engine, StoreImpact(column, at_us=at), start, reached, values, tables)
     if answer is None:
-        raise ColumnNotInStoreError(
-            f"{column}: no event in the lineage store names this column; check the name, "
-            "or that the jobs reading it sent their events"
-        )
+        raise _unknown(column)
     return answer
 
 
-LEAVING = (
-    "SELECT source_column_id, target_id, into_table, type FROM column_edges WHERE source_column_id IN (SELECT "
-    "unnest(CAST(? AS BIGINT[]))) AND valid_from_us <= ? AND (valid_until_us IS NULL OR valid_until_us > ?)"
-)
+def _unknown(column: ColumnRef) -> ColumnNotInStoreError:
+    return ColumnNotInStoreError(
+        f"{column}: no event in the lineage store names this column; check the name, "
+        "or that the jobs reading it sent their events"
+    )
+
+
+WIDE = 50
+"""A walk that has reached more columns than this goes on in one recursive query: level by level, each level would
+read the edges of hundreds of columns by a query of its own."""
+
+
+def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: int, instant: int) -> StoreImpact:
+    """Return what a change to the column reaches, walked by one recursive query, named and sorted in the database.
+
+    Each step joins the edges holding at the time that leave the nodes just reached (a node is a column, or a table an
+    edge into it reached, which the next step expands to its writer's columns then).
+    """
+    text = engine.text_order
+    held = "e.valid_from_us <= ? AND (e.valid_until_us IS NULL OR e.valid_until_us > ?)"
+    rows = engine.query(
+        "WITH RECURSIVE writer AS MATERIALIZED (SELECT dataset_id, shape_id FROM (SELECT w.dataset_id, w.shape_id, "
+        f"ROW_NUMBER() OVER (PARTITION BY w.dataset_id ORDER BY j.name{text}, j.namespace{text}) AS place FROM "
+        "table_writers w JOIN jobs j ON j.job_id = w.job_id WHERE w.valid_from_us <= ? AND (w.valid_until_us IS NULL "
+        "OR w.valid_until_us > ?)) AS w WHERE place = 1), "
+        "table_columns AS MATERIALIZED (SELECT w.dataset_id, sc.column_id FROM writer w JOIN shape_columns sc ON "
+        "sc.shape_id = w.shape_id AND sc.dataset_id = w.dataset_id UNION ALL SELECT dc.dataset_id, dc.column_id "
+        "FROM dataset_columns dc WHERE NOT EXISTS (SELECT 1 FROM writer w WHERE w.dataset_id = dc.dataset_id)), "
+        "walk (node_id, is_table, first) AS (SELECT CAST(? AS BIGINT), FALSE, TRUE UNION "
+        "SELECT CASE WHEN w.is_table THEN tc.column_id ELSE e.target_id END, NOT w.is_table AND e.into_table, FALSE "
+        f"FROM walk w LEFT JOIN column_edges e ON NOT w.is_table AND e.source_column_id = w.node_id AND {held} "
+        "LEFT JOIN table_columns tc ON w.is_table AND tc.dataset_id = w.node_id "
+        "WHERE e.target_id IS NOT NULL OR tc.column_id IS NOT NULL), "
+        "through_values (column_id) AS (SELECT e.target_id FROM column_edges e WHERE e.source_column_id = ? AND "
+        f"NOT e.into_table AND e.type = 'DIRECT' AND {held} UNION SELECT e.target_id FROM through_values v "
+        "JOIN column_edges e ON e.source_column_id = v.column_id AND NOT e.into_table AND e.type = 'DIRECT' AND "
+        f"{held}), "
+        "answer AS (SELECT CASE WHEN is_table THEN 'rows' ELSE 'column' END AS part, node_id FROM walk WHERE "
+        "NOT first UNION ALL SELECT 'value', column_id FROM through_values) "
+        "SELECT a.part, d.name, dc.name FROM answer a LEFT JOIN dataset_columns dc ON a.part <> 'rows' AND "
+        "dc.column_id = a.node_id JOIN datasets d ON d.dataset_id = CASE WHEN a.part = 'rows' THEN a.node_id ELSE "
+        f"dc.dataset_id END ORDER BY a.part, CASE WHEN a.part = 'rows' THEN d.name ELSE d.name || '.' || dc.name "
+        f"END{text}",
+        [instant, instant, start, instant, instant, start, instant, instant, instant, instant],
+    )
+    if not knows(engine, column):
+        raise _unknown(column)
+    answer = StoreImpact(column, at_us=at)
+    parts = {"column": answer.columns_reached, "value": answer.values}
+    tables: dict[str, TableRef] = {}
+    for part, table_name, name in rows:  # each part in the order of its text, as `str` prints a ref
+        table = tables.get(table_name) or tables.setdefault(table_name, TableRef.parse(table_name))
+        if part == "rows":
+            answer.rows.append(table)
+        else:
+            parts[part].append(ColumnRef(table, name))
+    return answer
+
+
+FEW = 6
+"""At most this many keys are read one look-up each (an index look-up on both engines: DuckDB uses an index for one
+equality, never for a list of keys); more are read in one query."""
+
+
+def _by_key(engine: Engine, select: str, keys: Sequence[int]) -> list[Row]:
+    """Return the rows of `select`, which ends in `WHERE` and a key column, for each of the keys."""
+    if len(keys) <= FEW:
+        return [row for key in keys for row in engine.query(f"{select} = ?", [key])]
+    return engine.query(f"{select} IN (SELECT unnest(CAST(? AS BIGINT[])))", [list(keys)])
+
+
+def _holds(since: int, until: int | None, instant: int) -> bool:
+    return since <= instant and (until is None or until > instant)
 
 
 def _leaving(engine: Engine, columns: list[int], instant: int) -> list[Row]:
-    return engine.query(LEAVING, [columns, instant, instant]) if columns else []
+    """Return the edges holding at the time that leave the columns: source, target, into a table, type."""
+    return [
+        (source, target, into_table, kind)
+        for source, target, into_table, kind, since, until in _by_key(
+            engine,
+            "SELECT source_column_id, target_id, into_table, type, valid_from_us, valid_until_us FROM column_edges "
+            "WHERE source_column_id",
+            columns,
+        )
+        if _holds(since, until, instant)
+    ]
 
 
 def table_columns(engine: Engine, tables: list[int], instant: int) -> dict[int, list[int]]:
@@ -238,33 +323,34 @@ def table_columns(engine: Engine, tables: list[int], instant: int) -> dict[int, 
     Returns:
         Each table's column ids (a table no event named is left out).
     """
-    if not tables:
-        return {}
-    writers: dict[int, tuple[str, str, int]] = {}
-    named: dict[tuple[int, int], list[int]] = {}
-    for table, job_id, job, namespace, column in engine.query(
-        "SELECT w.dataset_id, w.job_id, j.name, j.namespace, sc.column_id FROM table_writers w JOIN jobs j ON "
-        "j.job_id = w.job_id LEFT JOIN shape_columns sc ON sc.shape_id = w.shape_id AND sc.dataset_id = w.dataset_id "
-        "WHERE w.dataset_id IN (SELECT unnest(CAST(? AS BIGINT[]))) AND w.valid_from_us <= ? AND "
-        "(w.valid_until_us IS NULL OR w.valid_until_us > ?)",
-        [tables, instant, instant],
+    candidates: dict[int, list[tuple[int, int]]] = {}  # per table, each job whose run then wrote it, and its shape
+    for table, job_id, shape, since, until in _by_key(
+        engine,
+        "SELECT dataset_id, job_id, shape_id, valid_from_us, valid_until_us FROM table_writers WHERE dataset_id",
+        tables,
     ):
-        writer = (job, namespace, job_id)
-        if table not in writers or writer < writers[table]:
-            writers[table] = writer
-        columns = named.setdefault((table, job_id), [])
-        if column is not None and column not in columns:
-            columns.append(column)
-    found = {table: named[table, writer[2]] for table, writer in writers.items()}
+        if _holds(since, until, instant):
+            candidates.setdefault(table, []).append((job_id, shape))
+    shared = sorted({job for found in candidates.values() if len(found) > 1 for job, _ in found})
+    names = {
+        job: (name, namespace)
+        for job, namespace, name in _by_key(engine, "SELECT job_id, namespace, name FROM jobs WHERE job_id", shared)
+    }
+    writers = {table: min(found, key=lambda c: names.get(c[0], ("", "")))[1] for table, found in candidates.items()}
+    found_columns: dict[int, list[int]] = {table: [] for table in writers}
+    for shape, table, column in _by_key(
+        engine,
+        "SELECT shape_id, dataset_id, column_id FROM shape_columns WHERE shape_id",
+        sorted(set(writers.values())),
+    ):
+        if writers.get(table) == shape:
+            found_columns[table].append(column)
     unwritten = [table for table in tables if table not in writers]
-    if unwritten:
-        for table, column in engine.query(
-            "SELECT dataset_id, column_id FROM dataset_columns WHERE dataset_id IN (SELECT unnest(CAST(? AS "
-            "BIGINT[])))",
-            [unwritten],
-        ):
-            found.setdefault(table, []).append(column)
-    return found
+    for table, column in _by_key(
+        engine, "SELECT dataset_id, column_id FROM dataset_columns WHERE dataset_id", unwritten
+    ):
+        found_columns.setdefault(table, []).append(column)
+    return found_columns
 
 
 def _through_values(leaving: dict[int, list[tuple[int, bool, bool]]], start: int) -> set[int]:
@@ -286,21 +372,22 @@ def _named(
 
     Returns None when no event names the column the walk started from.
     """
-    columns: dict[int, ColumnRef] = {}
-    found: list[TableRef] = []
-    for is_table, node, table, name in engine.query(
-        "SELECT FALSE, dc.column_id, d.name, dc.name FROM dataset_columns dc JOIN datasets d ON d.dataset_id = "
-        "dc.dataset_id WHERE dc.column_id IN (SELECT unnest(CAST(? AS BIGINT[]))) UNION ALL SELECT TRUE, "
-        "dataset_id, name, NULL FROM datasets WHERE dataset_id IN (SELECT unnest(CAST(? AS BIGINT[])))",
-        [sorted(reached | {start}), sorted(tables)],
-    ):
-        if is_table:
-            found.append(TableRef.parse(table))
-        else:
-            columns[node] = ColumnRef(TableRef.parse(table), name)
+    ids = sorted(reached | {start})
+    named = _by_key(engine, "SELECT column_id, dataset_id, name FROM dataset_columns WHERE column_id", ids)
+    table_ids = sorted(tables | {table for _, table, _ in named})
+    table_names: dict[int, str] = dict(
+        _by_key(engine, "SELECT dataset_id, name FROM datasets WHERE dataset_id", table_ids)
+    )
+    refs = {table: TableRef.parse(name) for table, name in table_names.items()}
+    # each ref with its text (a dataset's name is its TableRef's text), sorted by that text as `str` would print it
+    columns = {
+        column: (f"{table_names[table]}.{name}", ColumnRef(refs[table], name))
+        for column, table, name in named
+        if table in refs
+    }
     if start not in columns:
         return None
-    answer.columns_reached = sorted((columns[c] for c in reached if c in columns), key=str)
-    answer.values = sorted((columns[c] for c in values if c in columns), key=str)
-    answer.rows = sorted(found, key=str)
+    answer.columns_reached = [ref for _, ref in sorted(columns[c] for c in reached if c in columns)]
+    answer.values = [ref for _, ref in sorted(columns[c] for c in values if c in columns)]
+    answer.rows = [refs[table] for _, table in sorted((table_names[t], t) for t in tables if t in refs)]
     return answer
