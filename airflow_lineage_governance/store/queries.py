@@ -69,20 +69,13 @@ class StoreImpact:
         }
 
 
-def _holding(at: int, into: TableRef | None = None) -> tuple[str, list[int]]:
-    """Return the CTE of the edges holding at `at` (those into the table `into`, when given), and its parameters."""
+def _holding(at: int) -> tuple[str, list[int]]:
+    """Return the CTE of the edges holding at `at`, and its parameters."""
     sql = (
         "holding AS (SELECT job_id, source_column_id, target_id, into_table, type, subtype, masking FROM "
-        "column_edges WHERE valid_from_us <= ? AND (valid_until_us IS NULL OR valid_until_us > ?)"
+        "column_edges WHERE valid_from_us <= ? AND (valid_until_us IS NULL OR valid_until_us > ?))"
     )
-    if into is None:
-        return sql + ")", [at, at]
-    table = dataset_id(into)
-    return (
-        sql + " AND (into_table AND target_id = ? OR NOT into_table AND target_id IN (SELECT column_id FROM "
-        "dataset_columns WHERE dataset_id = ?)))",
-        [at, at, table, table],
-    )
+    return sql, [at, at]
 
 
 def edges_as_of(engine: Engine, at: int | None = None, into: TableRef | None = None) -> list[StoredEdge]:
@@ -99,7 +92,9 @@ def edges_as_of(engine: Engine, at: int | None = None, into: TableRef | None = N
         The edges, sorted by source, target, type, subtype and job.
     """
     instant = NOW if at is None else at
-    holding, params = _holding(instant, into)
+    if into is not None:
+        return _edges_into(engine, instant, into)
+    holding, params = _holding(instant)
     text = engine.text_order
     tables: dict[str, TableRef] = {}
 
@@ -155,6 +150,85 @@ def edges_as_of(engine: Engine, at: int | None = None, into: TableRef | None = N
         for source, target, into_table, kind, subtype, masking, job in rows
         if job in runs
     ]
+
+
+def _edges_into(engine: Engine, instant: int, into: TableRef) -> list[StoredEdge]:
+    """Return the edges holding at the time into the table (its rows, or one of its columns), looked up by key.
+
+    Only a job whose run then wrote the table (`table_writers`) states an edge into it: its edges are read by job.
+    """
+    table = dataset_id(into)
+    jobs = sorted(
+        {
+            job
+            for job, since, until in engine.query(
+                "SELECT job_id, valid_from_us, valid_until_us FROM table_writers WHERE dataset_id = ?", [table]
+            )
+            if _holds(since, until, instant)
+        }
+    )
+    columns = {
+        column for (column,) in engine.query("SELECT column_id FROM dataset_columns WHERE dataset_id = ?", [table])
+    }
+    edges = [
+        row
+        for row in _by_key(
+            engine,
+            "SELECT source_column_id, target_id, into_table, type, subtype, masking, job_id, valid_from_us, "
+            "valid_until_us FROM column_edges WHERE job_id",
+            jobs,
+        )
+        if _holds(row[7], row[8], instant) and (row[1] == table if row[2] else row[1] in columns)
+    ]
+    runs = {
+        job: (run_id, event_time)
+        for job, run_id, event_time, since, until in _by_key(
+            engine, "SELECT job_id, run_id, event_time, at_us, valid_until_us FROM completes WHERE job_id", jobs
+        )
+        if _holds(since, until, instant)
+    }
+    names = {
+        job: (namespace, name)
+        for job, namespace, name in _by_key(engine, "SELECT job_id, namespace, name FROM jobs WHERE job_id", jobs)
+    }
+    named = _by_key(
+        engine,
+        "SELECT column_id, dataset_id, name FROM dataset_columns WHERE column_id",
+        sorted({row[0] for row in edges} | {row[1] for row in edges if not row[2]}),
+    )
+    tables = dict(
+        _by_key(
+            engine, "SELECT dataset_id, name FROM datasets WHERE dataset_id", sorted({t for _, t, _ in named} | {table})
+        )
+    )
+    refs = {key: TableRef.parse(name) for key, name in tables.items()}
+    texts = {column: (tables[key], name) for column, key, name in named}
+    refs_of = {column: ColumnRef(refs[key], name) for column, key, name in named}
+    found = []
+    for source, target, into_table, kind, subtype, masking, job, _, _ in edges:
+        if job not in runs or source not in refs_of or (not into_table and target not in refs_of):
+            continue
+        target_text = (tables[table], None) if into_table else texts[target]
+        order = (
+            *texts[source],
+            target_text[0],
+            target_text[1] is None,
+            target_text[1] or "",
+            kind,
+            subtype,
+            names[job][1],
+        )
+        edge = StoredEdge(
+            refs_of[source],
+            refs[table] if into_table else refs_of[target],
+            kind,
+            subtype,
+            bool(masking),
+            *names[job],
+            *runs[job],
+        )
+        found.append((order, edge))
+    return [edge for _, edge in sorted(found, key=lambda pair: pair[0])]
 
 
 def knows(engine: Engine, column: ColumnRef) -> bool:

@@ -145,8 +145,9 @@ VERSION_5 = (
     + STRETCHES.replace("{cuts}", "").replace("{kept}", ""),
     "CREATE INDEX table_writers_by_dataset ON table_writers (dataset_id)",
     "CREATE INDEX table_writers_by_job ON table_writers (job_id)",
-    # a shape's columns by shape alone: DuckDB looks a key up in an index of that one column only
+    # a shape's columns, and a job's COMPLETEs, by that key alone: DuckDB looks a key up in an index of one column only
     "CREATE INDEX shape_columns_by_shape ON shape_columns (shape_id)",
+    "CREATE INDEX completes_by_job_alone ON completes (job_id)",
 )
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3, 4: VERSION_4, 5: VERSION_5}
