@@ -196,7 +196,7 @@ def _edges_into(engine: Engine, instant: int, into: TableRef) -> list[StoredEdge
         "SELECT column_id, dataset_id, name FROM dataset_columns WHERE column_id",
         sorted({row[0] for row in edges} | {row[1] for row in edges if not row[2]}),
     )
-    tables = dict(
+    tables: dict[int, str] = dict(
         _by_key(
             engine, "SELECT dataset_id, name FROM datasets WHERE dataset_id", sorted({t for _, t, _ in named} | {table})
         )
@@ -260,7 +260,8 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
     leaving: dict[int, list[tuple[int, bool, bool]]] = {start: []}  # per column walked: its edges' targets, kinds
     reached: set[int] = set()
     tables: set[int] = set()
-    columns, written = [start], []
+    columns: list[int] = [start]
+    written: list[int] = []
     while columns or written:
         if len(reached) > WIDE:  # a wide reach: one recursive query walks it in the database
             return _walk_in_database(engine, column, at, start, instant)
