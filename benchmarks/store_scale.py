@@ -2,14 +2,21 @@
 jobs = events / 100, over 100 days, with a failed first try before one job-day in seven and schema changes;
 benchmarks/history_scale.py) against `json.loads` of every line, the store's size on disk (after `vacuum`)
 against the JSON Lines, the first impact answer in a new process (opening the store read-only), as-of impact of
-random columns at random times, every edge as of random times, trace back and forward of random output snapshots
+random columns at random times, every edge as of random times, the edges into one random table as of random times
+(what fed the table then), trace back and forward of random output snapshots
 (p50, p99), and what the nightly governance checks ask of the store (each job's run now for the design diff, the
 tables written now, the events of the last DAG run) in one go; each step's peak memory (RSS) in its own process.
 
     .venv/bin/python benchmarks/store_scale.py [--events 1000000] [--engines duckdb,postgres] [--queries 1000]
+        [--keep FOLDER]
 
 PostgreSQL is a server of its own started for the run (scripts/postgres/start.sh on a free loopback port, stopped
 by its pid). Prints one RESULT line per engine.
+
+With `--keep FOLDER`, the generated history (`events.jsonl`), the DuckDB store and the PostgreSQL server's cluster
+stay in FOLDER after the run, and a later run with the same FOLDER (and `--events`) asks its questions of the stores
+kept there instead of ingesting again (a store of an older schema is upgraded first, as `store init` does): the
+RESULT line then has no ingest figures.
 """
 
 from __future__ import annotations
@@ -48,6 +55,11 @@ def worker(args: argparse.Namespace) -> None:
     from airflow_lineage_governance.store.ingest import dataset_id
     from airflow_lineage_governance.store.lineage_store import LineageStore
 
+    if args.worker == "upgrade":
+        with LineageStore.open(args.store) as store:
+            store.vacuum()
+            print(json.dumps({"version": store.version, "size": store.engine.size_bytes()}))
+        return
     if args.worker == "ingest":
         with LineageStore.open(args.store, create=True) as store:
             started = time.perf_counter()
@@ -84,6 +96,13 @@ def worker(args: argparse.Namespace) -> None:
             started = time.perf_counter()
             store.edges_as_of(at)
             as_of.append(time.perf_counter() - started)
+        table_as_of = []
+        for _ in range(args.table_as_of_queries):
+            at = history_scale.START + timedelta(days=rng.uniform(0, history_scale.DAYS))
+            table = TableRef(("out",), f"t{rng.randrange(jobs)}")
+            started = time.perf_counter()
+            store.edges_as_of(at, into=table)
+            table_as_of.append(time.perf_counter() - started)
         traces: dict[str, list[float]] = {"back": [], "forward": []}
         for index in range(args.trace_queries * 2):
             table = TableRef(("out",), f"t{rng.randrange(jobs)}")
@@ -113,6 +132,7 @@ def worker(args: argparse.Namespace) -> None:
                 "p99_ms": sorted(timings)[min(len(timings) - 1, int(len(timings) * 0.99))] * 1000,
                 "as_of_p50_ms": statistics.median(as_of) * 1000,
                 "as_of_p99_ms": sorted(as_of)[min(len(as_of) - 1, int(len(as_of) * 0.99))] * 1000,
+                **{f"table_as_of_{name}_ms": figure for name, figure in percentiles(table_as_of).items()},
                 **{
                     f"trace_{direction}_{name}_ms": figure
                     for direction, timings in traces.items()
@@ -134,6 +154,15 @@ def percentiles(timings: list[float]) -> dict[str, float]:
     }
 
 
+def loads_floor(path: Path) -> float:
+    """Returns the seconds `json.loads` takes over every line of the file."""
+    started = time.perf_counter()
+    with path.open("rb") as handle:
+        for line in handle:
+            json.loads(line)
+    return time.perf_counter() - started
+
+
 def run_step(*args: str) -> dict[str, float]:
     done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -153,13 +182,19 @@ def main(argv: list[str]) -> None:
     options.add_argument("--engines", default="duckdb,postgres")
     options.add_argument("--queries", type=int, default=1000)
     options.add_argument("--as-of-queries", type=int, default=50, help="edges_as_of (every edge at a time) asked")
+    options.add_argument(
+        "--table-as-of-queries", type=int, default=500, help="edges_as_of into one random table at a random time"
+    )
     options.add_argument("--trace-queries", type=int, default=200, help="trace back and trace forward, each")
     options.add_argument("--batch-size", type=int, default=20000)
     options.add_argument(
         "--history",
         help="the generated history's JSON Lines: written there when missing, else read (of the same --events)",
     )
-    options.add_argument("--worker", choices=("ingest", "queries"))
+    options.add_argument(
+        "--keep", help="a folder keeping the history and the stores between runs: a store found there is not ingested"
+    )
+    options.add_argument("--worker", choices=("ingest", "queries", "upgrade"))
     options.add_argument("--store")
     options.add_argument("--events-file")
     options.add_argument("--jobs", type=int)
@@ -168,26 +203,28 @@ def main(argv: list[str]) -> None:
         worker(args)
         return
     jobs = max(args.events // history_scale.DAYS, 1)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(args.history) if args.history else Path(folder) / "events.jsonl"
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(args.keep) if args.keep else Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = Path(args.history) if args.history else folder / "events.jsonl"
         if not path.exists():
             history_scale.write_events(path, jobs, failures=True)
         size = path.stat().st_size
-        started = time.perf_counter()
         with path.open("rb") as handle:
-            parsed = sum(1 for line in handle if json.loads(line))
-        floor = time.perf_counter() - started
-        print(
-            f"{parsed:,} events ({size / 1e6:.0f} MB of JSON Lines; {jobs:,} jobs x {history_scale.DAYS} days); "
-            f"json.loads floor {floor:.2f} s"
-        )
+            parsed = sum(1 for _ in handle)
+        print(f"{parsed:,} events ({size / 1e6:.0f} MB of JSON Lines; {jobs:,} jobs x {history_scale.DAYS} days)")
+        floor = 0.0  # json.loads of every line, measured once before the first ingest
         for engine in args.engines.split(","):
             server = None
+            ingested_mark = folder / f"{engine}-ingested.json"
             if engine == "duckdb":
-                store = str(Path(folder) / "lineage-store.duckdb")
+                store = str(folder / "lineage-store.duckdb")
             else:
-                server = Path(tempfile.mkdtemp(prefix="lineage-store-pg-"))
-                password, port = secrets.token_hex(16), free_port()
+                server = folder / "postgres" if args.keep else Path(tempfile.mkdtemp(prefix="lineage-store-pg-"))
+                secret = folder / "postgres-password"
+                if not secret.exists():
+                    secret.write_text(secrets.token_hex(16))
+                password, port = secret.read_text(), free_port()
                 subprocess.run(
                     ["bash", str(ROOT / "scripts/postgres/start.sh"), str(server), str(port)],
                     check=True,
@@ -196,16 +233,25 @@ def main(argv: list[str]) -> None:
                 )
                 store = f"postgresql://lineage:{password}@127.0.0.1:{port}/lineage"
             try:
-                ingested = run_step(
-                    "--worker",
-                    "ingest",
-                    "--store",
-                    store,
-                    "--events-file",
-                    str(path),
-                    "--batch-size",
-                    str(args.batch_size),
-                )
+                ingested: dict[str, float] | None = None
+                if args.keep and ingested_mark.exists():
+                    kept = run_step("--worker", "upgrade", "--store", store)
+                else:
+                    if not floor:
+                        floor = loads_floor(path)
+                        print(f"json.loads floor {floor:.2f} s")
+                    ingested = run_step(
+                        "--worker",
+                        "ingest",
+                        "--store",
+                        store,
+                        "--events-file",
+                        str(path),
+                        "--batch-size",
+                        str(args.batch_size),
+                    )
+                    ingested_mark.write_text(json.dumps(ingested))
+                    kept = ingested
                 asked = run_step(
                     "--worker",
                     "queries",
@@ -217,34 +263,58 @@ def main(argv: list[str]) -> None:
                     str(args.queries),
                     "--as-of-queries",
                     str(args.as_of_queries),
+                    "--table-as-of-queries",
+                    str(args.table_as_of_queries),
                     "--trace-queries",
                     str(args.trace_queries),
                 )
             finally:
                 if server is not None:
                     subprocess.run(["bash", str(ROOT / "scripts/postgres/stop.sh"), str(server)], check=True)
-                    shutil.rmtree(server, ignore_errors=True)
-            print(
-                f"{engine}: ingest {ingested['seconds']:.1f} s ({ingested['stored']:,} events, peak "
-                f"{ingested['peak_mb']:.0f} MB); store {ingested['size'] / 1e6:.0f} MB on disk; first impact in a "
-                f"new process {asked['first_s']:.2f} s; impact of {args.queries:,} random columns at random times "
-                f"p50 {asked['p50_ms']:.1f} ms, p99 {asked['p99_ms']:.1f} ms; every edge as of "
-                f"{args.as_of_queries:,} random times p50 {asked['as_of_p50_ms']:.1f} ms, p99 "
-                f"{asked['as_of_p99_ms']:.1f} ms; trace back of {args.trace_queries:,} random snapshots p50 "
-                f"{asked['trace_back_p50_ms']:.1f} ms, p99 {asked['trace_back_p99_ms']:.1f} ms, trace forward p50 "
-                f"{asked['trace_forward_p50_ms']:.1f} ms, p99 {asked['trace_forward_p99_ms']:.1f} ms; the checks' "
-                f"questions {asked['checks_s']:.2f} s (peak {asked['peak_mb']:.0f} MB)"
-            )
-            print(
-                f"RESULT store_scale engine={engine} events={parsed} ingest_ratio_vs_json_loads="
-                f"{ingested['seconds'] / floor:.2f} size_ratio_vs_jsonl={ingested['size'] / size:.3f} "
-                f"first_impact_s={asked['first_s']:.2f} impact_p50_ms={asked['p50_ms']:.1f} "
-                f"impact_p99_ms={asked['p99_ms']:.1f} as_of_p50_ms={asked['as_of_p50_ms']:.1f} "
-                f"as_of_p99_ms={asked['as_of_p99_ms']:.1f} trace_back_p99_ms={asked['trace_back_p99_ms']:.1f} "
-                f"trace_forward_p99_ms={asked['trace_forward_p99_ms']:.1f} checks_s={asked['checks_s']:.2f} "
-                f"ingest_peak_mb={ingested['peak_mb']:.0f} "
-                f"query_peak_mb={asked['peak_mb']:.0f}"
-            )
+                    if not args.keep:
+                        shutil.rmtree(server, ignore_errors=True)
+            report(engine, args, parsed, size, floor, ingested, {**asked, "size": kept["size"]})
+
+
+def report(
+    engine: str,
+    args: argparse.Namespace,
+    parsed: int,
+    size: int,
+    floor: float,
+    ingested: dict[str, float] | None,
+    asked: dict[str, float],
+) -> None:
+    """Prints an engine's figures, and its RESULT line (without ingest figures when the store was kept from before)."""
+    stored = (
+        f"ingest {ingested['seconds']:.1f} s ({ingested['stored']:,.0f} events, peak {ingested['peak_mb']:.0f} MB)"
+        if ingested is not None
+        else "store kept from an earlier run (not ingested; upgraded and vacuumed)"
+    )
+    print(
+        f"{engine}: {stored}; store {asked['size'] / 1e6:.0f} MB on disk; first impact in a new process "
+        f"{asked['first_s']:.2f} s; impact of {args.queries:,} "
+        f"random columns at random times p50 {asked['p50_ms']:.1f} ms, p99 {asked['p99_ms']:.1f} ms; every edge as "
+        f"of {args.as_of_queries:,} random times p50 {asked['as_of_p50_ms']:.1f} ms, p99 "
+        f"{asked['as_of_p99_ms']:.1f} ms; the edges into one random table as of {args.table_as_of_queries:,} random "
+        f"times p50 {asked['table_as_of_p50_ms']:.1f} ms, p99 {asked['table_as_of_p99_ms']:.1f} ms; trace back of "
+        f"{args.trace_queries:,} random snapshots p50 "
+        f"{asked['trace_back_p50_ms']:.1f} ms, p99 {asked['trace_back_p99_ms']:.1f} ms, trace forward p50 "
+        f"{asked['trace_forward_p50_ms']:.1f} ms, p99 {asked['trace_forward_p99_ms']:.1f} ms; the checks' "
+        f"questions {asked['checks_s']:.2f} s (peak {asked['peak_mb']:.0f} MB)"
+    )
+    ingest_figures = f"ingest_ratio_vs_json_loads={ingested['seconds'] / floor:.2f} " if ingested is not None else ""
+    print(
+        f"RESULT store_scale engine={engine} events={parsed} {ingest_figures}"
+        f"size_ratio_vs_jsonl={asked['size'] / size:.3f} "
+        f"first_impact_s={asked['first_s']:.2f} impact_p50_ms={asked['p50_ms']:.1f} "
+        f"impact_p99_ms={asked['p99_ms']:.1f} as_of_p50_ms={asked['as_of_p50_ms']:.1f} "
+        f"as_of_p99_ms={asked['as_of_p99_ms']:.1f} table_as_of_p50_ms={asked['table_as_of_p50_ms']:.1f} "
+        f"table_as_of_p99_ms={asked['table_as_of_p99_ms']:.1f} trace_back_p99_ms={asked['trace_back_p99_ms']:.1f} "
+        f"trace_forward_p99_ms={asked['trace_forward_p99_ms']:.1f} checks_s={asked['checks_s']:.2f} "
+        + (f"ingest_peak_mb={ingested['peak_mb']:.0f} " if ingested is not None else "")
+        + f"query_peak_mb={asked['peak_mb']:.0f}"
+    )
 
 
 if __name__ == "__main__":

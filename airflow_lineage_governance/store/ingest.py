@@ -42,6 +42,7 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.bodies import blocks
 from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.ids import stable_id
+from airflow_lineage_governance.store.schema import STRETCHES
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 BATCH = 2000
@@ -480,15 +481,16 @@ def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, TableRef, str | None]]
 
 
 def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
-    """Re-derive when each COMPLETE was its job's run, and each edge's intervals, for the jobs given.
+    """Re-derive when each COMPLETE was its job's run, each edge's intervals and the job's writes, for the jobs given.
 
     The jobs are given with the instant of their earliest COMPLETE just added. A COMPLETE is its job's run until the
     job's next COMPLETE, by instant, then run id, then time as written (`RunEvent.order`); an edge's intervals are the
-    stretches of consecutive COMPLETEs of its job that stated it.
+    stretches of consecutive COMPLETEs of its job that stated it, and a job's writes (`table_writers`) the stretches
+    of its consecutive COMPLETEs that stated one shape, per table the shape writes.
 
     Only what the new COMPLETEs can change is re-derived: from `cut`, the instant of the job's last COMPLETE
     before them, on. The intervals whose last COMPLETE is at or after `cut` are replaced; the stretches are
-    worked out from the first COMPLETE of those (`start`), which begins a stretch of each of their edges.
+    worked out from the first COMPLETE of those (`start`), which begins a stretch of each of their edges and shapes.
     """
     if not earliest:
         return
@@ -508,10 +510,17 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "UPDATE interval_cuts SET cut = COALESCE((SELECT MAX(c.at_us) FROM completes c WHERE c.job_id = "
         f"interval_cuts.job_id AND c.at_us < interval_cuts.earliest), {FIRST})"
     )
+    writers = "table_writers" in engine.tables()  # schema version 5 on
     engine.execute(
         "UPDATE interval_cuts SET start = LEAST(cut, COALESCE((SELECT MIN(e.valid_from_us) FROM "
         "column_edges e WHERE e.job_id = interval_cuts.job_id AND e.last_at_us >= interval_cuts.cut), "
-        "cut))"
+        "cut)"
+        + (
+            ", COALESCE((SELECT MIN(w.valid_from_us) FROM table_writers w WHERE w.job_id = interval_cuts.job_id "
+            "AND w.last_at_us >= interval_cuts.cut), cut))"
+            if writers
+            else ")"
+        )
     )
     engine.execute(
         "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT c.job_id, c.run_id, c.at_us, "
@@ -543,3 +552,16 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "JOIN ordered l ON l.job_id = i.job_id AND l.place = i.last_place "
         "JOIN interval_cuts k ON k.job_id = i.job_id WHERE l.at_us >= k.cut"
     )
+    if writers:
+        engine.execute(
+            "DELETE FROM table_writers WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
+            "table_writers.job_id AND table_writers.last_at_us >= k.cut)"
+        )
+        engine.execute(
+            "INSERT INTO table_writers (dataset_id, job_id, shape_id, valid_from_us, valid_until_us, last_at_us) "
+            + STRETCHES.format(
+                text=text,
+                cuts=" JOIN interval_cuts k ON k.job_id = c.job_id AND c.at_us >= k.start",
+                kept=" JOIN interval_cuts k ON k.job_id = i.job_id WHERE l.at_us >= k.cut",
+            )
+        )

@@ -128,10 +128,10 @@ class LineageStore:
         instant = micros(at) if at is not None else None
         return self._call("answered an impact", lambda: queries.impact(self.engine, column, instant))
 
-    def edges_as_of(self, at: datetime | None = None) -> list[queries.StoredEdge]:
-        """Return every edge that held as of `at` (None: now)."""
+    def edges_as_of(self, at: datetime | None = None, into: TableRef | None = None) -> list[queries.StoredEdge]:
+        """Return every edge that held as of `at` (None: now), or every one into the table `into`."""
         instant = micros(at) if at is not None else None
-        return self._call("listed edges", lambda: queries.edges_as_of(self.engine, instant))
+        return self._call("listed edges", lambda: queries.edges_as_of(self.engine, instant, into))
 
     def trace_back(self, table: TableRef, snapshot: str) -> trace.StoredOrigin:
         """Return the origin of the snapshot, to the sources (`trace.trace_back`); raise SnapshotNotInStoreError."""

@@ -84,7 +84,7 @@ def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
             )
         for step in range(version + 1, target + 1):
             for statement in MIGRATIONS[step]:
-                engine.execute(statement.format(blob=BLOB[engine.dialect]))
+                engine.execute(statement.format(blob=BLOB[engine.dialect], text=engine.text_order))
             engine.execute(
                 "INSERT INTO store_versions (version, applied_at_us, provider_version) VALUES (?, ?, ?)",
                 [step, time.time_ns() // 1000, __version__],

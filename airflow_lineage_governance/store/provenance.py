@@ -192,8 +192,8 @@ class StoreWalker:
             return known
         scope, scoped = self._scope()
         writers = self.engine.query(
-            "SELECT j.name, j.namespace, c.shape_id FROM completes c JOIN shape_outputs so ON so.shape_id = c.shape_id "
-            f"JOIN jobs j ON j.job_id = c.job_id WHERE so.dataset_id = ? AND {_HOLDS}{scope}",
+            "SELECT j.name, j.namespace, w.shape_id FROM table_writers w JOIN jobs j ON j.job_id = w.job_id WHERE "
+            f"w.dataset_id = ? AND w.valid_from_us <= ? AND (w.valid_until_us IS NULL OR w.valid_until_us > ?){scope}",
             [dataset_id(table), self.instant, self.instant, *scoped],
         )
         if writers:

@@ -1,7 +1,7 @@
 """The questions asked of the store, answered in the database.
 
-Which edges held at a time (`edges_as_of`), and what a change to a column reaches downstream (`impact`, a recursive
-query).
+Which edges held at a time (`edges_as_of`), and what a change to a column reaches downstream (`impact`, walked one
+level at a time).
 
 A time is an instant in microseconds since the epoch, or None for now (each job's latest COMPLETE). As the
 in-memory history does, a job's run at a time is its latest COMPLETE at or before it, and an edge holds when
@@ -11,19 +11,20 @@ that time names for it (the first writing job by name), else every column ever n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from airflow_lineage_governance.store.engine import Engine
+from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError
-from airflow_lineage_governance.store.ingest import column_id
+from airflow_lineage_governance.store.ingest import column_id, dataset_id
 
 NOW = 2**63 - 1
 """The instant that stands for now: only the intervals still open hold at it."""
 
 
-@dataclass(frozen=True)
-class StoredEdge:
+class StoredEdge(NamedTuple):
     """An edge that held at a time: its ends, type, subtype and masking, its job, and the run that stated it."""
 
     source: ColumnRef
@@ -69,7 +70,7 @@ class StoreImpact:
 
 
 def _holding(at: int) -> tuple[str, list[int]]:
-    """Returns the CTEs of the edges and writers holding at `at`, and their parameters."""
+    """Return the CTE of the edges holding at `at`, and its parameters."""
     sql = (
         "holding AS (SELECT job_id, source_column_id, target_id, into_table, type, subtype, masking FROM "
         "column_edges WHERE valid_from_us <= ? AND (valid_until_us IS NULL OR valid_until_us > ?))"
@@ -77,35 +78,25 @@ def _holding(at: int) -> tuple[str, list[int]]:
     return sql, [at, at]
 
 
-def edges_as_of(engine: Engine, at: int | None = None) -> list[StoredEdge]:
-    """Return every edge that held at `at` (None: now), with the run that stated it.
+def edges_as_of(engine: Engine, at: int | None = None, into: TableRef | None = None) -> list[StoredEdge]:
+    """Return every edge that held at `at` (None: now), or every one into the table `into`, with the run that stated it.
+
+    The edges are read as ids, in order; each column, table and job's run is read once and shared by its edges.
 
     Args:
         engine: The store's engine.
         at: The instant, microseconds since the epoch (UTC); None for each job's latest COMPLETE.
+        into: A table: only the edges into it (its rows, or one of its columns); None for every edge.
 
     Returns:
         The edges, sorted by source, target, type, subtype and job.
     """
     instant = NOW if at is None else at
+    if into is not None:
+        return _edges_into(engine, instant, into)
     holding, params = _holding(instant)
     text = engine.text_order
-    rows = engine.query(
-        f"WITH {holding} SELECT sd.name, sc.name, td.name, tc.name, h.into_table, h.type, h.subtype, h.masking, "
-        "j.namespace, j.name, c.run_id, c.event_time FROM holding h "
-        "JOIN dataset_columns sc ON sc.column_id = h.source_column_id "
-        "JOIN datasets sd ON sd.dataset_id = sc.dataset_id "
-        "LEFT JOIN dataset_columns tc ON NOT h.into_table AND tc.column_id = h.target_id "
-        "JOIN datasets td ON td.dataset_id = CASE WHEN h.into_table THEN h.target_id ELSE tc.dataset_id END "
-        "JOIN jobs j ON j.job_id = h.job_id "
-        "JOIN completes c ON c.job_id = h.job_id AND c.at_us <= ? "
-        "AND (c.valid_until_us IS NULL OR c.valid_until_us > ?) "
-        f"ORDER BY sd.name{text}, sc.name{text}, td.name{text}, tc.name{text}, h.type{text}, h.subtype{text}, "
-        f"j.name{text}",
-        [*params, instant, instant],
-    )
     tables: dict[str, TableRef] = {}
-    columns: dict[tuple[str, str], ColumnRef] = {}
 
     def table_of(name: str) -> TableRef:
         table = tables.get(name)
@@ -113,28 +104,131 @@ def edges_as_of(engine: Engine, at: int | None = None) -> list[StoredEdge]:
             table = tables[name] = TableRef.parse(name)
         return table
 
-    def column_of(table_name: str, name: str) -> ColumnRef:
-        column = columns.get((table_name, name))
-        if column is None:
-            column = columns[table_name, name] = ColumnRef(table_of(table_name), name)
-        return column
-
-    found = []
-    for source_table, source, target_table, target, into_table, kind, subtype, masking, space, job, run, time in rows:
-        found.append(
-            StoredEdge(
-                column_of(source_table, source),
-                table_of(target_table) if into_table else column_of(target_table, target),
-                kind,
-                subtype,
-                bool(masking),
-                space,
-                job,
-                run,
-                time,
-            )
+    columns: dict[int, ColumnRef] = {}
+    targets: dict[int, TableRef] = {}
+    for node, is_table, table_name, name in engine.query(
+        f"WITH {holding} SELECT dc.column_id, FALSE, d.name, dc.name FROM dataset_columns dc JOIN datasets d ON "
+        "d.dataset_id = dc.dataset_id WHERE dc.column_id IN (SELECT source_column_id FROM holding UNION SELECT "
+        "target_id FROM holding WHERE NOT into_table) UNION ALL SELECT dataset_id, TRUE, name, NULL FROM datasets "
+        "WHERE dataset_id IN (SELECT target_id FROM holding WHERE into_table)",
+        params,
+    ):
+        if is_table:
+            targets[node] = table_of(table_name)
+        else:
+            columns[node] = ColumnRef(table_of(table_name), name)
+    runs = {
+        job_id: (namespace, job, run_id, event_time)
+        for job_id, namespace, job, run_id, event_time in engine.query(
+            f"WITH {holding} SELECT c.job_id, j.namespace, j.name, c.run_id, c.event_time FROM completes c JOIN jobs "
+            "j ON j.job_id = c.job_id WHERE c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?) AND "
+            "c.job_id IN (SELECT job_id FROM holding)",
+            [*params, instant, instant],
         )
-    return found
+    }
+    rows = engine.query(
+        f"WITH {holding} SELECT h.source_column_id, h.target_id, h.into_table, h.type, h.subtype, h.masking, h.job_id "
+        "FROM "
+        "holding h JOIN dataset_columns sc ON sc.column_id = h.source_column_id "
+        "JOIN datasets sd ON sd.dataset_id = sc.dataset_id "
+        "LEFT JOIN dataset_columns tc ON NOT h.into_table AND tc.column_id = h.target_id "
+        "JOIN datasets td ON td.dataset_id = CASE WHEN h.into_table THEN h.target_id ELSE tc.dataset_id END "
+        "JOIN jobs j ON j.job_id = h.job_id "
+        f"ORDER BY sd.name{text}, sc.name{text}, td.name{text}, tc.name{text}, h.type{text}, h.subtype{text}, "
+        f"j.name{text}",
+        params,
+    )
+    return [
+        StoredEdge(
+            columns[source],
+            targets[target] if into_table else columns[target],
+            kind,
+            subtype,
+            bool(masking),
+            *runs[job],
+        )
+        for source, target, into_table, kind, subtype, masking, job in rows
+        if job in runs
+    ]
+
+
+def _edges_into(engine: Engine, instant: int, into: TableRef) -> list[StoredEdge]:
+    """Return the edges holding at the time into the table (its rows, or one of its columns), looked up by key.
+
+    Only a job whose run then wrote the table (`table_writers`) states an edge into it: its edges are read by job.
+    """
+    table = dataset_id(into)
+    jobs = sorted(
+        {
+            job
+            for job, since, until in engine.query(
+                "SELECT job_id, valid_from_us, valid_until_us FROM table_writers WHERE dataset_id = ?", [table]
+            )
+            if _holds(since, until, instant)
+        }
+    )
+    columns = {
+        column for (column,) in engine.query("SELECT column_id FROM dataset_columns WHERE dataset_id = ?", [table])
+    }
+    edges = [
+        row
+        for row in _by_key(
+            engine,
+            "SELECT source_column_id, target_id, into_table, type, subtype, masking, job_id, valid_from_us, "
+            "valid_until_us FROM column_edges WHERE job_id",
+            jobs,
+        )
+        if _holds(row[7], row[8], instant) and (row[1] == table if row[2] else row[1] in columns)
+    ]
+    runs = {
+        job: (run_id, event_time)
+        for job, run_id, event_time, since, until in _by_key(
+            engine, "SELECT job_id, run_id, event_time, at_us, valid_until_us FROM completes WHERE job_id", jobs
+        )
+        if _holds(since, until, instant)
+    }
+    names = {
+        job: (namespace, name)
+        for job, namespace, name in _by_key(engine, "SELECT job_id, namespace, name FROM jobs WHERE job_id", jobs)
+    }
+    named = _by_key(
+        engine,
+        "SELECT column_id, dataset_id, name FROM dataset_columns WHERE column_id",
+        sorted({row[0] for row in edges} | {row[1] for row in edges if not row[2]}),
+    )
+    tables: dict[int, str] = dict(
+        _by_key(
+            engine, "SELECT dataset_id, name FROM datasets WHERE dataset_id", sorted({t for _, t, _ in named} | {table})
+        )
+    )
+    refs = {key: TableRef.parse(name) for key, name in tables.items()}
+    texts = {column: (tables[key], name) for column, key, name in named}
+    refs_of = {column: ColumnRef(refs[key], name) for column, key, name in named}
+    found = []
+    for source, target, into_table, kind, subtype, masking, job, _, _ in edges:
+        if job not in runs or source not in refs_of or (not into_table and target not in refs_of):
+            continue
+        target_text = (tables[table], None) if into_table else texts[target]
+        order = (
+            *texts[source],
+            target_text[0],
+            target_text[1] is None,
+            target_text[1] or "",
+            kind,
+            subtype,
+            names[job][1],
+        )
+        edge = StoredEdge(
+            refs_of[source],
+            refs[table] if into_table else refs_of[target],
+            kind,
+            subtype,
+            bool(masking),
+            *names[job],
+            *runs[job],
+        )
+        found.append((order, edge))
+    return [edge for _, edge in sorted(found, key=lambda pair: pair[0])]
 
 
 def knows(engine: Engine, column: ColumnRef) -> bool:
@@ -145,7 +239,10 @@ def knows(engine: Engine, column: ColumnRef) -> bool:
 
 
 def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImpact:
-    """Return what a change to the column reaches at `at` (None: now), walked in the database.
+    """Return what a change to the column reaches at `at` (None: now), walked one level at a time.
+
+    Each level is a query for the edges holding at the time that leave the columns just reached, and one for the
+    columns of the tables just reached (`table_columns`); one more names what was reached.
 
     Args:
         engine: The store's engine.
@@ -158,24 +255,75 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
     Raises:
         ColumnNotInStoreError: No event in the store names the column.
     """
-    if not knows(engine, column):
-        raise ColumnNotInStoreError(
-            f"{column}: no event in the lineage store names this column; check the name, "
-            "or that the jobs reading it sent their events"
-        )
     instant = NOW if at is None else at
     start = column_id(column.table, column.field)
+    leaving: dict[int, list[tuple[int, bool, bool]]] = {start: []}  # per column walked: its edges' targets, kinds
+    reached: set[int] = set()
+    tables: set[int] = set()
+    columns: list[int] = [start]
+    written: list[int] = []
+    while columns or written:
+        if len(reached) > WIDE:  # a wide reach: one recursive query walks it in the database
+            return _walk_in_database(engine, column, at, start, instant)
+        found: list[int] = []
+        for source, target, into_table, kind in _leaving(engine, columns, instant):
+            leaving[source].append((target, bool(into_table), kind == "DIRECT"))
+            if into_table:
+                if target not in tables:
+                    tables.add(target)
+                    written.append(target)
+            elif target not in reached:
+                reached.add(target)
+                found.append(target)
+        for named in table_columns(engine, written, instant).values():
+            for target in named:
+                if target not in reached:
+                    reached.add(target)
+                    found.append(target)
+        written = []
+        columns = [c for c in found if c not in leaving]
+        for source in columns:
+            leaving[source] = []
+    return _answer(engine, column, at, start, reached, _through_values(leaving, start), tables)
+
+
+def _answer(
+    engine: Engine, column: ColumnRef, at: int | None, start: int, reached: set[int], values: set[int], tables: set[int]
+) -> StoreImpact:
+    answer = _named(engine, StoreImpact(column, at_us=at), start, reached, values, tables)
+    if answer is None:
+        raise _unknown(column)
+    return answer
+
+
+def _unknown(column: ColumnRef) -> ColumnNotInStoreError:
+    return ColumnNotInStoreError(
+        f"{column}: no event in the lineage store names this column; check the name, "
+        "or that the jobs reading it sent their events"
+    )
+
+
+WIDE = 50
+"""A walk that has reached more columns than this goes on in one recursive query: level by level, each level would
+read the edges of hundreds of columns by a query of its own."""
+
+
+def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: int, instant: int) -> StoreImpact:
+    """Return what a change to the column reaches, walked by one recursive query, named and sorted in the database.
+
+    Each step joins the edges holding at the time that leave the nodes just reached (a node is a column, or a table an
+    edge into it reached, which the next step expands to its writer's columns then).
+    """
     text = engine.text_order
     held = "e.valid_from_us <= ? AND (e.valid_until_us IS NULL OR e.valid_until_us > ?)"
     rows = engine.query(
-        "WITH RECURSIVE writer AS MATERIALIZED (SELECT dataset_id, shape_id FROM (SELECT so.dataset_id, c.shape_id, "
-        f"ROW_NUMBER() OVER (PARTITION BY so.dataset_id ORDER BY j.name{text}, j.namespace{text}) AS place FROM "
-        "completes c JOIN shape_outputs so ON so.shape_id = c.shape_id JOIN jobs j ON j.job_id = c.job_id WHERE "
-        "c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?)) AS w WHERE place = 1), "
+        "WITH RECURSIVE writer AS MATERIALIZED (SELECT dataset_id, shape_id FROM (SELECT w.dataset_id, w.shape_id, "
+        f"ROW_NUMBER() OVER (PARTITION BY w.dataset_id ORDER BY j.name{text}, j.namespace{text}) AS place FROM "
+        "table_writers w JOIN jobs j ON j.job_id = w.job_id WHERE w.valid_from_us <= ? AND (w.valid_until_us IS NULL "
+        "OR w.valid_until_us > ?)) AS w WHERE place = 1), "
         "table_columns AS MATERIALIZED (SELECT w.dataset_id, sc.column_id FROM writer w JOIN shape_columns sc ON "
         "sc.shape_id = w.shape_id AND sc.dataset_id = w.dataset_id UNION ALL SELECT dc.dataset_id, dc.column_id "
         "FROM dataset_columns dc WHERE NOT EXISTS (SELECT 1 FROM writer w WHERE w.dataset_id = dc.dataset_id)), "
-        # the nodes a change reaches: columns, and tables (their rows) expanded to their columns
         "walk (node_id, is_table, first) AS (SELECT CAST(? AS BIGINT), FALSE, TRUE UNION "
         "SELECT CASE WHEN w.is_table THEN tc.column_id ELSE e.target_id END, NOT w.is_table AND e.into_table, FALSE "
         f"FROM walk w LEFT JOIN column_edges e ON NOT w.is_table AND e.source_column_id = w.node_id AND {held} "
@@ -189,18 +337,132 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
         "NOT first UNION ALL SELECT 'value', column_id FROM through_values) "
         "SELECT a.part, d.name, dc.name FROM answer a LEFT JOIN dataset_columns dc ON a.part <> 'rows' AND "
         "dc.column_id = a.node_id JOIN datasets d ON d.dataset_id = CASE WHEN a.part = 'rows' THEN a.node_id ELSE "
-        "dc.dataset_id END",
+        f"dc.dataset_id END ORDER BY a.part, CASE WHEN a.part = 'rows' THEN d.name ELSE d.name || '.' || dc.name "
+        f"END{text}",
         [instant, instant, start, instant, instant, start, instant, instant, instant, instant],
     )
+    if not knows(engine, column):
+        raise _unknown(column)
     answer = StoreImpact(column, at_us=at)
-    for part, table_name, column_name in rows:
-        table = TableRef.parse(table_name)
+    parts = {"column": answer.columns_reached, "value": answer.values}
+    tables: dict[str, TableRef] = {}
+    for part, table_name, name in rows:  # each part in the order of its text, as `str` prints a ref
+        table = tables.get(table_name) or tables.setdefault(table_name, TableRef.parse(table_name))
         if part == "rows":
             answer.rows.append(table)
-        elif part == "value":
-            answer.values.append(ColumnRef(table, column_name))
         else:
-            answer.columns_reached.append(ColumnRef(table, column_name))
-    for found in (answer.columns_reached, answer.values, answer.rows):
-        found.sort(key=str)
+            parts[part].append(ColumnRef(table, name))
+    return answer
+
+
+FEW = 6
+"""At most this many keys are read one look-up each (an index look-up on both engines: DuckDB uses an index for one
+equality, never for a list of keys); more are read in one query."""
+
+
+def _by_key(engine: Engine, select: str, keys: Sequence[int]) -> list[Row]:
+    """Return the rows of `select`, which ends in `WHERE` and a key column, for each of the keys."""
+    if len(keys) <= FEW:
+        return [row for key in keys for row in engine.query(f"{select} = ?", [key])]
+    return engine.query(f"{select} IN (SELECT unnest(CAST(? AS BIGINT[])))", [list(keys)])
+
+
+def _holds(since: int, until: int | None, instant: int) -> bool:
+    return since <= instant and (until is None or until > instant)
+
+
+def _leaving(engine: Engine, columns: list[int], instant: int) -> list[Row]:
+    """Return the edges holding at the time that leave the columns: source, target, into a table, type."""
+    return [
+        (source, target, into_table, kind)
+        for source, target, into_table, kind, since, until in _by_key(
+            engine,
+            "SELECT source_column_id, target_id, into_table, type, valid_from_us, valid_until_us FROM column_edges "
+            "WHERE source_column_id",
+            columns,
+        )
+        if _holds(since, until, instant)
+    ]
+
+
+def table_columns(engine: Engine, tables: list[int], instant: int) -> dict[int, list[int]]:
+    """Return the columns of each table as its writer's run at the time names them, else every column named for it.
+
+    The writer is the first job by name (then namespace) whose run at the time wrote the table (`table_writers`).
+
+    Args:
+        engine: The store's engine.
+        tables: The tables' ids.
+        instant: The time, microseconds since the epoch (`NOW` for now).
+
+    Returns:
+        Each table's column ids (a table no event named is left out).
+    """
+    candidates: dict[int, list[tuple[int, int]]] = {}  # per table, each job whose run then wrote it, and its shape
+    for table, job_id, shape, since, until in _by_key(
+        engine,
+        "SELECT dataset_id, job_id, shape_id, valid_from_us, valid_until_us FROM table_writers WHERE dataset_id",
+        tables,
+    ):
+        if _holds(since, until, instant):
+            candidates.setdefault(table, []).append((job_id, shape))
+    shared = sorted({job for found in candidates.values() if len(found) > 1 for job, _ in found})
+    names = {
+        job: (name, namespace)
+        for job, namespace, name in _by_key(engine, "SELECT job_id, namespace, name FROM jobs WHERE job_id", shared)
+    }
+    writers = {table: min(found, key=lambda c: names.get(c[0], ("", "")))[1] for table, found in candidates.items()}
+    found_columns: dict[int, list[int]] = {table: [] for table in writers}
+    for shape, table, column in _by_key(
+        engine,
+        "SELECT shape_id, dataset_id, column_id FROM shape_columns WHERE shape_id",
+        sorted(set(writers.values())),
+    ):
+        if writers.get(table) == shape:
+            found_columns[table].append(column)
+    unwritten = [table for table in tables if table not in writers]
+    for table, column in _by_key(
+        engine, "SELECT dataset_id, column_id FROM dataset_columns WHERE dataset_id", unwritten
+    ):
+        found_columns.setdefault(table, []).append(column)
+    return found_columns
+
+
+def _through_values(leaving: dict[int, list[tuple[int, bool, bool]]], start: int) -> set[int]:
+    """Return the columns reached from `start` through DIRECT column edges only."""
+    values: set[int] = set()
+    stack = [start]
+    while stack:
+        for target, into_table, direct in leaving.get(stack.pop(), ()):
+            if direct and not into_table and target not in values:
+                values.add(target)
+                stack.append(target)
+    return values
+
+
+def _named(
+    engine: Engine, answer: StoreImpact, start: int, reached: set[int], values: set[int], tables: set[int]
+) -> StoreImpact | None:
+    """Fill the answer with the refs of the columns and tables reached, each list sorted by name.
+
+    Returns None when no event names the column the walk started from.
+    """
+    ids = sorted(reached | {start})
+    named = _by_key(engine, "SELECT column_id, dataset_id, name FROM dataset_columns WHERE column_id", ids)
+    table_ids = sorted(tables | {table for _, table, _ in named})
+    table_names: dict[int, str] = dict(
+        _by_key(engine, "SELECT dataset_id, name FROM datasets WHERE dataset_id", table_ids)
+    )
+    refs = {table: TableRef.parse(name) for table, name in table_names.items()}
+    # each ref with its text (a dataset's name is its TableRef's text), sorted by that text as `str` would print it
+    columns = {
+        column: (f"{table_names[table]}.{name}", ColumnRef(refs[table], name))
+        for column, table, name in named
+        if table in refs
+    }
+    if start not in columns:
+        return None
+    answer.columns_reached = [ref for _, ref in sorted(columns[c] for c in reached if c in columns)]
+    answer.values = [ref for _, ref in sorted(columns[c] for c in values if c in columns)]
+    answer.rows = [refs[table] for _, table in sorted((table_names[t], t) for t in tables if t in refs)]
     return answer

@@ -1,14 +1,15 @@
 """The store's schema, as numbered migrations.
 
 Each version's statements, written once for both engines (`{blob}` is the one type spelt differently: DuckDB's BLOB,
-PostgreSQL's BYTEA).
+PostgreSQL's BYTEA; `{text}` follows a text expression in ORDER BY, `Engine.text_order`).
 
 Instants are microseconds since the epoch (UTC) in BIGINT columns; an interval's end is NULL while it is open.
 Ids are `ids.stable_id` hashes of the natural key. Version 1 holds the lineage history; version 2 adds the
 governance tables (classifications, owners, declarations, findings); version 3 keeps events' JSON in compressed
 blocks of many events (`event_blocks`; `bodies.py`) instead of one by one, and indexes the runs by the snapshots
 they read and wrote, and the events by DAG run; version 4 keeps, per event source synced into the store, the latest
-event time read from it (`store/sync.py`).
+event time read from it (`store/sync.py`); version 5 keeps when each job's run wrote each table with which lineage
+(`table_writers`), so the writer of a table at a time is looked up, not worked out from every COMPLETE.
 """
 
 from __future__ import annotations
@@ -120,7 +121,36 @@ VERSION_4 = (
     "synced_at_us BIGINT NOT NULL)",
 )
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3, 4: VERSION_4}
+STRETCHES = (
+    # each stretch of consecutive COMPLETEs of a job stating one shape, per table the shape writes: [from, until)
+    "WITH ordered AS (SELECT c.job_id, c.at_us, c.valid_until_us, c.shape_id, ROW_NUMBER() OVER (PARTITION BY "
+    "c.job_id ORDER BY c.at_us, c.run_id{text}, c.event_time{text}) AS place FROM completes c{cuts}), "
+    "stated AS (SELECT job_id, shape_id, place, place - ROW_NUMBER() OVER (PARTITION BY job_id, shape_id ORDER BY "
+    "place) AS island FROM ordered), "
+    "islands AS (SELECT job_id, shape_id, MIN(place) AS first_place, MAX(place) AS last_place FROM stated GROUP BY "
+    "job_id, shape_id, island) "
+    "SELECT so.dataset_id, i.job_id, i.shape_id, f.at_us, l.valid_until_us, l.at_us FROM islands i "
+    "JOIN ordered f ON f.job_id = i.job_id AND f.place = i.first_place "
+    "JOIN ordered l ON l.job_id = i.job_id AND l.place = i.last_place "
+    "JOIN shape_outputs so ON so.shape_id = i.shape_id{kept}"
+)
+"""The rows of `table_writers` from the COMPLETEs (`{cuts}` and `{kept}` narrow them to the jobs and times an ingest
+re-derives; empty, every job's)."""
+
+VERSION_5 = (
+    # the writer of a table at a time, looked up by table: each job's stretches of one shape, per table it writes
+    "CREATE TABLE table_writers (dataset_id BIGINT NOT NULL, job_id BIGINT NOT NULL, shape_id BIGINT NOT NULL, "
+    "valid_from_us BIGINT NOT NULL, valid_until_us BIGINT, last_at_us BIGINT NOT NULL)",
+    "INSERT INTO table_writers (dataset_id, job_id, shape_id, valid_from_us, valid_until_us, last_at_us) "
+    + STRETCHES.replace("{cuts}", "").replace("{kept}", ""),
+    "CREATE INDEX table_writers_by_dataset ON table_writers (dataset_id)",
+    "CREATE INDEX table_writers_by_job ON table_writers (job_id)",
+    # a shape's columns, and a job's COMPLETEs, by that key alone: DuckDB looks a key up in an index of one column only
+    "CREATE INDEX shape_columns_by_shape ON shape_columns (shape_id)",
+    "CREATE INDEX completes_by_job_alone ON completes (job_id)",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3, 4: VERSION_4, 5: VERSION_5}
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 
 SCHEMA_VERSION = max(MIGRATIONS)
@@ -145,6 +175,7 @@ TABLES = (
     "declarations",
     "findings",
     "source_watermarks",
+    "table_writers",
 )
 """The store's tables (besides `store_versions` and `event_blocks`, how the events' JSON is kept), as `stats` counts
 them."""

@@ -118,6 +118,13 @@ def test_the_store_answers_as_the_networkx_reference(history, fresh_location, tm
             assert {
                 (e.source, e.target, e.type, e.subtype, e.job) for e in store.edges_as_of(at)
             } == reference.edges_as_of(at)
+            for name in TABLES:  # the edges into one table: its rows, or its columns
+                table = TableRef.parse(name)
+                assert {(e.source, e.target, e.type, e.subtype, e.job) for e in store.edges_as_of(at, into=table)} == {
+                    edge
+                    for edge in reference.edges_as_of(at)
+                    if (edge[1] if isinstance(edge[1], TableRef) else edge[1].table) == table
+                }
             assert store.written_tables(at) == reference.written_tables(at)
             assert {
                 job: (

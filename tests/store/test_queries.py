@@ -52,6 +52,12 @@ def assert_same_answers(
     for at in times:
         expected_edges = {(e.source, e.target, str(e.type), str(e.subtype)) for e in graph_as_of(history, at).edges()}
         assert {(e.source, e.target, e.type, e.subtype) for e in store.edges_as_of(at)} == expected_edges
+        for table in {column.table for column in columns}:  # the edges into one table: its rows, or its columns
+            assert {(e.source, e.target, e.type, e.subtype) for e in store.edges_as_of(at, into=table)} == {
+                edge
+                for edge in expected_edges
+                if (edge[1] if isinstance(edge[1], TableRef) else edge[1].table) == table
+            }
         for column in columns:
             try:
                 expected = downstream(AsOf(history, at), column)

@@ -4,11 +4,13 @@ place with its rows kept, a newer store refused with one sentence."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
 from airflow_lineage_governance import __version__
 from airflow_lineage_governance.graph.events import FileEventSource
+from airflow_lineage_governance.refs import ColumnRef
 from airflow_lineage_governance.store.bodies import event_body
 from airflow_lineage_governance.store.engines import open_engine
 from airflow_lineage_governance.store.errors import StoreError, StoreVersionError
@@ -22,7 +24,7 @@ from tests.support.events import complete, output, write
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 4
+        assert stats["schema_version"] == SCHEMA_VERSION == 5
         assert stats["rows"] == dict.fromkeys(TABLES, 0)
         assert set(TABLES) | {"store_versions"} <= store.engine.tables()
     with LineageStore.open(store_location) as again:  # opening it again changes nothing
@@ -31,6 +33,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (2, __version__),
             (3, __version__),
             (4, __version__),
+            (5, __version__),
         ]
 
 
@@ -104,3 +107,32 @@ def test_a_version_2_store_keeps_its_events_json_readable_after_the_upgrade(stor
         ]
         bodies = [event_body(store.engine, run, "COMPLETE", at) for run, at, _, _ in kept]
         assert [json.loads(body or b"null") for body in bodies] == [first, later]
+
+
+def test_a_version_3_store_learns_its_tables_writers_in_the_upgrade(store_location, fresh_location, tmp_path):
+    events = [
+        complete("dag.a", output("out.t", {"x": ["crm.learners.email"], "y": ["crm.learners.phone"]}), run="a1"),
+        complete("dag.b", output("out.u", {"z": ["out.t.x"]}, ["out.t.y"]), run="b1", time="2026-10-02T02:00:00Z"),
+        complete(
+            "dag.b",
+            output("out.u", {"z": ["out.t.x"], "w": ["out.t.x"]}, ["out.t.y"]),
+            run="b2",
+            time="2026-10-04T02:00:00Z",
+        ),
+    ]
+    path = write(tmp_path / "events.jsonl", events)
+    engine = open_engine(store_location)
+    assert migrate(engine, target=3) == 3
+    ingest(engine, FileEventSource(path))
+    engine.close()
+    with LineageStore.open(store_location) as store:
+        assert store.version == SCHEMA_VERSION
+        # out.t.y shapes out.u's rows: they reach the columns out.u's writer's run at the time names
+        for day, reached in ((3, ["out.u.z"]), (5, ["out.u.w", "out.u.z"])):
+            found = store.impact(ColumnRef.parse("out.t.y"), datetime(2026, 10, day, tzinfo=UTC))
+            assert ([str(c) for c in found.columns_reached], [str(t) for t in found.rows]) == (reached, ["out.u"])
+        upgraded = sorted(store.engine.query("SELECT * FROM table_writers"))
+    with LineageStore.open(fresh_location(), create=True) as store:  # as an ingest at the provider's version derives
+        store.ingest(FileEventSource(path))
+        assert sorted(store.engine.query("SELECT * FROM table_writers")) == upgraded
+    assert len(upgraded) == 3
