@@ -182,12 +182,21 @@ def utc_time(given: str | None, flag: str) -> str | None:
     return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([wdhms])\s*$")
+UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(text: str) -> timedelta | None:
+    """Return the duration `7d`, `36h`, `90m`, `2w` or `30s` names, or None when the text is none of those."""
+    found = DURATION.match(text)
+    return timedelta(seconds=float(found.group(1)) * UNITS[found.group(2)]) if found else None
+
+
 def as_of_and_window(args: argparse.Namespace) -> tuple[datetime | None, timedelta | None]:
     """Return --as-of as an aware datetime (None: now) and --active-since as a timedelta (None: no window).
 
     Raises BadInput for text that is neither.
     """
-    from airflow_lineage_governance.graph.asof import parse_duration
     from airflow_lineage_governance.graph.events import parse_time
 
     at = parse_time(args.as_of) if getattr(args, "as_of", None) else None

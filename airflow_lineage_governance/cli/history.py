@@ -18,9 +18,9 @@ from airflow_lineage_governance.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from airflow_lineage_governance.graph.asof import Evidence
+    from airflow_lineage_governance.graph.answers import Impact, Provenance
     from airflow_lineage_governance.graph.build import Edge
-    from airflow_lineage_governance.graph.impact import Impact, Provenance
+    from airflow_lineage_governance.graph.evidence import Evidence
     from airflow_lineage_governance.graph.reach import Reached
 
 

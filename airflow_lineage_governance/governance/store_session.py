@@ -17,9 +17,9 @@ from airflow_lineage_governance.governance.classify import Proposal, propose
 from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
 from airflow_lineage_governance.governance.findings import Finding
 from airflow_lineage_governance.governance.weights import tier_weight
+from airflow_lineage_governance.graph.answers import Impact, Provenance, column_asked
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
 from airflow_lineage_governance.graph.events import COMPLETE, DistinctEventSource, ReadReport, RunEvent
-from airflow_lineage_governance.graph.impact import Impact, Provenance, column_asked
 from airflow_lineage_governance.graph.records import RunRecord, Shape
 from airflow_lineage_governance.kinds import EdgeSource, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
