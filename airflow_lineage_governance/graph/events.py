@@ -395,7 +395,8 @@ class DistinctEventSource:
         """Yield each kept event's parsed JSON with its line (None when it came from no line)."""
         for event, line in _distinct(self.source, self.namespaces, self.report):
             self.report.events += 1
-            yield event.raw, line
+            raw, event.raw = event.raw, None  # the event is kept to find duplicates: its JSON is not
+            yield raw, line
 
 
 def _seen(
