@@ -1,17 +1,16 @@
-"""Governance at scale: synthetic COMPLETE events for 10,000 jobs x 10 runs (100,000 events, about 1M edges).
+"""Governance of an event source at scale: synthetic COMPLETE events for 10,000 jobs x 10 runs (100,000 events, about
+1M edges), answered as the CLI answers `--events`: read into a lineage store in memory.
 
-    .venv/bin/python benchmarks/governance_scale.py
-    .venv/bin/python benchmarks/governance_scale.py --history [--events 1000000]   # lineage with time
+    .venv/bin/python benchmarks/governance_scale.py [--jobs 10000]
 
-Measures, in one run: `json.loads` of every line (the floor); then reading + graph + propose + understated +
-unaccounted; then impact queries on 1,000 random columns. Prints the peak memory of the process.
-
-`--history` measures lineage with time instead (benchmarks/history_scale.py): 10,000 jobs, one COMPLETE per job
-per day over 100 days (1,000,000 events; `--events N` for fewer, N/100 jobs).
+Measures, in one run: `json.loads` of every line (the floor); then reading the source into a store in memory +
+propose + the lineage checks (understated, unaccounted, missing metadata); then impact queries on 1,000 random
+columns. Prints the peak memory of the process. Lineage with time at scale is `benchmarks/store_scale.py`'s.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import resource
@@ -23,13 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from airflow_lineage_governance.governance.checks import unaccounted  # noqa: E402
-from airflow_lineage_governance.governance.classify import propose, understated  # noqa: E402
-from airflow_lineage_governance.governance.config import Metadata, Rules, TableMetadata  # noqa: E402
-from airflow_lineage_governance.graph.build import build_graph  # noqa: E402
-from airflow_lineage_governance.graph.events import FileEventSource, paused_collection, read_events  # noqa: E402
-from airflow_lineage_governance.graph.impact import column_asked, downstream  # noqa: E402
-from airflow_lineage_governance.refs import TableRef  # noqa: E402
+from airflow_lineage_governance.errors import LineageGovernanceError  # noqa: E402
+from airflow_lineage_governance.governance.store_session import StoredGovernance  # noqa: E402
 
 JOBS, RUNS, COLUMNS, SOURCES = 10_000, 10, 4, 200
 REPEATS = 3  # the floor and the pass are each the median of this many runs
@@ -82,22 +76,38 @@ def event(job: int, run: int, rng: random.Random) -> dict:
     }
 
 
-def write_events(path: Path) -> int:
+def write_events(path: Path, jobs: int) -> int:
     rng = random.Random(7)
     edges = 0
     with path.open("w") as handle:
         for run in range(RUNS):
-            for job in range(JOBS):
+            for job in range(jobs):
                 data = event(job, run, rng)
                 edges += COLUMNS * 2 + 2
                 handle.write(json.dumps(data) + "\n")
     return edges
 
 
-def main() -> None:
+def write_governance(folder: Path) -> tuple[Path, Path]:
+    """Writes lineage.toml and metadata.toml: every source table's columns classified, one in 23 personal."""
+    rules, metadata = folder / "lineage.toml", folder / "metadata.toml"
+    rules.write_text(f'namespace = "{NS}"\n')
+    metadata.write_text(
+        "".join(
+            f'[tables."src.s{i}"]\nowner = "owner"\nsource = true\ntier = 2\ncolumns = {{ '
+            + ", ".join(f'c{c} = "{rng_class(i, c)}"' for c in range(COLUMNS))
+            + " }\n"
+            for i in range(SOURCES)
+        )
+    )
+    return rules, metadata
+
+
+def main(jobs: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "events.jsonl"
-        edges = write_events(path)
+        edges = write_events(path, jobs)
+        rules_path, metadata_path = write_governance(Path(folder))
         size = path.stat().st_size
         floors = []
         for _ in range(REPEATS):
@@ -107,25 +117,14 @@ def main() -> None:
             floors.append(time.perf_counter() - started)
         floor = statistics.median(floors)
 
-        rules = Rules(namespace=NS)
-        sources = {
-            TableRef(("src",), f"s{i}"): TableMetadata(
-                TableRef(("src",), f"s{i}"), "owner", True, 2, {f"c{c}": rng_class(i, c) for c in range(COLUMNS)}
-            )
-            for i in range(SOURCES)
-        }
-        metadata = Metadata(sources)
-        declared = metadata.declared()
+        catalog = [f"src.s{i}" for i in range(SOURCES)] + [f"out.t{j}" for j in range(jobs)] + ["out.orphan"]
         passes = []
         for _ in range(REPEATS):
-            events = graph = proposals = None  # the previous pass's data is freed before the next is timed
             started = time.perf_counter()
-            with paused_collection():  # as Governance.load runs the pass
-                events, report = read_events(FileEventSource(path))
-                graph = build_graph(events, NS)
-                proposals = propose(graph, declared, rules)
-                found = understated(proposals, rules)
-                missing = unaccounted([*sources, *graph.outputs, "out.orphan"], metadata, graph)
+            with StoredGovernance.from_events(path, rules_path=rules_path, metadata_path=metadata_path) as governance:
+                proposals = governance.proposals()
+                findings = governance.findings(catalog)
+                report = governance.report()
             passes.append(time.perf_counter() - started)
         whole = statistics.median(passes)
 
@@ -133,22 +132,27 @@ def main() -> None:
         columns = [
             f"src.s{rng.randrange(SOURCES)}.c{rng.randrange(COLUMNS)}"
             if rng.random() < 0.2
-            else f"out.t{rng.randrange(JOBS)}.c{rng.randrange(COLUMNS)}"
+            else f"out.t{rng.randrange(jobs)}.c{rng.randrange(COLUMNS)}"
             for _ in range(1000)
         ]
         timings = []
-        for column in columns:
-            begun = time.perf_counter()
-            downstream(graph, column_asked(column))
-            timings.append(time.perf_counter() - begun)
+        with StoredGovernance.from_events(path, rules_path=rules_path, metadata_path=metadata_path) as governance:
+            held = len(governance.graph().edges())
+            for column in columns:
+                begun = time.perf_counter()
+                try:
+                    governance.impact(column)
+                except LineageGovernanceError:
+                    pass  # a source column no job happened to read: answered with the one sentence
+                timings.append(time.perf_counter() - begun)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     p50, p95 = statistics.median(timings) * 1000, sorted(timings)[949] * 1000
+    kinds = {str(kind): sum(1 for f in findings if f.kind == kind) for kind in {f.kind for f in findings}}
     print(
-        f"{parsed:,} events ({size / 1e6:.0f} MB, {edges:,} edges; {len(graph.edges()):,} in the graph of the "
-        f"latest runs); json.loads floor {floor:.2f} s; read + graph + propose + understated + unaccounted "
-        f"{whole:.2f} s (median; runs {', '.join(f'{p:.2f}' for p in passes)}) ({report.events:,} events, "
-        f"{len(proposals):,} proposals, {len(found)} understated, "
-        f"{len(missing)} unaccounted)"
+        f"{parsed:,} events ({size / 1e6:.0f} MB, {edges:,} edges; {held:,} in the graph of the latest runs); "
+        f"json.loads floor {floor:.2f} s; read into a store in memory + propose + checks {whole:.2f} s (median; "
+        f"runs {', '.join(f'{p:.2f}' for p in passes)}) ({report.events:,} events, {len(proposals):,} proposals, "
+        f"findings {kinds})"
     )
     print(f"impact on 1,000 random columns: p50 {p50:.2f} ms, p95 {p95:.2f} ms; peak memory {peak_mb:.0f} MB")
     print(f"RESULT governance_scale ratio={whole / floor:.2f} impact_p50_ms={p50:.2f}")
@@ -159,9 +163,6 @@ def rng_class(table: int, column: int) -> str:
 
 
 if __name__ == "__main__":
-    if "--history" in sys.argv:
-        from benchmarks.history_scale import main as history_main
-
-        history_main(sys.argv[1:])
-    else:
-        main()
+    options = argparse.ArgumentParser()
+    options.add_argument("--jobs", type=int, default=JOBS, help="jobs, each run RUNS times")
+    main(options.parse_args().jobs)

@@ -4,7 +4,10 @@ backwards and forwards by snapshot; bad times and durations (exit 2, one sentenc
 
 from __future__ import annotations
 
+import io
 import json
+from contextlib import redirect_stdout
+from pathlib import Path
 
 import pytest
 
@@ -139,78 +142,76 @@ def test_check_lists_stale_jobs(options, capsys, tmp_path):
     assert json.loads(capsys.readouterr().out)["stale_jobs"] == ["dag.a", "dag.inc"]
 
 
-def test_trace_answers_the_same_from_the_lineage_store(options, capsys, tmp_path, monkeypatch):
-    store = str(tmp_path / "lineage-store.duckdb")
-    assert main(["store", "init", "--store", store]) == 0
-    assert main(["store", "import", options[1], "--store", store]) == 0
-    capsys.readouterr()
-    stored = [*options[2:], "--store", store]
-    for args in (["out.t@t-2"], ["crm.learners@learners-1", "--forward"], ["crm.learners@learners-2", "--forward"]):
-        assert run_json(capsys, "trace", *args, *stored) == run_json(capsys, "trace", *args, *options)
-        assert main(["trace", *args, *stored]) == 0
-        from_store = capsys.readouterr().out
-        assert main(["trace", *args, *options]) == 0
-        assert from_store == capsys.readouterr().out
-    assert main(["trace", "out.t@t-9", *stored]) == 2
-    assert "out.t@t-9: no received COMPLETE event wrote or read this snapshot" in capsys.readouterr().err
-    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", store)  # no event source given or configured
-    monkeypatch.delenv("AIRFLOW__LINEAGE_GOVERNANCE__EVENTS", raising=False)
-    assert run_json(capsys, "trace", "out.t@t-2", *options[2:]) == run_json(capsys, "trace", "out.t@t-2", *options)
+ANSWERS = Path(__file__).with_name("cli_history_answers.json")
+"""What each command of `answered` printed (exit code and output) when the in-memory history answered it."""
 
 
-def test_impact_upstream_and_propose_answer_the_same_from_the_lineage_store(options, capsys, tmp_path, monkeypatch):
-    store = str(tmp_path / "lineage-store.duckdb")
-    assert main(["store", "init", "--store", store]) == 0
-    assert main(["store", "import", options[1], "--store", store]) == 0
-    capsys.readouterr()
-    stored = [*options[2:], "--store", store]
+def printed(argv: list[str]) -> list:
+    """Returns the exit code and the standard output of the command."""
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(argv)
+    return [code, out.getvalue()]
+
+
+def answered(source: list[str], folder: Path) -> dict[str, list]:
+    """Returns, per command asked of the events of `options` (from `source`: --events or --store with the TOML
+    files), its exit code and output; `check --json` without its `events` (they name the source)."""
     times = ([], ["--as-of", "2026-10-01T12:00:00Z"], ["--as-of", "2026-10-02T12:00:00Z", "--active-since", "36h"])
-    compared = 0
-    for command, column in [
-        *(("impact", c) for c in ("crm.learners.email", "crm.learners.full_name", "out.t.x", "out.totals.total")),
-        *(("upstream", c) for c in ("out.t.x", "out.totals.total", "crm.learners.email")),
-    ]:
-        for when in times:
-            asked = [command, column, *when]
-            assert main([*asked, *stored, "--json"]) == 0
-            from_store = capsys.readouterr().out
-            assert main([*asked, *options, "--json"]) == 0
-            assert from_store == capsys.readouterr().out, asked
-            assert main([*asked, *stored]) == 0
-            from_store = capsys.readouterr().out
-            assert main([*asked, *options]) == 0
-            assert from_store == capsys.readouterr().out, asked
-            compared += 1
-    assert compared == 21
-    for when in times:
-        for as_json in ([], ["--json"]):
-            assert main(["propose", *when, *stored, *as_json]) == 0
-            from_store = capsys.readouterr().out
-            assert main(["propose", *when, *options, *as_json]) == 0
-            assert from_store == capsys.readouterr().out, when
+    asked = [
+        [command, column, *when, *as_json]
+        for command, column in [
+            *(("impact", c) for c in ("crm.learners.email", "crm.learners.full_name", "out.t.x", "out.totals.total")),
+            *(("upstream", c) for c in ("out.t.x", "out.totals.total", "crm.learners.email")),
+        ]
+        for when in times
+        for as_json in ([], ["--json"])
+    ]
+    asked += [["propose", *when, *as_json] for when in times for as_json in ([], ["--json"])]
+    for snapshot in (["out.t@t-2"], ["crm.learners@learners-1", "--forward"], ["crm.learners@learners-2", "--forward"]):
+        asked += [["trace", *snapshot], ["trace", *snapshot, "--json"]]
+    catalog = ["--catalog", str(folder / "catalog")]
+    asked += [["check", *when, *catalog] for when in ([], ["--as-of", "2026-10-01T12:00:00Z", "--active-since", "7d"])]
+    schema = folder / "schema.json"
+    schema.write_text(json.dumps({"crm": {"learners": {"email": "string", "full_name": "string"}}}))
+    (folder / "before.sql").write_text("create table out.t as select full_name as x from crm.learners")
+    (folder / "after.sql").write_text("create table out.t as select email as x from crm.learners")
+    gated = ["gate", "--before", str(folder / "before.sql"), "--after", str(folder / "after.sql")]
+    asked += [[*gated, "--schema", str(schema), *as_json] for as_json in ([], ["--json"])]
+    found = {" ".join(a).replace(str(folder), "TMP"): printed([*a, *source]) for a in asked}
+    for when in ([], ["--as-of", "2026-10-01T12:00:00Z", "--active-since", "7d"]):
+        code, out = printed(["check", *when, *catalog, *source, "--json"])
+        checked = json.loads(out)
+        assert checked.pop("events")["events"] == 3
+        found[" ".join(["check", *when, "--json"])] = [code, checked]
+    return found
+
+
+def test_the_answers_from_events_and_from_the_lineage_store_are_the_in_memory_historys(options, tmp_path, monkeypatch):
     from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 
     open_local_catalog(tmp_path / "catalog")
-    catalog = ["--catalog", str(tmp_path / "catalog")]
-    for when in ([], ["--as-of", "2026-10-01T12:00:00Z", "--active-since", "7d"]):
-        checked = [main(["check", *when, *catalog, *stored]), capsys.readouterr().out]
-        assert checked == [main(["check", *when, *catalog, *options]), capsys.readouterr().out]
-        from_store = run_json_any(capsys, "check", *when, *catalog, *stored)
-        in_memory = run_json_any(capsys, "check", *when, *catalog, *options)
-        assert (from_store["findings"], from_store["stale_jobs"]) == (in_memory["findings"], in_memory["stale_jobs"])
-        assert from_store["events"]["events"] == in_memory["events"]["events"] == 3
-    schema = tmp_path / "schema.json"
-    schema.write_text(json.dumps({"crm": {"learners": {"email": "string", "full_name": "string"}}}))
-    (tmp_path / "before.sql").write_text("create table out.t as select full_name as x from crm.learners")
-    (tmp_path / "after.sql").write_text("create table out.t as select email as x from crm.learners")
-    gated = ["gate", "--before", str(tmp_path / "before.sql"), "--after", str(tmp_path / "after.sql")]
-    gated += ["--schema", str(schema)]
-    for as_json in ([], ["--json"]):
-        from_store = [main([*gated, *stored, *as_json]), capsys.readouterr().out]
-        assert from_store == [main([*gated, *options, *as_json]), capsys.readouterr().out]
-    assert "out.t.x changed: 1 columns downstream" in from_store[1] or '"column": "out.t.x"' in from_store[1]
-    assert main(["impact", "crm.learners.nothing", *stored]) == 2
-    assert "crm.learners.nothing: no received lineage event mentions this column" in capsys.readouterr().err
+    store = str(tmp_path / "lineage-store.duckdb")
+    assert printed(["store", "init", "--store", store])[0] == 0
+    assert printed(["store", "import", options[1], "--store", store])[0] == 0
+    expected = json.loads(ANSWERS.read_text())
+    assert len(expected) == 60
+    assert answered(options, tmp_path) == expected
+    assert answered([*options[2:], "--store", store], tmp_path) == expected
+    code, out = expected["gate --before TMP/before.sql --after TMP/after.sql --schema TMP/schema.json"]
+    assert (code, out) == (0, "out.t.x changed: 1 columns downstream, score 1\n1 columns changed; passes\n")
     monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", store)  # no event source given or configured
     monkeypatch.delenv("AIRFLOW__LINEAGE_GOVERNANCE__EVENTS", raising=False)
-    assert run_json(capsys, "impact", "out.t.x", *options[2:]) == run_json(capsys, "impact", "out.t.x", *options)
+    assert printed(["impact", "out.t.x", *options[2:]]) == expected["impact out.t.x"]
+    assert printed(["trace", "out.t@t-2", *options[2:]]) == expected["trace out.t@t-2"]
+
+
+def test_a_snapshot_or_column_no_event_names_is_one_sentence_from_either_source(options, capsys, tmp_path):
+    store = str(tmp_path / "lineage-store.duckdb")
+    assert main(["store", "init", "--store", store]) == 0
+    assert main(["store", "import", options[1], "--store", store]) == 0
+    for source in (options, [*options[2:], "--store", store]):
+        assert main(["trace", "out.t@t-9", *source]) == 2
+        assert "out.t@t-9: no received COMPLETE event wrote or read this snapshot" in capsys.readouterr().err
+        assert main(["impact", "crm.learners.nothing", *source]) == 2
+        assert "crm.learners.nothing: no received lineage event mentions this column" in capsys.readouterr().err

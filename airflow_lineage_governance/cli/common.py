@@ -19,7 +19,7 @@ from airflow_lineage_governance.errors import LineageGovernanceError
 if TYPE_CHECKING:
     from pyiceberg.catalog.sql import SqlCatalog
 
-    from airflow_lineage_governance.governance.session import Governance
+    from airflow_lineage_governance.governance.store_session import StoredGovernance
     from airflow_lineage_governance.lineage.schema import CatalogSchema, NestedSchema
 
 FINDINGS = 1
@@ -144,17 +144,26 @@ def answers_from_store(args: argparse.Namespace) -> bool:
     return bool(args.store) or (args.events is None and not settings.setting("events"))
 
 
-def load_governance(args: argparse.Namespace) -> Governance:
-    """Return the governance over the command's event source, rules, metadata, job namespaces and time window."""
-    from airflow_lineage_governance.governance.session import Governance
+def open_governance(args: argparse.Namespace) -> StoredGovernance:
+    """Return the governance the command answers from, over its rules, metadata and job namespaces.
 
-    return Governance.load(
+    The lineage store (`answers_from_store`), opened read-only; else the events of the command's source (between
+    --since and --until for a Marquez source) read into a lineage store in memory. Close it when done.
+    """
+    from airflow_lineage_governance.governance.store_session import StoredGovernance
+
+    namespaces = job_namespaces(args.job_namespace)
+    if answers_from_store(args):
+        return StoredGovernance.open(
+            args.store, rules_path=args.rules, metadata_path=args.metadata, job_namespaces=namespaces
+        )
+    return StoredGovernance.from_events(
         args.events,
         rules_path=args.rules,
         metadata_path=args.metadata,
-        job_namespaces=job_namespaces(args.job_namespace),
-        after=utc_time(args.since, "--since"),
-        before=utc_time(args.until, "--until"),
+        job_namespaces=namespaces,
+        after=utc_time(getattr(args, "since", None), "--since"),
+        before=utc_time(getattr(args, "until", None), "--until"),
     )
 
 
@@ -173,12 +182,21 @@ def utc_time(given: str | None, flag: str) -> str | None:
     return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([wdhms])\s*$")
+UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(text: str) -> timedelta | None:
+    """Return the duration `7d`, `36h`, `90m`, `2w` or `30s` names, or None when the text is none of those."""
+    found = DURATION.match(text)
+    return timedelta(seconds=float(found.group(1)) * UNITS[found.group(2)]) if found else None
+
+
 def as_of_and_window(args: argparse.Namespace) -> tuple[datetime | None, timedelta | None]:
     """Return --as-of as an aware datetime (None: now) and --active-since as a timedelta (None: no window).
 
     Raises BadInput for text that is neither.
     """
-    from airflow_lineage_governance.graph.asof import parse_duration
     from airflow_lineage_governance.graph.events import parse_time
 
     at = parse_time(args.as_of) if getattr(args, "as_of", None) else None

@@ -133,32 +133,17 @@ def _as_of(args: argparse.Namespace) -> datetime:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Print where the design of the DAGs folder and the runtime as of --as-of differ; exit 1 on any."""
-    from airflow_lineage_governance.cli.common import governance_file, job_namespaces, say
-    from airflow_lineage_governance.governance.session import Governance
-    from airflow_lineage_governance.graph.diff import declared_jobs, design_diff, observed_jobs
+    from airflow_lineage_governance.cli.common import governance_file, open_governance, say
+    from airflow_lineage_governance.graph.diff import design_diff
 
     as_of = _as_of(args)
-    rules_path = governance_file(args.rules, "lineage.toml", "--rules")
-    metadata_path = governance_file(args.metadata, "metadata.toml", "--metadata")
-    if args.store:
-        from airflow_lineage_governance.governance.config import load_metadata, load_rules
-        from airflow_lineage_governance.governance.session import declare
-        from airflow_lineage_governance.graph.history import LineageHistory
-        from airflow_lineage_governance.store.lineage_store import LineageStore
-
-        rules = load_rules(rules_path)
-        declared = declared_jobs(declare(LineageHistory(rules.namespace), load_metadata(metadata_path, rules)))
-        with LineageStore.open(args.store, read_only=True) as store:
-            observed, read_from = store.observed_jobs(as_of), {"store": store.engine.description}
-    else:
-        governance = Governance.load(
-            args.events,
-            rules_path=rules_path,
-            metadata_path=metadata_path,
-            job_namespaces=job_namespaces(args.job_namespace),
+    args.rules = governance_file(args.rules, "lineage.toml", "--rules")
+    args.metadata = governance_file(args.metadata, "metadata.toml", "--metadata")
+    with open_governance(args) as governance:
+        observed, declared = governance.observed_jobs(as_of), governance.declared_jobs()
+        read_from = (
+            governance.read.to_dict() if governance.read is not None else {"store": governance.store.engine.description}
         )
-        observed, declared = observed_jobs(governance.history, as_of), declared_jobs(governance.history)
-        read_from = governance.report.to_dict()
     design = read_design(args.dags_folder, args.catalog, _logical_date(args))
     diff = design_diff(design, observed, as_of.isoformat(), args.dag or None, declared)
     if args.json:

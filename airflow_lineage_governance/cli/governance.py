@@ -13,15 +13,14 @@ from airflow_lineage_governance.cli.common import (
     add_governance_options,
     add_template_options,
     add_time_options,
-    answers_from_store,
     as_of_and_window,
     existing_catalog,
-    load_governance,
+    open_governance,
     say,
     schema_from,
     statement,
 )
-from airflow_lineage_governance.cli.history import add_store_option, stored_governance
+from airflow_lineage_governance.cli.history import add_store_option
 from airflow_lineage_governance.lineage import column_lineage
 
 
@@ -31,13 +30,8 @@ def cmd_propose(args: argparse.Namespace) -> int:
     A class decided through a stale job's edge says so.
     """
     at, window = as_of_and_window(args)
-    if answers_from_store(args):
-        with stored_governance(args) as stored:
-            proposals, stale = stored.proposals(at), set(stored.stale_jobs(at, window))
-    else:
-        governance = load_governance(args)
-        proposals = governance.as_of(at).proposals
-        stale = set(governance.stale_jobs(at, window))
+    with open_governance(args) as governance:
+        proposals, stale = governance.proposals(at), set(governance.stale_jobs(at, window))
     if args.json:
         print(
             json.dumps(
@@ -60,25 +54,15 @@ def cmd_propose(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Prints understated classes, unaccounted tables and tables with no metadata; exit 1 on any."""
-    from airflow_lineage_governance.governance.checks import run_checks
     from airflow_lineage_governance.iceberg.catalog import table_names
 
     at, window = as_of_and_window(args)
     catalog = existing_catalog(args.catalog)
-    if answers_from_store(args):
-        with stored_governance(args) as stored:
-            findings, stale, read = (
-                stored.findings(table_names(catalog), at),
-                stored.stale_jobs(at, window),
-                stored.report(),
-            )
-    else:
-        loaded = load_governance(args)
-        governance = loaded.as_of(at)
+    with open_governance(args) as governance:
         findings, stale, read = (
-            run_checks(governance, table_names(catalog)),
-            loaded.stale_jobs(at, window),
-            governance.report,
+            governance.findings(table_names(catalog), at),
+            governance.stale_jobs(at, window),
+            governance.report(),
         )
     if args.json:
         print(
@@ -111,11 +95,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     before = column_lineage(statement(Path(args.before), args), schema)
     after_path = Path(args.after)
     after = column_lineage(statement(after_path, args), schema) if after_path.exists() else None
-    if answers_from_store(args):
-        with stored_governance(args) as stored:
-            changes, threshold = gate(stored, before, after), stored.rules.gate_threshold
-    else:
-        governance = load_governance(args)
+    with open_governance(args) as governance:
         changes, threshold = gate(governance, before, after), governance.rules.gate_threshold
     blocked = [c for c in changes if c.score > threshold]
     if args.json:

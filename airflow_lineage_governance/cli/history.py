@@ -12,21 +12,16 @@ from airflow_lineage_governance import settings
 from airflow_lineage_governance.cli.common import (
     add_governance_options,
     add_time_options,
-    answers_from_store,
     as_of_and_window,
-    job_namespaces,
-    load_governance,
+    open_governance,
     say,
 )
 
 if TYPE_CHECKING:
-    from airflow_lineage_governance.governance.store_session import StoredGovernance
-    from airflow_lineage_governance.graph.asof import Evidence
+    from airflow_lineage_governance.graph.answers import Impact, Provenance
     from airflow_lineage_governance.graph.build import Edge
-    from airflow_lineage_governance.graph.impact import Impact, Provenance
+    from airflow_lineage_governance.graph.evidence import Evidence
     from airflow_lineage_governance.graph.reach import Reached
-    from airflow_lineage_governance.graph.trace import Contaminated, Origin
-    from airflow_lineage_governance.store.trace import StoredContaminated, StoredOrigin
 
 
 def edges_text(path: Sequence[Edge]) -> str:
@@ -52,10 +47,8 @@ def retired_lines(retired: Sequence[Evidence]) -> list[str]:
 def cmd_impact(args: argparse.Namespace) -> int:
     """Print what a change to a column can reach (as of --as-of), each column's confidence and staleness."""
     at, window = as_of_and_window(args)
-    if answers_from_store(args):
-        with stored_governance(args) as governance:
-            return print_impact(governance.impact(args.column, at, window), args.json)
-    return print_impact(load_governance(args).impact(args.column, at, window), args.json)
+    with open_governance(args) as governance:
+        return print_impact(governance.impact(args.column, at, window), args.json)
 
 
 def print_impact(impact: Impact, as_json: bool) -> int:
@@ -83,10 +76,8 @@ def print_impact(impact: Impact, as_json: bool) -> int:
 def cmd_upstream(args: argparse.Namespace) -> int:
     """Print where a column comes from (as of --as-of), each source's confidence and staleness."""
     at, window = as_of_and_window(args)
-    if answers_from_store(args):
-        with stored_governance(args) as governance:
-            return print_provenance(governance.provenance(args.column, at, window), args.json)
-    return print_provenance(load_governance(args).provenance(args.column, at, window), args.json)
+    with open_governance(args) as governance:
+        return print_provenance(governance.provenance(args.column, at, window), args.json)
 
 
 def print_provenance(provenance: Provenance, as_json: bool) -> int:
@@ -109,11 +100,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
     Backwards: runs, tries, SQL hashes, input snapshots, to the sources. Forwards: every output snapshot that read it,
     directly or not, with run, owner and tier.
     """
-    found: Origin | list[Contaminated] | StoredOrigin | list[StoredContaminated]
-    if args.store:
-        found = stored_trace(args)
-    else:
-        found = load_governance(args).trace(args.snapshot, args.forward)
+    with open_governance(args) as governance:
+        found = governance.trace(args.snapshot, args.forward)
     if args.json:
         data = [c.to_dict() for c in found] if isinstance(found, list) else found.to_dict()
         print(json.dumps({"snapshot": args.snapshot, "forward" if args.forward else "origin": data}, indent=2))
@@ -126,46 +114,6 @@ def cmd_trace(args: argparse.Namespace) -> int:
     for line in found.lines():
         say(line)
     return 0
-
-
-def stored_governance(args: argparse.Namespace) -> StoredGovernance:
-    """Return the governance over the lineage store `--store` names (else the configured one), read-only."""
-    from airflow_lineage_governance.governance.store_session import StoredGovernance
-
-    return StoredGovernance.open(
-        args.store,
-        rules_path=args.rules,
-        metadata_path=args.metadata,
-        job_namespaces=job_namespaces(args.job_namespace),
-    )
-
-
-def stored_trace(args: argparse.Namespace) -> StoredOrigin | list[StoredContaminated]:
-    """Trace a snapshot through the lineage store.
-
-    Args:
-        args: The parsed command line: `snapshot` asked, the `store` answering, and the TOML files giving owners
-            and tiers (metadata.toml) and rules.
-
-    Returns:
-        Where the snapshot's data came from, or the contaminated snapshots it reached.
-    """
-    from airflow_lineage_governance.governance.config import load_metadata, load_rules
-    from airflow_lineage_governance.graph.trace import snapshot_asked
-    from airflow_lineage_governance.refs import TableRef
-    from airflow_lineage_governance.store.lineage_store import LineageStore
-
-    table, version = snapshot_asked(args.snapshot)
-    with LineageStore.open(args.store, read_only=True) as store:
-        if not args.forward:
-            return store.trace_back(table, version)
-        metadata = load_metadata(args.metadata, load_rules(args.rules))
-
-        def about(written: TableRef) -> tuple[str | None, int | None]:
-            known = metadata.tables.get(written)
-            return (known.owner, known.tier) if known is not None else (None, None)
-
-        return store.trace_forward(table, version, about)
 
 
 def add_history_commands(commands: Any) -> None:

@@ -78,8 +78,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_sync(args: argparse.Namespace) -> int:
     """Bring the new events of the event source into the store and print what was read, added and left out."""
-    from airflow_lineage_governance.cli.common import BadInput, say
-    from airflow_lineage_governance.graph.asof import parse_duration
+    from airflow_lineage_governance.cli.common import BadInput, parse_duration, say
     from airflow_lineage_governance.store.sync import OVERLAP, sync
 
     source = args.events or settings.event_source()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from airflow_lineage_governance.graph.answers import Impact
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
-from airflow_lineage_governance.graph.impact import Impact
 from airflow_lineage_governance.lineage import ColumnLineage
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 

@@ -18,9 +18,9 @@ from airflow_lineage_governance.governance.classify import Proposal, propose
 from airflow_lineage_governance.governance.config import Metadata, Rules, load_metadata, load_rules
 from airflow_lineage_governance.governance.findings import Finding
 from airflow_lineage_governance.governance.weights import tier_weight
+from airflow_lineage_governance.graph.answers import Impact, Provenance, column_asked
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
-from airflow_lineage_governance.graph.events import COMPLETE, ReadReport, RunEvent
-from airflow_lineage_governance.graph.impact import Impact, Provenance, column_asked
+from airflow_lineage_governance.graph.events import COMPLETE, DistinctEventSource, ReadReport, RunEvent
 from airflow_lineage_governance.graph.records import RunRecord, Shape
 from airflow_lineage_governance.kinds import EdgeSource, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
@@ -29,12 +29,15 @@ from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.graph_as_of import lineage_graph, stale_jobs
 from airflow_lineage_governance.store.ingest import micros
 from airflow_lineage_governance.store.lineage_store import LineageStore
+from airflow_lineage_governance.store.trace import StoredContaminated, StoredOrigin, snapshot_asked
 
 if TYPE_CHECKING:
     from airflow_lineage_governance.graph.diff import ObservedJob
     from airflow_lineage_governance.store.sync import SyncReport
 
 A = TypeVar("A", Impact, Provenance)
+IN_MEMORY = ":memory:"
+"""The location of a DuckDB store held in memory: gone when it is closed."""
 
 
 def declared_lineage(metadata: Metadata, engine: Engine) -> list[provenance.Static]:
@@ -93,6 +96,7 @@ class StoredGovernance:
     metadata: Metadata
     store: LineageStore
     job_namespaces: list[str] | None = None
+    read: ReadReport | None = None  # what reading an event source found, when the store was filled from one
 
     @classmethod
     def open(
@@ -126,6 +130,54 @@ class StoredGovernance:
             store.close()
             raise
         return cls(rules, metadata, store, list(job_namespaces) if job_namespaces is not None else None)
+
+    @classmethod
+    def from_events(
+        cls,
+        events: str | Path,
+        *,
+        rules_path: str | Path | None = None,
+        metadata_path: str | Path | None = None,
+        job_namespaces: Iterable[str] | None = None,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> StoredGovernance:
+        """Return the governance over the events of a source, read into a lineage store in memory.
+
+        The source's events of the job namespaces are stored by the store's ingest and answered by its queries, as a
+        store on disk is; what reading left out is counted in `read` (`report` returns it).
+
+        Args:
+            events: A JSON Lines file or a Marquez URL.
+            rules_path: lineage.toml (None: the defaults).
+            metadata_path: metadata.toml (None: none).
+            job_namespaces: The job namespaces whose events are read (None: every one).
+            after: A Marquez source is read after this ISO 8601 time (None: from the earliest).
+            before: A Marquez source is read before this ISO 8601 time (None: to the latest).
+
+        Returns:
+            The governance; close it when done (the store in memory goes with it).
+
+        Raises:
+            GovernanceConfigError: A TOML file is bad.
+            EventSourceError: The source cannot be read.
+        """
+        from airflow_lineage_governance.graph.sources import open_event_source  # Marquez's client: only when asked
+
+        rules = load_rules(rules_path)
+        metadata = load_metadata(metadata_path, rules)
+        options = {k: v for k, v in (("after", after), ("before", before)) if v is not None}
+        source = DistinctEventSource(open_event_source(events, **options), job_namespaces)
+        store = LineageStore.open(IN_MEMORY, create=True)
+        try:
+            store.engine.description = f"the events of {source.description}, read into a store in memory"
+            store.ingest(source)
+            governance = cls(rules, metadata, store, read=source.report)
+            source.report.wrong_parts += governance.graph().wrong_parts
+        except BaseException:
+            store.close()
+            raise
+        return governance
 
     def __enter__(self) -> StoredGovernance:
         return self
@@ -179,7 +231,12 @@ class StoredGovernance:
         ]
 
     def report(self) -> ReadReport:
-        """Return what the store holds of the job namespaces read, as a read report: its events, none malformed."""
+        """Return what reading the event source found, or what the store holds of the job namespaces read.
+
+        A store on disk reports its events of the job namespaces read, none malformed.
+        """
+        if self.read is not None:
+            return self.read
         scope = self.job_namespaces
         where = f" WHERE j.namespace IN ({', '.join('?' * len(scope))})" if scope else ""
         rows = self.store.answer(
@@ -217,13 +274,41 @@ class StoredGovernance:
             report.problems = list(found.problems)
         return StoredLineage(self, report, graph)
 
-    def declared_jobs(self) -> dict[str, ObservedJob]:
-        """Return, by job name, the lineage metadata.toml's `[[declared]]` blocks state, as the design diff reads it."""
-        from airflow_lineage_governance.governance.session import declare
-        from airflow_lineage_governance.graph.diff import declared_jobs
-        from airflow_lineage_governance.graph.history import LineageHistory
+    def about(self, table: TableRef) -> tuple[str | None, int | None]:
+        """Return the owner and tier metadata.toml gives the table (None for each it does not)."""
+        known = self.metadata.tables.get(table)
+        return (known.owner, known.tier) if known is not None else (None, None)
 
-        return declared_jobs(declare(LineageHistory(self.rules.namespace), self.metadata))
+    def trace(self, snapshot: str, forward: bool = False) -> StoredOrigin | list[StoredContaminated]:
+        """Return the origin of `namespace.table@SNAPSHOT`, or with `forward` every output snapshot that read it.
+
+        Args:
+            snapshot: The snapshot as a person writes it.
+            forward: Trace forwards (every output snapshot that read it, directly or not, with owner and tier).
+
+        Returns:
+            The origin, back to the sources; or the output snapshots, nearest first.
+
+        Raises:
+            SnapshotNotInStoreError: No run read or wrote the snapshot.
+        """
+        table, version = snapshot_asked(snapshot)
+        if not forward:
+            return self.store.trace_back(table, version)
+        return self.store.trace_forward(table, version, self.about)
+
+    def observed_jobs(self, at: datetime | None = None) -> dict[str, ObservedJob]:
+        """Return, by job name, the runtime lineage of each job's latest COMPLETE as of `at` (None: now)."""
+        return self.store.observed_jobs(at)
+
+    def declared_jobs(self) -> dict[str, ObservedJob]:
+        """Return, by job name, the lineage metadata.toml's `[[declared]]` blocks state for jobs that send no events."""
+        from airflow_lineage_governance.graph.diff import observed_run  # the design's types load the SQL parser
+
+        static = self.store.answer(
+            "read the declared lineage", lambda: declared_lineage(self.metadata, self.store.engine)
+        )
+        return {s.record.job: observed_run(s.record) for s in static}
 
     def walker(self, at: datetime | None = None, active_since: timedelta | None = None) -> provenance.StoreWalker:
         """Return the store as of `at` (None: now), runs older than `active_since` before it stale."""

@@ -7,71 +7,21 @@ snapshots, SQL hash, source, staleness) comes from the run record that stated it
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple
 
 from airflow_lineage_governance.graph.build import Edge, LineageGraph
+from airflow_lineage_governance.graph.evidence import CONFIDENCE_OF, Evidence
 from airflow_lineage_governance.graph.history import INF, LineageHistory
 from airflow_lineage_governance.graph.nodes import LineageNode, Ordered
 from airflow_lineage_governance.graph.records import RunRecord, Shape
-from airflow_lineage_governance.kinds import CONFIDENCE_RANK, Confidence, EdgeSource
+from airflow_lineage_governance.kinds import CONFIDENCE_RANK, EdgeSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 Node = ColumnRef | TableRef
 EVERY_SOURCE = (EdgeSource.OBSERVED, EdgeSource.DECLARED, EdgeSource.DESIGNED)
-CONFIDENCE_OF = {source: Confidence(str(source)) for source in EdgeSource}
 UNKNOWN = 255
 WORK_OUT_ALL_AFTER = 1024  # shapes worked out one by one before a view works out all at once
-
-
-class Evidence(NamedTuple):
-    """What says an edge holds.
-
-    The record (run) that stated it, the snapshots it read and wrote, and whether it is stale (its run is older than the
-    answer's `--active-since` window). (A named tuple: a wide answer makes one per column reached.)
-    """
-
-    edge: Edge
-    record: RunRecord | None
-    stale: bool = False
-
-    @property
-    def confidence(self) -> Confidence:
-        """Return the hop's confidence: its record's source.
-
-        Without a record, the edge's own source when it names a run (a graph built straight from events), else
-        `uncertain` (nothing says who stated it).
-        """
-        if self.record is not None:
-            return CONFIDENCE_OF[self.record.source]
-        if self.edge.source_kind is not EdgeSource.OBSERVED or self.edge.run_id:
-            return CONFIDENCE_OF[self.edge.source_kind]
-        return Confidence.UNCERTAIN
-
-    def to_dict(self) -> dict[str, object]:
-        """Return the hop as the CLI's JSON shows it: the edge, its source and the run's evidence."""
-        edge, record = self.edge, self.record
-        data: dict[str, object] = {**edge.to_dict(), "source_kind": str(self.confidence), "stale": self.stale}
-        if record is None:
-            return {**data, "run_id": edge.run_id or None, "event_time": edge.event_time or None}
-        source_table = edge.source.table
-        target_table = edge.target if isinstance(edge.target, TableRef) else edge.target.table
-        event = record.event
-        data.update(
-            {
-                "run_id": event.run_id or None,
-                "try": event.try_number,
-                "event_time": event.event_time or None,
-                "input_snapshot": record.read(source_table),
-                "output_snapshot": record.wrote(target_table),
-                "sql_hash": record.sql_hash,
-            }
-        )
-        if record.source is not EdgeSource.OBSERVED:
-            data.update({"owner": record.owner, "reason": record.reason})
-        return data
 
 
 class AsOf:
@@ -331,16 +281,6 @@ class AsOf:
         ]
         found = self._written[table] = max(chosen, key=lambda r: r.event.order, default=None)
         return found
-
-
-DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([wdhms])\s*$")
-UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
-
-
-def parse_duration(text: str) -> timedelta | None:
-    """Return the duration `7d`, `36h`, `90m`, `2w` or `30s` names, or None when the text is none of those."""
-    found = DURATION.match(text)
-    return timedelta(seconds=float(found.group(1)) * UNITS[found.group(2)]) if found else None
 
 
 def stale_jobs(history: LineageHistory, at: datetime | None, active_since: timedelta | None) -> list[str]:

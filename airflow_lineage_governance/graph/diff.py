@@ -20,13 +20,15 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_governance.graph.design import Design, DesignedTask, LineEdge, TableEdge, short, sorted_edges
-from airflow_lineage_governance.graph.history import LineageHistory
 from airflow_lineage_governance.graph.records import RunRecord
 from airflow_lineage_governance.kinds import EdgeSource
 from airflow_lineage_governance.refs import TableRef
+
+if TYPE_CHECKING:
+    from airflow_lineage_governance.graph.history import LineageHistory
 
 OBSERVED = str(EdgeSource.OBSERVED)
 DESIGNED_NOT_OBSERVED = "designed_not_observed"

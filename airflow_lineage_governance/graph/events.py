@@ -310,30 +310,10 @@ def _read(
     report: ReadReport,
     on_complete: Callable[[RunEvent], object] | None = None,
 ) -> tuple[list[RunEvent], ReadReport]:
-    seen: dict[str, RunEvent | list[RunEvent] | set[tuple[str, datetime]]] = {}  # run id -> its events so far
     events: list[RunEvent] = []
     latest: dict[tuple[str, str], int] = {}  # job -> index of its latest COMPLETE, the only events that keep `raw`
     lines: dict[int, bytes] = {}  # index of a latest COMPLETE -> its line, parsed again once all are read
-    known_types = _KNOWN_TYPES
-    for raw, line in _with_lines(source, report):
-        event = to_run_event(raw)
-        if event is None:
-            report.wrong_shape += 1
-            report.note("an event without a run id, job name, event type or ISO 8601 event time")
-            continue
-        if event.event_type not in known_types:
-            report.unknown_type += 1
-            report.note(f"{event.job_name}: unknown event type {event.event_type!r}")
-            continue
-        if namespaces is not None and event.job_namespace not in namespaces:
-            report.other_namespace += 1
-            continue
-        prior = seen.get(event.run_id)
-        if prior is None:
-            seen[event.run_id] = event
-        elif _seen(event, prior, seen):
-            report.duplicates += 1
-            continue
+    for event, line in _distinct(source, namespaces, report):
         if event.event_type == COMPLETE:
             if on_complete is not None:
                 event.from_json = line is not None
@@ -357,6 +337,66 @@ def _read(
         events[index].raw = orjson.loads(line)
     report.events = len(events)
     return events, report
+
+
+def _distinct(
+    source: EventSource, namespaces: Collection[str] | None, report: ReadReport
+) -> Iterator[tuple[RunEvent, bytes | None]]:
+    """Yield each good, distinct event of the job namespaces (holding its `raw` JSON) with its line, as read.
+
+    What is left out is counted in `report`.
+    """
+    seen: dict[str, RunEvent | list[RunEvent] | set[tuple[str, datetime]]] = {}  # run id -> its events so far
+    known_types = _KNOWN_TYPES
+    for raw, line in _with_lines(source, report):
+        event = to_run_event(raw)
+        if event is None:
+            report.wrong_shape += 1
+            report.note("an event without a run id, job name, event type or ISO 8601 event time")
+            continue
+        if event.event_type not in known_types:
+            report.unknown_type += 1
+            report.note(f"{event.job_name}: unknown event type {event.event_type!r}")
+            continue
+        if namespaces is not None and event.job_namespace not in namespaces:
+            report.other_namespace += 1
+            continue
+        prior = seen.get(event.run_id)
+        if prior is None:
+            seen[event.run_id] = event
+        elif _seen(event, prior, seen):
+            report.duplicates += 1
+            continue
+        yield event, line
+
+
+class DistinctEventSource:
+    """The good, distinct events of a source's job namespaces, as `read_events` keeps them.
+
+    Read once (by the store's ingest, say), it counts in its `report` what `read_events` counts: lines that are not
+    JSON, events of the wrong shape or an unknown type, duplicates, events of other job namespaces, and the events
+    kept.
+    """
+
+    def __init__(
+        self, source: EventSource, job_namespace: str | Iterable[str] | None = None, report: ReadReport | None = None
+    ) -> None:
+        self.source = source
+        self.description = source.description
+        self.namespaces = namespaces_of(job_namespace)
+        self.report = report or ReadReport(source=source.description)
+
+    def raw_events(self, report: ReadReport) -> Iterator[Any]:
+        """Yield each kept event's parsed JSON (what is left out is counted in `self.report`, not `report`)."""
+        for raw, _ in self.parsed_lines(report):
+            yield raw
+
+    def parsed_lines(self, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
+        """Yield each kept event's parsed JSON with its line (None when it came from no line)."""
+        for event, line in _distinct(self.source, self.namespaces, self.report):
+            self.report.events += 1
+            raw, event.raw = event.raw, None  # the event is kept to find duplicates: its JSON is not
+            yield raw, line
 
 
 def _seen(

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from airflow_lineage_governance.graph.asof import Evidence
 from airflow_lineage_governance.graph.build import Edge
+from airflow_lineage_governance.graph.evidence import Evidence
 from airflow_lineage_governance.graph.records import RunRecord
 from airflow_lineage_governance.graph.walk import Walk
 from airflow_lineage_governance.kinds import CONFIDENCE_RANK, Confidence

@@ -37,23 +37,27 @@ def lineage_graph(
         at: The time (None: each job's latest COMPLETE).
         job_namespaces: The job namespaces read (None: every one).
         events: Also read each chosen COMPLETE event whole into `graph.jobs` (its JSON, as the integrity figures read
-            it), and count the parts of the wrong shape of the chosen runs' lineage into `graph.wrong_parts`.
+            it).
 
     Returns:
-        The graph: its edges (each with the run that stated it), tables' columns and the tables each job wrote.
+        The graph: its edges (each with the run that stated it), tables' columns, the tables each job wrote, and
+        the parts of the chosen runs' events of the wrong shape (`wrong_parts`).
     """
     instant = micros(at) if at is not None else NOW
     spaces = sorted(job_namespaces) if job_namespaces is not None else None
     scope = f" AND j.namespace IN ({', '.join('?' * len(spaces))})" if spaces else ""
     runs = engine.query(
         "SELECT j.name, c.run_id, c.event_time, c.shape_id, c.at_us, (SELECT MIN(f.at_us) FROM completes f WHERE "
-        "f.job_id = c.job_id) AS first_us FROM completes c JOIN jobs j ON j.job_id = c.job_id WHERE c.at_us <= ? AND "
+        "f.job_id = c.job_id) AS first_us, s.wrong_parts FROM completes c JOIN jobs j ON j.job_id = c.job_id JOIN "
+        "shapes s ON s.shape_id = c.shape_id WHERE c.at_us <= ? AND "
         f"(c.valid_until_us IS NULL OR c.valid_until_us > ?){scope}",
         [instant, instant, *(spaces or [])],
     )
     chosen: dict[str, tuple[str, str, int, int]] = {}
-    for job, run_id, time, shape, at_us, _ in sorted(runs, key=lambda r: (r[5], r[0], r[4], r[1])):
+    wrong: dict[str, int] = {}
+    for job, run_id, time, shape, at_us, _, wrong_parts in sorted(runs, key=lambda r: (r[5], r[0], r[4], r[1])):
         chosen[job] = (run_id, time, shape, at_us)  # the latest run of a job, should two hold at once
+        wrong[job] = int(wrong_parts)
     shapes = sorted({shape for _, _, shape, _ in chosen.values()})
     columns: dict[int, list[tuple[str, str]]] = defaultdict(list)
     outputs: dict[int, list[str]] = defaultdict(list)
@@ -85,16 +89,11 @@ def lineage_graph(
             edges[shape].append(tuple(edge))
     lineage = LineageGraph()
     lineage.at = at
+    lineage.wrong_parts = sum(wrong.values())
     if events:
         lineage.jobs.update(
             chosen_events(engine, {job: (run_id, at_us) for job, (run_id, _, _, at_us) in chosen.items()})
         )
-        wrong: dict[int, int] = {}
-        for start in range(0, len(shapes), 500):
-            part = shapes[start : start + 500]
-            marks = ", ".join("?" * len(part))
-            wrong.update(engine.query(f"SELECT shape_id, wrong_parts FROM shapes WHERE shape_id IN ({marks})", part))
-        lineage.wrong_parts += sum(int(wrong.get(shape, 0)) for _, _, shape, _ in chosen.values())
     for job, (run_id, time, shape, _) in chosen.items():
         for table_name, name in columns[shape]:
             table = lineage.table_ref(table_name)

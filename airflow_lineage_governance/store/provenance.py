@@ -18,11 +18,11 @@ from datetime import UTC, datetime, timedelta
 import orjson
 
 from airflow_lineage_governance.errors import InvalidNameError
-from airflow_lineage_governance.graph.asof import Evidence
+from airflow_lineage_governance.graph.answers import Impact, Provenance
 from airflow_lineage_governance.graph.build import Edge
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
 from airflow_lineage_governance.graph.events import COMPLETE, RunEvent
-from airflow_lineage_governance.graph.impact import Impact, Provenance
+from airflow_lineage_governance.graph.evidence import Evidence
 from airflow_lineage_governance.graph.reach import Paths, ReachedColumns, glances
 from airflow_lineage_governance.graph.records import RunRecord, Shape
 from airflow_lineage_governance.graph.walk import Walk

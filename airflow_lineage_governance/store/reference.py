@@ -14,7 +14,7 @@ from typing import Any
 import networkx as nx
 
 from airflow_lineage_governance.errors import InvalidNameError
-from airflow_lineage_governance.graph.build import event_graph
+from airflow_lineage_governance.graph.build import LineageGraph, add_event, event_graph
 from airflow_lineage_governance.graph.events import COMPLETE, EVENT_TYPES, RunEvent, final_events, to_run_event
 from airflow_lineage_governance.kinds import EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
@@ -63,6 +63,23 @@ class ReferenceHistory:
             for job, event in self.chosen(at).items()
             for e in event_graph(event).edges()
         }
+
+    def lineage_graph(self, at: datetime | None) -> LineageGraph:
+        """Return the lineage graph as of `at`, as `build_graph` reads events: each job's run then.
+
+        The jobs are added in the order of their first COMPLETE (a table two jobs write is the later one's output).
+        """
+        chosen = self.chosen(at)
+        first = {job: events[0].order for job, events in self.runs.items()}
+        lineage = LineageGraph()
+        for job in sorted(chosen, key=lambda j: (first[j], j[1])):
+            lineage.jobs[job[1]] = chosen[job]
+            add_event(lineage, chosen[job], None)
+        return lineage
+
+    def stale_jobs(self, at: datetime, before: datetime) -> list[str]:
+        """Return, sorted, the jobs whose run as of `at` is older than `before`."""
+        return sorted({job for (_, job), event in self.chosen(at).items() if event.at < before})
 
     def graph_as_of(self, at: datetime | None) -> nx.MultiDiGraph:
         """Return the column graph as of `at`.

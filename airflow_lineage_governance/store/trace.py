@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.kinds import EdgeSource
 from airflow_lineage_governance.refs import TableRef
 from airflow_lineage_governance.store.engine import Engine, Row
@@ -25,6 +26,30 @@ from airflow_lineage_governance.store.ingest import dataset_id
 
 Snapshot = tuple[TableRef, str]
 Versions = tuple[tuple[TableRef, str | None], ...]
+
+
+def snapshot_asked(text: str) -> Snapshot:
+    """Return the (table, snapshot) a person's `namespace.table@SNAPSHOT` names.
+
+    Args:
+        text: The snapshot as a person writes it.
+
+    Returns:
+        The table and the snapshot id.
+
+    Raises:
+        SnapshotNotInStoreError: The text names no snapshot; the sentence says how to write one.
+    """
+    name, at, snapshot = text.rpartition("@")
+    try:
+        table = TableRef.parse(name)
+    except InvalidNameError:
+        table = None
+    if not at or not snapshot or table is None:
+        raise SnapshotNotInStoreError(
+            f"{text}: name a snapshot as namespace.table@SNAPSHOT_ID (the datasetVersion of the table's version facet)."
+        )
+    return table, snapshot
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from airflow_lineage_governance.graph.asof import AsOf, parse_duration
+from airflow_lineage_governance.cli.common import parse_duration
+from airflow_lineage_governance.graph.asof import AsOf
 from airflow_lineage_governance.graph.build import build_graph
 from airflow_lineage_governance.graph.history import graph_as_of
 from airflow_lineage_governance.graph.impact import downstream, upstream

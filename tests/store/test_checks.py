@@ -1,6 +1,6 @@
-"""What the governance checks ask of the store, on both engines, against the in-memory answers on the repo's test
-histories: the tables written as of a time (unaccounted tables), and the events of one DAG run (runs with no
-COMPLETE, runs whose lineage could not be read)."""
+"""What the governance checks ask of the store, on both engines, against the networkx reference and the answers
+the checks give over the events read, on the repo's test histories: the tables written as of a time (unaccounted
+tables), and the events of one DAG run (runs with no COMPLETE, runs whose lineage could not be read)."""
 
 from __future__ import annotations
 
@@ -8,25 +8,31 @@ import copy
 
 from airflow_lineage_governance.governance.runs import missing_completes, parse_failures
 from airflow_lineage_governance.graph.events import FileEventSource, to_run_event
-from airflow_lineage_governance.graph.history import graph_as_of
 from airflow_lineage_governance.refs import TableRef
 from airflow_lineage_governance.store.checks import unaccounted_tables
 from airflow_lineage_governance.store.lineage_store import LineageStore
+from airflow_lineage_governance.store.reference import ReferenceHistory
 from tests.store.test_diff import TIMES
-from tests.store.test_queries import changed_history, in_memory
+from tests.store.test_queries import changed_history
 from tests.support.events import complete, event, extraction_error, output, write
 from tests.support.runs import EVENTS
 
 T = TableRef.parse
 
 
-def test_the_tables_written_as_of_a_time_equal_the_in_memory_graphs(store_location, tmp_path):
+def test_the_tables_written_as_of_a_time_equal_the_references(store_location, tmp_path):
     events = changed_history()
-    history = in_memory(tmp_path, events)
+    reference = ReferenceHistory(events)
     with LineageStore.open(store_location, create=True) as store:
         store.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)), batch_size=2)
         for at in TIMES:
-            assert store.written_tables(at) == graph_as_of(history, at).outputs
+            assert store.written_tables(at) == reference.written_tables(at)
+        assert {str(t): j for t, j in store.written_tables().items()} == {
+            "out.t": "dag.a",
+            "out.u": "dag.b",
+            "out.v": "dag.c",
+        }
+        assert store.written_tables(TIMES[1]) == {}  # before any run
         catalog = [T("crm.learners"), T("out.t"), T("out.u"), T("out.v"), T("stray.table")]
         assert unaccounted_tables(store.engine, catalog, {T("crm.learners")}) == [T("stray.table")]
         assert unaccounted_tables(store.engine, catalog, set(), at=1) == catalog  # before any run

@@ -1,6 +1,6 @@
-"""The runtime lineage the design diff reads, from the store on both engines, against the in-memory history's
-(graph/diff.py) on the repo's test histories: the same jobs, edges, tables and evidence at every time, and the
-same differences from a design."""
+"""The runtime lineage the design diff reads, from the store on both engines, against the networkx reference on the
+repo's test histories: the same jobs, edges, tables and evidence at every time, and the differences from a design
+written out."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from airflow_lineage_governance.graph.diff import design_diff, observed_jobs
+from airflow_lineage_governance.cli.design import diff_lines
+from airflow_lineage_governance.graph.diff import design_diff
 from airflow_lineage_governance.graph.events import FileEventSource
 from airflow_lineage_governance.store.lineage_store import LineageStore
-from tests.store.test_queries import changed_history, in_memory
-from tests.support.design import CHANGED, OFFERS, design_of, history_of, run_event
+from airflow_lineage_governance.store.reference import ReferenceHistory
+from tests.store.test_queries import changed_history
+from tests.support.design import CHANGED, OFFERS, design_of, run_event
 from tests.support.events import write
 
 TIMES = [None, datetime(2026, 9, 30, tzinfo=UTC), *(datetime(2026, 10, d, 12, tzinfo=UTC) for d in (1, 2, 3))]
@@ -28,29 +30,83 @@ def stored(store_location, tmp_path):
     return load
 
 
-def test_each_jobs_runtime_lineage_as_of_a_time_equals_the_in_memory_history(stored, tmp_path):
+def test_each_jobs_runtime_lineage_as_of_a_time_equals_the_references(stored):
     events = changed_history()
-    history = in_memory(tmp_path, events)
+    reference = ReferenceHistory(events)
     with stored(events) as store:
         compared = 0
         for at in TIMES:
-            expected, found = observed_jobs(history, at), store.observed_jobs(at)
-            assert found == expected, at
-            compared += len(found)
+            found = store.observed_jobs(at)
+            chosen = {job: event for (_, job), event in reference.chosen(at).items()}
+            assert set(found) == set(chosen), at
+            for job, (edges, dataset_edges, run_id) in reference.observed(at).items():
+                seen, event = found[job], chosen[job]
+                assert {(e.source, e.target, str(e.type), str(e.subtype)) for e in seen.edges} == edges
+                assert {(e.source, e.target) for e in seen.dataset_edges} == dataset_edges
+                assert (seen.run_id, seen.event_time, seen.dag_run_id, seen.try_number) == (
+                    run_id,
+                    event.event_time,
+                    event.dag_run_id,
+                    event.try_number,
+                )
+                compared += 1
         assert compared > 8
+        assert [(j.job, j.run_id) for j in store.observed_jobs(TIMES[3]).values()] == [
+            ("dag.a", "r2"),
+            ("dag.c", "c2"),
+        ]
 
 
-def test_the_design_diff_over_the_store_is_the_in_memory_one(stored):
+THEN = [
+    "Design against runtime as of then: 4 differences over 2 designed tasks",
+    "Designed, not observed:",
+    "  p.other: no COMPLETE event of p.other as of then: a branch not taken, or a collection gap",
+    "    crm.learners -> marketing.other",
+    "    crm.learners.email -> marketing.other.email (DIRECT IDENTITY)",
+    "    crm.learners.learner_id -> marketing.other.learner_id (DIRECT IDENTITY)",
+    "  table marketing.other: designed in p.other, but no run observed reads or writes it",
+    "Observed, not designed:",
+    "  adhoc.copy: no task of the DAGs folder is adhoc.copy: drift, a manual run, or a task since removed",
+    "    crm.learners -> marketing.copy",
+    "    crm.learners.email -> marketing.copy.email (DIRECT IDENTITY)",
+    "    crm.learners.learner_id -> marketing.copy.learner_id (DIRECT IDENTITY)",
+    "  table marketing.copy: read or written by adhoc.copy, but no designed task reads or writes it",
+]
+
+NOW = [
+    "Design against runtime as of now: 7 differences over 2 designed tasks",
+    "SQL hash mismatches (the deployed SQL is not what ran):",
+    "  p.offers: the deployed SQL is 294a19885f76, but run r2 (2026-10-02T02:00:00Z) ran 489c4bccfa26",
+    "Designed, not observed:",
+    "  p.offers: run r2 ran other SQL than the deployed SQL",
+    "    crm.learners.country -> marketing.offers (INDIRECT FILTER)",
+    "    crm.learners.marketing_consent -> marketing.offers (INDIRECT FILTER)",
+    "    crm.learners.country -> marketing.offers.country (DIRECT IDENTITY)",
+    "  p.other: no COMPLETE event of p.other as of now: a branch not taken, or a collection gap",
+    "    crm.learners -> marketing.other",
+    "    crm.learners.email -> marketing.other.email (DIRECT IDENTITY)",
+    "    crm.learners.learner_id -> marketing.other.learner_id (DIRECT IDENTITY)",
+    "  table marketing.other: designed in p.other, but no run observed reads or writes it",
+    "Observed, not designed:",
+    "  adhoc.copy: no task of the DAGs folder is adhoc.copy: drift, a manual run, or a task since removed",
+    "    crm.learners -> marketing.copy",
+    "    crm.learners.email -> marketing.copy.email (DIRECT IDENTITY)",
+    "    crm.learners.learner_id -> marketing.copy.learner_id (DIRECT IDENTITY)",
+    "  p.offers: run r2 ran other SQL than the deployed SQL",
+    "    crm.learners.email -> marketing.offers.email (DIRECT IDENTITY)",
+    "  table marketing.copy: read or written by adhoc.copy, but no designed task reads or writes it",
+]
+
+
+def test_the_design_diff_over_the_store_finds_each_difference(stored):
     events = [
         run_event("p.offers", OFFERS, "2026-10-01T02:00:00Z", "r1"),
         run_event("p.offers", CHANGED, "2026-10-02T02:00:00Z", "r2"),
         run_event("adhoc.copy", CHANGED.replace("marketing.offers", "marketing.copy"), "2026-10-01T03:00:00Z", "r3"),
     ]
-    history = history_of(*events)
     design = design_of(offers=OFFERS, other=CHANGED.replace("marketing.offers", "marketing.other"))
     with stored(events) as store:
-        for at, label in ((datetime(2026, 10, 1, 12, tzinfo=UTC), "then"), (None, "now")):
-            expected = design_diff(design, observed_jobs(history, at), label).to_dict()
-            assert design_diff(design, store.observed_jobs(at), label).to_dict() == expected
+        for at, label, expected in ((datetime(2026, 10, 1, 12, tzinfo=UTC), "then", THEN), (None, "now", NOW)):
+            assert diff_lines(design_diff(design, store.observed_jobs(at), label)) == expected
         now = design_diff(design, store.observed_jobs(), "now")
-        assert [m.run_id for m in now.sql_mismatches] == ["r2"] and now.count > 2
+        assert [m.run_id for m in now.sql_mismatches] == ["r2"] and now.count == 7

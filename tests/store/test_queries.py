@@ -1,5 +1,5 @@
-"""The store's queries on both engines against the in-memory history's answers (graph/impact.py, graph/history.py)
-on the repo's test histories: a job whose lineage changed, late events, and a generated history of the scale
+"""The store's queries on both engines against the networkx reference (store/reference.py) and the answers written
+out, on the repo's test histories: a job whose lineage changed, late events, and a generated history of the scale
 benchmark's shape."""
 
 from __future__ import annotations
@@ -9,16 +9,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from airflow_lineage_governance.graph.asof import AsOf
-from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
-from airflow_lineage_governance.graph.events import FileEventSource, read_events
-from airflow_lineage_governance.graph.history import LineageHistory, graph_as_of
-from airflow_lineage_governance.graph.impact import downstream
+from airflow_lineage_governance.graph.build import event_graph
+from airflow_lineage_governance.graph.events import FileEventSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError
 from airflow_lineage_governance.store.lineage_store import LineageStore
+from airflow_lineage_governance.store.reference import ReferenceHistory
 from benchmarks import history_scale
-from tests.support.events import NS, output, write
+from tests.support.events import output, write
 from tests.support.history import run
 
 C = ColumnRef.parse
@@ -38,19 +36,25 @@ def changed_history() -> list[dict]:
     ]
 
 
-def in_memory(tmp_path, events: list[dict]) -> LineageHistory:
-    history = LineageHistory(NS)
-    read_events(FileEventSource(write(tmp_path / "in-memory.jsonl", events)), on_complete=history.add)
-    return history
+def named(reference: ReferenceHistory) -> set[ColumnRef]:
+    """Returns every column a COMPLETE of the history names (its lineage, or its datasets' schemas)."""
+    return {
+        ColumnRef(table, name)
+        for events in reference.runs.values()
+        for event in events
+        for table, names in event_graph(event).table_columns.items()
+        for name in names
+    }
 
 
 def assert_same_answers(
-    store: LineageStore, history: LineageHistory, columns: list[ColumnRef], times: list[datetime | None]
+    store: LineageStore, reference: ReferenceHistory, columns: list[ColumnRef], times: list[datetime | None]
 ) -> int:
-    """Asserts that the store's impact and as-of edges equal the in-memory ones; returns how many were compared."""
+    """Asserts that the store's impact and as-of edges equal the reference's; returns how many were compared."""
     compared = 0
+    known = named(reference)
     for at in times:
-        expected_edges = {(e.source, e.target, str(e.type), str(e.subtype)) for e in graph_as_of(history, at).edges()}
+        expected_edges = {edge[:4] for edge in reference.edges_as_of(at)}
         assert {(e.source, e.target, e.type, e.subtype) for e in store.edges_as_of(at)} == expected_edges
         for table in {column.table for column in columns}:  # the edges into one table: its rows, or its columns
             assert {(e.source, e.target, e.type, e.subtype) for e in store.edges_as_of(at, into=table)} == {
@@ -59,24 +63,23 @@ def assert_same_answers(
                 if (edge[1] if isinstance(edge[1], TableRef) else edge[1].table) == table
             }
         for column in columns:
-            try:
-                expected = downstream(AsOf(history, at), column)
-            except ColumnNotInLineageError:
+            if column not in known:
                 with pytest.raises(ColumnNotInStoreError, match=f"^{column}: no event in the lineage store"):
                     store.impact(column, at)
                 continue
             found = store.impact(column, at)
-            assert set(found.columns_reached) == set(expected.columns_reached), (column, at)
-            assert set(found.values) == set(expected.values), (column, at)
-            assert set(found.rows) == set(expected.rows), (column, at)
-            assert found.reaches_itself == expected.reaches_itself
+            reached, values, rows = reference.impact(column, at)
+            assert set(found.columns_reached) == reached, (column, at)
+            assert set(found.values) == values, (column, at)
+            assert set(found.rows) == rows, (column, at)
+            assert found.reaches_itself == (column in reached)
             compared += 1
     return compared
 
 
-def test_impact_and_edges_as_of_equal_the_in_memory_history(store_location, tmp_path):
+def test_impact_and_edges_as_of_equal_the_reference(store_location, tmp_path):
     events = changed_history()
-    history = in_memory(tmp_path, events)
+    reference = ReferenceHistory(events)
     with LineageStore.open(store_location, create=True) as store:
         store.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)), batch_size=2)
         columns = [
@@ -93,20 +96,27 @@ def test_impact_and_edges_as_of_equal_the_in_memory_history(store_location, tmp_
             )
         ]
         times = [datetime(2026, 10, day, hour, tzinfo=UTC) for day in (1, 2, 3, 4) for hour in (1, 2, 3)]
-        assert assert_same_answers(store, history, columns, [*times, None]) > 60
+        assert assert_same_answers(store, reference, columns, [*times, None]) > 60
         cycle = store.impact(C("out.v.w"))
         assert cycle.reaches_itself and cycle.columns_reached == [C("out.v.w")]
         assert [str(t) for t in store.impact(C("out.u.y")).rows] == ["out.v"]
         assert {str(c) for c in store.impact(C("out.u.y")).columns_reached} == {"out.v.k", "out.v.w"}
+        day_2 = datetime(2026, 10, 2, 12, tzinfo=UTC)
+        assert [str(c) for c in store.impact(C("crm.learners.email"), day_2).columns_reached] == ["out.t.x"]
+        assert store.impact(C("crm.learners.email")).columns_reached == []  # only superseded runs state its edge
+        assert {(str(e.source), str(e.target), e.run_id) for e in store.edges_as_of(day_2) if e.job == "dag.a"} == {
+            ("crm.learners.email", "out.t.x", "r2"),
+            ("crm.learners.status", "out.t", "r2"),
+        }
+        assert store.edges_as_of(datetime(2026, 9, 30, tzinfo=UTC)) == []
 
 
 @pytest.mark.slow
-def test_impact_equals_the_in_memory_history_on_a_generated_history(store_location, tmp_path):
+def test_impact_equals_the_reference_on_a_generated_history(store_location, tmp_path):
     jobs = 100
     events = [history_scale.event(job, day, jobs) for day in range(20) for job in range(jobs)]
     random.Random(5).shuffle(events)
-    history = LineageHistory(history_scale.NS)
-    read_events(FileEventSource(write(tmp_path / "in-memory.jsonl", events)), on_complete=history.add)
+    reference = ReferenceHistory(events)
     rng = random.Random(7)
     columns = [ColumnRef(TableRef(("out",), f"t{rng.randrange(jobs)}"), f"c{rng.randrange(4)}") for _ in range(12)]
     columns += [ColumnRef(TableRef(("src",), f"s{rng.randrange(200)}"), "c0") for _ in range(4)]
@@ -114,4 +124,4 @@ def test_impact_equals_the_in_memory_history_on_a_generated_history(store_locati
     with LineageStore.open(store_location, create=True) as store:
         report = store.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)), batch_size=300)
         assert report.stored == 2000
-        assert assert_same_answers(store, history, columns, [*times, None]) > 40
+        assert assert_same_answers(store, reference, columns, [*times, None]) > 40
