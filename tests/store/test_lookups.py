@@ -1,14 +1,14 @@
 """The store's lookups by name on both engines (what the UI's pages ask): a task's COMPLETE in one DAG run, the jobs
-writing some tables now with their events, and the column names of the lineage now, held to the in-memory graph's."""
+writing some tables now with their events, and the column names of the lineage now, held to the networkx reference."""
 
 from __future__ import annotations
 
 from airflow_lineage_governance.graph.events import FileEventSource
-from airflow_lineage_governance.graph.history import graph_as_of
 from airflow_lineage_governance.refs import TableRef
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.lookups import Writer, column_names, task_complete, writers
-from tests.store.test_queries import changed_history, in_memory
+from airflow_lineage_governance.store.reference import ReferenceHistory
+from tests.store.test_queries import changed_history
 from tests.support.events import complete, event, output, write
 
 T = TableRef.parse
@@ -71,9 +71,9 @@ def test_the_writers_of_tables_are_the_jobs_whose_latest_complete_wrote_them(sto
         assert writers(store.engine, []) == {}
 
 
-def test_the_column_names_are_the_in_memory_graphs(store_location, tmp_path):
+def test_the_column_names_are_the_reference_graphs(store_location, tmp_path):
     events = changed_history()
-    graph = graph_as_of(in_memory(tmp_path, events))
+    graph = ReferenceHistory(events).lineage_graph(None)
     expected = sorted(graph.name_of(c) for columns in graph.table_columns.values() for c in columns.values())
     with stored(store_location, tmp_path / "events.jsonl", events) as store:
         assert column_names(store.engine) == expected
