@@ -241,8 +241,9 @@ def knows(engine: Engine, column: ColumnRef) -> bool:
 def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImpact:
     """Return what a change to the column reaches at `at` (None: now), walked one level at a time.
 
-    Each level is a query for the edges holding at the time that leave the columns just reached, and one for the
-    columns of the tables just reached (`table_columns`); one more names what was reached.
+    Each level reads the edges holding at the time that leave the columns just reached, and the columns of the tables
+    just reached (`table_columns`), a few keys one look-up each; what was reached is named at the end. A walk that
+    reaches more than `WIDE` columns goes on in one recursive query.
 
     Args:
         engine: The store's engine.
