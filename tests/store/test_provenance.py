@@ -134,7 +134,7 @@ def test_impact_and_provenance_print_the_in_memory_answers(store_location, tmp_p
 
 
 @pytest.mark.slow
-def test_impact_and_provenance_print_the_in_memory_answers_on_a_generated_history(store_location, tmp_path):
+def test_impact_and_provenance_reach_what_the_reference_reaches_on_a_generated_history(store_location, tmp_path):
     jobs = 100
     history = [history_scale.event(job, day, jobs) for day in range(10) for job in range(jobs)]
     random.Random(5).shuffle(history)
