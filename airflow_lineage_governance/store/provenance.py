@@ -31,6 +31,7 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.bodies import event_body
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.ingest import column_id, dataset_id, micros
+from airflow_lineage_governance.store.queries import FEW
 
 Version = tuple[TableRef, str | None]
 
@@ -215,6 +216,96 @@ class StoreWalker:
         found = self._columns[table] = [ColumnRef(table, name) for name in names]
         return found
 
+    def look_up(self, tables: Iterable[TableRef] = (), jobs: Iterable[str] = ()) -> None:
+        """Read the columns and last write of many tables, and the runs of many jobs, a few queries for all of them.
+
+        What `columns_in`, `last_write` and `run_of` answer one key at a time, each a pass over its table when DuckDB
+        cannot look the key up by index: a walk that reaches thousands of tables asks them all at once, level by
+        level. No more than `FEW` keys not yet known are left to those methods.
+
+        Args:
+            tables: Tables whose columns and last write are about to be asked for.
+            jobs: Jobs whose run at the time is about to be asked for.
+        """
+        unknown = [t for t in dict.fromkeys(tables) if t not in self._columns]
+        if len(unknown) > FEW:
+            self._look_up_columns(unknown)
+        unwritten = [t for t in dict.fromkeys(tables) if t not in self._written]
+        if len(unwritten) > FEW:
+            self._look_up_last_writes(unwritten)
+        unrun = [j for j in dict.fromkeys(jobs) if j not in self._runs and j in self._job_ids]
+        if len(unrun) > FEW:
+            self._look_up_runs(unrun)
+
+    def _look_up_columns(self, tables: list[TableRef]) -> None:
+        scope, scoped = self._scope()
+        by_id = {dataset_id(table): table for table in tables}
+        ids = list(by_id)
+        writer: dict[TableRef, tuple[str, str, int]] = {}
+        for start in range(0, len(ids), BATCH):
+            part = ids[start : start + BATCH]
+            for table_id, name, namespace, shape in self.engine.query(
+                "SELECT w.dataset_id, j.name, j.namespace, w.shape_id FROM table_writers w JOIN jobs j ON j.job_id = "
+                f"w.job_id WHERE w.valid_from_us <= ? AND (w.valid_until_us IS NULL OR w.valid_until_us > ?){scope} "
+                f"AND w.dataset_id IN ({', '.join('?' * len(part))})",
+                [self.instant, self.instant, *scoped, *part],
+            ):
+                table = by_id[table_id]
+                if table not in writer or (name, namespace) < writer[table][:2]:
+                    writer[table] = (name, namespace, shape)
+        wanted = {(shape, dataset_id(table)): table for table, (_, _, shape) in writer.items()}
+        names: dict[TableRef, list[str]] = {table: [] for table in writer}
+        shapes = sorted({shape for shape, _ in wanted})
+        for start in range(0, len(shapes), BATCH):
+            part = shapes[start : start + BATCH]
+            for shape, table_id, name in self.engine.query(
+                "SELECT sc.shape_id, sc.dataset_id, dc.name FROM shape_columns sc JOIN dataset_columns dc ON "
+                f"dc.column_id = sc.column_id WHERE sc.shape_id IN ({', '.join('?' * len(part))}) "
+                "ORDER BY sc.shape_id, sc.dataset_id, sc.position",
+                part,
+            ):
+                owner = wanted.get((shape, table_id))
+                if owner is not None:
+                    names[owner].append(name)
+        for table, found in names.items():
+            self._columns[table] = [ColumnRef(table, name) for name in found]
+
+    def _look_up_last_writes(self, tables: list[TableRef]) -> None:
+        scope, scoped = self._scope()
+        by_id = {dataset_id(table): table for table in tables}
+        ids = list(by_id)
+        latest: dict[TableRef, Sequence[object]] = {}
+        for start in range(0, len(ids), BATCH):
+            part = ids[start : start + BATCH]
+            for table_id, *row in self.engine.query(
+                f"SELECT so.dataset_id, {_RUN.removeprefix('SELECT ')}JOIN shape_outputs so ON so.shape_id = "
+                f"c.shape_id JOIN jobs j ON j.job_id = c.job_id WHERE {_HOLDS}{scope} "
+                f"AND so.dataset_id IN ({', '.join('?' * len(part))})",
+                [self.instant, self.instant, *scoped, *part],
+            ):
+                table = by_id[table_id]
+                if table not in latest or _later(row, latest[table]):
+                    latest[table] = row
+        for table in tables:
+            self._written[table] = self._record(latest[table]) if table in latest else None
+
+    def _look_up_runs(self, jobs: list[str]) -> None:
+        by_id = {self._job_ids[job]: job for job in jobs}
+        ids = list(by_id)
+        latest: dict[str, Sequence[object]] = {}
+        for start in range(0, len(ids), BATCH):
+            part = ids[start : start + BATCH]
+            for job_id, *row in self.engine.query(
+                f"SELECT c.job_id, {_RUN.removeprefix('SELECT ')}JOIN jobs j ON j.job_id = c.job_id WHERE {_HOLDS} "
+                f"AND c.job_id IN ({', '.join('?' * len(part))})",
+                [self.instant, self.instant, *part],
+            ):
+                job = by_id[job_id]
+                if job not in latest or _later(row, latest[job]):
+                    latest[job] = row
+        for job in jobs:
+            self._runs[job] = self._record(latest[job]) if job in latest else None
+
     def knows(self, column: ColumnRef) -> bool:
         """Returns True when an event in the store, or a declaration, names the column."""
         if any(column in _static_columns(block, column.table) for block in self.static):
@@ -369,6 +460,11 @@ class StoreWalker:
         return ref if isinstance(ref, ColumnRef) else None
 
 
+def _later(row: Sequence[object], than: Sequence[object]) -> bool:
+    """Return whether a `_RUN` row is later than another: by instant, then run id (as `max` picks them)."""
+    return (row[1], row[0]) > (than[1], than[0])
+
+
 def _named_versions(datasets: object, namespace: str | None) -> list[Version]:
     found: list[Version] = []
     for dataset in datasets if type(datasets) is list else ():
@@ -416,6 +512,9 @@ def _walk_down(walker: StoreWalker, start: ColumnRef) -> tuple[Walk[ColumnRef], 
     level = [start]
     while level:
         out = walker.leaving(level)
+        walker.look_up(
+            tables=[edge.target for edges in out.values() for edge in edges if isinstance(edge.target, TableRef)]
+        )
         following: list[ColumnRef] = []
         for node in level:
             for edge in out.get(node, ()):
@@ -471,6 +570,12 @@ def _walk_up(walker: StoreWalker, start: ColumnRef) -> Walk[ColumnRef]:
     return Walk(start, parent, edge_in)
 
 
+def _look_up_evidence(walker: StoreWalker, found: Walk[ColumnRef]) -> None:
+    """Read at once the runs and last writes the evidence of every column the walk reached will ask for."""
+    jobs = [edge.job for edge in found.edge_in.values() if edge.source_kind is EdgeSource.OBSERVED]
+    walker.look_up(tables=[column.table for column in found.parent], jobs=jobs)
+
+
 def _check_known(walker: StoreWalker, column: ColumnRef) -> None:
     if not walker.knows(column):
         raise ColumnNotInLineageError(column, "check the name, or that the jobs reading it sent their events")
@@ -499,6 +604,7 @@ def impact(
     """
     _check_known(walker, column)
     found, rows, through = _walk_down(walker, column)
+    _look_up_evidence(walker, found)
     order = sorted(found.parent, key=str)
     reached = ReachedColumns(walker, found, list(order), glances(walker, found))
     per_table = Counter(c.table for c in order)
@@ -535,6 +641,7 @@ def provenance(walker: StoreWalker, column: ColumnRef) -> Provenance:
     """
     _check_known(walker, column)
     found = _walk_up(walker, column)
+    _look_up_evidence(walker, found)
     columns = sorted(found.parent, key=str)
     reached = ReachedColumns(walker, found, list(columns), glances(walker, found), source_first=True)
     return Provenance(
