@@ -46,7 +46,7 @@ def main(queries: int = QUERIES) -> None:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         events = root / "events.jsonl"
-        write_events(events)
+        write_events(events, JOBS)
         governance = root / "governance"
         governance.mkdir()
         (governance / "lineage.toml").write_text(f'namespace = "{NS}"\n')
