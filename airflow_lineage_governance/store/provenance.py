@@ -272,39 +272,39 @@ class StoreWalker:
 
     def _look_up_last_writes(self, tables: list[TableRef]) -> None:
         scope, scoped = self._scope()
-        by_id = {dataset_id(table): table for table in tables}
-        ids = list(by_id)
-        latest: dict[TableRef, Sequence[object]] = {}
-        for start in range(0, len(ids), BATCH):
-            part = ids[start : start + BATCH]
-            for table_id, *row in self.engine.query(
-                f"SELECT so.dataset_id, {_RUN.removeprefix('SELECT ')}JOIN shape_outputs so ON so.shape_id = "
-                f"c.shape_id JOIN jobs j ON j.job_id = c.job_id WHERE {_HOLDS}{scope} "
-                f"AND so.dataset_id IN ({', '.join('?' * len(part))})",
-                [self.instant, self.instant, *scoped, *part],
-            ):
-                table = by_id[table_id]
-                if table not in latest or _later(row, latest[table]):
-                    latest[table] = row
+        latest = self._latest_runs(
+            "so.dataset_id",
+            "JOIN shape_outputs so ON so.shape_id = c.shape_id ",
+            scope,
+            scoped,
+            map(dataset_id, tables),
+        )
         for table in tables:
-            self._written[table] = self._record(latest[table]) if table in latest else None
+            row = latest.get(dataset_id(table))
+            self._written[table] = self._record(row) if row is not None else None
 
     def _look_up_runs(self, jobs: list[str]) -> None:
-        by_id = {self._job_ids[job]: job for job in jobs}
-        ids = list(by_id)
-        latest: dict[str, Sequence[object]] = {}
-        for start in range(0, len(ids), BATCH):
-            part = ids[start : start + BATCH]
-            for job_id, *row in self.engine.query(
-                f"SELECT c.job_id, {_RUN.removeprefix('SELECT ')}JOIN jobs j ON j.job_id = c.job_id WHERE {_HOLDS} "
-                f"AND c.job_id IN ({', '.join('?' * len(part))})",
-                [self.instant, self.instant, *part],
-            ):
-                job = by_id[job_id]
-                if job not in latest or _later(row, latest[job]):
-                    latest[job] = row
+        latest = self._latest_runs("c.job_id", "", "", [], (self._job_ids[job] for job in jobs))
         for job in jobs:
-            self._runs[job] = self._record(latest[job]) if job in latest else None
+            row = latest.get(self._job_ids[job])
+            self._runs[job] = self._record(row) if row is not None else None
+
+    def _latest_runs(
+        self, key: str, joins: str, scope: str, scoped: list[object], ids: Iterable[int]
+    ) -> dict[int, Sequence[object]]:
+        """Return, by each of `ids` (the `key` column's values), the `_RUN` row of its latest COMPLETE at the time."""
+        wanted = list(dict.fromkeys(ids))
+        latest: dict[int, Sequence[object]] = {}
+        for start in range(0, len(wanted), BATCH):
+            part = wanted[start : start + BATCH]
+            for found, *row in self.engine.query(
+                f"SELECT {key}, {_RUN.removeprefix('SELECT ')}{joins}JOIN jobs j ON j.job_id = c.job_id "
+                f"WHERE {_HOLDS}{scope} AND {key} IN ({', '.join('?' * len(part))})",
+                [self.instant, self.instant, *scoped, *part],
+            ):
+                if found not in latest or _later(row, latest[found]):
+                    latest[found] = row
+        return latest
 
     def knows(self, column: ColumnRef) -> bool:
         """Returns True when an event in the store, or a declaration, names the column."""
