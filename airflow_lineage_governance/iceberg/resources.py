@@ -6,9 +6,12 @@ failed.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,6 +24,12 @@ TASKS_PER_WORKER = 4
 """The tasks a worker is assumed to run at once: each task's default share of its memory."""
 SPILL_PREFIX = "lineage-governance-spill-"
 """How the name of a task's spill folder starts."""
+OWNER_FILE = ".owner"
+"""The file in a spill folder its task holds locked while it runs."""
+OWNER_GRACE_SECONDS = 60.0
+"""How old an unlocked owner file must be before its folder counts as abandoned."""
+UNOWNED_AGE_SECONDS = 24 * 3600.0
+"""How old a spill folder with no owner file must be before it counts as abandoned."""
 CONFIG_OPTIONS = {
     "memory_limit": "duckdb_memory_limit",
     "threads": "duckdb_threads",
@@ -120,6 +129,7 @@ def spill_folder(resources: Resources) -> Iterator[str]:
         SessionSettingError: when the spill root cannot hold a folder.
     """
     root = resources.spill_root or tempfile.gettempdir()
+    remove_abandoned_spill_folders(root)
     try:
         path = tempfile.mkdtemp(prefix=SPILL_PREFIX, dir=root)
     except OSError:
@@ -127,9 +137,76 @@ def spill_folder(resources: Resources) -> Iterator[str]:
             CONFIG_OPTIONS["spill_root"], "no spill folder can be made under the folder it names"
         ) from None
     try:
+        owner = _hold_owner_file(path)
+    except OSError:
+        shutil.rmtree(path, ignore_errors=True)
+        raise SessionSettingError(
+            CONFIG_OPTIONS["spill_root"], "no spill folder can be made under the folder it names"
+        ) from None
+    try:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+        os.close(owner)
+
+
+def _hold_owner_file(folder: str) -> int:
+    descriptor = os.open(os.path.join(folder, OWNER_FILE), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return descriptor
+
+
+def remove_abandoned_spill_folders(root: str, now: float | None = None) -> list[str]:
+    """Remove the spill folders under `root` that no running task holds, and return their paths.
+
+    A task holds its folder's owner file locked while it runs; the lock goes with the process, also when it is killed.
+    A folder counts as abandoned when its owner file is older than OWNER_GRACE_SECONDS and no process holds it, or when
+    it has no owner file and is older than UNOWNED_AGE_SECONDS. Only folders of this user are looked at.
+
+    Args:
+        root: the folder spill folders are made under.
+        now: the time to age folders against (the clock's when None).
+
+    Returns:
+        The paths of the folders removed.
+    """
+    clock = time.time() if now is None else now
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(SPILL_PREFIX):
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != os.getuid():
+                continue
+            if _abandoned(entry.path, clock):
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(entry.path)
+        except OSError:
+            continue
+    return removed
+
+
+def _abandoned(folder: str, now: float) -> bool:
+    owner_path = os.path.join(folder, OWNER_FILE)
+    try:
+        descriptor = os.open(owner_path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return now - os.stat(folder, follow_symlinks=False).st_mtime > UNOWNED_AGE_SECONDS
+    try:
+        facts = os.fstat(descriptor)
+        if not stat.S_ISREG(facts.st_mode) or now - facts.st_mtime < OWNER_GRACE_SECONDS:
+            return False
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+    finally:
+        os.close(descriptor)
 
 
 _DUCKDB_OPTIONS = {

@@ -4,6 +4,10 @@ provider opens, from the config section or the operator, with defaults sized for
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -13,11 +17,16 @@ from airflow.sdk import DAG
 from airflow_lineage_governance.iceberg.errors import IcebergError
 from airflow_lineage_governance.iceberg.read import lock_down, sandboxed_connection
 from airflow_lineage_governance.iceberg.resources import (
+    OWNER_FILE,
+    OWNER_GRACE_SECONDS,
+    SPILL_PREFIX,
     TASKS_PER_WORKER,
+    UNOWNED_AGE_SECONDS,
     Resources,
     default_memory_limit,
     default_threads,
     memory_bytes,
+    remove_abandoned_spill_folders,
     spill_folder,
 )
 from airflow_lineage_governance.iceberg.session import SessionSettingError
@@ -116,3 +125,62 @@ def test_the_operator_takes_its_own_values_else_the_config_sections(monkeypatch,
 )
 def test_a_memory_limit_is_read_in_duckdbs_units(limit, expected):
     assert memory_bytes(limit) == expected
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from airflow_lineage_governance.iceberg.resources import Resources, spill_folder
+with spill_folder(Resources(spill_root=sys.argv[1])) as folder:
+    (Path(folder) / "spilled.tmp").write_bytes(b"x" * 1000)
+    print(folder, flush=True)
+    time.sleep(600)
+"""
+
+
+def _holding_process(root: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    process = subprocess.Popen([sys.executable, "-c", HOLDER, str(root)], stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    return process, Path(process.stdout.readline().decode().strip())
+
+
+def _age(folder: Path, seconds: float) -> None:
+    for path in (folder / OWNER_FILE, folder):
+        if path.exists():
+            then = time.time() - seconds
+            os.utime(path, (then, then))
+
+
+def test_a_spill_folder_left_by_a_killed_task_is_removed_by_the_next_task_and_a_running_tasks_is_kept(tmp_path):
+    killed, left = _holding_process(tmp_path)
+    running, held = _holding_process(tmp_path)
+    try:
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=30)
+        assert (left / "spilled.tmp").exists()
+        _age(left, 2 * OWNER_GRACE_SECONDS)
+        _age(held, 2 * OWNER_GRACE_SECONDS)
+        with spill_folder(Resources(spill_root=str(tmp_path))) as folder:
+            assert sorted(tmp_path.iterdir()) == sorted([held, Path(folder)])
+        assert list(tmp_path.iterdir()) == [held]
+        assert (held / "spilled.tmp").exists()
+    finally:
+        running.kill()
+        running.wait(timeout=30)
+
+
+def test_a_spill_folder_just_made_or_without_an_owner_is_kept_until_it_is_old(tmp_path):
+    killed, left = _holding_process(tmp_path)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait(timeout=30)
+    older = tmp_path / f"{SPILL_PREFIX}older"
+    (older / "result").mkdir(parents=True)
+    other = tmp_path / "not-a-spill-folder"
+    other.mkdir()
+    _age(older, UNOWNED_AGE_SECONDS / 2)
+    _age(other, 2 * UNOWNED_AGE_SECONDS)
+    assert remove_abandoned_spill_folders(str(tmp_path)) == []
+    _age(left, 2 * OWNER_GRACE_SECONDS)
+    _age(older, 2 * UNOWNED_AGE_SECONDS)
+    assert sorted(remove_abandoned_spill_folders(str(tmp_path))) == sorted([str(left), str(older)])
+    assert list(tmp_path.iterdir()) == [other]
