@@ -489,8 +489,10 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     of its consecutive COMPLETEs that stated one shape, per table the shape writes.
 
     Only what the new COMPLETEs can change is re-derived: from `cut`, the instant of the job's last COMPLETE
-    before them, on. The intervals whose last COMPLETE is at or after `cut` are replaced; the stretches are
-    worked out from the first COMPLETE of those (`start`), which begins a stretch of each of their edges and shapes.
+    before them, on. The intervals whose last COMPLETE is at or after `cut` are replaced. When one COMPLETE of the job
+    is at `cut` (`joined`), the stretches are worked out from it, and a stretch beginning there continues the interval
+    that held it (its start kept); else they are worked out from the first COMPLETE of the intervals replaced (`start`),
+    which begins a stretch of each of their edges and shapes.
     """
     if not earliest:
         return
@@ -499,7 +501,7 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     jobs = sorted(earliest)
     engine.execute(
         "CREATE TEMPORARY TABLE IF NOT EXISTS interval_cuts (job_id BIGINT PRIMARY KEY, earliest BIGINT, "
-        "cut BIGINT, start BIGINT)"
+        "cut BIGINT, start BIGINT, joined BOOLEAN)"
     )
     engine.execute("DELETE FROM interval_cuts")
     engine.execute(
@@ -510,7 +512,12 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "UPDATE interval_cuts SET cut = COALESCE((SELECT MAX(c.at_us) FROM completes c WHERE c.job_id = "
         f"interval_cuts.job_id AND c.at_us < interval_cuts.earliest), {FIRST})"
     )
+    engine.execute(
+        "UPDATE interval_cuts SET joined = (SELECT COUNT(*) FROM completes c WHERE c.job_id = interval_cuts.job_id "
+        "AND c.at_us = interval_cuts.cut) = 1"
+    )
     writers = "table_writers" in engine.tables()  # schema version 5 on
+    engine.execute("UPDATE interval_cuts SET start = cut WHERE joined")
     engine.execute(
         "UPDATE interval_cuts SET start = LEAST(cut, COALESCE((SELECT MIN(e.valid_from_us) FROM "
         "column_edges e WHERE e.job_id = interval_cuts.job_id AND e.last_at_us >= interval_cuts.cut), "
@@ -521,6 +528,7 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
             if writers
             else ")"
         )
+        + " WHERE NOT joined"
     )
     engine.execute(
         "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT c.job_id, c.run_id, c.at_us, "
@@ -529,13 +537,18 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "completes.at_us = following.at_us AND completes.run_id = following.run_id AND "
         "completes.valid_until_us IS DISTINCT FROM following.next_at"
     )
-    engine.execute(
-        "DELETE FROM column_edges WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
-        "column_edges.job_id AND column_edges.last_at_us >= k.cut)"
+    edge_columns = (
+        "job_id, source_column_id, target_id, into_table, type, subtype, masking, valid_from_us, valid_until_us, "
+        "first_run_id, last_run_id, last_at_us"
     )
     engine.execute(
-        "INSERT INTO column_edges (job_id, source_column_id, target_id, into_table, type, subtype, masking, "
-        "valid_from_us, valid_until_us, first_run_id, last_run_id, last_at_us) "
+        "CREATE TEMPORARY TABLE IF NOT EXISTS edges_rederived (job_id BIGINT, source_column_id BIGINT, "
+        "target_id BIGINT, into_table BOOLEAN, type TEXT, subtype TEXT, masking BOOLEAN, valid_from_us BIGINT, "
+        "valid_until_us BIGINT, first_run_id TEXT, last_run_id TEXT, last_at_us BIGINT)"
+    )
+    engine.execute("DELETE FROM edges_rederived")
+    engine.execute(
+        f"INSERT INTO edges_rederived ({edge_columns}) "
         "WITH ordered AS (SELECT c.job_id, c.run_id, c.at_us, c.valid_until_us, c.shape_id, ROW_NUMBER() OVER "
         f"(PARTITION BY c.job_id ORDER BY {order}) AS place FROM completes c JOIN interval_cuts k ON k.job_id = "
         "c.job_id AND c.at_us >= k.start), "
@@ -546,22 +559,45 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "islands AS (SELECT job_id, source_column_id, target_id, into_table, type, subtype, masking, "
         "MIN(place) AS first_place, MAX(place) AS last_place FROM stated GROUP BY job_id, source_column_id, "
         "target_id, into_table, type, subtype, masking, island) "
-        "SELECT i.job_id, i.source_column_id, i.target_id, i.into_table, i.type, i.subtype, i.masking, f.at_us, "
-        "l.valid_until_us, f.run_id, l.run_id, l.at_us FROM islands i "
+        "SELECT i.job_id, i.source_column_id, i.target_id, i.into_table, i.type, i.subtype, i.masking, "
+        "COALESCE(p.valid_from_us, f.at_us), l.valid_until_us, COALESCE(p.first_run_id, f.run_id), l.run_id, l.at_us "
+        "FROM islands i "
         "JOIN ordered f ON f.job_id = i.job_id AND f.place = i.first_place "
         "JOIN ordered l ON l.job_id = i.job_id AND l.place = i.last_place "
-        "JOIN interval_cuts k ON k.job_id = i.job_id WHERE l.at_us >= k.cut"
+        "JOIN interval_cuts k ON k.job_id = i.job_id "
+        "LEFT JOIN column_edges p ON k.joined AND i.first_place = 1 AND p.job_id = i.job_id AND "
+        "p.source_column_id = i.source_column_id AND p.target_id = i.target_id AND p.into_table = i.into_table AND "
+        "p.type = i.type AND p.subtype = i.subtype AND p.masking = i.masking AND p.valid_from_us <= k.cut AND "
+        "p.last_at_us >= k.cut "
+        "WHERE l.at_us >= k.cut"
     )
+    engine.execute(
+        "DELETE FROM column_edges WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
+        "column_edges.job_id AND column_edges.last_at_us >= k.cut)"
+    )
+    engine.execute(f"INSERT INTO column_edges ({edge_columns}) SELECT {edge_columns} FROM edges_rederived")
     if writers:
+        writer_columns = "dataset_id, job_id, shape_id, valid_from_us, valid_until_us, last_at_us"
         engine.execute(
-            "DELETE FROM table_writers WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
-            "table_writers.job_id AND table_writers.last_at_us >= k.cut)"
+            "CREATE TEMPORARY TABLE IF NOT EXISTS writers_rederived (dataset_id BIGINT, job_id BIGINT, "
+            "shape_id BIGINT, valid_from_us BIGINT, valid_until_us BIGINT, last_at_us BIGINT)"
         )
+        engine.execute("DELETE FROM writers_rederived")
         engine.execute(
-            "INSERT INTO table_writers (dataset_id, job_id, shape_id, valid_from_us, valid_until_us, last_at_us) "
+            f"INSERT INTO writers_rederived ({writer_columns}) SELECT s.dataset_id, s.job_id, s.shape_id, "
+            "COALESCE(p.valid_from_us, s.valid_from_us), s.valid_until_us, s.last_at_us FROM ("
             + STRETCHES.format(
                 text=text,
                 cuts=" JOIN interval_cuts k ON k.job_id = c.job_id AND c.at_us >= k.start",
                 kept=" JOIN interval_cuts k ON k.job_id = i.job_id WHERE l.at_us >= k.cut",
             )
+            + f") AS s ({writer_columns}) JOIN interval_cuts k ON k.job_id = s.job_id "
+            "LEFT JOIN table_writers p ON k.joined AND s.valid_from_us = k.cut AND p.job_id = s.job_id AND "
+            "p.dataset_id = s.dataset_id AND p.shape_id = s.shape_id AND p.valid_from_us <= k.cut AND "
+            "p.last_at_us >= k.cut"
         )
+        engine.execute(
+            "DELETE FROM table_writers WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
+            "table_writers.job_id AND table_writers.last_at_us >= k.cut)"
+        )
+        engine.execute(f"INSERT INTO table_writers ({writer_columns}) SELECT {writer_columns} FROM writers_rederived")
