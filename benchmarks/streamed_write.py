@@ -5,8 +5,11 @@ RSS growth (VmHWM after the case less VmRSS before it, the peak reset through /p
 
     .venv/bin/python benchmarks/streamed_write.py [--rows N] [--memory-limit 256MB] [--threads 2]
 
+The COPY writes with the compression codec the table's writes use (Iceberg's default, zstd), so both sides write
+the same bytes; a second COPY with DuckDB's default codec (snappy, about twice the bytes) is timed beside them.
 Prints one line per case: `RESULT streamed_write case=<ctas|insert|merge> rows=<rows written> seconds=<ours>
-copy_seconds=<DuckDB's COPY> ratio=<ours/COPY> rss_mb=<ours> copy_rss_mb=<COPY's>`.
+copy_seconds=<DuckDB's COPY, same codec> ratio=<ours/COPY> default_codec_copy_seconds=<DuckDB's COPY, snappy>
+default_codec_ratio=<ours/that COPY> rss_mb=<ours> copy_rss_mb=<COPY's>`.
 """
 
 from __future__ import annotations
@@ -87,8 +90,10 @@ def prepare(folder: Path, rows: int) -> None:
     )
 
 
-def run_case(folder: Path, case: str, memory_limit: str, threads: int) -> dict[str, float]:
-    """Runs one case in this process and returns its rows, seconds and peak RSS growth (bytes)."""
+def run_case(folder: Path, case: str, memory_limit: str, threads: int, codec: str = "") -> dict[str, float]:
+    """Runs one case in this process and returns its rows, seconds and peak RSS growth (bytes).
+
+    A COPY case writes with `codec` (DuckDB's default when empty)."""
     import duckdb
 
     from airflow_lineage_governance.iceberg.catalog import open_local_catalog
@@ -141,9 +146,10 @@ def run_case(folder: Path, case: str, memory_limit: str, threads: int) -> dict[s
             connection = sandboxed_connection(resources=resources, spill=spill)
             expose_tables(connection, catalog, ["bench.src", "bench.parts"])
             out = folder / f"copy-{case}"
+            compression = f", COMPRESSION {codec}" if codec else ""
             connection.execute(
                 f"COPY ({query}) TO '{out}' (FORMAT parquet, OVERWRITE, FILE_SIZE_BYTES '128MiB', "
-                "ROW_GROUP_SIZE 122880)"
+                f"ROW_GROUP_SIZE 122880{compression})"
             )
             rows = connection.execute(f"SELECT count(*) FROM read_parquet('{out}/*.parquet')").fetchall()[0][0]
             connection.close()
@@ -151,7 +157,7 @@ def run_case(folder: Path, case: str, memory_limit: str, threads: int) -> dict[s
     return {"rows": rows, "seconds": seconds, "rss": _rss()[1] - baseline}
 
 
-def _child(folder: Path, case: str, args: argparse.Namespace) -> dict[str, float]:
+def _child(folder: Path, case: str, args: argparse.Namespace, codec: str = "") -> dict[str, float]:
     answer = subprocess.run(
         [
             sys.executable,
@@ -164,6 +170,8 @@ def _child(folder: Path, case: str, args: argparse.Namespace) -> dict[str, float
             args.memory_limit,
             "--threads",
             str(args.threads),
+            "--codec",
+            codec,
         ],
         capture_output=True,
         text=True,
@@ -180,18 +188,25 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--case")
     parser.add_argument("--folder")
+    parser.add_argument("--codec", default="")
     args = parser.parse_args()
     if args.case:
-        print(json.dumps(run_case(Path(args.folder), args.case, args.memory_limit, args.threads)))
+        print(json.dumps(run_case(Path(args.folder), args.case, args.memory_limit, args.threads, args.codec)))
         return
+    from pyiceberg.table import TableProperties
+
+    codec = str(TableProperties.PARQUET_COMPRESSION_DEFAULT)
     with tempfile.TemporaryDirectory() as folder:
         prepare(Path(folder), args.rows)
         for case in ("ctas", "insert", "merge"):
-            copy = _child(Path(folder), f"copy_{case}", args)
+            default_copy = _child(Path(folder), f"copy_{case}", args)
+            copy = _child(Path(folder), f"copy_{case}", args, codec)
             ours = _child(Path(folder), case, args)
             print(
                 f"RESULT streamed_write case={case} rows={ours['rows']} seconds={ours['seconds']:.2f} "
                 f"copy_seconds={copy['seconds']:.2f} ratio={ours['seconds'] / copy['seconds']:.2f} "
+                f"copy_codec={codec} default_codec_copy_seconds={default_copy['seconds']:.2f} "
+                f"default_codec_ratio={ours['seconds'] / default_copy['seconds']:.2f} "
                 f"rss_mb={ours['rss'] / 2**20:.0f} copy_rss_mb={copy['rss'] / 2**20:.0f} "
                 f"memory_limit={args.memory_limit} threads={args.threads}",
                 flush=True,
