@@ -1,7 +1,8 @@
 """Where the UI's answers come from.
 
-The lineage store, opened read-only for each request and closed after it; the rules and metadata TOML (read again
-when they change); the governance reports (parsed once per file version).
+The lineage store, opened read-only for each request and closed after it (the lineage, and the governance runs with
+their findings); the rules and metadata TOML (read again when they change); the governance report files, read only
+while the store holds no governance run (parsed once per file version).
 """
 
 from __future__ import annotations
@@ -126,6 +127,30 @@ class UiData:
             raise StoreNotReadError(str(error)) from None
         try:
             yield StoredGovernance(rules, metadata, store, self.sources.job_namespaces())
+        finally:
+            store.close()
+
+    @contextmanager
+    def store(self) -> Iterator[LineageStore]:
+        """Open the lineage store read-only for one request, and close it after (the Governance pages' runs and findings).
+
+        A DuckDB file another process has open for writing is waited for, up to `wait_seconds`.
+
+        Yields:
+            The store.
+
+        Raises:
+            StoreNotReadError: The store cannot be opened (none yet, busy, unreachable, of an older schema); its message
+                is one sentence saying what to do.
+        """
+        from airflow_lineage_governance.errors import LineageGovernanceError
+
+        try:
+            store = self._open(self.sources.store())
+        except LineageGovernanceError as error:
+            raise StoreNotReadError(str(error)) from None
+        try:
+            yield store
         finally:
             store.close()
 
