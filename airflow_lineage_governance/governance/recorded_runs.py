@@ -36,7 +36,7 @@ def governance_run(report: GovernanceReport, checked_at: datetime) -> Governance
 
 
 def stored_finding(finding: Finding) -> StoredFinding:
-    """Return the finding as the store keeps it: its kind, severity, subject, sentence and fields as the report has them."""
+    """Return the finding as the store keeps it: kind, severity, subject, sentence, fields as the report has them."""
     fields = finding.to_dict()
     subject_kind, subject = subject_of(fields)
     return StoredFinding(str(finding.kind), str(finding.severity), subject_kind, subject, finding.sentence(), fields)

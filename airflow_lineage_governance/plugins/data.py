@@ -132,7 +132,7 @@ class UiData:
 
     @contextmanager
     def store(self) -> Iterator[LineageStore]:
-        """Open the lineage store read-only for one request, and close it after (the Governance pages' runs and findings).
+        """Open the lineage store read-only for one request, and close it after (the governance runs and findings).
 
         A DuckDB file another process has open for writing is waited for, up to `wait_seconds`.
 

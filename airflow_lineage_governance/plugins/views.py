@@ -275,7 +275,7 @@ def stored_line(run: GovernanceRun) -> ReportLine:
 
 
 def moment(at: datetime) -> str:
-    """Return an instant as the pages show it: `2026-10-01 03:00:00 UTC`."""
+    """Return an instant as the pages show it: `2030-01-31 03:00:00 UTC`."""
     return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 

@@ -21,6 +21,7 @@ from typing import Any, BinaryIO, TypeVar
 
 import orjson
 
+from airflow_lineage_governance.graph.errors import EventSourceError
 from airflow_lineage_governance.graph.events import (
     EventSource,
     FileEventSource,
@@ -30,7 +31,6 @@ from airflow_lineage_governance.graph.events import (
 )
 from airflow_lineage_governance.graph.sources import open_event_source
 from airflow_lineage_governance.store.engine import Engine
-from airflow_lineage_governance.graph.errors import EventSourceError
 from airflow_lineage_governance.store.errors import StoreBusyError
 from airflow_lineage_governance.store.ids import stable_id
 from airflow_lineage_governance.store.ingest import BATCH, EPOCH, IngestReport, dumps_event, ingest, micros

@@ -270,9 +270,7 @@ def test_a_version_5_store_keeps_its_watermark_and_reads_the_file_whole_once(sto
     path = write(tmp_path / "events.jsonl", EVENTS[:2])
     engine = open_engine(store_location)
     migrate(engine, target=5)
-    engine.execute(
-        "INSERT INTO source_watermarks VALUES (?, 1790820300000000, '2026-10-01T02:05:00Z', 0)", [str(path)]
-    )
+    engine.execute("INSERT INTO source_watermarks VALUES (?, 1790820300000000, '2026-10-01T02:05:00Z', 0)", [str(path)])
     engine.close()
     with path.open("ab") as handle:
         handle.write(line_of(EVENTS[2]))
