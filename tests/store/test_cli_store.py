@@ -44,7 +44,7 @@ def test_init_import_stats_and_vacuum(store_location, tmp_path, capsys):
     )
     assert main(["store", "stats", "--store", store_location, "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
-    assert stats["schema_version"] == 5 and stats["rows"]["events"] == 2 and stats["rows"]["runs"] == 2
+    assert stats["schema_version"] == 6 and stats["rows"]["events"] == 2 and stats["rows"]["runs"] == 2
     assert stats["rows"]["column_edges"] == 1 and stats["size_bytes"] > 0
     assert "password" not in json.dumps(stats) and ":" not in stats["store"].split("@")[0].split("//")[-1]
     assert main(["store", "vacuum", "--store", store_location]) == 0
