@@ -299,7 +299,7 @@ def _readable(dag_id: str, target_dag_id: str | None, may_read: DagFilter) -> bo
 def _listing(ui: UiData, may_read: DagFilter) -> Listing:
     """Return the runs the user may read: the store's when it holds any governance run, else the report files'."""
     try:
-        with ui.store() as store:
+        with ui.governance_store() as store:
             kept = store.governance_runs(limit=MAX_KEPT_RUNS)
             where = store.engine.description
             if kept:
@@ -338,7 +338,7 @@ def _shown_run(ui: UiData, dag_id: str, run_id: str, may_read: DagFilter) -> Sho
     from airflow_lineage_governance.governance.recorded_runs import report_of
 
     try:
-        with ui.store() as store:
+        with ui.governance_store() as store:
             if store.latest_governance_run() is not None:
                 run = store.governance_run(dag_id, run_id)
                 if run is None:

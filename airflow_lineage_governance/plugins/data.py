@@ -34,21 +34,24 @@ class Sources:
     """Where to read.
 
     The lineage store's location (a DuckDB file or a `postgresql://` URL), the folder of lineage.toml and
-    metadata.toml, the reports folder and the job namespaces read (None: every namespace). Each is a callable, so a
-    change of configuration is seen.
+    metadata.toml, the reports folder, the job namespaces read (None: every namespace), and the store the nightly
+    governance DAG records its runs in (None: the lineage store). Each is a callable, so a change of configuration is
+    seen.
     """
 
     store: Callable[[], str]
     governance_dir: Callable[[], Path]
     report_folder: Callable[[], Path]
     job_namespaces: Callable[[], list[str] | None]
+    governance_store: Callable[[], str] | None = None
 
 
 def airflow_sources() -> Sources:
     """Return the sources the provider's settings name, as the CLI reads them.
 
     The store of `[lineage_governance] store_conn_id`, else `[lineage_governance] store`; `governance_dir` else
-    ./governance; `report_folder`; the OpenLineage provider's configured job namespace, else every namespace.
+    ./governance; `report_folder`; the OpenLineage provider's configured job namespace, else every namespace; and the
+    nightly DAG's store (`settings.governance_store`: a relative DuckDB path is taken inside the report folder).
     """
     from airflow_lineage_governance import settings
 
@@ -61,6 +64,7 @@ def airflow_sources() -> Sources:
         lambda: Path(settings.setting("governance_dir") or "governance"),
         settings.report_folder,
         namespaces,
+        settings.governance_store,
     )
 
 
@@ -131,8 +135,8 @@ class UiData:
             store.close()
 
     @contextmanager
-    def store(self) -> Iterator[LineageStore]:
-        """Open the lineage store read-only for one request, and close it after (the governance runs and findings).
+    def governance_store(self) -> Iterator[LineageStore]:
+        """Open the store the nightly DAG records its runs in, read-only for one request, and close it after.
 
         A DuckDB file another process has open for writing is waited for, up to `wait_seconds`.
 
@@ -146,7 +150,7 @@ class UiData:
         from airflow_lineage_governance.errors import LineageGovernanceError
 
         try:
-            store = self._open(self.sources.store())
+            store = self._open((self.sources.governance_store or self.sources.store)())
         except LineageGovernanceError as error:
             raise StoreNotReadError(str(error)) from None
         try:

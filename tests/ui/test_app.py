@@ -27,7 +27,7 @@ from airflow_lineage_governance.governance.findings import (
 from airflow_lineage_governance.governance.recorded_runs import record_report
 from airflow_lineage_governance.governance.report import GovernanceReport
 from airflow_lineage_governance.plugins.app import create_app, current_user, readable_dags
-from airflow_lineage_governance.plugins.data import Sources, UiData
+from airflow_lineage_governance.plugins.data import Sources, UiData, airflow_sources
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from tests.support.events import complete, output, source, write
@@ -417,3 +417,23 @@ def test_while_the_store_holds_no_governance_run_the_pages_say_they_read_the_rep
     path = reports / "lineage_governance" / RUN / "governance-report.json"
     assert f"Governance run {RUN} of lineage_governance, checked at " in run
     assert f": from its report file {path}." in run
+
+
+@pytest.mark.parametrize("engine_kind", ["duckdb"], indirect=True)
+def test_the_governance_pages_read_the_store_the_nightly_dag_records_in(folders, tmp_path, monkeypatch):
+    store, reports = folders
+    nightly = str(reports / "lineage-store.duckdb")  # a relative `store` setting, as the nightly DAG takes it
+    record_runs(nightly)
+    sources = Sources(lambda: store, lambda: GOVERNANCE_DIR, lambda: reports, lambda: None, lambda: nightly)
+    app = create_app(UiData(sources))
+    app.dependency_overrides[current_user] = lambda: "steward"
+    app.dependency_overrides[readable_dags] = lambda: lambda dag: True
+    shown = text_of(TestClient(app).get("/governance"))
+    assert f"From the lineage store {nightly}." in shown and f"Latest run: {LATER}" in shown
+    # the provider's settings name the nightly DAG's store: a relative path inside the report folder
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", "lineage-store.duckdb")
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__REPORT_FOLDER", str(reports))
+    monkeypatch.delenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE_CONN_ID", raising=False)
+    configured = airflow_sources()
+    assert configured.store() == "lineage-store.duckdb"
+    assert configured.governance_store is not None and configured.governance_store() == nightly
