@@ -91,7 +91,8 @@ def test_clean_run_reports_only_the_platforms_real_problems(platform_run):
 
 
 SYNCED = re.compile(
-    r"Synced into the lineage store (\S+): \S+: (\d+) read, (\d+) added, (\d+) already in the store, 0 malformed"
+    r"Synced into the lineage store (\S+): \S+(?: \(read from byte \d+\))?: (\d+) read, (\d+) added, "
+    r"(\d+) already in the store, 0 malformed"
 )
 
 
@@ -118,6 +119,7 @@ def test_the_lineage_is_synced_into_the_store_and_a_second_run_reads_it_there(pl
     [(_, read, added, kept)] = SYNCED.findall(again.log)
     # the file is read from where the first sync stopped: only the events written since, none stored already
     assert int(kept) == 0 and int(added) == int(read) < len(before)
+    assert re.search(r"Synced into the lineage store \S+: \S+ \(read from byte [1-9]\d*\)", again.log)
     assert kinds(second, "unaccounted_table") == kinds(report, "unaccounted_table")
     assert [f["kind"] for f in second["findings"]] == [f["kind"] for f in report["findings"]]
 
