@@ -1,8 +1,8 @@
 """The nightly governance DAG, as a factory.
 
 Waits for a target DAG's run of the same logical date and its lineage, brings the event source's new events into the
-lineage store, runs every check over the store, writes the run's own governance-report.json and .md, shows the findings
-in the task log, and fails on error findings.
+lineage store, runs every check over the store, writes the run's own governance-report.json and .md and records the run
+and its findings in the store, shows the findings in the task log, and fails on error findings.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from airflow.sdk import DAG, task
@@ -87,16 +87,20 @@ def governance_dag(
 
         @task
         def write_report(report: dict[str, Any], **context: Any) -> dict[str, Any]:
-            """Write the run's report into its own folder, log each finding, and fail the run on error findings.
+            """Write the run's report into its own folder and its run and findings into the lineage store.
 
-            Each finding is logged on one line; the report's paths and counts are pushed (XCom `report`, and the return
-            value).
+            Then log each finding, and fail the run on error findings. The store keeps one record per DAG run: a run
+            cleared and run again replaces it. Each finding is logged on one line; the report's paths and counts are
+            pushed (XCom `report`, and the return value).
             """
+            from airflow_lineage_governance.governance.recorded_runs import record_report
             from airflow_lineage_governance.governance.report import GovernanceReport
 
             governance_report = GovernanceReport.from_dict(report)
             folder = settings.run_report_folder(context["dag"].dag_id, context["run_id"])
             json_path, md_path = governance_report.write(folder)
+            recorded = record_report(store or settings.governance_store(), governance_report, datetime.now(UTC))
+            log.info("Findings recorded in the lineage store %s", recorded)
             summary = report_summary(governance_report, json_path, md_path)
             log_report(governance_report, summary)
             context["ti"].xcom_push(key="report", value=summary)  # also there when the run fails

@@ -128,11 +128,16 @@ class LineSource(Protocol):
 
 
 class FileEventSource:
-    """An OpenLineage JSONL file, as the file transport writes it."""
+    """An OpenLineage JSONL file, as the file transport writes it.
 
-    def __init__(self, path: str | Path) -> None:
+    `first_line` is the number the file's first line has in the problems noted, and `description` the name they give
+    it (a part of a longer file copied out numbers its lines as that file does, and is named as that file).
+    """
+
+    def __init__(self, path: str | Path, first_line: int = 1, description: str | None = None) -> None:
         self.path = Path(path)
-        self.description = str(self.path)
+        self.description = description or str(self.path)
+        self.first_line = first_line
 
     def raw_events(self, report: ReadReport) -> Iterator[Any]:
         """Yields each line's parsed JSON; counts lines that are not JSON.
@@ -146,22 +151,22 @@ class FileEventSource:
     def parsed_lines(self, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
         """Yield each line's parsed JSON with the line, as `raw_events` reads them (and raises as it does)."""
         if not self.path.exists():
-            report.note(f"{self.path} does not exist: no event was ever written there")
+            report.note(f"{self.description} does not exist: no event was ever written there")
             return  # no events at all is a finding for the checks, not an error of reading
         if self.path.is_dir():
-            raise EventSourceError(f"{self.path}: is a folder, not an events file")
+            raise EventSourceError(f"{self.description}: is a folder, not an events file")
         try:
             handle = self.path.open("rb")
         except OSError as error:
-            raise EventSourceError(f"{self.path}: cannot be read ({error.strerror})") from None
+            raise EventSourceError(f"{self.description}: cannot be read ({error.strerror})") from None
         with handle:
             first = True
-            for number, line in enumerate(handle, start=1):
+            for number, line in enumerate(handle, start=self.first_line):
                 if line.isspace() or not line:  # as `not line.strip()`, without copying the line
                     continue
                 if first and line.lstrip().startswith(b"["):
                     raise EventSourceError(
-                        f"{self.path}: is a JSON array, not JSON Lines; write one event per "
+                        f"{self.description}: is a JSON array, not JSON Lines; write one event per "
                         "line, as the OpenLineage file transport does"
                     )
                 first = False

@@ -4,9 +4,12 @@ Every route needs an Airflow user: the auth manager reads the JWT of the `Author
 UI's `_token` cookie (Airflow's own `get_user`); without one the answer is 401 (403 for a bad token) and no data.
 Only DAGs the auth manager lets the user read are shown.
 
-    governance                               the latest governance runs
+    governance                               the latest governance run's findings, and the latest runs
     run?dag_id=&run_id=                      one run's findings
-    report?dag_id=&run_id=&format=json|md    its report files
+    report?dag_id=&run_id=&format=json|md    its report, as the report files hold it
+
+The Governance pages read the governance runs and findings the lineage store keeps; while it holds none (or cannot be
+read), they read the report files under the report folder.
     lineage?dag_id=&run_id=&task_id=         a task's column lineage (the Lineage tab)
     impact?column=                           the impact explorer
     impact.json?column=                      the impact as the CLI's `impact --json` prints it
@@ -14,9 +17,12 @@ Only DAGs the auth manager lets the user read are shown.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Annotated, Any
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import quote, urlencode
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -30,16 +36,24 @@ from airflow_lineage_governance.kinds import FindingKind
 from airflow_lineage_governance.plugins.data import UiData, airflow_sources
 from airflow_lineage_governance.plugins.pages import render
 from airflow_lineage_governance.plugins.views import (
+    ReportLine,
     finding_subject,
     impact_picture,
     lineage_picture,
+    moment,
     report_line,
+    stored_line,
     task_lineage,
 )
 from airflow_lineage_governance.refs import TableRef
 from airflow_lineage_governance.store import lookups
 
+if TYPE_CHECKING:
+    from airflow_lineage_governance.governance.report import GovernanceReport
+
 MAX_RUNS = 50
+MAX_KEPT_RUNS = 500
+"""The most governance runs read from the store for the listing, before those the user may not read are left out."""
 MAX_COMPLETION = 5000
 MAX_LISTED = 500
 """The most reached columns the Impact page lists (the JSON holds them all)."""
@@ -105,21 +119,33 @@ def create_app(data: UiData | None = None) -> FastAPI:
 
     @app.get("/governance", response_class=HTMLResponse)
     def governance_runs(may_read: Readable) -> HTMLResponse:
+        listing = _listing(ui, may_read)
+        latest = listing.latest
         return _html(
-            render("runs.html", title="Governance", runs=_runs(ui, may_read), folder=str(ui.sources.report_folder()))
+            render(
+                "runs.html",
+                title="Governance",
+                runs=[_listed(line) for line in listing.lines],
+                latest=latest.line if latest else None,
+                latest_href=_listed(latest.line)["href"] if latest else "",
+                groups=_groups(ui, latest.findings) if latest else [],
+                store=listing.store,
+                reason=listing.reason,
+                folder=str(ui.sources.report_folder()),
+            )
         )
 
     @app.get("/run", response_class=HTMLResponse)
     def governance_run(dag_id: str, run_id: str, may_read: Readable) -> HTMLResponse:
-        report = _report(ui, dag_id, run_id, may_read)
-        line = report_line(report)
+        shown = _shown_run(ui, dag_id, run_id, may_read)
         query = urlencode({"dag_id": dag_id, "run_id": run_id})
         return _html(
             render(
                 "run.html",
                 title=f"Governance {run_id}",
-                line=line,
-                groups=_groups(ui, report),
+                line=shown.line,
+                where=shown.where,
+                groups=_groups(ui, shown.findings),
                 back="governance",
                 report_json=f"report?{query}&format=json",
                 report_md=f"report?{query}&format=md",
@@ -129,12 +155,19 @@ def create_app(data: UiData | None = None) -> FastAPI:
 
     @app.get("/report")
     def report_file(dag_id: str, run_id: str, may_read: Readable, format: str = "json") -> Response:
-        _report(ui, dag_id, run_id, may_read)
+        shown = _shown_run(ui, dag_id, run_id, may_read)
+        if format not in ("json", "md"):
+            raise HTTPException(404, "no such report")
+        kind = "application/json" if format == "json" else "text/markdown; charset=utf-8"
+        if shown.report is not None:  # the store's record, written out as the report files are
+            from airflow_lineage_governance.governance.report import markdown
+
+            text = json.dumps(shown.report.to_dict(), indent=2) + "\n" if format == "json" else markdown(shown.report)
+            return PlainTextResponse(text, media_type=kind)
         path = ui.report_path(dag_id, run_id)
-        if path is None or format not in ("json", "md"):
+        if path is None:
             raise HTTPException(404, "no such report")
         chosen = path if format == "json" else path.with_suffix(".md")
-        kind = "application/json" if format == "json" else "text/markdown; charset=utf-8"
         return PlainTextResponse(chosen.read_text(), media_type=kind)
 
     @app.get("/lineage", response_class=HTMLResponse)
@@ -232,18 +265,106 @@ def _impact_values(stored: StoredGovernance, column: str, may_read: DagFilter) -
     }
 
 
-def _runs(ui: UiData, may_read: DagFilter) -> list[dict[str, Any]]:
-    lines = [report_line(r) for r in ui.reports() if _may_read_report(r, may_read)]
-    lines.sort(key=lambda line: (line.logical_date, line.run_id), reverse=True)
-    return [
-        {**line.__dict__, "href": "run?" + urlencode({"dag_id": line.dag_id, "run_id": line.run_id})}
-        for line in lines[:MAX_RUNS]
-    ]
+Found = list[tuple[dict[str, Any], str | None]]
+"""A run's findings: each one's fields as the report has them, and its sentence (None: made from the fields)."""
+
+
+@dataclass
+class ShownRun:
+    """A governance run as a page shows it: its line, its findings, where they were read, and the store's report."""
+
+    line: ReportLine
+    findings: Found
+    where: str
+    report: GovernanceReport | None = None
+
+
+@dataclass
+class Listing:
+    """The governance runs the Governance page lists, newest first, and the latest one's findings.
+
+    `store` names the lineage store they were read from; None when they are the report files' (`reason` says why).
+    """
+
+    lines: list[ReportLine]
+    latest: ShownRun | None
+    store: str | None = None
+    reason: str | None = None
+
+
+def _readable(dag_id: str, target_dag_id: str | None, may_read: DagFilter) -> bool:
+    return may_read(dag_id) and (not target_dag_id or may_read(target_dag_id))
+
+
+def _listing(ui: UiData, may_read: DagFilter) -> Listing:
+    """Return the runs the user may read: the store's when it holds any governance run, else the report files'."""
+    try:
+        with ui.governance_store() as store:
+            kept = store.governance_runs(limit=MAX_KEPT_RUNS)
+            where = store.engine.description
+            if kept:
+                readable = [r for r in kept if _readable(r.dag_id, r.target_dag_id, may_read)][:MAX_RUNS]
+                latest = None
+                if readable:
+                    found = store.governance_findings(readable[0].dag_id, readable[0].run_id)
+                    latest = ShownRun(
+                        stored_line(readable[0]),
+                        [(f.fields, f.message) for f in found],
+                        f"from the lineage store {where}",
+                    )
+                return Listing([stored_line(r) for r in readable], latest, where)
+            reason = f"The lineage store {where} holds no governance run yet"
+    except LineageGovernanceError as error:  # no store yet, busy, unreachable, of an older schema
+        reason = str(error).rstrip(".")
+    reports = [r for r in ui.reports() if _may_read_report(r, may_read)]
+    reports.sort(key=lambda r: (str(r.get("logical_date")), str(r.get("run_id"))), reverse=True)
+    lines = [report_line(r) for r in reports[:MAX_RUNS]]
+    latest = None
+    if reports:
+        path = ui.report_path(lines[0].dag_id, lines[0].run_id)
+        latest = ShownRun(lines[0], [(f, None) for f in reports[0]["findings"]], f"from its report file {path}")
+    return Listing(lines, latest, None, reason)
+
+
+def _listed(line: ReportLine) -> dict[str, Any]:
+    return {**line.__dict__, "href": "run?" + urlencode({"dag_id": line.dag_id, "run_id": line.run_id})}
+
+
+def _shown_run(ui: UiData, dag_id: str, run_id: str, may_read: DagFilter) -> ShownRun:
+    """Return one governance run: the store's record when the store holds any governance run, else its report file.
+
+    Raises HTTPException 404 when there is no such run, 403 when the user may not read its DAG or the DAG it checks.
+    """
+    from airflow_lineage_governance.governance.recorded_runs import report_of
+
+    try:
+        with ui.governance_store() as store:
+            if store.latest_governance_run() is not None:
+                run = store.governance_run(dag_id, run_id)
+                if run is None:
+                    raise HTTPException(404, f"no governance run {run_id} of {dag_id} in the lineage store")
+                if not _readable(run.dag_id, run.target_dag_id, may_read):
+                    raise HTTPException(403, f"you may not read the DAG {dag_id} or the DAG it checks")
+                found = store.governance_findings(dag_id, run_id)
+                try:
+                    report: GovernanceReport | None = report_of(run, found)
+                except ValueError:  # a finding of a kind this provider does not know
+                    report = None
+                where = f"from the lineage store {store.engine.description}"
+                return ShownRun(stored_line(run), [(f.fields, f.message) for f in found], where, report)
+    except LineageGovernanceError:  # no store to read: the report files
+        pass
+    data = _report(ui, dag_id, run_id, may_read)
+    path = ui.report_path(dag_id, run_id)
+    line = report_line(data)
+    if path is not None:
+        line.checked_at = moment(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+    return ShownRun(line, [(f, None) for f in data["findings"]], f"from its report file {path}")
 
 
 def _may_read_report(report: dict[str, Any], may_read: DagFilter) -> bool:
     target = (report.get("coverage") or {}).get("target_dag_id")
-    return may_read(str(report.get("dag_id"))) and (not target or may_read(str(target)))
+    return _readable(str(report.get("dag_id")), str(target) if target else None, may_read)
 
 
 def _report(ui: UiData, dag_id: str, run_id: str, may_read: DagFilter) -> dict[str, Any]:
@@ -255,18 +376,20 @@ def _report(ui: UiData, dag_id: str, run_id: str, may_read: DagFilter) -> dict[s
     raise HTTPException(404, f"no governance report of {dag_id} run {run_id}")
 
 
-def _groups(ui: UiData, report: dict[str, Any]) -> list[dict[str, Any]]:
+def _groups(ui: UiData, findings: Found) -> list[dict[str, Any]]:
     from airflow_lineage_governance.governance.findings import Finding
 
     owners = ui.owners()
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for data in report.get("findings") or []:
+    for data, sentence in findings:
+        data = data if isinstance(data, dict) else {}
         subject, table = finding_subject(data)
         evidence = {k: v for k, v in data.items() if k not in ("kind", "table", "column", "job")}
-        try:
-            sentence = Finding.from_dict(data).sentence()
-        except (ValueError, KeyError, TypeError):
-            sentence = ""
+        if sentence is None:
+            try:
+                sentence = Finding.from_dict(data).sentence()
+            except (ValueError, KeyError, TypeError):
+                sentence = ""
         grouped[str(data.get("kind"))].append(
             {
                 "subject": subject,

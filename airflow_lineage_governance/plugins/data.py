@@ -1,7 +1,8 @@
 """Where the UI's answers come from.
 
-The lineage store, opened read-only for each request and closed after it; the rules and metadata TOML (read again
-when they change); the governance reports (parsed once per file version).
+The lineage store, opened read-only for each request and closed after it (the lineage, and the governance runs with
+their findings); the rules and metadata TOML (read again when they change); the governance report files, read only
+while the store holds no governance run (parsed once per file version).
 """
 
 from __future__ import annotations
@@ -33,21 +34,24 @@ class Sources:
     """Where to read.
 
     The lineage store's location (a DuckDB file or a `postgresql://` URL), the folder of lineage.toml and
-    metadata.toml, the reports folder and the job namespaces read (None: every namespace). Each is a callable, so a
-    change of configuration is seen.
+    metadata.toml, the reports folder, the job namespaces read (None: every namespace), and the store the nightly
+    governance DAG records its runs in (None: the lineage store). Each is a callable, so a change of configuration is
+    seen.
     """
 
     store: Callable[[], str]
     governance_dir: Callable[[], Path]
     report_folder: Callable[[], Path]
     job_namespaces: Callable[[], list[str] | None]
+    governance_store: Callable[[], str] | None = None
 
 
 def airflow_sources() -> Sources:
     """Return the sources the provider's settings name, as the CLI reads them.
 
     The store of `[lineage_governance] store_conn_id`, else `[lineage_governance] store`; `governance_dir` else
-    ./governance; `report_folder`; the OpenLineage provider's configured job namespace, else every namespace.
+    ./governance; `report_folder`; the OpenLineage provider's configured job namespace, else every namespace; and the
+    nightly DAG's store (`settings.governance_store`: a relative DuckDB path is taken inside the report folder).
     """
     from airflow_lineage_governance import settings
 
@@ -60,6 +64,7 @@ def airflow_sources() -> Sources:
         lambda: Path(settings.setting("governance_dir") or "governance"),
         settings.report_folder,
         namespaces,
+        settings.governance_store,
     )
 
 
@@ -126,6 +131,30 @@ class UiData:
             raise StoreNotReadError(str(error)) from None
         try:
             yield StoredGovernance(rules, metadata, store, self.sources.job_namespaces())
+        finally:
+            store.close()
+
+    @contextmanager
+    def governance_store(self) -> Iterator[LineageStore]:
+        """Open the store the nightly DAG records its runs in, read-only for one request, and close it after.
+
+        A DuckDB file another process has open for writing is waited for, up to `wait_seconds`.
+
+        Yields:
+            The store.
+
+        Raises:
+            StoreNotReadError: The store cannot be opened (none yet, busy, unreachable, of an older schema); its message
+                is one sentence saying what to do.
+        """
+        from airflow_lineage_governance.errors import LineageGovernanceError
+
+        try:
+            store = self._open((self.sources.governance_store or self.sources.store)())
+        except LineageGovernanceError as error:
+            raise StoreNotReadError(str(error)) from None
+        try:
+            yield store
         finally:
             store.close()
 

@@ -68,13 +68,33 @@ TEMPLATES = {
 <style>{{ style }}</style></head><body>{% block body %}{% endblock %}</body></html>""",
     "refused.html": """{% extends "base.html" %}{% block body %}<h1>{{ title }}</h1>
 <p>{{ detail }}</p><p><a href="{{ login }}" target="_top">Log in to Airflow</a></p>{% endblock %}""",
+    "findings.html": """
+{% for group in groups %}<h2>{{ group.heading }} <span class="badge {{ group.severity }}">{{ group.severity }}</span>
+<span class="muted">{{ group.findings|length }}</span></h2>
+<table class="findings"><tr><th>Table or column</th><th>Owner</th><th>Finding</th><th>Evidence</th></tr>
+{% for f in group.findings %}<tr class="finding {{ group.severity }}"><td class="mono">{{ f.subject }}</td>
+<td>{{ f.owner or '—' }}</td><td>{{ f.sentence }}</td><td class="mono">{{ f.evidence }}</td></tr>{% endfor %}
+</table>{% endfor %}
+{% if not groups %}<p class="panel ok">No findings.</p>{% endif %}""",
     "runs.html": """{% extends "base.html" %}{% block body %}<h1>Governance</h1>
+{% if store %}<p class="muted source">From the lineage store <code>{{ store }}</code>.</p>
+{% else %}<p class="panel source">{{ reason }}: these are the report files under <code>{{ folder }}</code>.</p>
+{% endif %}
+{% if not runs %}<p class="panel">No governance run yet{% if store %} you may read{% endif %}.</p>{% else %}
+<h2 class="latest">Latest run: <a href="{{ latest_href }}">{{ latest.run_id }}</a>
+<span class="muted">{{ latest.dag_id }}</span></h2>
+<p>Logical date <span class="mono">{{ latest.logical_date }}</span>{% if latest.checked_at %}, checked at
+<span class="mono checked">{{ latest.checked_at }}</span>{% endif %}:
+<span class="{{ 'error' if latest.errors else 'ok' }}">{{ latest.errors|counted('error') }}</span>,
+<span class="{{ 'warning' if latest.warnings else 'ok' }}">{{ latest.warnings|counted('warning') }}</span>.</p>
+{% include "findings.html" %}
+<h2>Runs</h2>
 <p class="muted">The latest runs of the nightly governance DAGs you may read, newest first.</p>
-{% if not runs %}<p class="panel">No governance report yet under <code>{{ folder }}</code>.</p>{% else %}
-<table><tr><th>Run</th><th>DAG</th><th>Logical date</th><th>Errors</th><th>Warnings</th><th>Checked run</th>
-<th>Coverage</th></tr>
+<table><tr><th>Run</th><th>DAG</th><th>Logical date</th><th>Checked at</th><th>Errors</th><th>Warnings</th>
+<th>Checked run</th><th>Coverage</th></tr>
 {% for r in runs %}<tr class="run">
 <td><a href="{{ r.href }}">{{ r.run_id }}</a></td><td>{{ r.dag_id }}</td><td class="mono">{{ r.logical_date }}</td>
+<td class="mono">{{ r.checked_at or '—' }}</td>
 <td><span class="{{ 'error' if r.errors else 'ok' }}">{{ r.errors|counted('error') }}</span></td>
 <td><span class="{{ 'warning' if r.warnings else 'ok' }}">{{ r.warnings|counted('warning') }}</span></td>
 <td>{{ r.coverage.get('target_dag_id', '') }} <span class="muted">{{ r.coverage.get('target_run_id', '') }}</span></td>
@@ -83,19 +103,15 @@ TEMPLATES = {
 {% endblock %}""",
     "run.html": """{% extends "base.html" %}{% block body %}<p><a href="{{ back }}">&larr; Governance</a></p>
 <h1>{{ line.dag_id }} <span class="muted">{{ line.run_id }}</span></h1>
+<p class="muted source">Governance run {{ line.run_id }} of {{ line.dag_id }}{% if line.checked_at %}, checked at
+<span class="mono checked">{{ line.checked_at }}</span>{% endif %}: {{ where }}.</p>
 <p><span class="{{ 'error' if line.errors else 'ok' }}">{{ line.errors|counted('error') }}</span>,
 <span class="{{ 'warning' if line.warnings else 'ok' }}">{{ line.warnings|counted('warning') }}</span>
 &middot; logical date <span class="mono">{{ line.logical_date }}</span>
 &middot; <a href="{{ airflow_run }}" target="_top">the Airflow run</a>
 &middot; report <a href="{{ report_json }}">governance-report.json</a>,
 <a href="{{ report_md }}">governance-report.md</a></p>
-{% for group in groups %}<h2>{{ group.heading }} <span class="badge {{ group.severity }}">{{ group.severity }}</span>
-<span class="muted">{{ group.findings|length }}</span></h2>
-<table class="findings"><tr><th>Table or column</th><th>Owner</th><th>Finding</th><th>Evidence</th></tr>
-{% for f in group.findings %}<tr class="finding {{ group.severity }}"><td class="mono">{{ f.subject }}</td>
-<td>{{ f.owner or '—' }}</td><td>{{ f.sentence }}</td><td class="mono">{{ f.evidence }}</td></tr>{% endfor %}
-</table>{% endfor %}
-{% if not groups %}<p class="panel ok">No findings.</p>{% endif %}
+{% include "findings.html" %}
 <h2>Coverage</h2><table>{% for key, value in line.coverage.items() %}<tr><th>{{ key.replace('_', ' ') }}</th>
 <td class="mono">{{ value }}</td></tr>{% endfor %}</table>{% endblock %}""",
     "lineage.html": """{% extends "base.html" %}{% block body %}

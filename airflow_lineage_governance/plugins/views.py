@@ -1,20 +1,24 @@
 """What the UI pages show, as plain data, and the pictures of them.
 
-The data is read from an OpenLineage event, an impact answer or a governance report. No Airflow here: the app feeds
-these functions what it read.
+The data is read from an OpenLineage event, an impact answer, or a governance run (the store's, or a report file's).
+No Airflow here: the app feeds these functions what it read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_governance.graph.build import Edge
 from airflow_lineage_governance.graph.impact import Impact
 from airflow_lineage_governance.kinds import EdgeType, FindingKind, Severity
 from airflow_lineage_governance.plugins.svg import Box, Link, draw
 from airflow_lineage_governance.refs import ColumnRef, TableRef
+
+if TYPE_CHECKING:
+    from airflow_lineage_governance.store.governance_runs import GovernanceRun
 
 Leaving = Callable[[Sequence[ColumnRef]], Mapping[ColumnRef, Sequence[Edge]]]
 """Returns the edges that leave each of some columns."""
@@ -237,7 +241,11 @@ def impact_picture(impact: Impact, leaving: Leaving) -> tuple[str, int]:
 
 @dataclass
 class ReportLine:
-    """One governance run as the Governance page lists it."""
+    """One governance run as the Governance page lists it.
+
+    `checked_at` is when the run checked (the store's record), else when its report file was written; `target_dag_id`
+    the DAG it checked.
+    """
 
     dag_id: str
     run_id: str
@@ -245,6 +253,30 @@ class ReportLine:
     errors: int
     warnings: int
     coverage: dict[str, Any]
+    checked_at: str = ""
+
+    @property
+    def target_dag_id(self) -> str:
+        """Return the DAG the run checked, as its coverage names it ("" when it names none)."""
+        return _text(self.coverage.get("target_dag_id"))
+
+
+def stored_line(run: GovernanceRun) -> ReportLine:
+    """Return the listing line of a governance run the lineage store keeps."""
+    return ReportLine(
+        run.dag_id,
+        run.run_id,
+        run.logical_date,
+        run.errors,
+        run.warnings,
+        dict(run.coverage),
+        moment(run.checked_at),
+    )
+
+
+def moment(at: datetime) -> str:
+    """Return an instant as the pages show it: `2030-01-31 03:00:00 UTC`."""
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def report_line(report: Mapping[str, Any]) -> ReportLine:

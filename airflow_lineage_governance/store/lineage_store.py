@@ -6,7 +6,7 @@ ingest, the queries, statistics and vacuuming.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from airflow_lineage_governance.graph.events import EventSource, RunEvent
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from airflow_lineage_governance.store import checks, queries, trace
+from airflow_lineage_governance.store import checks, governance_runs, queries, trace
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.engines import open_engine
 from airflow_lineage_governance.store.errors import (
@@ -23,6 +23,7 @@ from airflow_lineage_governance.store.errors import (
     StoreUnavailableError,
     StoreVersionError,
 )
+from airflow_lineage_governance.store.governance_runs import GovernanceRun, StoredFinding, SubjectFinding
 from airflow_lineage_governance.store.ingest import BATCH, IngestReport, ingest, micros
 from airflow_lineage_governance.store.migrations import migrate, refuse_newer, store_version
 from airflow_lineage_governance.store.schema import SCHEMA_VERSION, TABLES
@@ -165,6 +166,43 @@ class LineageStore:
     def run_events(self, dag_id: str, run_id: str) -> list[RunEvent]:
         """Return the task events of one DAG run, in time order (`checks.run_events`)."""
         return self._call("read a DAG run's events", lambda: checks.run_events(self.engine, dag_id, run_id))
+
+    def record_governance_run(self, run: GovernanceRun, findings: Sequence[StoredFinding]) -> None:
+        """Record a governance run and its findings, in place of what the store held of the same DAG and run id.
+
+        Args:
+            run: The governance run.
+            findings: Its findings, in the report's order.
+
+        Raises:
+            StoreUnavailableError: The database failed while it wrote them.
+        """
+        self._call("recorded a governance run", lambda: governance_runs.record(self.engine, run, findings))
+
+    def governance_runs(self, dag_id: str | None = None, limit: int = 50) -> list[GovernanceRun]:
+        """Return the governance runs kept (of `dag_id`, else of every DAG), the latest logical date first."""
+        return self._call("listed governance runs", lambda: governance_runs.runs(self.engine, dag_id, limit))
+
+    def latest_governance_run(self, dag_id: str | None = None) -> GovernanceRun | None:
+        """Return the governance run of the latest logical date (of `dag_id`, else of any DAG), or None."""
+        found = self.governance_runs(dag_id, limit=1)
+        return found[0] if found else None
+
+    def governance_run(self, dag_id: str, run_id: str) -> GovernanceRun | None:
+        """Return the governance run `run_id` of `dag_id`, or None when the store keeps none."""
+        return self._call("read a governance run", lambda: governance_runs.run(self.engine, dag_id, run_id))
+
+    def governance_findings(self, dag_id: str, run_id: str) -> list[StoredFinding]:
+        """Return the findings of the governance run `run_id` of `dag_id`, in the report's order."""
+        return self._call(
+            "read a governance run's findings", lambda: governance_runs.findings(self.engine, dag_id, run_id)
+        )
+
+    def subject_history(self, subject: str, limit: int = 100) -> list[SubjectFinding]:
+        """Return the findings about `subject` (a column, table, job, `<dag>/<run>` or source), latest run first."""
+        return self._call(
+            "read the findings of a subject", lambda: governance_runs.subject_history(self.engine, subject, limit)
+        )
 
     def stats(self) -> dict[str, Any]:
         """Return the store's location, schema version, size on disk and the rows of each table."""

@@ -9,7 +9,9 @@ governance tables (classifications, owners, declarations, findings); version 3 k
 blocks of many events (`event_blocks`; `bodies.py`) instead of one by one, and indexes the runs by the snapshots
 they read and wrote, and the events by DAG run; version 4 keeps, per event source synced into the store, the latest
 event time read from it (`store/sync.py`); version 5 keeps when each job's run wrote each table with which lineage
-(`table_writers`), so the writer of a table at a time is looked up, not worked out from every COMPLETE.
+(`table_writers`), so the writer of a table at a time is looked up, not worked out from every COMPLETE; version 6
+keeps where the last sync of an events file stopped, and each governance run with its findings (`governance_runs`,
+`findings`).
 """
 
 from __future__ import annotations
@@ -150,7 +152,29 @@ VERSION_5 = (
     "CREATE INDEX completes_by_job_alone ON completes (job_id)",
 )
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3, 4: VERSION_4, 5: VERSION_5}
+VERSION_6 = (
+    # where the last sync of an events file stopped (after its last whole line), and the file it read then
+    "ALTER TABLE source_watermarks ADD COLUMN read_to_byte BIGINT",
+    "ALTER TABLE source_watermarks ADD COLUMN read_to_line BIGINT",
+    "ALTER TABLE source_watermarks ADD COLUMN file_size BIGINT",
+    "ALTER TABLE source_watermarks ADD COLUMN file_inode BIGINT",
+    "ALTER TABLE source_watermarks ADD COLUMN first_line_sha256 TEXT",
+    # each governance run (`<dag_id>/<run_id>`), and its findings in the version 2 table, by subject
+    "CREATE TABLE governance_runs (governance_run TEXT PRIMARY KEY, dag_id TEXT NOT NULL, run_id TEXT NOT NULL, "
+    "logical_date TEXT NOT NULL, checked_at_us BIGINT NOT NULL, source TEXT, target_dag_id TEXT, target_run_id TEXT, "
+    "errors INTEGER NOT NULL, warnings INTEGER NOT NULL, coverage TEXT NOT NULL)",
+    "ALTER TABLE findings ADD COLUMN subject_kind TEXT",
+    "CREATE INDEX findings_by_subject ON findings (subject)",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: VERSION_1,
+    2: VERSION_2,
+    3: VERSION_3,
+    4: VERSION_4,
+    5: VERSION_5,
+    6: VERSION_6,
+}
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 
 SCHEMA_VERSION = max(MIGRATIONS)
@@ -176,6 +200,7 @@ TABLES = (
     "findings",
     "source_watermarks",
     "table_writers",
+    "governance_runs",
 )
 """The store's tables (besides `store_versions` and `event_blocks`, how the events' JSON is kept), as `stats` counts
 them."""

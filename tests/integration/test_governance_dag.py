@@ -91,7 +91,8 @@ def test_clean_run_reports_only_the_platforms_real_problems(platform_run):
 
 
 SYNCED = re.compile(
-    r"Synced into the lineage store (\S+): \S+: (\d+) read, (\d+) added, (\d+) already in the store, 0 malformed"
+    r"Synced into the lineage store (\S+): \S+(?: \(read from byte \d+\))?: (\d+) read, (\d+) added, "
+    r"(\d+) already in the store, 0 malformed"
 )
 
 
@@ -108,9 +109,17 @@ def test_the_lineage_is_synced_into_the_store_and_a_second_run_reads_it_there(pl
         platform_jobs = {name for (name,) in lineage.engine.query("SELECT name FROM jobs")}
     assert keys <= stored and "platform_nightly.course_performance" in platform_jobs
     assert report["coverage"]["events_read"] >= len(before)
+    with LineageStore.open(store, read_only=True) as lineage:  # the run's findings, beside its report file
+        recorded = lineage.latest_governance_run("lineage_governance")
+        assert recorded is not None and recorded.run_id == report["run_id"]
+        kept_findings = lineage.governance_findings("lineage_governance", report["run_id"])
+        assert [f.fields for f in kept_findings] == report["findings"]
+        assert f"Findings recorded in the lineage store {store}" in run.log
     again, second = run_governance(sandbox)
     [(_, read, added, kept)] = SYNCED.findall(again.log)
-    assert int(kept) >= len(before)  # every event the first run stored is found there, not stored again
+    # the file is read from where the first sync stopped: only the events written since, none stored already
+    assert int(kept) == 0 and int(added) == int(read) < len(before)
+    assert re.search(r"Synced into the lineage store \S+: \S+ \(read from byte [1-9]\d*\)", again.log)
     assert kinds(second, "unaccounted_table") == kinds(report, "unaccounted_table")
     assert [f["kind"] for f in second["findings"]] == [f["kind"] for f in report["findings"]]
 

@@ -24,7 +24,7 @@ from tests.support.events import complete, output, write
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 5
+        assert stats["schema_version"] == SCHEMA_VERSION == 6
         assert stats["rows"] == dict.fromkeys(TABLES, 0)
         assert set(TABLES) | {"store_versions"} <= store.engine.tables()
     with LineageStore.open(store_location) as again:  # opening it again changes nothing
@@ -34,6 +34,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (3, __version__),
             (4, __version__),
             (5, __version__),
+            (6, __version__),
         ]
 
 

@@ -12,17 +12,24 @@ import re
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from airflow_lineage_governance import cli
-from airflow_lineage_governance.governance.findings import missing_metadata, understated_classification
+from airflow_lineage_governance.governance.findings import (
+    missing_metadata,
+    unaccounted_table,
+    understated_classification,
+)
+from airflow_lineage_governance.governance.recorded_runs import record_report
 from airflow_lineage_governance.governance.report import GovernanceReport
 from airflow_lineage_governance.plugins.app import create_app, current_user, readable_dags
-from airflow_lineage_governance.plugins.data import Sources, UiData
+from airflow_lineage_governance.plugins.data import Sources, UiData, airflow_sources
 from airflow_lineage_governance.refs import ColumnRef, TableRef
+from airflow_lineage_governance.store.lineage_store import LineageStore
 from tests.support.events import complete, output, source, write
 
 REPO = Path(__file__).resolve().parents[2]
@@ -239,7 +246,9 @@ def test_a_store_not_made_yet_is_one_sentence_on_each_page(folders, tmp_path, en
     answer = ui.get("/impact.json", params={"column": "crm.learners.marketing_consent"})
     assert answer.status_code == 503 and answer.json() == {"detail": sentence}
     assert "Traceback" not in impact.text + tab.text + answer.text
-    assert RUN in ui.get("/governance").text  # the reports need no store
+    governance = ui.get("/governance")
+    assert RUN in governance.text  # the report files need no store
+    assert f"{sentence.rstrip('.')}: these are the report files under {reports}." in text_of(governance)
     if engine_kind == "duckdb":
         assert not Path(store).exists()  # a page never creates the store
 
@@ -305,3 +314,126 @@ def test_requests_without_credentials_get_no_data(folders):
             assert "marketing" not in answer.text and "crm." not in answer.text, path
     page = anonymous.get("/governance", headers={"Accept": "text/html"})
     assert "Log in to Airflow" in page.text and json.dumps(page.status_code) == "401"
+
+
+LATER = "scheduled__2026-10-02T02:00:00+00:00"
+
+
+def record_runs(store: str) -> None:
+    """Records two governance runs in the store, as the nightly DAG's report task does: RUN again with other findings
+    than its report file holds, and a later night."""
+    stray = unaccounted_table(TableRef.parse("marketing.stray"))
+    coverage = {"target_dag_id": "platform_nightly", "tasks_with_lineage": 1, "tasks_succeeded": 2}
+    earlier = GovernanceReport(
+        "lineage_governance",
+        RUN,
+        "2026-10-01T02:00:00+00:00",
+        [stray],
+        {**coverage, "target_run_id": RUN, "event_source": "/data/events.jsonl"},
+    )
+    record_report(store, earlier, datetime(2026, 10, 1, 3, tzinfo=UTC))
+    later = GovernanceReport(
+        "lineage_governance",
+        LATER,
+        "2026-10-02T02:00:00+00:00",
+        [missing_metadata(TableRef.parse("marketing.evil"), {HOSTILE: None}), stray],
+        {**coverage, "target_run_id": LATER},
+    )
+    record_report(store, later, datetime(2026, 10, 2, 3, 4, 5, tzinfo=UTC))
+
+
+def text_of(page) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", page.text)))
+
+
+def test_the_governance_page_shows_the_latest_run_the_store_keeps(folders):
+    store, reports = folders
+    record_runs(store)
+    ui = client(store, reports)
+    page = ui.get("/governance")
+    assert page.status_code == 200
+    with LineageStore.open(store, read_only=store.endswith(".duckdb")) as opened:
+        described = opened.engine.description
+    shown = text_of(page)
+    assert f"From the lineage store {described}." in shown
+    assert f"Latest run: {LATER} lineage_governance" in shown
+    assert "Logical date 2026-10-02T02:00:00+00:00, checked at 2026-10-02 03:04:05 UTC: 1 error, 1 warning." in shown
+    assert "marketing.stray: in the catalog, but no declared source and no job's output in the lineage" in shown
+    assert page.text.count('class="finding error"') == 1 and page.text.count('class="finding warning"') == 1
+    assert page.text.count('<tr class="run">') == 2  # both nights, the store's: not the report file's counts
+    assert "2026-10-01 03:00:00 UTC" in shown and "1 of 2 tasks with lineage" in shown
+    assert "<script>" not in page.text and "&lt;script&gt;" in page.text
+
+
+def test_a_run_page_reads_its_findings_from_the_store(folders):
+    store, reports = folders
+    record_runs(store)
+    ui = client(store, reports)
+    page = ui.get("/run", params={"dag_id": "lineage_governance", "run_id": RUN})
+    assert page.status_code == 200
+    shown = text_of(page)
+    with LineageStore.open(store, read_only=store.endswith(".duckdb")) as opened:
+        described = opened.engine.description
+    assert (
+        f"Governance run {RUN} of lineage_governance, checked at 2026-10-01 03:00:00 UTC: from the lineage store "
+        f"{described}." in shown
+    )
+    # the store's findings of the run, not those its report file holds
+    assert "unaccounted table" in shown and "understated classification" not in shown
+    assert "event source /data/events.jsonl" in shown  # the coverage the store keeps
+    json_report = ui.get("/report", params={"dag_id": "lineage_governance", "run_id": RUN, "format": "json"})
+    assert json_report.json()["findings"] == [{"kind": "unaccounted_table", "table": "marketing.stray"}]
+    md = ui.get("/report", params={"dag_id": "lineage_governance", "run_id": LATER, "format": "md"})
+    assert md.text.startswith("# Lineage governance: lineage_governance\n\nRun `scheduled__2026-10-02T02:00:00+00:00`")
+    assert "## missing metadata (warning)" in md.text
+    missing = ui.get("/run", params={"dag_id": "lineage_governance", "run_id": "manual__9"})
+    assert missing.status_code == 404
+    assert missing.json()["detail"] == "no governance run manual__9 of lineage_governance in the lineage store"
+
+
+def test_the_stores_runs_of_dags_the_user_may_not_read_are_hidden(folders):
+    store, reports = folders
+    record_runs(store)
+    hidden = client(store, reports, readable=lambda dag: dag != "platform_nightly")
+    page = hidden.get("/governance")
+    assert page.status_code == 200 and RUN not in page.text and "marketing.stray" not in page.text
+    assert "No governance run yet you may read." in text_of(page)
+    assert hidden.get("/run", params={"dag_id": "lineage_governance", "run_id": RUN}).status_code == 403
+    assert hidden.get("/report", params={"dag_id": "lineage_governance", "run_id": RUN}).status_code == 403
+
+
+def test_while_the_store_holds_no_governance_run_the_pages_say_they_read_the_report_files(folders):
+    store, reports = folders
+    ui = client(store, reports)
+    with LineageStore.open(store, read_only=store.endswith(".duckdb")) as opened:
+        described = opened.engine.description
+    shown = text_of(ui.get("/governance"))
+    assert (
+        f"The lineage store {described} holds no governance run yet: these are the report files under {reports}."
+        in shown
+    )
+    assert f"Latest run: {RUN} lineage_governance" in shown and "understated classification" in shown
+    run = text_of(ui.get("/run", params={"dag_id": "lineage_governance", "run_id": RUN}))
+    path = reports / "lineage_governance" / RUN / "governance-report.json"
+    assert f"Governance run {RUN} of lineage_governance, checked at " in run
+    assert f": from its report file {path}." in run
+
+
+@pytest.mark.parametrize("engine_kind", ["duckdb"], indirect=True)
+def test_the_governance_pages_read_the_store_the_nightly_dag_records_in(folders, tmp_path, monkeypatch):
+    store, reports = folders
+    nightly = str(reports / "lineage-store.duckdb")  # a relative `store` setting, as the nightly DAG takes it
+    record_runs(nightly)
+    sources = Sources(lambda: store, lambda: GOVERNANCE_DIR, lambda: reports, lambda: None, lambda: nightly)
+    app = create_app(UiData(sources))
+    app.dependency_overrides[current_user] = lambda: "steward"
+    app.dependency_overrides[readable_dags] = lambda: lambda dag: True
+    shown = text_of(TestClient(app).get("/governance"))
+    assert f"From the lineage store {nightly}." in shown and f"Latest run: {LATER}" in shown
+    # the provider's settings name the nightly DAG's store: a relative path inside the report folder
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE", "lineage-store.duckdb")
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__REPORT_FOLDER", str(reports))
+    monkeypatch.delenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE_CONN_ID", raising=False)
+    configured = airflow_sources()
+    assert configured.store() == "lineage-store.duckdb"
+    assert configured.governance_store is not None and configured.governance_store() == nightly
