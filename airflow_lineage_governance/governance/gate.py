@@ -12,7 +12,7 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 
 
 class Answers(Protocol):
-    """What the gate asks of the lineage: the impact of a column (the in-memory history or the store)."""
+    """What the gate asks of the lineage: the impact of a column (`StoredGovernance`)."""
 
     def impact(self, column: ColumnRef) -> Impact:
         """Return the downstream impact of the column now; raise ColumnNotInLineageError when none names it."""

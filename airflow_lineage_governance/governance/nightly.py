@@ -37,9 +37,8 @@ def nightly_report(
     where it and the target DAG's received lineage differ; and the coverage, with the integrity and freshness figures
     (`governance/integrity.py`; catalog tables with no edge in `freshness_days` days). `backend_problem` is why the
     event source could not be read (or only in part): the checks that need lineage are then one lineage_unavailable
-    finding, and no design is compared. `governance` is the lineage received: the events of a source in memory
-    (`Governance`) or the lineage store (`StoredLineage`). Raises ValueError when the verdict holds a finding of an
-    unknown kind.
+    finding, and no design is compared. `governance` is the lineage received, as the lineage store gives it
+    (`StoredLineage`). Raises ValueError when the verdict holds a finding of an unknown kind.
     """
     tables = list(catalog_tables)
     findings = run_checks(governance, tables, verdict, backend_problem)

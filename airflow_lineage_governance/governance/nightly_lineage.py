@@ -1,4 +1,4 @@
-"""What the nightly report reads of the lineage received, whether held in memory or in the lineage store."""
+"""What the nightly report reads of the lineage received, from the lineage store."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 class NightlyLineage(Protocol):
     """The rules, metadata and received lineage the checks and the report's coverage read.
 
-    `Governance` (the events of a source, in memory) and `StoredLineage` (the lineage store) both give it.
+    `StoredLineage` (the lineage store) gives it.
     """
 
     @property

@@ -71,7 +71,7 @@ def declared_lineage(metadata: Metadata, engine: Engine) -> list[provenance.Stat
                     )
         record = RunRecord(
             RunEvent(COMPLETE, "", "", "", block.job),
-            Shape(None, edges, {}, {}, list(block.outputs), job=block.job),
+            Shape(edges, list(block.outputs)),
             source=EdgeSource.DECLARED,
             owner=block.owner,
             reason=block.reason,
@@ -192,7 +192,7 @@ class StoredGovernance:
         )
 
     def proposals(self, at: datetime | None = None) -> dict[ColumnRef, Proposal]:
-        """Return the proposal of every column written as of `at` (None: now), as `Governance.proposals` does."""
+        """Return the proposal of every column written as of `at` (None: now)."""
         return propose(self.graph(at), self.metadata.declared(), self.rules)
 
     def stale_jobs(self, at: datetime | None = None, active_since: timedelta | None = None) -> list[str]:
@@ -320,7 +320,7 @@ class StoredGovernance:
     def impact(
         self, column: ColumnRef | str, at: datetime | None = None, active_since: timedelta | None = None
     ) -> Impact:
-        """Return the downstream impact of the column as of `at`, as `Governance.impact` answers it.
+        """Return the downstream impact of the column as of `at`.
 
         Args:
             column: The column, or its dotted name as a person writes it.
@@ -345,7 +345,7 @@ class StoredGovernance:
     def provenance(
         self, column: ColumnRef | str, at: datetime | None = None, active_since: timedelta | None = None
     ) -> Provenance:
-        """Return the upstream provenance of the column as of `at`, as `Governance.provenance` answers it.
+        """Return the upstream provenance of the column as of `at`.
 
         Args:
             column: The column, or its dotted name as a person writes it.

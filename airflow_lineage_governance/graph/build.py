@@ -4,7 +4,7 @@ Nodes are columns (`ColumnRef`) and tables (`TableRef`). An edge runs from a sou
 feeds (column-level: DIRECT, or field-level INDIRECT), or to the table whose every row it shapes (the facet's
 `dataset` list: INDIRECT). Each edge carries type, subtype, masking, job, run and event time. The latest
 COMPLETE run of each job defines that job's edges: yesterday's edges of a changed job are gone from this graph
-(graph/history.py keeps every run, and gives the graph as of any time).
+(the lineage store keeps every run, and gives the graph as of any time: `store/graph_as_of.py`).
 """
 
 from __future__ import annotations
@@ -74,10 +74,7 @@ class LineageGraph:
     wrong_parts: int = 0  # parts of the events (datasets, fields, input fields, transformations) of the wrong
     # JSON shape, left out of the graph
     names: dict[Node, str] = field(default_factory=dict, repr=False)
-    runs: dict[str, Any] = field(default_factory=dict, repr=False)  # job -> the RunRecord its edges came from
-    # (graph_as_of fills it: the evidence of each edge)
     declared_outputs: dict[TableRef, str] = field(default_factory=dict)  # table -> a declared or designed writer
-    history: Any = field(default=None, repr=False)  # the LineageHistory the graph was chosen from (graph_as_of)
     at: Any = field(default=None, repr=False)  # the time it was chosen as of (None: now)
     _tables: dict[str, TableRef | None] = field(default_factory=dict, repr=False)  # dataset name -> its ref
     _columns: dict[str, dict[str, ColumnRef]] = field(default_factory=dict, repr=False)  # dataset name -> columns

@@ -1,6 +1,7 @@
 """Design against runtime: where the SQL in the DAG files and the lineage events disagree.
 
-Runtime is, per job, its latest COMPLETE event at or before a time (`observed_jobs`). `design_diff` compares it
+Runtime is, per job, its latest COMPLETE event at or before a time, as the lineage store reads it
+(`store/diff.py` `observed_jobs`). `design_diff` compares it
 with the design (`graph/design.py`) job by job and table by table:
 
 - designed, not observed: an edge the deployed SQL gives that the job's latest run did not report (or the job
@@ -19,16 +20,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from airflow_lineage_governance.graph.design import Design, DesignedTask, LineEdge, TableEdge, short, sorted_edges
 from airflow_lineage_governance.graph.records import RunRecord
 from airflow_lineage_governance.kinds import EdgeSource
 from airflow_lineage_governance.refs import TableRef
-
-if TYPE_CHECKING:
-    from airflow_lineage_governance.graph.history import LineageHistory
 
 OBSERVED = str(EdgeSource.OBSERVED)
 DESIGNED_NOT_OBSERVED = "designed_not_observed"
@@ -94,22 +91,6 @@ def observed_run(record: RunRecord) -> ObservedJob:
         str(record.source),
         note,
     )
-
-
-def observed_jobs(history: LineageHistory, as_of: datetime | None = None) -> dict[str, ObservedJob]:
-    """Return, by job name, the runtime lineage of each job's latest COMPLETE at or before `as_of` (None: now).
-
-    The history's as-of selection, the one place the diff reads runtime.
-    """
-    return {job: observed_run(record) for job, record in history.selected(as_of).items()}
-
-
-def declared_jobs(history: LineageHistory) -> dict[str, ObservedJob]:
-    """Return, by job name, the lineage a person declared for jobs that send no events.
-
-    The lineage is metadata.toml's `[[declared]]`.
-    """
-    return {r.job: observed_run(r) for r in history.static if r.source is EdgeSource.DECLARED}
 
 
 @dataclass(frozen=True)
@@ -300,7 +281,7 @@ def design_diff(
     dag_ids: Collection[str] | None = None,
     declared: Mapping[str, ObservedJob] | None = None,
 ) -> DesignDiff:
-    """Return the differences between the design and the runtime jobs (`observed_jobs` as of `as_of`).
+    """Return the differences between the design and the runtime jobs (the store's `observed_jobs` as of `as_of`).
 
     For the DAGs `dag_ids` (every DAG when None): per job the edges on one side only, the tables on one side only, and
     the jobs whose run's SQL is not the deployed SQL. The `declared` lineage of jobs the design cannot read is listed

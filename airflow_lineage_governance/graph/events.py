@@ -7,7 +7,7 @@ event types, duplicates and events of other namespaces are counted in a ReadRepo
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -75,8 +75,6 @@ class RunEvent:
     try_number: int | None = None
     extraction_failed: bool = False  # the run facets hold an `extractionError`: its lineage could not be read
     raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
-    from_json: bool = field(default=False, repr=False, compare=False)  # `raw` was parsed from JSON text by orjson:
-    # it holds only JSON's types (no NaN, no tuple), so parts of it whose orjson bytes are equal are equal
 
     @property
     def order(self) -> tuple[datetime, int, str, str]:
@@ -257,18 +255,15 @@ def read_events(
     source: EventSource,
     job_namespace: str | Iterable[str] | None = None,
     report: ReadReport | None = None,
-    on_complete: Callable[[RunEvent], object] | None = None,
 ) -> tuple[list[RunEvent], ReadReport]:
     """Return the good, distinct run events of `source` in the order read, and the report of what was left out.
 
     With `job_namespace` (one namespace or several), events of other job namespaces are counted in the report
-    (`other_namespace`) and left out: a same-named job of another deployment never replaces ours. `on_complete` is given
-    every good, distinct COMPLETE while it still holds its whole JSON (`raw`), as read (a LineageHistory keeps them all:
-    `LineageHistory.add`).
+    (`other_namespace`) and left out: a same-named job of another deployment never replaces ours.
     """
     report = report or ReadReport(source=source.description)
     with paused_collection():
-        return _read(source, namespaces_of(job_namespace), report, on_complete)
+        return _read(source, namespaces_of(job_namespace), report)
 
 
 @contextmanager
@@ -279,8 +274,7 @@ def paused_collection() -> Iterator[None]:
     at 100,000 events); parsed JSON holds no cycles, so reference counting frees it all the same. Wrap a whole pass
     (read, graph, checks) in it. On leaving, what the block kept is moved to the oldest generation (where two
     collections it survives would move it) without a scan: else the first collection after would scan all of it
-    (0.1x-0.2x the parse), the next ones again. (That takes `gc.freeze` then `gc.unfreeze`, so it is done only when
-    nothing was frozen before: unfreezing would release what `keep_for_the_process` froze.)
+    (0.1x-0.2x the parse), the next ones again (`gc.freeze` then `gc.unfreeze`).
     """
     collecting = gc.isenabled()
     gc.disable()
@@ -288,41 +282,21 @@ def paused_collection() -> Iterator[None]:
         yield
     finally:
         if collecting:
-            if not _kept:  # (not gc.get_freeze_count(): it counts the frozen objects one by one)
-                gc.freeze()
-                gc.unfreeze()
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
-
-
-_kept = False  # keep_for_the_process was called: objects are frozen, and must stay so
-
-
-def keep_for_the_process() -> None:
-    """Move every object alive now out of the cyclic collector's scans (`gc.freeze`).
-
-    Call it once a graph or history is built and is kept for the rest of the process. Without it, a full collection
-    started by any later allocation rescans all of their millions of objects (seconds at 1,000,000 events) in the middle
-    of a query. Reference counting still frees them.
-    """
-    global _kept
-    _kept = True
-    gc.freeze()
 
 
 def _read(
     source: EventSource,
     namespaces: Collection[str] | None,
     report: ReadReport,
-    on_complete: Callable[[RunEvent], object] | None = None,
 ) -> tuple[list[RunEvent], ReadReport]:
     events: list[RunEvent] = []
     latest: dict[tuple[str, str], int] = {}  # job -> index of its latest COMPLETE, the only events that keep `raw`
     lines: dict[int, bytes] = {}  # index of a latest COMPLETE -> its line, parsed again once all are read
     for event, line in _distinct(source, namespaces, report):
         if event.event_type == COMPLETE:
-            if on_complete is not None:
-                event.from_json = line is not None
-                on_complete(event)
             job = (event.job_namespace, event.job_name)
             known = latest.get(job)
             if known is None or _not_before(event, events[known]):

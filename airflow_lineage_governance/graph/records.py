@@ -1,7 +1,7 @@
-"""What the lineage history keeps of each COMPLETE event.
+"""The evidence of a run: what an answer shows of each COMPLETE event.
 
-A run record (job, run, try, time, the snapshots read and written, the SQL hash, its source) and the lineage shape it
-stated (shared by every run of a job that stated the same lineage); and the hash of a statement's normalised SQL.
+A run record (job, run, try, time, the snapshots read and written, the SQL hash, its source) and the lineage it
+stated; and the hash of a statement's normalised SQL.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from airflow_lineage_governance.graph.build import Edge
 from airflow_lineage_governance.graph.events import RunEvent
@@ -42,21 +41,10 @@ def sql_hash(query: str) -> str:
 
 @dataclass(slots=True, eq=False)
 class Shape:
-    """The lineage one or more runs of a job stated identically.
+    """The lineage a run (or a declaration) stated: its edges and the tables it wrote."""
 
-    Its edges (in the order the event stated them), the columns it named per table (in order), the tables it wrote, and
-    the parts of the wrong shape.
-    """
-
-    signature: Any
     edges: list[Edge]
-    columns: dict[TableRef, list[str]]
-    names: dict[TableRef, str]
     outputs: list[TableRef]
-    wrong_parts: int = 0
-    static: RunRecord | None = None  # the declared or designed record the shape belongs to (None: observed)
-    job: str = ""
-    serial: int = -1  # the shape's place in LineageHistory.shapes
 
 
 @dataclass(slots=True, eq=False)

@@ -1,7 +1,7 @@
 """A statement as the `sql` job facet of its run's events carries it.
 
-So the SQL a DAG file renders and the SQL a run reported can be hashed alike (the history's `graph/history.sql_hash`
-over this text).
+So the SQL a DAG file renders and the SQL a run reported can be hashed alike (`graph/records.sql_hash` over this
+text).
 
 The operator's facet holds the statement redacted: every literal as `?`, no comments, sqlglot's pretty DuckDB form
 (`lineage/redact.py`). Rendered SQL turned into that form is the facet's text exactly, and the form is stable (a

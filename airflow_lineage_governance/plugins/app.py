@@ -30,8 +30,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Red
 
 from airflow_lineage_governance.errors import LineageGovernanceError
 from airflow_lineage_governance.governance.store_session import StoredGovernance
+from airflow_lineage_governance.graph.answers import Impact
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
-from airflow_lineage_governance.graph.impact import Impact
 from airflow_lineage_governance.kinds import FindingKind
 from airflow_lineage_governance.plugins.data import UiData, airflow_sources
 from airflow_lineage_governance.plugins.pages import render

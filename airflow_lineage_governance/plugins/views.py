@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from airflow_lineage_governance.graph.answers import Impact
 from airflow_lineage_governance.graph.build import Edge
-from airflow_lineage_governance.graph.impact import Impact
 from airflow_lineage_governance.kinds import EdgeType, FindingKind, Severity
 from airflow_lineage_governance.plugins.svg import Box, Link, draw
 from airflow_lineage_governance.refs import ColumnRef, TableRef

@@ -1,8 +1,7 @@
 """The lineage graph as of a time, read from the store.
 
-The lineage each job's run then stated (its latest COMPLETE at or before the time), as `graph.history.graph_as_of`
-chooses it from the in-memory history. Only the shapes of the runs chosen are read: one time's graph, never the whole
-history.
+The lineage each job's run then stated (its latest COMPLETE at or before the time). Only the shapes of the runs chosen
+are read: one time's graph, never the whole history.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ def lineage_graph(
     """Return the observed lineage graph as of `at`.
 
     Jobs are merged in the order of their first COMPLETE (a table written by two jobs is the later one's output,
-    as in the in-memory graph); each run's columns in the order its event named them.
+    as in a graph built from events); each run's columns in the order its event named them.
 
     Args:
         engine: The store's engine.

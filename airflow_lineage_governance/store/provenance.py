@@ -1,6 +1,6 @@
 """Answer impact (downstream) and provenance (upstream) of a column from the store.
 
-Each reached column comes with its evidence, as the in-memory history answers them (`graph/impact.py`).
+Each reached column comes with its evidence (`graph/answers.py` holds the answers' types).
 
 The walk is breadth first, one level at a time: the edges holding at the time that leave (or enter) every column
 of a level are one query, so only the edges the answer reaches are read. Each hop's evidence is the run of its
@@ -345,9 +345,7 @@ class StoreWalker:
             datetime.fromtimestamp(at_us // 1_000_000, UTC).replace(microsecond=at_us % 1_000_000),
             try_number=try_number if isinstance(try_number, int) else None,
         )
-        return RunRecord(
-            event, Shape(None, [], {}, {}, []), sql if isinstance(sql, str) else None, (*inputs,), (*outputs,)
-        )
+        return RunRecord(event, Shape([], []), sql if isinstance(sql, str) else None, (*inputs,), (*outputs,))
 
     def _versions(self, run_id: str, at_us: int) -> tuple[list[Version], list[Version]]:
         """Return the snapshot of each input and output the COMPLETE names, of the dataset namespace kept.
@@ -587,7 +585,7 @@ def impact(
     owners: Mapping[TableRef, str | None] | None = None,
     weight: Callable[[TableRef], float] | None = None,
 ) -> Impact:
-    """Return what a change to the column reaches, as `graph.impact.downstream` answers it over the history.
+    """Return what a change to the column reaches, with each reached column's path and evidence.
 
     Args:
         walker: The store as of the time asked.
@@ -627,7 +625,7 @@ def impact(
 
 
 def provenance(walker: StoreWalker, column: ColumnRef) -> Provenance:
-    """Return every column the column depends on, as `graph.impact.upstream` answers it over the history.
+    """Return every column the column depends on, with each one's path and evidence.
 
     Args:
         walker: The store as of the time asked.

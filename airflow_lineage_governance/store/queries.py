@@ -3,8 +3,8 @@
 Which edges held at a time (`edges_as_of`), and what a change to a column reaches downstream (`impact`, walked one
 level at a time).
 
-A time is an instant in microseconds since the epoch, or None for now (each job's latest COMPLETE). As the
-in-memory history does, a job's run at a time is its latest COMPLETE at or before it, and an edge holds when
+A time is an instant in microseconds since the epoch, or None for now (each job's latest COMPLETE). A job's
+run at a time is its latest COMPLETE at or before it, and an edge holds when
 that run stated it; an edge into a table (the rows it shapes) reaches each column the table's writer's run at
 that time names for it (the first writing job by name), else every column ever named for the table.
 """

@@ -165,13 +165,14 @@ def test_a_bad_declared_block_is_one_sentence(tmp_path, block, sentence):
 
 
 def test_a_declared_block_without_columns_is_dataset_level(tmp_path):
-    from airflow_lineage_governance.governance.session import declare
-    from airflow_lineage_governance.graph.history import LineageHistory
+    from airflow_lineage_governance.governance.store_session import IN_MEMORY, declared_lineage
+    from airflow_lineage_governance.store.lineage_store import LineageStore
 
     path = tmp_path / "metadata.toml"
     path.write_text(DECLARED + '[tables."marketing.audience"]\ncolumns = { email = "personal" }\n')
-    history = declare(LineageHistory(), load_metadata(path))
-    (record,) = history.static
+    with LineageStore.open(IN_MEMORY, create=True) as store:
+        (declared,) = declared_lineage(load_metadata(path), store.engine)
+    record = declared.record
     assert (record.source, record.owner) == ("declared", "marketing")
     assert [(str(e.source), str(e.target), e.type) for e in record.shape.edges] == [
         ("marketing.audience.email", "marketing.list", "INDIRECT")

@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 from airflow_lineage_governance.governance.nightly import nightly_report
 from airflow_lineage_governance.governance.report import GovernanceReport, markdown
-from airflow_lineage_governance.governance.session import Governance
 from airflow_lineage_governance.graph.design import TaskSql, design_lineage
 from tests.support.design import CHANGED, OFFERS, SCHEMA, run_event
 from tests.support.events import NS
+from tests.support.governance import synced_lineage
 
 WEEKEND = "create or replace table marketing.weekend as select l.learner_id from crm.learners l"
 
@@ -22,7 +22,9 @@ def test_design_differences_are_warnings_and_a_skipped_task_is_a_branch_not_take
     (tmp_path / "metadata.toml").write_text(
         '[tables."crm.learners"]\nsource = true\n[tables."marketing.offers"]\nowner = "m"\n'
     )
-    governance = Governance.load(events, rules_path=tmp_path / "lineage.toml", metadata_path=tmp_path / "metadata.toml")
+    governance, _ = synced_lineage(
+        tmp_path, events, rules_path=tmp_path / "lineage.toml", metadata_path=tmp_path / "metadata.toml"
+    )
     design = design_lineage(
         [
             TaskSql("p", "offers", sql=OFFERS),

@@ -6,7 +6,7 @@ from airflow_lineage_governance.governance.gate import changed_columns, gate
 from airflow_lineage_governance.lineage import column_lineage
 from airflow_lineage_governance.refs import ColumnRef
 from tests.support.events import complete, output
-from tests.support.governance import governance_of
+from tests.support.governance import stored_governance_of
 
 C = ColumnRef.parse
 SCHEMA = {"crm": {"learners": {"learner_id": "bigint", "email": "string", "country": "string"}}}
@@ -27,7 +27,7 @@ def test_changed_and_removed_columns():
 
 
 def test_gate_scores_each_change_by_its_impact(tmp_path):
-    governance = governance_of(
+    governance = stored_governance_of(
         tmp_path, complete("p.report", output("analytics.report", {"country": ["marketing.offers.country"]}))
     )
     changes = gate(governance, column_lineage(BEFORE, SCHEMA), None)

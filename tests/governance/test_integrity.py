@@ -41,9 +41,10 @@ def test_the_figures_of_complete_runs_tables_parse_failures_and_late_events(tmp_
         event("START", "p.good", run="p.good-2026-10-01T02:00:00Z", time="2026-10-01T01:59:00Z", dag_run="r"),
     ]
     governance = governance_of(tmp_path, *events)
+    received = [to_run_event(raw) for raw in events]  # in the order they were read
     now = datetime(2026, 10, 2, tzinfo=UTC)
     catalog = ["crm.learners", "marketing.dim", "marketing.good", "marketing.bare", "marketing.old", "billing.refunds"]
-    figures = integrity(governance.graph, governance.events, catalog, now, dag_id="p")
+    figures = integrity(governance.graph, received, catalog, now, dag_id="p")
     assert figures == {
         "complete_runs_checked": 4,
         "complete_runs_missing_inputs": ["p.export"],
@@ -54,7 +55,7 @@ def test_the_figures_of_complete_runs_tables_parse_failures_and_late_events(tmp_
         "parse_failures_in_events": 1,
         "events_late": 1,
     }  # the START read after its run's COMPLETE
-    assert integrity(governance.graph, governance.events, None, now)["complete_runs_checked"] == 5
+    assert integrity(governance.graph, received, None, now)["complete_runs_checked"] == 5
     assert "tables_without_recent_edges" not in integrity(governance.graph, [], None, now)
 
 

@@ -1,12 +1,13 @@
-"""Governance loaded once from TOML and an events source; impact and provenance by ref or by name."""
+"""Governance over an events source read into a store in memory: impact and provenance by ref or by name, and a
+source or TOML that cannot be read refused with one sentence."""
 
 from __future__ import annotations
 
 import pytest
 
 from airflow_lineage_governance.governance.errors import GovernanceConfigError
-from airflow_lineage_governance.governance.session import Governance
-from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
+from airflow_lineage_governance.governance.store_session import StoredGovernance
+from airflow_lineage_governance.graph.errors import ColumnNotInLineageError, EventSourceError
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from tests.support.events import NS, complete, output, write
 from tests.support.governance import METADATA
@@ -26,26 +27,25 @@ def files(tmp_path):
     return {"rules_path": rules, "metadata_path": metadata}, events
 
 
-def test_load_reads_everything_once(files):
+def test_the_source_is_read_once_and_answers_by_ref_or_by_name(files):
     options, events = files
-    governance = Governance.load(events, **options)
-    assert governance.report.events == 1 and governance.report.malformed == 1
-    assert list(governance.proposals) == [C("marketing.offers.country")]
+    governance = StoredGovernance.from_events(events, **options)
+    assert governance.report().events == 1 and governance.report().malformed == 1
+    assert list(governance.proposals()) == [C("marketing.offers.country")]
     by_ref, by_name = governance.impact(C("crm.learners.country")), governance.impact("crm.learners.country")
-    assert by_ref == by_name and by_ref.values == [C("marketing.offers.country")]
+    assert by_ref.to_dict() == by_name.to_dict() and by_ref.values == [C("marketing.offers.country")]
     assert by_ref.score == 10.0 and by_ref.owners == {TableRef.parse("marketing.offers"): "marketing"}
     assert governance.provenance("marketing.offers.country").sources == [C("crm.learners.country")]
     with pytest.raises(ColumnNotInLineageError, match="name it as namespace.table.column"):
         governance.impact("country")
 
 
-def test_load_tolerant_gives_no_events_and_the_reason(files, tmp_path):
+def test_a_source_or_toml_that_cannot_be_read_is_one_sentence(files, tmp_path):
     options, _ = files
     folder = tmp_path / "a-folder"
     folder.mkdir()
-    governance, problem = Governance.load_tolerant(folder, **options)
-    assert problem == f"{folder}: is a folder, not an events file."
-    assert governance.events == [] and governance.graph.edges() == []
-    assert Governance.load_tolerant(None, **options)[1] == "no event source is configured"
+    with pytest.raises(EventSourceError) as raised:
+        StoredGovernance.from_events(folder, **options)
+    assert str(raised.value) == f"{folder}: is a folder, not an events file."
     with pytest.raises(GovernanceConfigError):
-        Governance.load_tolerant(None, rules_path=tmp_path / "none.toml")
+        StoredGovernance.from_events(tmp_path / "events.jsonl", rules_path=tmp_path / "none.toml")

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 
 from airflow_lineage_governance.governance.checks import run_checks
 from airflow_lineage_governance.governance.nightly import age, nightly_report
-from airflow_lineage_governance.governance.session import Governance
+from airflow_lineage_governance.governance.store_session import StoredLineage
 from airflow_lineage_governance.graph.events import FileEventSource, final_events, read_events
 from airflow_lineage_governance.kinds import FindingKind
 from tests.support.events import complete, event, output, source, write
-from tests.support.governance import METADATA
+from tests.support.governance import METADATA, synced_lineage
 
 RULES = 'namespace = "iceberg://platform"\n'
 CATALOG = [
@@ -62,13 +62,14 @@ METADATA_WITH_DOB = METADATA.replace(
 )
 
 
-def load(tmp_path, events, **options) -> Governance:
+def load(tmp_path, events, **options) -> StoredLineage:
     (tmp_path / "lineage.toml").write_text(RULES)
     (tmp_path / "metadata.toml").write_text(METADATA_WITH_DOB)
     path = write(tmp_path / "events.jsonl", events)
-    return Governance.load(
-        path, rules_path=tmp_path / "lineage.toml", metadata_path=tmp_path / "metadata.toml", **options
+    lineage, _ = synced_lineage(
+        tmp_path, path, rules_path=tmp_path / "lineage.toml", metadata_path=tmp_path / "metadata.toml", **options
     )
+    return lineage
 
 
 def kinds(found) -> list[str]:
@@ -152,8 +153,8 @@ VERDICT = {
 def test_a_backend_that_is_down_is_one_finding_and_no_false_or_clean_checks(tmp_path):
     (tmp_path / "lineage.toml").write_text(RULES)
     (tmp_path / "metadata.toml").write_text(METADATA_WITH_DOB)
-    governance, problem = Governance.load_tolerant(
-        "http://127.0.0.1:9", rules_path=tmp_path / "lineage.toml", metadata_path=tmp_path / "metadata.toml"
+    governance, problem = synced_lineage(
+        tmp_path, "http://127.0.0.1:9", rules_path=tmp_path / "lineage.toml", metadata_path=tmp_path / "metadata.toml"
     )
     assert problem is not None and "is unreachable" in problem
     report = nightly_report(

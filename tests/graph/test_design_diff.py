@@ -1,4 +1,4 @@
-"""Design lineage read from SQL, and its diff with the runtime history, on in-process events whose facets the
+"""Design lineage read from SQL, and its diff with the runtime lineage in a store, on in-process events whose facets the
 lineage layer itself wrote (the operator's facet code)."""
 
 from __future__ import annotations
@@ -6,15 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from airflow_lineage_governance.graph.design import facet_sql_hash
-from airflow_lineage_governance.graph.diff import (
-    DESIGNED_NOT_OBSERVED,
-    OBSERVED_NOT_DESIGNED,
-    design_diff,
-    observed_jobs,
-)
+from airflow_lineage_governance.graph.diff import DESIGNED_NOT_OBSERVED, OBSERVED_NOT_DESIGNED, design_diff
 from airflow_lineage_governance.lineage import redacted_sql
 from airflow_lineage_governance.lineage.fingerprint import facet_sql
-from tests.support.design import CHANGED, OFFERS, T, design_of, history_of, run_event
+from tests.support.design import CHANGED, OFFERS, T, design_of, observed_jobs, run_event, stored_of
 
 
 def test_the_hash_is_the_facets_whatever_the_comments_case_and_literals():
@@ -29,13 +24,13 @@ def test_design_and_the_run_of_the_same_sql_agree():
     [task] = design.readable()
     assert (task.job, task.target, task.sources) == ("p.offers", T("marketing.offers"), (T("crm.learners"),))
     diff = design_diff(
-        design, observed_jobs(history_of(run_event("p.offers", OFFERS, "2026-10-01T02:00:00Z", "r1"))), "now"
+        design, observed_jobs(stored_of(run_event("p.offers", OFFERS, "2026-10-01T02:00:00Z", "r1"))), "now"
     )
     assert diff.count == 0 and diff.compared == ["p.offers"]
 
 
 def test_a_run_of_other_sql_is_a_mismatch_with_the_edges_of_each_side():
-    history = history_of(run_event("p.offers", CHANGED, "2026-10-01T02:00:00Z", "r1"))
+    history = stored_of(run_event("p.offers", CHANGED, "2026-10-01T02:00:00Z", "r1"))
     diff = design_diff(design_of(offers=OFFERS), observed_jobs(history), "now")
     [mismatch] = diff.sql_mismatches
     assert (mismatch.job, mismatch.run_id, mismatch.designed) == ("p.offers", "r1", facet_sql_hash(OFFERS))
@@ -54,7 +49,7 @@ def test_a_run_of_other_sql_is_a_mismatch_with_the_edges_of_each_side():
 
 
 def test_as_of_picks_the_run_then_and_a_job_never_run_is_designed_not_observed():
-    history = history_of(
+    history = stored_of(
         run_event("p.offers", OFFERS, "2026-10-01T02:00:00Z", "r1"),
         run_event("p.offers", CHANGED, "2026-10-02T02:00:00Z", "r2"),
     )
@@ -70,7 +65,7 @@ def test_as_of_picks_the_run_then_and_a_job_never_run_is_designed_not_observed()
 
 def test_an_unreadable_design_is_not_compared_and_a_stray_job_is_observed_not_designed():
     design = design_of(offers="create table marketing.offers as select l.nope from crm.learners l")
-    history = history_of(
+    history = stored_of(
         run_event("p.offers", OFFERS, "2026-10-01T02:00:00Z", "r1"),
         run_event("adhoc.copy", CHANGED.replace("marketing.offers", "marketing.copy"), "2026-10-01T03:00:00Z", "r2"),
     )

@@ -1,13 +1,11 @@
-"""The collector paused for a read: what the block kept is moved to the oldest generation, still collectable, and
-what the process froze before stays frozen."""
+"""The collector paused for a read: what the block kept is moved to the oldest generation, still collectable."""
 
 from __future__ import annotations
 
 import gc
 import weakref
 
-from airflow_lineage_governance.graph import events
-from airflow_lineage_governance.graph.events import keep_for_the_process, paused_collection
+from airflow_lineage_governance.graph.events import paused_collection
 
 
 class _Node:
@@ -15,9 +13,7 @@ class _Node:
         self.other: object = self
 
 
-def test_what_the_block_kept_is_old_and_still_collected_when_it_becomes_garbage(monkeypatch):
-    gc.unfreeze()  # what earlier tests kept for the process (keep_for_the_process) is scanned again, as at start
-    monkeypatch.setattr(events, "_kept", False)
+def test_what_the_block_kept_is_old_and_still_collected_when_it_becomes_garbage():
     with paused_collection():
         assert not gc.isenabled()
         kept = [_Node() for _ in range(1000)]
@@ -27,19 +23,6 @@ def test_what_the_block_kept_is_old_and_still_collected_when_it_becomes_garbage(
     assert gone() is not None  # a cycle: reference counting alone does not free it
     gc.collect()
     assert gone() is None
-
-
-def test_what_the_process_froze_before_stays_frozen(monkeypatch):
-    monkeypatch.setattr(events, "_kept", False)
-    frozen = [_Node()]
-    keep_for_the_process()
-    try:
-        before = gc.get_freeze_count()
-        with paused_collection():
-            kept = [_Node() for _ in range(100)]
-        assert gc.get_freeze_count() == before and gc.isenabled() and frozen and kept
-    finally:
-        gc.unfreeze()
 
 
 def test_a_paused_collector_stays_paused():

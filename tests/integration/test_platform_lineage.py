@@ -10,7 +10,7 @@ import pytest
 
 from airflow_lineage_governance.governance.checks import run_checks, unaccounted
 from airflow_lineage_governance.governance.classify import propose, understated
-from airflow_lineage_governance.governance.session import Governance
+from airflow_lineage_governance.governance.store_session import StoredGovernance
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog, table_names
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from tests.support.sandbox import VENV_BIN
@@ -26,7 +26,7 @@ def names(refs) -> list[str]:
 @pytest.fixture(scope="module")
 def governance(platform_run):
     sandbox, run = platform_run
-    return Governance.load(run.events_path)
+    return StoredGovernance.from_events(run.events_path)
 
 
 def test_every_platform_task_completed_with_events(platform_run):
@@ -68,8 +68,8 @@ def test_a_staging_complete_of_the_same_job_changes_no_finding(platform_run, tmp
     # On a shared Marquez a COMPLETE of a same-named job from "staging" replaced ours (5 findings became 3).
     sandbox, run = platform_run
     catalog = table_names(open_local_catalog(sandbox.catalog_folder))
-    ours = Governance.load(run.events_path, job_namespaces=["platform"])
-    before = [f.to_dict() for f in run_checks(ours, catalog)]
+    ours = StoredGovernance.from_events(run.events_path, job_namespaces=["platform"])
+    before = [f.to_dict() for f in run_checks(ours.nightly(str(run.events_path)), catalog)]
     assert len(before) == 5
     staging = json.loads(json.dumps(run.task_events("birthday_offers", "COMPLETE")[0]))
     staging["job"]["namespace"] = "staging"
@@ -78,10 +78,11 @@ def test_a_staging_complete_of_the_same_job_changes_no_finding(platform_run, tmp
     staging["outputs"][0]["facets"]["columnLineage"]["dataset"] = []
     shared = tmp_path / "shared.jsonl"
     shared.write_text(run.events_path.read_text() + json.dumps(staging) + "\n")
-    scoped = Governance.load(shared, job_namespaces=["platform"])
-    assert [f.to_dict() for f in run_checks(scoped, catalog)] == before
-    assert scoped.report.other_namespace == 1
-    assert len(run_checks(Governance.load(shared), catalog)) == 3  # every namespace read: what went wrong
+    scoped = StoredGovernance.from_events(shared, job_namespaces=["platform"])
+    assert [f.to_dict() for f in run_checks(scoped.nightly(str(shared)), catalog)] == before
+    assert scoped.report().other_namespace == 1
+    unscoped = StoredGovernance.from_events(shared).nightly(str(shared))
+    assert len(run_checks(unscoped, catalog)) == 3  # every namespace read: what went wrong
 
 
 def test_email_reaches_only_the_audience_email(governance):
@@ -120,7 +121,7 @@ def test_category_reaches_two_values_and_more_in_all(governance):
 
 
 def test_proposals_as_the_seed_reads_them(governance):
-    proposals = governance.proposals
+    proposals = governance.proposals()
     personal = {str(c) for c, p in proposals.items() if p.proposed == "personal" and not p.declared}
     assert personal == {"marketing.audience.full_name", "marketing.audience.email", "ai.review_corpus.body"}
     for table in ("marketing.audience", "ai.review_corpus"):
@@ -134,7 +135,7 @@ def test_proposals_as_the_seed_reads_them(governance):
     ]
     assert len(classified) == 13
     assert sum(proposals[c].proposed == declared[c] for c in classified) == 13
-    direct_only = propose(governance.graph, declared, governance.rules, ("DIRECT",))
+    direct_only = propose(governance.graph(), declared, governance.rules, ("DIRECT",))
     assert sum(direct_only[c].proposed == declared[c] for c in classified) == 10
 
 
@@ -142,14 +143,14 @@ def test_birthday_offers_understated_and_campaign_list_unaccounted(governance, p
     sandbox, _ = platform_run
     found = {
         (str(u.column), u.declared, u.proposed, str(u.decided_by.source), u.decided_by.subtype)
-        for u in understated(governance.proposals, governance.rules)
+        for u in understated(governance.proposals(), governance.rules)
     }
     assert found == {
         (f"marketing.birthday_offers.{c}", "internal", "personal", "crm.learners.date_of_birth", "FILTER")
         for c in ("learner_id", "country")
     }
     tables = table_names(open_local_catalog(sandbox.catalog_folder))
-    assert [str(u.table) for u in unaccounted(tables, governance.metadata, governance.graph)] == [
+    assert [str(u.table) for u in unaccounted(tables, governance.metadata, governance.graph())] == [
         "marketing.campaign_list"
     ]
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from airflow_lineage_governance.governance.checks import run_checks
 from airflow_lineage_governance.governance.classify import propose
 from airflow_lineage_governance.governance.config import Rules, load_metadata
-from airflow_lineage_governance.governance.session import Governance
+from airflow_lineage_governance.governance.store_session import StoredGovernance
 from airflow_lineage_governance.graph.build import build_graph
 from airflow_lineage_governance.graph.errors import ColumnNotInLineageError
 from airflow_lineage_governance.graph.events import FileEventSource, final_events, read_events
@@ -78,16 +78,15 @@ def replaced(event: dict[str, Any], path: tuple[Any, ...], value: Any) -> Any:
     return changed
 
 
-def answer_everything(governance: Governance) -> None:
-    run_checks(governance, ["crm.learners", "marketing.offers"])
+def answer_everything(governance: StoredGovernance) -> None:
+    run_checks(governance.nightly("fuzzed"), ["crm.learners", "marketing.offers"])
     for column in ("crm.learners.email", "crm.learners.country", "marketing.offers.country"):
         try:
             governance.impact(column)
             governance.provenance(column)
         except ColumnNotInLineageError:
             pass
-    governance.graph.to_networkx()
-    final_events(governance.events, governance.report)
+    governance.graph().to_networkx()
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -108,10 +107,11 @@ def test_any_value_in_any_position_is_counted_never_a_crash(tmp_path_factory, po
     assert read_as_events == 2  # every line is either an event or counted
     rules = Rules(namespace=NS)
     graph = build_graph(events, NS)
-    metadata = load_metadata(_metadata(tmp_path_factory), rules)
-    governance = Governance(rules, metadata, events, report, graph)
-    propose(graph, metadata.declared(), rules)
-    answer_everything(governance)
+    metadata_path = _metadata(tmp_path_factory)
+    propose(graph, load_metadata(metadata_path, rules).declared(), rules)
+    final_events(events, report)
+    with StoredGovernance.from_events(path, metadata_path=metadata_path, job_namespaces=["platform"]) as governance:
+        answer_everything(governance)
 
 
 def _metadata(factory: Any) -> Any:

@@ -11,7 +11,7 @@ import pytest
 
 from airflow_lineage_governance.governance.classify import understated
 from airflow_lineage_governance.governance.runs import missing_completes
-from airflow_lineage_governance.governance.session import Governance
+from airflow_lineage_governance.governance.store_session import StoredGovernance
 from airflow_lineage_governance.refs import ColumnRef
 
 pytestmark = pytest.mark.reliability
@@ -104,13 +104,13 @@ def test_a_100_megabyte_file_of_mostly_garbage_keeps_every_finding(tmp_path):
     assert path.stat().st_size >= 100 * 1024 * 1024
 
     started = time.perf_counter()
-    governance = Governance.load(path, job_namespace="platform")
+    governance = StoredGovernance.from_events(path, job_namespaces=["platform"])
     seconds = time.perf_counter() - started
-    report = governance.report
+    report = governance.report()
     assert report.events == 3 and report.duplicates == 1 and report.truncated == 1
     assert report.malformed + report.wrong_shape + report.unknown_type + report.other_namespace == counts["lines"]
     assert report.unknown_type > 0 and report.wrong_shape > 0 and report.malformed > 0
-    found = understated(governance.proposals, governance.rules)
+    found = understated(governance.proposals(), governance.rules)
     assert [(u.column, u.proposed, u.decided_by.source) for u in found] == [
         (
             ColumnRef.parse("marketing.birthday_offers.learner_id"),
@@ -119,7 +119,7 @@ def test_a_100_megabyte_file_of_mostly_garbage_keeps_every_finding(tmp_path):
         )
     ]
     states = {"birthday_offers": "success", "course_performance": "success"}
-    missing = missing_completes(states, governance.events, "p", "run-1")
+    missing = missing_completes(states, governance.store.run_events("p", "run-1"), "p", "run-1")
     assert [m.evidence["task_id"] for m in missing] == ["course_performance"]
     (tmp_path / "figures.json").write_text(json.dumps({"megabytes": 100, "seconds": round(seconds, 1)}))
     assert seconds < 60

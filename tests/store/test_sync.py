@@ -11,12 +11,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from airflow_lineage_governance.cli import main
+from airflow_lineage_governance.governance.store_session import StoredGovernance
 from airflow_lineage_governance.graph.errors import EventSourceError
+from airflow_lineage_governance.refs import ColumnRef
 from airflow_lineage_governance.store.engines import open_engine
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.migrations import migrate
 from airflow_lineage_governance.store.sync import source_key, sync, watermark
 from tests.support.events import complete, event, output, write
+from tests.support.marquez_api import Server
 
 EVENTS = [
     event("START", "dag.a", run="r1", time="2026-10-01T02:00:00Z"),
@@ -278,3 +281,27 @@ def test_a_version_5_store_keeps_its_watermark_and_reads_the_file_whole_once(sto
     assert (upgraded.read, upgraded.added, upgraded.read_from_byte) == (3, 3, 0)
     assert upgraded.watermark == "2026-10-01T03:00:00Z"
     assert sync(store_location, path).read == 0
+
+
+def nightly(day: int, column: str) -> dict:
+    return complete(
+        "dag.a", output("out.t", {"x": [f"crm.learners.{column}"]}), run=f"r{day}", time=f"2026-10-{day:02d}T02:00:00Z"
+    )
+
+
+def test_a_second_sync_asks_marquez_only_for_events_after_the_watermark(store_location):
+    server = Server([nightly(1, "email")])
+    try:
+        first = sync(store_location, server.url, create=True)
+        assert server.requests[0]["after"] == ["1970-01-01T00:00:00Z"]
+        assert (first.added, first.watermark) == (1, "2026-10-01T02:00:00Z")
+        server.events, server.requests = [nightly(1, "email"), nightly(2, "full_name")], []  # day 1 again
+        second = sync(store_location, server.url)
+    finally:
+        server.close()
+    assert server.requests[0]["after"][0].startswith("2026-10-01T01:00:00")  # the watermark less the overlap
+    assert (second.read, second.added, second.duplicates) == (2, 1, 1)  # day 1, read again in the overlap, kept once
+    with StoredGovernance.open(store_location) as governance:
+        impact = governance.impact("crm.learners.email")
+        assert [e.record.event.run_id for e in impact.retired] == ["r1"]
+        assert governance.impact("crm.learners.full_name").values == [ColumnRef.parse("out.t.x")]

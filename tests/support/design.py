@@ -1,18 +1,21 @@
-"""A design read from SQL and the COMPLETE events the operator would send for it, for the design diff's tests."""
+"""A design read from SQL and the COMPLETE events the operator would send for it, kept in a store in memory, for the
+design diff's tests."""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from openlineage.client.serde import Serde
 
+from airflow_lineage_governance.governance.store_session import IN_MEMORY
 from airflow_lineage_governance.graph.design import TaskSql, design_lineage
-from airflow_lineage_governance.graph.events import to_run_event
-from airflow_lineage_governance.graph.history import LineageHistory
+from airflow_lineage_governance.graph.diff import ObservedJob
 from airflow_lineage_governance.lineage import column_lineage, redacted_sql
 from airflow_lineage_governance.lineage.facet import column_lineage_facet
 from airflow_lineage_governance.refs import TableRef
-from tests.support.events import NS, complete
+from airflow_lineage_governance.store.lineage_store import LineageStore
+from tests.support.events import NS, Listed, complete
 
 T = TableRef.parse
 
@@ -56,11 +59,16 @@ def run_event(job: str, sql: str, time: str, run: str) -> dict:
     return event
 
 
-def history_of(*events: dict) -> LineageHistory:
-    history = LineageHistory(NS)
-    for raw in events:
-        history.add(to_run_event(raw))
-    return history
+def stored_of(*events: dict) -> LineageStore:
+    """Returns a lineage store in memory holding the events."""
+    store = LineageStore.open(IN_MEMORY, create=True)
+    store.ingest(Listed(list(events)))
+    return store
+
+
+def observed_jobs(store: LineageStore, as_of: datetime | None = None) -> dict[str, ObservedJob]:
+    """Returns, by job name, each job's run as of `as_of` (None: now) as the design diff compares it."""
+    return store.observed_jobs(as_of)
 
 
 def design_of(**tasks: str):

@@ -1,14 +1,18 @@
-"""A Governance over events built in-process, with rules and metadata written as TOML text."""
+"""The governance of events written in the test, read into a lineage store in memory, with rules and metadata
+written as TOML text."""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from airflow_lineage_governance.governance.config import load_metadata, load_rules
-from airflow_lineage_governance.governance.session import Governance
-from airflow_lineage_governance.graph.events import ReadReport, to_run_event
-from tests.support.events import NS, graph_of
+from airflow_lineage_governance.governance.store_session import StoredGovernance, StoredLineage
+from airflow_lineage_governance.graph.errors import EventSourceError
+from airflow_lineage_governance.store.lineage_store import LineageStore
+from airflow_lineage_governance.store.sync import sync
+from tests.support.events import NS, write
 
 METADATA = """
 [tables."crm.learners"]
@@ -24,18 +28,41 @@ columns = { learner_id = "internal", country = "internal" }
 """
 
 
-def governance_of(tmp_path: Path, *events: dict[str, Any], metadata: str = METADATA, rules: str = "") -> Governance:
-    """Returns the governance of the events, with lineage.toml `rules` and metadata.toml `metadata`."""
+def stored_governance_of(
+    tmp_path: Path, *events: dict[str, Any], metadata: str = METADATA, rules: str = ""
+) -> StoredGovernance:
+    """Returns the governance of the events (a store in memory), with lineage.toml `rules` and metadata.toml
+    `metadata`."""
     rules_path, metadata_path = tmp_path / "lineage.toml", tmp_path / "metadata.toml"
     rules_path.write_text(rules or f'namespace = "{NS}"\n')
     metadata_path.write_text(metadata)
-    loaded_rules = load_rules(rules_path)
-    received = [e for e in (to_run_event(raw) for raw in events) if e is not None]
-    report = ReadReport(source="in-process", events=len(received))
-    return Governance(
-        loaded_rules,
-        load_metadata(metadata_path, loaded_rules),
-        received,
-        report,
-        graph_of(*events, namespace=loaded_rules.namespace),
+    path = write(tmp_path / "events.jsonl", list(events))
+    return StoredGovernance.from_events(path, rules_path=rules_path, metadata_path=metadata_path)
+
+
+def governance_of(tmp_path: Path, *events: dict[str, Any], metadata: str = METADATA, rules: str = "") -> StoredLineage:
+    """Returns the events as the nightly report reads them from the store (its source named "in-process")."""
+    return stored_governance_of(tmp_path, *events, metadata=metadata, rules=rules).nightly("in-process")
+
+
+def synced_lineage(
+    folder: Path,
+    source: str | Path,
+    *,
+    rules_path: Path | None = None,
+    metadata_path: Path | None = None,
+    job_namespaces: Iterable[str] | None = None,
+) -> tuple[StoredLineage, str | None]:
+    """Returns what the nightly governance DAG reads: the source synced into a new DuckDB store in `folder`, as the
+    nightly report reads it, and why the source could not be read (None when it was)."""
+    location = str(Path(tempfile.mkdtemp(dir=folder, prefix="store-")) / "lineage-store.duckdb")
+    LineageStore.open(location, create=True).close()
+    synced, problem = None, None
+    try:
+        synced = sync(location, str(source))
+    except EventSourceError as error:
+        problem = str(error)
+    governance = StoredGovernance.open(
+        location, rules_path=rules_path, metadata_path=metadata_path, job_namespaces=job_namespaces
     )
+    return governance.nightly(synced.source if synced is not None else str(source), synced), problem

@@ -1,10 +1,8 @@
-"""Dated COMPLETE events with the snapshots they read and wrote, and the lineage history read from them."""
+"""Dated COMPLETE events with the snapshots they read and wrote."""
 
 from __future__ import annotations
 
-from airflow_lineage_governance.graph.events import FileEventSource, read_events
-from airflow_lineage_governance.graph.history import LineageHistory
-from tests.support.events import NS, complete, write
+from tests.support.events import NS, complete
 
 
 def versioned(dataset: dict, version: str) -> dict:
@@ -29,9 +27,3 @@ def run(job, out, *, day: int, run: str, reads=(), sql: str | None = None, try_n
     if sql is not None:
         event["job"]["facets"] = {"sql": {"query": sql}}
     return event
-
-
-def history_of(tmp_path, *events) -> tuple[LineageHistory, list]:
-    history = LineageHistory(NS)
-    received, _ = read_events(FileEventSource(write(tmp_path / "events.jsonl", list(events))), on_complete=history.add)
-    return history, received

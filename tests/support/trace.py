@@ -1,24 +1,16 @@
-"""A tangled lineage history of many jobs over days, with cycles and retries, for the tests of tracing by snapshot."""
+"""A tangled history of many jobs over days, with cycles and retries, for the tests of tracing by snapshot."""
 
 from __future__ import annotations
 
 import random
 
-from airflow_lineage_governance.graph.events import FileEventSource, read_events
-from airflow_lineage_governance.graph.history import LineageHistory
 from airflow_lineage_governance.refs import TableRef
-from tests.support.events import NS, complete, output, write
+from tests.support.events import NS, complete, output
 
 
 def dataset(name: str, version: str | None) -> dict:
     facets = {"version": {"datasetVersion": version}} if version is not None else {}
     return {"namespace": NS, "name": name, "facets": facets}
-
-
-def history_of(tmp_path, events: list[dict]) -> LineageHistory:
-    history = LineageHistory(NS)
-    read_events(FileEventSource(write(tmp_path / "events.jsonl", events)), on_complete=history.add)
-    return history
 
 
 def tangled(seed: int) -> list[dict]:
