@@ -212,6 +212,9 @@ class Binder:
             self._connection.execute(f"SET search_path = '{self._search_path.replace(chr(39), chr(39) * 2)}'")
         self._connection.execute("PRAGMA disable_optimizer")  # binding needs no plan: names, types, validity
         self._connection.execute("SET lock_configuration = true")
+        # DuckDB 2's binder as its relation layer asks it, without that layer's second token pass and relation object
+        # (docs/RELIABILITY.md); older clients have no such call and bind through the relation.
+        self._describe = getattr(self._connection, "_bind", None)
 
     def bind(self, query: str, target: TableRef) -> BoundQuery:
         """Return the output names and types DuckDB gives a query over the schema set.
@@ -297,7 +300,11 @@ class Binder:
         statements = self._connection.extract_statements(query)
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             raise _not_one_select(target)
-        relation = self._connection.sql(statements[0], params=_null_parameters(statements[0].named_parameters))
+        markers = statements[0].named_parameters
+        if self._describe is not None and not markers:
+            names, types, *_ = self._describe(statements[0])
+            return BoundQuery(tuple(names), tuple(str(kind) for kind in types))
+        relation = self._connection.sql(statements[0], params=_null_parameters(markers))
         return BoundQuery(tuple(relation.columns), tuple(str(kind) for kind in relation.types))
 
     def sqltype(self, kind: str) -> DuckDBPyType:
