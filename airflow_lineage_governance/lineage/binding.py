@@ -367,20 +367,45 @@ def duckdb_sentence(error: BaseException) -> str:
     return first.rstrip(".")
 
 
-def _schema_key(schema: Schema) -> tuple[tuple[TableRef, tuple[tuple[str, str], ...]], ...]:
+SchemaKey = tuple[tuple[TableRef, tuple[tuple[str, str], ...]], ...]
+"""A schema set as a value that can be hashed: each table with its columns and their types, tables in order."""
+
+
+def schema_key(schema: Schema) -> SchemaKey:
+    """Return the key of a schema set, by which its Binder is kept.
+
+    Args:
+        schema: the schema set, its names folded to lower case.
+
+    Returns:
+        Each table with its (column, type) pairs, the tables sorted.
+    """
     return tuple(sorted((ref, tuple(columns.items())) for ref, columns in schema.items()))
 
 
 @lru_cache(maxsize=16)
-def _binder(key: tuple[tuple[TableRef, tuple[tuple[str, str], ...]], ...], pid: int) -> Binder:
+def _binder(key: SchemaKey, pid: int) -> Binder:
     """The Binder of one schema set in process `pid` (a DuckDB connection is not shared across a fork)."""
     return Binder({ref: dict(columns) for ref, columns in key})
 
 
-def binder(schema: Schema, target: TableRef) -> Binder:
-    """Return the Binder of a schema set, made on first use and kept for the next statements over that set."""
+def binder(schema: Schema, target: TableRef, key: SchemaKey | None = None) -> Binder:
+    """Return the Binder of a schema set, made on first use and kept for the next statements over that set.
+
+    Args:
+        schema: the schema set, its names folded to lower case.
+        target: the table the statement writes, named in an error.
+        key: the schema set's key (schema_key), when the caller has it already.
+
+    Returns:
+        The Binder of the set in this process.
+
+    Raises:
+        UnknownColumnError: a column's type has no DuckDB spelling.
+        BindError: DuckDB cannot hold the set's tables.
+    """
     try:
-        return _binder(_schema_key(schema), os.getpid())
+        return _binder(schema_key(schema) if key is None else key, os.getpid())
     except _UnknownType as unknown:
         raise UnknownColumnError(
             target,
