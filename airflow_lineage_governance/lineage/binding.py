@@ -221,8 +221,9 @@ class Binder:
 
         DuckDB's tokenizer first makes sure the text is one statement. A query of many joins, or a long one that
         opens with SELECT, WITH or FROM, is described (`DESCRIBE <query>`: parsed and bound once, over the empty
-        tables, nothing run); any other is bound as a relation of its parsed statement, which costs less there
-        (docs/RELIABILITY.md has the figures).
+        tables, nothing run); a shorter one that opens so is bound from its text by DuckDB's binder (parsed once
+        too); any other is bound as its parsed statement, which costs less there (docs/RELIABILITY.md has the
+        figures).
 
         Args:
             query: one SELECT, as text.
@@ -240,7 +241,8 @@ class Binder:
                 tokens = duckdb.tokenize(query)
                 raw = query.encode()  # the tokenizer's positions count bytes of UTF-8
                 markers, joins = False, 0
-                long_select = len(raw) >= DESCRIBED_BYTES and opening_word(raw, tokens) in _SELECT_WORDS
+                select = opening_word(raw, tokens) in _SELECT_WORDS
+                long_select = select and len(raw) >= DESCRIBED_BYTES
                 # Joins are counted only where they decide: a long SELECT is described whatever their number.
                 if _SIGNS.search(raw) or (not long_select and raw.lower().count(b"join") >= DESCRIBED_JOINS):
                     for position, kind in tokens:  # the text's own signs and joins, outside its strings
@@ -254,7 +256,8 @@ class Binder:
                 if not tokens or tokens[0][1] == duckdb.token_type.identifier:
                     raise _not_one_select(target)  # DESCRIBE of a bare name would describe a table
                 if markers or (joins < DESCRIBED_JOINS and not long_select):
-                    return self._bind_relation(query, target)
+                    bound = self._bind_select(query) if select and not markers else None
+                    return bound if bound is not None else self._bind_relation(query, target)
                 rows = self._connection.execute(f"DESCRIBE {query}").fetchall()
                 return BoundQuery(tuple(row[0] for row in rows), tuple(row[1] for row in rows))
             except (duckdb.Error, ValueError, TypeError, RuntimeError) as error:
@@ -291,6 +294,17 @@ class Binder:
                 raise BindError(
                     target, f"DuckDB cannot bind the statement ({duckdb_sentence(error)})", "fix the statement"
                 ) from None
+
+    def _bind_select(self, query: str) -> BoundQuery | None:
+        """Return DuckDB's binding of a query that opens with SELECT, WITH or FROM, from its text (parsed once).
+
+        None where DuckDB's client has no such call, or defers the query's names to when it runs (a PIVOT): the
+        relation of its parsed statement binds those.
+        """
+        if self._describe is None:
+            return None
+        names, types, _, _, deferred, *_ = self._describe(query)
+        return None if deferred else BoundQuery(tuple(names), tuple(str(kind) for kind in types))
 
     def _bind_relation(self, query: str, target: TableRef) -> BoundQuery:
         """Return the binding of the query's parsed statement as a relation (lazy: nothing runs).

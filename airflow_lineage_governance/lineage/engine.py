@@ -71,18 +71,18 @@ class _SchemaSet:
     dialect: str
 
 
-_last_schema: list[_SchemaSet] = []
-"""The schema set of the latest statement read (at most one): a task's statements, and a DAG's, share one."""
+_last_schema: list[_SchemaSet | None] = [None]
+"""The schema set of the latest statement read, in its one slot (replaced whole, so threads may share it)."""
 
 
 def _schema_set(schema: CatalogSchema | NestedSchema, dialect: str) -> _SchemaSet:
     """Return the schema set of `schema`: the latest one when `schema` equals its copy, else made here."""
-    last = _last_schema[0] if _last_schema else None
+    last = _last_schema[0]
     if last is not None and last.dialect == dialect and last.given == schema:
         return last
     tables = normalized(schema)
     made = _SchemaSet(_copied(schema), tables, schema_key(tables), qualifier_schema(tables, dialect), dialect)
-    _last_schema[:] = [made]
+    _last_schema[0] = made
     return made
 
 
