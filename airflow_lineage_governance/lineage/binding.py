@@ -298,13 +298,16 @@ class Binder:
     def _bind_select(self, query: str) -> BoundQuery | None:
         """Return DuckDB's binding of a query that opens with SELECT, WITH or FROM, from its text (parsed once).
 
-        None where DuckDB's client has no such call, or defers the query's names to when it runs (a PIVOT): the
-        relation of its parsed statement binds those.
+        None where DuckDB's client has no such call, or where DuckDB does not read the text as a SELECT that only
+        reads (`WITH ... INSERT`, a CTE that writes) or defers its names to when it runs (a PIVOT): those are bound
+        as their parsed statement, which refuses what is not one SELECT.
         """
         if self._describe is None:
             return None
-        names, types, _, _, deferred, *_ = self._describe(query)
-        return None if deferred else BoundQuery(tuple(names), tuple(str(kind) for kind in types))
+        names, types, _, returns, deferred, *writes = self._describe(query, with_writes=True)
+        if returns != "query_result" or deferred or any(writes):
+            return None
+        return BoundQuery(tuple(names), tuple(str(kind) for kind in types))
 
     def _bind_relation(self, query: str, target: TableRef) -> BoundQuery:
         """Return the binding of the query's parsed statement as a relation (lazy: nothing runs).
