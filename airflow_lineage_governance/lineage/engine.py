@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
@@ -63,7 +64,7 @@ from airflow_lineage_governance.refs import TableRef
 class _SchemaSet:
     """A schema as given, with what the engine makes of it once: reused while the next statements give the same."""
 
-    given: Mapping[object, object]
+    given: Mapping[Any, object]
     """A copy of the schema as given (its nested mappings as dicts), compared with the next statement's."""
     tables: Schema
     key: SchemaKey
@@ -86,7 +87,7 @@ def _schema_set(schema: CatalogSchema | NestedSchema, dialect: str) -> _SchemaSe
     return made
 
 
-def _copied(mapping: Mapping[object, object]) -> dict[object, object]:
+def _copied(mapping: Mapping[Any, object]) -> dict[Any, object]:
     """Return a copy of a nested mapping, each mapping in it a dict (its other values shared)."""
     return {key: _copied(value) if isinstance(value, Mapping) else value for key, value in mapping.items()}
 
