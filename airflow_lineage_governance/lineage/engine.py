@@ -77,14 +77,31 @@ _last_schema: list[_SchemaSet | None] = [None]
 
 
 def _schema_set(schema: CatalogSchema | NestedSchema, dialect: str) -> _SchemaSet:
-    """Return the schema set of `schema`: the latest one when `schema` equals its copy, else made here."""
+    """Return the schema set of `schema`: the latest one when `schema` is the same as its copy, else made here."""
     last = _last_schema[0]
-    if last is not None and last.dialect == dialect and last.given == schema:
+    if last is not None and last.dialect == dialect and _same(last.given, schema):
         return last
     tables = normalized(schema)
     made = _SchemaSet(_copied(schema), tables, schema_key(tables), qualifier_schema(tables, dialect), dialect)
     _last_schema[0] = made
     return made
+
+
+def _same(given: Mapping[Any, object], schema: Mapping[Any, object]) -> bool:
+    """Return whether two nested mappings hold equal keys in the same order at every level, and equal values.
+
+    The order matters: a table's columns are in it (`SELECT *` reads them so).
+    """
+    if list(given) != list(schema):
+        return False
+    for key, value in schema.items():
+        mine = given[key]
+        if isinstance(value, Mapping) and isinstance(mine, Mapping):
+            if not _same(mine, value):
+                return False
+        elif mine != value:
+            return False
+    return True
 
 
 def _copied(mapping: Mapping[Any, object]) -> dict[Any, object]:

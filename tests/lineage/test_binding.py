@@ -233,3 +233,12 @@ def test_a_schema_changed_between_two_statements_is_read_anew():
         "crm.people.id",
         "crm.people.email",
     ]
+
+
+def test_a_schema_with_its_columns_reordered_between_two_statements_is_read_in_the_new_order():
+    sql = "create table out.t as select * from crm.people"
+    first = column_lineage(sql, {"crm": {"people": {"id": "long", "email": "string"}}})
+    assert [column.name for column in first.columns] == ["id", "email"]
+    again = column_lineage(sql, {"crm": {"people": {"email": "string", "id": "long"}}})
+    assert [column.name for column in again.columns] == ["email", "id"]
+    assert again.types == ("VARCHAR", "BIGINT")
