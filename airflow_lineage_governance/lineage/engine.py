@@ -92,16 +92,20 @@ def _same(given: Mapping[Any, object], schema: Mapping[Any, object]) -> bool:
 
     The order matters: a table's columns are in it (`SELECT *` reads them so).
     """
+    return given == schema and _same_order(given, schema)
+
+
+def _same_order(given: Mapping[Any, Any], schema: Mapping[Any, Any]) -> bool:
+    """Return whether two equal nested mappings hold their keys in the same order at every level.
+
+    A level holds mappings throughout or none (a schema the engine read before, and one equal to it): the first
+    value tells which, so the columns, the last level, are compared as one list of names.
+    """
     if list(given) != list(schema):
         return False
-    for key, value in schema.items():
-        mine = given[key]
-        if isinstance(value, Mapping) and isinstance(mine, Mapping):
-            if not _same(mine, value):
-                return False
-        elif mine != value:
-            return False
-    return True
+    if not schema or not isinstance(next(iter(schema.values())), Mapping):
+        return True
+    return all(_same_order(given[key], value) for key, value in schema.items())
 
 
 def _copied(mapping: Mapping[Any, object]) -> dict[Any, object]:
