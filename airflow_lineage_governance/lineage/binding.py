@@ -214,7 +214,7 @@ class Binder:
         self._connection.execute("SET lock_configuration = true")
         # DuckDB 2's binder as its relation layer asks it, without that layer's second token pass and relation object
         # (docs/RELIABILITY.md); older clients have no such call and bind through the relation.
-        self._describe = getattr(self._connection, "_bind", None)
+        self._bind_call = getattr(self._connection, "_bind", None)
 
     def bind(self, query: str, target: TableRef) -> BoundQuery:
         """Return the output names and types DuckDB gives a query over the schema set.
@@ -302,9 +302,9 @@ class Binder:
         reads (`WITH ... INSERT`, a CTE that writes) or defers its names to when it runs (a PIVOT): those are bound
         as their parsed statement, which refuses what is not one SELECT.
         """
-        if self._describe is None:
+        if self._bind_call is None:
             return None
-        names, types, _, returns, deferred, *writes = self._describe(query, with_writes=True)
+        names, types, _, returns, deferred, *writes = self._bind_call(query, with_writes=True)
         if returns != "query_result" or deferred or any(writes):
             return None
         return BoundQuery(tuple(names), tuple(str(kind) for kind in types))
@@ -318,8 +318,8 @@ class Binder:
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             raise _not_one_select(target)
         markers = statements[0].named_parameters
-        if self._describe is not None and not markers:
-            names, types, *_ = self._describe(statements[0])
+        if self._bind_call is not None and not markers:
+            names, types, *_ = self._bind_call(statements[0])
             return BoundQuery(tuple(names), tuple(str(kind) for kind in types))
         relation = self._connection.sql(statements[0], params=_null_parameters(markers))
         return BoundQuery(tuple(relation.columns), tuple(str(kind) for kind in relation.types))
