@@ -212,14 +212,18 @@ class Binder:
             self._connection.execute(f"SET search_path = '{self._search_path.replace(chr(39), chr(39) * 2)}'")
         self._connection.execute("PRAGMA disable_optimizer")  # binding needs no plan: names, types, validity
         self._connection.execute("SET lock_configuration = true")
+        # DuckDB 2's binder as its relation layer asks it, without that layer's second token pass and relation object
+        # (docs/RELIABILITY.md); older clients have no such call and bind through the relation.
+        self._bind_call = getattr(self._connection, "_bind", None)
 
     def bind(self, query: str, target: TableRef) -> BoundQuery:
         """Return the output names and types DuckDB gives a query over the schema set.
 
         DuckDB's tokenizer first makes sure the text is one statement. A query of many joins, or a long one that
         opens with SELECT, WITH or FROM, is described (`DESCRIBE <query>`: parsed and bound once, over the empty
-        tables, nothing run); any other is bound as a relation of its parsed statement, which costs less there
-        (docs/RELIABILITY.md has the figures).
+        tables, nothing run); a shorter one that opens so is bound from its text by DuckDB's binder (parsed once
+        too); any other is bound as its parsed statement, which costs less there (docs/RELIABILITY.md has the
+        figures).
 
         Args:
             query: one SELECT, as text.
@@ -237,7 +241,8 @@ class Binder:
                 tokens = duckdb.tokenize(query)
                 raw = query.encode()  # the tokenizer's positions count bytes of UTF-8
                 markers, joins = False, 0
-                long_select = len(raw) >= DESCRIBED_BYTES and opening_word(raw, tokens) in _SELECT_WORDS
+                select = opening_word(raw, tokens) in _SELECT_WORDS
+                long_select = select and len(raw) >= DESCRIBED_BYTES
                 # Joins are counted only where they decide: a long SELECT is described whatever their number.
                 if _SIGNS.search(raw) or (not long_select and raw.lower().count(b"join") >= DESCRIBED_JOINS):
                     for position, kind in tokens:  # the text's own signs and joins, outside its strings
@@ -251,7 +256,8 @@ class Binder:
                 if not tokens or tokens[0][1] == duckdb.token_type.identifier:
                     raise _not_one_select(target)  # DESCRIBE of a bare name would describe a table
                 if markers or (joins < DESCRIBED_JOINS and not long_select):
-                    return self._bind_relation(query, target)
+                    bound = self._bind_select(query) if select and not markers else None
+                    return bound if bound is not None else self._bind_relation(query, target)
                 rows = self._connection.execute(f"DESCRIBE {query}").fetchall()
                 return BoundQuery(tuple(row[0] for row in rows), tuple(row[1] for row in rows))
             except (duckdb.Error, ValueError, TypeError, RuntimeError) as error:
@@ -289,6 +295,20 @@ class Binder:
                     target, f"DuckDB cannot bind the statement ({duckdb_sentence(error)})", "fix the statement"
                 ) from None
 
+    def _bind_select(self, query: str) -> BoundQuery | None:
+        """Return DuckDB's binding of a query that opens with SELECT, WITH or FROM, from its text (parsed once).
+
+        None where DuckDB's client has no such call, or where DuckDB does not read the text as a SELECT that only
+        reads (`WITH ... INSERT`, a CTE that writes) or defers its names to when it runs (a PIVOT): those are bound
+        as their parsed statement, which refuses what is not one SELECT.
+        """
+        if self._bind_call is None:
+            return None
+        names, types, _, returns, deferred, *writes = self._bind_call(query, with_writes=True)
+        if returns != "query_result" or deferred or any(writes):
+            return None
+        return BoundQuery(tuple(names), tuple(str(kind) for kind in types))
+
     def _bind_relation(self, query: str, target: TableRef) -> BoundQuery:
         """Return the binding of the query's parsed statement as a relation (lazy: nothing runs).
 
@@ -297,7 +317,11 @@ class Binder:
         statements = self._connection.extract_statements(query)
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             raise _not_one_select(target)
-        relation = self._connection.sql(statements[0], params=_null_parameters(statements[0].named_parameters))
+        markers = statements[0].named_parameters
+        if self._bind_call is not None and not markers:
+            names, types, *_ = self._bind_call(statements[0])
+            return BoundQuery(tuple(names), tuple(str(kind) for kind in types))
+        relation = self._connection.sql(statements[0], params=_null_parameters(markers))
         return BoundQuery(tuple(relation.columns), tuple(str(kind) for kind in relation.types))
 
     def sqltype(self, kind: str) -> DuckDBPyType:
@@ -360,20 +384,45 @@ def duckdb_sentence(error: BaseException) -> str:
     return first.rstrip(".")
 
 
-def _schema_key(schema: Schema) -> tuple[tuple[TableRef, tuple[tuple[str, str], ...]], ...]:
+SchemaKey = tuple[tuple[TableRef, tuple[tuple[str, str], ...]], ...]
+"""A schema set as a value that can be hashed: each table with its columns and their types, tables in order."""
+
+
+def schema_key(schema: Schema) -> SchemaKey:
+    """Return the key of a schema set, by which its Binder is kept.
+
+    Args:
+        schema: the schema set, its names folded to lower case.
+
+    Returns:
+        Each table with its (column, type) pairs, the tables sorted.
+    """
     return tuple(sorted((ref, tuple(columns.items())) for ref, columns in schema.items()))
 
 
 @lru_cache(maxsize=16)
-def _binder(key: tuple[tuple[TableRef, tuple[tuple[str, str], ...]], ...], pid: int) -> Binder:
+def _binder(key: SchemaKey, pid: int) -> Binder:
     """The Binder of one schema set in process `pid` (a DuckDB connection is not shared across a fork)."""
     return Binder({ref: dict(columns) for ref, columns in key})
 
 
-def binder(schema: Schema, target: TableRef) -> Binder:
-    """Return the Binder of a schema set, made on first use and kept for the next statements over that set."""
+def binder(schema: Schema, target: TableRef, key: SchemaKey | None = None) -> Binder:
+    """Return the Binder of a schema set, made on first use and kept for the next statements over that set.
+
+    Args:
+        schema: the schema set, its names folded to lower case.
+        target: the table the statement writes, named in an error.
+        key: the schema set's key (schema_key), when the caller has it already.
+
+    Returns:
+        The Binder of the set in this process.
+
+    Raises:
+        UnknownColumnError: a column's type has no DuckDB spelling.
+        BindError: DuckDB cannot hold the set's tables.
+    """
     try:
-        return _binder(_schema_key(schema), os.getpid())
+        return _binder(schema_key(schema) if key is None else key, os.getpid())
     except _UnknownType as unknown:
         raise UnknownColumnError(
             target,

@@ -5,13 +5,16 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
+from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.kinds import StatementKind
-from airflow_lineage_governance.lineage.binding import BoundQuery, binder, query_text
+from airflow_lineage_governance.lineage.binding import BoundQuery, SchemaKey, binder, query_text, schema_key
 from airflow_lineage_governance.lineage.constructs import (
     inline_named_windows,
     refuse_untraceable,
@@ -29,7 +32,12 @@ from airflow_lineage_governance.lineage.errors import (
 from airflow_lineage_governance.lineage.expansion import expand_columns, expand_struct_references, rewrite_pivots
 from airflow_lineage_governance.lineage.model import ColumnLineage, OutputColumn, merge
 from airflow_lineage_governance.lineage.naming import OUTPUT_NAME, deduplicated, mark_written_names, output_name
-from airflow_lineage_governance.lineage.qualification import mark_using, qualified_query, resolve_using_keys
+from airflow_lineage_governance.lineage.qualification import (
+    mark_using,
+    qualified_query,
+    qualifier_schema,
+    resolve_using_keys,
+)
 from airflow_lineage_governance.lineage.redact import redacted_expression
 from airflow_lineage_governance.lineage.schema import (
     CatalogSchema,
@@ -50,6 +58,59 @@ from airflow_lineage_governance.lineage.statement import (
 )
 from airflow_lineage_governance.lineage.subquery_names import Bind, name_expanded_outputs, name_subquery_outputs
 from airflow_lineage_governance.refs import TableRef
+
+
+@dataclass(frozen=True)
+class _SchemaSet:
+    """A schema as given, with what the engine makes of it once: reused while the next statements give the same."""
+
+    given: Mapping[Any, object]
+    """A copy of the schema as given (its nested mappings as dicts), compared with the next statement's."""
+    tables: Schema
+    key: SchemaKey
+    mapping: MappingSchema
+    dialect: str
+
+
+_last_schema: list[_SchemaSet | None] = [None]
+"""The schema set of the latest statement read, in its one slot (replaced whole, so threads may share it)."""
+
+
+def _schema_set(schema: CatalogSchema | NestedSchema, dialect: str) -> _SchemaSet:
+    """Return the schema set of `schema`: the latest one when `schema` is the same as its copy, else made here."""
+    last = _last_schema[0]
+    if last is not None and last.dialect == dialect and _same(last.given, schema):
+        return last
+    tables = normalized(schema)
+    made = _SchemaSet(_copied(schema), tables, schema_key(tables), qualifier_schema(tables, dialect), dialect)
+    _last_schema[0] = made
+    return made
+
+
+def _same(given: Mapping[Any, object], schema: Mapping[Any, object]) -> bool:
+    """Return whether two nested mappings hold equal keys in the same order at every level, and equal values.
+
+    The order matters: a table's columns are in it (`SELECT *` reads them so).
+    """
+    return given == schema and _same_order(given, schema)
+
+
+def _same_order(given: Mapping[Any, Any], schema: Mapping[Any, Any]) -> bool:
+    """Return whether two equal nested mappings hold their keys in the same order at every level.
+
+    A level holds mappings throughout or none (a schema the engine read before, and one equal to it): the first
+    value tells which, so the columns, the last level, are compared as one list of names.
+    """
+    if list(given) != list(schema):
+        return False
+    if not schema or not isinstance(next(iter(schema.values())), Mapping):
+        return True
+    return all(_same_order(given[key], value) for key, value in schema.items())
+
+
+def _copied(mapping: Mapping[Any, object]) -> dict[Any, object]:
+    """Return a copy of a nested mapping, each mapping in it a dict (its other values shared)."""
+    return {key: _copied(value) if isinstance(value, Mapping) else value for key, value in mapping.items()}
 
 
 @contextmanager
@@ -97,20 +158,22 @@ def _lineage_of(statement: Statement | str, schema: CatalogSchema | NestedSchema
         from airflow_lineage_governance.lineage.dml import dml_lineage
 
         return dml_lineage(parsed, normalized(schema))
+    tables = _schema_set(schema, parsed.dialect)
     if isinstance(statement, str):
-        return _column_lineage(parsed, parsed.tree, parsed.survey, normalized(schema), statement)
+        return _column_lineage(parsed, parsed.tree, parsed.survey, tables, statement)
     work = statement.tree.copy()
-    return _column_lineage(statement, work, survey(work.expression), normalized(schema), statement.tree)
+    return _column_lineage(statement, work, survey(work.expression), tables, statement.tree)
 
 
 def _column_lineage(
-    statement: Statement, work: exp.Expr, found: Survey, schema: Schema, original: exp.Expr | str
+    statement: Statement, work: exp.Expr, found: Survey, tables: _SchemaSet, original: exp.Expr | str
 ) -> ColumnLineage:
     """Read the lineage from `work` (a tree of `statement` the engine may change) and its survey `found`.
 
     `original` (an unchanged tree, or the text to parse again) explains an unknown column.
     """
     target, dialect = statement.target, statement.dialect
+    schema = tables.tables
     query = work.expression
     placed = place_tables(found.tables, found.ctes, schema, target)
     for table, ref in placed:
@@ -118,17 +181,17 @@ def _column_lineage(
     if statement.kind == StatementKind.CREATE_TABLE_AS:
         _name_outputs(query, statement.text)
     if found.shorthands:
-        _write_out_shorthands(query, found, placed, schema, target)
+        _write_out_shorthands(query, found, placed, tables, target)
     wrap_column_aliases(found.tables)
     if found.named_windows or found.shorthands:  # a shorthand written out may copy an OVER w
         inline_named_windows(query)
-    starred = found.queries > 1 and name_subquery_outputs(query, schema, _binding(schema, target))
+    starred = found.queries > 1 and name_subquery_outputs(query, schema, _binding(tables, target))
     refuse_untraceable(query, target, dialect)
     if found.using_joins:
         mark_using(found.coalesces, found.using_joins)
-    qualified = qualified_query(query, schema, target, original, dialect)
-    if starred and name_expanded_outputs(qualified, schema, _binding(schema, target)):
-        qualified = qualified_query(qualified, schema, target, original, dialect)
+    qualified = qualified_query(query, schema, target, original, dialect, tables.mapping)
+    if starred and name_expanded_outputs(qualified, schema, _binding(tables, target)):
+        qualified = qualified_query(qualified, schema, target, original, dialect, tables.mapping)
     if found.using_joins:
         resolve_using_keys(qualified)
     root, rows = ScopeReader(schema, target).read(traverse_scope(qualified))
@@ -136,7 +199,7 @@ def _column_lineage(
         raise LineageError(
             target, "the query's result cannot be placed in catalog tables", "select from Iceberg tables of the catalog"
         )
-    bound = _bound(statement, schema)
+    bound = _bound(statement, tables)
     if len(bound.names) != len(root.columns):
         raise LineageError(
             target,
@@ -160,15 +223,16 @@ def _column_lineage(
 
 
 def _write_out_shorthands(
-    query: exp.Query, found: Survey, placed: list[tuple[exp.Table, TableRef]], schema: Schema, target: TableRef
+    query: exp.Query, found: Survey, placed: list[tuple[exp.Table, TableRef]], tables: _SchemaSet, target: TableRef
 ) -> None:
     """Write the query's COLUMNS(...), struct references, PIVOT/UNPIVOT and LATERAL unnest out as queries.
 
     The queries they stand for (lineage/expansion.py, constructs.unwrap_lateral_unnest).
     """
+    schema = tables.tables
     kinds = {type(node) for node in found.shorthands}
     if exp.Columns in kinds:
-        expand_columns(query, placed, schema, _binding(schema, target), target)
+        expand_columns(query, placed, schema, _binding(tables, target), target)
     if exp.Column in kinds:
         expand_struct_references([node for node in found.shorthands if isinstance(node, exp.Column)], placed, schema)
     if exp.Pivot in kinds:
@@ -177,9 +241,9 @@ def _write_out_shorthands(
         unwrap_lateral_unnest(query)
 
 
-def _binding(schema: Schema, target: TableRef) -> Bind:
+def _binding(tables: _SchemaSet, target: TableRef) -> Bind:
     """Return a function that binds one SELECT over the schema set (the set's Binder, made on first use)."""
-    bind = binder(schema, target)
+    bind = binder(tables.tables, target, tables.key)
     return lambda sql: bind.bind(sql, target)
 
 
@@ -286,16 +350,17 @@ def query_text_of(statement: Statement) -> str | None:
     return query_text(statement.text, end, keyword, isinstance(node.this, exp.Schema))
 
 
-def _bound(statement: Statement, schema: Schema) -> BoundQuery:
+def _bound(statement: Statement, tables: _SchemaSet) -> BoundQuery:
     """Return DuckDB's binding of the statement's query as written, or of the SQL the operator runs.
 
     The SQL the operator runs when there is no text or DuckDB's parser does not take the text as written. Raises
     BindError with DuckDB's sentence when DuckDB cannot bind it.
     """
+    schema = tables.tables
     text = query_text_of(statement)
     if text is not None:
         try:
-            return binder(schema, statement.target).bind(text, statement.target)
+            return binder(schema, statement.target, tables.key).bind(text, statement.target)
         except BindError as error:
             if "(Parser Error: " not in error.problem:
                 raise
@@ -306,7 +371,7 @@ def _bound(statement: Statement, schema: Schema) -> BoundQuery:
     found = survey(copy)
     for table, ref in place_tables(found.tables, found.ctes, schema, statement.target):
         name_for_duckdb(table, ref)
-    return binder(schema, statement.target).bind(copy.sql(dialect="duckdb"), statement.target)
+    return binder(schema, statement.target, tables.key).bind(copy.sql(dialect="duckdb"), statement.target)
 
 
 def _written_names(statement: Statement, outputs: list[str], schema: Schema) -> list[str]:

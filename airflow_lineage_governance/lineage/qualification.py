@@ -48,12 +48,15 @@ def resolve_using_keys(query: exp.Expr) -> None:
         coalesce.replace(keep.copy())
 
 
-def qualified_query(
-    query: exp.Query, schema: Schema, target: TableRef, original: exp.Expr | str, dialect: str
-) -> exp.Query:
-    """Return `query` with every column qualified by its table, as sqlglot's qualifier reads it over `schema`.
+def qualifier_schema(schema: Schema, dialect: str) -> MappingSchema:
+    """Return the schema set as sqlglot's qualifier reads it: each table under its engine key (engine_key).
 
-    Raises LineageError (UnknownColumnError naming the table and column) when it cannot be read.
+    Args:
+        schema: the schema set, its names folded to lower case.
+        dialect: the dialect the statement is written in.
+
+    Returns:
+        sqlglot's schema of the set; the qualifier only reads it, so one serves every statement over the set.
     """
     nested: dict[str, object] = {}
     for ref, columns in schema.items():
@@ -61,9 +64,26 @@ def qualified_query(
         tables = nested.setdefault(db, {})
         assert isinstance(tables, dict)
         tables[name] = columns
+    # The schema's names are already folded to lower case, as DuckDB folds them: no second normalization.
+    return MappingSchema(nested, dialect=dialect, normalize=False)
+
+
+def qualified_query(
+    query: exp.Query,
+    schema: Schema,
+    target: TableRef,
+    original: exp.Expr | str,
+    dialect: str,
+    mapping: MappingSchema | None = None,
+) -> exp.Query:
+    """Return `query` with every column qualified by its table, as sqlglot's qualifier reads it over `schema`.
+
+    `mapping` is `qualifier_schema(schema, dialect)` when the caller has it already. Raises LineageError
+    (UnknownColumnError naming the table and column) when it cannot be read.
+    """
     try:
-        # The schema's names are already folded to lower case, as DuckDB folds them: no second normalization.
-        mapping = MappingSchema(nested, dialect=dialect, normalize=False)
+        if mapping is None:
+            mapping = qualifier_schema(schema, dialect)
         return qualify(
             query,
             schema=mapping,

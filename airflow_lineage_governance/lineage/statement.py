@@ -201,6 +201,7 @@ class _QuietFilter(logging.Filter):
 
 _reading: ContextVar[bool] = ContextVar("reading_statement", default=False)
 _quiet_filter = _QuietFilter()
+_sqlglot_logger = logging.getLogger("sqlglot")
 
 
 @contextmanager
@@ -211,9 +212,8 @@ def quiet_sqlglot() -> Iterator[None]:
     data in its literals, and no log line may carry it. The logger's level is left alone: other threads, and other
     users of sqlglot, log as they configured.
     """
-    logger = logging.getLogger("sqlglot")
-    if _quiet_filter not in logger.filters:
-        logger.addFilter(_quiet_filter)
+    if _quiet_filter not in _sqlglot_logger.filters:
+        _sqlglot_logger.addFilter(_quiet_filter)
     token = _reading.set(True)
     try:
         yield

@@ -197,3 +197,48 @@ def test_a_parameter_marker_of_a_dml_statement_binds_as_null():
     for sql in ("update crm.people set email = ? where id = ?", "delete from crm.people where email = $mail"):
         lineage = column_lineage(sql, schema)
         assert [column.name for column in lineage.columns] == ["id", "email"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "with c as (select 1 as a) insert into s.t select a from c",
+        "with c as (select 1 as a) update s.t set a = 2",
+        "with c as (select 1 as a) delete from s.t",
+        "with c as (select 1 as a) merge into s.t using c on true when matched then delete",
+    ],
+)
+def test_a_short_text_that_opens_with_with_and_writes_is_refused_and_runs_nothing(query):
+    """A short query opening with WITH is bound from its text; a statement of DuckDB's that writes is still refused."""
+    schema = normalized({"s": {"t": {"a": "long"}}})
+    target = TableRef(("out",), "t")
+    assert len(query.encode()) < DESCRIBED_BYTES
+    with pytest.raises(BindError, match=r"^out\.t: DuckDB does not read the statement's query as one SELECT; "):
+        binder(schema, target).bind(query, target)
+    assert binder(schema, target).bind("select count(*) as n from s.t", target).names == ("n",)
+
+
+def test_a_schema_changed_between_two_statements_is_read_anew():
+    """The engine keeps what it made of the last schema only while the next statement gives an equal one."""
+    schema = {"crm": {"people": {"id": "long", "email": "string"}}}
+    sql = "create table out.t as select p.id, p.email from crm.people p"
+    assert column_lineage(sql, schema).types == ("BIGINT", "VARCHAR")
+    schema["crm"]["people"]["id"] = "int"
+    assert column_lineage(sql, schema).types == ("INTEGER", "VARCHAR")
+    del schema["crm"]["people"]["email"]
+    with pytest.raises(UnknownColumnError, match=r"^out\.t: crm\.people has no column email; "):
+        column_lineage(sql, schema)
+    schema["crm"]["people"]["email"] = "string"
+    assert [str(dep.source) for column in column_lineage(sql, schema).columns for dep in column.inputs] == [
+        "crm.people.id",
+        "crm.people.email",
+    ]
+
+
+def test_a_schema_with_its_columns_reordered_between_two_statements_is_read_in_the_new_order():
+    sql = "create table out.t as select * from crm.people"
+    first = column_lineage(sql, {"crm": {"people": {"id": "long", "email": "string"}}})
+    assert [column.name for column in first.columns] == ["id", "email"]
+    again = column_lineage(sql, {"crm": {"people": {"email": "string", "id": "long"}}})
+    assert [column.name for column in again.columns] == ["email", "id"]
+    assert again.types == ("VARCHAR", "BIGINT")
