@@ -11,6 +11,7 @@ import re
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import duckdb
 from duckdb.sqltypes import DuckDBPyType
@@ -214,7 +215,7 @@ class Binder:
         self._connection.execute("SET lock_configuration = true")
         # DuckDB 2's binder as its relation layer asks it, without that layer's second token pass and relation object
         # (docs/RELIABILITY.md); older clients have no such call and bind through the relation.
-        self._bind_call = getattr(self._connection, "_bind", None)
+        self._bind_call = checked_bind_call(self._connection)
 
     def bind(self, query: str, target: TableRef) -> BoundQuery:
         """Return the output names and types DuckDB gives a query over the schema set.
@@ -398,6 +399,27 @@ def schema_key(schema: Schema) -> SchemaKey:
         Each table with its (column, type) pairs, the tables sorted.
     """
     return tuple(sorted((ref, tuple(columns.items())) for ref, columns in schema.items()))
+
+
+def checked_bind_call(connection: duckdb.DuckDBPyConnection) -> Any:
+    """Return the DuckDB client's call that binds a query from its text, or None when it has none or answers otherwise.
+
+    The call is not part of the client's public interface: a client whose call takes other arguments or answers in
+    another shape than DuckDB 2's (names, types, the statement's kind, what it returns, whether its names wait for
+    the run, what it writes) binds through the relation instead of refusing every query.
+    """
+    call = getattr(connection, "_bind", None)
+    if call is None:
+        return None
+    try:
+        names, types, _, returns, deferred, *writes = call("SELECT 1 AS probe", with_writes=True)
+        kept = list(names) == ["probe"] and [str(kind) for kind in types] == ["INTEGER"]
+        kept = kept and returns == "query_result" and not deferred and not any(writes)
+        by_statement = call(connection.extract_statements("SELECT 2 AS probe")[0])
+        kept = kept and list(by_statement[0]) == ["probe"]
+    except Exception:  # any other call of that name: the relation binds
+        return None
+    return call if kept else None
 
 
 @lru_cache(maxsize=16)

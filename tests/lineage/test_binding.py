@@ -14,6 +14,7 @@ from airflow_lineage_governance.lineage.binding import (
     DESCRIBED_BYTES,
     DESCRIBED_JOINS,
     binder,
+    checked_bind_call,
     duckdb_type,
     query_text,
 )
@@ -242,3 +243,29 @@ def test_a_schema_with_its_columns_reordered_between_two_statements_is_read_in_t
     again = column_lineage(sql, {"crm": {"people": {"email": "string", "id": "long"}}})
     assert [column.name for column in again.columns] == ["email", "id"]
     assert again.types == ("VARCHAR", "BIGINT")
+
+
+class _OtherClient:
+    """A DuckDB connection whose `_bind` answers as some other client's might."""
+
+    def __init__(self, answer: object) -> None:
+        self.connection = duckdb.connect()
+        self.answer = answer
+
+    def _bind(self, *args: object, **kwargs: object) -> object:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+    def extract_statements(self, text: str) -> list:
+        return self.connection.extract_statements(text)
+
+
+def test_the_clients_text_binder_is_used_only_when_it_answers_as_duckdb_2s_does():
+    assert checked_bind_call(duckdb.connect()) is not None
+    for answer in (
+        (["probe"], ["INTEGER"]),
+        (["other"], ["INTEGER"], [], "query_result", False, False),
+        TypeError("unexpected keyword argument 'with_writes'"),
+    ):
+        assert checked_bind_call(_OtherClient(answer)) is None
