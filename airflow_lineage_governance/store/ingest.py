@@ -143,12 +143,36 @@ def _ingest(engine: Engine, source: EventSource, batch_size: int, report: Ingest
             report.unknown_type += 1
             _note(report, "an event of an unknown event type")
             continue
-        batch.append(Received(event, micros(event.at), line.rstrip(b"\r\n") if line is not None else dumps_event(raw)))
+        data = line.rstrip(b"\r\n") if line is not None else dumps_event(raw)
+        if b"\\u0000" in data and holds_nul(raw):
+            report.wrong_shape += 1
+            _note(report, "an event holding a NUL character (\\u0000), which no name in the store can hold")
+            continue
+        batch.append(Received(event, micros(event.at), data))
         if len(batch) >= batch_size:
             store_batch(engine, batch, report, known)
             batch = []
     if batch:
         store_batch(engine, batch, report, known)
+
+
+def holds_nul(value: Any) -> bool:
+    """Return whether a string in the JSON value, or a key of one of its objects, holds a NUL character.
+
+    PostgreSQL's text cannot hold one; an event holding one is left out on both engines, so both answer the same.
+    """
+    waiting = [value]
+    while waiting:
+        item = waiting.pop()
+        if type(item) is str:
+            if "\x00" in item:
+                return True
+        elif type(item) is dict:
+            waiting.extend(item.keys())
+            waiting.extend(item.values())
+        elif type(item) is list:
+            waiting.extend(item)
+    return False
 
 
 def _note(report: IngestReport, problem: str) -> None:

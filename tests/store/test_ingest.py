@@ -179,6 +179,23 @@ def test_hostile_lines_are_counted_and_left_out(store_location, tmp_path):
         assert [(str(e.source), str(e.target)) for e in store.edges_as_of()] == [("crm.learners.email", "out.t.x")]
 
 
+def test_an_event_holding_a_nul_character_is_left_out_with_one_sentence_on_both_engines(store_location, tmp_path):
+    kept = complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}), run="r1")
+    in_name = complete("dag.b", output("out.nul\x00", {"x": ["crm.learners.email"]}), run="r2")
+    in_job = {**complete("dag.c", output("out.c", {"x": ["crm.learners.email"]}), run="r3")}
+    in_job["job"] = {"namespace": "platform", "name": "dag\x00c"}
+    escaped = complete("dag.d", output("out.d", {"x": ["crm.learners.email"]}), run="r4")
+    escaped["run"]["facets"] = {"note": {"text": "a backslash then u0000: \\u0000"}}  # no NUL in it
+    path = write(tmp_path / "events.jsonl", [kept, in_name, in_job, escaped])
+    with LineageStore.open(store_location, create=True) as store:
+        report = store.ingest(FileEventSource(path))
+        assert (report.read, report.stored, report.wrong_shape) == (4, 2, 2)
+        assert (
+            report.problems == ["an event holding a NUL character (\\u0000), which no name in the store can hold"] * 2
+        )
+        assert sorted(str(e.target) for e in store.edges_as_of()) == ["out.d.x", "out.t.x"]
+
+
 @pytest.mark.slow
 def test_many_writers_at_once_store_each_event_once(fresh_location, tmp_path, engine_kind):
     # PostgreSQL: four connections write at once. DuckDB: a file has one writing process, so the four take turns.
