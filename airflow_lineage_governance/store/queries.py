@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from airflow_lineage_governance.store.engine import Engine, Row
+from airflow_lineage_governance.store.engine import FEW, Engine, Row
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError
 from airflow_lineage_governance.store.ingest import column_id, dataset_id
 
@@ -354,11 +354,6 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
         else:
             parts[part].append(ColumnRef(table, name))
     return answer
-
-
-FEW = 6
-"""At most this many keys are read one look-up each (an index look-up on both engines: DuckDB uses an index for one
-equality, never for a list of keys); more are read in one query."""
 
 
 def _by_key(engine: Engine, select: str, keys: Sequence[int]) -> list[Row]:
