@@ -94,6 +94,8 @@ def event_bodies(engine: Engine, event_type: str, keys: Iterable[tuple[str, int]
         By key, the event's JSON bytes; a key no event is kept under is left out.
     """
     wanted = set(keys)
+    if not wanted:
+        return {}
     runs = sorted({run_id for run_id, _ in wanted})
     blocked = keeps_blocks(engine)
     select = (
@@ -123,7 +125,7 @@ def event_bodies(engine: Engine, event_type: str, keys: Iterable[tuple[str, int]
 
 
 def _blocks(engine: Engine, ids: list[int]) -> Iterator[tuple[int, Any]]:
-    """Yield each block's id and compressed bytes, `MANY` a query (fewer than `FEW`: one look-up each)."""
+    """Yield each block's id and compressed bytes, `MANY` a query (`FEW` or fewer: one look-up each)."""
     if len(ids) <= FEW:
         for block_id in ids:
             yield from engine.query("SELECT block_id, body FROM event_blocks WHERE block_id = ?", [block_id])

@@ -10,7 +10,7 @@ Row = tuple[Any, ...]
 
 FEW = 6
 """At most this many keys are read one look-up each (an index look-up on both engines: DuckDB uses an index for one
-equality on an index of one column, never for a list of keys); more are read in one query."""
+equality on an index of one column); more are read in one query."""
 
 
 class Engine(Protocol):
