@@ -12,19 +12,23 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import weakref
 import zlib
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import zstandard
 
-from airflow_lineage_governance.store.engine import Engine, Row
+from airflow_lineage_governance.store.engine import FEW, Engine, Row
 from airflow_lineage_governance.store.ids import stable_id
 
 BLOCK = 1000
 """How many events' JSON one block holds at most."""
 LEVEL = 6
 """The zstd level blocks are written at."""
+MANY = 500
+"""How many run ids, or blocks, one query reads the events or blocks of."""
 
 
 def pack(bodies: Sequence[bytes]) -> tuple[int, bytes]:
@@ -72,23 +76,92 @@ def event_body(engine: Engine, run_id: str, event_type: str, at_us: int) -> byte
     Returns:
         The event's JSON bytes.
     """
-    columns = engine.query(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'events' AND column_name = 'block_id'"
+    return event_bodies(engine, event_type, [(run_id, at_us)]).get((run_id, at_us))
+
+
+def event_bodies(engine: Engine, event_type: str, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
+    """Return the JSON of each event of the type stored under a key, as first received, a few queries for all.
+
+    The events are read `MANY` run ids a query, and their blocks `MANY` a query (each decompressed once); no more
+    than `FEW` blocks are read one look-up each.
+
+    Args:
+        engine: The store's engine.
+        event_type: The events' type.
+        keys: Each event's run id and instant (microseconds since the epoch, UTC).
+
+    Returns:
+        By key, the event's JSON bytes; a key no event is kept under is left out.
+    """
+    wanted = set(keys)
+    if not wanted:
+        return {}
+    runs = sorted({run_id for run_id, _ in wanted})
+    blocked = keeps_blocks(engine)
+    select = (
+        "SELECT run_id, at_us, body, block_id, block_line FROM events"
+        if blocked
+        else "SELECT run_id, at_us, body, NULL, NULL FROM events"
     )
-    if not columns:
-        found = engine.query(
-            "SELECT body FROM events WHERE run_id = ? AND event_type = ? AND at_us = ?", [run_id, event_type, at_us]
+    found: dict[tuple[str, int], bytes] = {}
+    lines: dict[int, list[tuple[tuple[str, int], int]]] = defaultdict(list)
+    for start in range(0, len(runs), MANY):
+        part = runs[start : start + MANY]
+        for run_id, at_us, own, block_id, line in engine.query(
+            f"{select} WHERE event_type = ? AND run_id IN ({', '.join('?' * len(part))})", [event_type, *part]
+        ):
+            key = (run_id, at_us)
+            if key not in wanted:
+                continue
+            if own is not None:
+                found[key] = zlib.decompress(bytes(own))
+            else:
+                lines[block_id].append((key, int(line or 0)))
+    for block_id, block in _blocks(engine, sorted(lines)):
+        split = zstandard.ZstdDecompressor().decompress(bytes(block)).split(b"\n")
+        for key, line in lines[block_id]:
+            found[key] = split[line]
+    return found
+
+
+def _blocks(engine: Engine, ids: list[int]) -> Iterator[tuple[int, Any]]:
+    """Yield each block's id and compressed bytes, `MANY` a query (`FEW` or fewer: one look-up each)."""
+    if len(ids) <= FEW:
+        for block_id in ids:
+            yield from engine.query("SELECT block_id, body FROM event_blocks WHERE block_id = ?", [block_id])
+        return
+    for start in range(0, len(ids), MANY):
+        part = ids[start : start + MANY]
+        yield from engine.query(
+            f"SELECT block_id, body FROM event_blocks WHERE block_id IN ({', '.join('?' * len(part))})", part
         )
-        return zlib.decompress(bytes(found[0][0])) if found else None
-    found = engine.query(
-        "SELECT e.body, b.body, e.block_line FROM events e LEFT JOIN event_blocks b ON b.block_id = "
-        "e.block_id WHERE e.run_id = ? AND e.event_type = ? AND e.at_us = ?",
-        [run_id, event_type, at_us],
+
+
+_BLOCKED: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
+
+
+def keeps_blocks(engine: Engine) -> bool:
+    """Return whether the store keeps events' JSON in blocks (schema version 3 and later), asked once per store.
+
+    Only the answer yes is remembered: a store of version 2 may be upgraded while it is open, never downgraded.
+
+    Args:
+        engine: The store's engine.
+
+    Returns:
+        True when `events` has a `block_id` column.
+    """
+    if _BLOCKED.get(engine):
+        return True
+    blocked = bool(
+        engine.query(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'events' "
+            "AND column_name = 'block_id'"
+        )
     )
-    if not found:
-        return None
-    own, block, line = found[0]
-    return stored_body(own, block, line)
+    if blocked:
+        _BLOCKED[engine] = True
+    return blocked
 
 
 def stored_body(own: Any, block: Any, line: int | None) -> bytes:

@@ -8,6 +8,10 @@ from typing import Any, Protocol
 
 Row = tuple[Any, ...]
 
+FEW = 6
+"""At most this many keys are read one look-up each (an index look-up on both engines: DuckDB uses an index for one
+equality on an index of one column); more are read in one query."""
+
 
 class Engine(Protocol):
     """A database the store runs on: statements written once, with `?` placeholders, for both engines."""

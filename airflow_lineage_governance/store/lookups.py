@@ -17,7 +17,7 @@ import orjson
 
 from airflow_lineage_governance.graph.events import COMPLETE, RunEvent, to_run_event
 from airflow_lineage_governance.refs import TableRef
-from airflow_lineage_governance.store.bodies import event_body, stored_body
+from airflow_lineage_governance.store.bodies import event_bodies, stored_body
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.ingest import dataset_id
 from airflow_lineage_governance.store.queries import NOW
@@ -102,6 +102,7 @@ def writers(
             known = runs.setdefault(by_id[table_id], {})
             if job not in known or (at_us, run_id) > known[job][::-1]:
                 known[job] = (run_id, at_us)
+    bodies = event_bodies(engine, COMPLETE, {key for known in runs.values() for key in known.values()})
     events: dict[tuple[str, int], dict[str, Any] | None] = {}
     found: dict[TableRef, list[Writer]] = {}
     for table in sorted(runs, key=str):
@@ -109,7 +110,7 @@ def writers(
         for job in sorted(runs[table]):
             key = runs[table][job]
             if key not in events:
-                body = event_body(engine, key[0], COMPLETE, key[1])
+                body = bodies.get(key)
                 parsed = orjson.loads(body) if body is not None else None
                 events[key] = parsed if type(parsed) is dict else None
             found[table].append(Writer(job, events[key]))

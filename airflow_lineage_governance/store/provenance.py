@@ -28,10 +28,9 @@ from airflow_lineage_governance.graph.records import RunRecord, Shape
 from airflow_lineage_governance.graph.walk import Walk
 from airflow_lineage_governance.kinds import CONFIDENCE_RANK, EdgeSource, EdgeType
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from airflow_lineage_governance.store.bodies import event_body
-from airflow_lineage_governance.store.engine import Engine
+from airflow_lineage_governance.store.bodies import event_bodies
+from airflow_lineage_governance.store.engine import FEW, Engine
 from airflow_lineage_governance.store.ingest import column_id, dataset_id, micros
-from airflow_lineage_governance.store.queries import FEW
 
 Version = tuple[TableRef, str | None]
 
@@ -89,6 +88,7 @@ class StoreWalker:
         self.namespaces = sorted(job_namespaces) if job_namespaces is not None else None
         self.static = list(static)
         self._runs: dict[str, RunRecord | None] = {}
+        self._versions: dict[tuple[str, int], tuple[list[Version], list[Version]]] = {}
         self._job_ids: dict[str, int] = {}
         self._columns: dict[TableRef, list[ColumnRef]] = {}
         self._written: dict[TableRef, RunRecord | None] = {}
@@ -231,11 +231,18 @@ class StoreWalker:
         if len(unknown) > FEW:
             self._look_up_columns(unknown)
         unwritten = [t for t in dict.fromkeys(tables) if t not in self._written]
-        if len(unwritten) > FEW:
-            self._look_up_last_writes(unwritten)
+        written = self._look_up_last_writes(unwritten) if len(unwritten) > FEW else None
         unrun = [j for j in dict.fromkeys(jobs) if j not in self._runs and j in self._job_ids]
-        if len(unrun) > FEW:
-            self._look_up_runs(unrun)
+        run = self._look_up_runs(unrun) if len(unrun) > FEW else None
+        records = self._records([*(written or {}).values(), *(run or {}).values()])
+        if written is not None:
+            for table in unwritten:
+                row = written.get(table)
+                self._written[table] = records[_key(row)] if row is not None else None
+        if run is not None:
+            for job in unrun:
+                row = run.get(job)
+                self._runs[job] = records[_key(row)] if row is not None else None
 
     def _look_up_columns(self, tables: list[TableRef]) -> None:
         scope, scoped = self._scope()
@@ -270,7 +277,8 @@ class StoreWalker:
         for table, found in names.items():
             self._columns[table] = [ColumnRef(table, name) for name in found]
 
-    def _look_up_last_writes(self, tables: list[TableRef]) -> None:
+    def _look_up_last_writes(self, tables: list[TableRef]) -> dict[TableRef, Sequence[object]]:
+        """Return, by table, the `_RUN` row of its latest writing COMPLETE at the time (a table none wrote left out)."""
         scope, scoped = self._scope()
         latest = self._latest_runs(
             "so.dataset_id",
@@ -279,15 +287,12 @@ class StoreWalker:
             scoped,
             map(dataset_id, tables),
         )
-        for table in tables:
-            row = latest.get(dataset_id(table))
-            self._written[table] = self._record(row) if row is not None else None
+        return {table: latest[dataset_id(table)] for table in tables if dataset_id(table) in latest}
 
-    def _look_up_runs(self, jobs: list[str]) -> None:
+    def _look_up_runs(self, jobs: list[str]) -> dict[str, Sequence[object]]:
+        """Return, by job, the `_RUN` row of its latest COMPLETE at the time (a job with none left out)."""
         latest = self._latest_runs("c.job_id", "", "", [], (self._job_ids[job] for job in jobs))
-        for job in jobs:
-            row = latest.get(self._job_ids[job])
-            self._runs[job] = self._record(row) if row is not None else None
+        return {job: latest[self._job_ids[job]] for job in jobs if self._job_ids[job] in latest}
 
     def _latest_runs(
         self, key: str, joins: str, scope: str, scoped: list[object], ids: Iterable[int]
@@ -333,9 +338,18 @@ class StoreWalker:
         return found
 
     def _record(self, row: Sequence[object]) -> RunRecord:
+        return self._records([row])[_key(row)]
+
+    def _records(self, rows: Iterable[Sequence[object]]) -> dict[tuple[str, int], RunRecord]:
+        """Return, by run id and instant, the record of each `_RUN` row, the JSON of all their events read at once."""
+        by_key = {_key(row): row for row in rows}
+        self._read_versions([key for key in by_key if key not in self._versions])
+        return {key: self._built(row) for key, row in by_key.items()}
+
+    def _built(self, row: Sequence[object]) -> RunRecord:
         run_id, at_us, event_time, try_number, sql, namespace, job = row
         assert isinstance(run_id, str) and isinstance(at_us, int)
-        inputs, outputs = self._versions(run_id, at_us)
+        inputs, outputs = self._versions[(run_id, at_us)]
         event = RunEvent(
             COMPLETE,
             str(event_time),
@@ -347,26 +361,30 @@ class StoreWalker:
         )
         return RunRecord(event, Shape([], []), sql if isinstance(sql, str) else None, (*inputs,), (*outputs,))
 
-    def _versions(self, run_id: str, at_us: int) -> tuple[list[Version], list[Version]]:
-        """Return the snapshot of each input and output the COMPLETE names, of the dataset namespace kept.
+    def _read_versions(self, keys: Sequence[tuple[str, int]]) -> None:
+        """Read the snapshot of each input and output each COMPLETE names, of the dataset namespace kept.
 
         They are in the event's order (from its JSON as first received), or from the derived rows, by name, when
         its JSON is not kept.
         """
-        body = event_body(self.engine, run_id, COMPLETE, at_us)
-        raw = orjson.loads(body) if body is not None else None
-        if type(raw) is not dict:
-            found: tuple[list[Version], list[Version]] = ([], [])
-            for role, name, snapshot in self.engine.query(
-                "SELECT rd.role, d.name, rd.snapshot FROM run_datasets rd JOIN datasets d ON d.dataset_id = "
-                f"rd.dataset_id WHERE rd.run_id = ? AND rd.at_us = ? ORDER BY d.name{self.engine.text_order}",
-                [run_id, at_us],
-            ):
-                found[0 if role == "input" else 1].append((TableRef.parse(name), snapshot))
-            return found
-        return _named_versions(raw.get("inputs"), self.dataset_namespace), _named_versions(
-            raw.get("outputs"), self.dataset_namespace
-        )
+        bodies = event_bodies(self.engine, COMPLETE, keys)
+        for run_id, at_us in keys:
+            body = bodies.get((run_id, at_us))
+            raw = orjson.loads(body) if body is not None else None
+            if type(raw) is not dict:
+                found: tuple[list[Version], list[Version]] = ([], [])
+                for role, name, snapshot in self.engine.query(
+                    "SELECT rd.role, d.name, rd.snapshot FROM run_datasets rd JOIN datasets d ON d.dataset_id = "
+                    f"rd.dataset_id WHERE rd.run_id = ? AND rd.at_us = ? ORDER BY d.name{self.engine.text_order}",
+                    [run_id, at_us],
+                ):
+                    found[0 if role == "input" else 1].append((TableRef.parse(name), snapshot))
+                self._versions[(run_id, at_us)] = found
+                continue
+            self._versions[(run_id, at_us)] = (
+                _named_versions(raw.get("inputs"), self.dataset_namespace),
+                _named_versions(raw.get("outputs"), self.dataset_namespace),
+            )
 
     def record_of(self, edge: Edge) -> RunRecord | None:
         """Return the record that states the edge at the time."""
@@ -439,15 +457,21 @@ class StoreWalker:
             key = (str(target), kind, subtype, job)
             if key not in latest or (at_us, run_id) > latest[key][0:1] + (latest[key][2],):
                 latest[key] = (at_us, edge, run_id)
-        found = []
-        for key in sorted(latest):
-            at_us, edge, run_id = latest[key]
-            rows = self.engine.query(
-                f"{_RUN}JOIN jobs j ON j.job_id = c.job_id WHERE c.run_id = ? AND c.at_us = ?",
-                [run_id, at_us],
-            )
-            found.append(Evidence(edge._replace(run_id=""), self._record(rows[0]) if rows else None, True))
-        return found
+        wanted = {(run_id, at_us) for at_us, _, run_id in latest.values()}
+        runs = sorted({run_id for run_id, _ in wanted})
+        stated: dict[tuple[str, int], Sequence[object]] = {}
+        for start in range(0, len(runs), BATCH):
+            part = runs[start : start + BATCH]
+            for row in self.engine.query(
+                f"{_RUN}JOIN jobs j ON j.job_id = c.job_id WHERE c.run_id IN ({', '.join('?' * len(part))})", part
+            ):
+                if _key(row) in wanted:
+                    stated.setdefault(_key(row), row)
+        records = self._records(stated.values())
+        return [
+            Evidence(edge._replace(run_id=""), records.get((run_id, at_us)), True)
+            for at_us, edge, run_id in (latest[key] for key in sorted(latest))
+        ]
 
     def table(self, node: ColumnRef) -> TableRef:
         """Return the column's table."""
@@ -456,6 +480,13 @@ class StoreWalker:
     def node_of(self, ref: object) -> ColumnRef | None:
         """Return the node of a column: the ref itself."""
         return ref if isinstance(ref, ColumnRef) else None
+
+
+def _key(row: Sequence[object]) -> tuple[str, int]:
+    """Return a `_RUN` row's run id and instant: its COMPLETE's key."""
+    run_id, at_us = row[0], row[1]
+    assert isinstance(run_id, str) and isinstance(at_us, int)
+    return run_id, at_us
 
 
 def _later(row: Sequence[object], than: Sequence[object]) -> bool:

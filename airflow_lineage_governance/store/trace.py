@@ -279,7 +279,7 @@ def trace_back(engine: Engine, table: TableRef, snapshot: str) -> StoredOrigin:
         "WITH RECURSIVE reached (dataset_id, snapshot) AS (SELECT CAST(? AS BIGINT), CAST(? AS TEXT) UNION "
         "SELECT i.dataset_id, i.snapshot FROM reached r JOIN run_datasets o ON o.dataset_id = r.dataset_id AND "
         "o.snapshot = r.snapshot AND o.role = 'output' JOIN run_datasets i ON i.run_id = o.run_id AND "
-        f"i.at_us = o.at_us AND i.role = 'input' AND i.snapshot IS NOT NULL WHERE {latest}), "
+        "i.at_us = o.at_us AND i.role = 'input' AND i.snapshot IS NOT NULL), "
         "writers AS (SELECT o.dataset_id, o.snapshot, o.run_id, o.at_us FROM reached r JOIN run_datasets o ON "
         f"o.dataset_id = r.dataset_id AND o.snapshot = r.snapshot AND o.role = 'output' WHERE {latest}) "
         f"SELECT kd.name, w.snapshot, w.run_id, w.at_us, {_RUN_COLUMNS} FROM writers w "

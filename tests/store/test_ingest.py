@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from airflow_lineage_governance.graph.events import FileEventSource, ReadReport
-from airflow_lineage_governance.store.bodies import event_body
+from airflow_lineage_governance.store.bodies import event_bodies, event_body
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from tests.support.events import complete, event, output, write
 
@@ -265,4 +265,25 @@ def test_every_events_json_is_kept_as_received_across_blocks_and_a_partly_new_ba
         assert len(kept) == 2600
         by_run = {run: event_body(store.engine, run, "COMPLETE", at) for run, at in kept}
         assert [by_run[f"r{n}"] for n in range(2600)] == lines
+        at_of = dict(kept)
+        every = event_bodies(store.engine, "COMPLETE", [*kept, ("r0", at_of["r0"] + 1), ("no-such-run", 0)])
+        assert len(every) == 2600
+        assert [every[(f"r{n}", at_of[f"r{n}"])] for n in range(2600)] == lines
         assert store.engine.query("SELECT COUNT(*) FROM event_blocks")[0][0] < 10
+
+
+def test_the_json_of_events_in_many_blocks_is_read_at_once(store_location, tmp_path):
+    events = [
+        complete(
+            "dag.a", output("out.t", {"x": ["crm.learners.email"]}), run=f"a{n}", time=f"2026-10-01T02:00:{n:02d}Z"
+        )
+        for n in range(9)
+    ]
+    with LineageStore.open(store_location, create=True) as store:
+        for n, one in enumerate(events):  # one ingest each: one block each, more than are read one look-up each
+            store.ingest(FileEventSource(write(tmp_path / f"{n}.jsonl", [one])))
+        assert store.engine.query("SELECT COUNT(*) FROM event_blocks")[0][0] == 9
+        kept = store.engine.query("SELECT run_id, at_us FROM events")
+        found = event_bodies(store.engine, "COMPLETE", [*kept, ("a0", 0)])
+        assert {run: json.loads(body) for (run, _), body in found.items()} == {e["run"]["runId"]: e for e in events}
+        assert event_bodies(store.engine, "START", kept) == {}
