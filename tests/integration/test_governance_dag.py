@@ -102,7 +102,8 @@ def test_the_lineage_is_synced_into_the_store_and_a_second_run_reads_it_there(pl
     run, report = run_governance(sandbox)
     store = sandbox.root / "report" / "lineage-store.duckdb"  # the default store, inside the report folder
     [(where, read, added, kept)] = SYNCED.findall(run.log)
-    assert where == str(store) and int(read) >= len(before) and int(added) + int(kept) == int(read)
+    # an earlier governance run over this sandbox may have synced the file already: read from where it stopped
+    assert where == str(store) and int(added) + int(kept) == int(read)
     keys = {(e["run"]["runId"], e["eventType"], e["eventTime"]) for e in map(json.loads, before)}
     with LineageStore.open(store, read_only=True) as lineage:
         stored = set(lineage.engine.query("SELECT run_id, event_type, event_time FROM events"))
