@@ -130,16 +130,13 @@ def spill_folder(resources: Resources) -> Iterator[str]:
     """
     root = resources.spill_root or tempfile.gettempdir()
     remove_abandoned_spill_folders(root)
+    path = None
     try:
         path = tempfile.mkdtemp(prefix=SPILL_PREFIX, dir=root)
-    except OSError:
-        raise SessionSettingError(
-            CONFIG_OPTIONS["spill_root"], "no spill folder can be made under the folder it names"
-        ) from None
-    try:
         owner = _hold_owner_file(path)
     except OSError:
-        shutil.rmtree(path, ignore_errors=True)
+        if path is not None:
+            shutil.rmtree(path, ignore_errors=True)
         raise SessionSettingError(
             CONFIG_OPTIONS["spill_root"], "no spill folder can be made under the folder it names"
         ) from None

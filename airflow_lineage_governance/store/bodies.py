@@ -114,11 +114,11 @@ def event_bodies(engine: Engine, event_type: str, keys: Iterable[tuple[str, int]
             if key not in wanted:
                 continue
             if own is not None:
-                found[key] = zlib.decompress(bytes(own))
+                found[key] = stored_body(own, None, None)
             else:
                 lines[block_id].append((key, int(line or 0)))
     for block_id, block in _blocks(engine, sorted(lines)):
-        split = zstandard.ZstdDecompressor().decompress(bytes(block)).split(b"\n")
+        split = _split(bytes(block))
         for key, line in lines[block_id]:
             found[key] = split[line]
     return found
@@ -184,4 +184,8 @@ def stored_body(own: Any, block: Any, line: int | None) -> bytes:
 
 @functools.lru_cache(maxsize=8)
 def _lines(block: bytes) -> list[bytes]:
+    return _split(block)
+
+
+def _split(block: bytes) -> list[bytes]:
     return zstandard.ZstdDecompressor().decompress(block).split(b"\n")
