@@ -119,7 +119,10 @@ def ours(catalog, name: str, key: str) -> tuple[float, int, int]:
 
 
 def rows_of(catalog, name: str) -> pa.Table:
-    return catalog.load_table(("bench", name)).scan().to_arrow().sort_by("id")
+    """Returns the table's rows by id, in the Arrow types of its schema (pyiceberg hands text over as string or
+    large_string as its files were written)."""
+    table = catalog.load_table(("bench", name))
+    return table.scan().to_arrow().cast(table.schema().as_arrow()).sort_by("id")
 
 
 def main(repeats: int = 3) -> None:

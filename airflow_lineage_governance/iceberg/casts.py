@@ -14,7 +14,7 @@ from duckdb.sqltypes import DuckDBPyType
 from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, PrimitiveType
 
-from airflow_lineage_governance.iceberg.data_files import BATCH_ROWS, DuckDBFileWriter, ResultStream
+from airflow_lineage_governance.iceberg.data_files import BATCH_ROWS, DuckDBFileWriter, ResultStream, write_parquet
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, without_values
 from airflow_lineage_governance.iceberg.types import (
     NoIcebergTypeError,
@@ -297,11 +297,11 @@ def cast_stream(
         except (duckdb.Error, UnicodeDecodeError) as error:
             raise _cast_error(target, relation, casts, error) from None
 
-    def write(folder: str, field_ids: dict[str, int], codec: str, file_bytes: int, pattern: str) -> None:
+    def write(
+        folder: str, field_ids: dict[str, int], codec: str, file_bytes: int, pattern: str, partition_by: list[str]
+    ) -> None:
         try:
-            selected.write_parquet(
-                folder, compression=codec, field_ids=field_ids, file_size_bytes=file_bytes, filename_pattern=pattern
-            )
+            write_parquet(selected, folder, field_ids, codec, file_bytes, pattern, partition_by)
         except (duckdb.Error, UnicodeDecodeError) as error:
             raise _cast_error(target, relation, casts, error) from None
 

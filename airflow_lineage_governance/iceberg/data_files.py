@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from pyarrow import fs
@@ -20,6 +21,9 @@ from pyiceberg.io import FileIO
 from pyiceberg.manifest import DataFile
 from pyiceberg.table import TableProperties
 from pyiceberg.table.metadata import TableMetadata
+
+if TYPE_CHECKING:
+    import duckdb
 
 CHUNK_BYTES = 32 * 1024 * 1024
 """The most Arrow bytes of a result held in Python at once: each chunk becomes one data file per partition."""
@@ -31,15 +35,16 @@ BATCH_ROWS = 122_880
 
 @dataclass(frozen=True)
 class DuckDBFileWriter:
-    """DuckDB writing a result, cast to the table's types, as one Parquet file into a staging folder.
+    """DuckDB writing a result, cast to the table's types, as Parquet files into a staging folder.
 
     The staging folder of the sandbox is the only folder DuckDB may write to.
     """
 
     staging: str
-    write: Callable[[str, dict[str, int], str, int, str], None]
+    write: Callable[[str, dict[str, int], str, int, str, list[str]], None]
     """Writes the result into a folder in `staging` (its first argument), each column with its field id (by
-    name), in a compression codec, rolling to a new file past a size in bytes, the files named by a pattern."""
+    name), in a compression codec, rolling to a new file past a size in bytes, the files named by a pattern, in
+    one folder per value of the partition columns (none: all in the folder)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,38 @@ class ResultStream:
     """DuckDB's own writer of the result as one Parquet file, when the statement may use it."""
     ordered: Callable[[str], ResultStream] | None = None
     """Returns the same result sorted by DuckDB by ORDER BY keys over its columns; None when it cannot be sorted."""
+
+
+def write_parquet(
+    relation: duckdb.DuckDBPyRelation,
+    folder: str,
+    field_ids: dict[str, int],
+    codec: str,
+    file_bytes: int,
+    pattern: str,
+    partition_by: list[str],
+) -> None:
+    """Have DuckDB write the rows of `relation` as Parquet files into `folder` (a DuckDBFileWriter's `write`).
+
+    Args:
+        relation: The rows, in the table's types.
+        folder: Where the files go, inside the staging folder.
+        field_ids: Each column's field id, by name.
+        codec: The compression codec.
+        file_bytes: The size past which DuckDB starts a new file.
+        pattern: How the files are named (DuckDB's `FILENAME_PATTERN`).
+        partition_by: The columns whose values get a folder each (`col=value`, the column kept in the files);
+            none: every file in `folder`.
+    """
+    relation.write_parquet(
+        folder,
+        compression=codec,
+        field_ids=field_ids,
+        file_size_bytes=file_bytes,
+        filename_pattern=pattern,
+        partition_by=partition_by or None,
+        write_partition_columns=True if partition_by else None,
+    )
 
 
 def stream_of(table: pa.Table) -> ResultStream:

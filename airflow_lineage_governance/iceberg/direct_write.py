@@ -1,6 +1,6 @@
-"""Write a statement's whole result as one Parquet data file by DuckDB itself.
+"""Write a statement's whole result as Parquet data files by DuckDB itself.
 
-Used for tables where DuckDB's file is exactly the file pyiceberg would write.
+Used for tables where DuckDB's files are exactly the files pyiceberg would write.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ import shutil
 import pyarrow.parquet as pq
 from pyiceberg.io import FileIO
 from pyiceberg.io.pyarrow import parquet_file_to_data_file
+from pyiceberg.manifest import DataFile
 from pyiceberg.table import TableProperties
 from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import (
     BinaryType,
     BooleanType,
@@ -45,6 +47,18 @@ DIRECT_TYPES = (
     BinaryType,
 )
 """The column types whose Parquet form DuckDB writes as Iceberg reads it."""
+PARTITION_SOURCE_TYPES = (
+    BooleanType,
+    IntegerType,
+    LongType,
+    DecimalType,
+    DateType,
+    TimestampType,
+    TimestamptzType,
+    StringType,
+)
+"""The column types an identity partition DuckDB writes may be over: DuckDB tells their values apart exactly as Iceberg
+does (not floats, whose -0.0 and 0.0 DuckDB groups together, nor binary values)."""
 _DAYS = (-719_162, 2_932_896)
 """The dates a Python date holds (years 1 to 9999), as days since 1970-01-01: the Iceberg writer's range."""
 _MICROS = (-62_135_596_800_000_000, 253_402_300_799_999_999)
@@ -55,33 +69,54 @@ class NotDirectlyWritable(Exception):
     """Raised when DuckDB's file turns out not to be what the table takes; the caller writes through Arrow."""
 
 
-def directly_writable(metadata: TableMetadata, columns: list[str], location: str) -> bool:
-    """Return whether DuckDB may write the result's file itself.
+def directly_writable(metadata: TableMetadata, columns: list[str], location: str, *, ordered: bool = False) -> bool:
+    """Return whether DuckDB may write the result's files itself.
 
     Args:
         metadata: The table's metadata, as the write's transaction holds it.
         columns: The result's column names, in order.
         location: Where the table's data files go.
+        ordered: Whether the rows are sorted by the table's sort order, which the files must keep.
 
     Returns:
-        True when the table is unpartitioned and on the local file system, and the result holds exactly its
-        columns, in order, each optional (DuckDB writes every column as optional, which pyiceberg refuses for a
-        required one) and of a type in DIRECT_TYPES.
+        True when the table is on the local file system, the result holds exactly its columns, in order, each
+        optional (DuckDB writes every column as optional, which pyiceberg refuses for a required one) and of a type
+        in DIRECT_TYPES, and the table is unpartitioned or, for rows in no particular order, partitioned only by
+        identity over columns of a type in PARTITION_SOURCE_TYPES.
     """
     fields = metadata.schema().fields
     return (
-        metadata.spec().is_unpartitioned()
+        (metadata.spec().is_unpartitioned() or (not ordered and partition_columns(metadata) is not None))
         and local_path(location) is not None
         and [f.name for f in fields] == columns
         and all(isinstance(f.field_type, DIRECT_TYPES) and not f.required for f in fields)
     )
 
 
+def partition_columns(metadata: TableMetadata) -> list[str] | None:
+    """Return the columns DuckDB partitions the files by, in the spec's order; None when DuckDB cannot.
+
+    Empty for an unpartitioned table; None when a partition field is not an identity over a column of a type in
+    PARTITION_SOURCE_TYPES.
+    """
+    schema = metadata.schema()
+    names = []
+    for spec_field in metadata.spec().fields:
+        source = schema.find_field(spec_field.source_id)
+        if not isinstance(spec_field.transform, IdentityTransform) or not isinstance(
+            source.field_type, PARTITION_SOURCE_TYPES
+        ):
+            return None
+        names.append(source.name)
+    return names
+
+
 def write_directly(metadata: TableMetadata, io: FileIO, writer: DuckDBFileWriter, written: WrittenFiles) -> str | None:
     """Have DuckDB write the result as data files of the table, and record them in `written`.
 
-    DuckDB writes into a folder of the sandbox, rolling to a new file at the table's chunk size (`chunk_bytes`);
-    each file is checked, then moved under the table's data location.
+    DuckDB writes into a folder of the sandbox, one folder per partition of a partitioned table, rolling to a new
+    file at the table's chunk size (`chunk_bytes`); each file is checked, then moved under the table's data location
+    (into the same partition folder).
 
     Args:
         metadata: The table's metadata, as the write's transaction holds it.
@@ -96,37 +131,42 @@ def write_directly(metadata: TableMetadata, io: FileIO, writer: DuckDBFileWriter
     Raises:
         NotDirectlyWritable: when DuckDB's files are not what the table takes (nothing is written then).
     """
+    partitions = partition_columns(metadata) or []
     folder = os.path.join(writer.staging, str(written.write_uuid))
     os.mkdir(folder)
     codec = metadata.properties.get(TableProperties.PARQUET_COMPRESSION, TableProperties.PARQUET_COMPRESSION_DEFAULT)
+    # A partition's files get a random part in their name: no two files of one write can meet under one name.
+    numbered = "{uuid}" if partitions else "{i}"
     try:
         writer.write(
             folder,
             {f.name: f.field_id for f in metadata.schema().fields},
             str(codec),
             chunk_bytes(metadata),
-            f"00000-{{i}}-{written.write_uuid}",
+            f"00000-{numbered}-{written.write_uuid}",
+            partitions,
         )
-        staged = []
-        for name in sorted(os.listdir(folder)):
+        staged: dict[str, pq.FileMetaData] = {}
+        for name in _files_under(folder):
             footer = pq.read_metadata(os.path.join(folder, name))
             refused = _refused(metadata, footer)
             if refused is not None:
                 return refused
             if footer.num_rows:
-                staged.append(name)
+                staged[name] = footer
         location = data_location(metadata)
         target = local_path(location)
         assert target is not None  # directly_writable checked it
-        os.makedirs(target, exist_ok=True)
         for name in staged:
+            os.makedirs(os.path.dirname(os.path.join(target, name)), exist_ok=True)
             shutil.move(os.path.join(folder, name), os.path.join(target, name))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    for name in staged:
+    for name, footer in staged.items():
         path = f"{location.rstrip('/')}/{name}"
         try:
             data_file = parquet_file_to_data_file(io, metadata, path)
+            _check_partition(metadata, footer, data_file)
         except ValueError:
             for moved in staged:
                 io.delete(f"{location.rstrip('/')}/{moved}")
@@ -136,6 +176,35 @@ def write_directly(metadata: TableMetadata, io: FileIO, writer: DuckDBFileWriter
         written.files.append(data_file)
         written.rows += data_file.record_count
     return None
+
+
+def _files_under(folder: str) -> list[str]:
+    """Return the files under `folder`, as paths relative to it, in order."""
+    found: list[str] = []
+    for root, _, names in os.walk(folder):
+        found.extend(os.path.relpath(os.path.join(root, name), folder) for name in names)
+    return sorted(found)
+
+
+def _check_partition(metadata: TableMetadata, footer: pq.FileMetaData, data_file: DataFile) -> None:
+    """Check the partition pyiceberg read off the file's statistics is the one value its rows hold.
+
+    pyiceberg takes a partition value from a column's minimum and maximum, and takes None when it finds no statistic;
+    a None must then be a column of nulls only, and a value a column with no null.
+
+    Raises:
+        ValueError: when a partition value is not what the file's rows hold.
+    """
+    positions = {name: position for position, name in enumerate(footer.schema.names)}
+    for index, name in enumerate(partition_columns(metadata) or []):
+        nulls = 0
+        for group in range(footer.num_row_groups):
+            statistics = footer.row_group(group).column(positions[name]).statistics
+            if statistics is None or not statistics.has_null_count:
+                raise ValueError(name)
+            nulls += statistics.null_count
+        if (data_file.partition[index] is None) != (nulls == footer.num_rows):
+            raise ValueError(name)
 
 
 def _refused(metadata: TableMetadata, footer: pq.FileMetaData) -> str | None:

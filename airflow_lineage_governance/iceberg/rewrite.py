@@ -10,6 +10,7 @@ merged. A retried try that finds its own earlier commit (the write key) does not
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -34,12 +35,16 @@ from airflow_lineage_governance.iceberg.catalog import TableName, as_table
 from airflow_lineage_governance.iceberg.data_files import (
     BATCH_ROWS,
     WRITERS,
+    DuckDBFileWriter,
     WrittenFiles,
     chunk_bytes,
     chunks,
+    data_location,
     write_chunks,
     write_id,
+    write_parquet,
 )
+from airflow_lineage_governance.iceberg.direct_write import NotDirectlyWritable, directly_writable, write_directly
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
 from airflow_lineage_governance.iceberg.partitioned import commit_files, partition_names
 from airflow_lineage_governance.iceberg.read import (
@@ -190,10 +195,12 @@ def _rewrite(
     planned = [plan_scan(catalog, name, loaded.get(as_table(name))) for name in sources]
     planned_target = plan_scan(catalog, ref, table)
     connection = sandboxed_connection(session, resources, spill, database)
+    staging = os.path.join(spill, f"result-{uuid.uuid4().hex}")
+    os.mkdir(staging)
     try:
         reads = [expose_planned(connection, plan) for plan in planned]
         whole = expose_planned(connection, planned_target, file_column=FILE_COLUMN)
-        lock_down(connection, [whole, *reads])
+        lock_down(connection, [whole, *reads], staging)
         scope = _checked_filter(table, row_filter(parsed, connection, table.schema().column_names))
         touched = _touched_files(connection, parsed, whole)
         name = duckdb_name(connection, ref)
@@ -216,7 +223,8 @@ def _rewrite(
             plan = sort_plan(table.schema(), table.sort_order())
             if plan.order_by:
                 after = after.order(plan.order_by)
-            _write_rows(ref, table, after, written, writers=1 if database else WRITERS)
+            if not _written_by_duckdb(table, after, staging, written, ordered=bool(plan.order_by)):
+                _write_rows(ref, table, after, written, writers=1 if database else WRITERS)
             mark_sorted(written.files, plan.sort_order_id)
     finally:
         if database is None:
@@ -247,6 +255,24 @@ def _work_database(table: Table, resources: Resources | None, spill: str) -> str
     if limit is None or stored * IN_MEMORY_FACTOR <= limit // 2:
         return None
     return os.path.join(spill, f"rewrite-{uuid.uuid4().hex}.duckdb")
+
+
+def _written_by_duckdb(
+    table: Table, after: duckdb.DuckDBPyRelation, staging: str, written: WrittenFiles, *, ordered: bool
+) -> bool:
+    """Return whether DuckDB wrote the rows of `after` as data files of the table itself (recorded in `written`).
+
+    Where the table takes DuckDB's files as they are (`direct_write`); a value the table cannot take leaves the rows
+    to `_write_rows`, which names it.
+    """
+    metadata = table.metadata
+    if not directly_writable(metadata, list(after.columns), data_location(metadata), ordered=ordered):
+        return False
+    try:
+        writer = DuckDBFileWriter(staging, functools.partial(write_parquet, after))
+        return write_directly(metadata, table.io, writer, written) is None
+    except NotDirectlyWritable:
+        return False
 
 
 def _write_rows(

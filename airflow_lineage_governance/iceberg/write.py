@@ -53,7 +53,7 @@ from airflow_lineage_governance.iceberg.partitioned import (
     written_partitions,
 )
 from airflow_lineage_governance.iceberg.partitions import PartitionField, check_columns
-from airflow_lineage_governance.iceberg.sort_order import mark_sorted, sorted_stream
+from airflow_lineage_governance.iceberg.sort_order import mark_sorted, sort_plan, sorted_stream
 from airflow_lineage_governance.iceberg.types import facet_fields
 from airflow_lineage_governance.refs import TableRef
 
@@ -395,7 +395,8 @@ def _written_by_duckdb(
     Raises IcebergWriteError, nothing written, for a value the table cannot take.
     """
     writer = stream.writer
-    if writer is None or not directly_writable(metadata, stream.schema.names, data_location(metadata)):
+    ordered = bool(sort_plan(metadata.schema(), metadata.sort_order()).order_by)
+    if writer is None or not directly_writable(metadata, stream.schema.names, data_location(metadata), ordered=ordered):
         return False
     try:
         refused = write_directly(metadata, io, writer, written)

@@ -80,18 +80,71 @@ def test_a_ctas_of_every_direct_type_is_written_by_duckdb_as_pyiceberg_would(see
     assert {p.name for p in data.iterdir()} == {Path(t.file.file_path).name for t in direct.scan().plan_files()}
 
 
-def test_a_partitioned_table_goes_through_pyiceberg_s_writer(seeded):
+PARTITIONED_BY_IDENTITY = """SELECT range AS id, (range % 3 = 0) AS flag, (range % 4)::INTEGER AS small,
+    range % 5 AS big, (range % 3 * 1.25)::DECIMAL(12, 2) AS money, DATE '2026-01-01' + (range % 3)::INTEGER AS day,
+    TIMESTAMP '2026-01-01 00:00:00' + to_seconds(range % 2) AS at,
+    CASE WHEN range % 7 = 0 THEN NULL ELSE ['a/b', 'a%2Fb', 'NULL', 'x=y', 'é', ''][range % 6 + 1] END AS text,
+    range / 3 AS ratio
+FROM range(2000)"""
+
+
+@pytest.mark.parametrize(
+    "partition_by",
+    [["text"], ["day", "flag"], ["small", "big", "money"], ["at", "text"]],
+    ids=["string", "date-boolean", "integers-decimal", "timestamp-string"],
+)
+def test_an_identity_partitioned_ctas_is_written_by_duckdb_as_pyiceberg_would(seeded, partition_by):
+    name = "out.by_" + "_".join(partition_by)  # a table of its own: a dropped table's files may stay behind
+    spec = parse_partition_by(partition_by, name)
+    run = run_statement(seeded, kind=CTAS, target=name, query=PARTITIONED_BY_IDENTITY, sources=[], partition_by=spec)
+    direct = seeded.load_table(name)
+    assert run.write.rows == 2000
+    assert all(name.startswith("DuckDB") for name in _created_by(direct))
+    rows = direct.scan().to_arrow()
+    create_or_replace(seeded, name + "_arrow", rows, {}, schema=direct.schema(), partition_by=spec)
+    through_arrow = seeded.load_table(name + "_arrow")
+    assert not any(name.startswith("DuckDB") for name in _created_by(through_arrow))
+    key = [("id", "ascending")]
+    assert (
+        through_arrow.scan().to_arrow().sort_by(key).equals(rows.sort_by(key).cast(through_arrow.schema().as_arrow()))
+    )
+
+    def files(table) -> dict:
+        """Each file's partition, with its rows' ids."""
+        return {
+            tuple(task.file.partition): sorted(
+                pq.read_table(task.file.file_path.removeprefix("file://"), columns=["id"]).column("id").to_pylist()
+            )
+            for task in table.scan().plan_files()
+        }
+
+    assert files(direct) == files(through_arrow)
+    assert _statistics(direct) == _statistics(through_arrow)
+    assert len(direct.snapshots()) == 1
+    text = direct.scan(row_filter="text = 'a/b'").to_arrow() if "text" in partition_by else None
+    if text is not None:
+        assert sorted(text.column("id").to_pylist()) == [i for i in range(2000) if i % 7 and i % 6 == 0]
+    data = Path(direct.location().removeprefix("file://")) / "data"
+    assert {str(p.relative_to(data)) for p in data.rglob("*.parquet")} == {
+        str(Path(t.file.file_path.removeprefix("file://")).relative_to(data)) for t in direct.scan().plan_files()
+    }
+
+
+@pytest.mark.parametrize(
+    "partition_by", [["bucket[4](id)"], ["day(at)"], ["ratio"]], ids=["bucket", "day", "double-identity"]
+)
+def test_a_table_partitioned_otherwise_goes_through_pyiceberg_s_writer(seeded, partition_by):
     run_statement(
         seeded,
         kind=CTAS,
         target="out.parts",
-        query="SELECT range AS id, range % 4 AS part FROM range(100)",
+        query=PARTITIONED_BY_IDENTITY,
         sources=[],
-        partition_by=parse_partition_by(["part"], "out.parts"),
+        partition_by=parse_partition_by(partition_by, "out.parts"),
     )
     table = seeded.load_table("out.parts")
     assert not any(name.startswith("DuckDB") for name in _created_by(table))
-    assert table.scan().to_arrow().num_rows == 100
+    assert table.scan().to_arrow().num_rows == 2000
 
 
 def test_a_table_with_a_required_column_goes_through_pyiceberg_s_writer_and_refuses_a_null(seeded):
