@@ -137,10 +137,11 @@ def parse_dml(sql: str, ref: TableRef) -> ParsedDml:
     raise ValueError("the statement is not a MERGE, UPDATE or DELETE")
 
 
-def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
+def conjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    """Return the conjuncts of `condition` (itself when it is no AND)."""
     node = condition.unnest()
     if isinstance(node, exp.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
+        return conjuncts(node.this) + conjuncts(node.expression)
     return [node]
 
 
@@ -273,7 +274,7 @@ def row_filter(
         return AlwaysTrue()
     known = {name.lower() for name in known_columns}
     found: BooleanExpression = AlwaysTrue()
-    for conjunct in _conjuncts(parsed.condition):
+    for conjunct in conjuncts(parsed.condition):
         try:
             bound = _bound(conjunct, parsed, connection)
         except ValueError:  # a value pyiceberg cannot compare (NaN): the conjunct bounds nothing

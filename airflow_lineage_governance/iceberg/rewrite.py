@@ -27,6 +27,7 @@ from pyiceberg.expressions import AlwaysTrue, BooleanExpression
 from pyiceberg.expressions.visitors import bind
 from pyiceberg.manifest import DataFile
 from pyiceberg.table import Table
+from pyiceberg.transforms import IdentityTransform
 from sqlglot import exp
 
 from airflow_lineage_governance.default_keyword import with_default_keywords
@@ -62,7 +63,7 @@ from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_
 from airflow_lineage_governance.iceberg.run import StatementRun
 from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.sort_order import mark_sorted, sort_plan
-from airflow_lineage_governance.iceberg.touched import touched_files_query
+from airflow_lineage_governance.iceberg.touched import partition_files_query, touched_files_query
 from airflow_lineage_governance.iceberg.types import facet_fields, quoted, result_type
 from airflow_lineage_governance.iceberg.write import (
     ROW_COUNT_KEYS,
@@ -168,6 +169,43 @@ def _touched_files(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, rea
     return sorted(str(row[0]) for row in connection.execute(query).fetchall() if row[0] is not None)
 
 
+def _candidate_files(
+    connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, table: Table, name: str, whole_name: str
+) -> list[str] | None:
+    """Return the data files whose identity partition values can meet the statement's condition; None: every file.
+
+    DuckDB answers over one row per data file and partition value, read from the files (`whole_name`), held under
+    the target's `name` while it answers: the condition's conjuncts over those columns are evaluated by DuckDB's own
+    rules on the very values each file holds (`touched.partition_files_query`). Reading the key columns of the files
+    left out is what this spares.
+    """
+    top = {f.field_id: f.name for f in table.schema().fields}
+    columns = [
+        top[f.source_id]
+        for f in table.spec().fields
+        if isinstance(f.transform, IdentityTransform) and f.source_id in top
+    ]
+    query = partition_files_query(parsed, FILE_COLUMN, columns) if columns else None
+    if query is None:
+        return None
+    listed = ", ".join(quoted(column) for column in [FILE_COLUMN, *columns])
+    connection.execute(f"CREATE TABLE {name} AS SELECT DISTINCT {listed} FROM {whole_name}")
+    try:
+        return sorted(str(row[0]) for row in connection.execute(query).fetchall() if row[0] is not None)
+    except duckdb.Error:  # a conjunct reads more than those columns bind: every file stays a candidate
+        return None
+    finally:
+        connection.execute(f"DROP TABLE {name}")
+
+
+def _of_files(paths: list[str] | None) -> str:
+    """Return the WHERE clause keeping the rows of the data files `paths` (none: every row)."""
+    if paths is None:
+        return ""
+    listed = ", ".join("'" + path.replace("'", "''") + "'" for path in paths) or "NULL"
+    return f" WHERE {quoted(FILE_COLUMN)} IN ({listed})"
+
+
 def _rewrite(
     catalog: Catalog,
     table: Table,
@@ -202,16 +240,16 @@ def _rewrite(
         whole = expose_planned(connection, planned_target, file_column=FILE_COLUMN)
         lock_down(connection, [whole, *reads], staging)
         scope = _checked_filter(table, row_filter(parsed, connection, table.schema().column_names))
-        touched = _touched_files(connection, parsed, whole)
         name = duckdb_name(connection, ref)
         kind = "VIEW" if whole.files else "TABLE"
         connection.execute(f"ALTER {kind} {name} RENAME TO {quoted(_WHOLE_TARGET)}")
         whole_name = name.rsplit(".", 1)[0] + "." + quoted(_WHOLE_TARGET)
+        candidates = _candidate_files(connection, parsed, table, name, whole_name)
+        connection.execute(f"CREATE VIEW {name} AS SELECT * FROM {whole_name}{_of_files(candidates)}")
+        touched = _touched_files(connection, parsed, whole) if candidates != [] else []
+        connection.execute(f"DROP VIEW {name}")
         columns = ", ".join(quoted(f.name) for f in table.schema().fields)
-        listed = ", ".join("'" + path.replace("'", "''") + "'" for path in touched) or "NULL"
-        connection.execute(
-            f"CREATE TABLE {name} AS SELECT {columns} FROM {whole_name} WHERE {quoted(FILE_COLUMN)} IN ({listed})"
-        )
+        connection.execute(f"CREATE TABLE {name} AS SELECT {columns} FROM {whole_name}{_of_files(touched)}")
         connection.execute(f"DROP {kind} {whole_name}")
         counts, own = _run_dml(connection, parsed, dml)
         returned = returned_rows(connection, own, returning_max_rows, ref) if own is not None else None

@@ -8,9 +8,14 @@ binding of the condition (its casts, NaN ordering, collations).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
+from dataclasses import replace
+
+import duckdb
 from sqlglot import exp
 
-from airflow_lineage_governance.iceberg.bounds import ParsedDml
+from airflow_lineage_governance.iceberg.bounds import ParsedDml, conjuncts
 from airflow_lineage_governance.iceberg.types import quoted
 
 
@@ -58,3 +63,95 @@ def touched_files_query(parsed: ParsedDml, file_column: str) -> str | None:
         sources = list(tree.args.get("using") or [])
     joined = "".join(f", {source.sql(dialect='duckdb')}" for source in sources)
     return f"{select}{joined} WHERE {where.this.sql(dialect='duckdb')}"
+
+
+def partition_files_query(parsed: ParsedDml, file_column: str, columns: Sequence[str]) -> str | None:
+    """Return the query naming the data files whose values of `columns` can meet the statement's condition.
+
+    It runs where the target's name holds one row per data file and distinct value of `columns` (the file column
+    and those columns only). The condition is cut to its conjuncts that read no other column of the target and call
+    no function DuckDB may answer differently on another call: every row the statement can change has its file
+    named, since a row's conjuncts over `columns` are those of its file's row.
+
+    Args:
+        parsed: the statement, as `bounds.parse_dml` read it.
+        file_column: the column holding each row's data file.
+        columns: the target's columns each data file holds few values of (its identity partition columns).
+
+    Returns:
+        The query (DuckDB dialect), or None when no conjunct bounds `columns`, or the statement is unbounded.
+    """
+    tree = parsed.tree
+    if tree is None or touched_files_query(parsed, file_column) is None or tree.args.get("using_cond"):
+        return None
+    condition = tree.args.get("on") if isinstance(tree, exp.Merge) else parsed.condition
+    if not isinstance(condition, exp.Expr):
+        return None
+    allowed = {column.lower() for column in columns}
+    kept = [
+        conjunct
+        for conjunct in conjuncts(condition)
+        if _reads_only(conjunct, parsed, allowed) and not _calls_unstable(conjunct)
+    ]
+    if not any(_reads_target(conjunct, parsed) for conjunct in kept):
+        return None
+    cut = tree.copy()
+    reduced = exp.and_(*(conjunct.copy() for conjunct in kept))
+    if isinstance(cut, exp.Merge):
+        cut.set("on", reduced)
+    else:
+        cut.set("where", exp.Where(this=reduced))
+    return touched_files_query(replace(parsed, condition=reduced, tree=cut), file_column)
+
+
+def _reads_target(node: exp.Expr, parsed: ParsedDml) -> bool:
+    return any(not column.table or column.table.lower() in parsed.target_names for column in node.find_all(exp.Column))
+
+
+def _reads_only(node: exp.Expr, parsed: ParsedDml, allowed: set[str]) -> bool:
+    """Return whether every column `node` reads is another relation's or one of the target's `allowed` ones.
+
+    An unqualified column may be the target's: it must be allowed.
+    """
+    if any(node.find_all(exp.Star)):
+        return False
+    for column in node.find_all(exp.Column):
+        if column.table and column.table.lower() not in parsed.target_names:
+            continue
+        if column.name.lower() not in allowed:
+            return False
+    return True
+
+
+def _calls_unstable(node: exp.Expr) -> bool:
+    """Return whether `node` calls a function DuckDB may answer differently on another call (random, now, ...).
+
+    The time and session of the call too (CURRENT_TIMESTAMP, LOCALTIME, ...: sqlglot's Current* and Local* nodes).
+    """
+    unstable = unstable_functions()
+    for call in node.find_all(exp.Func):
+        if type(call).__name__.startswith(("Current", "Local")):
+            return True
+        names = {call.sql_name().lower(), call.sql(dialect="duckdb").split("(", 1)[0].strip().lower()}
+        if isinstance(call, exp.Anonymous):
+            names.add(call.name.lower())
+        if names & unstable:
+            return True
+    return False
+
+
+@functools.cache
+def unstable_functions() -> frozenset[str]:
+    """Return the names of DuckDB's functions none of whose forms DuckDB calls consistent.
+
+    Their answer may change from one call, or one query, to the next (random, uuid, nextval, now, current_date).
+    """
+    connection = duckdb.connect()
+    try:
+        rows = connection.execute(
+            "SELECT function_name FROM duckdb_functions() WHERE stability IS NOT NULL "
+            "GROUP BY function_name HAVING bool_and(stability <> 'CONSISTENT')"
+        ).fetchall()
+    finally:
+        connection.close()
+    return frozenset(str(row[0]).lower() for row in rows)

@@ -59,6 +59,9 @@ LAYOUTS = {
     "one file": [],
     "several files": None,
     "identity partition": ["country"],
+    "identity partitions over a number": ["qty"],
+    "identity partitions over two columns": ["country", "amount"],
+    "identity partition over a date": ["day"],
     "day partition": ["day(day)"],
     "bucket partition": ["bucket[4](id)"],
 }
@@ -96,6 +99,10 @@ STATEMENTS = [
     "MERGE INTO shop.orders AS t USING shop.changes AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = DEFAULT "
     "WHEN NOT MATCHED THEN INSERT (id, score, status) VALUES (s.id, s.score, DEFAULT)",
     "DELETE FROM shop.orders WHERE day >= TIMESTAMP '2026-01-05 00:00:01'",
+    "UPDATE shop.orders AS t SET note = 'kept' WHERE t.qty = 3 AND random() < 2",
+    "DELETE FROM shop.orders AS t USING shop.changes AS s WHERE t.qty + 0.5 > s.score AND t.id = s.id",
+    "MERGE INTO shop.orders AS t USING shop.changes AS s ON t.score = s.score AND t.qty < 10 "
+    "WHEN MATCHED THEN UPDATE SET note = 'nan' WHEN NOT MATCHED THEN INSERT (id, score) VALUES (s.id + 500, s.score)",
 ]
 
 
