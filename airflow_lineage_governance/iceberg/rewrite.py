@@ -71,6 +71,7 @@ from airflow_lineage_governance.iceberg.write import (
     RowCounts,
     WriteResult,
     aligned_rows,
+    check_partition_values,
     check_target_name,
     earlier_write,
     removing_earlier_tries,
@@ -323,7 +324,9 @@ def _write_rows(
     """
 
     def prepare(chunk: pa.Table) -> pa.Table:
-        return aligned_rows(ref, table, list(chunk.column_names), chunk)
+        rows = aligned_rows(ref, table, list(chunk.column_names), chunk)
+        check_partition_values(ref, table.metadata, rows)
+        return rows
 
     try:
         rows = chunks(after.to_arrow_reader(BATCH_ROWS), chunk_bytes(table.metadata))

@@ -28,6 +28,8 @@ from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table, Transaction
 from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.transforms import IdentityTransform
+from pyiceberg.types import DoubleType, FloatType
 
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table
 from airflow_lineage_governance.iceberg.data_files import (
@@ -261,6 +263,30 @@ def check_in_range(ref: TableRef, rows: pa.Table) -> None:
             raise _beyond_range(ref, name)
 
 
+def check_partition_values(ref: TableRef, metadata: TableMetadata, rows: pa.Table) -> None:
+    """Raise IcebergWriteError naming the first identity partition column over floats that `rows` give a NaN.
+
+    pyiceberg's writer files rows by partition value, and a NaN equals no value, so it cannot file them; nothing is
+    written then.
+    """
+    schema = metadata.schema()
+    for spec_field in metadata.spec().fields:
+        source = schema.find_field(spec_field.source_id)
+        if (
+            isinstance(spec_field.transform, IdentityTransform)
+            and isinstance(source.field_type, FloatType | DoubleType)
+            and source.name in rows.column_names
+            and pc.any(pc.is_nan(rows.column(source.name))).as_py()
+        ):
+            raise IcebergWriteError(
+                ref,
+                f"column {source.name} is an identity partition and the rows give it NaN, which the Iceberg writer "
+                "cannot file in a partition",
+                "replace NaN in the statement (for example with NULL), or partition by another column; nothing was "
+                "written",
+            )
+
+
 def check_required(ref: TableRef, table: Schema, rows: pa.Table) -> None:
     """Raise IcebergWriteError naming the first required (NOT NULL) column of `table` to which `rows` give a NULL.
 
@@ -356,10 +382,16 @@ def _columns(table: Table) -> tuple[tuple[str, str], ...]:
 
 
 def _prepared(
-    stream: ResultStream, prepare: Callable[[pa.Table], pa.Table], metadata: TableMetadata
+    ref: TableRef, stream: ResultStream, prepare: Callable[[pa.Table], pa.Table], metadata: TableMetadata
 ) -> Iterator[pa.Table]:
-    """Yield the stream's rows in chunks of the table's chunk size, each made rows of the table by `prepare`."""
-    return (prepare(chunk) for chunk in chunks(stream.batches(), chunk_bytes(metadata)))
+    """Yield the stream's rows in chunks of the table's chunk size, each made rows of the table by `prepare`.
+
+    Raises IcebergWriteError for a NaN in an identity partition (`check_partition_values`).
+    """
+    for chunk in chunks(stream.batches(), chunk_bytes(metadata)):
+        rows = prepare(chunk)
+        check_partition_values(ref, metadata, rows)
+        yield rows
 
 
 def _append_streamed(
@@ -381,7 +413,7 @@ def _append_streamed(
     with transaction.update_snapshot(snapshot_properties=dict(properties)).fast_append() as append:
         append.commit_uuid = written.write_uuid
         if not _written_by_duckdb(ref, metadata, io, stream, written):
-            write_chunks(metadata, io, _prepared(stream, prepare, metadata), written)
+            write_chunks(metadata, io, _prepared(ref, stream, prepare, metadata), written)
         mark_sorted(written.files, sort_order_id)
         for data_file in written.files:
             append.append_data_file(data_file)
@@ -760,7 +792,7 @@ def overwrite_partitions(
             write_chunks(
                 metadata,
                 table.io,
-                _prepared(ordered, lambda chunk: aligned_rows(ref, table, columns, chunk), metadata),
+                _prepared(ref, ordered, lambda chunk: aligned_rows(ref, table, columns, chunk), metadata),
                 written,
             )
             mark_sorted(written.files, sort_order_id)

@@ -189,3 +189,43 @@ def test_an_empty_result_commits_a_snapshot_with_no_file(seeded):
     assert run.write.rows == 0
     assert list(table.scan().plan_files()) == []
     assert table.scan().to_arrow().num_rows == 0
+
+
+def test_a_nan_in_an_identity_partition_over_floats_is_refused_in_one_sentence(seeded):
+    query = "SELECT range AS id, CASE WHEN range % 3 = 0 THEN 'NaN'::DOUBLE ELSE range % 2 END AS score FROM range(9)"
+    with pytest.raises(IcebergWriteError) as raised:
+        run_statement(
+            seeded,
+            kind=CTAS,
+            target="out.scores",
+            query=query,
+            sources=[],
+            partition_by=parse_partition_by(["score"], "out.scores"),
+        )
+    assert str(raised.value) == (
+        "out.scores: column score is an identity partition and the rows give it NaN, which the Iceberg writer cannot "
+        "file in a partition; replace NaN in the statement (for example with NULL), or partition by another column; "
+        "nothing was written."
+    )
+    assert not seeded.table_exists("out.scores")
+
+
+def test_a_rewrite_giving_an_identity_partition_over_floats_a_nan_commits_nothing(seeded):
+    from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
+
+    run_statement(
+        seeded,
+        kind=CTAS,
+        target="out.scores",
+        query="SELECT range AS id, (range % 2)::DOUBLE AS score FROM range(6)",
+        sources=[],
+        partition_by=parse_partition_by(["score"], "out.scores"),
+    )
+    before = seeded.load_table("out.scores").current_snapshot().snapshot_id
+    with pytest.raises(IcebergWriteError, match=r"^out\.scores: column score is an identity partition .* NaN"):
+        rewrite_statement(
+            seeded, target="out.scores", dml="UPDATE out.scores SET score = 'NaN'::DOUBLE WHERE id = 1", sources=[]
+        )
+    table = seeded.load_table("out.scores")
+    assert table.current_snapshot().snapshot_id == before
+    assert sorted(table.scan().to_arrow().column("score").to_pylist()) == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
