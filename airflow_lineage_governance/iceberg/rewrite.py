@@ -45,7 +45,12 @@ from airflow_lineage_governance.iceberg.data_files import (
     write_id,
     write_parquet,
 )
-from airflow_lineage_governance.iceberg.direct_write import NotDirectlyWritable, directly_writable, write_directly
+from airflow_lineage_governance.iceberg.direct_write import (
+    PARTITION_SOURCE_TYPES,
+    NotDirectlyWritable,
+    directly_writable,
+    write_directly,
+)
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
 from airflow_lineage_governance.iceberg.partitioned import commit_files, partition_names
 from airflow_lineage_governance.iceberg.read import (
@@ -63,7 +68,7 @@ from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_
 from airflow_lineage_governance.iceberg.run import StatementRun
 from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.sort_order import mark_sorted, sort_plan
-from airflow_lineage_governance.iceberg.touched import partition_files_query, touched_files_query
+from airflow_lineage_governance.iceberg.touched import file_values_queries, partition_files_query, touched_files_query
 from airflow_lineage_governance.iceberg.types import facet_fields, quoted, result_type
 from airflow_lineage_governance.iceberg.write import (
     ROW_COUNT_KEYS,
@@ -85,6 +90,7 @@ FILE_COLUMN = "__iceberg_data_file"
 """The column of the exposed target that holds each row's data file (dropped before the statement runs)."""
 _WHOLE_TARGET = "__iceberg_whole_target"
 _MERGE_ACTION = "__iceberg_merge_action"
+_FILE_VALUES = "__iceberg_file_values"
 RETURNING_MAX_ROWS = 1000
 IN_MEMORY_FACTOR = 4
 """About how many times their Parquet size rows take in an in-memory DuckDB table (DuckDB does not compress them)."""
@@ -175,28 +181,33 @@ def _candidate_files(
 ) -> list[str] | None:
     """Return the data files whose identity partition values can meet the statement's condition; None: every file.
 
-    DuckDB answers over one row per data file and partition value, read from the files (`whole_name`), held under
-    the target's `name` while it answers: the condition's conjuncts over those columns are evaluated by DuckDB's own
-    rules on the very values each file holds (`touched.partition_files_query`). Reading the key columns of the files
-    left out is what this spares.
+    DuckDB reads each file's values of those columns from the files (`whole_name`: their minimum, maximum and NULL
+    count, `touched.file_values_queries`) and holds one row per file and value under the target's `name` while it
+    answers the condition's conjuncts over those columns with its own rules on those very values
+    (`touched.partition_files_query`). Reading the key columns of the files left out is what this spares.
     """
-    top = {f.field_id: f.name for f in table.schema().fields}
+    top = {f.field_id: f for f in table.schema().fields}
     columns = [
-        top[f.source_id]
+        top[f.source_id].name
         for f in table.spec().fields
-        if isinstance(f.transform, IdentityTransform) and f.source_id in top
+        if isinstance(f.transform, IdentityTransform)
+        and f.source_id in top
+        and isinstance(top[f.source_id].field_type, PARTITION_SOURCE_TYPES)
     ]
     query = partition_files_query(parsed, FILE_COLUMN, columns) if columns else None
     if query is None:
         return None
-    listed = ", ".join(quoted(column) for column in [FILE_COLUMN, *columns])
-    connection.execute(f"CREATE TABLE {name} AS SELECT DISTINCT {listed} FROM {whole_name}")
+    files = file_values_queries(whole_name, FILE_COLUMN, columns, quoted(_FILE_VALUES))
+    connection.execute(f"CREATE TEMP TABLE {files.summary_name} AS {files.summary}")
+    connection.execute(f"CREATE TABLE {name} AS {files.values}")
     try:
-        return sorted(str(row[0]) for row in connection.execute(query).fetchall() if row[0] is not None)
+        found = connection.execute(query).fetchall() + connection.execute(files.several).fetchall()
     except duckdb.Error:  # a conjunct reads more than those columns bind: every file stays a candidate
         return None
     finally:
         connection.execute(f"DROP TABLE {name}")
+        connection.execute(f"DROP TABLE {files.summary_name}")
+    return sorted({str(row[0]) for row in found if row[0] is not None})
 
 
 def _of_files(paths: list[str] | None) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import duckdb
 from sqlglot import exp
@@ -102,6 +102,54 @@ def partition_files_query(parsed: ParsedDml, file_column: str, columns: Sequence
     else:
         cut.set("where", exp.Where(this=reduced))
     return touched_files_query(replace(parsed, condition=reduced, tree=cut), file_column)
+
+
+@dataclass(frozen=True)
+class FileValues:
+    """The queries that give each data file's values of a few columns, from their minimum and maximum per file.
+
+    `summary` (made a table named `summary_name`) holds each file's minimum, maximum and NULL count of each column;
+    `values` gives one row per file and value (NULL included) of the files whose every column holds one value
+    besides NULL; `several` names the other files, which no cut condition may leave out.
+    """
+
+    summary_name: str
+    summary: str
+    values: str
+    several: str
+
+
+def file_values_queries(source: str, file_column: str, columns: Sequence[str], summary_name: str) -> FileValues:
+    """Return the queries giving each data file's values of `columns` read from `source`, one pass over it.
+
+    The columns must be of types whose equal values DuckDB cannot tell apart (no floats: -0.0 equals 0.0), so a
+    file whose minimum equals its maximum holds that one value (and NULL where it counts some).
+
+    Args:
+        source: the target's rows, with the file column.
+        file_column: the column holding each row's data file.
+        columns: the target's identity partition columns.
+        summary_name: the name the summary is held under while the other two run.
+
+    Returns:
+        The three queries (DuckDB dialect).
+    """
+    file = quoted(file_column)
+    named = [quoted(column) for column in columns]
+    aggregates = ", ".join(
+        f"min({c}) AS lo{i}, max({c}) AS hi{i}, count(*) - count({c}) AS nulls{i}" for i, c in enumerate(named)
+    )
+    summary = f"SELECT {file}, {aggregates} FROM {source} GROUP BY {file}"
+    single = " AND ".join(f"s.lo{i} IS NOT DISTINCT FROM s.hi{i}" for i in range(len(named)))
+    unnested = "".join(
+        f", unnest(CASE WHEN s.nulls{i} = 0 THEN [s.lo{i}] WHEN s.lo{i} IS NULL THEN [NULL] "
+        f"ELSE [s.lo{i}, NULL] END) AS u{i}(v)"
+        for i in range(len(named))
+    )
+    picked = ", ".join(f"u{i}.v AS {c}" for i, c in enumerate(named))
+    values = f"SELECT s.{file}, {picked} FROM {summary_name} AS s{unnested} WHERE {single}"
+    several = f"SELECT {file} FROM {summary_name} AS s WHERE NOT ({single})"
+    return FileValues(summary_name, summary, values, several)
 
 
 def _reads_target(node: exp.Expr, parsed: ParsedDml) -> bool:

@@ -62,6 +62,7 @@ LAYOUTS = {
     "identity partitions over a number": ["qty"],
     "identity partitions over two columns": ["country", "amount"],
     "identity partition over a date": ["day"],
+    "identity partition added after a first file": "evolved",
     "day partition": ["day(day)"],
     "bucket partition": ["bucket[4](id)"],
 }
@@ -132,7 +133,13 @@ def _catalog(tmp_path, layout: str):
     catalog = open_local_catalog(tmp_path / "catalog")
     orders = _orders()
     spec = LAYOUTS[layout]
-    if spec is None:  # several files: three appends
+    if spec == "evolved":  # a first file holding every country, then the spec partitions by country
+        create_or_replace(catalog, "shop.orders", orders.slice(0, 30), {})
+        table = catalog.load_table("shop.orders")
+        with table.update_spec() as update:
+            update.add_identity("country")
+        table.append(orders.slice(30).cast(table.schema().as_arrow()))
+    elif spec is None:  # several files: three appends
         create_or_replace(catalog, "shop.orders", orders.slice(0, 20), {})
         table = catalog.load_table("shop.orders")
         table.append(orders.slice(20, 20))
