@@ -185,11 +185,15 @@ def _column_lineage(
     wrap_column_aliases(found.tables)
     if found.named_windows or found.shorthands:  # a shorthand written out may copy an OVER w
         inline_named_windows(query)
-    starred = found.queries > 1 and name_subquery_outputs(query, schema, _binding(tables, target))
+    starred = named = False
+    if found.queries > 1:
+        starred, named = name_subquery_outputs(query, schema, _binding(tables, target))
     refuse_untraceable(query, target, dialect)
     if found.using_joins:
         mark_using(found.coalesces, found.using_joins)
-    qualified = qualified_query(query, schema, target, original, dialect, tables.mapping)
+    # DuckDB's names of subquery outputs, and the shorthands written out, may bring names of any case.
+    lower_case = not (found.cased or found.shorthands or named)
+    qualified = qualified_query(query, schema, target, original, dialect, tables.mapping, lower_case=lower_case)
     if starred and name_expanded_outputs(qualified, schema, _binding(tables, target)):
         qualified = qualified_query(qualified, schema, target, original, dialect, tables.mapping)
     if found.using_joins:

@@ -60,11 +60,13 @@ class Survey:
     deeper than table.column on a column."""
     named_windows: bool = False
     """Whether a SELECT of the query has a WINDOW clause."""
+    cased: bool = False
+    """Whether a name in the query holds a letter that is not lower case (the qualifier then folds its case)."""
 
 
 _NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command)
 _SHORTHANDS = (exp.Columns, exp.Pivot, exp.Lateral)
-_OTHER, _COLUMN, _TABLE, _QUERY, _CTE, _JOIN, _COALESCE, _NESTED_STATEMENT = range(8)
+_OTHER, _COLUMN, _TABLE, _QUERY, _CTE, _JOIN, _COALESCE, _NESTED_STATEMENT, _IDENTIFIER = range(9)
 _ROLES: dict[type, tuple[bool, int]] = {}
 """Each node class met so far with its role in a survey (node_role), so that a walk tests a node's class once."""
 
@@ -80,6 +82,8 @@ def node_role(kind: type) -> tuple[bool, int]:
     """
     if issubclass(kind, exp.Column):
         return False, _COLUMN
+    if issubclass(kind, exp.Identifier):
+        return False, _IDENTIFIER
     shorthand = issubclass(kind, _SHORTHANDS)
     for role, classes in (
         (_TABLE, exp.Table),
@@ -95,7 +99,10 @@ def node_role(kind: type) -> tuple[bool, int]:
 
 
 def survey(query: exp.Expr) -> Survey:
-    """Return the tables, CTE names, USING joins, COALESCEs, nested statements and DuckDB shorthands of the query."""
+    """Return the tables, CTE names, USING joins, COALESCEs, nested statements and DuckDB shorthands of the query.
+
+    And whether a name in it holds a letter that is not lower case.
+    """
     found = Survey()
     roles = _ROLES
     for node in query.walk():
@@ -105,6 +112,11 @@ def survey(query: exp.Expr) -> Survey:
             role = roles[kind] = node_role(kind)
         shorthand, part = role
         if part == _OTHER and not shorthand:
+            continue
+        if part == _IDENTIFIER:
+            if not found.cased:
+                name = node.this
+                found.cased = not isinstance(name, str) or name != name.lower()
             continue
         if part == _COLUMN:
             if isinstance(node.this, exp.Star) or node.args.get("catalog"):
