@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import cast
 
-import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.parser import Parser
+from sqlglot.tokens import Tokenizer
 
 from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.lineage.dml_forms import dml_kind, refuse_unread_forms
@@ -124,22 +127,27 @@ def survey(query: exp.Expr) -> Survey:
             continue
         if shorthand:
             found.shorthands.append(node)
-        if part == _TABLE:
-            found.tables.append(cast(exp.Table, node))
-        elif part == _QUERY:
-            found.queries += 1
-            if node.args.get("windows"):
-                found.named_windows = True
-        elif part == _CTE:
-            found.ctes.add(node.alias_or_name.lower())
-        elif part == _JOIN:
-            if node.args.get("using"):
-                found.using_joins.append(cast(exp.Join, node))
-        elif part == _COALESCE:
-            found.coalesces.append(cast(exp.Coalesce, node))
-        elif part == _NESTED_STATEMENT and found.nested is None:
-            found.nested = node
+        _note(found, node, part)
     return found
+
+
+def _note(found: Survey, node: exp.Expr, part: int) -> None:
+    """Add a table, query, CTE, join, COALESCE or nested statement of the query to its survey."""
+    if part == _TABLE:
+        found.tables.append(cast(exp.Table, node))
+    elif part == _QUERY:
+        found.queries += 1
+        if node.args.get("windows"):
+            found.named_windows = True
+    elif part == _CTE:
+        found.ctes.add(node.alias_or_name.lower())
+    elif part == _JOIN:
+        if node.args.get("using"):
+            found.using_joins.append(cast(exp.Join, node))
+    elif part == _COALESCE:
+        found.coalesces.append(cast(exp.Coalesce, node))
+    elif part == _NESTED_STATEMENT and found.nested is None:
+        found.nested = node
 
 
 @dataclass(frozen=True)
@@ -289,10 +297,34 @@ def check_kind(sql: str) -> str:
     return keyword
 
 
+_readers = threading.local()
+"""This thread's sqlglot tokenizer and parser of each dialect, in `by_dialect`: made once, reused by every parse."""
+
+
+def _parsed(sql: str, dialect: str) -> list[exp.Expr | None]:
+    """Return sqlglot's trees of `sql`, as `sqlglot.parse(sql, read=dialect)` does, by this thread's reader.
+
+    The tokenizer and parser are left holding no text after.
+    """
+    kept: dict[str, tuple[Tokenizer, Parser]] | None = getattr(_readers, "by_dialect", None)
+    if kept is None:
+        kept = _readers.by_dialect = {}
+    reader = kept.get(dialect)
+    if reader is None:
+        language = Dialect.get_or_raise(dialect)
+        reader = kept[dialect] = (language.tokenizer(), language.parser())
+    tokenizer, parser = reader
+    try:
+        return parser.parse(tokenizer.tokenize(sql), sql)
+    finally:
+        parser.reset()
+        tokenizer.tokenize("")
+
+
 def _one_statement(sql: str, dialect: str) -> exp.Expr:
     try:
         with quiet_sqlglot():
-            statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+            statements = [s for s in _parsed(sql, dialect) if s is not None]
     except (ParseError, TokenError) as error:
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise SqlSyntaxError(
