@@ -182,13 +182,15 @@ def _column_lineage(
         _name_outputs(query, statement.text)
     if found.shorthands:
         _write_out_shorthands(query, found, placed, tables, target)
-    wrap_column_aliases(found.tables)
+    wrapped = wrap_column_aliases(found.tables)
     if found.named_windows or found.shorthands:  # a shorthand written out may copy an OVER w
         inline_named_windows(query)
     starred = named = False
     if found.queries > 1:
         starred, named = name_subquery_outputs(query, schema, _binding(tables, target))
-    refuse_untraceable(query, target, dialect)
+    # The survey's constructs are the tree's, in its walk's order, unless a rewrite above changed the tree's shape.
+    reshaped = wrapped or named or found.named_windows or found.shorthands
+    refuse_untraceable(query, target, dialect, None if reshaped else found.constructs)
     if found.using_joins:
         mark_using(found.coalesces, found.using_joins)
     # DuckDB's names of subquery outputs, and the shorthands written out, may bring names of any case.

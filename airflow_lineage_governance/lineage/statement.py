@@ -65,29 +65,37 @@ class Survey:
     """Whether a SELECT of the query has a WINDOW clause."""
     cased: bool = False
     """Whether a name in the query holds a letter that is not lower case (the qualifier then folds its case)."""
+    constructs: list[exp.Expr] = field(default_factory=list)
+    """The query's nodes of the classes constructs.refuse_untraceable looks at (CHECKED_CONSTRUCTS), in walk order."""
 
 
 _NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command)
 _SHORTHANDS = (exp.Columns, exp.Pivot, exp.Lateral)
+CHECKED_CONSTRUCTS = (exp.Lateral, exp.Pivot, exp.Select, exp.Window, exp.Dot)
+"""The node classes constructs.refuse_untraceable looks at: no node of another class is refused."""
 _OTHER, _COLUMN, _TABLE, _QUERY, _CTE, _JOIN, _COALESCE, _NESTED_STATEMENT, _IDENTIFIER = range(9)
-_ROLES: dict[type, tuple[bool, int]] = {}
+_ROLES: dict[type, tuple[bool, int, bool]] = {}
 """Each node class met so far with its role in a survey (node_role), so that a walk tests a node's class once."""
 
 
-def node_role(kind: type) -> tuple[bool, int]:
-    """Return whether nodes of class `kind` are DuckDB shorthands, and which part of a survey they belong to.
+def node_role(kind: type) -> tuple[bool, int, bool]:
+    """Return the role in a survey of nodes of class `kind`.
+
+    Whether they are DuckDB shorthands, which part of a survey they belong to, and whether they are constructs
+    refuse_untraceable looks at.
 
     Args:
         kind: a sqlglot node class.
 
     Returns:
-        (shorthand, role): role is one of the module's roles, tested in the order `survey` reads them.
+        (shorthand, role, checked): role is one of the module's roles, tested in the order `survey` reads them.
     """
     if issubclass(kind, exp.Column):
-        return False, _COLUMN
+        return False, _COLUMN, False
     if issubclass(kind, exp.Identifier):
-        return False, _IDENTIFIER
+        return False, _IDENTIFIER, False
     shorthand = issubclass(kind, _SHORTHANDS)
+    checked = issubclass(kind, CHECKED_CONSTRUCTS)
     for role, classes in (
         (_TABLE, exp.Table),
         (_QUERY, exp.Query),
@@ -97,14 +105,14 @@ def node_role(kind: type) -> tuple[bool, int]:
         (_NESTED_STATEMENT, _NESTED),
     ):
         if issubclass(kind, classes):
-            return shorthand, role
-    return shorthand, _OTHER
+            return shorthand, role, checked
+    return shorthand, _OTHER, checked
 
 
 def survey(query: exp.Expr) -> Survey:
     """Return the tables, CTE names, USING joins, COALESCEs, nested statements and DuckDB shorthands of the query.
 
-    And whether a name in it holds a letter that is not lower case.
+    And whether a name in it holds a letter that is not lower case, and the nodes refuse_untraceable looks at.
     """
     found = Survey()
     roles = _ROLES
@@ -113,7 +121,9 @@ def survey(query: exp.Expr) -> Survey:
         role = roles.get(kind)
         if role is None:
             role = roles[kind] = node_role(kind)
-        shorthand, part = role
+        shorthand, part, checked = role
+        if checked:
+            found.constructs.append(node)
         if part == _OTHER and not shorthand:
             continue
         if part == _IDENTIFIER:
