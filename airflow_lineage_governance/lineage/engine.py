@@ -105,7 +105,10 @@ def _same_order(given: Mapping[Any, Any], schema: Mapping[Any, Any]) -> bool:
         return False
     if not schema or not isinstance(next(iter(schema.values())), Mapping):
         return True
-    return all(_same_order(given[key], value) for key, value in schema.items())
+    for key, value in schema.items():
+        if not _same_order(given[key], value):
+            return False
+    return True
 
 
 def _copied(mapping: Mapping[Any, object]) -> dict[Any, object]:

@@ -129,7 +129,7 @@ def survey(query: exp.Expr) -> Survey:
         if part == _IDENTIFIER:
             if not found.cased:
                 name = node.this
-                found.cased = not isinstance(name, str) or name != name.lower()
+                found.cased = not isinstance(name, str) or not (name.islower() or name == name.lower())
             continue
         if part == _COLUMN:
             if isinstance(node.this, exp.Star) or node.args.get("catalog"):
