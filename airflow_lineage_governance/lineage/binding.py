@@ -72,6 +72,9 @@ DESCRIBED_JOINS = 8
 DESCRIBED_BYTES = 600
 """From this many bytes of text on, DuckDB binds a SELECT faster by DESCRIBE than as a relation (DuckDB 2.0.1)."""
 _SELECT_WORDS = (b"select", b"with", b"from")
+_SELECT_OPENING = re.compile(r"[ \t\n\r\f\v]*(?:[Ss][Ee][Ll][Ee][Cc][Tt]|[Ww][Ii][Tt][Hh]|[Ff][Rr][Oo][Mm])(?!\w)")
+"""A text that opens with SELECT, WITH or FROM (in ASCII letters of any case, no other word character after):
+DuckDB's first token of it is that keyword."""
 
 
 @dataclass(frozen=True)
@@ -220,11 +223,13 @@ class Binder:
     def bind(self, query: str, target: TableRef) -> BoundQuery:
         """Return the output names and types DuckDB gives a query over the schema set.
 
-        DuckDB's tokenizer first makes sure the text is one statement. A query of many joins, or a long one that
-        opens with SELECT, WITH or FROM, is described (`DESCRIBE <query>`: parsed and bound once, over the empty
-        tables, nothing run); a shorter one that opens so is bound from its text by DuckDB's binder (parsed once
-        too); any other is bound as its parsed statement, which costs less there (docs/RELIABILITY.md has the
-        figures).
+        A text that opens with SELECT, WITH or FROM and holds no `?`, `$` or `;` is one statement or none (which
+        DuckDB refuses): it goes to DuckDB straight away unless it is short and its text holds DESCRIBED_JOINS
+        "join"s. For any other text, DuckDB's tokenizer first makes sure it is one statement, and tells its joins
+        and parameter markers. A query of many joins, or a long one that opens with SELECT, WITH or FROM, is
+        described (`DESCRIBE <query>`: parsed and bound once, over the empty tables, nothing run); a shorter one
+        that opens so is bound from its text by DuckDB's binder (parsed once too); any other is bound as its parsed
+        statement, which costs less there (docs/RELIABILITY.md has the figures).
 
         Args:
             query: one SELECT, as text.
@@ -239,8 +244,15 @@ class Binder:
         """
         with self._lock:
             try:
-                tokens = duckdb.tokenize(query)
                 raw = query.encode()  # the tokenizer's positions count bytes of UTF-8
+                if _SELECT_OPENING.match(query) and not _SIGNS.search(raw):
+                    # A SELECT with no sign: what the tokens would tell, read from the text.
+                    if len(raw) >= DESCRIBED_BYTES:
+                        return self._described(query)
+                    if raw.lower().count(b"join") < DESCRIBED_JOINS:
+                        bound = self._bind_select(query)
+                        return bound if bound is not None else self._bind_relation(query, target)
+                tokens = duckdb.tokenize(query)
                 markers, joins = False, 0
                 select = opening_word(raw, tokens) in _SELECT_WORDS
                 long_select = select and len(raw) >= DESCRIBED_BYTES
@@ -259,8 +271,7 @@ class Binder:
                 if markers or (joins < DESCRIBED_JOINS and not long_select):
                     bound = self._bind_select(query) if select and not markers else None
                     return bound if bound is not None else self._bind_relation(query, target)
-                rows = self._connection.execute(f"DESCRIBE {query}").fetchall()
-                return BoundQuery(tuple(row[0] for row in rows), tuple(row[1] for row in rows))
+                return self._described(query)
             except (duckdb.Error, ValueError, TypeError, RuntimeError) as error:
                 # DuckDB's Python client raises ValueError for a parameter marker it cannot number.
                 raise BindError(
@@ -295,6 +306,11 @@ class Binder:
                 raise BindError(
                     target, f"DuckDB cannot bind the statement ({duckdb_sentence(error)})", "fix the statement"
                 ) from None
+
+    def _described(self, query: str) -> BoundQuery:
+        """Return the names and types `DESCRIBE <query>` gives (parsed and bound once, nothing run)."""
+        rows = self._connection.execute(f"DESCRIBE {query}").fetchall()
+        return BoundQuery(tuple(row[0] for row in rows), tuple(row[1] for row in rows))
 
     def _bind_select(self, query: str) -> BoundQuery | None:
         """Return DuckDB's binding of a query that opens with SELECT, WITH or FROM, from its text (parsed once).

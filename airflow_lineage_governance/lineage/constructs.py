@@ -6,6 +6,8 @@ column the output depends on.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from sqlglot import exp
 
 from airflow_lineage_governance.lineage.errors import (
@@ -14,13 +16,12 @@ from airflow_lineage_governance.lineage.errors import (
     UnsupportedConstructError,
 )
 from airflow_lineage_governance.lineage.redact import redacted_expression
+from airflow_lineage_governance.lineage.statement import CHECKED_CONSTRUCTS
 from airflow_lineage_governance.lineage.subquery_names import listed_names, names_matter, positional
 from airflow_lineage_governance.refs import TableRef
 
-_CHECKED = (exp.Lateral, exp.Pivot, exp.Select, exp.Window, exp.Dot)
-"""The node classes refuse_untraceable looks at: no node of another class is refused."""
 _IS_CHECKED: dict[type, bool] = {}
-"""Each node class met so far, and whether it is one of _CHECKED."""
+"""Each node class met so far, and whether it is one of CHECKED_CONSTRUCTS."""
 
 
 def _construct(node: exp.Expr) -> tuple[str, str] | None:
@@ -82,12 +83,13 @@ def inline_named_windows(query: exp.Query) -> None:
             select.set("windows", None)
 
 
-def wrap_column_aliases(tables: list[exp.Table]) -> None:
+def wrap_column_aliases(tables: list[exp.Table]) -> bool:
     """Write each table read with a column alias list as the derived table `(SELECT * FROM t) AS x (a, b)`.
 
     A column alias list (`FROM t AS x (a, b)`) renames t's first columns: the derived table has the same rows and names,
-    and the engine reads its list.
+    and the engine reads its list. Returns whether any table was written so.
     """
+    wrapped = False
     for table in tables:
         alias = table.args.get("alias")
         if not isinstance(alias, exp.TableAlias) or not alias.columns or not isinstance(table.this, exp.Identifier):
@@ -97,6 +99,8 @@ def wrap_column_aliases(tables: list[exp.Table]) -> None:
         table.set("alias", None)
         inner = exp.select("*").from_(table.copy())
         table.replace(exp.Subquery(this=inner, alias=alias))
+        wrapped = True
+    return wrapped
 
 
 def unwrap_lateral_unnest(query: exp.Query) -> None:
@@ -114,20 +118,17 @@ def unwrap_lateral_unnest(query: exp.Query) -> None:
         node.replace(unnest)
 
 
-def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None:
+def refuse_untraceable(
+    query: exp.Query, target: TableRef, dialect: str, constructs: list[exp.Expr] | None = None
+) -> None:
     """Raise UnsupportedConstructError naming the first construct of `query` the engine does not trace.
 
     And UnnamedColumnError for an unnamed output of a derived table, CTE or set-operation branch (whose name DuckDB
-    makes up from the expression's text).
+    makes up from the expression's text). `constructs` are the query's nodes of the classes looked at
+    (statement.CHECKED_CONSTRUCTS) in the order of its walk, when the caller has them (its survey, the tree
+    unchanged in shape since); else the query is walked for them.
     """
-    checked = _IS_CHECKED
-    for node in query.walk():
-        kind = type(node)
-        looked_at = checked.get(kind)
-        if looked_at is None:
-            looked_at = checked[kind] = issubclass(kind, _CHECKED)
-        if not looked_at:
-            continue
+    for node in _checked_nodes(query) if constructs is None else constructs:
         if isinstance(node, exp.Lateral) and not isinstance(node.this, (exp.Query, exp.Subquery, exp.Unnest)):
             raise UnplaceableSourceError(
                 target,
@@ -151,6 +152,18 @@ def refuse_untraceable(query: exp.Query, target: TableRef, dialect: str) -> None
                     "the lineage can follow",
                     "give it one with AS",
                 )
+
+
+def _checked_nodes(query: exp.Query) -> Iterator[exp.Expr]:
+    """Yield the query's nodes of the classes refuse_untraceable looks at, in the order of its walk."""
+    checked = _IS_CHECKED
+    for node in query.walk():
+        kind = type(node)
+        looked_at = checked.get(kind)
+        if looked_at is None:
+            looked_at = checked[kind] = issubclass(kind, CHECKED_CONSTRUCTS)
+        if looked_at:
+            yield node
 
 
 def refuse_whole_rows(qualified: exp.Expr, target: TableRef) -> None:

@@ -105,7 +105,10 @@ def _same_order(given: Mapping[Any, Any], schema: Mapping[Any, Any]) -> bool:
         return False
     if not schema or not isinstance(next(iter(schema.values())), Mapping):
         return True
-    return all(_same_order(given[key], value) for key, value in schema.items())
+    for key, value in schema.items():
+        if not _same_order(given[key], value):
+            return False
+    return True
 
 
 def _copied(mapping: Mapping[Any, object]) -> dict[Any, object]:
@@ -182,14 +185,20 @@ def _column_lineage(
         _name_outputs(query, statement.text)
     if found.shorthands:
         _write_out_shorthands(query, found, placed, tables, target)
-    wrap_column_aliases(found.tables)
+    wrapped = wrap_column_aliases(found.tables)
     if found.named_windows or found.shorthands:  # a shorthand written out may copy an OVER w
         inline_named_windows(query)
-    starred = found.queries > 1 and name_subquery_outputs(query, schema, _binding(tables, target))
-    refuse_untraceable(query, target, dialect)
+    starred = named = False
+    if found.queries > 1:
+        starred, named = name_subquery_outputs(query, schema, _binding(tables, target))
+    # The survey's constructs are the tree's, in its walk's order, unless a rewrite above changed the tree's shape.
+    reshaped = wrapped or named or found.named_windows or found.shorthands
+    refuse_untraceable(query, target, dialect, None if reshaped else found.constructs)
     if found.using_joins:
         mark_using(found.coalesces, found.using_joins)
-    qualified = qualified_query(query, schema, target, original, dialect, tables.mapping)
+    # DuckDB's names of subquery outputs, and the shorthands written out, may bring names of any case.
+    lower_case = not (found.cased or found.shorthands or named)
+    qualified = qualified_query(query, schema, target, original, dialect, tables.mapping, lower_case=lower_case)
     if starred and name_expanded_outputs(qualified, schema, _binding(tables, target)):
         qualified = qualified_query(qualified, schema, target, original, dialect, tables.mapping)
     if found.using_joins:

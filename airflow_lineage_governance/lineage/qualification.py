@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.qualify_columns import qualify_columns
+from sqlglot.optimizer.qualify_tables import qualify_tables
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.lineage.errors import LineageError, UnknownColumnError
@@ -75,15 +78,22 @@ def qualified_query(
     original: exp.Expr | str,
     dialect: str,
     mapping: MappingSchema | None = None,
+    *,
+    lower_case: bool = False,
 ) -> exp.Query:
     """Return `query` with every column qualified by its table, as sqlglot's qualifier reads it over `schema`.
 
-    `mapping` is `qualifier_schema(schema, dialect)` when the caller has it already. Raises LineageError
+    `mapping` is `qualifier_schema(schema, dialect)` when the caller has it already. `lower_case` says that every
+    name in the query is in lower case already: the qualifier's first step, which folds the names' case, would
+    change nothing and is left out (its other steps run as `qualify` runs them). Raises LineageError
     (UnknownColumnError naming the table and column) when it cannot be read.
     """
     try:
         if mapping is None:
             mapping = qualifier_schema(schema, dialect)
+        if lower_case:
+            tables = qualify_tables(query, dialect=Dialect.get_or_raise(dialect))
+            return qualify_columns(tables, mapping, expand_alias_refs=True, expand_stars=True)
         return qualify(
             query,
             schema=mapping,

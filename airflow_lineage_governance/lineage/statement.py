@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import cast
 
-import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.parser import Parser
+from sqlglot.tokens import Tokenizer
 
 from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.lineage.dml_forms import dml_kind, refuse_unread_forms
@@ -60,27 +63,39 @@ class Survey:
     deeper than table.column on a column."""
     named_windows: bool = False
     """Whether a SELECT of the query has a WINDOW clause."""
+    cased: bool = False
+    """Whether a name in the query holds a letter that is not lower case (the qualifier then folds its case)."""
+    constructs: list[exp.Expr] = field(default_factory=list)
+    """The query's nodes of the classes constructs.refuse_untraceable looks at (CHECKED_CONSTRUCTS), in walk order."""
 
 
 _NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command)
 _SHORTHANDS = (exp.Columns, exp.Pivot, exp.Lateral)
-_OTHER, _COLUMN, _TABLE, _QUERY, _CTE, _JOIN, _COALESCE, _NESTED_STATEMENT = range(8)
-_ROLES: dict[type, tuple[bool, int]] = {}
+CHECKED_CONSTRUCTS = (exp.Lateral, exp.Pivot, exp.Select, exp.Window, exp.Dot)
+"""The node classes constructs.refuse_untraceable looks at: no node of another class is refused."""
+_OTHER, _COLUMN, _TABLE, _QUERY, _CTE, _JOIN, _COALESCE, _NESTED_STATEMENT, _IDENTIFIER = range(9)
+_ROLES: dict[type, tuple[bool, int, bool]] = {}
 """Each node class met so far with its role in a survey (node_role), so that a walk tests a node's class once."""
 
 
-def node_role(kind: type) -> tuple[bool, int]:
-    """Return whether nodes of class `kind` are DuckDB shorthands, and which part of a survey they belong to.
+def node_role(kind: type) -> tuple[bool, int, bool]:
+    """Return the role in a survey of nodes of class `kind`.
+
+    Whether they are DuckDB shorthands, which part of a survey they belong to, and whether they are constructs
+    refuse_untraceable looks at.
 
     Args:
         kind: a sqlglot node class.
 
     Returns:
-        (shorthand, role): role is one of the module's roles, tested in the order `survey` reads them.
+        (shorthand, role, checked): role is one of the module's roles, tested in the order `survey` reads them.
     """
     if issubclass(kind, exp.Column):
-        return False, _COLUMN
+        return False, _COLUMN, False
+    if issubclass(kind, exp.Identifier):
+        return False, _IDENTIFIER, False
     shorthand = issubclass(kind, _SHORTHANDS)
+    checked = issubclass(kind, CHECKED_CONSTRUCTS)
     for role, classes in (
         (_TABLE, exp.Table),
         (_QUERY, exp.Query),
@@ -90,12 +105,15 @@ def node_role(kind: type) -> tuple[bool, int]:
         (_NESTED_STATEMENT, _NESTED),
     ):
         if issubclass(kind, classes):
-            return shorthand, role
-    return shorthand, _OTHER
+            return shorthand, role, checked
+    return shorthand, _OTHER, checked
 
 
 def survey(query: exp.Expr) -> Survey:
-    """Return the tables, CTE names, USING joins, COALESCEs, nested statements and DuckDB shorthands of the query."""
+    """Return the tables, CTE names, USING joins, COALESCEs, nested statements and DuckDB shorthands of the query.
+
+    And whether a name in it holds a letter that is not lower case, and the nodes refuse_untraceable looks at.
+    """
     found = Survey()
     roles = _ROLES
     for node in query.walk():
@@ -103,8 +121,15 @@ def survey(query: exp.Expr) -> Survey:
         role = roles.get(kind)
         if role is None:
             role = roles[kind] = node_role(kind)
-        shorthand, part = role
+        shorthand, part, checked = role
+        if checked:
+            found.constructs.append(node)
         if part == _OTHER and not shorthand:
+            continue
+        if part == _IDENTIFIER:
+            if not found.cased:
+                name = node.this
+                found.cased = not isinstance(name, str) or not (name.islower() or name == name.lower())
             continue
         if part == _COLUMN:
             if isinstance(node.this, exp.Star) or node.args.get("catalog"):
@@ -112,22 +137,27 @@ def survey(query: exp.Expr) -> Survey:
             continue
         if shorthand:
             found.shorthands.append(node)
-        if part == _TABLE:
-            found.tables.append(cast(exp.Table, node))
-        elif part == _QUERY:
-            found.queries += 1
-            if node.args.get("windows"):
-                found.named_windows = True
-        elif part == _CTE:
-            found.ctes.add(node.alias_or_name.lower())
-        elif part == _JOIN:
-            if node.args.get("using"):
-                found.using_joins.append(cast(exp.Join, node))
-        elif part == _COALESCE:
-            found.coalesces.append(cast(exp.Coalesce, node))
-        elif part == _NESTED_STATEMENT and found.nested is None:
-            found.nested = node
+        _note(found, node, part)
     return found
+
+
+def _note(found: Survey, node: exp.Expr, part: int) -> None:
+    """Add a table, query, CTE, join, COALESCE or nested statement of the query to its survey."""
+    if part == _TABLE:
+        found.tables.append(cast(exp.Table, node))
+    elif part == _QUERY:
+        found.queries += 1
+        if node.args.get("windows"):
+            found.named_windows = True
+    elif part == _CTE:
+        found.ctes.add(node.alias_or_name.lower())
+    elif part == _JOIN:
+        if node.args.get("using"):
+            found.using_joins.append(cast(exp.Join, node))
+    elif part == _COALESCE:
+        found.coalesces.append(cast(exp.Coalesce, node))
+    elif part == _NESTED_STATEMENT and found.nested is None:
+        found.nested = node
 
 
 @dataclass(frozen=True)
@@ -277,10 +307,34 @@ def check_kind(sql: str) -> str:
     return keyword
 
 
+_readers = threading.local()
+"""This thread's sqlglot tokenizer and parser of each dialect, in `by_dialect`: made once, reused by every parse."""
+
+
+def _parsed(sql: str, dialect: str) -> list[exp.Expr | None]:
+    """Return sqlglot's trees of `sql`, as `sqlglot.parse(sql, read=dialect)` does, by this thread's reader.
+
+    The tokenizer and parser are left holding no text after.
+    """
+    kept: dict[str, tuple[Tokenizer, Parser]] | None = getattr(_readers, "by_dialect", None)
+    if kept is None:
+        kept = _readers.by_dialect = {}
+    reader = kept.get(dialect)
+    if reader is None:
+        language = Dialect.get_or_raise(dialect)
+        reader = kept[dialect] = (language.tokenizer(), language.parser())
+    tokenizer, parser = reader
+    try:
+        return parser.parse(tokenizer.tokenize(sql), sql)
+    finally:
+        parser.reset()
+        tokenizer.tokenize("")
+
+
 def _one_statement(sql: str, dialect: str) -> exp.Expr:
     try:
         with quiet_sqlglot():
-            statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+            statements = [s for s in _parsed(sql, dialect) if s is not None]
     except (ParseError, TokenError) as error:
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise SqlSyntaxError(

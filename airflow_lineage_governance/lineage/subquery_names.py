@@ -190,7 +190,7 @@ def _alias(projection: exp.Expr, name: str) -> None:
     alias.set("this", projection)
 
 
-def name_subquery_outputs(query: exp.Query, schema: Schema, bind: Bind) -> bool:
+def name_subquery_outputs(query: exp.Query, schema: Schema, bind: Bind) -> tuple[bool, bool]:
     """Write DuckDB's names on the outputs the SELECTs read by name leave to DuckDB.
 
     Those are an unnamed output, and outputs that share a name (a derived table's or CTE's later ones are `x_1`,
@@ -204,9 +204,10 @@ def name_subquery_outputs(query: exp.Query, schema: Schema, bind: Bind) -> bool:
         bind: binds a SELECT over the schema set.
 
     Returns:
-        Whether a SELECT the outer query reads by name holds a star (name_expanded_outputs is then to be called).
+        Whether a SELECT the outer query reads by name holds a star (name_expanded_outputs is then to be called),
+        and whether any output was named.
     """
-    return _name_outputs(query, schema, bind)[0]
+    return _name_outputs(query, schema, bind)
 
 
 def name_expanded_outputs(query: exp.Query, schema: Schema, bind: Bind) -> bool:

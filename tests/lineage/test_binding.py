@@ -132,6 +132,36 @@ def test_a_text_that_is_not_one_select_is_refused_and_runs_nothing(query):
     assert binder(schema, target).bind("select a from s.t", target).names == ("a",)  # the table is still there
 
 
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("SeLeCt a FROM s.t", ("a",)),
+        ("\n\t select a as b from s.t", ("b",)),
+        ("-- a note\nselect a from s.t", ("a",)),
+        ("/* a note */ select a as c from s.t", ("c",)),
+        ("(select a from s.t)", ("a",)),
+        ("from s.t select a as d", ("d",)),
+        ("with c as (select a from s.t) select a as e from c", ("e",)),
+        ("select a as f from s.t" + " " * DESCRIBED_BYTES, ("f",)),
+        ("selectx from s.t", None),
+        ("select_a from s.t", None),
+        ("sel\u00e9ct a from s.t", None),
+        ("\u017felect a from s.t", None),
+    ],
+)
+def test_a_text_is_read_as_a_select_only_where_duckdb_reads_it_so(query, names):
+    """However the text opens (a keyword in any case, space, a comment, a parenthesis, a word that only looks like
+    SELECT), DuckDB's names, or the one sentence for a text that is not one SELECT."""
+    schema = normalized({"s": {"t": {"a": "long"}}})
+    target = TableRef(("out",), "t")
+    if names is not None:
+        bound = binder(schema, target).bind(query, target)
+        assert (bound.names, bound.types) == (names, ("BIGINT",))
+        return
+    with pytest.raises(BindError, match=r"^out\.t: DuckDB does not read the statement's query as one SELECT; "):
+        binder(schema, target).bind(query, target)
+
+
 def test_the_binding_gives_duckdbs_names_and_types_past_text_in_other_scripts():
     schema = normalized({"s": {"t": {"a": "long", "s": "struct<x: int, y: list<string>>"}}})
     target = TableRef(("out",), "t")
