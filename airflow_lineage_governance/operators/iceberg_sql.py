@@ -180,7 +180,6 @@ class IcebergSqlOperator(BaseOperator):
         """
         if self._read is None or self._read[0] != self.sql:
             from airflow_lineage_governance.iceberg.catalog import catalog_tables, load_tables, table_columns
-            from airflow_lineage_governance.iceberg.read import prepare_sandboxed_connection
             from airflow_lineage_governance.lineage import (
                 LineageError,
                 column_lineage,
@@ -190,7 +189,6 @@ class IcebergSqlOperator(BaseOperator):
 
             read: LineageRead | LineageError
             started, parsed_before = time.perf_counter(), self._parsed
-            prepare_sandboxed_connection()  # opened while the catalog is read and the lineage bound
             try:
                 statement = self.statement()
                 catalog = self.hook.get_conn()
@@ -222,6 +220,7 @@ class IcebergSqlOperator(BaseOperator):
         not answer.
         """
         from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError, IcebergError
+        from airflow_lineage_governance.iceberg.read import prepare_sandboxed_connection
         from airflow_lineage_governance.lineage import LineageError
         from airflow_lineage_governance.lineage.errors import UNREADABLE
         from airflow_lineage_governance.operators.summary import (
@@ -231,6 +230,9 @@ class IcebergSqlOperator(BaseOperator):
             run_result,
         )
 
+        # DuckDB opens the statement's connection while the lineage is read (the facet methods, which run nothing,
+        # open none).
+        prepare_sandboxed_connection()
         try:
             read = self.lineage_read()
         except LineageError as error:
