@@ -125,3 +125,23 @@ def test_start_names_the_new_table_from_the_lineages_binding_without_a_connectio
             ("address", "struct<city: string>"),
         ]
     ]
+
+
+def test_the_facet_methods_start_opening_no_duckdb_connection_for_a_statement_they_do_not_run(catalog, monkeypatch):
+    """START and FAIL read the lineage in a fork of the task's process, which never runs the statement: no DuckDB
+    connection starts opening there. execute() starts opening the one it runs the statement on."""
+    import airflow_lineage_governance.iceberg.read as read
+
+    opened: list[str] = []
+    monkeypatch.setattr(read, "prepare_sandboxed_connection", lambda: opened.append("opening"))
+    sql = "create table shop.notes as select order_id, note from shop.orders"
+    start = IcebergSqlOperator(task_id="t", sql=sql).get_openlineage_facets_on_start()
+    failed = IcebergSqlOperator(task_id="t", sql=sql).get_openlineage_facets_on_failure(None)
+    assert fields(start) == fields(failed) == [[("order_id", "long"), ("note", "string")]]
+    assert opened == []
+    operator = IcebergSqlOperator(task_id="t", sql=sql)
+    ti = SimpleNamespace(dag_id="d", run_id="r", task_id="t", map_index=-1, try_number=1)
+    assert operator.execute({"ti": ti, "outlet_events": defaultdict(SimpleNamespace)})["rows"] == 1
+    assert opened == ["opening"]
+    assert fields(operator.get_openlineage_facets_on_complete(ti)) == fields(start)
+    assert opened == ["opening"]
