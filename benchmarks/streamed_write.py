@@ -3,7 +3,7 @@ MERGE that rewrites a 4,000,000-row partition, each beside DuckDB's own `COPY (s
 under the same memory limit and threads. Each case runs in a child process of its own, which measures its peak
 RSS growth (VmHWM after the case less VmRSS before it, the peak reset through /proc/self/clear_refs).
 
-    .venv/bin/python benchmarks/streamed_write.py [--rows N] [--memory-limit 256MB] [--threads 2]
+    .venv/bin/python benchmarks/streamed_write.py [--rows N] [--memory-limit 256MB] [--threads 2] [--cases merge]
 
 The COPY writes with the compression codec the table's writes use (Iceberg's default, zstd), so both sides write
 the same bytes; a second COPY with DuckDB's default codec (snappy, about twice the bytes) is timed beside them.
@@ -35,6 +35,7 @@ FROM range({rows})"""
 QUERY = "SELECT s.id, s.learner_id, s.course_id, s.category, s.amount, s.status, s.score, s.at, s.day FROM bench.src s"
 MERGE = """MERGE INTO bench.parts t USING bench.changes c ON t.id = c.id
 WHEN MATCHED THEN UPDATE SET amount = c.amount"""
+CASES = ("ctas", "insert", "merge")
 REWRITTEN = "SELECT t.* FROM bench.parts t WHERE t.day = DATE '2026-01-01'"
 
 
@@ -186,10 +187,14 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=8_000_000)
     parser.add_argument("--memory-limit", default="256MB")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cases", default=",".join(CASES), help="the cases to run, by name, comma-separated")
     parser.add_argument("--case")
     parser.add_argument("--folder")
     parser.add_argument("--codec", default="")
     args = parser.parse_args()
+    cases = args.cases.split(",")
+    if unknown := [case for case in cases if case not in CASES]:
+        parser.error(f"no case named {', '.join(unknown)}: choose among {', '.join(CASES)}")
     if args.case:
         print(json.dumps(run_case(Path(args.folder), args.case, args.memory_limit, args.threads, args.codec)))
         return
@@ -198,7 +203,7 @@ def main() -> None:
     codec = str(TableProperties.PARQUET_COMPRESSION_DEFAULT)
     with tempfile.TemporaryDirectory() as folder:
         prepare(Path(folder), args.rows)
-        for case in ("ctas", "insert", "merge"):
+        for case in cases:
             default_copy = _child(Path(folder), f"copy_{case}", args)
             copy = _child(Path(folder), f"copy_{case}", args, codec)
             ours = _child(Path(folder), case, args)

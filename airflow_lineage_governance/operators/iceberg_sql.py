@@ -142,14 +142,15 @@ class IcebergSqlOperator(BaseOperator):
         return IcebergHook(self.iceberg_conn_id)
 
     def render_template_fields(self, context: Context, jinja_env: Environment | None = None) -> None:
-        """Render `sql`, then parse it.
+        """Render `sql`, then parse it and import the modules the facet methods use.
 
-        The OpenLineage listener reads facets in a forked process, which inherits the parsed statement instead of
-        parsing it again.
+        The OpenLineage listener reads facets in a forked process, which inherits the parsed statement and the modules
+        instead of parsing and importing them again.
         """
         super().render_template_fields(context, jinja_env)
         with suppress(Exception):  # execute() and the facets report why the statement cannot be read
             self.statement()
+        _import_lineage_modules()
 
     def statement(self) -> Statement:
         """Return the rendered statement, parsed once (again only if `sql` changes).
@@ -180,7 +181,6 @@ class IcebergSqlOperator(BaseOperator):
         """
         if self._read is None or self._read[0] != self.sql:
             from airflow_lineage_governance.iceberg.catalog import catalog_tables, load_tables, table_columns
-            from airflow_lineage_governance.iceberg.read import prepare_sandboxed_connection
             from airflow_lineage_governance.lineage import (
                 LineageError,
                 column_lineage,
@@ -190,7 +190,6 @@ class IcebergSqlOperator(BaseOperator):
 
             read: LineageRead | LineageError
             started, parsed_before = time.perf_counter(), self._parsed
-            prepare_sandboxed_connection()  # opened while the catalog is read and the lineage bound
             try:
                 statement = self.statement()
                 catalog = self.hook.get_conn()
@@ -222,6 +221,7 @@ class IcebergSqlOperator(BaseOperator):
         not answer.
         """
         from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError, IcebergError
+        from airflow_lineage_governance.iceberg.read import prepare_sandboxed_connection
         from airflow_lineage_governance.lineage import LineageError
         from airflow_lineage_governance.lineage.errors import UNREADABLE
         from airflow_lineage_governance.operators.summary import (
@@ -231,6 +231,9 @@ class IcebergSqlOperator(BaseOperator):
             run_result,
         )
 
+        # DuckDB opens the statement's connection while the lineage is read (the facet methods, which run nothing,
+        # open none).
+        prepare_sandboxed_connection()
         try:
             read = self.lineage_read()
         except LineageError as error:
@@ -502,6 +505,22 @@ class IcebergSqlOperator(BaseOperator):
         if not fields:
             return []
         return [output_dataset(namespace, target, list(fields))]
+
+
+def _import_lineage_modules() -> None:
+    """Import the modules the lineage read and the facet methods use, which execute() imports too.
+
+    Called when the template is rendered, before the OpenLineage listener forks the task's process for the START event:
+    the fork inherits them instead of importing them for itself while the task waits.
+    """
+    import airflow.providers.openlineage.extractors  # noqa: F401
+    import openlineage.client.facet_v2  # noqa: F401
+
+    import airflow_lineage_governance.iceberg.catalog  # noqa: F401
+    import airflow_lineage_governance.iceberg.result_schema  # noqa: F401
+    import airflow_lineage_governance.lineage.datasets  # noqa: F401
+    import airflow_lineage_governance.operators.facets  # noqa: F401
+    import airflow_lineage_governance.operators.summary  # noqa: F401
 
 
 def _returning_max_rows() -> int:

@@ -125,3 +125,55 @@ def test_start_names_the_new_table_from_the_lineages_binding_without_a_connectio
             ("address", "struct<city: string>"),
         ]
     ]
+
+
+def test_the_facet_methods_start_opening_no_duckdb_connection_for_a_statement_they_do_not_run(catalog, monkeypatch):
+    """START and FAIL read the lineage in a fork of the task's process, which never runs the statement: no DuckDB
+    connection starts opening there. execute() starts opening the one it runs the statement on."""
+    import airflow_lineage_governance.iceberg.read as read
+
+    opened: list[str] = []
+    monkeypatch.setattr(read, "prepare_sandboxed_connection", lambda: opened.append("opening"))
+    sql = "create table shop.notes as select order_id, note from shop.orders"
+    start = IcebergSqlOperator(task_id="t", sql=sql).get_openlineage_facets_on_start()
+    failed = IcebergSqlOperator(task_id="t", sql=sql).get_openlineage_facets_on_failure(None)
+    assert fields(start) == fields(failed) == [[("order_id", "long"), ("note", "string")]]
+    assert opened == []
+    operator = IcebergSqlOperator(task_id="t", sql=sql)
+    ti = SimpleNamespace(dag_id="d", run_id="r", task_id="t", map_index=-1, try_number=1)
+    assert operator.execute({"ti": ti, "outlet_events": defaultdict(SimpleNamespace)})["rows"] == 1
+    assert opened == ["opening"]
+    assert fields(operator.get_openlineage_facets_on_complete(ti)) == fields(start)
+    assert opened == ["opening"]
+
+
+FORK_PROBE = """
+import json, sys
+import jinja2
+from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
+operator = IcebergSqlOperator(task_id="t", sql="create table shop.notes as select order_id, note from shop.orders")
+operator.render_template_fields({}, jinja2.Environment())
+before = set(sys.modules)
+start = operator.get_openlineage_facets_on_start()
+used = ("pyarrow", "pyiceberg.table", "openlineage.client.facet_v2", "sqlalchemy.orm",
+        "airflow_lineage_governance.lineage.datasets", "airflow_lineage_governance.iceberg.result_schema")
+imported = [m for m in used if m in sys.modules and m not in before]
+print(json.dumps({"outputs": [d.name for d in start.outputs], "imported": imported}))
+"""
+
+
+def test_the_start_fork_inherits_the_modules_the_facets_use_from_rendering(catalog, tmp_path):
+    """Rendering the template, before the listener forks for START, imports what the facet methods use: the fork,
+    which the task waits for, does not import it again (a fresh interpreter stands for the task's process)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow"), "PYTHONPATH": str(repo)}
+    done = subprocess.run(
+        [sys.executable, "-c", FORK_PROBE], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"outputs": ["shop.notes"], "imported": []}
