@@ -4,6 +4,7 @@ listed run after run."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 from airflow_lineage_governance.governance.findings import (
@@ -144,3 +145,43 @@ def test_a_version_5_store_is_upgraded_in_place_when_a_run_is_recorded(store_loc
         assert [f.subject for f in store.governance_findings("lineage_governance", "scheduled__1")] == [
             "marketing.stray"
         ]
+
+
+def test_the_cli_prints_the_runs_a_run_s_findings_and_a_subject_s_findings(store_location, capsys):
+    from airflow_lineage_governance.cli.main import main
+
+    record_report(store_location, report("scheduled__1", 1, UNDERSTATED, STRAY), at(1))
+    record_report(store_location, report("scheduled__2", 2, UNDERSTATED), at(2))
+    capsys.readouterr()
+
+    assert main(["findings", "--store", store_location]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(" ", 1)[0] for line in lines[:2]] == [
+        "lineage_governance/scheduled__2",
+        "lineage_governance/scheduled__1",
+    ]
+    assert lines[0].startswith("lineage_governance/scheduled__2 (logical date 2026-10-02T02:00:00+00:00, checked ")
+    assert lines[-1].startswith("2 governance runs in the lineage store ")
+
+    assert main(["findings", "--store", store_location, "--run-id", "scheduled__1"]) == 1  # it found errors
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(" ")[1:3] for line in lines[:2]] == [
+        ["understated_classification", "marketing.audience.email:"],
+        ["unaccounted_table", "marketing.stray:"],
+    ]
+    assert lines[-1].endswith("; 2 findings")
+
+    assert main(["findings", "--store", store_location, "--subject", "marketing.audience.email", "--json"]) == 0
+    history = json.loads(capsys.readouterr().out)
+    assert [(h["run_id"], h["finding"]["kind"]) for h in history] == [
+        ("scheduled__2", "understated_classification"),
+        ("scheduled__1", "understated_classification"),
+    ]
+
+    assert main(["findings", "--store", store_location, "--run-id", "scheduled__9"]) == 2
+    said = capsys.readouterr()
+    assert said.err.strip().endswith(
+        "keeps no governance run scheduled__9 of lineage_governance; `lineage-governance findings` lists the runs it "
+        "keeps."
+    )
+    assert "Traceback" not in said.err
