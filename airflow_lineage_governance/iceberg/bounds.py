@@ -137,11 +137,10 @@ def parse_dml(sql: str, ref: TableRef) -> ParsedDml:
     raise ValueError("the statement is not a MERGE, UPDATE or DELETE")
 
 
-def conjuncts(condition: exp.Expr) -> list[exp.Expr]:
-    """Return the conjuncts of `condition` (itself when it is no AND)."""
+def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
     node = condition.unnest()
     if isinstance(node, exp.And):
-        return conjuncts(node.this) + conjuncts(node.expression)
+        return _conjuncts(node.this) + _conjuncts(node.expression)
     return [node]
 
 
@@ -274,7 +273,7 @@ def row_filter(
         return AlwaysTrue()
     known = {name.lower() for name in known_columns}
     found: BooleanExpression = AlwaysTrue()
-    for conjunct in conjuncts(parsed.condition):
+    for conjunct in _conjuncts(parsed.condition):
         try:
             bound = _bound(conjunct, parsed, connection)
         except ValueError:  # a value pyiceberg cannot compare (NaN): the conjunct bounds nothing

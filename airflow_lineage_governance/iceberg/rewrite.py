@@ -27,7 +27,6 @@ from pyiceberg.expressions import AlwaysTrue, BooleanExpression
 from pyiceberg.expressions.visitors import bind
 from pyiceberg.manifest import DataFile
 from pyiceberg.table import Table
-from pyiceberg.transforms import IdentityTransform
 from sqlglot import exp
 
 from airflow_lineage_governance.default_keyword import with_default_keywords
@@ -45,12 +44,7 @@ from airflow_lineage_governance.iceberg.data_files import (
     write_id,
     write_parquet,
 )
-from airflow_lineage_governance.iceberg.direct_write import (
-    PARTITION_SOURCE_TYPES,
-    NotDirectlyWritable,
-    directly_writable,
-    write_directly,
-)
+from airflow_lineage_governance.iceberg.direct_write import NotDirectlyWritable, directly_writable, write_directly
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
 from airflow_lineage_governance.iceberg.partitioned import commit_files, partition_names
 from airflow_lineage_governance.iceberg.read import (
@@ -68,7 +62,7 @@ from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_
 from airflow_lineage_governance.iceberg.run import StatementRun
 from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.sort_order import mark_sorted, sort_plan
-from airflow_lineage_governance.iceberg.touched import file_values_queries, partition_files_query, touched_files_query
+from airflow_lineage_governance.iceberg.touched import touched_files_query
 from airflow_lineage_governance.iceberg.types import facet_fields, quoted, result_type
 from airflow_lineage_governance.iceberg.write import (
     ROW_COUNT_KEYS,
@@ -90,7 +84,6 @@ FILE_COLUMN = "__iceberg_data_file"
 """The column of the exposed target that holds each row's data file (dropped before the statement runs)."""
 _WHOLE_TARGET = "__iceberg_whole_target"
 _MERGE_ACTION = "__iceberg_merge_action"
-_FILE_VALUES = "__iceberg_file_values"
 RETURNING_MAX_ROWS = 1000
 IN_MEMORY_FACTOR = 4
 """About how many times their Parquet size rows take in an in-memory DuckDB table (DuckDB does not compress them)."""
@@ -176,48 +169,6 @@ def _touched_files(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, rea
     return sorted(str(row[0]) for row in connection.execute(query).fetchall() if row[0] is not None)
 
 
-def _candidate_files(
-    connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, table: Table, name: str, whole_name: str
-) -> list[str] | None:
-    """Return the data files whose identity partition values can meet the statement's condition; None: every file.
-
-    DuckDB reads each file's values of those columns from the files (`whole_name`: their minimum, maximum and NULL
-    count, `touched.file_values_queries`) and holds one row per file and value under the target's `name` while it
-    answers the condition's conjuncts over those columns with its own rules on those very values
-    (`touched.partition_files_query`). Reading the key columns of the files left out is what this spares.
-    """
-    top = {f.field_id: f for f in table.schema().fields}
-    columns = [
-        top[f.source_id].name
-        for f in table.spec().fields
-        if isinstance(f.transform, IdentityTransform)
-        and f.source_id in top
-        and isinstance(top[f.source_id].field_type, PARTITION_SOURCE_TYPES)
-    ]
-    query = partition_files_query(parsed, FILE_COLUMN, columns) if columns else None
-    if query is None:
-        return None
-    files = file_values_queries(whole_name, FILE_COLUMN, columns, quoted(_FILE_VALUES))
-    connection.execute(f"CREATE TEMP TABLE {files.summary_name} AS {files.summary}")
-    connection.execute(f"CREATE TABLE {name} AS {files.values}")
-    try:
-        found = connection.execute(query).fetchall() + connection.execute(files.several).fetchall()
-    except duckdb.Error:  # a conjunct reads more than those columns bind: every file stays a candidate
-        return None
-    finally:
-        connection.execute(f"DROP TABLE {name}")
-        connection.execute(f"DROP TABLE {files.summary_name}")
-    return sorted({str(row[0]) for row in found if row[0] is not None})
-
-
-def _of_files(paths: list[str] | None) -> str:
-    """Return the WHERE clause keeping the rows of the data files `paths` (none: every row)."""
-    if paths is None:
-        return ""
-    listed = ", ".join("'" + path.replace("'", "''") + "'" for path in paths) or "NULL"
-    return f" WHERE {quoted(FILE_COLUMN)} IN ({listed})"
-
-
 def _rewrite(
     catalog: Catalog,
     table: Table,
@@ -252,16 +203,16 @@ def _rewrite(
         whole = expose_planned(connection, planned_target, file_column=FILE_COLUMN)
         lock_down(connection, [whole, *reads], staging)
         scope = _checked_filter(table, row_filter(parsed, connection, table.schema().column_names))
+        touched = _touched_files(connection, parsed, whole)
         name = duckdb_name(connection, ref)
         kind = "VIEW" if whole.files else "TABLE"
         connection.execute(f"ALTER {kind} {name} RENAME TO {quoted(_WHOLE_TARGET)}")
         whole_name = name.rsplit(".", 1)[0] + "." + quoted(_WHOLE_TARGET)
-        candidates = _candidate_files(connection, parsed, table, name, whole_name)
-        connection.execute(f"CREATE VIEW {name} AS SELECT * FROM {whole_name}{_of_files(candidates)}")
-        touched = _touched_files(connection, parsed, whole) if candidates != [] else []
-        connection.execute(f"DROP VIEW {name}")
         columns = ", ".join(quoted(f.name) for f in table.schema().fields)
-        connection.execute(f"CREATE TABLE {name} AS SELECT {columns} FROM {whole_name}{_of_files(touched)}")
+        listed = ", ".join("'" + path.replace("'", "''") + "'" for path in touched) or "NULL"
+        connection.execute(
+            f"CREATE TABLE {name} AS SELECT {columns} FROM {whole_name} WHERE {quoted(FILE_COLUMN)} IN ({listed})"
+        )
         connection.execute(f"DROP {kind} {whole_name}")
         counts, own = _run_dml(connection, parsed, dml)
         returned = returned_rows(connection, own, returning_max_rows, ref) if own is not None else None
