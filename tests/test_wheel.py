@@ -99,7 +99,7 @@ def test_the_installed_cli_answers_from_flags_and_from_settings(venv, tmp_path):
     assert where.stdout.startswith(str(venv)), where.stdout + where.stderr
     helped = run(cli, "--help", cwd=work, env=clean_env(tmp_path / "airflow"))
     assert helped.returncode == 0, helped.stderr[-3000:]
-    assert "{lineage,impact,upstream,trace,propose,check,gate,design,diff,store,iceberg}" in helped.stdout
+    assert "{lineage,impact,upstream,trace,propose,check,findings,gate,design,diff,store,iceberg}" in helped.stdout
     impact = run(
         cli,
         "impact",
