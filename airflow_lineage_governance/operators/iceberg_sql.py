@@ -142,15 +142,16 @@ class IcebergSqlOperator(BaseOperator):
         return IcebergHook(self.iceberg_conn_id)
 
     def render_template_fields(self, context: Context, jinja_env: Environment | None = None) -> None:
-        """Render `sql`, then parse it and import the modules the facet methods use.
+        """Render `sql`, then read its lineage and import the modules the facet methods use.
 
-        The OpenLineage listener reads facets in a forked process, which inherits the parsed statement and the modules
-        instead of parsing and importing them again.
+        The OpenLineage listener builds the START facets in a fork of the task's process, made after rendering: the
+        fork inherits the lineage read here, and `execute()` uses the same read, so a try reads its lineage once.
+        A read that fails on the catalog is not kept: `execute()` reads again and says why.
         """
         super().render_template_fields(context, jinja_env)
-        with suppress(Exception):  # execute() and the facets report why the statement cannot be read
-            self.statement()
         _import_lineage_modules()
+        with suppress(Exception):  # execute() and the facets report why the lineage cannot be read
+            self.lineage_read()
 
     def statement(self) -> Statement:
         """Return the rendered statement, parsed once (again only if `sql` changes).
@@ -174,7 +175,7 @@ class IcebergSqlOperator(BaseOperator):
         return parsed
 
     def lineage_read(self) -> LineageRead:
-        """Return the try's lineage read (made on first use, by the START facets or execute, whichever runs first).
+        """Return the try's lineage read (made on first use: when the template is rendered, or by the first caller).
 
         The statement, its tables loaded once, their schema, the lineage and the runnable SELECT. Raises LineageError
         when the lineage cannot be read exactly, other errors when the catalog cannot.

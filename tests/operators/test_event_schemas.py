@@ -177,3 +177,78 @@ def test_the_start_fork_inherits_the_modules_the_facets_use_from_rendering(catal
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"outputs": ["shop.notes"], "imported": []}
+
+
+ONE_READ_PROBE = """
+import json, os, sys
+from collections import defaultdict
+from types import SimpleNamespace
+import jinja2
+import airflow_lineage_governance.iceberg.catalog as catalog
+from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
+
+loads = []
+load_tables = catalog.load_tables
+catalog.load_tables = lambda *args: loads.append(os.getpid()) or load_tables(*args)
+operator = IcebergSqlOperator(task_id="t", sql="create table shop.notes as select order_id, note from shop.orders")
+operator.render_template_fields({}, jinja2.Environment())
+reader, writer = os.pipe()
+child = os.fork()
+if child == 0:  # as the OpenLineage listener builds START: in a fork, which the task waits for
+    start = operator.get_openlineage_facets_on_start()
+    fields = [[(f.name, f.type) for f in d.facets["schema"].fields] for d in start.outputs]
+    os.write(writer, json.dumps({"fields": fields, "loads": loads.count(os.getpid())}).encode())
+    os._exit(0)
+os.close(writer)
+os.waitpid(child, 0)
+forked = json.loads(os.read(reader, 65536))
+ti = SimpleNamespace(dag_id="d", run_id="r", task_id="t", map_index=-1, try_number=1)
+rows = operator.execute({"ti": ti, "outlet_events": defaultdict(SimpleNamespace)})["rows"]
+print(json.dumps({"start": forked, "rows": rows, "loads": len(loads)}))
+"""
+
+
+def test_a_try_reads_its_lineage_once_when_the_template_is_rendered(catalog, tmp_path):
+    """Rendering reads the lineage before the listener forks for START: the fork builds START from that read and
+    execute() runs on it, so the catalog's tables are loaded once per try (a fresh interpreter stands for the task's
+    process, a fork for the listener's)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow"), "PYTHONPATH": str(repo)}
+    done = subprocess.run(
+        [sys.executable, "-c", ONE_READ_PROBE], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "start": {"fields": [[["order_id", "long"], ["note", "string"]]], "loads": 0},
+        "rows": 1,
+        "loads": 1,
+    }
+
+
+def test_a_read_that_failed_on_the_catalog_when_rendering_is_made_again_by_execute(catalog, monkeypatch):
+    """A catalog that does not answer while the template renders fails nothing there: execute() reads again."""
+    import jinja2
+
+    import airflow_lineage_governance.iceberg.catalog as catalog_module
+
+    load_tables = catalog_module.load_tables
+    calls: list[str] = []
+
+    def unanswered_once(*args):
+        calls.append("load")
+        if len(calls) == 1:
+            raise OSError("the catalog did not answer")
+        return load_tables(*args)
+
+    monkeypatch.setattr(catalog_module, "load_tables", unanswered_once)
+    operator = IcebergSqlOperator(task_id="t", sql="create table shop.notes as select order_id, note from shop.orders")
+    operator.render_template_fields({}, jinja2.Environment())
+    ti = SimpleNamespace(dag_id="d", run_id="r", task_id="t", map_index=-1, try_number=1)
+    assert operator.execute({"ti": ti, "outlet_events": defaultdict(SimpleNamespace)})["rows"] == 1
+    assert calls == ["load", "load"]
+    assert fields(operator.get_openlineage_facets_on_complete(ti)) == [[("order_id", "long"), ("note", "string")]]
