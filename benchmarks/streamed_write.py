@@ -1,15 +1,16 @@
-"""Streamed writes under a DuckDB memory limit: 8,000,000 rows x 9 columns written by a CTAS, an INSERT and a
-MERGE that rewrites a 4,000,000-row partition, each beside DuckDB's own `COPY (same query) TO` a Parquet folder
-under the same memory limit and threads. Each case runs in a child process of its own, which measures its peak
-RSS growth (VmHWM after the case less VmRSS before it, the peak reset through /proc/self/clear_refs).
+"""Streamed writes under a DuckDB memory limit: 8,000,000 rows x 9 columns written by a CTAS, an INSERT, a
+MERGE that rewrites a 4,000,000-row partition, and the CTAS through IcebergSqlOperator's render and execute(),
+each beside DuckDB's own `COPY (same query) TO` a Parquet folder under the same memory limit and threads. Each case
+runs in a child process of its own, which measures its peak RSS growth (VmHWM after the case less VmRSS before it,
+the peak reset through /proc/self/clear_refs).
 
     .venv/bin/python benchmarks/streamed_write.py [--rows N] [--memory-limit 256MB] [--threads 2] [--cases merge]
 
 The COPY writes with the compression codec the table's writes use (Iceberg's default, zstd), so both sides write
 the same bytes; a second COPY with DuckDB's default codec (snappy, about twice the bytes) is timed beside them.
-Prints one line per case: `RESULT streamed_write case=<ctas|insert|merge> rows=<rows written> seconds=<ours>
-copy_seconds=<DuckDB's COPY, same codec> ratio=<ours/COPY> default_codec_copy_seconds=<DuckDB's COPY, snappy>
-default_codec_ratio=<ours/that COPY> rss_mb=<ours> copy_rss_mb=<COPY's>`.
+Prints one line per case: `RESULT streamed_write case=<ctas|insert|merge|operator_ctas> rows=<rows written>
+seconds=<ours> copy_seconds=<DuckDB's COPY, same codec> ratio=<ours/COPY> default_codec_copy_seconds=<DuckDB's
+COPY, snappy> default_codec_ratio=<ours/that COPY> rss_mb=<ours> copy_rss_mb=<COPY's>`.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ FROM range({rows})"""
 QUERY = "SELECT s.id, s.learner_id, s.course_id, s.category, s.amount, s.status, s.score, s.at, s.day FROM bench.src s"
 MERGE = """MERGE INTO bench.parts t USING bench.changes c ON t.id = c.id
 WHEN MATCHED THEN UPDATE SET amount = c.amount"""
-CASES = ("ctas", "insert", "merge")
+CASES = ("ctas", "insert", "merge", "operator_ctas")
+OPERATOR_CTAS = "CREATE TABLE bench.through_operator AS " + QUERY
 REWRITTEN = "SELECT t.* FROM bench.parts t WHERE t.day = DATE '2026-01-01'"
 
 
@@ -108,6 +110,8 @@ def run_case(folder: Path, case: str, memory_limit: str, threads: int, codec: st
     resources = Resources(memory_limit, threads, str(folder))
     tables = {name: catalog.load_table(name) for name in ("bench.src", "bench.parts", "bench.empty")}
     duckdb.connect().close()
+    if case == "operator_ctas":  # a task's process has imported Airflow and the DAG file's operator before it runs
+        _connect_operator(folder)
     baseline = _reset_peak()
     started = time.perf_counter()
     if case == "ctas":
@@ -141,7 +145,9 @@ def run_case(folder: Path, case: str, memory_limit: str, threads: int, codec: st
             for task in catalog.load_table("bench.parts").scan(row_filter="day = '2026-01-01'").plan_files()
         )
         return {"rows": rows, "seconds": seconds, "rss": _rss()[1] - baseline, "changed": run.write.rows}
-    else:  # copy_ctas, copy_insert, copy_merge: DuckDB's own COPY of the same rows, over the same read
+    elif case == "operator_ctas":  # the CTAS as a task runs it: IcebergSqlOperator, rendered, then execute()
+        rows = _through_operator(folder, memory_limit, threads)
+    else:  # copy_ctas, copy_insert, copy_merge, copy_operator_ctas: DuckDB's own COPY of the same rows
         query = REWRITTEN if case == "copy_merge" else QUERY
         with spill_folder(resources) as spill:
             connection = sandboxed_connection(resources=resources, spill=spill)
@@ -156,6 +162,38 @@ def run_case(folder: Path, case: str, memory_limit: str, threads: int, codec: st
             connection.close()
     seconds = time.perf_counter() - started
     return {"rows": rows, "seconds": seconds, "rss": _rss()[1] - baseline}
+
+
+def _connect_operator(folder: Path) -> None:
+    """Point the operator's default connection at the benchmark's catalog and import what a task's process has
+    imported before it runs: the DAG file's operator and the OpenLineage provider's listener plugin."""
+    import os
+
+    from airflow_lineage_governance.iceberg.catalog import local_catalog_properties
+
+    extra = {**local_catalog_properties(folder), "catalog_name": "default"}
+    os.environ.setdefault("AIRFLOW_HOME", str(folder / "airflow"))
+    os.environ["AIRFLOW_CONN_ICEBERG_DEFAULT"] = json.dumps({"conn_type": "iceberg_catalog", "extra": extra})
+    import airflow.providers.openlineage.plugins.openlineage  # noqa: F401
+
+    import airflow_lineage_governance.operators.iceberg_sql  # noqa: F401
+
+
+def _through_operator(folder: Path, memory_limit: str, threads: int) -> int:
+    """Run the CTAS through IcebergSqlOperator (render, then execute) and return the rows it wrote."""
+    from collections import defaultdict
+    from types import SimpleNamespace
+
+    import jinja2
+
+    from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
+
+    operator = IcebergSqlOperator(
+        task_id="ctas", sql=OPERATOR_CTAS, duckdb_memory_limit=memory_limit, duckdb_threads=threads
+    )
+    ti = SimpleNamespace(dag_id="bench", run_id="run", task_id="ctas", map_index=-1, try_number=1)
+    operator.render_template_fields({}, jinja2.Environment())
+    return int(operator.execute({"ti": ti, "outlet_events": defaultdict(SimpleNamespace)})["rows"])
 
 
 def _child(folder: Path, case: str, args: argparse.Namespace, codec: str = "") -> dict[str, float]:
