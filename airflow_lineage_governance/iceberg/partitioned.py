@@ -175,6 +175,8 @@ class MetadataReusingTransaction(Transaction):
     def table_metadata(self) -> TableMetadata:
         """Return the table's metadata with the transaction's updates applied."""
         base, updates = self._table.metadata, self._updates
+        if not updates:  # nothing to apply: the table's own metadata, which nothing changes
+            return base
         built = self.__dict__.get("_built_metadata")
         if built is None or built[0] is not base or built[1] is not updates:
             built = (base, updates, update_table_metadata(base, updates))

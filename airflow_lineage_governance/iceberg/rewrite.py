@@ -190,12 +190,12 @@ def _rewrite(
 
     Read the table's current snapshot into a sandboxed DuckDB, ask DuckDB which data files the statement can change,
     keep only their rows, run the statement there, and stream the rows after it into new data files (`written`, when a
-    row changed). The target's manifests are read through `entries`, for the commit.
+    row changed). The tables' manifests are read through `entries`, for the commit.
     """
     snapshot = table.current_snapshot()
     database = _work_database(table, resources, spill)
     # Planned while the connection opens in the background (prepare_sandboxed_connection).
-    planned = [plan_scan(catalog, name, loaded.get(as_table(name))) for name in sources]
+    planned = [plan_scan(catalog, name, loaded.get(as_table(name)), entries) for name in sources]
     planned_target = plan_scan(catalog, ref, table, entries)
     connection = sandboxed_connection(session, resources, spill, database)
     staging = os.path.join(spill, f"result-{uuid.uuid4().hex}")
@@ -350,7 +350,7 @@ def rewrite_statement(
     parsed = parse_dml(dml, ref)
     known = dict(loaded or {})
     timings: dict[str, float] = {}
-    entries = ManifestEntries()  # the target's manifests, read once for every attempt's read and commit
+    entries = ManifestEntries()  # the tables' manifests, read once for every attempt's reads and commit
     run: list[StatementRun] = []
 
     def attempt() -> WriteResult:
