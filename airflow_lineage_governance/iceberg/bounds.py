@@ -177,10 +177,11 @@ def _values(connection: duckdb.DuckDBPyConnection, query: str) -> list[Any] | No
     """
     try:
         rows = connection.sql(f"SELECT DISTINCT * FROM ({query}) WHERE 1 = 1 LIMIT {MAX_VALUES + 1}").fetchall()
-        values = [_literal(row[0]) for row in rows if row and row[0] is not None]
+        if len(rows) > MAX_VALUES:
+            return None
+        return [_literal(row[0]) for row in rows if row and row[0] is not None]
     except (duckdb.Error, TypeError):
         return None
-    return values if len(rows) <= MAX_VALUES else None
 
 
 def _bound(node: exp.Expr, parsed: ParsedDml, connection: duckdb.DuckDBPyConnection) -> BooleanExpression | None:

@@ -31,6 +31,7 @@ from pyiceberg.table.update import update_table_metadata
 from pyiceberg.typedef import Record
 from pyiceberg.types import DateType
 
+from airflow_lineage_governance.iceberg.manifests import ManifestEntries, read_manifests_through
 from airflow_lineage_governance.iceberg.partitions import (
     PartitionField,
     check_columns,
@@ -174,6 +175,8 @@ class MetadataReusingTransaction(Transaction):
     def table_metadata(self) -> TableMetadata:
         """Return the table's metadata with the transaction's updates applied."""
         base, updates = self._table.metadata, self._updates
+        if not updates:  # nothing to apply: the table's own metadata, which nothing changes
+            return base
         built = self.__dict__.get("_built_metadata")
         if built is None or built[0] is not base or built[1] is not updates:
             built = (base, updates, update_table_metadata(base, updates))
@@ -217,18 +220,22 @@ def commit_files(
     scope: BooleanExpression,
     properties: dict[str, str],
     commit_uuid: uuid.UUID,
+    entries: ManifestEntries | None = None,
 ) -> Table:
     """Commit one OVERWRITE snapshot to `table` that removes `replaced` and adds `added`, and return the table.
 
     `table` is as loaded at the snapshot the write read. pyiceberg checks the commit against the snapshot read: a
     concurrent commit that added rows matching `scope` (serializable isolation), or removed a replaced file, raises
     ValidationException (the caller retries from the new snapshot); a concurrent commit elsewhere is merged (pyiceberg
-    rebases and retries the commit itself).
+    rebases and retries the commit itself). With `entries` (the manifests the write's read opened), the commit opens
+    only the manifests that read did not.
     """
     with MetadataReusingTransaction(table) as transaction:
         with transaction.update_snapshot(snapshot_properties=properties).overwrite() as overwrite:
             overwrite.commit_uuid = commit_uuid
             keep_live_manifests(overwrite)
+            if entries is not None:
+                read_manifests_through(overwrite, entries)
             if scope != AlwaysFalse():
                 overwrite.delete_by_predicate(scope, case_sensitive=False)
             for data_file in replaced:

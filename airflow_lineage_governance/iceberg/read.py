@@ -35,6 +35,7 @@ from pyiceberg.types import IcebergType, ListType, MapType, NestedField, StructT
 
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table
 from airflow_lineage_governance.iceberg.errors import NamespaceTooDeepError
+from airflow_lineage_governance.iceberg.manifests import ManifestEntries
 from airflow_lineage_governance.iceberg.resources import Resources, apply_resources
 from airflow_lineage_governance.iceberg.session import SessionSettings, apply_session
 from airflow_lineage_governance.iceberg.types import duckdb_type, quoted
@@ -427,13 +428,17 @@ class ScanPlan:
     """Why DuckDB's scan of the files would be wrong, so pyiceberg's reader reads them ('' when it is right)."""
 
 
-def plan_scan(catalog: Catalog, name: TableName, table: Table | None = None) -> ScanPlan:
+def plan_scan(
+    catalog: Catalog, name: TableName, table: Table | None = None, entries: ManifestEntries | None = None
+) -> ScanPlan:
     """Plan the read of the table's current snapshot: its data files, largest first, and how they are read.
 
     Args:
         catalog: the catalog holding the table.
         name: the table.
         table: the table as already loaded (else it is loaded from the catalog).
+        entries: when given, the table's manifests are read through it, so that a later commit of the same
+            statement finds them read.
 
     Returns:
         The plan, which `expose_planned` turns into a DuckDB view or table.
@@ -449,7 +454,8 @@ def plan_scan(catalog: Catalog, name: TableName, table: Table | None = None) -> 
     snapshot = table.current_snapshot()
     if snapshot is None:
         return ScanPlan(ref, table, None, (), "")
-    tasks = list(table.scan(snapshot_id=snapshot.snapshot_id).plan_files())
+    planned = entries.scan_tasks(snapshot, table.io) if entries is not None else None
+    tasks = planned if planned is not None else list(table.scan(snapshot_id=snapshot.snapshot_id).plan_files())
     # Largest files first: DuckDB estimates a list's rows from its first file (join sides are chosen by it).
     tasks.sort(key=lambda task: -task.file.record_count)
     return ScanPlan(ref, table, snapshot.snapshot_id, tuple(tasks), _fallback_reason(table, tasks))

@@ -46,6 +46,7 @@ from airflow_lineage_governance.iceberg.data_files import (
 )
 from airflow_lineage_governance.iceberg.direct_write import NotDirectlyWritable, directly_writable, write_directly
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
+from airflow_lineage_governance.iceberg.manifests import ManifestEntries
 from airflow_lineage_governance.iceberg.partitioned import commit_files, partition_names
 from airflow_lineage_governance.iceberg.read import (
     PinnedRead,
@@ -183,18 +184,19 @@ def _rewrite(
     resources: Resources | None,
     spill: str,
     closing: list[threading.Thread],
+    entries: ManifestEntries,
 ) -> _Rewritten:
     """Run one attempt of the statement on the rows of the data files it can change, and return what it read.
 
     Read the table's current snapshot into a sandboxed DuckDB, ask DuckDB which data files the statement can change,
     keep only their rows, run the statement there, and stream the rows after it into new data files (`written`, when a
-    row changed).
+    row changed). The tables' manifests are read through `entries`, for the commit.
     """
     snapshot = table.current_snapshot()
     database = _work_database(table, resources, spill)
     # Planned while the connection opens in the background (prepare_sandboxed_connection).
-    planned = [plan_scan(catalog, name, loaded.get(as_table(name))) for name in sources]
-    planned_target = plan_scan(catalog, ref, table)
+    planned = [plan_scan(catalog, name, loaded.get(as_table(name)), entries) for name in sources]
+    planned_target = plan_scan(catalog, ref, table, entries)
     connection = sandboxed_connection(session, resources, spill, database)
     staging = os.path.join(spill, f"result-{uuid.uuid4().hex}")
     os.mkdir(staging)
@@ -348,6 +350,7 @@ def rewrite_statement(
     parsed = parse_dml(dml, ref)
     known = dict(loaded or {})
     timings: dict[str, float] = {}
+    entries = ManifestEntries()  # the tables' manifests, read once for every attempt's reads and commit
     run: list[StatementRun] = []
 
     def attempt() -> WriteResult:
@@ -376,6 +379,7 @@ def rewrite_statement(
                     resources,
                     spill,
                     closing,
+                    entries,
                 )
             except NamespaceTooDeepError as error:
                 raise IcebergWriteError(
@@ -392,7 +396,7 @@ def rewrite_statement(
             known.clear()  # a retry reads every table afresh
             timings["query"] = time.perf_counter() - started
             started = time.perf_counter()
-            write = _commit(table, ref, done, written, properties)
+            write = _commit(table, ref, done, written, properties, entries)
             timings["write"] = time.perf_counter() - started
             results.append(done)
             return write
@@ -416,11 +420,17 @@ def rewrite_statement(
 
 
 def _commit(
-    table: Table, ref: TableRef, done: _Rewritten, written: WrittenFiles, properties: dict[str, str]
+    table: Table,
+    ref: TableRef,
+    done: _Rewritten,
+    written: WrittenFiles,
+    properties: dict[str, str],
+    entries: ManifestEntries,
 ) -> WriteResult:
     """Commit the rewritten rows' data files (`written`) in place of the files read, and return the write.
 
-    Nothing is committed when no row changed. Raises ValidationException (retried) when a concurrent commit conflicts.
+    Nothing is committed when no row changed. The manifests the read opened (`entries`) are not opened again. Raises
+    ValidationException (retried) when a concurrent commit conflicts.
     """
     columns = facet_fields(table.schema())
     counts = done.counts
@@ -429,7 +439,7 @@ def _commit(
     added = written.files
     summary = {**properties, **{key: str(getattr(counts, name)) for name, key in ROW_COUNT_KEYS.items()}}
     replaced = list(done.files)
-    commit_files(table, replaced, added, done.scope, summary, written.write_uuid)
+    commit_files(table, replaced, added, done.scope, summary, written.write_uuid, entries)
     snapshot = table.current_snapshot()
     spec = table.spec()
     records = [f.partition for f in replaced if f.spec_id == spec.spec_id] + [f.partition for f in added]

@@ -1,0 +1,141 @@
+"""A table's manifests read once per statement.
+
+A statement that plans its read of a table and then commits to it opens the same manifest list and manifests in both.
+A manifest list or manifest never changes once written, so `ManifestEntries` keeps what it read by path for the
+statement's life, and the commit's snapshot producer (`read_manifests_through`) takes its entries from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import DataFileContent, ManifestContent, ManifestEntry, ManifestEntryStatus, ManifestFile
+from pyiceberg.table import FileScanTask
+from pyiceberg.table.snapshots import Snapshot
+from pyiceberg.typedef import KeyDefaultDict
+
+
+class ManifestEntries:
+    """The manifest lists and live manifest entries one statement read from a table, each read once, by path."""
+
+    def __init__(self) -> None:
+        """Start with nothing read."""
+        self._lists: dict[str, tuple[ManifestFile, ...]] = {}
+        self._entries: dict[str, list[ManifestEntry]] = {}
+
+    def manifests(self, snapshot: Snapshot, io: FileIO) -> tuple[ManifestFile, ...]:
+        """Return the manifests of `snapshot`'s manifest list, read through the table's `io`."""
+        found = self._lists.get(snapshot.manifest_list)
+        if found is None:
+            found = self._lists.setdefault(snapshot.manifest_list, tuple(snapshot.manifests(io)))
+        return found
+
+    def live(self, manifest: ManifestFile, io: FileIO) -> list[ManifestEntry]:
+        """Return the manifest's live entries (added and existing), in the order the manifest lists them.
+
+        A manifest whose counts say it holds no live file is not opened.
+        """
+        found = self._entries.get(manifest.manifest_path)
+        if found is None:
+            if manifest.has_added_files() or manifest.has_existing_files():
+                read = manifest.fetch_manifest_entry(io, discard_deleted=True)
+            else:
+                read = []
+            found = self._entries.setdefault(manifest.manifest_path, read)
+        return found
+
+    def scan_tasks(self, snapshot: Snapshot, io: FileIO) -> list[FileScanTask] | None:
+        """Return a scan task for each live data file of `snapshot`, or None when it has delete manifests.
+
+        Read through the table's `io`. The tasks are what pyiceberg's scan plans for the whole snapshot when no
+        delete file applies; a snapshot with delete files is left to pyiceberg's planner, which matches them to the
+        data files.
+        """
+        manifests = self.manifests(snapshot, io)
+        if any(manifest.content != ManifestContent.DATA for manifest in manifests):
+            return None
+        return [
+            FileScanTask(entry.data_file)
+            for manifest in manifests
+            for entry in self.live(manifest, io)
+            if entry.data_file.content == DataFileContent.DATA
+        ]
+
+
+def read_manifests_through(producer: Any, entries: ManifestEntries) -> None:
+    """Make an overwrite `producer` read the parent snapshot's manifests through `entries`.
+
+    pyiceberg 0.12's overwrite opens every manifest of the parent snapshot twice when it commits: once for the entries
+    it deletes and once for the manifests it keeps or rewrites without them. These two steps do the same as pyiceberg's
+    with the entries `entries` holds: a manifest the statement's read already opened is not opened again. A retried
+    commit (a concurrent commit elsewhere) reads the new parent's manifests the same way.
+
+    Args:
+        producer: the pyiceberg snapshot producer of the commit (its `overwrite()`), before it commits.
+        entries: the manifests of the table read so far in the statement.
+    """
+
+    def evaluators() -> dict[int, Callable[[ManifestFile], bool]]:
+        found: dict[int, Callable[[ManifestFile], bool]] = KeyDefaultDict(producer._build_manifest_evaluator)
+        return found
+
+    def deleted_entries() -> list[ManifestEntry]:
+        deleted: list[ManifestEntry] = []
+        if producer._parent_snapshot_id is not None:
+            parent = producer._transaction.table_metadata.snapshot_by_id(producer._parent_snapshot_id)
+            if parent is None:
+                raise ValueError(f"Could not find the previous snapshot: {producer._parent_snapshot_id}")
+            matches = evaluators()
+            removed = producer._deleted_data_files
+            deleted = [
+                ManifestEntry.from_args(
+                    status=ManifestEntryStatus.DELETED,
+                    snapshot_id=producer.snapshot_id,
+                    sequence_number=entry.sequence_number,
+                    file_sequence_number=entry.file_sequence_number,
+                    data_file=entry.data_file,
+                )
+                for manifest in entries.manifests(parent, producer._io)
+                if matches[manifest.partition_spec_id](manifest)
+                for entry in entries.live(manifest, producer._io)
+                if entry.data_file.content == DataFileContent.DATA and entry.data_file in removed
+            ]
+        producer._validate_required_deletes(deleted)
+        return deleted
+
+    def existing_manifests() -> list[ManifestFile]:
+        kept: list[ManifestFile] = []
+        snapshot = producer._transaction.table_metadata.snapshot_by_name(name=producer._target_branch)
+        if snapshot is None:
+            return kept
+        matches = evaluators()
+        removed = producer._deleted_data_files
+        for manifest in entries.manifests(snapshot, producer._io):
+            if not matches[manifest.partition_spec_id](manifest):
+                kept.append(manifest)
+                continue
+            live = entries.live(manifest, producer._io)
+            remaining = [entry for entry in live if entry.data_file not in removed]
+            if len(remaining) == len(live):  # none of its files is deleted: kept as it is
+                kept.append(manifest)
+                continue
+            if not remaining:
+                continue
+            with producer.new_manifest_writer(producer.spec(manifest.partition_spec_id)) as writer:
+                for entry in remaining:
+                    writer.add_entry(
+                        ManifestEntry.from_args(
+                            status=ManifestEntryStatus.EXISTING,
+                            snapshot_id=entry.snapshot_id,
+                            sequence_number=entry.sequence_number,
+                            file_sequence_number=entry.file_sequence_number,
+                            data_file=entry.data_file,
+                        )
+                    )
+            kept.append(writer.to_manifest_file())
+        return kept
+
+    producer._deleted_entries = deleted_entries
+    producer._existing_manifests = existing_manifests
