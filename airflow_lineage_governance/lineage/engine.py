@@ -33,6 +33,7 @@ from airflow_lineage_governance.lineage.expansion import expand_columns, expand_
 from airflow_lineage_governance.lineage.model import ColumnLineage, OutputColumn, merge
 from airflow_lineage_governance.lineage.naming import OUTPUT_NAME, deduplicated, mark_written_names, output_name
 from airflow_lineage_governance.lineage.qualification import (
+    alias_tables,
     mark_using,
     qualified_query,
     qualifier_schema,
@@ -198,7 +199,11 @@ def _column_lineage(
         mark_using(found.coalesces, found.using_joins)
     # DuckDB's names of subquery outputs, and the shorthands written out, may bring names of any case.
     lower_case = not (found.cased or found.shorthands or named)
-    qualified = qualified_query(query, schema, target, original, dialect, tables.mapping, lower_case=lower_case)
+    # Where naming the tables' aliases is all the qualifier's table step would do, it is done here from the survey.
+    aliased = lower_case and not reshaped and alias_tables(found)
+    qualified = qualified_query(
+        query, schema, target, original, dialect, tables.mapping, lower_case=lower_case, aliased=aliased
+    )
     if starred and name_expanded_outputs(qualified, schema, _binding(tables, target)):
         qualified = qualified_query(qualified, schema, target, original, dialect, tables.mapping)
     if found.using_joins:

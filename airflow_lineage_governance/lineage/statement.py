@@ -67,13 +67,18 @@ class Survey:
     """Whether a name in the query holds a letter that is not lower case (the qualifier then folds its case)."""
     constructs: list[exp.Expr] = field(default_factory=list)
     """The query's nodes of the classes constructs.refuse_untraceable looks at (CHECKED_CONSTRUCTS), in walk order."""
+    derived: list[exp.Expr] = field(default_factory=list)
+    """The query's parenthesized queries (sqlglot's Subquery) and the sources that are no table (UNNEST, VALUES,
+    LATERAL and other table-making functions), in walk order."""
+    namespaced_columns: bool = False
+    """Whether a column reference has three parts or more (`ns.t.c`, or a struct's field read so)."""
 
 
 _NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command)
 _SHORTHANDS = (exp.Columns, exp.Pivot, exp.Lateral)
 CHECKED_CONSTRUCTS = (exp.Lateral, exp.Pivot, exp.Select, exp.Window, exp.Dot)
 """The node classes constructs.refuse_untraceable looks at: no node of another class is refused."""
-_OTHER, _COLUMN, _TABLE, _QUERY, _CTE, _JOIN, _COALESCE, _NESTED_STATEMENT, _IDENTIFIER = range(9)
+_OTHER, _COLUMN, _TABLE, _QUERY, _CTE, _JOIN, _COALESCE, _NESTED_STATEMENT, _IDENTIFIER, _TABLE_MAKER = range(10)
 _ROLES: dict[type, tuple[bool, int, bool]] = {}
 """Each node class met so far with its role in a survey (node_role), so that a walk tests a node's class once."""
 
@@ -103,6 +108,7 @@ def node_role(kind: type) -> tuple[bool, int, bool]:
         (_JOIN, exp.Join),
         (_COALESCE, exp.Coalesce),
         (_NESTED_STATEMENT, _NESTED),
+        (_TABLE_MAKER, exp.UDTF),
     ):
         if issubclass(kind, classes):
             return shorthand, role, checked
@@ -134,6 +140,8 @@ def survey(query: exp.Expr) -> Survey:
         if part == _COLUMN:
             if isinstance(node.this, exp.Star) or node.args.get("catalog"):
                 found.shorthands.append(node)
+            elif node.args.get("db"):
+                found.namespaced_columns = True
             continue
         if shorthand:
             found.shorthands.append(node)
@@ -142,13 +150,15 @@ def survey(query: exp.Expr) -> Survey:
 
 
 def _note(found: Survey, node: exp.Expr, part: int) -> None:
-    """Add a table, query, CTE, join, COALESCE or nested statement of the query to its survey."""
+    """Add a table, query, CTE, join, COALESCE, nested statement or table-making source of the query to its survey."""
     if part == _TABLE:
         found.tables.append(cast(exp.Table, node))
     elif part == _QUERY:
         found.queries += 1
         if node.args.get("windows"):
             found.named_windows = True
+        if isinstance(node, exp.Subquery):
+            found.derived.append(node)
     elif part == _CTE:
         found.ctes.add(node.alias_or_name.lower())
     elif part == _JOIN:
@@ -158,6 +168,8 @@ def _note(found: Survey, node: exp.Expr, part: int) -> None:
         found.coalesces.append(cast(exp.Coalesce, node))
     elif part == _NESTED_STATEMENT and found.nested is None:
         found.nested = node
+    elif part == _TABLE_MAKER:
+        found.derived.append(node)
 
 
 @dataclass(frozen=True)
