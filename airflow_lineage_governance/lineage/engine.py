@@ -191,7 +191,10 @@ def _column_lineage(
         inline_named_windows(query)
     starred = named = False
     if found.queries > 1:
-        starred, named = name_subquery_outputs(query, schema, _binding(tables, target))
+        # The survey's SELECTs are the tree's, in its walk's order, unless a rewrite above changed the tree's shape.
+        walked = not (wrapped or found.named_windows or found.shorthands)
+        selects = [node for node in found.constructs if isinstance(node, exp.Select)] if walked else None
+        starred, named = name_subquery_outputs(query, schema, _binding(tables, target), selects)
     # The survey's constructs are the tree's, in its walk's order, unless a rewrite above changed the tree's shape.
     reshaped = wrapped or named or found.named_windows or found.shorthands
     refuse_untraceable(query, target, dialect, None if reshaped else found.constructs)
