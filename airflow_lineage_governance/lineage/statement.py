@@ -83,6 +83,12 @@ _ROLES: dict[type, tuple[bool, int, bool]] = {}
 """Each node class met so far with its role in a survey (node_role), so that a walk tests a node's class once."""
 
 
+_PLAIN = (False, _OTHER, False)
+"""The role of a node the survey passes over (one tuple, compared by identity)."""
+_NAME = (False, _IDENTIFIER, False)
+"""The role of an identifier (one tuple, compared by identity)."""
+
+
 def node_role(kind: type) -> tuple[bool, int, bool]:
     """Return the role in a survey of nodes of class `kind`.
 
@@ -98,7 +104,7 @@ def node_role(kind: type) -> tuple[bool, int, bool]:
     if issubclass(kind, exp.Column):
         return False, _COLUMN, False
     if issubclass(kind, exp.Identifier):
-        return False, _IDENTIFIER, False
+        return _NAME
     shorthand = issubclass(kind, _SHORTHANDS)
     checked = issubclass(kind, CHECKED_CONSTRUCTS)
     for role, classes in (
@@ -112,7 +118,7 @@ def node_role(kind: type) -> tuple[bool, int, bool]:
     ):
         if issubclass(kind, classes):
             return shorthand, role, checked
-    return shorthand, _OTHER, checked
+    return _PLAIN if not (shorthand or checked) else (shorthand, _OTHER, checked)
 
 
 def survey(query: exp.Expr) -> Survey:
@@ -122,21 +128,22 @@ def survey(query: exp.Expr) -> Survey:
     """
     found = Survey()
     roles = _ROLES
+    cased = False
     for node in query.walk():
         kind = type(node)
         role = roles.get(kind)
         if role is None:
             role = roles[kind] = node_role(kind)
+        if role is _PLAIN:
+            continue
+        if role is _NAME:
+            if not cased:
+                name = node.this
+                cased = not isinstance(name, str) or not (name.islower() or name == name.lower())
+            continue
         shorthand, part, checked = role
         if checked:
             found.constructs.append(node)
-        if part == _OTHER and not shorthand:
-            continue
-        if part == _IDENTIFIER:
-            if not found.cased:
-                name = node.this
-                found.cased = not isinstance(name, str) or not (name.islower() or name == name.lower())
-            continue
         if part == _COLUMN:
             if isinstance(node.this, exp.Star) or node.args.get("catalog"):
                 found.shorthands.append(node)
@@ -145,7 +152,9 @@ def survey(query: exp.Expr) -> Survey:
             continue
         if shorthand:
             found.shorthands.append(node)
-        _note(found, node, part)
+        if part != _OTHER:
+            _note(found, node, part)
+    found.cased = cased
     return found
 
 
