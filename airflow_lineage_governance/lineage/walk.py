@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import cast
 
 from sqlglot import exp
 
@@ -186,7 +187,7 @@ class ExpressionWalker:
         if kind is None:
             kind = _KINDS[type(node)] = node_kind(type(node))
         if kind == _COLUMN:
-            found.extend(compose(d, context) for d in self._resolve_column(node))
+            found.extend(compose(d, context) for d in self._resolve_column(cast(exp.Column, node)))
         elif kind == _OTHER:
             self._walk_children(node, _as_value(context, node) if node.args else context, found)
         elif kind == _WRAPPER:
@@ -198,20 +199,20 @@ class ExpressionWalker:
         """Walk a node of any kind but a column, a wrapper, or a node of no case of its own."""
         if kind == _WHOLE_ROW:  # a whole row: a struct of every column of its source
             row = _as_value(context, node)
-            found.extend(compose(d, row) for d in self._resolve_column(node))
+            found.extend(compose(d, row) for d in self._resolve_column(cast(exp.TableColumn, node)))
         elif kind == _QUERY:
             value = _as_value(context, node)
-            found.extend(compose(d, value) for d in self._resolve_query(node))
+            found.extend(compose(d, value) for d in self._resolve_query(cast(exp.Query, node)))
         elif kind == _EXISTS:
             return  # its rows are read by its own scope; it passes no value
         elif kind == _WINDOW:
-            self._walk_window(node, context, found)
+            self._walk_window(cast(exp.Window, node), context, found)
         elif kind == _FILTER:
-            self._walk_filter(node, context, found)
+            self._walk_filter(cast(exp.Filter, node), context, found)
         elif kind == _CASE:
-            self._walk_case(node, context, found)
+            self._walk_case(cast(exp.Case, node), context, found)
         elif kind == _IF:
-            self._walk_if(node, context, found)
+            self._walk_if(cast(exp.If, node), context, found)
         elif kind == _WITHIN_GROUP:
             aggregate = _as_aggregate(context, node.this)
             self._walk(node.this, aggregate, found)
