@@ -7,10 +7,16 @@ Cases: (a) every statement of the test corpus, (b) a CTAS with 3 chained CTEs of
 (its fastest setting), ours including DuckDB's binding; the two are timed in alternation, so that load from
 other processes falls on both alike. vs_default is sqlglot's default setting (trim_selects=True) / ours on (b).
 bind_p50_ms is the median time DuckDB takes to bind one corpus statement (Binder.bind, the connection made).
+
+    .venv/bin/python benchmarks/lineage_speed.py --cpu
+
+times the same alternation in CPU time of the process (`time.process_time`), which other processes' load disturbs
+less than wall time, with more runs of each, and leaves out sqlglot's default setting and bind_p50_ms.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -32,11 +38,11 @@ from learning_platform.tables import lineage_schema  # noqa: E402
 from tests.support.corpus import corpus  # noqa: E402
 
 
-def timed(action: Callable[[], object]) -> float:
-    """Returns the time one call of `action` takes, in seconds."""
-    started = time.perf_counter()
+def timed(action: Callable[[], object], clock: Callable[[], float] = time.perf_counter) -> float:
+    """Returns the time one call of `action` takes on `clock`, in seconds."""
+    started = clock()
     action()
-    return time.perf_counter() - started
+    return clock() - started
 
 
 def best_of(action: Callable[[], object], repeats: int) -> float:
@@ -44,10 +50,15 @@ def best_of(action: Callable[[], object], repeats: int) -> float:
     return statistics.median(timed(action) for _ in range(repeats))
 
 
-def alternating(first: Callable[[], object], second: Callable[[], object], repeats: int) -> tuple[float, float]:
-    """Returns the medians of `repeats` timings of `first` and of `second`, each run of one followed by one of
-    the other."""
-    pairs = [(timed(first), timed(second)) for _ in range(repeats)]
+def alternating(
+    first: Callable[[], object],
+    second: Callable[[], object],
+    repeats: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[float, float]:
+    """Returns the medians of `repeats` timings of `first` and of `second` on `clock`, each run of one followed by
+    one of the other."""
+    pairs = [(timed(first, clock), timed(second, clock)) for _ in range(repeats)]
     return statistics.median(a for a, _ in pairs), statistics.median(b for _, b in pairs)
 
 
@@ -99,6 +110,36 @@ def sqlglot_default(sql: str, schema: dict) -> object:
     return sqlglot_lineage(None, sql, schema, dialect="duckdb")
 
 
+def cpu_main() -> None:
+    """Print the ratios in CPU time: 25 corpus passes, 9 wide and 41 chain runs of each, alternated."""
+    clock = time.process_time
+    platform = lineage_schema()
+    statements = corpus()
+    corpus_ours, corpus_sqlglot = alternating(
+        lambda: [ours(s, platform) for s in statements],
+        lambda: [sqlglot_fast(s, platform) for s in statements],
+        25,
+        clock,
+    )
+    wide_sql, wide_schema = wide_case()
+    wide_ours, wide_sqlglot = alternating(
+        lambda: ours(wide_sql, wide_schema), lambda: sqlglot_fast(wide_sql, wide_schema), 9, clock
+    )
+    chain_sql, chain_schema = chain_case()
+    chain_ours, chain_sqlglot = alternating(
+        lambda: ours(chain_sql, chain_schema), lambda: sqlglot_fast(chain_sql, chain_schema), 41, clock
+    )
+    print(
+        f"CPU time: corpus ours {corpus_ours * 1000:.1f} ms, sqlglot {corpus_sqlglot * 1000:.1f} ms; wide ours "
+        f"{wide_ours * 1000:.1f} ms, sqlglot {wide_sqlglot * 1000:.1f} ms; chain ours {chain_ours * 1000:.1f} ms, "
+        f"sqlglot {chain_sqlglot * 1000:.1f} ms"
+    )
+    print(
+        f"RESULT lineage_speed_cpu corpus_ratio={corpus_ours / corpus_sqlglot:.2f} "
+        f"wide_ratio={wide_ours / wide_sqlglot:.2f} chain_ratio={chain_ours / chain_sqlglot:.2f}"
+    )
+
+
 def main() -> None:
     platform = lineage_schema()
     statements = corpus()
@@ -137,4 +178,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description="Column lineage speed against sqlglot.lineage.")
+    parser.add_argument("--cpu", action="store_true", help="time in the process's CPU time, not wall time")
+    if parser.parse_args().cpu:
+        cpu_main()
+    else:
+        main()

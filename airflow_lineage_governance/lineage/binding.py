@@ -67,10 +67,10 @@ _AS = re.compile(r"AS\b", re.I)
 _BY = re.compile(r"BY\s+(?:NAME|POSITION)\b", re.I)
 _SIGNS = re.compile(rb"[?$;]")
 _DML = (duckdb.StatementType.UPDATE, duckdb.StatementType.DELETE, duckdb.StatementType.MERGE_INTO)
-DESCRIBED_JOINS = 8
-"""From this many JOINs on, DuckDB binds a query faster by DESCRIBE than as a relation (measured on DuckDB 2.0)."""
-DESCRIBED_BYTES = 600
-"""From this many bytes of text on, DuckDB binds a SELECT faster by DESCRIBE than as a relation (DuckDB 2.0.1)."""
+DESCRIBED_JOINS = 12
+"""From this many JOINs on, DuckDB binds a query faster by DESCRIBE than by its binder's call (DuckDB 2.0.1)."""
+DESCRIBED_BYTES = 4096
+"""From this many bytes of text on, DuckDB binds a SELECT faster by DESCRIBE than by its binder's call."""
 _SELECT_WORDS = (b"select", b"with", b"from")
 _SELECT_OPENING = re.compile(r"[ \t\n\r\f\v]*(?:[Ss][Ee][Ll][Ee][Cc][Tt]|[Ww][Ii][Tt][Hh]|[Ff][Rr][Oo][Mm])(?!\w)")
 """A text that opens with SELECT, WITH or FROM (in ASCII letters of any case, no other word character after):

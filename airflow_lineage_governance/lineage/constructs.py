@@ -103,6 +103,18 @@ def wrap_column_aliases(tables: list[exp.Table]) -> bool:
     return wrapped
 
 
+def lateral_unnest(node: exp.Lateral) -> bool:
+    """Return whether a LATERAL is one unwrap_lateral_unnest writes as a plain UNNEST (`LATERAL UNNEST(...)`).
+
+    Args:
+        node: a LATERAL of a query.
+
+    Returns:
+        Whether it is a LATERAL UNNEST, neither a LATERAL VIEW nor OUTER.
+    """
+    return isinstance(node.this, exp.Unnest) and not node.args.get("view") and not node.args.get("outer")
+
+
 def unwrap_lateral_unnest(query: exp.Query) -> None:
     """Write each `LATERAL UNNEST(...) AS u (x)` as `UNNEST(...) AS u (x)`.
 
@@ -110,7 +122,7 @@ def unwrap_lateral_unnest(query: exp.Query) -> None:
     """
     for node in list(query.find_all(exp.Lateral)):
         unnest = node.this
-        if not isinstance(unnest, exp.Unnest) or node.args.get("view") or node.args.get("outer"):
+        if not isinstance(unnest, exp.Unnest) or not lateral_unnest(node):
             continue
         alias = node.args.get("alias")
         if alias is not None and unnest.args.get("alias") is None:

@@ -17,6 +17,7 @@ from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.lineage.binding import BoundQuery, SchemaKey, binder, query_text, schema_key
 from airflow_lineage_governance.lineage.constructs import (
     inline_named_windows,
+    lateral_unnest,
     refuse_untraceable,
     unwrap_lateral_unnest,
     wrap_column_aliases,
@@ -33,6 +34,7 @@ from airflow_lineage_governance.lineage.expansion import expand_columns, expand_
 from airflow_lineage_governance.lineage.model import ColumnLineage, OutputColumn, merge
 from airflow_lineage_governance.lineage.naming import OUTPUT_NAME, deduplicated, mark_written_names, output_name
 from airflow_lineage_governance.lineage.qualification import (
+    alias_tables,
     mark_using,
     qualified_query,
     qualifier_schema,
@@ -183,22 +185,31 @@ def _column_lineage(
         name_for_engine(table, ref)
     if statement.kind == StatementKind.CREATE_TABLE_AS:
         _name_outputs(query, statement.text)
-    if found.shorthands:
+    # A LATERAL over a subquery is read as it is: only the other shorthands are written out, changing the tree.
+    rewritten = any(not isinstance(node, exp.Lateral) or lateral_unnest(node) for node in found.shorthands)
+    if rewritten:
         _write_out_shorthands(query, found, placed, tables, target)
     wrapped = wrap_column_aliases(found.tables)
-    if found.named_windows or found.shorthands:  # a shorthand written out may copy an OVER w
+    if found.named_windows or rewritten:  # a shorthand written out may copy an OVER w
         inline_named_windows(query)
     starred = named = False
     if found.queries > 1:
-        starred, named = name_subquery_outputs(query, schema, _binding(tables, target))
+        # The survey's SELECTs are the tree's, in its walk's order, unless a rewrite above changed the tree's shape.
+        walked = not (wrapped or found.named_windows or rewritten)
+        selects = [node for node in found.constructs if isinstance(node, exp.Select)] if walked else None
+        starred, named = name_subquery_outputs(query, schema, _binding(tables, target), selects)
     # The survey's constructs are the tree's, in its walk's order, unless a rewrite above changed the tree's shape.
-    reshaped = wrapped or named or found.named_windows or found.shorthands
+    reshaped = wrapped or named or found.named_windows or rewritten
     refuse_untraceable(query, target, dialect, None if reshaped else found.constructs)
     if found.using_joins:
         mark_using(found.coalesces, found.using_joins)
     # DuckDB's names of subquery outputs, and the shorthands written out, may bring names of any case.
-    lower_case = not (found.cased or found.shorthands or named)
-    qualified = qualified_query(query, schema, target, original, dialect, tables.mapping, lower_case=lower_case)
+    lower_case = not (found.cased or rewritten or named)
+    # Where naming the tables' aliases is all the qualifier's table step would do, it is done here from the survey.
+    aliased = lower_case and not reshaped and alias_tables(found)
+    qualified = qualified_query(
+        query, schema, target, original, dialect, tables.mapping, lower_case=lower_case, aliased=aliased
+    )
     if starred and name_expanded_outputs(qualified, schema, _binding(tables, target)):
         qualified = qualified_query(qualified, schema, target, original, dialect, tables.mapping)
     if found.using_joins:

@@ -16,7 +16,7 @@ from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.lineage.errors import LineageError, UnknownColumnError
 from airflow_lineage_governance.lineage.schema import Schema, engine_key
-from airflow_lineage_governance.lineage.statement import quiet_sqlglot, table_ref
+from airflow_lineage_governance.lineage.statement import Survey, quiet_sqlglot, table_ref
 from airflow_lineage_governance.refs import TableRef
 
 
@@ -51,6 +51,50 @@ def resolve_using_keys(query: exp.Expr) -> None:
         coalesce.replace(keep.copy())
 
 
+def alias_tables(found: Survey) -> bool:
+    """Give each table of a query without an alias its name as alias, when that is all sqlglot's `qualify_tables` does.
+
+    That is when every table is a plain name in lower case, read in a FROM or JOIN, every parenthesized query in
+    a FROM or JOIN has an alias and none is nested in another's parentheses or wraps a join, no source is a
+    table-making function (UNNEST, VALUES, LATERAL, ...), and no column names a table by its namespace. Then
+    `qualify_tables` would only name those tables' aliases (its scopes are left out with it). Otherwise nothing
+    changes.
+
+    Args:
+        found: the survey of the query, taken after the last change to its tables and subqueries.
+
+    Returns:
+        Whether the tables were named (the qualifier's table step is then done); False when the query is not such a
+        query, and nothing was changed.
+    """
+    if found.namespaced_columns:
+        return False
+    for node in found.derived:
+        if not isinstance(node, exp.Subquery) or node.args.get("pivots"):
+            return False
+        if isinstance(node.this, (exp.Subquery, exp.Table)) or isinstance(node.parent, exp.Subquery):
+            return False
+        if isinstance(node.parent, (exp.From, exp.Join)) and not node.alias:
+            return False
+    unnamed: list[exp.Table] = []
+    for table in found.tables:
+        if not isinstance(table.this, exp.Identifier) or not isinstance(table.parent, (exp.From, exp.Join)):
+            return False
+        if table.args.get("pivots") or table.args.get("joins"):
+            return False
+        alias = table.args.get("alias")
+        if alias is None:
+            name = table.name
+            if not exp.SAFE_IDENTIFIER_RE.match(name) or name != name.lower():
+                return False
+            unnamed.append(table)
+        elif not alias.name or alias.columns:
+            return False
+    for table in unnamed:
+        table.set("alias", exp.TableAlias(this=exp.to_identifier(table.name)))
+    return True
+
+
 def qualifier_schema(schema: Schema, dialect: str) -> MappingSchema:
     """Return the schema set as sqlglot's qualifier reads it: each table under its engine key (engine_key).
 
@@ -80,19 +124,21 @@ def qualified_query(
     mapping: MappingSchema | None = None,
     *,
     lower_case: bool = False,
+    aliased: bool = False,
 ) -> exp.Query:
     """Return `query` with every column qualified by its table, as sqlglot's qualifier reads it over `schema`.
 
     `mapping` is `qualifier_schema(schema, dialect)` when the caller has it already. `lower_case` says that every
     name in the query is in lower case already: the qualifier's first step, which folds the names' case, would
-    change nothing and is left out (its other steps run as `qualify` runs them). Raises LineageError
-    (UnknownColumnError naming the table and column) when it cannot be read.
+    change nothing and is left out (its other steps run as `qualify` runs them). `aliased` says that alias_tables
+    did the qualifier's table step on the query already: it is left out too, with `lower_case` only. Raises
+    LineageError (UnknownColumnError naming the table and column) when it cannot be read.
     """
     try:
         if mapping is None:
             mapping = qualifier_schema(schema, dialect)
         if lower_case:
-            tables = qualify_tables(query, dialect=Dialect.get_or_raise(dialect))
+            tables = query if aliased else qualify_tables(query, dialect=Dialect.get_or_raise(dialect))
             return qualify_columns(tables, mapping, expand_alias_refs=True, expand_stars=True)
         return qualify(
             query,

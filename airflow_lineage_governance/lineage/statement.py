@@ -67,15 +67,26 @@ class Survey:
     """Whether a name in the query holds a letter that is not lower case (the qualifier then folds its case)."""
     constructs: list[exp.Expr] = field(default_factory=list)
     """The query's nodes of the classes constructs.refuse_untraceable looks at (CHECKED_CONSTRUCTS), in walk order."""
+    derived: list[exp.Expr] = field(default_factory=list)
+    """The query's parenthesized queries (sqlglot's Subquery) and the sources that are no table (UNNEST, VALUES,
+    LATERAL and other table-making functions), in walk order."""
+    namespaced_columns: bool = False
+    """Whether a column reference has three parts or more (`ns.t.c`, or a struct's field read so)."""
 
 
 _NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command)
 _SHORTHANDS = (exp.Columns, exp.Pivot, exp.Lateral)
 CHECKED_CONSTRUCTS = (exp.Lateral, exp.Pivot, exp.Select, exp.Window, exp.Dot)
 """The node classes constructs.refuse_untraceable looks at: no node of another class is refused."""
-_OTHER, _COLUMN, _TABLE, _QUERY, _CTE, _JOIN, _COALESCE, _NESTED_STATEMENT, _IDENTIFIER = range(9)
+_OTHER, _COLUMN, _TABLE, _QUERY, _CTE, _JOIN, _COALESCE, _NESTED_STATEMENT, _IDENTIFIER, _TABLE_MAKER = range(10)
 _ROLES: dict[type, tuple[bool, int, bool]] = {}
 """Each node class met so far with its role in a survey (node_role), so that a walk tests a node's class once."""
+
+
+_PLAIN = (False, _OTHER, False)
+"""The role of a node the survey passes over (one tuple, compared by identity)."""
+_NAME = (False, _IDENTIFIER, False)
+"""The role of an identifier (one tuple, compared by identity)."""
 
 
 def node_role(kind: type) -> tuple[bool, int, bool]:
@@ -93,7 +104,7 @@ def node_role(kind: type) -> tuple[bool, int, bool]:
     if issubclass(kind, exp.Column):
         return False, _COLUMN, False
     if issubclass(kind, exp.Identifier):
-        return False, _IDENTIFIER, False
+        return _NAME
     shorthand = issubclass(kind, _SHORTHANDS)
     checked = issubclass(kind, CHECKED_CONSTRUCTS)
     for role, classes in (
@@ -103,10 +114,11 @@ def node_role(kind: type) -> tuple[bool, int, bool]:
         (_JOIN, exp.Join),
         (_COALESCE, exp.Coalesce),
         (_NESTED_STATEMENT, _NESTED),
+        (_TABLE_MAKER, exp.UDTF),
     ):
         if issubclass(kind, classes):
             return shorthand, role, checked
-    return shorthand, _OTHER, checked
+    return _PLAIN if not (shorthand or checked) else (shorthand, _OTHER, checked)
 
 
 def survey(query: exp.Expr) -> Survey:
@@ -116,39 +128,46 @@ def survey(query: exp.Expr) -> Survey:
     """
     found = Survey()
     roles = _ROLES
+    cased = False
     for node in query.walk():
         kind = type(node)
         role = roles.get(kind)
         if role is None:
             role = roles[kind] = node_role(kind)
+        if role is _PLAIN:
+            continue
+        if role is _NAME:
+            if not cased:
+                name = node.this
+                cased = not isinstance(name, str) or not (name.islower() or name == name.lower())
+            continue
         shorthand, part, checked = role
         if checked:
             found.constructs.append(node)
-        if part == _OTHER and not shorthand:
-            continue
-        if part == _IDENTIFIER:
-            if not found.cased:
-                name = node.this
-                found.cased = not isinstance(name, str) or not (name.islower() or name == name.lower())
-            continue
         if part == _COLUMN:
             if isinstance(node.this, exp.Star) or node.args.get("catalog"):
                 found.shorthands.append(node)
+            elif node.args.get("db"):
+                found.namespaced_columns = True
             continue
         if shorthand:
             found.shorthands.append(node)
-        _note(found, node, part)
+        if part != _OTHER:
+            _note(found, node, part)
+    found.cased = cased
     return found
 
 
 def _note(found: Survey, node: exp.Expr, part: int) -> None:
-    """Add a table, query, CTE, join, COALESCE or nested statement of the query to its survey."""
+    """Add a table, query, CTE, join, COALESCE, nested statement or table-making source of the query to its survey."""
     if part == _TABLE:
         found.tables.append(cast(exp.Table, node))
     elif part == _QUERY:
         found.queries += 1
         if node.args.get("windows"):
             found.named_windows = True
+        if isinstance(node, exp.Subquery):
+            found.derived.append(node)
     elif part == _CTE:
         found.ctes.add(node.alias_or_name.lower())
     elif part == _JOIN:
@@ -158,6 +177,8 @@ def _note(found: Survey, node: exp.Expr, part: int) -> None:
         found.coalesces.append(cast(exp.Coalesce, node))
     elif part == _NESTED_STATEMENT and found.nested is None:
         found.nested = node
+    elif part == _TABLE_MAKER:
+        found.derived.append(node)
 
 
 @dataclass(frozen=True)

@@ -190,7 +190,9 @@ def _alias(projection: exp.Expr, name: str) -> None:
     alias.set("this", projection)
 
 
-def name_subquery_outputs(query: exp.Query, schema: Schema, bind: Bind) -> tuple[bool, bool]:
+def name_subquery_outputs(
+    query: exp.Query, schema: Schema, bind: Bind, selects: list[exp.Select] | None = None
+) -> tuple[bool, bool]:
     """Write DuckDB's names on the outputs the SELECTs read by name leave to DuckDB.
 
     Those are an unnamed output, and outputs that share a name (a derived table's or CTE's later ones are `x_1`,
@@ -202,12 +204,14 @@ def name_subquery_outputs(query: exp.Query, schema: Schema, bind: Bind) -> tuple
         query: a query whose tables the engine named by their engine keys (a tree the engine owns).
         schema: the catalog's schema set.
         bind: binds a SELECT over the schema set.
+        selects: the query's SELECTs in the order of a breadth-first walk, when the caller has them from a walk of
+            the query as it is (which found no COLUMNS(...) in it); else they are found here.
 
     Returns:
         Whether a SELECT the outer query reads by name holds a star (name_expanded_outputs is then to be called),
         and whether any output was named.
     """
-    return _name_outputs(query, schema, bind)
+    return _name_outputs(query, schema, bind, (selects, False) if selects is not None else None)
 
 
 def name_expanded_outputs(query: exp.Query, schema: Schema, bind: Bind) -> bool:
@@ -245,13 +249,16 @@ def selects_and_columns(query: exp.Expr) -> tuple[list[exp.Select], bool]:
     return selects, columns
 
 
-def _name_outputs(query: exp.Query, schema: Schema, bind: Bind) -> tuple[bool, bool]:
+def _name_outputs(
+    query: exp.Query, schema: Schema, bind: Bind, found: tuple[list[exp.Select], bool] | None = None
+) -> tuple[bool, bool]:
     """Name the outputs of the query's SELECTs read by name as DuckDB does.
 
-    Returns whether one of them holds a star, and whether any output was named.
+    `found` is selects_and_columns(query) when the caller has it. Returns whether one of them holds a star, and
+    whether any output was named.
     """
     starred = named = False
-    selects, columns = selects_and_columns(query)
+    selects, columns = found if found is not None else selects_and_columns(query)
     for select in selects:
         if not names_matter(select):
             continue

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import cast
 
 from sqlglot import exp
 
@@ -54,6 +55,56 @@ ResolveColumn = Callable[[exp.Column | exp.TableColumn], tuple[Dependency, ...]]
 ResolveQuery = Callable[[exp.Query], Iterable[Dependency]]
 
 
+(
+    _COLUMN,
+    _WHOLE_ROW,
+    _WRAPPER,
+    _QUERY,
+    _EXISTS,
+    _WINDOW,
+    _FILTER,
+    _CASE,
+    _IF,
+    _WITHIN_GROUP,
+    _AGGREGATE,
+    _HASH,
+    _NAMED_FUNCTION,
+    _OTHER,
+) = range(14)
+_KINDS: dict[type, int] = {}
+"""Each node class met so far with its kind (node_kind), so that a walk tests a node's class once."""
+
+
+def node_kind(kind: type) -> int:
+    """Return how the walker reads nodes of class `kind`: the first of its cases that the class falls in.
+
+    Args:
+        kind: a sqlglot node class.
+
+    Returns:
+        One of the module's kinds, tested in the order the walker reads them (an anonymous function may be a hash,
+        by its name).
+    """
+    for code, classes in (
+        (_COLUMN, exp.Column),
+        (_WHOLE_ROW, exp.TableColumn),
+        (_WRAPPER, (exp.Alias, exp.Paren, exp.Subquery)),
+        (_QUERY, exp.Query),
+        (_EXISTS, exp.Exists),
+        (_WINDOW, exp.Window),
+        (_FILTER, exp.Filter),
+        (_CASE, exp.Case),
+        (_IF, exp.If),
+        (_WITHIN_GROUP, exp.WithinGroup),
+        (_AGGREGATE, exp.AggFunc),
+        (_HASH, HASH_FUNCTIONS),
+        (_NAMED_FUNCTION, exp.Anonymous),
+    ):
+        if issubclass(kind, classes):
+            return code
+    return _OTHER
+
+
 def compose(dependency: Dependency, context: Context) -> Dependency:
     """Return a dependency of a derived column seen through the context that reads that column."""
     masking = dependency.masking or context.masking
@@ -68,10 +119,21 @@ def compose(dependency: Dependency, context: Context) -> Dependency:
     return replace(dependency, masking=masking)
 
 
+_COMPUTED: dict[tuple[bool, type], Context] = {}
+"""The context of a value computed by nodes of one class (whose name is the class's), masked or not."""
+
+
 def _as_value(context: Context, node: exp.Expr) -> Context:
     if context.type != EdgeType.DIRECT or context.subtype != Subtype.IDENTITY:
         return context
-    return Context(EdgeType.DIRECT, Subtype.TRANSFORMATION, context.masking, f"computed by {_name(node)}")
+    if isinstance(node, exp.Anonymous):  # named by the function the text calls
+        return Context(EdgeType.DIRECT, Subtype.TRANSFORMATION, context.masking, f"computed by {_name(node)}")
+    key = (context.masking, type(node))
+    computed = _COMPUTED.get(key)
+    if computed is None:
+        computed = Context(EdgeType.DIRECT, Subtype.TRANSFORMATION, context.masking, f"computed by {_name(node)}")
+        _COMPUTED[key] = computed
+    return computed
 
 
 def _as_aggregate(context: Context, node: exp.Expr) -> Context:
@@ -121,33 +183,43 @@ class ExpressionWalker:
     def _walk(self, node: exp.Expr | None, context: Context, found: list[Dependency]) -> None:
         if node is None:  # an argument the text leaves out (`sum(ORDER BY x)`): DuckDB's binding refuses it
             return
-        if isinstance(node, exp.Column):
-            found.extend(compose(d, context) for d in self._resolve_column(node))
-        elif isinstance(node, exp.TableColumn):  # a whole row: a struct of every column of its source
-            row = _as_value(context, node)
-            found.extend(compose(d, row) for d in self._resolve_column(node))
-        elif isinstance(node, (exp.Alias, exp.Paren, exp.Subquery)):
+        kind = _KINDS.get(type(node))
+        if kind is None:
+            kind = _KINDS[type(node)] = node_kind(type(node))
+        if kind == _COLUMN:
+            found.extend(compose(d, context) for d in self._resolve_column(cast(exp.Column, node)))
+        elif kind == _OTHER:
+            self._walk_children(node, _as_value(context, node) if node.args else context, found)
+        elif kind == _WRAPPER:
             self._walk(node.this, context, found)
-        elif isinstance(node, exp.Query):
+        else:
+            self._walk_special(kind, node, context, found)
+
+    def _walk_special(self, kind: int, node: exp.Expr, context: Context, found: list[Dependency]) -> None:
+        """Walk a node of any kind but a column, a wrapper, or a node of no case of its own."""
+        if kind == _WHOLE_ROW:  # a whole row: a struct of every column of its source
+            row = _as_value(context, node)
+            found.extend(compose(d, row) for d in self._resolve_column(cast(exp.TableColumn, node)))
+        elif kind == _QUERY:
             value = _as_value(context, node)
-            found.extend(compose(d, value) for d in self._resolve_query(node))
-        elif isinstance(node, exp.Exists):
+            found.extend(compose(d, value) for d in self._resolve_query(cast(exp.Query, node)))
+        elif kind == _EXISTS:
             return  # its rows are read by its own scope; it passes no value
-        elif isinstance(node, exp.Window):
-            self._walk_window(node, context, found)
-        elif isinstance(node, exp.Filter):
-            self._walk_filter(node, context, found)
-        elif isinstance(node, exp.Case):
-            self._walk_case(node, context, found)
-        elif isinstance(node, exp.If):
-            self._walk_if(node, context, found)
-        elif isinstance(node, exp.WithinGroup):
+        elif kind == _WINDOW:
+            self._walk_window(cast(exp.Window, node), context, found)
+        elif kind == _FILTER:
+            self._walk_filter(cast(exp.Filter, node), context, found)
+        elif kind == _CASE:
+            self._walk_case(cast(exp.Case, node), context, found)
+        elif kind == _IF:
+            self._walk_if(cast(exp.If, node), context, found)
+        elif kind == _WITHIN_GROUP:
             aggregate = _as_aggregate(context, node.this)
             self._walk(node.this, aggregate, found)
             self._walk_children(node.expression, aggregate, found)
-        elif isinstance(node, exp.AggFunc):
+        elif kind == _AGGREGATE:
             self._walk_aggregate(node, _as_aggregate(context, node), found)
-        elif _is_hash(node):
+        elif kind == _HASH or (kind == _NAMED_FUNCTION and _is_hash(node)):
             hashed = _as_value(context, node)
             self._walk_children(node, replace(hashed, masking=True), found)
         else:

@@ -190,8 +190,11 @@ def test_a_long_query_is_bound_with_duckdbs_names_and_types():
     """Past DESCRIBED_BYTES of text DuckDB describes a SELECT instead of binding it as a relation: same answer."""
     schema = normalized({"s": {"t": {"id": "long", "v": "decimal(10, 2)", "s": "struct<x: int>"}}})
     target = TableRef(("out",), "t")
-    padding = " + 0" * (DESCRIBED_BYTES // 4)
-    query = f"with c as (select t.id{padding} as id, t.v, t.s from s.t t) select c.id, c.v * 2, c.s.x as x, c.id from c"
+    padding = ", 0" * (DESCRIBED_BYTES // 3)
+    query = (
+        f"with c as (select coalesce(t.id{padding}) as id, t.v, t.s from s.t t) select c.id, c.v * 2, c.s.x as x, c.id "
+        "from c"
+    )
     assert len(query.encode()) >= DESCRIBED_BYTES
     bound = binder(schema, target).bind(query, target)
     assert bound.names == ("id", "(c.v * 2)", "x", "id")
