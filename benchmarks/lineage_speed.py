@@ -3,9 +3,10 @@
     .venv/bin/python benchmarks/lineage_speed.py
 
 Cases: (a) every statement of the test corpus, (b) a CTAS with 3 chained CTEs of 300 columns each over a
-300-column table, (c) a 50-table join chain. Ratios are ours / sqlglot `lineage(None, …, trim_selects=False)`
-(its fastest setting), ours including DuckDB's binding; the two are timed in alternation, so that load from
-other processes falls on both alike. vs_default is sqlglot's default setting (trim_selects=True) / ours on (b).
+300-column table, (c) a 50-table join chain, (d) `SELECT *` over two 300-column tables joined USING their key.
+Ratios are ours / sqlglot `lineage(None, …, trim_selects=False)` (its fastest setting), ours including DuckDB's
+binding; the two are timed in alternation, so that load from other processes falls on both alike. vs_default is
+sqlglot's default setting (trim_selects=True) / ours on (b).
 bind_p50_ms is the median time DuckDB takes to bind one corpus statement (Binder.bind, the connection made).
 
     .venv/bin/python benchmarks/lineage_speed.py --cpu
@@ -98,6 +99,17 @@ def chain_case(tables: int = 50) -> tuple[str, dict]:
     return f"create table out.chain as select {values} from raw.t0 t0 {joins}", schema
 
 
+def star_case(width: int = 300) -> tuple[str, dict]:
+    """Return a star over two joined 300-column tables (301 output columns, the key once) and its schema."""
+    left = {"id": "int", **{f"a{i}": "int" for i in range(width)}}
+    right = {"id": "int", **{f"b{i}": "varchar" for i in range(width)}}
+    schema = {"raw": {"wide_left": left, "wide_right": right}}
+    return (
+        "create table out.star as select * from raw.wide_left l join raw.wide_right r using (id) where l.a0 > 0",
+        schema,
+    )
+
+
 def ours(sql: str, schema: dict) -> object:
     return column_lineage(sql, schema)
 
@@ -129,14 +141,20 @@ def cpu_main() -> None:
     chain_ours, chain_sqlglot = alternating(
         lambda: ours(chain_sql, chain_schema), lambda: sqlglot_fast(chain_sql, chain_schema), 41, clock
     )
+    star_sql, star_schema = star_case()
+    star_ours, star_sqlglot = alternating(
+        lambda: ours(star_sql, star_schema), lambda: sqlglot_fast(star_sql, star_schema), 9, clock
+    )
     print(
         f"CPU time: corpus ours {corpus_ours * 1000:.1f} ms, sqlglot {corpus_sqlglot * 1000:.1f} ms; wide ours "
         f"{wide_ours * 1000:.1f} ms, sqlglot {wide_sqlglot * 1000:.1f} ms; chain ours {chain_ours * 1000:.1f} ms, "
-        f"sqlglot {chain_sqlglot * 1000:.1f} ms"
+        f"sqlglot {chain_sqlglot * 1000:.1f} ms; star ours {star_ours * 1000:.1f} ms, sqlglot "
+        f"{star_sqlglot * 1000:.1f} ms"
     )
     print(
         f"RESULT lineage_speed_cpu corpus_ratio={corpus_ours / corpus_sqlglot:.2f} "
-        f"wide_ratio={wide_ours / wide_sqlglot:.2f} chain_ratio={chain_ours / chain_sqlglot:.2f}"
+        f"wide_ratio={wide_ours / wide_sqlglot:.2f} chain_ratio={chain_ours / chain_sqlglot:.2f} "
+        f"star_ratio={star_ours / star_sqlglot:.2f}"
     )
 
 
@@ -156,6 +174,10 @@ def main() -> None:
     chain_ours, chain_sqlglot = alternating(
         lambda: ours(chain_sql, chain_schema), lambda: sqlglot_fast(chain_sql, chain_schema), 9
     )
+    star_sql, star_schema = star_case()
+    star_ours, star_sqlglot = alternating(
+        lambda: ours(star_sql, star_schema), lambda: sqlglot_fast(star_sql, star_schema), 7
+    )
     binding = bind_p50(statements, platform)
 
     print(
@@ -171,9 +193,14 @@ def main() -> None:
         f"{chain_sqlglot * 1000:.1f} ms"
     )
     print(
+        f"(d) star over two joined 300-column tables: ours {star_ours * 1000:.1f} ms, sqlglot trim_selects=False "
+        f"{star_sqlglot * 1000:.1f} ms"
+    )
+    print(
         f"RESULT lineage_speed corpus_ratio={corpus_ours / corpus_sqlglot:.2f} "
         f"wide_ratio={wide_ours / wide_sqlglot:.2f} chain_ratio={chain_ours / chain_sqlglot:.2f} "
-        f"vs_default={wide_default / wide_ours:.1f} bind_p50_ms={binding * 1000:.2f}"
+        f"star_ratio={star_ours / star_sqlglot:.2f} vs_default={wide_default / wide_ours:.1f} "
+        f"bind_p50_ms={binding * 1000:.2f}"
     )
 
 
