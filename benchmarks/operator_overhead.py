@@ -39,6 +39,8 @@ def main() -> None:
         extra = {**local_catalog_properties(folder), "catalog_name": "bench"}
         os.environ.setdefault("AIRFLOW_HOME", str(Path(folder) / "airflow"))
         os.environ["AIRFLOW_CONN_ICEBERG_DEFAULT"] = json.dumps({"conn_type": "iceberg_catalog", "extra": extra})
+        import airflow.providers.openlineage.plugins.listener  # noqa: F401  (loaded in a task when OpenLineage is on)
+
         from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
 
         shares, totals = [], []

@@ -166,7 +166,8 @@ def run_case(folder: Path, case: str, memory_limit: str, threads: int, codec: st
 
 def _connect_operator(folder: Path) -> None:
     """Point the operator's default connection at the benchmark's catalog and import what a task's process has
-    imported before it runs: the DAG file's operator and the OpenLineage provider's listener plugin."""
+    imported before it runs: the task runner, the DAG file's operator and the OpenLineage provider's listener (loaded
+    with the provider's plugin when OpenLineage is on)."""
     import os
 
     from airflow_lineage_governance.iceberg.catalog import local_catalog_properties
@@ -174,7 +175,9 @@ def _connect_operator(folder: Path) -> None:
     extra = {**local_catalog_properties(folder), "catalog_name": "default"}
     os.environ.setdefault("AIRFLOW_HOME", str(folder / "airflow"))
     os.environ["AIRFLOW_CONN_ICEBERG_DEFAULT"] = json.dumps({"conn_type": "iceberg_catalog", "extra": extra})
+    import airflow.providers.openlineage.plugins.listener  # noqa: F401
     import airflow.providers.openlineage.plugins.openlineage  # noqa: F401
+    import airflow.sdk.execution_time.task_runner  # noqa: F401
 
     import airflow_lineage_governance.operators.iceberg_sql  # noqa: F401
 

@@ -9,6 +9,7 @@ cheap): the work's modules are imported when a task runs.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
@@ -509,19 +510,23 @@ class IcebergSqlOperator(BaseOperator):
 
 
 def _import_lineage_modules() -> None:
-    """Import the modules the lineage read and the facet methods use, which execute() imports too.
+    """Import the modules the lineage read and, when OpenLineage's listener is loaded, the facet methods use.
 
     Called when the template is rendered, before the OpenLineage listener forks the task's process for the START event:
-    the fork inherits them instead of importing them for itself while the task waits.
+    the fork inherits them instead of importing them while the task waits. Without the listener (OpenLineage off),
+    nothing calls the facet methods and the OpenLineage client is not imported.
     """
+    import airflow_lineage_governance.iceberg.catalog  # noqa: F401
+    import airflow_lineage_governance.operators.summary  # noqa: F401
+
+    if "airflow.providers.openlineage.plugins.listener" not in sys.modules:
+        return
     import airflow.providers.openlineage.extractors  # noqa: F401
     import openlineage.client.facet_v2  # noqa: F401
 
-    import airflow_lineage_governance.iceberg.catalog  # noqa: F401
     import airflow_lineage_governance.iceberg.result_schema  # noqa: F401
     import airflow_lineage_governance.lineage.datasets  # noqa: F401
     import airflow_lineage_governance.operators.facets  # noqa: F401
-    import airflow_lineage_governance.operators.summary  # noqa: F401
 
 
 def _returning_max_rows() -> int:

@@ -150,6 +150,8 @@ def test_the_facet_methods_start_opening_no_duckdb_connection_for_a_statement_th
 FORK_PROBE = """
 import json, sys
 import jinja2
+if "--listener" in sys.argv:  # a task with OpenLineage on has loaded the provider's listener before rendering
+    import airflow.providers.openlineage.plugins.listener
 from airflow_lineage_governance.operators.iceberg_sql import IcebergSqlOperator
 operator = IcebergSqlOperator(task_id="t", sql="create table shop.notes as select order_id, note from shop.orders")
 operator.render_template_fields({}, jinja2.Environment())
@@ -173,10 +175,34 @@ def test_the_start_fork_inherits_the_modules_the_facets_use_from_rendering(catal
     repo = Path(__file__).resolve().parents[2]
     env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow"), "PYTHONPATH": str(repo)}
     done = subprocess.run(
-        [sys.executable, "-c", FORK_PROBE], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
+        [sys.executable, "-c", FORK_PROBE, "--listener"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"outputs": ["shop.notes"], "imported": []}
+
+
+def test_rendering_imports_no_openlineage_client_when_openlineage_is_off(catalog, tmp_path):
+    """Without the OpenLineage listener nothing calls the facet methods: rendering leaves the client unimported
+    (the START facets, called anyway, import it themselves and still name the output)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow"), "PYTHONPATH": str(repo)}
+    done = subprocess.run(
+        [sys.executable, "-c", FORK_PROBE], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answer["outputs"] == ["shop.notes"]
+    assert "openlineage.client.facet_v2" in answer["imported"]
 
 
 ONE_READ_PROBE = """
