@@ -90,13 +90,7 @@ def read_manifests_through(producer: Any, entries: ManifestEntries) -> None:
             matches = evaluators()
             removed = producer._deleted_data_files
             deleted = [
-                ManifestEntry.from_args(
-                    status=ManifestEntryStatus.DELETED,
-                    snapshot_id=producer.snapshot_id,
-                    sequence_number=entry.sequence_number,
-                    file_sequence_number=entry.file_sequence_number,
-                    data_file=entry.data_file,
-                )
+                _recorded(entry, ManifestEntryStatus.DELETED, producer.snapshot_id)
                 for manifest in entries.manifests(parent, producer._io)
                 if matches[manifest.partition_spec_id](manifest)
                 for entry in entries.live(manifest, producer._io)
@@ -125,17 +119,20 @@ def read_manifests_through(producer: Any, entries: ManifestEntries) -> None:
                 continue
             with producer.new_manifest_writer(producer.spec(manifest.partition_spec_id)) as writer:
                 for entry in remaining:
-                    writer.add_entry(
-                        ManifestEntry.from_args(
-                            status=ManifestEntryStatus.EXISTING,
-                            snapshot_id=entry.snapshot_id,
-                            sequence_number=entry.sequence_number,
-                            file_sequence_number=entry.file_sequence_number,
-                            data_file=entry.data_file,
-                        )
-                    )
+                    writer.add_entry(_recorded(entry, ManifestEntryStatus.EXISTING, entry.snapshot_id))
             kept.append(writer.to_manifest_file())
         return kept
 
     producer._deleted_entries = deleted_entries
     producer._existing_manifests = existing_manifests
+
+
+def _recorded(entry: ManifestEntry, status: ManifestEntryStatus, snapshot_id: int | None) -> ManifestEntry:
+    """Return `entry`'s data file and sequence numbers as an entry of `status`, recorded by `snapshot_id`."""
+    return ManifestEntry.from_args(
+        status=status,
+        snapshot_id=snapshot_id,
+        sequence_number=entry.sequence_number,
+        file_sequence_number=entry.file_sequence_number,
+        data_file=entry.data_file,
+    )
