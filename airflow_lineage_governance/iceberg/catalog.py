@@ -79,12 +79,20 @@ def open_catalog(name: str, properties: Mapping[str, str]) -> Catalog:
     A REST catalog's requests are bounded by `request-timeout-seconds` (rest.BoundedRestCatalog). Raises
     CatalogUnreachableError when a REST catalog does not answer.
     """
-    from airflow_lineage_governance.iceberg.rest import CATALOG_IMPL, is_rest
+    if is_rest(properties):  # the REST client (requests) is imported only for a REST catalog
+        from airflow_lineage_governance.iceberg.rest import CATALOG_IMPL
 
-    if is_rest(properties):
         rest = {k: v for k, v in properties.items() if k != "type"}
         return load_catalog(name, **{**rest, "py-catalog-impl": CATALOG_IMPL})
     return load_catalog(name, **dict(properties))
+
+
+def is_rest(properties: Mapping[str, str]) -> bool:
+    """Return whether `properties` describe a REST catalog (`type: rest`, or no type and an http(s) uri)."""
+    kind = properties.get("type")
+    if kind is not None:
+        return str(kind).lower() == "rest"
+    return str(properties.get("uri", "")).startswith(("http://", "https://"))
 
 
 def catalog_tables(catalog: Catalog) -> list[TableRef]:

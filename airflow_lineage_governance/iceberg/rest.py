@@ -21,14 +21,6 @@ DEFAULT_TIMEOUT_S = 60.0
 CATALOG_IMPL = "airflow_lineage_governance.iceberg.rest.BoundedRestCatalog"
 
 
-def is_rest(properties: Mapping[str, str]) -> bool:
-    """Return whether `properties` describe a REST catalog (`type: rest`, or no type and an http(s) uri)."""
-    kind = properties.get("type")
-    if kind is not None:
-        return str(kind).lower() == "rest"
-    return str(properties.get("uri", "")).startswith(("http://", "https://"))
-
-
 def request_timeout(properties: Mapping[str, str]) -> float:
     """Return the request timeout in seconds `properties` ask for (DEFAULT_TIMEOUT_S when unset).
 

@@ -22,10 +22,10 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import CommitFailedException, ValidationException
 from pyiceberg.types import StringType
 
-from airflow_lineage_governance.iceberg.catalog import open_catalog, open_local_catalog
+from airflow_lineage_governance.iceberg.catalog import is_rest, open_catalog, open_local_catalog
 from airflow_lineage_governance.iceberg.errors import CatalogUnreachableError, IcebergError
 from airflow_lineage_governance.iceberg.read import DIRECT_SCAN, expose_table, local_path
-from airflow_lineage_governance.iceberg.rest import DEFAULT_TIMEOUT_S, BoundedRestCatalog, is_rest
+from airflow_lineage_governance.iceberg.rest import DEFAULT_TIMEOUT_S, BoundedRestCatalog
 from tests.support.iceberg_rest import RestCatalogStartError, start_rest_catalog, stop_rest_catalog
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
@@ -340,3 +340,30 @@ def test_every_request_of_the_rest_catalog_is_bounded(rest_catalog_properties: d
     adapter = catalog._session.get_adapter(rest_catalog_properties["uri"])
     assert adapter.timeout == DEFAULT_TIMEOUT_S
     assert is_rest({"uri": "https://catalog.example.org"}) and not is_rest({"type": "sql", "uri": "sqlite://"})
+
+
+def test_a_sql_catalog_opens_without_importing_the_rest_client(tmp_path):
+    """The REST client (requests and its charset detection, about 0.2 s) loads only for a REST catalog: a task on a
+    SQL catalog does not pay for it (a fresh interpreter stands for the task's process)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = (
+        "import sys\n"
+        "from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_catalog\n"
+        f"catalog = open_catalog('default', local_catalog_properties({str(tmp_path)!r}))\n"
+        "catalog.create_namespace('shop')\n"
+        "print(sorted(catalog.list_namespaces()), 'requests' in sys.modules)\n"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(repo)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[('shop',)] False"

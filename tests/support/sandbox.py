@@ -14,8 +14,7 @@ from pathlib import Path
 
 from pyiceberg.catalog import Catalog
 
-from airflow_lineage_governance.iceberg.catalog import local_catalog_properties, open_catalog
-from airflow_lineage_governance.iceberg.rest import is_rest
+from airflow_lineage_governance.iceberg.catalog import is_rest, local_catalog_properties, open_catalog
 
 VENV_BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
