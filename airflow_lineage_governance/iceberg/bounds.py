@@ -137,14 +137,15 @@ def parse_dml(sql: str, ref: TableRef) -> ParsedDml:
     raise ValueError("the statement is not a MERGE, UPDATE or DELETE")
 
 
-def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
+def conjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    """Return the terms of the condition's top-level AND (the condition itself when it is no AND)."""
     node = condition.unnest()
     if isinstance(node, exp.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
+        return conjuncts(node.this) + conjuncts(node.expression)
     return [node]
 
 
-def _target_column(node: exp.Expr, parsed: ParsedDml) -> str | None:
+def target_column(node: exp.Expr, parsed: ParsedDml) -> str | None:
     """Return the target column `node` is (lower case), or None when it is not plainly one."""
     node = node.unnest()
     if not isinstance(node, exp.Column) or node.args.get("db") is not None:
@@ -156,7 +157,7 @@ def _target_column(node: exp.Expr, parsed: ParsedDml) -> str | None:
 
 def _names_target(node: exp.Expr, parsed: ParsedDml) -> bool:
     for column in node.find_all(exp.Column):
-        if column.table.lower() in parsed.target_names or (not column.table and _target_column(column, parsed)):
+        if column.table.lower() in parsed.target_names or (not column.table and target_column(column, parsed)):
             return True
     return False
 
@@ -199,7 +200,7 @@ def _between_bound(
     node: exp.Between, parsed: ParsedDml, connection: duckdb.DuckDBPyConnection
 ) -> BooleanExpression | None:
     """Return the range `column BETWEEN low AND high` bounds, when low and high read no column."""
-    column = _target_column(node.this, parsed)
+    column = target_column(node.this, parsed)
     low, high = node.args.get("low"), node.args.get("high")
     if (
         column is None
@@ -222,7 +223,7 @@ def _between_bound(
 
 def _in_bound(node: exp.In, parsed: ParsedDml, connection: duckdb.DuckDBPyConnection) -> BooleanExpression | None:
     """Return the values `column IN (...)` allows, from a list of constants or a query that reads no target."""
-    column = _target_column(node.this, parsed)
+    column = target_column(node.this, parsed)
     if column is None:
         return None
     query = node.args.get("query")
@@ -245,7 +246,7 @@ def _comparison_bound(
     """Return the bound a comparison of a target column with a value (either side) implies."""
     kind = type(node)
     for this, other, op in ((node.this, node.expression, kind), (node.expression, node.this, _FLIPPED[kind])):
-        column = _target_column(this, parsed)
+        column = target_column(this, parsed)
         if column is None or _names_target(other, parsed):
             continue
         if not list(other.find_all(exp.Column)):
@@ -274,7 +275,7 @@ def row_filter(
         return AlwaysTrue()
     known = {name.lower() for name in known_columns}
     found: BooleanExpression = AlwaysTrue()
-    for conjunct in _conjuncts(parsed.condition):
+    for conjunct in conjuncts(parsed.condition):
         try:
             bound = _bound(conjunct, parsed, connection)
         except ValueError:  # a value pyiceberg cannot compare (NaN): the conjunct bounds nothing

@@ -38,7 +38,7 @@ from airflow_lineage_governance.iceberg.errors import NamespaceTooDeepError
 from airflow_lineage_governance.iceberg.manifests import ManifestEntries
 from airflow_lineage_governance.iceberg.resources import Resources, apply_resources
 from airflow_lineage_governance.iceberg.session import SessionSettings, apply_session
-from airflow_lineage_governance.iceberg.types import duckdb_type, quoted
+from airflow_lineage_governance.iceberg.types import duckdb_type, quoted, text_literal
 from airflow_lineage_governance.refs import TableRef
 
 DIRECT_SCAN = "direct parquet scan"
@@ -156,17 +156,13 @@ def lock_down(connection: duckdb.DuckDBPyConnection, reads: Sequence[PinnedRead]
     if files:
         connection.execute(f"SET allowed_paths = [{_listed(files)}]")
     if staging is not None:
-        connection.execute(f"SET allowed_directories = [{_text(staging.rstrip('/') + '/')}]")
+        connection.execute(f"SET allowed_directories = [{text_literal(staging.rstrip('/') + '/')}]")
     connection.execute("SET enable_external_access = false")
     connection.execute("SET lock_configuration = true")
 
 
-def _text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _listed(paths: Sequence[str]) -> str:
-    return ", ".join(map(_text, paths))
+    return ", ".join(map(text_literal, paths))
 
 
 def local_path(location: str) -> str | None:
@@ -263,7 +259,8 @@ def _schema_map(fields: Sequence[NestedField]) -> str:
     As its current name and type (NULL in a file written before the column was added).
     """
     entries = ", ".join(
-        f"{f.field_id}: {{name: {_text(f.name)}, type: {_text(duckdb_type(f.field_type))}, default_value: NULL}}"
+        f"{f.field_id}: {{name: {text_literal(f.name)}, type: {text_literal(duckdb_type(f.field_type))}, "
+        "default_value: NULL}"
         for f in fields
     )
     return f"MAP {{{entries}}}"
@@ -312,23 +309,52 @@ def _constants_table(
 
     `values` are (field id, value), typed by the table's schema.
     """
+    columns = [fields[field_id] for field_id, _ in values]
+    row = [value for _, value in values]
+    return create_values_table(connection, f"__iceberg_partition_values_{next(names)}", columns, [row])
+
+
+def create_values_table(
+    connection: duckdb.DuckDBPyConnection,
+    name: str,
+    columns: Sequence[NestedField],
+    rows: Sequence[Sequence[Any]],
+    text_column: str | None = None,
+) -> str:
+    """Create the DuckDB table `main.<name>` holding `rows`, each column of its field's DuckDB type.
+
+    Args:
+        connection: the statement's connection, not yet locked down.
+        name: the table's name (unquoted).
+        columns: the fields of the values, in their order in each row; values as pyiceberg holds them (a partition
+            tuple's values).
+        rows: the rows; with `text_column`, each row's last value is that column's text.
+        text_column: the name of a last VARCHAR column, if any.
+
+    Returns:
+        The table's quoted name, `main."<name>"`.
+    """
     arrays, arrow_fields = [], []
-    for field_id, value in values:
-        column = fields[field_id]
+    for position, column in enumerate(columns):
         arrow_type = Schema(column).as_arrow().field(0).type
-        raw = value.bytes if isinstance(column.field_type, UUIDType) and value is not None else value
-        arrays.append(pa.array([raw], type=arrow_type))
+        is_uuid = isinstance(column.field_type, UUIDType)
+        raw = [row[position].bytes if is_uuid and row[position] is not None else row[position] for row in rows]
+        arrays.append(pa.array(raw, type=arrow_type))
         arrow_fields.append(pa.field(column.name, arrow_type))
-    name = f"__iceberg_partition_values_{next(names)}"
-    connection.register(name, pa.Table.from_arrays(arrays, schema=pa.schema(arrow_fields)))
+    casts = [
+        f"CAST({quoted(column.name)} AS {duckdb_type(column.field_type)}) AS {quoted(column.name)}"
+        for column in columns
+    ]
+    if text_column is not None:
+        arrays.append(pa.array([str(row[len(columns)]) for row in rows], type=pa.string()))
+        arrow_fields.append(pa.field(text_column, pa.string()))
+        casts.append(quoted(text_column))
+    registered = f"{name}_arrow"
+    connection.register(registered, pa.Table.from_arrays(arrays, schema=pa.schema(arrow_fields)))
     try:
-        casts = ", ".join(
-            f"CAST({quoted(fields[i].name)} AS {duckdb_type(fields[i].field_type)}) AS {quoted(fields[i].name)}"
-            for i, _ in values
-        )
-        connection.execute(f"CREATE TABLE main.{quoted(name)} AS SELECT {casts} FROM {quoted(name)}")
+        connection.execute(f"CREATE TABLE main.{quoted(name)} AS SELECT {', '.join(casts)} FROM {quoted(registered)}")
     finally:
-        connection.unregister(name)
+        connection.unregister(registered)
     return f"main.{quoted(name)}"
 
 
@@ -352,7 +378,7 @@ def _scan_sql(
         groups.setdefault(_missing_identity_values(table, task, path, fields), []).append(path)
     options = f"schema = {_schema_map(fields)}"
     if file_column is not None:
-        options += f", filename = {_text(file_column)}"
+        options += f", filename = {text_literal(file_column)}"
     extra = [quoted(file_column)] if file_column is not None else []
     parts = []
     for missing, paths in groups.items():
@@ -401,7 +427,7 @@ def _read_through_arrow(
         else:
             batches = scan.to_record_batches([task])
             data_files[task.file.file_path] = task.file
-            extra = f", {_text(task.file.file_path)} AS {quoted(str(file_column))}"
+            extra = f", {text_literal(task.file.file_path)} AS {quoted(str(file_column))}"
         names = [f.name for f in schema.fields]
         renamed = (batch.rename_columns(names) for batch in batches)
         first = next(renamed, None)

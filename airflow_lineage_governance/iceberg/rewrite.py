@@ -47,6 +47,11 @@ from airflow_lineage_governance.iceberg.data_files import (
 from airflow_lineage_governance.iceberg.direct_write import NotDirectlyWritable, directly_writable, write_directly
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
 from airflow_lineage_governance.iceberg.manifests import ManifestEntries
+from airflow_lineage_governance.iceberg.partition_match import (
+    create_partition_values,
+    identity_partition_columns,
+    partition_match_query,
+)
 from airflow_lineage_governance.iceberg.partitioned import commit_files, partition_names
 from airflow_lineage_governance.iceberg.read import (
     PinnedRead,
@@ -64,7 +69,7 @@ from airflow_lineage_governance.iceberg.run import StatementRun
 from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.sort_order import mark_sorted, sort_plan
 from airflow_lineage_governance.iceberg.touched import touched_files_query
-from airflow_lineage_governance.iceberg.types import facet_fields, quoted, result_type
+from airflow_lineage_governance.iceberg.types import facet_fields, quoted, result_type, text_literal
 from airflow_lineage_governance.iceberg.write import (
     ROW_COUNT_KEYS,
     WRITE_KEY,
@@ -159,15 +164,51 @@ def _run_dml(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, dml: str)
     return (RowCounts(updated=count) if parsed.kind == "UPDATE" else RowCounts(deleted=count)), returned
 
 
-def _touched_files(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, read: PinnedRead) -> list[str]:
+def _touched_files(
+    connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, read: PinnedRead, candidates: Sequence[str] | None
+) -> list[str]:
     """Return the file column's values of the target's data files the statement can change.
 
-    DuckDB answers over the statement's own read; all of them are returned when nothing bounds the statement.
+    DuckDB answers over the statement's own read, opening only the `candidates` when given; all of them (all the
+    read's files) are returned when nothing bounds the statement.
     """
-    query = touched_files_query(parsed, FILE_COLUMN)
+    if candidates is not None and not candidates:
+        return []
+    query = touched_files_query(parsed, FILE_COLUMN, candidates)
     if query is None:
-        return sorted(read.data_files)
+        return sorted(candidates if candidates is not None else read.data_files)
     return sorted(str(row[0]) for row in connection.execute(query).fetchall() if row[0] is not None)
+
+
+def _partition_values(
+    connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, table: Table, read: PinnedRead
+) -> tuple[str, list[str]] | None:
+    """Create the target's per-file identity-partition values; return the query over them and the files left out.
+
+    None when no conjunct of the statement reads the identity-partition columns alone. Run before the connection
+    is locked down; the query after (it holds the statement's own text).
+    """
+    columns = identity_partition_columns(table)
+    query = partition_match_query(parsed, columns, FILE_COLUMN) if columns and read.data_files else None
+    if query is None:
+        return None
+    left_out = create_partition_values(connection, table, read.data_files, columns, FILE_COLUMN)
+    return query, left_out
+
+
+def _candidate_files(connection: duckdb.DuckDBPyConnection, pruning: tuple[str, list[str]] | None) -> list[str] | None:
+    """Return the data files whose identity-partition values can meet the statement, None to read every file.
+
+    A query DuckDB cannot run over the values (a name only a data column has) reads every file.
+    """
+    if pruning is None:
+        return None
+    query, left_out = pruning
+    try:
+        found = {str(row[0]) for row in connection.execute(query).fetchall() if row[0] is not None}
+    except duckdb.Error:
+        return None
+    return sorted(found.union(left_out))
 
 
 def _rewrite(
@@ -203,15 +244,16 @@ def _rewrite(
     try:
         reads = [expose_planned(connection, plan) for plan in planned]
         whole = expose_planned(connection, planned_target, file_column=FILE_COLUMN)
+        pruning = _partition_values(connection, parsed, table, whole)
         lock_down(connection, [whole, *reads], staging)
         scope = _checked_filter(table, row_filter(parsed, connection, table.schema().column_names))
-        touched = _touched_files(connection, parsed, whole)
+        touched = _touched_files(connection, parsed, whole, _candidate_files(connection, pruning))
         name = duckdb_name(connection, ref)
         kind = "VIEW" if whole.files else "TABLE"
         connection.execute(f"ALTER {kind} {name} RENAME TO {quoted(_WHOLE_TARGET)}")
         whole_name = name.rsplit(".", 1)[0] + "." + quoted(_WHOLE_TARGET)
         columns = ", ".join(quoted(f.name) for f in table.schema().fields)
-        listed = ", ".join("'" + path.replace("'", "''") + "'" for path in touched) or "NULL"
+        listed = ", ".join(text_literal(path) for path in touched) or "NULL"
         connection.execute(
             f"CREATE TABLE {name} AS SELECT {columns} FROM {whole_name} WHERE {quoted(FILE_COLUMN)} IN ({listed})"
         )

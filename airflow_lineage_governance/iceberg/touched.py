@@ -8,10 +8,12 @@ binding of the condition (its casts, NaN ordering, collations).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlglot import exp
 
 from airflow_lineage_governance.iceberg.bounds import ParsedDml
-from airflow_lineage_governance.iceberg.types import quoted
+from airflow_lineage_governance.iceberg.types import quoted, text_literal
 
 
 def _file_of(target: exp.Table, file_column: str) -> str:
@@ -20,12 +22,13 @@ def _file_of(target: exp.Table, file_column: str) -> str:
     return f"{qualifier}.{quoted(file_column)}"
 
 
-def touched_files_query(parsed: ParsedDml, file_column: str) -> str | None:
+def touched_files_query(parsed: ParsedDml, file_column: str, within: Sequence[str] | None = None) -> str | None:
     """Return the query whose rows name every data file of the target the statement can change.
 
     Args:
         parsed: the statement, as `bounds.parse_dml` read it (its sqlglot tree included).
         file_column: the column of the exposed target that holds each row's data file.
+        within: when given, the only files to read (the file column's values; DuckDB opens no other file).
 
     Returns:
         The query (DuckDB dialect), or None when the statement may change any row (no condition, WHEN NOT
@@ -37,17 +40,20 @@ def touched_files_query(parsed: ParsedDml, file_column: str) -> str | None:
     target = tree.this
     with_ = tree.args.get("with_")
     prefix = f"{with_.sql(dialect='duckdb')} " if with_ is not None else ""
-    select = f"{prefix}SELECT DISTINCT {_file_of(target, file_column)} FROM {target.sql(dialect='duckdb')}"
+    file_of = _file_of(target, file_column)
+    select = f"{prefix}SELECT DISTINCT {file_of} FROM {target.sql(dialect='duckdb')}"
+    only = f"{file_of} IN ({', '.join(text_literal(path) for path in within)})" if within is not None else None
     if isinstance(tree, exp.Merge):
         using, on, keys = tree.args.get("using"), tree.args.get("on"), tree.args.get("using_cond")
         if using is None:
             return None
+        filtered = f" WHERE {only}" if only else ""
         if keys:
             listed = ", ".join(key.sql(dialect="duckdb") for key in keys)
-            return f"{select} JOIN {using.sql(dialect='duckdb')} USING ({listed})"
+            return f"{select} JOIN {using.sql(dialect='duckdb')} USING ({listed}){filtered}"
         if not isinstance(on, exp.Expr):
             return None
-        return f"{select} JOIN {using.sql(dialect='duckdb')} ON {on.sql(dialect='duckdb')}"
+        return f"{select} JOIN {using.sql(dialect='duckdb')} ON {on.sql(dialect='duckdb')}{filtered}"
     where = tree.args.get("where")
     if where is None:
         return None
@@ -57,4 +63,5 @@ def touched_files_query(parsed: ParsedDml, file_column: str) -> str | None:
     else:
         sources = list(tree.args.get("using") or [])
     joined = "".join(f", {source.sql(dialect='duckdb')}" for source in sources)
-    return f"{select}{joined} WHERE {where.this.sql(dialect='duckdb')}"
+    condition = where.this.sql(dialect="duckdb")
+    return f"{select}{joined} WHERE " + (f"({condition}) AND {only}" if only else condition)

@@ -59,6 +59,11 @@ def quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def text_literal(value: str) -> str:
+    """Return `value` as a DuckDB string literal in single quotes."""
+    return "'" + value.replace("'", "''") + "'"
+
+
 def _spelt(kind: IcebergType, uuid: str) -> str:
     """Return the DuckDB type of `kind`, a UUID (nested ones too) spelt `uuid`."""
     if isinstance(kind, UUIDType):

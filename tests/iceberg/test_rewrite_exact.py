@@ -63,6 +63,7 @@ LAYOUTS = {
     "identity partitions over two columns": ["country", "amount"],
     "identity partition over a date": ["day"],
     "identity partition added after a first file": "evolved",
+    "identity partition holding NULL": ["note"],
     "day partition": ["day(day)"],
     "bucket partition": ["bucket[4](id)"],
 }
@@ -104,6 +105,14 @@ STATEMENTS = [
     "DELETE FROM shop.orders AS t USING shop.changes AS s WHERE t.qty + 0.5 > s.score AND t.id = s.id",
     "MERGE INTO shop.orders AS t USING shop.changes AS s ON t.score = s.score AND t.qty < 10 "
     "WHEN MATCHED THEN UPDATE SET note = 'nan' WHEN NOT MATCHED THEN INSERT (id, score) VALUES (s.id + 500, s.score)",
+    "UPDATE shop.orders SET status = 'in' WHERE country IN ('de', 'FR') AND qty > 3",
+    "DELETE FROM shop.orders WHERE qty * 2 + 1 > 40.5 OR country = 'DE'",
+    "UPDATE shop.orders SET status = 'not' WHERE NOT (day <> DATE '2026-01-02') AND -qty < -2",
+    "MERGE INTO shop.orders AS t USING shop.changes AS s ON t.qty = s.id - 0.5 + 0.5 AND t.id = s.id "
+    "WHEN MATCHED THEN UPDATE SET status = 'q'",
+    "UPDATE shop.orders SET status = 'n' WHERE note IS NOT DISTINCT FROM NULL AND qty = 3",
+    "DELETE FROM shop.orders WHERE country = 'FR' COLLATE NOCASE OR amount IS NULL",
+    "UPDATE shop.orders SET status = 'd' WHERE amount = 2.254::DOUBLE OR amount BETWEEN 0.5 AND 1.01",
 ]
 
 
