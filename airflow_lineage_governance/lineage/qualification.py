@@ -10,8 +10,9 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
-from sqlglot.optimizer.qualify_columns import qualify_columns
+from sqlglot.optimizer.qualify_columns import qualify_columns, qualify_outputs
 from sqlglot.optimizer.qualify_tables import qualify_tables
+from sqlglot.optimizer.scope import Scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.lineage.errors import LineageError, UnknownColumnError
@@ -95,6 +96,57 @@ def alias_tables(found: Survey) -> bool:
     return True
 
 
+def outputs_unnamed_only(
+    query: exp.Query, found: Survey, placed: list[tuple[exp.Table, TableRef]], schema: Schema, dialect: str
+) -> bool:
+    """Return whether naming the query's outputs is all sqlglot's `qualify_columns` would do to it.
+
+    That is for one SELECT over catalog tables, each under an alias of its own (after alias_tables), with no
+    subquery, CTE, shorthand, USING or NATURAL join, named window, star, ORDER BY, DISTINCT ON or position in its
+    GROUP BY, and whose every column reference names its table's alias and a column of that table, in a dialect
+    whose qualifier has no pseudo-columns, CTE column pushdown or type annotation of its own. Every other step of
+    `qualify_columns` then leaves the query as it is.
+
+    Args:
+        query: the query, its tables named (alias_tables done) and placed.
+        found: the survey of the query, taken after the last change to its tables and subqueries.
+        placed: each of the query's tables with the catalog table it reads.
+        schema: the schema set, its names folded to lower case.
+        dialect: the dialect the statement is written in.
+
+    Returns:
+        Whether the query is such a query; nothing is changed.
+    """
+    if not isinstance(query, exp.Select) or found.queries != 1 or found.derived or found.ctes or found.shorthands:
+        return False
+    if found.using_joins or found.named_windows or found.namespaced_columns or len(placed) != len(found.tables):
+        return False
+    language = Dialect.get_or_raise(dialect)
+    if language.PSEUDOCOLUMNS or language.PREFER_CTE_ALIAS_COLUMN or language.ANNOTATE_ALL_SCOPES:
+        return False
+    distinct = query.args.get("distinct")
+    if query.args.get("order") or (distinct is not None and distinct.args.get("on")):
+        return False
+    if any(join.method for join in query.args.get("joins") or ()):
+        return False
+    group = query.args.get("group")
+    if group is not None and any(isinstance(key, exp.Literal) and key.is_int for key in group.expressions):
+        return False
+    if any(projection.is_star for projection in query.selects):
+        return False
+    sources: dict[str, dict[str, str]] = {}
+    for table, ref in placed:
+        name = table.alias
+        if not name or name in sources or ref not in schema:
+            return False
+        sources[name] = schema[ref]
+    for column in found.columns:
+        columns = sources.get(column.table)
+        if columns is None or not isinstance(column.this, exp.Identifier) or column.name not in columns:
+            return False
+    return True
+
+
 def qualifier_schema(schema: Schema, dialect: str) -> MappingSchema:
     """Return the schema set as sqlglot's qualifier reads it: each table under its engine key (engine_key).
 
@@ -125,18 +177,24 @@ def qualified_query(
     *,
     lower_case: bool = False,
     aliased: bool = False,
+    outputs_only: bool = False,
 ) -> exp.Query:
     """Return `query` with every column qualified by its table, as sqlglot's qualifier reads it over `schema`.
 
     `mapping` is `qualifier_schema(schema, dialect)` when the caller has it already. `lower_case` says that every
     name in the query is in lower case already: the qualifier's first step, which folds the names' case, would
     change nothing and is left out (its other steps run as `qualify` runs them). `aliased` says that alias_tables
-    did the qualifier's table step on the query already: it is left out too, with `lower_case` only. Raises
+    did the qualifier's table step on the query already: it is left out too, with `lower_case` only.
+    `outputs_only` says that naming the outputs is all the column step would do (outputs_unnamed_only), with
+    `aliased` only: that alone is done. Raises
     LineageError (UnknownColumnError naming the table and column) when it cannot be read.
     """
     try:
         if mapping is None:
             mapping = qualifier_schema(schema, dialect)
+        if lower_case and aliased and outputs_only:
+            qualify_outputs(Scope(query), dialect=Dialect.get_or_raise(dialect))
+            return query
         if lower_case:
             tables = query if aliased else qualify_tables(query, dialect=Dialect.get_or_raise(dialect))
             return qualify_columns(tables, mapping, expand_alias_refs=True, expand_stars=True)
