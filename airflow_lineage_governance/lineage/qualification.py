@@ -12,7 +12,7 @@ from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.qualify_columns import qualify_columns, qualify_outputs
 from sqlglot.optimizer.qualify_tables import qualify_tables
-from sqlglot.optimizer.scope import Scope
+from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.lineage.errors import LineageError, UnknownColumnError
@@ -96,55 +96,86 @@ def alias_tables(found: Survey) -> bool:
     return True
 
 
-def outputs_unnamed_only(
+def name_outputs(
     query: exp.Query, found: Survey, placed: list[tuple[exp.Table, TableRef]], schema: Schema, dialect: str
 ) -> bool:
-    """Return whether naming the query's outputs is all sqlglot's `qualify_columns` would do to it.
+    """Name the query's outputs, where that is all sqlglot's `qualify_columns` would do to it.
 
-    That is for one SELECT over catalog tables, each under an alias of its own (after alias_tables), with no
-    subquery, CTE, shorthand, USING or NATURAL join, named window, star, ORDER BY, DISTINCT ON or position in its
-    GROUP BY, and whose every column reference names its table's alias and a column of that table, in a dialect
-    whose qualifier has no pseudo-columns, CTE column pushdown or type annotation of its own. Every other step of
-    `qualify_columns` then leaves the query as it is.
+    That is for a query of SELECTs over catalog tables, each under an alias of its own (after alias_tables), and
+    over CTEs and aliased subqueries without column lists whose outputs all have names, with no set operation,
+    recursive CTE, shorthand, USING or NATURAL (or other method's) join, named window, star, ORDER BY, DISTINCT ON,
+    position in a GROUP BY or clause other than FROM, JOIN, WHERE, GROUP BY, HAVING, QUALIFY, LIMIT and OFFSET,
+    whose every column reference names a source of its own SELECT and a column that source has, in a dialect whose
+    qualifier has no pseudo-columns, CTE column pushdown or type annotation of its own. Every other step of
+    `qualify_columns` then leaves the query as it is; its `qualify_outputs` names each SELECT's outputs.
 
     Args:
         query: the query, its tables named (alias_tables done) and placed.
         found: the survey of the query, taken after the last change to its tables and subqueries.
-        placed: each of the query's tables with the catalog table it reads.
+        placed: each of the query's catalog tables with the catalog table it reads.
         schema: the schema set, its names folded to lower case.
         dialect: the dialect the statement is written in.
 
     Returns:
-        Whether the query is such a query; nothing is changed.
+        Whether the outputs were named (the qualifier's column step is then done); False when the query is not
+        such a query, and nothing was changed.
     """
-    if not isinstance(query, exp.Select) or found.queries != 1 or found.derived or found.ctes or found.shorthands:
+    if found.shorthands or found.using_joins or found.named_windows or found.namespaced_columns:
         return False
-    if found.using_joins or found.named_windows or found.namespaced_columns or len(placed) != len(found.tables):
+    if any(not isinstance(node, exp.Subquery) for node in found.derived):
+        return False
+    with_ = query.args.get("with_")
+    if with_ is not None and with_.recursive:
         return False
     language = Dialect.get_or_raise(dialect)
     if language.PSEUDOCOLUMNS or language.PREFER_CTE_ALIAS_COLUMN or language.ANNOTATE_ALL_SCOPES:
         return False
-    distinct = query.args.get("distinct")
-    if query.args.get("order") or (distinct is not None and distinct.args.get("on")):
+    if any(not isinstance(column.this, exp.Identifier) or not column.table for column in found.columns):
         return False
-    if any(join.method for join in query.args.get("joins") or ()):
+    tables = {id(table): schema.get(ref) for table, ref in placed}
+    outputs: dict[int, set[str]] = {}
+    read: set[int] = set()
+    scopes = traverse_scope(query)
+    for scope in scopes:
+        select = scope.expression
+        if not isinstance(select, exp.Select) or scope.outer_columns or not _plain_clauses(select):
+            return False
+        for column in scope.columns:
+            source = scope.sources.get(column.table)
+            columns = outputs.get(id(source)) if isinstance(source, Scope) else tables.get(id(source))
+            if columns is None or column.name not in columns:
+                return False
+            read.add(id(column))
+        # An outer SELECT reads this one's outputs by the names they have: each must have one already.
+        names = {projection.output_name for projection in select.selects}
+        if "" in names and scope is not scopes[-1]:
+            return False
+        outputs[id(scope)] = names
+    if len(read) != len(found.columns):
         return False
-    group = query.args.get("group")
+    for scope in scopes:
+        qualify_outputs(scope, dialect=language)
+    return True
+
+
+_PLAIN_CLAUSES = frozenset(("expressions", "from_", "joins", "where", "group", "having", "qualify", "limit", "offset"))
+"""The clauses of a SELECT whose outputs name_outputs may name (with a WITH and a plain DISTINCT)."""
+
+
+def _plain_clauses(select: exp.Select) -> bool:
+    """Return whether a SELECT has only plain clauses, and no star, position in its GROUP BY or join method."""
+    for key, value in select.args.items():
+        if value is not None and value != [] and key not in _PLAIN_CLAUSES and key not in ("with_", "distinct"):
+            return False
+    distinct = select.args.get("distinct")
+    if distinct is not None and distinct.args.get("on"):
+        return False
+    if any(join.method for join in select.args.get("joins") or ()):
+        return False
+    group = select.args.get("group")
     if group is not None and any(isinstance(key, exp.Literal) and key.is_int for key in group.expressions):
         return False
-    if any(projection.is_star for projection in query.selects):
-        return False
-    sources: dict[str, dict[str, str]] = {}
-    for table, ref in placed:
-        name = table.alias
-        if not name or name in sources or ref not in schema:
-            return False
-        sources[name] = schema[ref]
-    for column in found.columns:
-        columns = sources.get(column.table)
-        if columns is None or not isinstance(column.this, exp.Identifier) or column.name not in columns:
-            return False
-    return True
+    return not any(projection.is_star for projection in select.selects)
 
 
 def qualifier_schema(schema: Schema, dialect: str) -> MappingSchema:
@@ -177,24 +208,18 @@ def qualified_query(
     *,
     lower_case: bool = False,
     aliased: bool = False,
-    outputs_only: bool = False,
 ) -> exp.Query:
     """Return `query` with every column qualified by its table, as sqlglot's qualifier reads it over `schema`.
 
     `mapping` is `qualifier_schema(schema, dialect)` when the caller has it already. `lower_case` says that every
     name in the query is in lower case already: the qualifier's first step, which folds the names' case, would
     change nothing and is left out (its other steps run as `qualify` runs them). `aliased` says that alias_tables
-    did the qualifier's table step on the query already: it is left out too, with `lower_case` only.
-    `outputs_only` says that naming the outputs is all the column step would do (outputs_unnamed_only), with
-    `aliased` only: that alone is done. Raises
+    did the qualifier's table step on the query already: it is left out too, with `lower_case` only. Raises
     LineageError (UnknownColumnError naming the table and column) when it cannot be read.
     """
     try:
         if mapping is None:
             mapping = qualifier_schema(schema, dialect)
-        if lower_case and aliased and outputs_only:
-            qualify_outputs(Scope(query), dialect=Dialect.get_or_raise(dialect))
-            return query
         if lower_case:
             tables = query if aliased else qualify_tables(query, dialect=Dialect.get_or_raise(dialect))
             return qualify_columns(tables, mapping, expand_alias_refs=True, expand_stars=True)
