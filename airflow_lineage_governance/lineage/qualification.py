@@ -135,7 +135,10 @@ def name_outputs(
     tables = {id(table): schema.get(ref) for table, ref in placed}
     outputs: dict[int, set[str]] = {}
     read: set[int] = set()
-    scopes = traverse_scope(query)
+    try:
+        scopes = traverse_scope(query)
+    except (SqlglotError, AssertionError, AttributeError, KeyError, TypeError, ValueError):
+        return False  # the whole step meets the same, and says why
     for scope in scopes:
         select = scope.expression
         if not isinstance(select, exp.Select) or scope.outer_columns or not _plain_clauses(select):
@@ -163,7 +166,7 @@ _PLAIN_CLAUSES = frozenset(("expressions", "from_", "joins", "where", "group", "
 
 
 def _plain_clauses(select: exp.Select) -> bool:
-    """Return whether a SELECT has only plain clauses, and no star, position in its GROUP BY or join method."""
+    """Return whether a SELECT has only plain clauses: no star, GROUP BY position, join method, name of two sources."""
     for key, value in select.args.items():
         if value is not None and value != [] and key not in _PLAIN_CLAUSES and key not in ("with_", "distinct"):
             return False
@@ -175,7 +178,13 @@ def _plain_clauses(select: exp.Select) -> bool:
     group = select.args.get("group")
     if group is not None and any(isinstance(key, exp.Literal) and key.is_int for key in group.expressions):
         return False
-    return not any(projection.is_star for projection in select.selects)
+    if any(projection.is_star for projection in select.selects):
+        return False
+    # Two sources of one name: the whole step refuses the query.
+    from_ = select.args.get("from_")
+    names = [from_.this.alias_or_name] if from_ is not None else []
+    names.extend(join.this.alias_or_name for join in select.args.get("joins") or ())
+    return len(set(names)) == len(names)
 
 
 def qualifier_schema(schema: Schema, dialect: str) -> MappingSchema:

@@ -8,7 +8,7 @@ from sqlglot import exp
 from sqlglot.optimizer.qualify_columns import qualify_columns
 
 from airflow_lineage_governance.lineage import column_lineage
-from airflow_lineage_governance.lineage.errors import UnknownColumnError
+from airflow_lineage_governance.lineage.errors import LineageError, UnknownColumnError
 from airflow_lineage_governance.lineage.qualification import alias_tables, name_outputs, qualifier_schema
 from airflow_lineage_governance.lineage.schema import name_for_engine, normalized, place_tables
 from airflow_lineage_governance.lineage.statement import parse_statement, survey
@@ -120,6 +120,7 @@ def test_a_one_select_query_of_qualified_columns_gets_the_output_names_qualify_c
         "WITH RECURSIVE r AS (SELECT o.id FROM raw.orders o) SELECT r.id FROM r",
         "SELECT s.id FROM (SELECT o.id FROM raw.orders o ORDER BY o.id) AS s",  # ORDER BY in a subquery
         "SELECT o.id FROM raw.orders o USING SAMPLE 10",  # another clause
+        "SELECT o.id FROM raw.orders o JOIN raw.customers o ON true",  # one name for two sources
         "SELECT DISTINCT ON (o.customer_id) o.customer_id, o.amount FROM raw.orders o",
         "SELECT [t FOR t IN c.tags] FROM raw.customers c",  # a comprehension's variable
         "SELECT c.name FROM raw.customers c ASOF JOIN raw.orders o ON o.id >= c.id",  # a join's method
@@ -143,6 +144,11 @@ def test_lineage_of_a_query_whose_outputs_alone_are_named_reads_each_source_and_
         "name": ["raw.customers.name"],
         "count_star()": [],
     }
+
+
+def test_two_sources_of_one_name_are_refused_as_before() -> None:
+    with pytest.raises(LineageError, match="cannot be read against the catalog"):
+        column_lineage("CREATE TABLE out.t AS SELECT o.id FROM raw.orders o JOIN raw.customers o ON true", SCHEMA)
 
 
 def test_a_column_the_table_does_not_have_is_named_in_the_error() -> None:
