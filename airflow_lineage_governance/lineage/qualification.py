@@ -5,6 +5,8 @@ And the USING keys of joins resolved to the side DuckDB keeps.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
@@ -127,38 +129,67 @@ def name_outputs(
     with_ = query.args.get("with_")
     if with_ is not None and with_.recursive:
         return False
-    language = Dialect.get_or_raise(dialect)
+    language = _dialect(dialect)
     if language.PSEUDOCOLUMNS or language.PREFER_CTE_ALIAS_COLUMN or language.ANNOTATE_ALL_SCOPES:
         return False
     if any(not isinstance(column.this, exp.Identifier) or not column.table for column in found.columns):
         return False
     tables = {id(table): schema.get(ref) for table, ref in placed}
-    outputs: dict[int, set[str]] = {}
-    read: set[int] = set()
-    try:
-        scopes = traverse_scope(query)
-    except (SqlglotError, AssertionError, AttributeError, KeyError, TypeError, ValueError):
-        return False  # the whole step meets the same, and says why
-    for scope in scopes:
-        select = scope.expression
-        if not isinstance(select, exp.Select) or scope.outer_columns or not _plain_clauses(select):
-            return False
-        for column in scope.columns:
-            source = scope.sources.get(column.table)
-            columns = outputs.get(id(source)) if isinstance(source, Scope) else tables.get(id(source))
-            if columns is None or column.name not in columns:
-                return False
-            read.add(id(column))
-        # An outer SELECT reads this one's outputs by the names they have: each must have one already.
-        names = {projection.output_name for projection in select.selects}
-        if "" in names and scope is not scopes[-1]:
-            return False
-        outputs[id(scope)] = names
-    if len(read) != len(found.columns):
+    scopes = _one_scope(query, found, placed, tables) if found.queries == 1 else _scopes(query, found, tables)
+    if scopes is None:
         return False
     for scope in scopes:
         qualify_outputs(scope, dialect=language)
     return True
+
+
+@lru_cache(maxsize=8)
+def _dialect(name: str) -> Dialect:
+    """Return the dialect of a name, made once (a dialect only holds its settings)."""
+    return Dialect.get_or_raise(name)
+
+
+def _one_scope(
+    query: exp.Query,
+    found: Survey,
+    placed: list[tuple[exp.Table, TableRef]],
+    tables: dict[int, dict[str, str] | None],
+) -> list[Scope] | None:
+    """Return the one scope of a query without subqueries when each column reads a column of its table, else None."""
+    if not isinstance(query, exp.Select) or len(placed) != len(found.tables) or not _plain_clauses(query):
+        return None
+    sources = {table.alias_or_name: tables[id(table)] for table, _ in placed}
+    for column in found.columns:
+        columns = sources.get(column.table)
+        if columns is None or column.name not in columns:
+            return None
+    return [Scope(query)]
+
+
+def _scopes(query: exp.Query, found: Survey, tables: dict[int, dict[str, str] | None]) -> list[Scope] | None:
+    """Return the query's scopes when each is a plain SELECT whose columns read named columns of its own sources."""
+    try:
+        scopes = traverse_scope(query)
+    except (SqlglotError, AssertionError, AttributeError, KeyError, TypeError, ValueError):
+        return None  # the whole step meets the same, and says why
+    outputs: dict[int, set[str]] = {}
+    read: set[int] = set()
+    for scope in scopes:
+        select = scope.expression
+        if not isinstance(select, exp.Select) or scope.outer_columns or not _plain_clauses(select):
+            return None
+        for column in scope.columns:
+            source = scope.sources.get(column.table)
+            columns = outputs.get(id(source)) if isinstance(source, Scope) else tables.get(id(source))
+            if columns is None or column.name not in columns:
+                return None
+            read.add(id(column))
+        # An outer SELECT reads this one's outputs by the names they have: each must have one already.
+        names = {projection.output_name for projection in select.selects}
+        if "" in names and scope is not scopes[-1]:
+            return None
+        outputs[id(scope)] = names
+    return scopes if len(read) == len(found.columns) else None
 
 
 _PLAIN_CLAUSES = frozenset(("expressions", "from_", "joins", "where", "group", "having", "qualify", "limit", "offset"))
