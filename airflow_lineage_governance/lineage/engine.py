@@ -36,6 +36,7 @@ from airflow_lineage_governance.lineage.naming import OUTPUT_NAME, deduplicated,
 from airflow_lineage_governance.lineage.qualification import (
     alias_tables,
     mark_using,
+    name_outputs,
     qualified_query,
     qualifier_schema,
     resolve_using_keys,
@@ -207,9 +208,13 @@ def _column_lineage(
     lower_case = not (found.cased or rewritten or named)
     # Where naming the tables' aliases is all the qualifier's table step would do, it is done here from the survey.
     aliased = lower_case and not reshaped and alias_tables(found)
-    qualified = qualified_query(
-        query, schema, target, original, dialect, tables.mapping, lower_case=lower_case, aliased=aliased
-    )
+    # Where naming the outputs is all the qualifier's column step would do, that alone is done.
+    if aliased and name_outputs(query, found, placed, schema, dialect):
+        qualified = query
+    else:
+        qualified = qualified_query(
+            query, schema, target, original, dialect, tables.mapping, lower_case=lower_case, aliased=aliased
+        )
     if starred and name_expanded_outputs(qualified, schema, _binding(tables, target)):
         qualified = qualified_query(qualified, schema, target, original, dialect, tables.mapping)
     if found.using_joins:

@@ -5,13 +5,16 @@ And the USING keys of joins resolved to the side DuckDB keeps.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
-from sqlglot.optimizer.qualify_columns import qualify_columns
+from sqlglot.optimizer.qualify_columns import qualify_columns, qualify_outputs
 from sqlglot.optimizer.qualify_tables import qualify_tables
+from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_governance.lineage.errors import LineageError, UnknownColumnError
@@ -93,6 +96,126 @@ def alias_tables(found: Survey) -> bool:
     for table in unnamed:
         table.set("alias", exp.TableAlias(this=exp.to_identifier(table.name)))
     return True
+
+
+def name_outputs(
+    query: exp.Query, found: Survey, placed: list[tuple[exp.Table, TableRef]], schema: Schema, dialect: str
+) -> bool:
+    """Name the query's outputs, where that is all sqlglot's `qualify_columns` would do to it.
+
+    That is for a query of SELECTs over catalog tables, each under an alias of its own (after alias_tables), and
+    over CTEs and aliased subqueries without column lists whose outputs all have names, with no set operation,
+    recursive CTE, shorthand, USING or NATURAL (or other method's) join, named window, star, ORDER BY, DISTINCT ON,
+    position in a GROUP BY or clause other than FROM, JOIN, WHERE, GROUP BY, HAVING, QUALIFY, LIMIT and OFFSET,
+    whose every column reference names a source of its own SELECT and a column that source has, in a dialect whose
+    qualifier has no pseudo-columns, CTE column pushdown or type annotation of its own. Every other step of
+    `qualify_columns` then leaves the query as it is; its `qualify_outputs` names each SELECT's outputs.
+
+    Args:
+        query: the query, its tables named (alias_tables done) and placed.
+        found: the survey of the query, taken after the last change to its tables and subqueries.
+        placed: each of the query's catalog tables with the catalog table it reads.
+        schema: the schema set, its names folded to lower case.
+        dialect: the dialect the statement is written in.
+
+    Returns:
+        Whether the outputs were named (the qualifier's column step is then done); False when the query is not
+        such a query, and nothing was changed.
+    """
+    if found.shorthands or found.using_joins or found.named_windows or found.namespaced_columns:
+        return False
+    if any(not isinstance(node, exp.Subquery) for node in found.derived):
+        return False
+    with_ = query.args.get("with_")
+    if with_ is not None and with_.recursive:
+        return False
+    language = _dialect(dialect)
+    if language.PSEUDOCOLUMNS or language.PREFER_CTE_ALIAS_COLUMN or language.ANNOTATE_ALL_SCOPES:
+        return False
+    if any(not isinstance(column.this, exp.Identifier) or not column.table for column in found.columns):
+        return False
+    tables = {id(table): schema.get(ref) for table, ref in placed}
+    scopes = _one_scope(query, found, placed, tables) if found.queries == 1 else _scopes(query, found, tables)
+    if scopes is None:
+        return False
+    for scope in scopes:
+        qualify_outputs(scope, dialect=language)
+    return True
+
+
+@lru_cache(maxsize=8)
+def _dialect(name: str) -> Dialect:
+    """Return the dialect of a name, made once (a dialect only holds its settings)."""
+    return Dialect.get_or_raise(name)
+
+
+def _one_scope(
+    query: exp.Query,
+    found: Survey,
+    placed: list[tuple[exp.Table, TableRef]],
+    tables: dict[int, dict[str, str] | None],
+) -> list[Scope] | None:
+    """Return the one scope of a query without subqueries when each column reads a column of its table, else None."""
+    if not isinstance(query, exp.Select) or len(placed) != len(found.tables) or not _plain_clauses(query):
+        return None
+    sources = {table.alias_or_name: tables[id(table)] for table, _ in placed}
+    for column in found.columns:
+        columns = sources.get(column.table)
+        if columns is None or column.name not in columns:
+            return None
+    return [Scope(query)]
+
+
+def _scopes(query: exp.Query, found: Survey, tables: dict[int, dict[str, str] | None]) -> list[Scope] | None:
+    """Return the query's scopes when each is a plain SELECT whose columns read named columns of its own sources."""
+    try:
+        scopes = traverse_scope(query)
+    except (SqlglotError, AssertionError, AttributeError, KeyError, TypeError, ValueError):
+        return None  # the whole step meets the same, and says why
+    outputs: dict[int, set[str]] = {}
+    read: set[int] = set()
+    for scope in scopes:
+        select = scope.expression
+        if not isinstance(select, exp.Select) or scope.outer_columns or not _plain_clauses(select):
+            return None
+        for column in scope.columns:
+            source = scope.sources.get(column.table)
+            columns = outputs.get(id(source)) if isinstance(source, Scope) else tables.get(id(source))
+            if columns is None or column.name not in columns:
+                return None
+            read.add(id(column))
+        # An outer SELECT reads this one's outputs by the names they have: each must have one already.
+        names = {projection.output_name for projection in select.selects}
+        if "" in names and scope is not scopes[-1]:
+            return None
+        outputs[id(scope)] = names
+    return scopes if len(read) == len(found.columns) else None
+
+
+_PLAIN_CLAUSES = frozenset(("expressions", "from_", "joins", "where", "group", "having", "qualify", "limit", "offset"))
+"""The clauses of a SELECT whose outputs name_outputs may name (with a WITH and a plain DISTINCT)."""
+
+
+def _plain_clauses(select: exp.Select) -> bool:
+    """Return whether a SELECT has only plain clauses: no star, GROUP BY position, join method, name of two sources."""
+    for key, value in select.args.items():
+        if value is not None and value != [] and key not in _PLAIN_CLAUSES and key not in ("with_", "distinct"):
+            return False
+    distinct = select.args.get("distinct")
+    if distinct is not None and distinct.args.get("on"):
+        return False
+    if any(join.method for join in select.args.get("joins") or ()):
+        return False
+    group = select.args.get("group")
+    if group is not None and any(isinstance(key, exp.Literal) and key.is_int for key in group.expressions):
+        return False
+    if any(projection.is_star for projection in select.selects):
+        return False
+    # Two sources of one name: the whole step refuses the query.
+    from_ = select.args.get("from_")
+    names = [from_.this.alias_or_name] if from_ is not None else []
+    names.extend(join.this.alias_or_name for join in select.args.get("joins") or ())
+    return len(set(names)) == len(names)
 
 
 def qualifier_schema(schema: Schema, dialect: str) -> MappingSchema:

@@ -72,6 +72,8 @@ class Survey:
     LATERAL and other table-making functions), in walk order."""
     namespaced_columns: bool = False
     """Whether a column reference has three parts or more (`ns.t.c`, or a struct's field read so)."""
+    columns: list[exp.Column] = field(default_factory=list)
+    """The query's column references, in walk order."""
 
 
 _NESTED = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Command)
@@ -145,6 +147,7 @@ def survey(query: exp.Expr) -> Survey:
         if checked:
             found.constructs.append(node)
         if part == _COLUMN:
+            found.columns.append(cast(exp.Column, node))
             if isinstance(node.this, exp.Star) or node.args.get("catalog"):
                 found.shorthands.append(node)
             elif node.args.get("db"):
