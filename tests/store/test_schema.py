@@ -197,3 +197,18 @@ def flat(origin: StoredOrigin) -> list[tuple[str, str | None, str | None]]:
     for read in origin.inputs:
         found.extend(flat(read))
     return found
+
+
+@pytest.mark.parametrize(("limit", "shown"), [(None, "244.1 MiB"), ("64MB", "61.0 MiB")])
+def test_a_reader_of_a_duckdb_store_keeps_to_the_store_memory_limit(tmp_path, monkeypatch, limit, shown):
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "no-airflow"))  # no airflow.cfg: the setting's default
+    if limit is not None:
+        monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE_MEMORY_LIMIT", limit)
+    location = tmp_path / "lineage-store.duckdb"
+    events = [complete("dag.a", dataset("out.t", "t1"), run="a1", inputs=[dataset("src.s", "s1")])]
+    with LineageStore.open(location, create=True) as store:
+        store.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)))
+        assert store.engine.query("SELECT current_setting('memory_limit')")[0][0] != shown  # a writer is not bounded
+    with LineageStore.open(location, read_only=True) as reader:
+        assert reader.engine.query("SELECT current_setting('memory_limit')")[0][0] == shown
+        assert flat(reader.trace_back(TableRef.parse("out.t"), "t1")) == [("out.t", "t1", "a1"), ("src.s", "s1", None)]
