@@ -166,7 +166,7 @@ SETTINGS: dict[str, Setting] = {
             "store_memory_limit",
             "The most memory DuckDB may take in a process that reads a lineage store's DuckDB file (the UI, the CLI's "
             "questions, the governance DAG's checks): DuckDB's memory_limit, as '256MB'; past it DuckDB spills to the "
-            "system's temporary folder. Empty: DuckDB's own default, 80% of the machine's memory.",
+            "system's temporary folder. A writer (ingest, sync, vacuum) keeps DuckDB's default.",
             example="512MB",
             default="256MB",
         ),

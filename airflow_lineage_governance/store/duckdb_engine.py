@@ -56,8 +56,9 @@ class DuckDBEngine:
             from airflow_lineage_governance.settings import setting
 
             limit = setting("store_memory_limit")
-            if limit:
-                config |= {"memory_limit": limit, "temp_directory": str(Path(tempfile.gettempdir()) / "lineage-store")}
+            if limit:  # a folder of its own, which DuckDB makes when it spills and removes when it closes
+                spill = Path(tempfile.gettempdir()) / f"lineage-store-{os.getpid()}-{id(self)}"
+                config |= {"memory_limit": limit, "temp_directory": str(spill)}
         return duckdb.connect(str(self.path), read_only=self.read_only, config=config)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
