@@ -163,6 +163,14 @@ SETTINGS: dict[str, Setting] = {
             example="lineage_store",
         ),
         Setting(
+            "store_memory_limit",
+            "The most memory DuckDB may take in a process that reads a lineage store's DuckDB file (the UI, the CLI's "
+            "questions, the governance DAG's checks): DuckDB's memory_limit, as '256MB'; past it DuckDB spills to the "
+            "system's temporary folder. A writer (ingest, sync, vacuum) keeps DuckDB's default.",
+            example="512MB",
+            default="256MB",
+        ),
+        Setting(
             "duckdb_default_null_order",
             "The DuckDB default_null_order (NULLS_LAST or NULLS_FIRST) of an ORDER BY that names none.",
             example="NULLS_LAST",

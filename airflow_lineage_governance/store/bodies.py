@@ -117,15 +117,23 @@ def event_bodies(engine: Engine, event_type: str, keys: Iterable[tuple[str, int]
                 found[key] = stored_body(own, None, None)
             else:
                 lines[block_id].append((key, int(line or 0)))
-    for block_id, block in _blocks(engine, sorted(lines)):
+    for block_id, block in read_blocks(engine, sorted(lines)):
         split = _split(bytes(block))
         for key, line in lines[block_id]:
             found[key] = split[line]
     return found
 
 
-def _blocks(engine: Engine, ids: list[int]) -> Iterator[tuple[int, Any]]:
-    """Yield each block's id and compressed bytes, `MANY` a query (`FEW` or fewer: one look-up each)."""
+def read_blocks(engine: Engine, ids: list[int]) -> Iterator[tuple[int, Any]]:
+    """Yield each block's id and compressed bytes, `MANY` a query (`FEW` or fewer: one look-up each).
+
+    Args:
+        engine: The store's engine.
+        ids: The blocks' ids.
+
+    Returns:
+        An iterator of (block id, the block's zstd frame).
+    """
     if len(ids) <= FEW:
         for block_id in ids:
             yield from engine.query("SELECT block_id, body FROM event_blocks WHERE block_id = ?", [block_id])

@@ -13,7 +13,7 @@ import orjson
 
 from airflow_lineage_governance.graph.events import RunEvent, to_run_event
 from airflow_lineage_governance.refs import TableRef
-from airflow_lineage_governance.store.bodies import stored_body
+from airflow_lineage_governance.store.bodies import read_blocks, stored_body
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.queries import NOW
 
@@ -70,14 +70,15 @@ def run_events(engine: Engine, dag_id: str, run_id: str) -> list[RunEvent]:
     """
     prefix = f"{dag_id}."
     rows = engine.query(
-        "SELECT e.body, b.body, e.block_line FROM events e JOIN jobs j ON j.job_id = e.job_id "
-        "LEFT JOIN event_blocks b ON b.block_id = e.block_id WHERE e.dag_run_id = ? AND "
-        "substr(j.name, 1, ?) = ?",
+        "SELECT e.body, e.block_id, e.block_line FROM events e JOIN jobs j ON j.job_id = e.job_id "
+        "WHERE e.dag_run_id = ? AND substr(j.name, 1, ?) = ?",
         [run_id, len(prefix), prefix],
     )
+    # the blocks by their ids afterwards: joined, DuckDB hashed every block (the store's JSON) past a memory limit
+    blocks = dict(read_blocks(engine, sorted({block for _, block, _ in rows if block is not None})))
     found = []
     for own, block, line in rows:
-        event = to_run_event(orjson.loads(stored_body(own, block, line)))
+        event = to_run_event(orjson.loads(stored_body(own, blocks.get(block), line)))
         if event is not None:
             found.append(event)
     return sorted(found, key=lambda e: e.order)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,11 +48,18 @@ class DuckDBEngine:
         self._tables: dict[str, tuple[dict[str, pa.DataType], bool]] = {}  # each table's column types, and keyed
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
-        return duckdb.connect(
-            str(self.path),
-            read_only=self.read_only,
-            config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
-        )
+        config: dict[str, str | bool | int | float | list[str]] = {
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+        }
+        if self.read_only:  # a reader spills past the store_memory_limit setting rather than grow
+            from airflow_lineage_governance.settings import setting
+
+            limit = setting("store_memory_limit")
+            if limit:  # a folder of its own, which DuckDB makes when it spills and removes when it closes
+                spill = Path(tempfile.gettempdir()) / f"lineage-store-{os.getpid()}-{id(self)}"
+                config |= {"memory_limit": limit, "temp_directory": str(spill)}
+        return duckdb.connect(str(self.path), read_only=self.read_only, config=config)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run a query and return its rows."""

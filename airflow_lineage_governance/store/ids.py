@@ -27,3 +27,27 @@ def stable_id(kind: str, *parts: str) -> int:
         digest.update(len(data).to_bytes(8, "big"))
         digest.update(data)
     return int.from_bytes(digest.digest()[:8], "big") >> 1
+
+
+def snapshot_key(table_id: int, snapshot: str) -> int:
+    """Return the key of a table's snapshot in `snapshot_reads` (a positive 63-bit integer).
+
+    Args:
+        table_id: The table's id (`dataset_id`).
+        snapshot: The snapshot id, as the event's `version` facet names it.
+
+    Returns:
+        The first 63 bits of the MD5 of `<table id>@<snapshot>`, as `SNAPSHOT_KEY` computes it in SQL.
+    """
+    digest = hashlib.md5(f"{table_id}@{snapshot}".encode("utf-8", "surrogatepass"), usedforsecurity=False).digest()
+    return int.from_bytes(digest[:8], "big") & 0x7FFFFFFFFFFFFFFF
+
+
+SNAPSHOT_KEY = {
+    "duckdb": "CAST(CAST('0x' || substr(md5(CAST({alias}dataset_id AS TEXT) || '@' || {alias}snapshot), 1, 16) AS "
+    "UBIGINT) & 9223372036854775807 AS BIGINT)",
+    "postgres": "(('x' || substr(md5(CAST({alias}dataset_id AS TEXT) || '@' || {alias}snapshot), 1, 16))::bit(64)::"
+    "bigint & 9223372036854775807)",
+}
+"""`snapshot_key` in each engine's SQL, of the columns `dataset_id` and `snapshot` (`{alias}` their table's, with its
+dot)."""

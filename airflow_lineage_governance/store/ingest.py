@@ -41,7 +41,7 @@ from airflow_lineage_governance.graph.records import sql_hash
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.bodies import blocks
 from airflow_lineage_governance.store.engine import Engine, Row
-from airflow_lineage_governance.store.ids import stable_id
+from airflow_lineage_governance.store.ids import snapshot_key, stable_id
 from airflow_lineage_governance.store.schema import STRETCHES
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -466,6 +466,25 @@ def _lineage(engine: Engine, completes: Iterable[Received], known: dict[bytes, S
     )
     engine.insert("run_datasets", ("run_id", "at_us", "role", "dataset_id", "snapshot"), _sorted(run_datasets))
     engine.insert("snapshots", ("dataset_id", "snapshot", "written_by_run_id", "written_at_us"), _sorted(snapshots))
+    if "snapshot_reads" in engine.tables():  # schema version 7 on
+        engine.insert("snapshot_reads", ("written_key", "read_key", "at_us"), snapshot_reads(_sorted(run_datasets)))
+
+
+def snapshot_reads(run_datasets: Sequence[Row]) -> list[Row]:
+    """Return the `snapshot_reads` rows of the `run_datasets` rows (a COMPLETE's rows next to each other).
+
+    Each snapshot a COMPLETE read with each snapshot it wrote; one it wrote with none read, or read with none written,
+    beside NULL.
+    """
+    found: list[Row] = []
+    runs: dict[tuple[str, int], tuple[list[int | None], list[int | None]]] = {}
+    for run_id, at_us, role, table_id, snapshot in run_datasets:
+        if snapshot is not None:
+            written, read = runs.setdefault((run_id, at_us), ([], []))
+            (written if role == "output" else read).append(snapshot_key(table_id, snapshot))
+    for (_, at_us), (written, read) in runs.items():
+        found.extend((w, r, at_us) for w in written or [None] for r in read or [None])
+    return found
 
 
 def _target(target: ColumnRef | TableRef) -> tuple[str, str, bool]:

@@ -11,6 +11,7 @@ import time
 from airflow_lineage_governance import __version__
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.errors import StoreError, StoreVersionError
+from airflow_lineage_governance.store.ids import SNAPSHOT_KEY
 from airflow_lineage_governance.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 BLOB = {"duckdb": "BLOB", "postgres": "BYTEA"}
@@ -84,7 +85,13 @@ def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
             )
         for step in range(version + 1, target + 1):
             for statement in MIGRATIONS[step]:
-                engine.execute(statement.format(blob=BLOB[engine.dialect], text=engine.text_order))
+                engine.execute(
+                    statement.format(
+                        blob=BLOB[engine.dialect],
+                        text=engine.text_order,
+                        snapshot_key=SNAPSHOT_KEY[engine.dialect].format(alias=""),
+                    )
+                )
             engine.execute(
                 "INSERT INTO store_versions (version, applied_at_us, provider_version) VALUES (?, ?, ?)",
                 [step, time.time_ns() // 1000, __version__],

@@ -167,6 +167,16 @@ VERSION_6 = (
     "CREATE INDEX findings_by_subject ON findings (subject)",
 )
 
+VERSION_7 = (
+    # per COMPLETE, each snapshot it read into each snapshot it wrote, by `ids.snapshot_key`: what a trace walks on
+    # DuckDB (a snapshot it wrote with none read, or read with none written, beside NULL)
+    "CREATE TABLE snapshot_reads (written_key BIGINT, read_key BIGINT, at_us BIGINT NOT NULL)",
+    "INSERT INTO snapshot_reads (written_key, read_key, at_us) SELECT o.k, i.k, COALESCE(o.at_us, i.at_us) FROM "
+    "(SELECT run_id, at_us, {snapshot_key} AS k FROM run_datasets WHERE role = 'output' AND snapshot IS NOT NULL) o "
+    "FULL JOIN (SELECT run_id, at_us, {snapshot_key} AS k FROM run_datasets WHERE role = 'input' AND snapshot IS "
+    "NOT NULL) i ON i.run_id = o.run_id AND i.at_us = o.at_us",
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: VERSION_1,
     2: VERSION_2,
@@ -174,6 +184,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     4: VERSION_4,
     5: VERSION_5,
     6: VERSION_6,
+    7: VERSION_7,
 }
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 
@@ -201,6 +212,7 @@ TABLES = (
     "source_watermarks",
     "table_writers",
     "governance_runs",
+    "snapshot_reads",
 )
 """The store's tables (besides `store_versions` and `event_blocks`, how the events' JSON is kept), as `stats` counts
 them."""

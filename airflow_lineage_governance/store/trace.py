@@ -4,10 +4,11 @@ Which run wrote a table's snapshot (its try, its SQL hash), which snapshot of ea
 sources (`trace_back`); and forwards, every output snapshot that read a snapshot, directly or through others
 (`trace_forward`).
 
-A recursive query finds the snapshots a trace meets (over `run_datasets`, indexed by snapshot) and returns the runs
-between them; only those are read into Python, which lays them out in the order a person reads them. A snapshot's
-writer is the latest COMPLETE that named it as an output (by instant, then run id), whatever order the events
-arrived in. A run's inputs and outputs are listed by table name.
+A recursive query finds the snapshots a trace meets and returns the runs between them; only those are read into
+Python, which lays them out in the order a person reads them. On PostgreSQL it walks `run_datasets` by its index of
+snapshots; on DuckDB it walks `snapshot_reads` (one hash table of its keys, built once) and reads the runs' rows at
+the instants the walk met. A snapshot's writer is the latest COMPLETE that named it as an output (by instant, then
+run id), whatever order the events arrived in. A run's inputs and outputs are listed by table name.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from airflow_lineage_governance.kinds import EdgeSource
 from airflow_lineage_governance.refs import TableRef
 from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.errors import SnapshotNotInStoreError
+from airflow_lineage_governance.store.ids import SNAPSHOT_KEY, snapshot_key
 from airflow_lineage_governance.store.ingest import dataset_id
 
 Snapshot = tuple[TableRef, str]
@@ -189,10 +191,18 @@ def _latest_writer(engine: Engine, alias: str) -> str:
 
 def known(engine: Engine, table: TableRef, snapshot: str) -> bool:
     """Return True when some COMPLETE in the store wrote or read the snapshot."""
-    return bool(
-        engine.query(
-            "SELECT 1 FROM run_datasets WHERE dataset_id = ? AND snapshot = ? LIMIT 1", [dataset_id(table), snapshot]
+    table_id = dataset_id(table)
+    if engine.dialect == "duckdb":  # the instants of the runs that name its key, then the rows of those runs
+        key = snapshot_key(table_id, snapshot)
+        return bool(
+            engine.query(
+                "SELECT 1 FROM run_datasets WHERE at_us IN (SELECT at_us FROM snapshot_reads WHERE written_key = ? "
+                "OR read_key = ?) AND dataset_id = ? AND snapshot = ? LIMIT 1",
+                [key, key, table_id, snapshot],
+            )
         )
+    return bool(
+        engine.query("SELECT 1 FROM run_datasets WHERE dataset_id = ? AND snapshot = ? LIMIT 1", [table_id, snapshot])
     )
 
 
@@ -273,23 +283,13 @@ def trace_back(engine: Engine, table: TableRef, snapshot: str) -> StoredOrigin:
     Raises:
         SnapshotNotInStoreError: No COMPLETE in the store wrote or read the snapshot.
     """
-    _refuse_unknown(engine, table, snapshot)
-    latest = _latest_writer(engine, "o")
-    rows = engine.query(
-        "WITH RECURSIVE reached (dataset_id, snapshot) AS (SELECT CAST(? AS BIGINT), CAST(? AS TEXT) UNION "
-        "SELECT i.dataset_id, i.snapshot FROM reached r JOIN run_datasets o ON o.dataset_id = r.dataset_id AND "
-        "o.snapshot = r.snapshot AND o.role = 'output' JOIN run_datasets i ON i.run_id = o.run_id AND "
-        "i.at_us = o.at_us AND i.role = 'input' AND i.snapshot IS NOT NULL), "
-        "writers AS (SELECT o.dataset_id, o.snapshot, o.run_id, o.at_us FROM reached r JOIN run_datasets o ON "
-        f"o.dataset_id = r.dataset_id AND o.snapshot = r.snapshot AND o.role = 'output' WHERE {latest}) "
-        f"SELECT kd.name, w.snapshot, w.run_id, w.at_us, {_RUN_COLUMNS} FROM writers w "
-        "JOIN datasets kd ON kd.dataset_id = w.dataset_id "
-        "JOIN completes c ON c.run_id = w.run_id AND c.at_us = w.at_us JOIN jobs j ON j.job_id = c.job_id "
-        "JOIN run_datasets x ON x.run_id = w.run_id AND x.at_us = w.at_us "
-        "JOIN datasets xd ON xd.dataset_id = x.dataset_id",
-        [dataset_id(table), snapshot],
-    )
+    if engine.dialect == "duckdb":
+        rows = _walked(engine, table, snapshot, forward=False)
+    else:
+        rows = _reached_back(engine, table, snapshot)
     writers = {key[0]: run for key, run in _runs(rows).items()}
+    if (table, snapshot) not in writers:  # a source, or a snapshot no COMPLETE named
+        _refuse_unknown(engine, table, snapshot)
     root = StoredOrigin(table, snapshot)
     seen: set[Snapshot] = set()
     stack = [root]
@@ -331,23 +331,15 @@ def trace_forward(
     Raises:
         SnapshotNotInStoreError: No COMPLETE in the store wrote or read the snapshot.
     """
-    _refuse_unknown(engine, table, snapshot)
-    rows = engine.query(
-        "WITH RECURSIVE reached (dataset_id, snapshot) AS (SELECT CAST(? AS BIGINT), CAST(? AS TEXT) UNION "
-        "SELECT o.dataset_id, o.snapshot FROM reached r JOIN run_datasets i ON i.dataset_id = r.dataset_id AND "
-        "i.snapshot = r.snapshot AND i.role = 'input' JOIN run_datasets o ON o.run_id = i.run_id AND "
-        "o.at_us = i.at_us AND o.role = 'output' AND o.snapshot IS NOT NULL) "
-        f"SELECT kd.name, r.snapshot, i.run_id, i.at_us, {_RUN_COLUMNS} FROM reached r "
-        "JOIN datasets kd ON kd.dataset_id = r.dataset_id "
-        "JOIN run_datasets i ON i.dataset_id = r.dataset_id AND i.snapshot = r.snapshot AND i.role = 'input' "
-        "JOIN completes c ON c.run_id = i.run_id AND c.at_us = i.at_us JOIN jobs j ON j.job_id = c.job_id "
-        "JOIN run_datasets x ON x.run_id = i.run_id AND x.at_us = i.at_us "
-        "JOIN datasets xd ON xd.dataset_id = x.dataset_id",
-        [dataset_id(table), snapshot],
-    )
+    if engine.dialect == "duckdb":
+        rows = _walked(engine, table, snapshot, forward=True)
+    else:
+        rows = _reached_forward(engine, table, snapshot)
     readers: dict[Snapshot, list[StoredRun]] = {}
     for (key, _, _), run in _runs(rows).items():
         readers.setdefault(key, []).append(run)
+    if (table, snapshot) not in readers:  # written and never read, or a snapshot no COMPLETE named
+        _refuse_unknown(engine, table, snapshot)
     for runs in readers.values():
         runs.sort(key=lambda run: (run.at_us, run.run_id))
     asked: dict[TableRef, tuple[str | None, int | None]] = {}
@@ -366,3 +358,72 @@ def trace_forward(
                     seen.add((out_table, version))
                     queue.append((out_table, version))
     return found
+
+
+def _reached_back(engine: Engine, table: TableRef, snapshot: str) -> list[Row]:
+    """Return the rows of `_runs` of each snapshot's writer a trace back meets, recursing over `run_datasets`."""
+    latest = _latest_writer(engine, "o")
+    return engine.query(
+        "WITH RECURSIVE reached (dataset_id, snapshot) AS (SELECT CAST(? AS BIGINT), CAST(? AS TEXT) UNION "
+        "SELECT i.dataset_id, i.snapshot FROM reached r JOIN run_datasets o ON o.dataset_id = r.dataset_id AND "
+        "o.snapshot = r.snapshot AND o.role = 'output' JOIN run_datasets i ON i.run_id = o.run_id AND "
+        "i.at_us = o.at_us AND i.role = 'input' AND i.snapshot IS NOT NULL), "
+        "writers AS (SELECT o.dataset_id, o.snapshot, o.run_id, o.at_us FROM reached r JOIN run_datasets o ON "
+        f"o.dataset_id = r.dataset_id AND o.snapshot = r.snapshot AND o.role = 'output' WHERE {latest}) "
+        f"SELECT kd.name, w.snapshot, w.run_id, w.at_us, {_RUN_COLUMNS} FROM writers w "
+        "JOIN datasets kd ON kd.dataset_id = w.dataset_id "
+        "JOIN completes c ON c.run_id = w.run_id AND c.at_us = w.at_us JOIN jobs j ON j.job_id = c.job_id "
+        "JOIN run_datasets x ON x.run_id = w.run_id AND x.at_us = w.at_us "
+        "JOIN datasets xd ON xd.dataset_id = x.dataset_id",
+        [dataset_id(table), snapshot],
+    )
+
+
+def _reached_forward(engine: Engine, table: TableRef, snapshot: str) -> list[Row]:
+    """Return the rows of `_runs` of each snapshot's readers a trace forward meets, recursing over `run_datasets`."""
+    return engine.query(
+        "WITH RECURSIVE reached (dataset_id, snapshot) AS (SELECT CAST(? AS BIGINT), CAST(? AS TEXT) UNION "
+        "SELECT o.dataset_id, o.snapshot FROM reached r JOIN run_datasets i ON i.dataset_id = r.dataset_id AND "
+        "i.snapshot = r.snapshot AND i.role = 'input' JOIN run_datasets o ON o.run_id = i.run_id AND "
+        "o.at_us = i.at_us AND o.role = 'output' AND o.snapshot IS NOT NULL) "
+        f"SELECT kd.name, r.snapshot, i.run_id, i.at_us, {_RUN_COLUMNS} FROM reached r "
+        "JOIN datasets kd ON kd.dataset_id = r.dataset_id "
+        "JOIN run_datasets i ON i.dataset_id = r.dataset_id AND i.snapshot = r.snapshot AND i.role = 'input' "
+        "JOIN completes c ON c.run_id = i.run_id AND c.at_us = i.at_us JOIN jobs j ON j.job_id = c.job_id "
+        "JOIN run_datasets x ON x.run_id = i.run_id AND x.at_us = i.at_us "
+        "JOIN datasets xd ON xd.dataset_id = x.dataset_id",
+        [dataset_id(table), snapshot],
+    )
+
+
+def _walked(engine: Engine, table: TableRef, snapshot: str, forward: bool) -> list[Row]:
+    """Return the rows of `_runs` of the runs a trace meets, walking `snapshot_reads` (DuckDB).
+
+    Back, each met snapshot's writers (the latest kept by `_latest_writer`'s rule); forward, each met snapshot's
+    readers. The walk is by key: a key two snapshots share can add rows, never lose one, and the layout follows exact
+    names.
+    """
+    start, to = ("read_key", "written_key") if forward else ("written_key", "read_key")
+    key = SNAPSHOT_KEY[engine.dialect].format(alias="m.")
+    role = "input" if forward else "output"
+    text = engine.text_order
+    latest = (
+        ""
+        if forward
+        else "AND NOT EXISTS (SELECT 1 FROM met l WHERE l.dataset_id = m.dataset_id AND l.snapshot = m.snapshot AND "
+        f"(l.at_us > m.at_us OR l.at_us = m.at_us AND l.run_id{text} > m.run_id{text}))"
+    )
+    return engine.query(
+        "WITH RECURSIVE walk (k, at_us) AS (SELECT CAST(? AS BIGINT), CAST(NULL AS BIGINT) UNION "
+        f"SELECT s.{to}, s.at_us FROM walk w JOIN snapshot_reads s ON s.{start} = w.k), "
+        "reached AS (SELECT DISTINCT k FROM walk WHERE k IS NOT NULL), "
+        "near AS MATERIALIZED (SELECT * FROM run_datasets WHERE at_us IN (SELECT at_us FROM walk)), "
+        f"met AS (SELECT m.dataset_id, m.snapshot, m.run_id, m.at_us FROM near m WHERE m.role = '{role}' AND "
+        f"m.snapshot IS NOT NULL AND {key} IN (SELECT k FROM reached)) "
+        f"SELECT kd.name, m.snapshot, m.run_id, m.at_us, {_RUN_COLUMNS} FROM met m "
+        "JOIN datasets kd ON kd.dataset_id = m.dataset_id "
+        "JOIN completes c ON c.run_id = m.run_id AND c.at_us = m.at_us JOIN jobs j ON j.job_id = c.job_id "
+        "JOIN near x ON x.run_id = m.run_id AND x.at_us = m.at_us "
+        f"JOIN datasets xd ON xd.dataset_id = x.dataset_id WHERE TRUE {latest}",
+        [snapshot_key(dataset_id(table), snapshot)],
+    )

@@ -21,6 +21,7 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.engines import open_engine
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.migrations import migrate
+from airflow_lineage_governance.store.schema import SCHEMA_VERSION
 
 EMAIL = ColumnRef.parse("marketing.audience.email")
 UNDERSTATED = understated_classification(
@@ -141,7 +142,7 @@ def test_a_version_5_store_is_upgraded_in_place_when_a_run_is_recorded(store_loc
     engine.close()
     record_report(store_location, report("scheduled__1", 1, STRAY), at(1))
     with LineageStore.open(store_location) as store:
-        assert store.version == 6
+        assert store.version == SCHEMA_VERSION
         assert [f.subject for f in store.governance_findings("lineage_governance", "scheduled__1")] == [
             "marketing.stray"
         ]

@@ -10,7 +10,7 @@ import pytest
 
 from airflow_lineage_governance import __version__
 from airflow_lineage_governance.graph.events import FileEventSource
-from airflow_lineage_governance.refs import ColumnRef
+from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.bodies import event_body
 from airflow_lineage_governance.store.engines import open_engine
 from airflow_lineage_governance.store.errors import StoreError, StoreVersionError
@@ -18,13 +18,15 @@ from airflow_lineage_governance.store.ingest import ingest
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.migrations import migrate, store_version
 from airflow_lineage_governance.store.schema import SCHEMA_VERSION, TABLES
+from airflow_lineage_governance.store.trace import StoredOrigin
 from tests.support.events import complete, output, write
+from tests.support.trace import dataset
 
 
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 6
+        assert stats["schema_version"] == SCHEMA_VERSION == 7
         assert stats["rows"] == dict.fromkeys(TABLES, 0)
         assert set(TABLES) | {"store_versions"} <= store.engine.tables()
     with LineageStore.open(store_location) as again:  # opening it again changes nothing
@@ -35,6 +37,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (4, __version__),
             (5, __version__),
             (6, __version__),
+            (7, __version__),
         ]
 
 
@@ -137,3 +140,75 @@ def test_a_version_3_store_learns_its_tables_writers_in_the_upgrade(store_locati
         store.ingest(FileEventSource(path))
         assert sorted(store.engine.query("SELECT * FROM table_writers")) == upgraded
     assert len(upgraded) == 3
+
+
+def test_a_version_6_store_learns_its_snapshot_reads_in_the_upgrade(store_location, fresh_location, tmp_path):
+    events = [
+        complete("dag.a", dataset("out.t", "t1"), run="a1", inputs=[dataset("src.s", "s1")]),
+        complete(
+            "dag.b",
+            dataset("out.u", None),
+            dataset("out.v", "v1"),
+            run="b1",
+            time="2026-10-02T02:00:00Z",
+            inputs=[dataset("out.t", "t1"), dataset("src.s", "s1"), dataset("src.w", None)],
+        ),
+        complete(
+            "dag.c", dataset("out.w", "w1"), run="c1", time="2026-10-03T02:00:00Z", inputs=[dataset("src.w", None)]
+        ),
+        complete(
+            "dag.d", dataset("out.x", None), run="d1", time="2026-10-04T02:00:00Z", inputs=[dataset("out.v", "v1")]
+        ),
+    ]
+    path = write(tmp_path / "events.jsonl", events)
+    engine = open_engine(store_location)
+    assert migrate(engine, target=6) == 6
+    ingest(engine, FileEventSource(path))
+    engine.close()
+    with LineageStore.open(store_location) as store:
+        assert store.version == SCHEMA_VERSION
+        upgraded = sorted(store.engine.query("SELECT * FROM snapshot_reads"), key=str)
+        assert flat(store.trace_back(TableRef.parse("out.v"), "v1")) == [
+            ("out.v", "v1", "b1"),
+            ("out.t", "t1", "a1"),
+            ("src.s", "s1", None),
+            ("src.s", "s1", None),
+            ("src.w", None, None),
+        ]
+        forward = store.trace_forward(TableRef.parse("src.s"), "s1")
+        assert [(str(c.table), c.snapshot, c.run.run_id, f"{c.read[0]}@{c.read[1]}") for c in forward] == [
+            ("out.t", "t1", "a1", "src.s@s1"),
+            ("out.u", None, "b1", "src.s@s1"),
+            ("out.v", "v1", "b1", "src.s@s1"),
+            ("out.u", None, "b1", "out.t@t1"),
+            ("out.v", "v1", "b1", "out.t@t1"),
+            ("out.x", None, "d1", "out.v@v1"),
+        ]
+    with LineageStore.open(fresh_location(), create=True) as store:  # as an ingest at the provider's version derives
+        store.ingest(FileEventSource(path))
+        assert sorted(store.engine.query("SELECT * FROM snapshot_reads"), key=str) == upgraded
+    # a1 read s1 into t1; b1 read t1 and s1 into v1; c1 wrote w1 reading no snapshot; d1 read v1 into none
+    assert [(w is not None, r is not None) for w, r, _ in upgraded].count((True, True)) == 3 and len(upgraded) == 5
+
+
+def flat(origin: StoredOrigin) -> list[tuple[str, str | None, str | None]]:
+    """Returns each snapshot of a trace back, depth first: its table, snapshot and writer's run id."""
+    found = [(str(origin.table), origin.snapshot, origin.run.run_id if origin.run is not None else None)]
+    for read in origin.inputs:
+        found.extend(flat(read))
+    return found
+
+
+@pytest.mark.parametrize(("limit", "shown"), [(None, "244.1 MiB"), ("64MB", "61.0 MiB")])
+def test_a_reader_of_a_duckdb_store_keeps_to_the_store_memory_limit(tmp_path, monkeypatch, limit, shown):
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "no-airflow"))  # no airflow.cfg: the setting's default
+    if limit is not None:
+        monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE_MEMORY_LIMIT", limit)
+    location = tmp_path / "lineage-store.duckdb"
+    events = [complete("dag.a", dataset("out.t", "t1"), run="a1", inputs=[dataset("src.s", "s1")])]
+    with LineageStore.open(location, create=True) as store:
+        store.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)))
+        assert store.engine.query("SELECT current_setting('memory_limit')")[0][0] != shown  # a writer is not bounded
+    with LineageStore.open(location, read_only=True) as reader:
+        assert reader.engine.query("SELECT current_setting('memory_limit')")[0][0] == shown
+        assert flat(reader.trace_back(TableRef.parse("out.t"), "t1")) == [("out.t", "t1", "a1"), ("src.s", "s1", None)]
