@@ -12,7 +12,7 @@ from airflow_lineage_governance import __version__
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.errors import StoreError, StoreVersionError
 from airflow_lineage_governance.store.ids import SNAPSHOT_KEY
-from airflow_lineage_governance.store.schema import MIGRATIONS, SCHEMA_VERSION
+from airflow_lineage_governance.store.schema import MIGRATIONS, SCHEMA_VERSION, OnlyOn
 
 BLOB = {"duckdb": "BLOB", "postgres": "BYTEA"}
 MIGRATION_LOCK = 0x4C494E454147  # the advisory lock writers of the schema take turns on
@@ -84,7 +84,10 @@ def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
                 f"than the version {target} asked for; a store is never downgraded"
             )
         for step in range(version + 1, target + 1):
-            for statement in MIGRATIONS[step]:
+            for entry in MIGRATIONS[step]:
+                if isinstance(entry, OnlyOn) and entry.dialect != engine.dialect:
+                    continue
+                statement = entry.statement if isinstance(entry, OnlyOn) else entry
                 engine.execute(
                     statement.format(
                         blob=BLOB[engine.dialect],

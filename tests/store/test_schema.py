@@ -26,7 +26,7 @@ from tests.support.trace import dataset
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 7
+        assert stats["schema_version"] == SCHEMA_VERSION == 8
         assert stats["rows"] == dict.fromkeys(TABLES, 0)
         assert set(TABLES) | {"store_versions"} <= store.engine.tables()
     with LineageStore.open(store_location) as again:  # opening it again changes nothing
@@ -38,6 +38,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (5, __version__),
             (6, __version__),
             (7, __version__),
+            (8, __version__),
         ]
 
 
@@ -212,3 +213,27 @@ def test_a_reader_of_a_duckdb_store_keeps_to_the_store_memory_limit(tmp_path, mo
     with LineageStore.open(location, read_only=True) as reader:
         assert reader.engine.query("SELECT current_setting('memory_limit')")[0][0] == shown
         assert flat(reader.trace_back(TableRef.parse("out.t"), "t1")) == [("out.t", "t1", "a1"), ("src.s", "s1", None)]
+
+
+TWO_COLUMN_INDEXES = {"completes_by_job", "completes_by_run", "run_datasets_by_snapshot"}
+
+
+def _indexes(engine) -> set[str]:
+    if engine.dialect == "duckdb":
+        return {str(row[0]) for row in engine.query("SELECT index_name FROM duckdb_indexes()")}
+    return {str(row[0]) for row in engine.query("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")}
+
+
+def test_a_duckdb_store_keeps_no_index_duckdb_never_reads(store_location, tmp_path):
+    engine = open_engine(store_location)
+    assert migrate(engine, target=7) == 7
+    assert TWO_COLUMN_INDEXES <= _indexes(engine)
+    events = write(tmp_path / "events.jsonl", [complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}))])
+    assert ingest(engine, FileEventSource(events)).stored == 1
+    assert migrate(engine) == SCHEMA_VERSION
+    kept = _indexes(engine) & TWO_COLUMN_INDEXES
+    assert kept == (set() if engine.dialect == "duckdb" else TWO_COLUMN_INDEXES)
+    assert "completes_by_job_alone" in _indexes(engine) and "run_datasets_by_run" in _indexes(engine)
+    engine.close()
+    with LineageStore.open(store_location) as store:
+        assert [(str(e.source), str(e.target)) for e in store.edges_as_of()] == [("crm.learners.email", "out.t.x")]
