@@ -20,6 +20,7 @@ from sqlglot import exp
 from airflow_lineage_governance.iceberg.bounds import ParsedDml, conjuncts, target_column
 from airflow_lineage_governance.iceberg.direct_write import PARTITION_SOURCE_TYPES
 from airflow_lineage_governance.iceberg.read import create_values_table
+from airflow_lineage_governance.iceberg.touched import other_sources, with_prefix
 from airflow_lineage_governance.iceberg.types import quoted
 
 VALUES_TABLE = "__iceberg_file_partition_values"
@@ -127,9 +128,8 @@ def partition_match_query(parsed: ParsedDml, columns: Collection[str], file_colu
         return None
     target = tree.this
     alias = quoted(target.alias or target.name)
-    with_ = tree.args.get("with_")
-    prefix = f"{with_.sql(dialect='duckdb')} " if with_ is not None else ""
-    select = f"{prefix}SELECT DISTINCT {alias}.{quoted(file_column)} FROM main.{quoted(VALUES_TABLE)} AS {alias}"
+    values = f"main.{quoted(VALUES_TABLE)} AS {alias}"
+    select = f"{with_prefix(tree)}SELECT DISTINCT {alias}.{quoted(file_column)} FROM {values}"
     if isinstance(tree, exp.Merge):
         using, keys = tree.args.get("using"), tree.args.get("using_cond")
         if using is None:
@@ -144,13 +144,7 @@ def partition_match_query(parsed: ParsedDml, columns: Collection[str], file_colu
     found = usable_conjuncts(parsed, columns)
     if not found:
         return None
-    if isinstance(tree, exp.Update):
-        from_ = tree.args.get("from_")
-        sources = [from_.this] if from_ is not None else []
-    else:
-        sources = list(tree.args.get("using") or [])
-    joined = "".join(f", {source.sql(dialect='duckdb')}" for source in sources)
-    return f"{select}{joined} WHERE {_all_of(found)}"
+    return f"{select}{other_sources(tree)} WHERE {_all_of(found)}"
 
 
 def _all_of(found: Sequence[exp.Expr]) -> str:

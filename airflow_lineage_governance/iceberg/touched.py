@@ -38,10 +38,8 @@ def touched_files_query(parsed: ParsedDml, file_column: str, within: Sequence[st
     if tree is None or parsed.unbounded or not isinstance(tree.this, exp.Table):
         return None
     target = tree.this
-    with_ = tree.args.get("with_")
-    prefix = f"{with_.sql(dialect='duckdb')} " if with_ is not None else ""
     file_of = _file_of(target, file_column)
-    select = f"{prefix}SELECT DISTINCT {file_of} FROM {target.sql(dialect='duckdb')}"
+    select = f"{with_prefix(tree)}SELECT DISTINCT {file_of} FROM {target.sql(dialect='duckdb')}"
     only = f"{file_of} IN ({', '.join(text_literal(path) for path in within)})" if within is not None else None
     if isinstance(tree, exp.Merge):
         using, on, keys = tree.args.get("using"), tree.args.get("on"), tree.args.get("using_cond")
@@ -57,11 +55,21 @@ def touched_files_query(parsed: ParsedDml, file_column: str, within: Sequence[st
     where = tree.args.get("where")
     if where is None:
         return None
+    condition = where.this.sql(dialect="duckdb")
+    return f"{select}{other_sources(tree)} WHERE " + (f"({condition}) AND {only}" if only else condition)
+
+
+def with_prefix(tree: exp.Expr) -> str:
+    """Return the statement's WITH clause and a space (DuckDB dialect), or '' when it has none."""
+    with_ = tree.args.get("with_")
+    return f"{with_.sql(dialect='duckdb')} " if with_ is not None else ""
+
+
+def other_sources(tree: exp.Expr) -> str:
+    """Return the relations an UPDATE (FROM) or DELETE (USING) reads besides its target, each after a comma."""
     if isinstance(tree, exp.Update):
         from_ = tree.args.get("from_")
         sources = [from_.this] if from_ is not None else []
     else:
         sources = list(tree.args.get("using") or [])
-    joined = "".join(f", {source.sql(dialect='duckdb')}" for source in sources)
-    condition = where.this.sql(dialect="duckdb")
-    return f"{select}{joined} WHERE " + (f"({condition}) AND {only}" if only else condition)
+    return "".join(f", {source.sql(dialect='duckdb')}" for source in sources)
