@@ -95,6 +95,12 @@ class LineageStore:
         try:
             yield
         except self.engine.errors as error:
+            if type(error).__name__ == "OutOfMemoryException":  # DuckDB's, under a reader's memory_limit
+                raise StoreUnavailableError(
+                    f"{self.engine.description}: the lineage store ran out of memory while it {what}; "
+                    "raise the store_memory_limit setting of [lineage_governance] (DuckDB's memory_limit "
+                    "for a reader) and try again"
+                ) from None
             raise StoreUnavailableError(
                 f"{self.engine.description}: the lineage store failed while it {what} "
                 f"({type(error).__name__}); check that its database is reachable and "

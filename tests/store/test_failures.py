@@ -73,3 +73,20 @@ def test_a_duckdb_file_held_by_another_process_is_one_sentence(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_duckdb_reader_out_of_memory_names_the_setting_to_raise(tmp_path, monkeypatch):
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "no-airflow"))
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE_MEMORY_LIMIT", "16MB")
+    location = tmp_path / "lineage-store.duckdb"
+    LineageStore.open(location, create=True).close()
+    with LineageStore.open(location, read_only=True) as reader:
+        with pytest.raises(StoreUnavailableError) as failed:
+            reader.answer(
+                "joined every number",
+                lambda: reader.engine.query("SELECT length(string_agg(range::VARCHAR, ',')) FROM range(20000000)"),
+            )
+    assert str(failed.value) == (
+        f"{location}: the lineage store ran out of memory while it joined every number; raise the "
+        "store_memory_limit setting of [lineage_governance] (DuckDB's memory_limit for a reader) and try again."
+    )
