@@ -137,13 +137,11 @@ def partition_match_query(parsed: ParsedDml, columns: Collection[str], file_colu
         if keys:
             kept = [key.sql(dialect="duckdb") for key in keys if key.name.lower() in columns]
             return f"{select} JOIN {using.sql(dialect='duckdb')} USING ({', '.join(kept)})" if kept else None
-        found = usable_conjuncts(parsed, columns)
-        if not found:
-            return None
-        return f"{select} JOIN {using.sql(dialect='duckdb')} ON {_all_of(found)}"
     found = usable_conjuncts(parsed, columns)
     if not found:
         return None
+    if isinstance(tree, exp.Merge):
+        return f"{select} JOIN {tree.args['using'].sql(dialect='duckdb')} ON {_all_of(found)}"
     return f"{select}{other_sources(tree)} WHERE {_all_of(found)}"
 
 

@@ -196,10 +196,13 @@ def _partition_values(
     return query, left_out
 
 
-def _candidate_files(connection: duckdb.DuckDBPyConnection, pruning: tuple[str, list[str]] | None) -> list[str] | None:
+def _candidate_files(
+    connection: duckdb.DuckDBPyConnection, pruning: tuple[str, list[str]] | None, read: PinnedRead
+) -> list[str] | None:
     """Return the data files whose identity-partition values can meet the statement, None to read every file.
 
-    A query DuckDB cannot run over the values (a name only a data column has) reads every file.
+    A query DuckDB cannot run over the values (a name only a data column has), or values every file meets, read every
+    file (with no list of them in the touched-files query).
     """
     if pruning is None:
         return None
@@ -208,7 +211,8 @@ def _candidate_files(connection: duckdb.DuckDBPyConnection, pruning: tuple[str, 
         found = {str(row[0]) for row in connection.execute(query).fetchall() if row[0] is not None}
     except duckdb.Error:
         return None
-    return sorted(found.union(left_out))
+    kept = found.union(left_out)
+    return None if len(kept) >= len(read.data_files) else sorted(kept)
 
 
 def _rewrite(
@@ -247,7 +251,7 @@ def _rewrite(
         pruning = _partition_values(connection, parsed, table, whole)
         lock_down(connection, [whole, *reads], staging)
         scope = _checked_filter(table, row_filter(parsed, connection, table.schema().column_names))
-        touched = _touched_files(connection, parsed, whole, _candidate_files(connection, pruning))
+        touched = _touched_files(connection, parsed, whole, _candidate_files(connection, pruning, whole))
         name = duckdb_name(connection, ref)
         kind = "VIEW" if whole.files else "TABLE"
         connection.execute(f"ALTER {kind} {name} RENAME TO {quoted(_WHOLE_TARGET)}")
