@@ -179,12 +179,15 @@ class StoredContaminated:
 _RUN_COLUMNS = "c.event_time, c.try_number, c.sql_hash, j.name, x.role, xd.name, x.snapshot"
 
 
-def _latest_writer(engine: Engine, alias: str) -> str:
-    """Return the condition that the output row `alias` is its snapshot's latest writer (by instant, then run id)."""
+def _latest_writer(engine: Engine, alias: str, writers: str = "run_datasets l WHERE l.role = 'output'") -> str:
+    """Return the condition that the output row `alias` is its snapshot's latest writer (by instant, then run id).
+
+    `writers` is the relation of output rows it is compared with, aliased `l`, ending in its WHERE clause.
+    """
     text = engine.text_order
     return (
-        f"NOT EXISTS (SELECT 1 FROM run_datasets l WHERE l.dataset_id = {alias}.dataset_id AND l.snapshot = "
-        f"{alias}.snapshot AND l.role = 'output' AND (l.at_us > {alias}.at_us OR l.at_us = {alias}.at_us AND "
+        f"NOT EXISTS (SELECT 1 FROM {writers} AND l.dataset_id = {alias}.dataset_id AND l.snapshot = "
+        f"{alias}.snapshot AND (l.at_us > {alias}.at_us OR l.at_us = {alias}.at_us AND "
         f"l.run_id{text} > {alias}.run_id{text}))"
     )
 
@@ -406,13 +409,7 @@ def _walked(engine: Engine, table: TableRef, snapshot: str, forward: bool) -> li
     start, to = ("read_key", "written_key") if forward else ("written_key", "read_key")
     key = SNAPSHOT_KEY[engine.dialect].format(alias="m.")
     role = "input" if forward else "output"
-    text = engine.text_order
-    latest = (
-        ""
-        if forward
-        else "AND NOT EXISTS (SELECT 1 FROM met l WHERE l.dataset_id = m.dataset_id AND l.snapshot = m.snapshot AND "
-        f"(l.at_us > m.at_us OR l.at_us = m.at_us AND l.run_id{text} > m.run_id{text}))"
-    )
+    latest = "" if forward else "AND " + _latest_writer(engine, "m", writers="met l WHERE TRUE")
     return engine.query(
         "WITH RECURSIVE walk (k, at_us) AS (SELECT CAST(? AS BIGINT), CAST(NULL AS BIGINT) UNION "
         f"SELECT s.{to}, s.at_us FROM walk w JOIN snapshot_reads s ON s.{start} = w.k), "
