@@ -261,7 +261,7 @@ def qualified_query(
         if mapping is None:
             mapping = qualifier_schema(schema, dialect)
         if lower_case:
-            tables = query if aliased else qualify_tables(query, dialect=Dialect.get_or_raise(dialect))
+            tables = query if aliased else qualify_tables(query, dialect=_dialect(dialect))
             return qualify_columns(tables, mapping, expand_alias_refs=True, expand_stars=True)
         return qualify(
             query,
