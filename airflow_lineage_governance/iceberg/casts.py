@@ -14,7 +14,13 @@ from duckdb.sqltypes import DuckDBPyType
 from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, PrimitiveType
 
-from airflow_lineage_governance.iceberg.data_files import BATCH_ROWS, DuckDBFileWriter, ResultStream, write_parquet
+from airflow_lineage_governance.iceberg.data_files import (
+    BATCH_ROWS,
+    Compression,
+    DuckDBFileWriter,
+    ResultStream,
+    write_parquet,
+)
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, without_values
 from airflow_lineage_governance.iceberg.types import (
     NoIcebergTypeError,
@@ -298,10 +304,15 @@ def cast_stream(
             raise _cast_error(target, relation, casts, error) from None
 
     def write(
-        folder: str, field_ids: dict[str, int], codec: str, file_bytes: int, pattern: str, partition_by: list[str]
+        folder: str,
+        field_ids: dict[str, int],
+        compression: Compression,
+        file_bytes: int,
+        pattern: str,
+        partition_by: list[str],
     ) -> None:
         try:
-            write_parquet(selected, folder, field_ids, codec, file_bytes, pattern, partition_by)
+            write_parquet(selected, folder, field_ids, compression, file_bytes, pattern, partition_by)
         except (duckdb.Error, UnicodeDecodeError) as error:
             raise _cast_error(target, relation, casts, error) from None
 

@@ -34,6 +34,31 @@ BATCH_ROWS = 122_880
 
 
 @dataclass(frozen=True)
+class Compression:
+    """The Parquet compression of a table's data files: a codec and its level (None: the codec has none)."""
+
+    codec: str
+    level: int | None = None
+
+
+def parquet_compression(metadata: TableMetadata) -> Compression | None:
+    """Return the compression the table's properties ask of its data files, as pyiceberg's own writer applies it.
+
+    zstd at the table's `write.parquet.compression-level`, else at the level pyiceberg's writer (pyarrow) takes
+    when none is set; another codec as it is.
+
+    Returns:
+        The compression, or None when DuckDB cannot write it (a level set for a codec other than zstd).
+    """
+    properties = metadata.properties
+    codec = str(properties.get(TableProperties.PARQUET_COMPRESSION, TableProperties.PARQUET_COMPRESSION_DEFAULT))
+    level = properties.get(TableProperties.PARQUET_COMPRESSION_LEVEL)
+    if codec.lower() != "zstd":
+        return None if level is not None else Compression(codec)
+    return Compression(codec, int(level) if level is not None else pa.Codec.default_compression_level("zstd"))
+
+
+@dataclass(frozen=True)
 class DuckDBFileWriter:
     """DuckDB writing a result, cast to the table's types, as Parquet files into a staging folder.
 
@@ -41,10 +66,10 @@ class DuckDBFileWriter:
     """
 
     staging: str
-    write: Callable[[str, dict[str, int], str, int, str, list[str]], None]
+    write: Callable[[str, dict[str, int], Compression, int, str, list[str]], None]
     """Writes the result into a folder in `staging` (its first argument), each column with its field id (by
-    name), in a compression codec, rolling to a new file past a size in bytes, the files named by a pattern, in
-    one folder per value of the partition columns (none: all in the folder)."""
+    name), in a compression, rolling to a new file past a size in bytes, the files named by a pattern, in one
+    folder per value of the partition columns (none: all in the folder)."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +91,7 @@ def write_parquet(
     relation: duckdb.DuckDBPyRelation,
     folder: str,
     field_ids: dict[str, int],
-    codec: str,
+    compression: Compression,
     file_bytes: int,
     pattern: str,
     partition_by: list[str],
@@ -77,21 +102,30 @@ def write_parquet(
         relation: The rows, in the table's types.
         folder: Where the files go, inside the staging folder.
         field_ids: Each column's field id, by name.
-        codec: The compression codec.
+        compression: The compression codec and level (`parquet_compression`).
         file_bytes: The size past which DuckDB starts a new file.
         pattern: How the files are named (DuckDB's `FILENAME_PATTERN`).
         partition_by: The columns whose values get a folder each (`col=value`, the column kept in the files);
             none: every file in `folder`.
     """
-    relation.write_parquet(
-        folder,
-        compression=codec,
-        field_ids=field_ids,
-        file_size_bytes=file_bytes,
-        filename_pattern=pattern,
-        partition_by=partition_by or None,
-        write_partition_columns=True if partition_by else None,
-    )
+    from airflow_lineage_governance.iceberg.types import quoted, text_literal
+
+    ids = ", ".join(f"{text_literal(name)}: {int(field_id)}" for name, field_id in field_ids.items())
+    options = [
+        "FORMAT parquet",
+        f"COMPRESSION {text_literal(compression.codec)}",
+        *([f"COMPRESSION_LEVEL {int(compression.level)}"] if compression.level is not None else []),
+        f"FIELD_IDS {{{ids}}}",
+        f"FILE_SIZE_BYTES {int(file_bytes)}",
+        f"FILENAME_PATTERN {text_literal(pattern)}",
+    ]
+    if partition_by:
+        options += [
+            f"PARTITION_BY ({', '.join(quoted(name) for name in partition_by)})",
+            "WRITE_PARTITION_COLUMNS true",
+        ]
+    rows = "__iceberg_written_rows"
+    relation.query(rows, f"COPY (SELECT * FROM {rows}) TO {text_literal(folder)} ({', '.join(options)})")
 
 
 def stream_of(table: pa.Table) -> ResultStream:

@@ -30,7 +30,13 @@ from pyiceberg.types import (
     TimestamptzType,
 )
 
-from airflow_lineage_governance.iceberg.data_files import DuckDBFileWriter, WrittenFiles, chunk_bytes, data_location
+from airflow_lineage_governance.iceberg.data_files import (
+    DuckDBFileWriter,
+    WrittenFiles,
+    chunk_bytes,
+    data_location,
+    parquet_compression,
+)
 from airflow_lineage_governance.iceberg.read import local_path
 
 DIRECT_TYPES = (
@@ -79,7 +85,8 @@ def directly_writable(metadata: TableMetadata, columns: list[str], location: str
         ordered: Whether the rows are sorted by the table's sort order, which the files must keep.
 
     Returns:
-        True when the table is on the local file system, the result holds exactly its columns, in order, each
+        True when the table is on the local file system, its compression is one DuckDB writes
+        (`data_files.parquet_compression`), the result holds exactly its columns, in order, each
         optional (DuckDB writes every column as optional, which pyiceberg refuses for a required one) and of a type
         in DIRECT_TYPES, and the table is unpartitioned or, for rows in no particular order, partitioned only by
         identity over columns of a type in PARTITION_SOURCE_TYPES.
@@ -88,6 +95,7 @@ def directly_writable(metadata: TableMetadata, columns: list[str], location: str
     return (
         (metadata.spec().is_unpartitioned() or (not ordered and partition_columns(metadata) is not None))
         and local_path(location) is not None
+        and parquet_compression(metadata) is not None
         and [f.name for f in fields] == columns
         and all(isinstance(f.field_type, DIRECT_TYPES) and not f.required for f in fields)
     )
@@ -134,14 +142,16 @@ def write_directly(metadata: TableMetadata, io: FileIO, writer: DuckDBFileWriter
     partitions = partition_columns(metadata) or []
     folder = os.path.join(writer.staging, str(written.write_uuid))
     os.mkdir(folder)
-    codec = metadata.properties.get(TableProperties.PARQUET_COMPRESSION, TableProperties.PARQUET_COMPRESSION_DEFAULT)
+    compression = parquet_compression(metadata)
+    if compression is None:
+        raise NotDirectlyWritable(TableProperties.PARQUET_COMPRESSION_LEVEL)
     # A partition's files get a random part in their name: no two files of one write can meet under one name.
     numbered = "{uuid}" if partitions else "{i}"
     try:
         writer.write(
             folder,
             {f.name: f.field_id for f in metadata.schema().fields},
-            str(codec),
+            compression,
             chunk_bytes(metadata),
             f"00000-{numbered}-{written.write_uuid}",
             partitions,

@@ -229,3 +229,40 @@ def test_a_rewrite_giving_an_identity_partition_over_floats_a_nan_commits_nothin
     table = seeded.load_table("out.scores")
     assert table.current_snapshot().snapshot_id == before
     assert sorted(table.scan().to_arrow().column("score").to_pylist()) == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+
+
+def _file_bytes(table) -> list[int]:
+    return sorted(task.file.file_size_in_bytes for task in table.scan().plan_files())
+
+
+def test_a_rewrite_compresses_at_the_table_s_zstd_level_and_at_pyiceberg_s_default_without_one(seeded):
+    from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
+
+    for name, level in (("out.unset", None), ("out.level1", "1"), ("out.level19", "19")):
+        run_statement(seeded, kind=CTAS, target=name, query=EVERY_DIRECT_TYPE, sources=[])
+        if level is not None:
+            with seeded.load_table(name).transaction() as transaction:
+                transaction.set_properties({"write.parquet.compression-level": level})
+        rewrite_statement(seeded, target=name, dml=f"UPDATE {name} SET small = small + 1", sources=[])
+    unset, level1, level19 = (seeded.load_table(n) for n in ("out.unset", "out.level1", "out.level19"))
+    assert all(name.startswith("DuckDB") for t in (unset, level1, level19) for name in _created_by(t))
+    assert _file_bytes(unset) == _file_bytes(level1)
+    assert sum(_file_bytes(level19)) < sum(_file_bytes(level1))
+    assert unset.scan().to_arrow().sort_by("id").equals(level19.scan().to_arrow().sort_by("id"))
+
+
+def test_a_level_set_for_a_codec_duckdb_cannot_level_goes_through_pyiceberg_s_writer(seeded):
+    from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
+
+    run_statement(seeded, kind=CTAS, target="out.gzipped", query=EVERY_DIRECT_TYPE, sources=[])
+    with seeded.load_table("out.gzipped").transaction() as transaction:
+        transaction.set_properties({"write.parquet.compression-codec": "gzip", "write.parquet.compression-level": "9"})
+    run = rewrite_statement(seeded, target="out.gzipped", dml="UPDATE out.gzipped SET small = 0", sources=[])
+    table = seeded.load_table("out.gzipped")
+    assert run.write.counts.updated == 5000
+    assert not any(name.startswith("DuckDB") for name in _created_by(table))
+    assert {
+        pq.read_metadata(task.file.file_path.removeprefix("file://")).row_group(0).column(0).compression
+        for task in table.scan().plan_files()
+    } == {"GZIP"}
+    assert set(table.scan().to_arrow().column("small").to_pylist()) == {0}
