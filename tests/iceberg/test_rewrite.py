@@ -236,6 +236,51 @@ def test_a_concurrent_commit_to_another_partition_merges_to_the_same_one_starts_
     assert {r["id"]: r["amount"] for r in _rows(catalog)}[2] == 2002.0
 
 
+def test_a_bound_read_in_the_session_s_time_zone_catches_the_concurrent_row_it_covers(catalog):
+    from airflow_lineage_governance.iceberg.session import SessionSettings
+
+    utc = dt.UTC
+    rows = pa.table(
+        {
+            "id": pa.array([1, 2], pa.int64()),
+            "seen": pa.array(
+                [dt.datetime(2025, 12, 31, 0, 0, tzinfo=utc), dt.datetime(2026, 1, 2, 0, 0, tzinfo=utc)],
+                pa.timestamp("us", tz="UTC"),
+            ),
+            "note": ["old", "old"],
+        }
+    )
+    create_or_replace(catalog, "shop.visits", rows, {})
+    pinned = catalog.load_table(("shop", "visits"))
+    # Another writer appends a row at 03:00 UTC: 12:00 in Tokyo, which the UPDATE below covers.
+    with catalog.load_table(("shop", "visits")).transaction() as transaction:
+        transaction.append(
+            pa.table(
+                {
+                    "id": pa.array([3], pa.int64()),
+                    "seen": pa.array([dt.datetime(2026, 1, 1, 3, 0, tzinfo=utc)], pa.timestamp("us", tz="UTC")),
+                    "note": ["old"],
+                }
+            )
+        )
+    appended = catalog.load_table(("shop", "visits")).current_snapshot().snapshot_id
+    run = rewrite_statement(
+        catalog,
+        target="shop.visits",
+        dml="UPDATE shop.visits SET note = 'late' WHERE seen >= TIMESTAMPTZ '2026-01-01 09:00:00'",
+        sources=[],
+        snapshot_properties={WRITE_KEY: "tokyo"},
+        loaded={TableRef.parse("shop.visits"): pinned},
+        session=SessionSettings(time_zone="Asia/Tokyo"),
+    )
+    # The bound (from midnight UTC) covers the appended row: the UPDATE starts again from its snapshot and
+    # changes it too, as DuckDB does running the append and then the UPDATE.
+    assert run.reads[0].snapshot_id == appended
+    assert run.write.counts.updated == 2
+    notes = catalog.load_table(("shop", "visits")).scan().to_arrow().sort_by("id").column("note").to_pylist()
+    assert notes == ["old", "late", "late"]
+
+
 def test_duckdb_reads_no_file_but_the_pinned_snapshots(catalog):
     snapshots = len(catalog.load_table(TARGET.identifier).snapshots())
     with pytest.raises(IcebergWriteError) as raised:
