@@ -11,15 +11,15 @@ that time names for it (the first writing job by name), else every column ever n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from airflow_lineage_governance.graph.events import paused_collection
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from airflow_lineage_governance.store.engine import FEW, Engine, Row
+from airflow_lineage_governance.store.engine import Engine, Row, by_key
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError
 from airflow_lineage_governance.store.ingest import column_id, dataset_id
+from airflow_lineage_governance.store.node_refs import node_refs
 
 NOW = 2**63 - 1
 """The instant that stands for now: only the intervals still open hold at it."""
@@ -100,61 +100,57 @@ def edges_as_of(engine: Engine, at: int | None = None, into: TableRef | None = N
 
 
 def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
-    """Return every edge holding at the instant, sorted (`edges_as_of`)."""
+    """Return every edge holding at the instant, sorted (`edges_as_of`).
+
+    The edges are read in their order as ids: each end as a node (`node_refs`), each kind (type, subtype and masking)
+    by its place among the kinds holding, each job's run from one read of the runs at the instant.
+    """
     holding, params = _holding(instant)
+    kinds = sorted(engine.query(f"WITH {holding} SELECT DISTINCT type, subtype, masking FROM holding", params))
+    if not kinds:
+        return []
     text = engine.text_order
-    tables: dict[str, TableRef] = {}
-
-    def table_of(name: str) -> TableRef:
-        table = tables.get(name)
-        if table is None:
-            table = tables[name] = TableRef.parse(name)
-        return table
-
-    columns: dict[int, ColumnRef] = {}
-    targets: dict[int, TableRef] = {}
-    for node, is_table, table_name, name in engine.query(
-        f"WITH {holding} SELECT dc.column_id, FALSE, d.name, dc.name FROM dataset_columns dc JOIN datasets d ON "
-        "d.dataset_id = dc.dataset_id WHERE dc.column_id IN (SELECT source_column_id FROM holding UNION SELECT "
-        "target_id FROM holding WHERE NOT into_table) UNION ALL SELECT dataset_id, TRUE, name, NULL FROM datasets "
-        "WHERE dataset_id IN (SELECT target_id FROM holding WHERE into_table)",
-        params,
-    ):
-        if is_table:
-            targets[node] = table_of(table_name)
-        else:
-            columns[node] = ColumnRef(table_of(table_name), name)
-    runs = {
-        job_id: (namespace, job, run_id, event_time)
-        for job_id, namespace, job, run_id, event_time in engine.query(
-            f"WITH {holding} SELECT c.job_id, j.namespace, j.name, c.run_id, c.event_time FROM completes c JOIN jobs "
-            "j ON j.job_id = c.job_id WHERE c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?) AND "
-            "c.job_id IN (SELECT job_id FROM holding)",
-            [*params, instant, instant],
-        )
-    }
     rows = engine.query(
-        f"WITH {holding} SELECT h.source_column_id, h.target_id, h.into_table, h.type, h.subtype, h.masking, h.job_id "
-        "FROM "
-        "holding h JOIN dataset_columns sc ON sc.column_id = h.source_column_id "
+        f"WITH {holding}, kinds AS (SELECT unnest(CAST(? AS TEXT[])) AS type, unnest(CAST(? AS TEXT[])) AS subtype, "
+        "unnest(CAST(? AS BOOLEAN[])) AS masking, unnest(CAST(? AS BIGINT[])) AS kind) "
+        "SELECT h.source_column_id, CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END, h.job_id, k.kind "
+        "FROM holding h LEFT JOIN kinds k ON k.type = h.type AND k.subtype = h.subtype AND k.masking = h.masking "
+        "JOIN dataset_columns sc ON sc.column_id = h.source_column_id "
         "JOIN datasets sd ON sd.dataset_id = sc.dataset_id "
         "LEFT JOIN dataset_columns tc ON NOT h.into_table AND tc.column_id = h.target_id "
         "JOIN datasets td ON td.dataset_id = CASE WHEN h.into_table THEN h.target_id ELSE tc.dataset_id END "
         "JOIN jobs j ON j.job_id = h.job_id "
-        f"ORDER BY sd.name{text}, sc.name{text}, td.name{text}, tc.name{text}, h.type{text}, h.subtype{text}, "
-        f"j.name{text}",
-        params,
+        f"ORDER BY sd.name{text}, sc.name{text}, td.name{text}, tc.name{text}, k.kind, j.name{text}, "
+        f"j.namespace{text}",
+        [*params, *(list(part) for part in zip(*kinds, strict=True)), list(range(len(kinds)))],
     )
-    return [
-        StoredEdge(
-            columns[source],
-            targets[target] if into_table else columns[target],
-            kind,
-            subtype,
-            bool(masking),
-            *runs[job],
+    runs = {
+        job_id: (namespace, job, run_id, event_time)
+        for job_id, namespace, job, run_id, event_time in engine.query(
+            "SELECT c.job_id, j.namespace, j.name, c.run_id, c.event_time FROM completes c JOIN jobs j ON j.job_id = "
+            "c.job_id WHERE c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?)",
+            [instant, instant],
         )
-        for source, target, into_table, kind, subtype, masking, job in rows
+    }
+    try:
+        return _edges_of(rows, node_refs(engine), kinds, runs)
+    except KeyError:  # a node the store has gained since its nodes were read
+        return _edges_of(rows, node_refs(engine, again=True), kinds, runs)
+    except TypeError:  # a kind written since the kinds were read: read again
+        return _every_edge(engine, instant)
+
+
+def _edges_of(
+    rows: list[Row],
+    nodes: dict[int, ColumnRef | TableRef],
+    kinds: list[Row],
+    runs: dict[int, tuple[str, str, str, str]],
+) -> list[StoredEdge]:
+    """Return the edges of the rows `_every_edge` read whose job has a run; KeyError for a node not among `nodes`."""
+    new = tuple.__new__
+    return [
+        new(StoredEdge, (nodes[source], nodes[target], *kinds[kind], *runs[job]))
+        for source, target, job, kind in rows
         if job in runs
     ]
 
@@ -179,7 +175,7 @@ def _edges_into(engine: Engine, instant: int, into: TableRef) -> list[StoredEdge
     }
     edges = [
         row
-        for row in _by_key(
+        for row in by_key(
             engine,
             "SELECT source_column_id, target_id, into_table, type, subtype, masking, job_id, valid_from_us, "
             "valid_until_us FROM column_edges WHERE job_id",
@@ -189,22 +185,22 @@ def _edges_into(engine: Engine, instant: int, into: TableRef) -> list[StoredEdge
     ]
     runs = {
         job: (run_id, event_time)
-        for job, run_id, event_time, since, until in _by_key(
+        for job, run_id, event_time, since, until in by_key(
             engine, "SELECT job_id, run_id, event_time, at_us, valid_until_us FROM completes WHERE job_id", jobs
         )
         if _holds(since, until, instant)
     }
     names = {
         job: (namespace, name)
-        for job, namespace, name in _by_key(engine, "SELECT job_id, namespace, name FROM jobs WHERE job_id", jobs)
+        for job, namespace, name in by_key(engine, "SELECT job_id, namespace, name FROM jobs WHERE job_id", jobs)
     }
-    named = _by_key(
+    named = by_key(
         engine,
         "SELECT column_id, dataset_id, name FROM dataset_columns WHERE column_id",
         sorted({row[0] for row in edges} | {row[1] for row in edges if not row[2]}),
     )
     tables: dict[int, str] = dict(
-        _by_key(
+        by_key(
             engine, "SELECT dataset_id, name FROM datasets WHERE dataset_id", sorted({t for _, t, _ in named} | {table})
         )
     )
@@ -363,13 +359,6 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
     return answer
 
 
-def _by_key(engine: Engine, select: str, keys: Sequence[int]) -> list[Row]:
-    """Return the rows of `select`, which ends in `WHERE` and a key column, for each of the keys."""
-    if len(keys) <= FEW:
-        return [row for key in keys for row in engine.query(f"{select} = ?", [key])]
-    return engine.query(f"{select} IN (SELECT unnest(CAST(? AS BIGINT[])))", [list(keys)])
-
-
 def _holds(since: int, until: int | None, instant: int) -> bool:
     return since <= instant and (until is None or until > instant)
 
@@ -378,7 +367,7 @@ def _leaving(engine: Engine, columns: list[int], instant: int) -> list[Row]:
     """Return the edges holding at the time that leave the columns: source, target, into a table, type."""
     return [
         (source, target, into_table, kind)
-        for source, target, into_table, kind, since, until in _by_key(
+        for source, target, into_table, kind, since, until in by_key(
             engine,
             "SELECT source_column_id, target_id, into_table, type, valid_from_us, valid_until_us FROM column_edges "
             "WHERE source_column_id",
@@ -402,7 +391,7 @@ def table_columns(engine: Engine, tables: list[int], instant: int) -> dict[int, 
         Each table's column ids (a table no event named is left out).
     """
     candidates: dict[int, list[tuple[int, int]]] = {}  # per table, each job whose run then wrote it, and its shape
-    for table, job_id, shape, since, until in _by_key(
+    for table, job_id, shape, since, until in by_key(
         engine,
         "SELECT dataset_id, job_id, shape_id, valid_from_us, valid_until_us FROM table_writers WHERE dataset_id",
         tables,
@@ -412,11 +401,11 @@ def table_columns(engine: Engine, tables: list[int], instant: int) -> dict[int, 
     shared = sorted({job for found in candidates.values() if len(found) > 1 for job, _ in found})
     names = {
         job: (name, namespace)
-        for job, namespace, name in _by_key(engine, "SELECT job_id, namespace, name FROM jobs WHERE job_id", shared)
+        for job, namespace, name in by_key(engine, "SELECT job_id, namespace, name FROM jobs WHERE job_id", shared)
     }
     writers = {table: min(found, key=lambda c: names.get(c[0], ("", "")))[1] for table, found in candidates.items()}
     found_columns: dict[int, list[int]] = {table: [] for table in writers}
-    for shape, table, column in _by_key(
+    for shape, table, column in by_key(
         engine,
         "SELECT shape_id, dataset_id, column_id FROM shape_columns WHERE shape_id",
         sorted(set(writers.values())),
@@ -424,7 +413,7 @@ def table_columns(engine: Engine, tables: list[int], instant: int) -> dict[int, 
         if writers.get(table) == shape:
             found_columns[table].append(column)
     unwritten = [table for table in tables if table not in writers]
-    for table, column in _by_key(
+    for table, column in by_key(
         engine, "SELECT dataset_id, column_id FROM dataset_columns WHERE dataset_id", unwritten
     ):
         found_columns.setdefault(table, []).append(column)
@@ -451,10 +440,10 @@ def _named(
     Returns None when no event names the column the walk started from.
     """
     ids = sorted(reached | {start})
-    named = _by_key(engine, "SELECT column_id, dataset_id, name FROM dataset_columns WHERE column_id", ids)
+    named = by_key(engine, "SELECT column_id, dataset_id, name FROM dataset_columns WHERE column_id", ids)
     table_ids = sorted(tables | {table for _, table, _ in named})
     table_names: dict[int, str] = dict(
-        _by_key(engine, "SELECT dataset_id, name FROM datasets WHERE dataset_id", table_ids)
+        by_key(engine, "SELECT dataset_id, name FROM datasets WHERE dataset_id", table_ids)
     )
     refs = {table: TableRef.parse(name) for table, name in table_names.items()}
     # each ref with its text (a dataset's name is its TableRef's text), sorted by that text as `str` would print it
