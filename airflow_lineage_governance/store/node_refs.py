@@ -1,37 +1,60 @@
-"""The refs of the store's columns and tables by id, read from the store once per process.
+"""The refs of a store's columns and tables in their order, read once per process and kept with the store's engine.
 
-An id is hashed from the name it stands for (`ids.stable_id`), so the ref read for an id never changes: the refs are
-read once, every column and table of the store in one go, and kept for every later question (in any store); they are
-read again only when a question meets an id not among them (the store has gained a column since). A node is a column
-by its id, or a table by its id negated (ids are positive).
+A node is a column, or a table (its id negated: ids are positive). The nodes are ordered by table name, then column
+name, a table after its columns, in code point order: an edge's ends are read as their places in that order, which
+sort as the names do and index the refs kept. The store only ever adds nodes, so as many nodes as there are refs kept
+means the same nodes: the refs are read again only when the store has more.
 """
 
 from __future__ import annotations
 
+from weakref import WeakKeyDictionary
+
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.engine import Engine
 
-_NODES: dict[int, ColumnRef | TableRef] = {}
+NODES = (
+    "SELECT dc.column_id AS node, d.name AS table_name, dc.name AS column_name FROM dataset_columns dc JOIN datasets d "
+    "ON d.dataset_id = dc.dataset_id UNION ALL SELECT -dataset_id, name, NULL FROM datasets"
+)
+"""Every node of the store: its id (a table's negated), its table's name and its column's name (NULL for a table)."""
+
+_KEPT: WeakKeyDictionary[Engine, list[ColumnRef | TableRef]] = WeakKeyDictionary()
 
 
-def node_refs(engine: Engine, *, again: bool = False) -> dict[int, ColumnRef | TableRef]:
-    """Return the ref of each node of the store, and of those met before in this process.
+def node_order(engine: Engine) -> str:
+    """Return the ORDER BY of the nodes' place (`NODES`' columns), in the engine's SQL.
 
     Args:
         engine: The store's engine.
-        again: Read the store's nodes again (a node was not among them); else read them only the first time.
 
     Returns:
-        The refs by node (a column's id, or a table's id negated); only read from, never written to.
+        The expressions, without `ORDER BY`.
     """
-    if _NODES and not again:
-        return _NODES
-    for table, name in engine.query("SELECT dataset_id, name FROM datasets"):
-        if -table not in _NODES:
-            _NODES[-table] = TableRef.parse(name)
-    for column, table, name in engine.query("SELECT column_id, dataset_id, name FROM dataset_columns"):
-        if column not in _NODES:
-            ref = _NODES[-table]
-            assert isinstance(ref, TableRef)
-            _NODES[column] = ColumnRef(ref, name)
-    return _NODES
+    return f"table_name{engine.text_order}, column_name{engine.text_order} NULLS LAST"
+
+
+def node_places(engine: Engine, count: int | None = None) -> list[ColumnRef | TableRef]:
+    """Return the refs of the store's nodes by place, read again when the store has `count` nodes and more than kept.
+
+    Args:
+        engine: The store's engine.
+        count: How many nodes the store has now (None: the refs kept, if any).
+
+    Returns:
+        The ref of each node, at its place (`node_order`).
+    """
+    kept = _KEPT.get(engine)
+    if kept is not None and (count is None or count == len(kept)):
+        return kept
+    tables: dict[str, TableRef] = {}
+    refs: list[ColumnRef | TableRef] = []
+    for table_name, column_name in engine.query(
+        f"SELECT table_name, column_name FROM ({NODES}) AS nodes ORDER BY {node_order(engine)}"
+    ):
+        table = tables.get(table_name)
+        if table is None:
+            table = tables[table_name] = TableRef.parse(table_name)
+        refs.append(table if column_name is None else ColumnRef(table, column_name))
+    _KEPT[engine] = refs
+    return refs

@@ -17,9 +17,9 @@ from typing import NamedTuple
 from airflow_lineage_governance.graph.events import paused_collection
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.engine import Engine, Row, by_key
-from airflow_lineage_governance.store.errors import ColumnNotInStoreError
+from airflow_lineage_governance.store.errors import ColumnNotInStoreError, StoreError
 from airflow_lineage_governance.store.ingest import column_id, dataset_id
-from airflow_lineage_governance.store.node_refs import node_refs
+from airflow_lineage_governance.store.node_refs import NODES, node_order, node_places
 
 NOW = 2**63 - 1
 """The instant that stands for now: only the intervals still open hold at it."""
@@ -102,57 +102,72 @@ def edges_as_of(engine: Engine, at: int | None = None, into: TableRef | None = N
 def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
     """Return every edge holding at the instant, sorted (`edges_as_of`).
 
-    The edges are read in their order as ids: each end as a node (`node_refs`), each kind (type, subtype and masking)
-    by its place among the kinds holding, each job's run from one read of the runs at the instant.
+    The edges are read in their order as small numbers: each end as its place among the store's nodes
+    (`node_places`), each kind (type, subtype and masking) as its place among the kinds holding; each job's run is read
+    once. Read again when the store gained a node or a kind between the queries.
     """
     holding, params = _holding(instant)
-    kinds = sorted(engine.query(f"WITH {holding} SELECT DISTINCT type, subtype, masking FROM holding", params))
-    if not kinds:
-        return []
     text = engine.text_order
-    rows = engine.query(
-        f"WITH {holding}, kinds AS (SELECT unnest(CAST(? AS TEXT[])) AS type, unnest(CAST(? AS TEXT[])) AS subtype, "
-        "unnest(CAST(? AS BOOLEAN[])) AS masking, unnest(CAST(? AS BIGINT[])) AS kind) "
-        "SELECT h.source_column_id, CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END, h.job_id, k.kind "
-        "FROM holding h LEFT JOIN kinds k ON k.type = h.type AND k.subtype = h.subtype AND k.masking = h.masking "
-        "JOIN dataset_columns sc ON sc.column_id = h.source_column_id "
-        "JOIN datasets sd ON sd.dataset_id = sc.dataset_id "
-        "LEFT JOIN dataset_columns tc ON NOT h.into_table AND tc.column_id = h.target_id "
-        "JOIN datasets td ON td.dataset_id = CASE WHEN h.into_table THEN h.target_id ELSE tc.dataset_id END "
-        "JOIN jobs j ON j.job_id = h.job_id "
-        f"ORDER BY sd.name{text}, sc.name{text}, td.name{text}, tc.name{text}, k.kind, j.name{text}, "
-        f"j.namespace{text}",
-        [*params, *(list(part) for part in zip(*kinds, strict=True)), list(range(len(kinds)))],
-    )
-    runs = {
-        job_id: (namespace, job, run_id, event_time)
-        for job_id, namespace, job, run_id, event_time in engine.query(
-            "SELECT c.job_id, j.namespace, j.name, c.run_id, c.event_time FROM completes c JOIN jobs j ON j.job_id = "
-            "c.job_id WHERE c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?)",
-            [instant, instant],
+    for _ in range(ATTEMPTS):
+        kinds = sorted(engine.query(f"WITH {holding} SELECT DISTINCT type, subtype, masking FROM holding", params))
+        if not kinds:
+            return []
+        nodes = node_places(engine)
+        rows = engine.query(
+            f"WITH {holding}, kinds AS (SELECT unnest(CAST(? AS TEXT[])) AS type, unnest(CAST(? AS TEXT[])) AS "
+            "subtype, unnest(CAST(? AS BOOLEAN[])) AS masking, unnest(CAST(? AS BIGINT[])) AS kind), "
+            f"places AS (SELECT node, ROW_NUMBER() OVER (ORDER BY {node_order(engine)}) - 1 AS place FROM ({NODES}) "
+            f"AS nodes), job_places AS (SELECT job_id, ROW_NUMBER() OVER (ORDER BY name{text}, namespace{text}) AS "
+            "place FROM jobs) "
+            "SELECT s.place, t.place, h.job_id, k.kind FROM holding h "
+            "LEFT JOIN kinds k ON k.type = h.type AND k.subtype = h.subtype AND k.masking = h.masking "
+            "JOIN places s ON s.node = h.source_column_id "
+            "JOIN places t ON t.node = CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END "
+            "JOIN job_places j ON j.job_id = h.job_id WHERE (SELECT COUNT(*) FROM places) = ? "
+            "ORDER BY s.place, t.place, k.kind, j.place",
+            [*params, *(list(part) for part in zip(*kinds, strict=True)), list(range(len(kinds))), len(nodes)],
         )
-    }
-    try:
-        return _edges_of(rows, node_refs(engine), kinds, runs)
-    except KeyError:  # a node the store has gained since its nodes were read
-        return _edges_of(rows, node_refs(engine, again=True), kinds, runs)
-    except TypeError:  # a kind written since the kinds were read: read again
-        return _every_edge(engine, instant)
+        if not rows:  # no edge holds now, or the store has more nodes than the refs kept
+            count = engine.query(f"SELECT COUNT(*) FROM ({NODES}) AS nodes")[0][0]
+            if count == len(nodes):
+                return []
+            node_places(engine, count)
+            continue
+        runs = {
+            job_id: (namespace, job, run_id, event_time)
+            for job_id, namespace, job, run_id, event_time in engine.query(
+                "SELECT c.job_id, j.namespace, j.name, c.run_id, c.event_time FROM completes c JOIN jobs j ON "
+                "j.job_id = c.job_id WHERE c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?)",
+                [instant, instant],
+            )
+        }
+        try:
+            return _edges_of(rows, nodes, kinds, runs)
+        except TypeError:  # a kind added since the kinds were read
+            continue
+    raise StoreError(f"the lineage store gained columns or edges each of the {ATTEMPTS} times it was read; ask again")
+
+
+ATTEMPTS = 3
+"""How many times every edge as of a time is read before giving up, should the store change between the queries."""
 
 
 def _edges_of(
-    rows: list[Row],
-    nodes: dict[int, ColumnRef | TableRef],
-    kinds: list[Row],
-    runs: dict[int, tuple[str, str, str, str]],
+    rows: list[Row], nodes: list[ColumnRef | TableRef], kinds: list[Row], runs: dict[int, tuple[str, str, str, str]]
 ) -> list[StoredEdge]:
-    """Return the edges of the rows `_every_edge` read whose job has a run; KeyError for a node not among `nodes`."""
+    """Return the edges of the rows `_every_edge` read, of those whose job has a run (TypeError for a kind of None)."""
     new = tuple.__new__
-    return [
-        new(StoredEdge, (nodes[source], nodes[target], *kinds[kind], *runs[job]))
-        for source, target, job, kind in rows
-        if job in runs
-    ]
+    try:
+        return [
+            new(StoredEdge, (nodes[source], nodes[target], *kinds[kind], *runs[job]))
+            for source, target, job, kind in rows
+        ]
+    except KeyError:  # a job without a run at the time: its edges are left out
+        return [
+            new(StoredEdge, (nodes[source], nodes[target], *kinds[kind], *runs[job]))
+            for source, target, job, kind in rows
+            if job in runs
+        ]
 
 
 def _edges_into(engine: Engine, instant: int, into: TableRef) -> list[StoredEdge]:
