@@ -12,7 +12,8 @@ that time names for it (the first writing job by name), else every column ever n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, cast
+from weakref import WeakKeyDictionary
 
 from airflow_lineage_governance.graph.events import paused_collection
 from airflow_lineage_governance.refs import ColumnRef, TableRef
@@ -82,7 +83,8 @@ def _holding(at: int) -> tuple[str, list[int]]:
 def edges_as_of(engine: Engine, at: int | None = None, into: TableRef | None = None) -> list[StoredEdge]:
     """Return every edge that held at `at` (None: now), or every one into the table `into`, with the run that stated it.
 
-    The edges are read as ids, in order; each column, table and job's run is read once and shared by its edges.
+    Every edge is read in its order as the places of its ends, kind and job, named from the refs the engine keeps
+    (`node_places`); the edges into one table are looked up by key.
 
     Args:
         engine: The store's engine.
@@ -103,71 +105,90 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
     """Return every edge holding at the instant, sorted (`edges_as_of`).
 
     The edges are read in their order as small numbers: each end as its place among the store's nodes
-    (`node_places`), each kind (type, subtype and masking) as its place among the kinds holding; each job's run is read
-    once. Read again when the store gained a node or a kind between the queries.
+    (`node_places`), each kind (type, subtype and masking) as its place among the store's kinds (`_kinds`), each job as
+    its place among the jobs by name, whose runs are read first. Read again when the store gained a node, a kind or a
+    job between the queries.
     """
     holding, params = _holding(instant)
     text = engine.text_order
-    for _ in range(ATTEMPTS):
-        kinds = sorted(engine.query(f"WITH {holding} SELECT DISTINCT type, subtype, masking FROM holding", params))
-        if not kinds:
-            return []
+    for attempt in range(ATTEMPTS):
+        kinds = _kinds(engine, again=attempt > 0)
         nodes = node_places(engine)
+        runs = _runs(engine, instant)
         rows = engine.query(
             f"WITH {holding}, kinds AS (SELECT unnest(CAST(? AS TEXT[])) AS type, unnest(CAST(? AS TEXT[])) AS "
             "subtype, unnest(CAST(? AS BOOLEAN[])) AS masking, unnest(CAST(? AS BIGINT[])) AS kind), "
             f"places AS (SELECT node, ROW_NUMBER() OVER (ORDER BY {node_order(engine)}) - 1 AS place FROM ({NODES}) "
-            f"AS nodes), job_places AS (SELECT job_id, ROW_NUMBER() OVER (ORDER BY name{text}, namespace{text}) AS "
-            "place FROM jobs) "
-            "SELECT s.place, t.place, h.job_id, k.kind FROM holding h "
+            f"AS nodes), job_places AS (SELECT job_id, ROW_NUMBER() OVER (ORDER BY name{text}, namespace{text}) - 1 "
+            "AS place FROM jobs) "
+            "SELECT s.place, t.place, j.place, k.kind FROM holding h "
             "LEFT JOIN kinds k ON k.type = h.type AND k.subtype = h.subtype AND k.masking = h.masking "
             "JOIN places s ON s.node = h.source_column_id "
             "JOIN places t ON t.node = CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END "
-            "JOIN job_places j ON j.job_id = h.job_id WHERE (SELECT COUNT(*) FROM places) = ? "
-            "ORDER BY s.place, t.place, k.kind, j.place",
-            [*params, *(list(part) for part in zip(*kinds, strict=True)), list(range(len(kinds))), len(nodes)],
+            "JOIN job_places j ON j.job_id = h.job_id "
+            "WHERE (SELECT COUNT(*) FROM places) = ? AND (SELECT COUNT(*) FROM jobs) = ? "
+            # two keys of two places each (places are far below 2^32): fewer keys for the database's sort to compare
+            "ORDER BY s.place * 4294967296 + t.place, k.kind * 4294967296 + j.place",
+            [
+                *params,
+                *([kind[part] for kind in kinds] for part in range(3)),
+                list(range(len(kinds))),
+                len(nodes),
+                len(runs),
+            ],
         )
-        if not rows:  # no edge holds now, or the store has more nodes than the refs kept
+        if not rows:  # no edge holds then, or the store has more nodes or jobs than read
             count = engine.query(f"SELECT COUNT(*) FROM ({NODES}) AS nodes")[0][0]
-            if count == len(nodes):
+            if count == len(nodes) and engine.query("SELECT COUNT(*) FROM jobs")[0][0] == len(runs):
                 return []
             node_places(engine, count)
             continue
-        runs = {
-            job_id: (namespace, job, run_id, event_time)
-            for job_id, namespace, job, run_id, event_time in engine.query(
-                "SELECT c.job_id, j.namespace, j.name, c.run_id, c.event_time FROM completes c JOIN jobs j ON "
-                "j.job_id = c.job_id WHERE c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?)",
-                [instant, instant],
-            )
-        }
+        new = tuple.__new__
         try:
-            return _edges_of(rows, nodes, kinds, runs)
+            if None not in runs:
+                every = cast("list[tuple[str, str, str, str]]", runs)
+                return [new(StoredEdge, (nodes[s], nodes[t], *kinds[kind], *every[job])) for s, t, job, kind in rows]
+            return [  # a job without a run then: its edges are left out
+                new(StoredEdge, (nodes[s], nodes[t], *kinds[kind], *run))
+                for s, t, job, kind in rows
+                if (run := runs[job]) is not None
+            ]
         except TypeError:  # a kind added since the kinds were read
             continue
     raise StoreError(f"the lineage store gained columns or edges each of the {ATTEMPTS} times it was read; ask again")
 
 
+def _runs(engine: Engine, instant: int) -> list[tuple[str, str, str, str] | None]:
+    """Return each job's run at the instant (namespace, name, run id, event time; None: no run then), by name."""
+    text = engine.text_order
+    runs: list[tuple[str, str, str, str] | None] = []
+    last = None
+    for job_id, namespace, job, run_id, event_time in engine.query(
+        "SELECT j.job_id, j.namespace, j.name, c.run_id, c.event_time FROM jobs j LEFT JOIN completes c ON c.job_id = "
+        "j.job_id AND c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?) "
+        f"ORDER BY j.name{text}, j.namespace{text}",
+        [instant, instant],
+    ):
+        run = None if run_id is None else (namespace, job, run_id, event_time)
+        if job_id == last:  # two runs of a job holding at once: the one read last
+            runs[-1] = run
+        else:
+            runs.append(run)
+        last = job_id
+    return runs
+
+
 ATTEMPTS = 3
 """How many times every edge as of a time is read before giving up, should the store change between the queries."""
 
+_KINDS: WeakKeyDictionary[Engine, list[Row]] = WeakKeyDictionary()
 
-def _edges_of(
-    rows: list[Row], nodes: list[ColumnRef | TableRef], kinds: list[Row], runs: dict[int, tuple[str, str, str, str]]
-) -> list[StoredEdge]:
-    """Return the edges of the rows `_every_edge` read, of those whose job has a run (TypeError for a kind of None)."""
-    new = tuple.__new__
-    try:
-        return [
-            new(StoredEdge, (nodes[source], nodes[target], *kinds[kind], *runs[job]))
-            for source, target, job, kind in rows
-        ]
-    except KeyError:  # a job without a run at the time: its edges are left out
-        return [
-            new(StoredEdge, (nodes[source], nodes[target], *kinds[kind], *runs[job]))
-            for source, target, job, kind in rows
-            if job in runs
-        ]
+
+def _kinds(engine: Engine, *, again: bool = False) -> list[Row]:
+    """Return every kind of edge in the store (type, subtype, masking), sorted; read once per engine, or `again`."""
+    if again or engine not in _KINDS:
+        _KINDS[engine] = sorted(engine.query("SELECT DISTINCT type, subtype, masking FROM column_edges"))
+    return _KINDS[engine]
 
 
 def _edges_into(engine: Engine, instant: int, into: TableRef) -> list[StoredEdge]:
