@@ -11,15 +11,16 @@ that time names for it (the first writing job by name), else every column ever n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, cast
+from weakref import WeakKeyDictionary
 
 from airflow_lineage_governance.graph.events import paused_collection
 from airflow_lineage_governance.refs import ColumnRef, TableRef
-from airflow_lineage_governance.store.engine import FEW, Engine, Row
-from airflow_lineage_governance.store.errors import ColumnNotInStoreError
+from airflow_lineage_governance.store.engine import Engine, Row, by_key
+from airflow_lineage_governance.store.errors import ColumnNotInStoreError, StoreError
 from airflow_lineage_governance.store.ingest import column_id, dataset_id
+from airflow_lineage_governance.store.node_refs import NODES, node_order, node_places
 
 NOW = 2**63 - 1
 """The instant that stands for now: only the intervals still open hold at it."""
@@ -82,7 +83,8 @@ def _holding(at: int) -> tuple[str, list[int]]:
 def edges_as_of(engine: Engine, at: int | None = None, into: TableRef | None = None) -> list[StoredEdge]:
     """Return every edge that held at `at` (None: now), or every one into the table `into`, with the run that stated it.
 
-    The edges are read as ids, in order; each column, table and job's run is read once and shared by its edges.
+    Every edge is read in its order as the places of its ends, kind and job, named from the refs the engine keeps
+    (`node_places`); the edges into one table are looked up by key.
 
     Args:
         engine: The store's engine.
@@ -100,63 +102,93 @@ def edges_as_of(engine: Engine, at: int | None = None, into: TableRef | None = N
 
 
 def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
-    """Return every edge holding at the instant, sorted (`edges_as_of`)."""
+    """Return every edge holding at the instant, sorted (`edges_as_of`).
+
+    The edges are read in their order as small numbers: each end as its place among the store's nodes
+    (`node_places`), each kind (type, subtype and masking) as its place among the store's kinds (`_kinds`), each job as
+    its place among the jobs by name, whose runs are read first. Read again when the store gained a node, a kind or a
+    job between the queries.
+    """
     holding, params = _holding(instant)
     text = engine.text_order
-    tables: dict[str, TableRef] = {}
+    for attempt in range(ATTEMPTS):
+        kinds = _kinds(engine, again=attempt > 0)
+        nodes = node_places(engine)
+        runs = _runs(engine, instant)
+        rows = engine.query(
+            f"WITH {holding}, kinds AS (SELECT unnest(CAST(? AS TEXT[])) AS type, unnest(CAST(? AS TEXT[])) AS "
+            "subtype, unnest(CAST(? AS BOOLEAN[])) AS masking, unnest(CAST(? AS BIGINT[])) AS kind), "
+            f"places AS (SELECT node, ROW_NUMBER() OVER (ORDER BY {node_order(engine)}) - 1 AS place FROM ({NODES}) "
+            f"AS nodes), job_places AS (SELECT job_id, ROW_NUMBER() OVER (ORDER BY name{text}, namespace{text}) - 1 "
+            "AS place FROM jobs) "
+            "SELECT s.place, t.place, j.place, k.kind FROM holding h "
+            "LEFT JOIN kinds k ON k.type = h.type AND k.subtype = h.subtype AND k.masking = h.masking "
+            "JOIN places s ON s.node = h.source_column_id "
+            "JOIN places t ON t.node = CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END "
+            "JOIN job_places j ON j.job_id = h.job_id "
+            "WHERE (SELECT COUNT(*) FROM places) = ? AND (SELECT COUNT(*) FROM jobs) = ? "
+            # two keys of two places each (places are far below 2^32): fewer keys for the database's sort to compare
+            "ORDER BY s.place * 4294967296 + t.place, k.kind * 4294967296 + j.place",
+            [
+                *params,
+                *([kind[part] for kind in kinds] for part in range(3)),
+                list(range(len(kinds))),
+                len(nodes),
+                len(runs),
+            ],
+        )
+        if not rows:  # no edge holds then, or the store has more nodes or jobs than read
+            count = engine.query(f"SELECT COUNT(*) FROM ({NODES}) AS nodes")[0][0]
+            if count == len(nodes) and engine.query("SELECT COUNT(*) FROM jobs")[0][0] == len(runs):
+                return []
+            node_places(engine, count)
+            continue
+        new = tuple.__new__
+        try:
+            if None not in runs:
+                every = cast("list[tuple[str, str, str, str]]", runs)
+                return [new(StoredEdge, (nodes[s], nodes[t], *kinds[kind], *every[job])) for s, t, job, kind in rows]
+            return [  # a job without a run then: its edges are left out
+                new(StoredEdge, (nodes[s], nodes[t], *kinds[kind], *run))
+                for s, t, job, kind in rows
+                if (run := runs[job]) is not None
+            ]
+        except TypeError:  # a kind added since the kinds were read
+            continue
+    raise StoreError(f"the lineage store gained columns or edges each of the {ATTEMPTS} times it was read; ask again")
 
-    def table_of(name: str) -> TableRef:
-        table = tables.get(name)
-        if table is None:
-            table = tables[name] = TableRef.parse(name)
-        return table
 
-    columns: dict[int, ColumnRef] = {}
-    targets: dict[int, TableRef] = {}
-    for node, is_table, table_name, name in engine.query(
-        f"WITH {holding} SELECT dc.column_id, FALSE, d.name, dc.name FROM dataset_columns dc JOIN datasets d ON "
-        "d.dataset_id = dc.dataset_id WHERE dc.column_id IN (SELECT source_column_id FROM holding UNION SELECT "
-        "target_id FROM holding WHERE NOT into_table) UNION ALL SELECT dataset_id, TRUE, name, NULL FROM datasets "
-        "WHERE dataset_id IN (SELECT target_id FROM holding WHERE into_table)",
-        params,
+def _runs(engine: Engine, instant: int) -> list[tuple[str, str, str, str] | None]:
+    """Return each job's run at the instant (namespace, name, run id, event time; None: no run then), by name."""
+    text = engine.text_order
+    runs: list[tuple[str, str, str, str] | None] = []
+    last = None
+    for job_id, namespace, job, run_id, event_time in engine.query(
+        "SELECT j.job_id, j.namespace, j.name, c.run_id, c.event_time FROM jobs j LEFT JOIN completes c ON c.job_id = "
+        "j.job_id AND c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?) "
+        f"ORDER BY j.name{text}, j.namespace{text}",
+        [instant, instant],
     ):
-        if is_table:
-            targets[node] = table_of(table_name)
+        run = None if run_id is None else (namespace, job, run_id, event_time)
+        if job_id == last:  # two runs of a job holding at once: the one read last
+            runs[-1] = run
         else:
-            columns[node] = ColumnRef(table_of(table_name), name)
-    runs = {
-        job_id: (namespace, job, run_id, event_time)
-        for job_id, namespace, job, run_id, event_time in engine.query(
-            f"WITH {holding} SELECT c.job_id, j.namespace, j.name, c.run_id, c.event_time FROM completes c JOIN jobs "
-            "j ON j.job_id = c.job_id WHERE c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?) AND "
-            "c.job_id IN (SELECT job_id FROM holding)",
-            [*params, instant, instant],
-        )
-    }
-    rows = engine.query(
-        f"WITH {holding} SELECT h.source_column_id, h.target_id, h.into_table, h.type, h.subtype, h.masking, h.job_id "
-        "FROM "
-        "holding h JOIN dataset_columns sc ON sc.column_id = h.source_column_id "
-        "JOIN datasets sd ON sd.dataset_id = sc.dataset_id "
-        "LEFT JOIN dataset_columns tc ON NOT h.into_table AND tc.column_id = h.target_id "
-        "JOIN datasets td ON td.dataset_id = CASE WHEN h.into_table THEN h.target_id ELSE tc.dataset_id END "
-        "JOIN jobs j ON j.job_id = h.job_id "
-        f"ORDER BY sd.name{text}, sc.name{text}, td.name{text}, tc.name{text}, h.type{text}, h.subtype{text}, "
-        f"j.name{text}",
-        params,
-    )
-    return [
-        StoredEdge(
-            columns[source],
-            targets[target] if into_table else columns[target],
-            kind,
-            subtype,
-            bool(masking),
-            *runs[job],
-        )
-        for source, target, into_table, kind, subtype, masking, job in rows
-        if job in runs
-    ]
+            runs.append(run)
+        last = job_id
+    return runs
+
+
+ATTEMPTS = 3
+"""How many times every edge as of a time is read before giving up, should the store change between the queries."""
+
+_KINDS: WeakKeyDictionary[Engine, list[Row]] = WeakKeyDictionary()
+
+
+def _kinds(engine: Engine, *, again: bool = False) -> list[Row]:
+    """Return every kind of edge in the store (type, subtype, masking), sorted; read once per engine, or `again`."""
+    if again or engine not in _KINDS:
+        _KINDS[engine] = sorted(engine.query("SELECT DISTINCT type, subtype, masking FROM column_edges"))
+    return _KINDS[engine]
 
 
 def _edges_into(engine: Engine, instant: int, into: TableRef) -> list[StoredEdge]:
@@ -179,7 +211,7 @@ def _edges_into(engine: Engine, instant: int, into: TableRef) -> list[StoredEdge
     }
     edges = [
         row
-        for row in _by_key(
+        for row in by_key(
             engine,
             "SELECT source_column_id, target_id, into_table, type, subtype, masking, job_id, valid_from_us, "
             "valid_until_us FROM column_edges WHERE job_id",
@@ -189,22 +221,22 @@ def _edges_into(engine: Engine, instant: int, into: TableRef) -> list[StoredEdge
     ]
     runs = {
         job: (run_id, event_time)
-        for job, run_id, event_time, since, until in _by_key(
+        for job, run_id, event_time, since, until in by_key(
             engine, "SELECT job_id, run_id, event_time, at_us, valid_until_us FROM completes WHERE job_id", jobs
         )
         if _holds(since, until, instant)
     }
     names = {
         job: (namespace, name)
-        for job, namespace, name in _by_key(engine, "SELECT job_id, namespace, name FROM jobs WHERE job_id", jobs)
+        for job, namespace, name in by_key(engine, "SELECT job_id, namespace, name FROM jobs WHERE job_id", jobs)
     }
-    named = _by_key(
+    named = by_key(
         engine,
         "SELECT column_id, dataset_id, name FROM dataset_columns WHERE column_id",
         sorted({row[0] for row in edges} | {row[1] for row in edges if not row[2]}),
     )
     tables: dict[int, str] = dict(
-        _by_key(
+        by_key(
             engine, "SELECT dataset_id, name FROM datasets WHERE dataset_id", sorted({t for _, t, _ in named} | {table})
         )
     )
@@ -363,13 +395,6 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
     return answer
 
 
-def _by_key(engine: Engine, select: str, keys: Sequence[int]) -> list[Row]:
-    """Return the rows of `select`, which ends in `WHERE` and a key column, for each of the keys."""
-    if len(keys) <= FEW:
-        return [row for key in keys for row in engine.query(f"{select} = ?", [key])]
-    return engine.query(f"{select} IN (SELECT unnest(CAST(? AS BIGINT[])))", [list(keys)])
-
-
 def _holds(since: int, until: int | None, instant: int) -> bool:
     return since <= instant and (until is None or until > instant)
 
@@ -378,7 +403,7 @@ def _leaving(engine: Engine, columns: list[int], instant: int) -> list[Row]:
     """Return the edges holding at the time that leave the columns: source, target, into a table, type."""
     return [
         (source, target, into_table, kind)
-        for source, target, into_table, kind, since, until in _by_key(
+        for source, target, into_table, kind, since, until in by_key(
             engine,
             "SELECT source_column_id, target_id, into_table, type, valid_from_us, valid_until_us FROM column_edges "
             "WHERE source_column_id",
@@ -402,7 +427,7 @@ def table_columns(engine: Engine, tables: list[int], instant: int) -> dict[int, 
         Each table's column ids (a table no event named is left out).
     """
     candidates: dict[int, list[tuple[int, int]]] = {}  # per table, each job whose run then wrote it, and its shape
-    for table, job_id, shape, since, until in _by_key(
+    for table, job_id, shape, since, until in by_key(
         engine,
         "SELECT dataset_id, job_id, shape_id, valid_from_us, valid_until_us FROM table_writers WHERE dataset_id",
         tables,
@@ -412,11 +437,11 @@ def table_columns(engine: Engine, tables: list[int], instant: int) -> dict[int, 
     shared = sorted({job for found in candidates.values() if len(found) > 1 for job, _ in found})
     names = {
         job: (name, namespace)
-        for job, namespace, name in _by_key(engine, "SELECT job_id, namespace, name FROM jobs WHERE job_id", shared)
+        for job, namespace, name in by_key(engine, "SELECT job_id, namespace, name FROM jobs WHERE job_id", shared)
     }
     writers = {table: min(found, key=lambda c: names.get(c[0], ("", "")))[1] for table, found in candidates.items()}
     found_columns: dict[int, list[int]] = {table: [] for table in writers}
-    for shape, table, column in _by_key(
+    for shape, table, column in by_key(
         engine,
         "SELECT shape_id, dataset_id, column_id FROM shape_columns WHERE shape_id",
         sorted(set(writers.values())),
@@ -424,7 +449,7 @@ def table_columns(engine: Engine, tables: list[int], instant: int) -> dict[int, 
         if writers.get(table) == shape:
             found_columns[table].append(column)
     unwritten = [table for table in tables if table not in writers]
-    for table, column in _by_key(
+    for table, column in by_key(
         engine, "SELECT dataset_id, column_id FROM dataset_columns WHERE dataset_id", unwritten
     ):
         found_columns.setdefault(table, []).append(column)
@@ -451,10 +476,10 @@ def _named(
     Returns None when no event names the column the walk started from.
     """
     ids = sorted(reached | {start})
-    named = _by_key(engine, "SELECT column_id, dataset_id, name FROM dataset_columns WHERE column_id", ids)
+    named = by_key(engine, "SELECT column_id, dataset_id, name FROM dataset_columns WHERE column_id", ids)
     table_ids = sorted(tables | {table for _, table, _ in named})
     table_names: dict[int, str] = dict(
-        _by_key(engine, "SELECT dataset_id, name FROM datasets WHERE dataset_id", table_ids)
+        by_key(engine, "SELECT dataset_id, name FROM datasets WHERE dataset_id", table_ids)
     )
     refs = {table: TableRef.parse(name) for table, name in table_names.items()}
     # each ref with its text (a dataset's name is its TableRef's text), sorted by that text as `str` would print it

@@ -14,6 +14,7 @@ from airflow_lineage_governance.graph.events import FileEventSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError
 from airflow_lineage_governance.store.lineage_store import LineageStore
+from airflow_lineage_governance.store.queries import StoredEdge
 from airflow_lineage_governance.store.reference import ReferenceHistory
 from benchmarks import history_scale
 from tests.support.events import output, write
@@ -109,6 +110,54 @@ def test_impact_and_edges_as_of_equal_the_reference(store_location, tmp_path):
             ("crm.learners.status", "out.t", "r2"),
         }
         assert store.edges_as_of(datetime(2026, 9, 30, tzinfo=UTC)) == []
+
+
+def as_of_order(edge: StoredEdge) -> tuple[object, ...]:
+    """Returns the sort key of an edge as of a time: source, target (a table after its columns), type, subtype, job."""
+    rows = isinstance(edge.target, TableRef)
+    table = edge.target if isinstance(edge.target, TableRef) else edge.target.table
+    field = "" if isinstance(edge.target, TableRef) else edge.target.field
+    return (str(edge.source.table), edge.source.field, str(table), rows, field, edge.type, edge.subtype, edge.job)
+
+
+def test_every_edge_as_of_a_time_holds_what_the_store_gained_since_it_was_last_asked(store_location, tmp_path):
+    first = [
+        run("dag.a", output("out.t", {"x": ["crm.learners.email"]}), day=1, run="r1"),
+        run("dag.b", output("out.u", {"y": ["out.t.x"]}), day=2, run="b2"),
+    ]
+    kind = [run("dag.b", output("out.u", {"y": ["out.t.x"]}, ["out.t.x"]), day=3, run="b3")]  # a kind, nothing else
+    later = [  # a new job, new tables and columns
+        run(
+            "dag.c", output("out.w", {"a": ["out.u.y", "crm.learners.email"]}, ["crm.learners.status"]), day=3, run="c3"
+        ),
+        run("dag.a", output("out.t", {"x": ["crm.learners.full_name"]}), day=4, run="r4"),
+    ]
+    with LineageStore.open(store_location, create=True) as store:
+        store.ingest(FileEventSource(write(tmp_path / "first.jsonl", first)))
+        assert [(str(e.source), str(e.target), e.run_id) for e in store.edges_as_of()] == [
+            ("crm.learners.email", "out.t.x", "r1"),
+            ("out.t.x", "out.u.y", "b2"),
+        ]
+        store.ingest(FileEventSource(write(tmp_path / "kind.jsonl", kind)))
+        assert [(str(e.source), str(e.target), e.type, e.run_id) for e in store.edges_as_of()] == [
+            ("crm.learners.email", "out.t.x", "DIRECT", "r1"),
+            ("out.t.x", "out.u.y", "DIRECT", "b3"),
+            ("out.t.x", "out.u", "INDIRECT", "b3"),
+        ]
+        store.ingest(FileEventSource(write(tmp_path / "later.jsonl", later)))
+        reference = ReferenceHistory([*first, *kind, *later])
+        for at in [datetime(2026, 10, day, 12, tzinfo=UTC) for day in (1, 2, 3, 4)] + [None]:
+            edges = store.edges_as_of(at)
+            assert {(e.source, e.target, e.type, e.subtype, e.job) for e in edges} == reference.edges_as_of(at)
+            assert edges == sorted(edges, key=as_of_order)
+        assert [(str(e.source), str(e.target), e.type, e.subtype, e.run_id) for e in store.edges_as_of()] == [
+            ("crm.learners.email", "out.w.a", "DIRECT", "IDENTITY", "c3"),
+            ("crm.learners.full_name", "out.t.x", "DIRECT", "IDENTITY", "r4"),
+            ("crm.learners.status", "out.w", "INDIRECT", "FILTER", "c3"),
+            ("out.t.x", "out.u.y", "DIRECT", "IDENTITY", "b3"),
+            ("out.t.x", "out.u", "INDIRECT", "FILTER", "b3"),
+            ("out.u.y", "out.w.a", "DIRECT", "IDENTITY", "c3"),
+        ]
 
 
 @pytest.mark.slow
