@@ -6,9 +6,10 @@ sources (`trace_back`); and forwards, every output snapshot that read a snapshot
 
 A recursive query finds the snapshots a trace meets and returns the runs between them; only those are read into
 Python, which lays them out in the order a person reads them. On PostgreSQL it walks `run_datasets` by its index of
-snapshots; on DuckDB it walks `snapshot_reads` (one hash table of its keys, built once) and reads the runs' rows at
-the instants the walk met. A snapshot's writer is the latest COMPLETE that named it as an output (by instant, then
-run id), whatever order the events arrived in. A run's inputs and outputs are listed by table name.
+snapshots; on DuckDB it walks `snapshot_reads` (a query per level for the first levels, then one recursive query)
+and reads the runs' rows at the instants the walk met. A snapshot's writer is the latest COMPLETE that named it as an
+output (by instant, then run id), whatever order the events arrived in. A run's inputs and outputs are listed by table
+name.
 """
 
 from __future__ import annotations
@@ -249,27 +250,20 @@ def _runs(rows: Sequence[Row]) -> dict[tuple[Snapshot, str, int], StoredRun]:
         if entry is None:
             entry = parts[key] = (row, [])
         entry[1].append((row[9], row[10] or "", row[10], row[8]))
-    tables: dict[str, TableRef] = {}
-
-    def named(name: str) -> TableRef:
-        table = tables.get(name)
-        if table is None:
-            table = tables[name] = TableRef.parse(name)
-        return table
-
+    tables = {name: TableRef.parse(name) for name in {row[0] for row in rows} | {row[9] for row in rows}}
     found = {}
     for (key_table, key_snapshot, run_id, at_us), (row, datasets) in parts.items():
         event_time, try_number, sql_hash, job = row[4:8]
         datasets.sort(key=_by_name)
-        found[((named(key_table), key_snapshot), run_id, at_us)] = StoredRun(
+        found[((tables[key_table], key_snapshot), run_id, at_us)] = StoredRun(
             job,
             run_id,
             try_number,
             event_time,
             sql_hash,
             at_us,
-            tuple((named(name), snapshot) for name, _, snapshot, role in datasets if role == "input"),
-            tuple((named(name), snapshot) for name, _, snapshot, role in datasets if role == "output"),
+            tuple((tables[name], snapshot) for name, _, snapshot, role in datasets if role == "input"),
+            tuple((tables[name], snapshot) for name, _, snapshot, role in datasets if role == "output"),
         )
     return found
 
@@ -425,8 +419,8 @@ def _walked(engine: Engine, table: TableRef, snapshot: str, forward: bool) -> li
         "WITH near AS MATERIALIZED (SELECT * FROM run_datasets WHERE at_us BETWEEN ? AND ? AND at_us IN "
         "(SELECT UNNEST(?::BIGINT[]))), runs AS MATERIALIZED (SELECT * FROM completes WHERE at_us BETWEEN ? AND ? "
         "AND at_us IN (SELECT UNNEST(?::BIGINT[]))), "
-        f"met AS (SELECT m.dataset_id, m.snapshot, m.run_id, m.at_us FROM near m WHERE m.role = '{role}' AND "
-        f"m.snapshot IS NOT NULL AND {key} IN (SELECT UNNEST(?::BIGINT[]))) "
+        "met AS MATERIALIZED (SELECT m.dataset_id, m.snapshot, m.run_id, m.at_us FROM near m WHERE "
+        f"m.role = '{role}' AND m.snapshot IS NOT NULL AND {key} IN (SELECT UNNEST(?::BIGINT[]))) "
         f"SELECT kd.name, m.snapshot, m.run_id, m.at_us, {_RUN_COLUMNS} FROM met m "
         "JOIN datasets kd ON kd.dataset_id = m.dataset_id "
         "JOIN runs c ON c.run_id = m.run_id AND c.at_us = m.at_us JOIN jobs j ON j.job_id = c.job_id "
@@ -436,12 +430,43 @@ def _walked(engine: Engine, table: TableRef, snapshot: str, forward: bool) -> li
     )
 
 
+LEVELS_LOOKED_UP = 4
+"""How many levels a DuckDB trace walks a query per level before it walks the rest in one recursive query."""
+
+
 def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], set[int]]:
-    """Return the keys a walk of `snapshot_reads` from `first` reaches, and the instants of the rows it follows."""
+    """Return the keys a walk of `snapshot_reads` from `first` reaches, and the instants of the rows it follows.
+
+    The first `LEVELS_LOOKED_UP` levels a query each (a scan that keeps the level's keys); the rest, from the keys the
+    last of those reached, one recursive query (which hashes the table's keys once).
+    """
     start, to = ("read_key", "written_key") if forward else ("written_key", "read_key")
-    rows = engine.query(
-        "WITH RECURSIVE walk (k, at_us) AS (SELECT CAST(? AS BIGINT), CAST(NULL AS BIGINT) UNION "
-        f"SELECT s.{to}, s.at_us FROM walk w JOIN snapshot_reads s ON s.{start} = w.k) SELECT k, at_us FROM walk",
-        [first],
-    )
-    return {k for k, _ in rows if k is not None}, {at_us for _, at_us in rows if at_us is not None}
+    reached = {first}
+    instants: set[int] = set()
+    level = [first]
+    for _ in range(LEVELS_LOOKED_UP):
+        if not level:
+            return reached, instants
+        listed = ", ".join(str(int(key)) for key in level)
+        rows = engine.query(f"SELECT {to}, at_us FROM snapshot_reads WHERE {start} IN ({listed})")
+        level = _followed(rows, reached, instants)
+    if level:
+        rows = engine.query(
+            "WITH RECURSIVE walk (k, at_us) AS (SELECT UNNEST(?::BIGINT[]), CAST(NULL AS BIGINT) UNION "
+            f"SELECT s.{to}, s.at_us FROM walk w JOIN snapshot_reads s ON s.{start} = w.k) SELECT k, at_us FROM walk",
+            [level],
+        )
+        _followed(rows, reached, instants)
+    return reached, instants
+
+
+def _followed(rows: Sequence[Row], reached: set[int], instants: set[int]) -> list[int]:
+    """Add the rows' keys to `reached` and their instants to `instants`; return the keys not reached before."""
+    level = []
+    for key, at_us in rows:
+        if at_us is not None:
+            instants.add(at_us)
+        if key is not None and key not in reached:
+            reached.add(key)
+            level.append(key)
+    return level
