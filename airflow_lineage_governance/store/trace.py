@@ -6,10 +6,10 @@ sources (`trace_back`); and forwards, every output snapshot that read a snapshot
 
 A recursive query finds the snapshots a trace meets and returns the runs between them; only those are read into
 Python, which lays them out in the order a person reads them. On PostgreSQL it walks `run_datasets` by its index of
-snapshots; on DuckDB it walks `snapshot_reads` (a query per level for the first levels, then one recursive query)
-and reads the runs' rows at the instants the walk met. A snapshot's writer is the latest COMPLETE that named it as an
-output (by instant, then run id), whatever order the events arrived in. A run's inputs and outputs are listed by table
-name.
+snapshots; on DuckDB it walks `snapshot_reads` within a range of instants first, then beyond it only when a row
+outside leaves a snapshot it reached, and reads the runs' rows at the instants the walk met. A snapshot's writer is
+the latest COMPLETE that named it as an output (by instant, then run id), whatever order the events arrived in. A
+run's inputs and outputs are listed by table name.
 """
 
 from __future__ import annotations
@@ -430,15 +430,20 @@ def _walked(engine: Engine, table: TableRef, snapshot: str, forward: bool) -> li
     )
 
 
-LEVELS_LOOKED_UP = 4
-"""How many levels a DuckDB trace walks a query per level before it walks the rest in one recursive query."""
+LEVELS_LOOKED_UP = 1
+"""How many levels a DuckDB trace walks a query per level before it walks the rest by recursion."""
+
+NEAR_US = 86_400_000_000
+"""How far (a day, in microseconds) before and after the instants met the recursion of a DuckDB trace looks first."""
 
 
 def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], set[int]]:
     """Return the keys a walk of `snapshot_reads` from `first` reaches, and the instants of the rows it follows.
 
-    The first `LEVELS_LOOKED_UP` levels a query each (a scan that keeps the level's keys); the rest, from the keys the
-    last of those reached, one recursive query (which hashes the table's keys once).
+    The first `LEVELS_LOOKED_UP` levels a query each (a scan that keeps the level's keys). The rest, from the keys the
+    last of those reached, one recursive query over the rows within `NEAR_US` of the instants met, then one query for
+    the rows outside them that leave a key reached: when those reach a new key, one recursive query over the whole
+    table goes on from the new keys.
     """
     start, to = ("read_key", "written_key") if forward else ("written_key", "read_key")
     reached = {first}
@@ -451,13 +456,26 @@ def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], 
         rows = engine.query(f"SELECT {to}, at_us FROM snapshot_reads WHERE {start} IN ({listed})")
         level = _followed(rows, reached, instants)
     if level:
-        rows = engine.query(
-            "WITH RECURSIVE walk (k, at_us) AS (SELECT UNNEST(?::BIGINT[]), CAST(NULL AS BIGINT) UNION "
-            f"SELECT s.{to}, s.at_us FROM walk w JOIN snapshot_reads s ON s.{start} = w.k) SELECT k, at_us FROM walk",
-            [level],
+        low, high = min(instants) - NEAR_US, max(instants) + NEAR_US
+        near = "(SELECT * FROM snapshot_reads WHERE at_us BETWEEN ? AND ?)"
+        _followed(engine.query(_recursion(start, to, near), [level, low, high]), reached, instants)
+        outside = engine.query(
+            f"SELECT {to}, at_us FROM snapshot_reads WHERE (at_us < ? OR at_us > ?) AND {start} IN "
+            "(SELECT UNNEST(?::BIGINT[]))",
+            [low, high, sorted(reached)],
         )
-        _followed(rows, reached, instants)
+        level = _followed(outside, reached, instants)
+    if level:
+        _followed(engine.query(_recursion(start, to, "snapshot_reads"), [level]), reached, instants)
     return reached, instants
+
+
+def _recursion(start: str, to: str, table: str) -> str:
+    """Return the recursive query of the keys reached from a list of keys over `table`, with each row's instant."""
+    return (
+        "WITH RECURSIVE walk (k, at_us) AS (SELECT UNNEST(?::BIGINT[]), CAST(NULL AS BIGINT) UNION "
+        f"SELECT s.{to}, s.at_us FROM walk w JOIN {table} s ON s.{start} = w.k) SELECT k, at_us FROM walk"
+    )
 
 
 def _followed(rows: Sequence[Row], reached: set[int], instants: set[int]) -> list[int]:
