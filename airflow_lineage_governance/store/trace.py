@@ -6,9 +6,10 @@ sources (`trace_back`); and forwards, every output snapshot that read a snapshot
 
 A recursive query finds the snapshots a trace meets and returns the runs between them; only those are read into
 Python, which lays them out in the order a person reads them. On PostgreSQL it walks `run_datasets` by its index of
-snapshots; on DuckDB it walks `snapshot_reads` (one hash table of its keys, built once) and reads the runs' rows at
-the instants the walk met. A snapshot's writer is the latest COMPLETE that named it as an output (by instant, then
-run id), whatever order the events arrived in. A run's inputs and outputs are listed by table name.
+snapshots; on DuckDB it walks `snapshot_reads` within a range of instants first, then beyond it only when a row
+outside leaves a snapshot it reached, and reads the runs' rows at the instants the walk met. A snapshot's writer is
+the latest COMPLETE that named it as an output (by instant, then run id), whatever order the events arrived in. A
+run's inputs and outputs are listed by table name.
 """
 
 from __future__ import annotations
@@ -240,35 +241,35 @@ def _runs(rows: Sequence[Row]) -> dict[tuple[Snapshot, str, int], StoredRun]:
     """Return the runs of the rows, keyed by the snapshot each row was asked for, the run id and the instant.
 
     The rows are: key table, key snapshot, run id, instant, then `_RUN_COLUMNS`. Each run's inputs and outputs are by
-    table name.
+    table name (a name's text is its table's), then snapshot.
     """
-    parts: dict[tuple[Snapshot, str, int], tuple[Row, list[tuple[str, TableRef, str | None]]]] = {}
-    tables: dict[str, TableRef] = {}
+    parts: dict[tuple[str, str, str, int], tuple[Row, list[tuple[str, str, str | None, str]]]] = {}
     for row in rows:
-        key_table, key_snapshot, run_id, at_us, *details = row
-        role, name, snapshot = details[4:]
-        table = tables.get(name) or tables.setdefault(name, TableRef.parse(name))
-        key = (
-            (tables.get(key_table) or tables.setdefault(key_table, TableRef.parse(key_table)), key_snapshot),
-            run_id,
-            at_us,
-        )
-        parts.setdefault(key, (row, []))[1].append((role, table, snapshot))
+        key = (row[0], row[1], row[2], row[3])
+        entry = parts.get(key)
+        if entry is None:
+            entry = parts[key] = (row, [])
+        entry[1].append((row[9], row[10] or "", row[10], row[8]))
+    tables = {name: TableRef.parse(name) for name in {row[0] for row in rows} | {row[9] for row in rows}}
     found = {}
-    for key, (row, datasets) in parts.items():
+    for (key_table, key_snapshot, run_id, at_us), (row, datasets) in parts.items():
         event_time, try_number, sql_hash, job = row[4:8]
-        datasets.sort(key=lambda d: (str(d[1]), d[2] or ""))
-        found[key] = StoredRun(
+        datasets.sort(key=_by_name)
+        found[((tables[key_table], key_snapshot), run_id, at_us)] = StoredRun(
             job,
-            key[1],
+            run_id,
             try_number,
             event_time,
             sql_hash,
-            key[2],
-            tuple((t, s) for role, t, s in datasets if role == "input"),
-            tuple((t, s) for role, t, s in datasets if role == "output"),
+            at_us,
+            tuple((tables[name], snapshot) for name, _, snapshot, role in datasets if role == "input"),
+            tuple((tables[name], snapshot) for name, _, snapshot, role in datasets if role == "output"),
         )
     return found
+
+
+def _by_name(dataset: tuple[str, str, str | None, str]) -> tuple[str, str]:
+    return dataset[0], dataset[1]
 
 
 def trace_back(engine: Engine, table: TableRef, snapshot: str) -> StoredOrigin:
@@ -406,21 +407,84 @@ def _walked(engine: Engine, table: TableRef, snapshot: str, forward: bool) -> li
     readers. The walk is by key: a key two snapshots share can add rows, never lose one, and the layout follows exact
     names.
     """
-    start, to = ("read_key", "written_key") if forward else ("written_key", "read_key")
+    reached, instants = _reached_keys(engine, snapshot_key(dataset_id(table), snapshot), forward)
+    if not instants:
+        return []
+    listed = sorted(instants)
+    bounds = (listed[0], listed[-1])
     key = SNAPSHOT_KEY[engine.dialect].format(alias="m.")
     role = "input" if forward else "output"
     latest = "" if forward else "AND " + _latest_writer(engine, "m", writers="met l WHERE TRUE")
     return engine.query(
-        "WITH RECURSIVE walk (k, at_us) AS (SELECT CAST(? AS BIGINT), CAST(NULL AS BIGINT) UNION "
-        f"SELECT s.{to}, s.at_us FROM walk w JOIN snapshot_reads s ON s.{start} = w.k), "
-        "reached AS (SELECT DISTINCT k FROM walk WHERE k IS NOT NULL), "
-        "near AS MATERIALIZED (SELECT * FROM run_datasets WHERE at_us IN (SELECT at_us FROM walk)), "
-        f"met AS (SELECT m.dataset_id, m.snapshot, m.run_id, m.at_us FROM near m WHERE m.role = '{role}' AND "
-        f"m.snapshot IS NOT NULL AND {key} IN (SELECT k FROM reached)) "
+        "WITH near AS MATERIALIZED (SELECT * FROM run_datasets WHERE at_us BETWEEN ? AND ? AND at_us IN "
+        "(SELECT UNNEST(?::BIGINT[]))), runs AS MATERIALIZED (SELECT * FROM completes WHERE at_us BETWEEN ? AND ? "
+        "AND at_us IN (SELECT UNNEST(?::BIGINT[]))), "
+        "met AS MATERIALIZED (SELECT m.dataset_id, m.snapshot, m.run_id, m.at_us FROM near m WHERE "
+        f"m.role = '{role}' AND m.snapshot IS NOT NULL AND {key} IN (SELECT UNNEST(?::BIGINT[]))) "
         f"SELECT kd.name, m.snapshot, m.run_id, m.at_us, {_RUN_COLUMNS} FROM met m "
         "JOIN datasets kd ON kd.dataset_id = m.dataset_id "
-        "JOIN completes c ON c.run_id = m.run_id AND c.at_us = m.at_us JOIN jobs j ON j.job_id = c.job_id "
+        "JOIN runs c ON c.run_id = m.run_id AND c.at_us = m.at_us JOIN jobs j ON j.job_id = c.job_id "
         "JOIN near x ON x.run_id = m.run_id AND x.at_us = m.at_us "
         f"JOIN datasets xd ON xd.dataset_id = x.dataset_id WHERE TRUE {latest}",
-        [snapshot_key(dataset_id(table), snapshot)],
+        [*bounds, listed, *bounds, listed, sorted(reached)],
     )
+
+
+LEVELS_LOOKED_UP = 1
+"""How many levels a DuckDB trace walks a query per level before it walks the rest by recursion."""
+
+NEAR_US = 86_400_000_000
+"""How far (a day, in microseconds) before and after the instants met the recursion of a DuckDB trace looks first."""
+
+
+def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], set[int]]:
+    """Return the keys a walk of `snapshot_reads` from `first` reaches, and the instants of the rows it follows.
+
+    The first `LEVELS_LOOKED_UP` levels a query each (a scan that keeps the level's keys). The rest, from the keys the
+    last of those reached, one recursive query over the rows within `NEAR_US` of the instants met, then one query for
+    the rows outside them that leave a key reached: when those reach a new key, one recursive query over the whole
+    table goes on from the new keys.
+    """
+    start, to = ("read_key", "written_key") if forward else ("written_key", "read_key")
+    reached = {first}
+    instants: set[int] = set()
+    level = [first]
+    for _ in range(LEVELS_LOOKED_UP):
+        if not level:
+            return reached, instants
+        listed = ", ".join(str(int(key)) for key in level)
+        rows = engine.query(f"SELECT {to}, at_us FROM snapshot_reads WHERE {start} IN ({listed})")
+        level = _followed(rows, reached, instants)
+    if level:
+        low, high = min(instants) - NEAR_US, max(instants) + NEAR_US
+        near = "(SELECT * FROM snapshot_reads WHERE at_us BETWEEN ? AND ?)"
+        _followed(engine.query(_recursion(start, to, near), [level, low, high]), reached, instants)
+        outside = engine.query(
+            f"SELECT {to}, at_us FROM snapshot_reads WHERE (at_us < ? OR at_us > ?) AND {start} IN "
+            "(SELECT UNNEST(?::BIGINT[]))",
+            [low, high, sorted(reached)],
+        )
+        level = _followed(outside, reached, instants)
+    if level:
+        _followed(engine.query(_recursion(start, to, "snapshot_reads"), [level]), reached, instants)
+    return reached, instants
+
+
+def _recursion(start: str, to: str, table: str) -> str:
+    """Return the recursive query of the keys reached from a list of keys over `table`, with each row's instant."""
+    return (
+        "WITH RECURSIVE walk (k, at_us) AS (SELECT UNNEST(?::BIGINT[]), CAST(NULL AS BIGINT) UNION "
+        f"SELECT s.{to}, s.at_us FROM walk w JOIN {table} s ON s.{start} = w.k) SELECT k, at_us FROM walk"
+    )
+
+
+def _followed(rows: Sequence[Row], reached: set[int], instants: set[int]) -> list[int]:
+    """Add the rows' keys to `reached` and their instants to `instants`; return the keys not reached before."""
+    level = []
+    for key, at_us in rows:
+        if at_us is not None:
+            instants.add(at_us)
+        if key is not None and key not in reached:
+            reached.add(key)
+            level.append(key)
+    return level

@@ -169,3 +169,27 @@ def test_a_chain_deeper_than_the_recursion_limit_traces(stored):
         lines = store.trace_back(T("out.t1199"), "v1199").lines()
         assert len(lines) == 1201 and lines[-1] == "  " * 1200 + "src.s@s: a source (no run in the lineage wrote it)"
         assert len(store.trace_forward(T("src.s"), "s")) == 1200
+
+
+def test_a_trace_through_runs_months_apart_meets_every_run(stored):
+    days = ["2026-07-01", "2026-07-01", "2026-08-15", "2026-10-01", "2026-10-01"]
+    events = [
+        complete(
+            f"dag.j{i}",
+            dataset(f"out.t{i}", f"v{i}"),
+            run=f"r{i}",
+            time=f"{day}T02:0{i}:00Z",
+            inputs=[dataset(f"out.t{i - 1}" if i else "src.s", f"v{i - 1}" if i else "s")],
+        )
+        for i, day in enumerate(days)
+    ]
+    with stored(events) as store:
+        assert store.trace_back(T("out.t4"), "v4").lines() == [
+            "  " * i + f"out.t{4 - i}@v{4 - i} <- dag.j{4 - i} run r{4 - i} try ? at {days[4 - i]}T02:0{4 - i}:00Z, "
+            "SQL unknown"
+            for i in range(5)
+        ] + ["  " * 5 + "src.s@s: a source (no run in the lineage wrote it)"]
+        forward = store.trace_forward(T("src.s"), "s")
+        assert [(str(c.table), c.snapshot, c.run.run_id) for c in forward] == [
+            (f"out.t{i}", f"v{i}", f"r{i}") for i in range(5)
+        ]
