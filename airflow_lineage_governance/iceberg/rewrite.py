@@ -16,7 +16,6 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, replace
 
 import duckdb
@@ -67,7 +66,7 @@ from airflow_lineage_governance.iceberg.read import (
 from airflow_lineage_governance.iceberg.resources import Resources, memory_bytes, spill_folder
 from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_rows
 from airflow_lineage_governance.iceberg.run import StatementRun
-from airflow_lineage_governance.iceberg.session import SessionSettings, apply_session
+from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.sort_order import mark_sorted, sort_plan
 from airflow_lineage_governance.iceberg.touched import touched_files_query
 from airflow_lineage_governance.iceberg.types import facet_fields, quoted, result_type, text_literal
@@ -246,14 +245,12 @@ def _rewrite(
     connection = sandboxed_connection(session, resources, spill, database)
     staging = os.path.join(spill, f"result-{uuid.uuid4().hex}")
     os.mkdir(staging)
-    bound: _BackgroundBound | None = None
     try:
-        bound = _BackgroundBound(connection, session)
         reads = [expose_planned(connection, plan) for plan in planned]
         whole = expose_planned(connection, planned_target, file_column=FILE_COLUMN)
         pruning = _partition_values(connection, parsed, table, whole)
         lock_down(connection, [whole, *reads], staging)
-        bound.start(parsed, table)
+        scope = _checked_filter(table, row_filter(parsed, connection, table.schema().column_names))
         touched = _touched_files(connection, parsed, whole, _candidate_files(connection, pruning, whole))
         name = duckdb_name(connection, ref)
         kind = "VIEW" if whole.files else "TABLE"
@@ -278,10 +275,7 @@ def _rewrite(
             if not _written_by_duckdb(table, after, staging, written, ordered=bool(plan.order_by)):
                 _write_rows(ref, table, after, written, writers=1 if database else WRITERS)
             mark_sorted(written.files, plan.sort_order_id)
-        scope = bound.result()
     finally:
-        if bound is not None:
-            bound.close()
         if database is None:
             closing.append(close_in_background(connection))
         else:
@@ -296,44 +290,6 @@ def _rewrite(
     return _Rewritten(
         [whole.data_files[path] for path in touched], scope, counts.changed > 0, counts, [pinned, *reads], returned
     )
-
-
-class _BackgroundBound:
-    """The statement's row filter (`bounds.row_filter`), computed while the statement's rows are read and rewritten.
-
-    On a cursor of the statement's connection (the same database, under the same session settings), in a thread of
-    its own: DuckDB holds no Python lock while it runs the filter's queries. The filter reads only the statement's
-    sources and constants (a statement reading its target elsewhere has none), never the target being rewritten.
-    """
-
-    def __init__(self, connection: duckdb.DuckDBPyConnection, session: SessionSettings | None) -> None:
-        """Open the cursor; call before the connection is locked down."""
-        self._cursor = connection.cursor()
-        apply_session(self._cursor, session or SessionSettings())
-        self._found: Future[BooleanExpression] = Future()
-        self._thread: threading.Thread | None = None
-
-    def start(self, parsed: ParsedDml, table: Table) -> None:
-        """Start computing the filter of `parsed` on `table`'s columns; call once the connection is locked down."""
-        self._thread = threading.Thread(target=self._compute, args=(parsed, table), name="row-filter", daemon=True)
-        self._thread.start()
-
-    def _compute(self, parsed: ParsedDml, table: Table) -> None:
-        try:
-            found = row_filter(parsed, self._cursor, table.schema().column_names)
-            self._found.set_result(_checked_filter(table, found))
-        except BaseException as error:  # handed to the caller of result()
-            self._found.set_exception(error)
-
-    def result(self) -> BooleanExpression:
-        """Return the filter, waiting for it."""
-        return self._found.result()
-
-    def close(self) -> None:
-        """Wait for the thread and close the cursor."""
-        if self._thread is not None:
-            self._thread.join()
-        self._cursor.close()
 
 
 def _work_database(table: Table, resources: Resources | None, spill: str) -> str | None:
