@@ -48,14 +48,17 @@ def parquet_compression(metadata: TableMetadata) -> Compression | None:
     when none is set; another codec as it is.
 
     Returns:
-        The compression, or None when DuckDB cannot write it (a level set for a codec other than zstd).
+        The compression, or None when DuckDB cannot write it (a level set for a codec other than zstd, or a level
+        that is not a whole number, which pyiceberg's writer refuses in its own words).
     """
     properties = metadata.properties
     codec = str(properties.get(TableProperties.PARQUET_COMPRESSION, TableProperties.PARQUET_COMPRESSION_DEFAULT))
     level = properties.get(TableProperties.PARQUET_COMPRESSION_LEVEL)
-    if codec.lower() != "zstd":
-        return None if level is not None else Compression(codec)
-    return Compression(codec, int(level) if level is not None else pa.Codec.default_compression_level("zstd"))
+    if level is None:
+        return Compression(codec, pa.Codec.default_compression_level("zstd") if codec.lower() == "zstd" else None)
+    if codec.lower() != "zstd" or not str(level).strip().lstrip("-").isdigit():
+        return None
+    return Compression(codec, int(level))
 
 
 @dataclass(frozen=True)

@@ -266,3 +266,17 @@ def test_a_level_set_for_a_codec_duckdb_cannot_level_goes_through_pyiceberg_s_wr
         for task in table.scan().plan_files()
     } == {"GZIP"}
     assert set(table.scan().to_arrow().column("small").to_pylist()) == {0}
+
+
+def test_a_compression_level_that_is_not_a_number_fails_the_rewrite_in_one_sentence(seeded):
+    from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
+
+    run_statement(seeded, kind=CTAS, target="out.unleveled", query=EVERY_DIRECT_TYPE, sources=[])
+    with seeded.load_table("out.unleveled").transaction() as transaction:
+        transaction.set_properties({"write.parquet.compression-level": "high"})
+    before = seeded.load_table("out.unleveled").current_snapshot().snapshot_id
+    with pytest.raises(IcebergWriteError) as raised:
+        rewrite_statement(seeded, target="out.unleveled", dml="UPDATE out.unleveled SET small = 0", sources=[])
+    assert str(raised.value).startswith("out.unleveled: the rewritten rows could not be written (")
+    assert "write.parquet.compression-level" in str(raised.value) and "\n" not in str(raised.value)
+    assert seeded.load_table("out.unleveled").current_snapshot().snapshot_id == before
