@@ -54,11 +54,13 @@ def parquet_compression(metadata: TableMetadata) -> Compression | None:
     properties = metadata.properties
     codec = str(properties.get(TableProperties.PARQUET_COMPRESSION, TableProperties.PARQUET_COMPRESSION_DEFAULT))
     level = properties.get(TableProperties.PARQUET_COMPRESSION_LEVEL)
+    zstd = codec.lower() == "zstd"
     if level is None:
-        return Compression(codec, pa.Codec.default_compression_level("zstd") if codec.lower() == "zstd" else None)
-    if codec.lower() != "zstd" or not str(level).strip().lstrip("-").isdigit():
+        return Compression(codec, pa.Codec.default_compression_level("zstd") if zstd else None)
+    try:
+        return Compression(codec, int(level)) if zstd else None
+    except ValueError:
         return None
-    return Compression(codec, int(level))
 
 
 @dataclass(frozen=True)

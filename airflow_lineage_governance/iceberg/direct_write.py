@@ -139,12 +139,12 @@ def write_directly(metadata: TableMetadata, io: FileIO, writer: DuckDBFileWriter
     Raises:
         NotDirectlyWritable: when DuckDB's files are not what the table takes (nothing is written then).
     """
-    partitions = partition_columns(metadata) or []
-    folder = os.path.join(writer.staging, str(written.write_uuid))
-    os.mkdir(folder)
     compression = parquet_compression(metadata)
     if compression is None:
         raise NotDirectlyWritable(TableProperties.PARQUET_COMPRESSION_LEVEL)
+    partitions = partition_columns(metadata) or []
+    folder = os.path.join(writer.staging, str(written.write_uuid))
+    os.mkdir(folder)
     # A partition's files get a random part in their name: no two files of one write can meet under one name.
     numbered = "{uuid}" if partitions else "{i}"
     try:
