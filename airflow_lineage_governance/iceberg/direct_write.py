@@ -10,8 +10,13 @@ import shutil
 
 import pyarrow.parquet as pq
 from pyiceberg.io import FileIO
-from pyiceberg.io.pyarrow import parquet_file_to_data_file
-from pyiceberg.manifest import DataFile
+from pyiceberg.io.pyarrow import (
+    _check_pyarrow_schema_compatible,  # pyiceberg's own check of a file it adds (private in 0.12)
+    compute_statistics_plan,
+    data_file_statistics_from_parquet_metadata,
+    parquet_path_to_id_mapping,
+)
+from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
 from pyiceberg.table import TableProperties
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.transforms import IdentityTransform
@@ -175,7 +180,7 @@ def write_directly(metadata: TableMetadata, io: FileIO, writer: DuckDBFileWriter
     for name, footer in staged.items():
         path = f"{location.rstrip('/')}/{name}"
         try:
-            data_file = parquet_file_to_data_file(io, metadata, path)
+            data_file = _data_file(metadata, path, footer, os.path.getsize(os.path.join(target, name)))
             _check_partition(metadata, footer, data_file)
         except ValueError:
             for moved in staged:
@@ -186,6 +191,33 @@ def write_directly(metadata: TableMetadata, io: FileIO, writer: DuckDBFileWriter
         written.files.append(data_file)
         written.rows += data_file.record_count
     return None
+
+
+def _data_file(metadata: TableMetadata, path: str, footer: pq.FileMetaData, size: int) -> DataFile:
+    """Return the data file at `path` as pyiceberg's `parquet_file_to_data_file` makes it, from its footer as read.
+
+    Raises:
+        ValueError: when the file's schema is not one the table takes.
+    """
+    schema = metadata.schema()
+    _check_pyarrow_schema_compatible(schema, footer.schema.to_arrow_schema(), format_version=metadata.format_version)
+    statistics = data_file_statistics_from_parquet_metadata(
+        parquet_metadata=footer,
+        stats_columns=compute_statistics_plan(schema, metadata.properties),
+        parquet_column_mapping=parquet_path_to_id_mapping(schema),
+    )
+    return DataFile.from_args(
+        content=DataFileContent.DATA,
+        file_path=path,
+        file_format=FileFormat.PARQUET,
+        partition=statistics.partition(metadata.spec(), schema),
+        file_size_in_bytes=size,
+        sort_order_id=None,
+        spec_id=metadata.default_spec_id,
+        equality_ids=None,
+        key_metadata=None,
+        **statistics.to_serialized_dict(),
+    )
 
 
 def _files_under(folder: str) -> list[str]:

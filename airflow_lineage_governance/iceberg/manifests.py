@@ -7,14 +7,109 @@ statement's life, and the commit's snapshot producer (`read_manifests_through`) 
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from pyiceberg.io import FileIO
-from pyiceberg.manifest import DataFileContent, ManifestContent, ManifestEntry, ManifestEntryStatus, ManifestFile
+from pyiceberg.avro.decoder import new_decoder
+from pyiceberg.avro.file import AvroFile
+from pyiceberg.avro.reader import Reader
+from pyiceberg.avro.resolver import resolve_reader
+from pyiceberg.io import FileIO, InputFile
+from pyiceberg.manifest import (
+    DEFAULT_READ_VERSION,
+    MANIFEST_ENTRY_SCHEMAS,
+    MANIFEST_LIST_FILE_SCHEMAS,
+    DataFile,
+    DataFileContent,
+    FileFormat,
+    ManifestContent,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+    PartitionFieldSummary,
+    _inherit_from_manifest,  # pyiceberg's own sequence-number inheritance (private in 0.12)
+)
+from pyiceberg.schema import Schema
 from pyiceberg.table import FileScanTask
 from pyiceberg.table.snapshots import Snapshot
-from pyiceberg.typedef import KeyDefaultDict
+from pyiceberg.typedef import KeyDefaultDict, StructProtocol
+
+READERS_KEPT = 64
+"""The most Avro readers `ResolvedAvroFile` keeps, one per file schema and kind of record read."""
+
+_SCHEMA_KEY = "avro.schema"
+_ENTRY_TYPES: dict[int, Callable[..., StructProtocol]] = {-1: ManifestEntry, 2: DataFile}
+_ENTRY_ENUMS: dict[int, Callable[..., Any]] = {0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent}
+_LIST_TYPES: dict[int, Callable[..., StructProtocol]] = {-1: ManifestFile, 508: PartitionFieldSummary}
+_LIST_ENUMS: dict[int, Callable[..., Any]] = {517: ManifestContent}
+
+Struct = TypeVar("Struct", bound=StructProtocol)
+
+
+class ResolvedAvroFile(AvroFile[Struct]):
+    """pyiceberg's Avro file, whose schema and reader are resolved once per file schema and kind of record read.
+
+    Every manifest of one partition spec, and every manifest list, carries the same Avro schema; pyiceberg resolves
+    it afresh for each file it opens, which costs more than reading a small manifest's records.
+    """
+
+    _resolved: OrderedDict[tuple[str, str], tuple[Schema, Reader]] = OrderedDict()
+    _lock = threading.Lock()
+
+    def __init__(
+        self,
+        input_file: InputFile,
+        kind: str,
+        read_schema: Schema,
+        read_types: dict[int, Callable[..., StructProtocol]],
+        read_enums: dict[int, Callable[..., Any]],
+    ) -> None:
+        """Read `input_file` as records of `read_schema`, their kind named by `kind`."""
+        super().__init__(input_file, read_schema, read_types, read_enums)
+        self.kind = kind
+        self.expected = read_schema
+
+    def __enter__(self) -> ResolvedAvroFile[Struct]:
+        """Read the file's header and take the reader of its schema (resolved on first sight)."""
+        with self.input_file.open() as stream:
+            self.decoder = new_decoder(stream.read())
+        self.header = self._read_header()
+        key = (self.header.meta.get(_SCHEMA_KEY, ""), self.kind)
+        with self._lock:
+            found = self._resolved.get(key)
+            if found is not None:
+                self._resolved.move_to_end(key)
+        if found is None:
+            schema = self.header.get_schema()
+            found = (schema, resolve_reader(schema, self.expected, self.read_types, self.read_enums))
+            with self._lock:
+                self._resolved[key] = found
+                while len(self._resolved) > READERS_KEPT:
+                    self._resolved.popitem(last=False)
+        self.schema, self.reader = found
+        return self
+
+
+def manifest_list(snapshot: Snapshot, io: FileIO) -> tuple[ManifestFile, ...]:
+    """Return the manifests `snapshot`'s manifest list holds, in its order, read through `io`."""
+    read = MANIFEST_LIST_FILE_SCHEMAS[DEFAULT_READ_VERSION]
+    with ResolvedAvroFile[ManifestFile](
+        io.new_input(snapshot.manifest_list), "manifest list", read, _LIST_TYPES, _LIST_ENUMS
+    ) as reader:
+        return tuple(reader)
+
+
+def live_entries(manifest: ManifestFile, io: FileIO) -> list[ManifestEntry]:
+    """Return the manifest's added and existing entries, as pyiceberg's `fetch_manifest_entry` reads them."""
+    read = MANIFEST_ENTRY_SCHEMAS[DEFAULT_READ_VERSION]
+    with ResolvedAvroFile[ManifestEntry](
+        io.new_input(manifest.manifest_path), "manifest", read, _ENTRY_TYPES, _ENTRY_ENUMS
+    ) as reader:
+        return [
+            _inherit_from_manifest(entry, manifest) for entry in reader if entry.status != ManifestEntryStatus.DELETED
+        ]
 
 
 class ManifestEntries:
@@ -29,7 +124,7 @@ class ManifestEntries:
         """Return the manifests of `snapshot`'s manifest list, read through the table's `io`."""
         found = self._lists.get(snapshot.manifest_list)
         if found is None:
-            found = self._lists.setdefault(snapshot.manifest_list, tuple(snapshot.manifests(io)))
+            found = self._lists.setdefault(snapshot.manifest_list, manifest_list(snapshot, io))
         return found
 
     def live(self, manifest: ManifestFile, io: FileIO) -> list[ManifestEntry]:
@@ -40,7 +135,7 @@ class ManifestEntries:
         found = self._entries.get(manifest.manifest_path)
         if found is None:
             if manifest.has_added_files() or manifest.has_existing_files():
-                read = manifest.fetch_manifest_entry(io, discard_deleted=True)
+                read = live_entries(manifest, io)
             else:
                 read = []
             found = self._entries.setdefault(manifest.manifest_path, read)

@@ -15,7 +15,8 @@ from pyiceberg.exceptions import ValidationException
 from pyiceberg.expressions import AlwaysFalse
 from pyiceberg.manifest import DataFile, ManifestFile
 
-from airflow_lineage_governance.iceberg.manifests import ManifestEntries
+from airflow_lineage_governance.iceberg import manifests
+from airflow_lineage_governance.iceberg.manifests import ManifestEntries, ResolvedAvroFile, live_entries, manifest_list
 from airflow_lineage_governance.iceberg.partitioned import commit_files
 from airflow_lineage_governance.iceberg.partitions import parse_partition_by
 from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
@@ -70,15 +71,21 @@ def _on_plain_copy(catalog, dml: str) -> list[dict]:
 
 @pytest.fixture
 def opened(monkeypatch) -> Counter[str]:
-    """Counts each manifest pyiceberg opens, by path (the reads go on as before)."""
+    """Counts each manifest opened, by path, by pyiceberg or by `manifests.live_entries` (the reads go on as before)."""
     counts: Counter[str] = Counter()
     fetch = ManifestFile.fetch_manifest_entry
+    live = manifests.live_entries
 
     def counted(self: ManifestFile, io, discard_deleted: bool = True):
         counts[self.manifest_path] += 1
         return fetch(self, io, discard_deleted)
 
+    def counted_live(manifest: ManifestFile, io):
+        counts[manifest.manifest_path] += 1
+        return live(manifest, io)
+
     monkeypatch.setattr(ManifestFile, "fetch_manifest_entry", counted)
+    monkeypatch.setattr(manifests, "live_entries", counted_live)
     return counts
 
 
@@ -130,3 +137,29 @@ def test_a_concurrent_delete_of_a_file_the_merge_reads_makes_it_start_again(orde
     assert run.reads[0].snapshot_id == erased.write.snapshot_id  # the pinned snapshot's commit was refused
     assert _rows(orders) == expected
     assert (run.write.counts.inserted, run.write.counts.updated) == (3, 0)
+
+
+def test_manifests_read_with_resolved_readers_equal_pyiceberg_reading_them(catalog):
+    """Two specs (a partitioned and an unpartitioned table) and a table whose spec changed: every manifest list and
+    manifest reads as pyiceberg reads it, whichever was read first, and each file schema is resolved once."""
+    create_or_replace(catalog, "shop.orders", _orders(0, 3), {}, partition_by=parse_partition_by(["day"]))
+    create_or_replace(catalog, "shop.flat", _orders(0, 2), {})
+    create_or_replace(catalog, "shop.evolving", _orders(0, 2), {})
+    with catalog.load_table(("shop", "evolving")).update_spec() as spec:
+        spec.add_identity("day")
+    catalog.load_table(("shop", "evolving")).append(_orders(50, 2))
+    ResolvedAvroFile._resolved.clear()
+    for _ in range(2):
+        for name in ("orders", "flat", "evolving"):
+            table = catalog.load_table(("shop", name))
+            snapshot = table.current_snapshot()
+            assert manifest_list(snapshot, table.io) == tuple(snapshot.manifests(table.io))
+            for manifest in manifest_list(snapshot, table.io):
+                ours, theirs = live_entries(manifest, table.io), manifest.fetch_manifest_entry(table.io)
+                assert [(e.status, e.snapshot_id, e.sequence_number, e.data_file) for e in ours] == [
+                    (e.status, e.snapshot_id, e.sequence_number, e.data_file) for e in theirs
+                ]
+                assert [e.data_file.partition for e in ours] == [e.data_file.partition for e in theirs]
+    kinds = sorted(kind for _, kind in ResolvedAvroFile._resolved)
+    assert kinds.count("manifest list") == 1
+    assert kinds.count("manifest") == 2  # by day and unpartitioned: the evolved table's two specs are those
