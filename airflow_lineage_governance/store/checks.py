@@ -66,7 +66,8 @@ def run_events(engine: Engine, dag_id: str, run_id: str) -> list[RunEvent]:
         run_id: The DAG run's id.
 
     Returns:
-        The events of the run's tasks (jobs named `dag_id.task_id`), each parsed from the JSON as first received.
+        The events of the run's tasks (jobs named `dag_id.task_id`), each parsed from the JSON as first received,
+        without the JSON (`raw` is None: the checks read none of it, and it is most of each event's memory).
     """
     prefix = f"{dag_id}."
     rows = engine.query(
@@ -80,6 +81,7 @@ def run_events(engine: Engine, dag_id: str, run_id: str) -> list[RunEvent]:
     for own, block, line in rows:
         event = to_run_event(orjson.loads(stored_body(own, blocks.get(block), line)))
         if event is not None:
+            event.raw = None
             found.append(event)
     return sorted(found, key=lambda e: e.order)
 

@@ -58,22 +58,23 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
         params,
     )
     chosen = {name: (space, rest) for name, space, *rest in runs}  # the first namespace by name wins (sorted last)
+    refs = Refs()
     lines: dict[str, set[LineEdge]] = {}
     for job, space, source_table, source, target_table, target, into_table, kind, subtype in edges:
         if chosen.get(job, ("",))[0] == space:
-            table = TableRef.parse(target_table)
             lines.setdefault(job, set()).add(
                 LineEdge(
-                    ColumnRef(TableRef.parse(source_table), source),
-                    table if into_table else ColumnRef(table, target),
-                    kind,
-                    subtype,
+                    refs.column(source_table, source),
+                    refs.table(target_table) if into_table else refs.column(target_table, target),
+                    refs.text(kind),
+                    refs.text(subtype),
                 )
             )
+    del edges
     read: dict[tuple[str, str], set[TableRef]] = {}
     for job, space, role, name in tables:
         if chosen.get(job, ("",))[0] == space:
-            read.setdefault((job, role), set()).add(TableRef.parse(name))
+            read.setdefault((job, role), set()).add(refs.table(name))
     found = {}
     for job, (_, (run_id, event_time, dag_run_id, try_number, sql_hash)) in sorted(chosen.items()):
         inputs = read.get((job, "input"), set())
@@ -90,3 +91,30 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
             sql_hash,
         )
     return found
+
+
+class Refs:
+    """The tables and columns of one answer, each parsed once and shared by every edge that names it."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, TableRef] = {}
+        self.columns: dict[tuple[str, str], ColumnRef] = {}
+        self.texts: dict[str, str] = {}
+
+    def table(self, name: str) -> TableRef:
+        """Return the table the dotted name names."""
+        found = self.tables.get(name)
+        if found is None:
+            found = self.tables[name] = TableRef.parse(name)
+        return found
+
+    def column(self, table: str, name: str) -> ColumnRef:
+        """Return the column `name` of the table the dotted name `table` names."""
+        found = self.columns.get((table, name))
+        if found is None:
+            found = self.columns[(table, name)] = ColumnRef(self.table(table), name)
+        return found
+
+    def text(self, value: str) -> str:
+        """Return the value, one object for each distinct value (an edge's type and subtype repeat)."""
+        return self.texts.setdefault(value, value)

@@ -54,6 +54,7 @@ def test_the_events_of_a_dag_run_give_the_in_memory_missing_completes_and_parse_
             ]
             assert parse_failures(of_run, "p", run) == parse_failures(received, "p", run)
         assert {e.job_name for e in store.run_events("p", "run-1")} == {"p.good", "p.flaky", "p.broken", "p.crashed"}
+        assert [e.job_name for e in store.run_events("p", "run-1") if e.raw is not None] == []  # no JSON held
         assert store.run_events("p_", "run-1") == []  # no wildcard in a DAG id
 
 

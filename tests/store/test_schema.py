@@ -26,7 +26,7 @@ from tests.support.trace import dataset
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 8
+        assert stats["schema_version"] == SCHEMA_VERSION == 9
         assert stats["rows"] == dict.fromkeys(TABLES, 0)
         assert set(TABLES) | {"store_versions"} <= store.engine.tables()
     with LineageStore.open(store_location) as again:  # opening it again changes nothing
@@ -39,6 +39,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (6, __version__),
             (7, __version__),
             (8, __version__),
+            (9, __version__),
         ]
 
 
@@ -192,6 +193,55 @@ def test_a_version_6_store_learns_its_snapshot_reads_in_the_upgrade(store_locati
     assert [(w is not None, r is not None) for w, r, _ in upgraded].count((True, True)) == 3 and len(upgraded) == 5
 
 
+ONE_COLUMN_INDEXES_UNREAD = {"run_datasets_by_run", "runs_by_job"}
+
+
+def test_a_version_8_store_answers_as_before_without_the_indexes_duckdb_never_reads(
+    store_location, fresh_location, tmp_path
+):
+    events = [
+        complete("dag.a", dataset("out.t", "t1"), run="a1", inputs=[dataset("src.s", "s1")]),
+        complete(
+            "dag.b", dataset("out.v", "v1"), run="b1", time="2026-10-02T02:00:00Z", inputs=[dataset("out.t", "t1")]
+        ),
+        complete(
+            "dag.b", dataset("out.v", "v2"), run="b2", time="2026-10-03T02:00:00Z", inputs=[dataset("src.s", "s2")]
+        ),
+    ]
+    later = complete(
+        "dag.b", dataset("out.v", "v3"), run="b3", time="2026-10-04T02:00:00Z", inputs=[dataset("out.v", "v2")]
+    )
+    path, later_path = write(tmp_path / "events.jsonl", events), write(tmp_path / "later.jsonl", [later])
+    engine = open_engine(store_location)
+    assert migrate(engine, target=8) == 8
+    assert ONE_COLUMN_INDEXES_UNREAD <= _indexes(engine)
+    ingest(engine, FileEventSource(path))
+    engine.close()
+
+    def answers(store: LineageStore) -> tuple[object, ...]:
+        return (
+            flat(store.trace_back(TableRef.parse("out.v"), "v3")),
+            [(str(c.table), c.snapshot, c.run.run_id) for c in store.trace_forward(TableRef.parse("src.s"), "s1")],
+            sorted((str(e.source), str(e.target), e.run_id) for e in store.edges_as_of()),
+            {job: (o.run_id, sorted(map(str, o.tables))) for job, o in store.observed_jobs().items()},
+            store.engine.query("SELECT run_id, state FROM runs ORDER BY run_id"),
+        )
+
+    with LineageStore.open(store_location) as store:  # opened for writing: upgraded in place
+        assert store.version == SCHEMA_VERSION
+        kept = _indexes(store.engine) & ONE_COLUMN_INDEXES_UNREAD
+        assert kept == (set() if store.engine.dialect == "duckdb" else ONE_COLUMN_INDEXES_UNREAD)
+        store.ingest(FileEventSource(later_path))  # a run of a job seen before: its runs' states re-derived
+        upgraded = answers(store)
+    with LineageStore.open(fresh_location(), create=True) as fresh:  # as a store made at the provider's version
+        fresh.ingest(FileEventSource(path))
+        fresh.ingest(FileEventSource(later_path))
+        assert answers(fresh) == upgraded
+    assert upgraded[0] == [("out.v", "v3", "b3"), ("out.v", "v2", "b2"), ("src.s", "s2", None)]
+    assert upgraded[1] == [("out.t", "t1", "a1"), ("out.v", "v1", "b1")]
+    assert upgraded[4] == [("a1", "COMPLETE"), ("b1", "COMPLETE"), ("b2", "COMPLETE"), ("b3", "COMPLETE")]
+
+
 def flat(origin: StoredOrigin) -> list[tuple[str, str | None, str | None]]:
     """Returns each snapshot of a trace back, depth first: its table, snapshot and writer's run id."""
     found = [(str(origin.table), origin.snapshot, origin.run.run_id if origin.run is not None else None)]
@@ -233,7 +283,7 @@ def test_a_duckdb_store_keeps_no_index_duckdb_never_reads(store_location, tmp_pa
     assert migrate(engine) == SCHEMA_VERSION
     kept = _indexes(engine) & TWO_COLUMN_INDEXES
     assert kept == (set() if engine.dialect == "duckdb" else TWO_COLUMN_INDEXES)
-    assert "completes_by_job_alone" in _indexes(engine) and "run_datasets_by_run" in _indexes(engine)
+    assert "completes_by_job_alone" in _indexes(engine)
     engine.close()
     with LineageStore.open(store_location) as store:
         assert [(str(e.source), str(e.target)) for e in store.edges_as_of()] == [("crm.learners.email", "out.t.x")]
