@@ -53,6 +53,9 @@ class PostgresEngine:
         # the store's queries are short: compiling them (PostgreSQL's JIT, on when a plan's estimate is high, as a
         # recursive query's is) would cost more than running them
         self.execute("SET jit = off")
+        # every edge as of a time sorts about 100,000 rows, and a wide impact walk tens of thousands: in memory, not
+        # in files (the server's default of 4 MB spills them)
+        self.execute("SET work_mem = '64MB'")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run a query and return its rows."""

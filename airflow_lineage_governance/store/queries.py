@@ -161,11 +161,19 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
 def _runs(engine: Engine, instant: int) -> list[tuple[str, str, str, str] | None]:
     """Return each job's run at the instant (namespace, name, run id, event time; None: no run then), by name."""
     text = engine.text_order
+    joined = "JOIN completes c ON c.job_id = j.job_id AND c.at_us <= ? AND (c.valid_until_us IS NULL OR "
+    joined += "c.valid_until_us > ?)"
+    if engine.dialect == "postgres":  # a COMPLETE holds until the job's next: only one at its latest instant can
+        # hold, found by two look-ups of the job's index, not a scan of every COMPLETE
+        joined = (
+            "JOIN LATERAL (SELECT c.run_id, c.event_time FROM completes c WHERE c.job_id = j.job_id AND c.at_us = "
+            "(SELECT MAX(m.at_us) FROM completes m WHERE m.job_id = j.job_id AND m.at_us <= ?) AND "
+            "(c.valid_until_us IS NULL OR c.valid_until_us > ?) OFFSET 0) AS c ON TRUE"
+        )
     runs: list[tuple[str, str, str, str] | None] = []
     last = None
     for job_id, namespace, job, run_id, event_time in engine.query(
-        "SELECT j.job_id, j.namespace, j.name, c.run_id, c.event_time FROM jobs j LEFT JOIN completes c ON c.job_id = "
-        "j.job_id AND c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > ?) "
+        f"SELECT j.job_id, j.namespace, j.name, c.run_id, c.event_time FROM jobs j LEFT {joined} "
         f"ORDER BY j.name{text}, j.namespace{text}",
         [instant, instant],
     ):
@@ -356,19 +364,34 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
     """
     text = engine.text_order
     held = "e.valid_from_us <= ? AND (e.valid_until_us IS NULL OR e.valid_until_us > ?)"
+    written = "f.valid_from_us <= ? AND (f.valid_until_us IS NULL OR f.valid_until_us > ?)"
+    if engine.dialect == "postgres":  # each table reached: its writer and columns looked up by key, once
+        expanded = (
+            "LEFT JOIN LATERAL (SELECT sc.column_id FROM (SELECT f.shape_id FROM table_writers f JOIN jobs j ON "
+            f"j.job_id = f.job_id WHERE w.is_table AND f.dataset_id = w.node_id AND {written} ORDER BY "
+            f"j.name{text}, j.namespace{text} LIMIT 1) AS wr JOIN shape_columns sc ON sc.shape_id = wr.shape_id AND "
+            "sc.dataset_id = w.node_id UNION ALL SELECT dc.column_id FROM dataset_columns dc WHERE w.is_table AND "
+            "dc.dataset_id = w.node_id AND NOT EXISTS (SELECT 1 FROM table_writers f WHERE f.dataset_id = w.node_id "
+            f"AND {written})) AS tc ON TRUE"
+        )
+        writers, params = "", [start, instant, instant, instant, instant, instant, instant]
+    else:  # every table's columns at the time, worked out first
+        expanded = "LEFT JOIN table_columns tc ON w.is_table AND tc.dataset_id = w.node_id"
+        writers = (
+            "writer AS MATERIALIZED (SELECT dataset_id, shape_id FROM (SELECT f.dataset_id, f.shape_id, "
+            f"ROW_NUMBER() OVER (PARTITION BY f.dataset_id ORDER BY j.name{text}, j.namespace{text}) AS place FROM "
+            f"table_writers f JOIN jobs j ON j.job_id = f.job_id WHERE {written}) AS w WHERE place = 1), "
+            "table_columns AS MATERIALIZED (SELECT w.dataset_id, sc.column_id FROM writer w JOIN shape_columns sc ON "
+            "sc.shape_id = w.shape_id AND sc.dataset_id = w.dataset_id UNION ALL SELECT dc.dataset_id, dc.column_id "
+            "FROM dataset_columns dc WHERE NOT EXISTS (SELECT 1 FROM writer w WHERE w.dataset_id = dc.dataset_id)), "
+        )
+        params = [instant, instant, start, instant, instant]
     rows = engine.query(
-        "WITH RECURSIVE writer AS MATERIALIZED (SELECT dataset_id, shape_id FROM (SELECT w.dataset_id, w.shape_id, "
-        f"ROW_NUMBER() OVER (PARTITION BY w.dataset_id ORDER BY j.name{text}, j.namespace{text}) AS place FROM "
-        "table_writers w JOIN jobs j ON j.job_id = w.job_id WHERE w.valid_from_us <= ? AND (w.valid_until_us IS NULL "
-        "OR w.valid_until_us > ?)) AS w WHERE place = 1), "
-        "table_columns AS MATERIALIZED (SELECT w.dataset_id, sc.column_id FROM writer w JOIN shape_columns sc ON "
-        "sc.shape_id = w.shape_id AND sc.dataset_id = w.dataset_id UNION ALL SELECT dc.dataset_id, dc.column_id "
-        "FROM dataset_columns dc WHERE NOT EXISTS (SELECT 1 FROM writer w WHERE w.dataset_id = dc.dataset_id)), "
+        f"WITH RECURSIVE {writers}"
         "walk (node_id, is_table, first) AS (SELECT CAST(? AS BIGINT), FALSE, TRUE UNION "
         "SELECT CASE WHEN w.is_table THEN tc.column_id ELSE e.target_id END, NOT w.is_table AND e.into_table, FALSE "
         f"FROM walk w LEFT JOIN column_edges e ON NOT w.is_table AND e.source_column_id = w.node_id AND {held} "
-        "LEFT JOIN table_columns tc ON w.is_table AND tc.dataset_id = w.node_id "
-        "WHERE e.target_id IS NOT NULL OR tc.column_id IS NOT NULL), "
+        f"{expanded} WHERE e.target_id IS NOT NULL OR tc.column_id IS NOT NULL), "
         "through_values (column_id) AS (SELECT e.target_id FROM column_edges e WHERE e.source_column_id = ? AND "
         f"NOT e.into_table AND e.type = 'DIRECT' AND {held} UNION SELECT e.target_id FROM through_values v "
         "JOIN column_edges e ON e.source_column_id = v.column_id AND NOT e.into_table AND e.type = 'DIRECT' AND "
@@ -379,7 +402,7 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
         "dc.column_id = a.node_id JOIN datasets d ON d.dataset_id = CASE WHEN a.part = 'rows' THEN a.node_id ELSE "
         f"dc.dataset_id END ORDER BY a.part, CASE WHEN a.part = 'rows' THEN d.name ELSE d.name || '.' || dc.name "
         f"END{text}",
-        [instant, instant, start, instant, instant, start, instant, instant, instant, instant],
+        [*params, start, instant, instant, instant, instant],
     )
     if not knows(engine, column):
         raise _unknown(column)

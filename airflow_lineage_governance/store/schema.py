@@ -13,7 +13,8 @@ event time read from it (`store/sync.py`); version 5 keeps when each job's run w
 keeps where the last sync of an events file stopped, and each governance run with its findings (`governance_runs`,
 `findings`); version 7 keeps each snapshot read into each snapshot written (`snapshot_reads`); version 8 drops, on
 DuckDB, the indexes of two columns DuckDB never reads; version 9 drops, on DuckDB, the indexes of `runs` by job and
-of `run_datasets` by run, which no DuckDB query reads either.
+of `run_datasets` by run, which no DuckDB query reads either; version 10 keeps, on PostgreSQL, every column of an edge
+the store's questions read in its index by source (`column_edges_by_source`).
 """
 
 from __future__ import annotations
@@ -205,6 +206,19 @@ VERSION_9 = (
     OnlyOn("duckdb", "DROP INDEX IF EXISTS runs_by_job"),
 )
 
+EDGE_COLUMNS_READ = "valid_from_us, valid_until_us, target_id, into_table, type, subtype, masking, job_id"
+"""The columns of `column_edges` an impact walk and every edge as of a time read, besides the source."""
+
+VERSION_10 = (
+    # PostgreSQL answers from the index alone (an index-only scan; the table's rows are far wider, with run ids): a
+    # walk looks up each column's edges in a few index pages, and every edge as of a time scans the index
+    OnlyOn("postgres", "DROP INDEX IF EXISTS column_edges_by_source"),
+    OnlyOn(
+        "postgres",
+        f"CREATE INDEX column_edges_by_source ON column_edges (source_column_id) INCLUDE ({EDGE_COLUMNS_READ})",
+    ),
+)
+
 MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     1: VERSION_1,
     2: VERSION_2,
@@ -215,6 +229,7 @@ MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     7: VERSION_7,
     8: VERSION_8,
     9: VERSION_9,
+    10: VERSION_10,
 }
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 

@@ -179,6 +179,12 @@ class StoredContaminated:
 
 _RUN_COLUMNS = "c.event_time, c.try_number, c.sql_hash, j.name, x.role, xd.name, x.snapshot"
 
+_RUN_FACTS = "c.event_time, c.try_number, c.sql_hash, j.name AS job"
+"""A run's own columns of `_RUN_COLUMNS`, read once per run (PostgreSQL's trace, before its datasets' rows)."""
+
+_RUN_READ = "w.event_time, w.try_number, w.sql_hash, w.job, x.role, xd.name, x.snapshot"
+"""`_RUN_COLUMNS` from the runs read first (`_RUN_FACTS`, aliased `w`) and their datasets' rows."""
+
 
 def _latest_writer(engine: Engine, alias: str, writers: str = "run_datasets l WHERE l.role = 'output'") -> str:
     """Return the condition that the output row `alias` is its snapshot's latest writer (by instant, then run id).
@@ -372,11 +378,12 @@ def _reached_back(engine: Engine, table: TableRef, snapshot: str) -> list[Row]:
         "SELECT i.dataset_id, i.snapshot FROM reached r JOIN run_datasets o ON o.dataset_id = r.dataset_id AND "
         "o.snapshot = r.snapshot AND o.role = 'output' JOIN run_datasets i ON i.run_id = o.run_id AND "
         "i.at_us = o.at_us AND i.role = 'input' AND i.snapshot IS NOT NULL), "
-        "writers AS (SELECT o.dataset_id, o.snapshot, o.run_id, o.at_us FROM reached r JOIN run_datasets o ON "
-        f"o.dataset_id = r.dataset_id AND o.snapshot = r.snapshot AND o.role = 'output' WHERE {latest}) "
-        f"SELECT kd.name, w.snapshot, w.run_id, w.at_us, {_RUN_COLUMNS} FROM writers w "
+        f"writers AS MATERIALIZED (SELECT o.dataset_id, o.snapshot, o.run_id, o.at_us, {_RUN_FACTS} FROM reached r "
+        "JOIN run_datasets o ON o.dataset_id = r.dataset_id AND o.snapshot = r.snapshot AND o.role = 'output' "
+        "JOIN completes c ON c.run_id = o.run_id AND c.at_us = o.at_us JOIN jobs j ON j.job_id = c.job_id "
+        f"WHERE {latest}) "
+        f"SELECT kd.name, w.snapshot, w.run_id, w.at_us, {_RUN_READ} FROM writers w "
         "JOIN datasets kd ON kd.dataset_id = w.dataset_id "
-        "JOIN completes c ON c.run_id = w.run_id AND c.at_us = w.at_us JOIN jobs j ON j.job_id = c.job_id "
         "JOIN run_datasets x ON x.run_id = w.run_id AND x.at_us = w.at_us "
         "JOIN datasets xd ON xd.dataset_id = x.dataset_id",
         [dataset_id(table), snapshot],
@@ -389,12 +396,13 @@ def _reached_forward(engine: Engine, table: TableRef, snapshot: str) -> list[Row
         "WITH RECURSIVE reached (dataset_id, snapshot) AS (SELECT CAST(? AS BIGINT), CAST(? AS TEXT) UNION "
         "SELECT o.dataset_id, o.snapshot FROM reached r JOIN run_datasets i ON i.dataset_id = r.dataset_id AND "
         "i.snapshot = r.snapshot AND i.role = 'input' JOIN run_datasets o ON o.run_id = i.run_id AND "
-        "o.at_us = i.at_us AND o.role = 'output' AND o.snapshot IS NOT NULL) "
-        f"SELECT kd.name, r.snapshot, i.run_id, i.at_us, {_RUN_COLUMNS} FROM reached r "
-        "JOIN datasets kd ON kd.dataset_id = r.dataset_id "
+        "o.at_us = i.at_us AND o.role = 'output' AND o.snapshot IS NOT NULL), "
+        f"readers AS MATERIALIZED (SELECT r.dataset_id, r.snapshot, i.run_id, i.at_us, {_RUN_FACTS} FROM reached r "
         "JOIN run_datasets i ON i.dataset_id = r.dataset_id AND i.snapshot = r.snapshot AND i.role = 'input' "
-        "JOIN completes c ON c.run_id = i.run_id AND c.at_us = i.at_us JOIN jobs j ON j.job_id = c.job_id "
-        "JOIN run_datasets x ON x.run_id = i.run_id AND x.at_us = i.at_us "
+        "JOIN completes c ON c.run_id = i.run_id AND c.at_us = i.at_us JOIN jobs j ON j.job_id = c.job_id) "
+        f"SELECT kd.name, w.snapshot, w.run_id, w.at_us, {_RUN_READ} FROM readers w "
+        "JOIN datasets kd ON kd.dataset_id = w.dataset_id "
+        "JOIN run_datasets x ON x.run_id = w.run_id AND x.at_us = w.at_us "
         "JOIN datasets xd ON xd.dataset_id = x.dataset_id",
         [dataset_id(table), snapshot],
     )

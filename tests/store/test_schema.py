@@ -26,7 +26,7 @@ from tests.support.trace import dataset
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 9
+        assert stats["schema_version"] == SCHEMA_VERSION == 10
         assert stats["rows"] == dict.fromkeys(TABLES, 0)
         assert set(TABLES) | {"store_versions"} <= store.engine.tables()
     with LineageStore.open(store_location) as again:  # opening it again changes nothing
@@ -40,6 +40,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (7, __version__),
             (8, __version__),
             (9, __version__),
+            (10, __version__),
         ]
 
 
@@ -287,3 +288,33 @@ def test_a_duckdb_store_keeps_no_index_duckdb_never_reads(store_location, tmp_pa
     engine.close()
     with LineageStore.open(store_location) as store:
         assert [(str(e.source), str(e.target)) for e in store.edges_as_of()] == [("crm.learners.email", "out.t.x")]
+
+
+def test_a_version_8_store_reads_its_edges_from_the_index_by_source_on_postgres(store_location, tmp_path):
+    engine = open_engine(store_location)
+    assert migrate(engine, target=8) == 8
+    events = [
+        complete("dag.a", output("out.t", {"x": ["crm.learners.email"], "y": ["crm.learners.email"]})),
+        complete("dag.b", output("out.u", {"z": ["out.t.x"]}), time="2026-10-02T02:00:00Z"),
+    ]
+    assert ingest(engine, FileEventSource(write(tmp_path / "events.jsonl", events))).stored == 2
+    engine.close()
+    with LineageStore.open(store_location) as store:
+        assert store.version == SCHEMA_VERSION
+        assert "column_edges_by_source" in _indexes(store.engine)
+        if store.engine.dialect == "postgres":
+            definition = store.engine.query(
+                "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?",
+                ["column_edges_by_source"],
+            )[0][0]
+            assert definition.endswith(
+                "(source_column_id) INCLUDE (valid_from_us, valid_until_us, target_id, into_table, type, subtype, "
+                "masking, job_id)"
+            )
+        impact = store.impact(ColumnRef.parse("crm.learners.email"))
+        assert [str(c) for c in impact.columns_reached] == ["out.t.x", "out.t.y", "out.u.z"]
+        assert [(str(e.source), str(e.target)) for e in store.edges_as_of()] == [
+            ("crm.learners.email", "out.t.x"),
+            ("crm.learners.email", "out.t.y"),
+            ("out.t.x", "out.u.z"),
+        ]
