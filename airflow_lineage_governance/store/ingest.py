@@ -485,11 +485,12 @@ def _lineage(
                 event.dag_run_id,
             )
         )
-        for role, table, snapshot in _versions(raw):
-            table_id = dataset_id(table)
+        for role, name, table_id, snapshot in _versions(raw):
             place = (event.run_id, received.at_us, role, table_id)
-            run_datasets.setdefault(place, (*place, snapshot))
-            datasets.setdefault(table_id, (table_id, str(table), spaces.get(str(table), "")))
+            if place not in run_datasets:
+                run_datasets[place] = (*place, snapshot)
+            if table_id not in datasets:
+                datasets[table_id] = (table_id, name, spaces.get(name, ""))
             if role == "output" and snapshot is not None:
                 snapshots.setdefault((table_id, snapshot), (table_id, snapshot, event.run_id, received.at_us))
     ordered = [shapes[key] for key in sorted(shapes) if key not in committed.get("shapes", ())]
@@ -557,21 +558,33 @@ def _namespaces(raw: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, TableRef, str | None]]:
-    """Yield the role, table and snapshot (the `version` facet, None when absent) of each dataset of the event."""
+@lru_cache(maxsize=1 << 16)  # a history names the same tables in event after event
+def named_dataset_id(name: str) -> int | None:
+    """Return the id of the dataset a table name (`namespace.table`) names; None when it names no table."""
+    try:
+        return dataset_id(TableRef.parse(name))
+    except InvalidNameError:
+        return None
+
+
+def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, str, int, str | None]]:
+    """Yield the role, table name, dataset id and snapshot of each dataset of the event that names a table.
+
+    The snapshot is the `version` facet's, None when absent.
+    """
     for key, role in (("inputs", "input"), ("outputs", "output")):
         datasets = raw.get(key)
         for dataset in datasets if type(datasets) is list else ():
             if type(dataset) is not dict or type(dataset.get("name")) is not str:
                 continue
-            try:
-                table = TableRef.parse(dataset["name"])
-            except InvalidNameError:
+            name = dataset["name"]
+            table_id = named_dataset_id(name)
+            if table_id is None:
                 continue
             facets = dataset.get("facets")
             found = facets.get("version") if type(facets) is dict else None
             version = found.get("datasetVersion") if type(found) is dict else None
-            yield role, table, version if type(version) is str else None
+            yield role, name, table_id, version if type(version) is str else None
 
 
 def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
