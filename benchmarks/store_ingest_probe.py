@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from airflow_lineage_governance.graph.events import FileEventSource  # noqa: E402
 from airflow_lineage_governance.store.lineage_store import LineageStore  # noqa: E402
 
+COUNTED = ("events", "completes", "column_edges", "table_writers", "runs")  # the rows the store holds at the end
 SCRATCH = ("interval_cuts", "edges_rederived", "writers_rederived")  # the temporary tables a batch empties
 
 
@@ -153,10 +154,12 @@ def probe(location: str, events: Path, batch_size: int, explain: int) -> None:
         report = ingest_module.ingest(store.engine, FileEventSource(events), batch_size=batch_size)
         seconds = time.perf_counter() - started
         ingest_module.store_batch = original
+        counts = {table: store.engine.query(f"SELECT COUNT(*) FROM {table}")[0][0] for table in COUNTED}
     for number, (spent, sql) in enumerate(per_batch):
         print(f"batch {number:3d}: {spent:6.2f} s, SQL {sql:6.2f} s")
     in_batches = sum(spent for spent, _ in per_batch)
     print(f"ingest {seconds:.1f} s: store_batch {in_batches:.1f} s, reading and parsing {seconds - in_batches:.1f} s")
+    print("rows: " + ", ".join(f"{table} {count:,}" for table, count in counts.items()))
     for name, spent in sorted(timed.seconds.items(), key=lambda item: -item[1])[:25]:
         print(f"  {spent:7.2f} s  {name}")
     print(

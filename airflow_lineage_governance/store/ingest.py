@@ -587,6 +587,20 @@ def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, str, int, str | None]]
             yield role, name, table_id, version if type(version) is str else None
 
 
+def recent(engine: Engine, bound: str) -> str:
+    """Return the FROM items of each job's COMPLETEs `c` at or after its `bound` instant in `interval_cuts k`.
+
+    On PostgreSQL a lateral subquery, which reads each job's COMPLETEs through the index on job and instant, not a
+    join the planner would make by reading every COMPLETE of the store.
+    """
+    if engine.dialect == "postgres":
+        return (
+            "interval_cuts k CROSS JOIN LATERAL (SELECT * FROM completes WHERE completes.job_id = k.job_id AND "
+            f"completes.at_us >= k.{bound} OFFSET 0) AS c"
+        )
+    return f"completes c JOIN interval_cuts k ON k.job_id = c.job_id AND c.at_us >= k.{bound}"
+
+
 def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     """Re-derive when each COMPLETE was its job's run, each edge's intervals and the job's writes, for the jobs given.
 
@@ -639,8 +653,8 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     )
     engine.execute(
         "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT c.job_id, c.run_id, c.at_us, "
-        f"LEAD(c.at_us) OVER (PARTITION BY c.job_id ORDER BY {order}) AS next_at FROM completes c JOIN interval_cuts "
-        "k ON k.job_id = c.job_id AND c.at_us >= k.cut) AS following WHERE completes.job_id = following.job_id AND "
+        f"LEAD(c.at_us) OVER (PARTITION BY c.job_id ORDER BY {order}) AS next_at FROM {recent(engine, 'cut')}) "
+        "AS following WHERE completes.job_id = following.job_id AND "
         "completes.at_us = following.at_us AND completes.run_id = following.run_id AND "
         "completes.valid_until_us IS DISTINCT FROM following.next_at"
     )
@@ -657,8 +671,7 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     engine.execute(
         f"INSERT INTO edges_rederived ({edge_columns}) "
         "WITH ordered AS (SELECT c.job_id, c.run_id, c.at_us, c.valid_until_us, c.shape_id, ROW_NUMBER() OVER "
-        f"(PARTITION BY c.job_id ORDER BY {order}) AS place FROM completes c JOIN interval_cuts k ON k.job_id = "
-        "c.job_id AND c.at_us >= k.start), "
+        f"(PARTITION BY c.job_id ORDER BY {order}) AS place FROM {recent(engine, 'start')}), "
         "stated AS (SELECT o.job_id, o.place, e.source_column_id, e.target_id, e.into_table, e.type, e.subtype, "
         "e.masking, o.place - ROW_NUMBER() OVER (PARTITION BY o.job_id, e.source_column_id, e.target_id, e.type, "
         "e.subtype, e.masking ORDER BY o.place) AS island FROM ordered o "
