@@ -11,6 +11,7 @@ batch its seconds and its share in SQL, then the statements that took most in al
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import re
 import secrets
@@ -32,6 +33,7 @@ from airflow_lineage_governance.graph.events import FileEventSource  # noqa: E40
 from airflow_lineage_governance.store.lineage_store import LineageStore  # noqa: E402
 
 COUNTED = ("events", "completes", "column_edges", "table_writers", "runs")  # the rows the store holds at the end
+DIGESTED = ("completes", "column_edges", "table_writers", "runs", "shape_edges", "datasets", "run_datasets")
 SCRATCH = ("interval_cuts", "edges_rederived", "writers_rederived")  # the temporary tables a batch empties
 
 
@@ -76,6 +78,12 @@ class Timed:
 
     def tables(self) -> set[str]:
         return self._timed("tables", self.engine.tables)  # type: ignore[no-any-return]
+
+
+def digest(engine: Any, table: str) -> str:
+    """Return a short hash of the table's rows, in order (two ingests that derived the same rows print the same)."""
+    rows = sorted(engine.query(f"SELECT * FROM {table}"), key=repr)
+    return hashlib.sha256(repr(rows).encode()).hexdigest()[:12]
 
 
 def label(sql: str) -> str:
@@ -155,10 +163,12 @@ def probe(location: str, events: Path, batch_size: int, explain: int) -> None:
         seconds = time.perf_counter() - started
         ingest_module.store_batch = original
         counts = {table: store.engine.query(f"SELECT COUNT(*) FROM {table}")[0][0] for table in COUNTED}
+        digests = {table: digest(store.engine, table) for table in DIGESTED}
     for number, (spent, sql) in enumerate(per_batch):
         print(f"batch {number:3d}: {spent:6.2f} s, SQL {sql:6.2f} s")
     in_batches = sum(spent for spent, _ in per_batch)
     print(f"ingest {seconds:.1f} s: store_batch {in_batches:.1f} s, reading and parsing {seconds - in_batches:.1f} s")
+    print("digests: " + ", ".join(f"{table} {value}" for table, value in digests.items()))
     print("rows: " + ", ".join(f"{table} {count:,}" for table, count in counts.items()))
     for name, spent in sorted(timed.seconds.items(), key=lambda item: -item[1])[:25]:
         print(f"  {spent:7.2f} s  {name}")

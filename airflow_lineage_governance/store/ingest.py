@@ -614,6 +614,10 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     is at `cut` (`joined`), the stretches are worked out from it, and a stretch beginning there continues the interval
     that held it (its start kept); else they are worked out from the first COMPLETE of the intervals replaced (`start`),
     which begins a stretch of each of their edges and shapes.
+
+    A joined job whose COMPLETEs from `cut` on all state one shape (`steady`: most runs state the lineage of the run
+    before) has one stretch of each edge and of each table written, from the interval that held `cut` to its last
+    COMPLETE: its intervals ending at or after `cut` are moved on to that COMPLETE in place, not worked out again.
     """
     if not earliest:
         return
@@ -622,11 +626,12 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     jobs = sorted(earliest)
     engine.execute(
         "CREATE TEMPORARY TABLE IF NOT EXISTS interval_cuts (job_id BIGINT PRIMARY KEY, earliest BIGINT, "
-        "cut BIGINT, start BIGINT, joined BOOLEAN)"
+        "cut BIGINT, start BIGINT, joined BOOLEAN, steady BOOLEAN, last_at BIGINT, last_run TEXT)"
     )
     engine.execute("TRUNCATE interval_cuts")
     engine.execute(
-        "INSERT INTO interval_cuts (job_id, earliest) SELECT unnest(CAST(? AS BIGINT[])), unnest(CAST(? AS BIGINT[]))",
+        "INSERT INTO interval_cuts (job_id, earliest, steady) SELECT unnest(CAST(? AS BIGINT[])), "
+        "unnest(CAST(? AS BIGINT[])), FALSE",
         [jobs, [earliest[job] for job in jobs]],
     )
     engine.execute(
@@ -658,6 +663,14 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "completes.at_us = following.at_us AND completes.run_id = following.run_id AND "
         "completes.valid_until_us IS DISTINCT FROM following.next_at"
     )
+    engine.execute(  # the last COMPLETE is the one no other follows
+        "UPDATE interval_cuts SET steady = TRUE, last_at = one.last_at, last_run = one.last_run FROM (SELECT "
+        "c.job_id, MAX(CASE WHEN c.valid_until_us IS NULL THEN c.at_us END) AS last_at, MAX(CASE WHEN "
+        f"c.valid_until_us IS NULL THEN c.run_id END) AS last_run FROM {recent(engine, 'cut')} WHERE k.joined "
+        "GROUP BY c.job_id HAVING MIN(c.shape_id) = MAX(c.shape_id) AND "
+        "SUM(CASE WHEN c.valid_until_us IS NULL THEN 1 ELSE 0 END) = 1) AS one "
+        "WHERE interval_cuts.job_id = one.job_id"
+    )
     edge_columns = (
         "job_id, source_column_id, target_id, into_table, type, subtype, masking, valid_from_us, valid_until_us, "
         "first_run_id, last_run_id, last_at_us"
@@ -671,7 +684,7 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     engine.execute(
         f"INSERT INTO edges_rederived ({edge_columns}) "
         "WITH ordered AS (SELECT c.job_id, c.run_id, c.at_us, c.valid_until_us, c.shape_id, ROW_NUMBER() OVER "
-        f"(PARTITION BY c.job_id ORDER BY {order}) AS place FROM {recent(engine, 'start')}), "
+        f"(PARTITION BY c.job_id ORDER BY {order}) AS place FROM {recent(engine, 'start')} WHERE NOT k.steady), "
         "stated AS (SELECT o.job_id, o.place, e.source_column_id, e.target_id, e.into_table, e.type, e.subtype, "
         "e.masking, o.place - ROW_NUMBER() OVER (PARTITION BY o.job_id, e.source_column_id, e.target_id, e.type, "
         "e.subtype, e.masking ORDER BY o.place) AS island FROM ordered o "
@@ -693,7 +706,11 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     )
     engine.execute(
         "DELETE FROM column_edges WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
-        "column_edges.job_id AND column_edges.last_at_us >= k.cut)"
+        "column_edges.job_id AND column_edges.last_at_us >= k.cut AND NOT k.steady)"
+    )
+    engine.execute(
+        "UPDATE column_edges SET valid_until_us = NULL, last_run_id = k.last_run, last_at_us = k.last_at FROM "
+        "interval_cuts k WHERE k.steady AND column_edges.job_id = k.job_id AND column_edges.last_at_us >= k.cut"
     )
     engine.execute(f"INSERT INTO column_edges ({edge_columns}) SELECT {edge_columns} FROM edges_rederived")
     if writers:
@@ -708,7 +725,7 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
             "COALESCE(p.valid_from_us, s.valid_from_us), s.valid_until_us, s.last_at_us FROM ("
             + STRETCHES.format(
                 text=text,
-                cuts=" JOIN interval_cuts k ON k.job_id = c.job_id AND c.at_us >= k.start",
+                cuts=" JOIN interval_cuts k ON k.job_id = c.job_id AND c.at_us >= k.start AND NOT k.steady",
                 kept=" JOIN interval_cuts k ON k.job_id = i.job_id WHERE l.at_us >= k.cut",
             )
             + f") AS s ({writer_columns}) JOIN interval_cuts k ON k.job_id = s.job_id "
@@ -718,6 +735,10 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         )
         engine.execute(
             "DELETE FROM table_writers WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
-            "table_writers.job_id AND table_writers.last_at_us >= k.cut)"
+            "table_writers.job_id AND table_writers.last_at_us >= k.cut AND NOT k.steady)"
+        )
+        engine.execute(
+            "UPDATE table_writers SET valid_until_us = NULL, last_at_us = k.last_at FROM interval_cuts k WHERE "
+            "k.steady AND table_writers.job_id = k.job_id AND table_writers.last_at_us >= k.cut"
         )
         engine.execute(f"INSERT INTO table_writers ({writer_columns}) SELECT {writer_columns} FROM writers_rederived")
