@@ -132,6 +132,7 @@ def ingest(
 def _ingest(engine: Engine, source: EventSource, batch_size: int, report: IngestReport, read: ReadReport) -> None:
     batch: list[Received] = []
     known: dict[bytes, ShapeRows] = {}
+    committed: Committed = {}
     for raw, line in _with_lines(source, read):
         report.read += 1
         event = to_run_event(raw)
@@ -150,10 +151,10 @@ def _ingest(engine: Engine, source: EventSource, batch_size: int, report: Ingest
             continue
         batch.append(Received(event, micros(event.at), data))
         if len(batch) >= batch_size:
-            store_batch(engine, batch, report, known)
+            store_batch(engine, batch, report, known, committed)
             batch = []
     if batch:
-        store_batch(engine, batch, report, known)
+        store_batch(engine, batch, report, known, committed)
 
 
 def holds_nul(value: Any) -> bool:
@@ -196,8 +197,17 @@ def dumps_event(raw: Any) -> bytes:
         return json.dumps(raw, separators=(",", ":"), default=str).encode()
 
 
+Committed = dict[str, set[int]]
+"""The ids of the rows a table keeps once and for all (jobs, datasets, columns, shapes) that an ingest's batches
+committed, by table: a later batch leaves them out instead of offering them again."""
+
+
 def store_batch(
-    engine: Engine, batch: Sequence[Received], report: IngestReport, known: dict[bytes, ShapeRows] | None = None
+    engine: Engine,
+    batch: Sequence[Received],
+    report: IngestReport,
+    known: dict[bytes, ShapeRows] | None = None,
+    committed: Committed | None = None,
 ) -> None:
     """Store one batch in one transaction, tried again after a deadlock or serialization failure.
 
@@ -206,19 +216,25 @@ def store_batch(
         batch: The batch's good events, in the order received.
         report: The report to count into.
         known: The lineage shapes read so far, by `lineage_key` (kept across the batches of one ingest).
+        committed: The ids committed so far (kept across the batches of one ingest); the batch's are added once it
+            commits.
     """
     unique: dict[tuple[str, str, int], Received] = {}
     for received in batch:
         unique.setdefault((received.event.run_id, received.event.event_type, received.at_us), received)
     for attempt in range(ATTEMPTS):
+        pending: Committed = {}
         try:
             with engine.transaction():
-                stored, completes = _store(engine, unique, known)
+                stored, completes = _store(engine, unique, known, committed or {}, pending)
             break
         except Exception as error:
             if attempt + 1 == ATTEMPTS or not engine.transient(error):
                 raise
             report.retries += 1
+    if committed is not None:
+        for table, ids in pending.items():
+            committed.setdefault(table, set()).update(ids)
     report.batches += 1
     report.stored += stored
     report.completes += completes
@@ -226,12 +242,16 @@ def store_batch(
 
 
 def _store(
-    engine: Engine, unique: dict[tuple[str, str, int], Received], known: dict[bytes, ShapeRows] | None
+    engine: Engine,
+    unique: dict[tuple[str, str, int], Received],
+    known: dict[bytes, ShapeRows] | None,
+    committed: Committed,
+    pending: Committed,
 ) -> tuple[int, int]:
     now = time.time_ns() // 1000
     keys = sorted(unique)
     jobs = {job_id(r.event): (job_id(r.event), r.event.job_namespace, r.event.job_name) for r in unique.values()}
-    engine.insert("jobs", ("job_id", "namespace", "name"), sorted(jobs.values()))
+    engine.insert("jobs", ("job_id", "namespace", "name"), _new(jobs, "jobs", committed, pending))
     blocked = "event_blocks" in engine.tables()  # schema version 3 on; an older store keeps bodies one by one
     block_rows, places = blocks([unique[key].data for key in keys]) if blocked else ([], [])
     rows = []
@@ -277,9 +297,9 @@ def _store(
             "event_blocks", ("block_id", "body"), [row for row in block_rows if used is None or row[0] in used]
         )
     engine.lock(sorted({job_id(r.event) for r in new}))
-    _final_states(engine, sorted({r.event.run_id for r in new}))
+    _final_states(engine, [r.event.run_id for r in new])
     completes = [r for r in new if r.event.event_type == COMPLETE and r.event.raw is not None]
-    _lineage(engine, completes, known)
+    _lineage(engine, completes, known, committed, pending)
     earliest: dict[int, int] = {}
     for received in completes:
         job = job_id(received.event)
@@ -292,18 +312,29 @@ RANK = "CASE event_type " + " ".join(f"WHEN '{kind}' THEN {rank}" for kind, rank
 TERMINAL_TYPES = ", ".join(f"'{kind}'" for kind in TERMINAL)
 
 
-def _final_states(engine: Engine, runs: list[str]) -> None:
-    """Re-derive the final state of the runs.
+def _final_states(engine: Engine, new_runs: list[str]) -> None:
+    """Re-derive the final state of the runs of the events just added (each event's run id, once per event).
 
     The latest terminal event, else the latest event (by instant, then type: COMPLETE beats START at the same instant,
-    then the time as written), as `final_events` reads them.
+    then the time as written), as `final_events` reads them. Only a run with events stored before has a state to
+    replace.
     """
     text = engine.text_order
-    engine.execute(
-        "DELETE FROM runs WHERE job_id IN (SELECT job_id FROM events WHERE run_id IN (SELECT "
-        "unnest(CAST(? AS TEXT[])))) AND run_id IN (SELECT unnest(CAST(? AS TEXT[])))",
-        [runs, runs],
+    added: dict[str, int] = {}
+    for run in new_runs:
+        added[run] = added.get(run, 0) + 1
+    runs = sorted(added)
+    held = engine.query(
+        "SELECT run_id, COUNT(*) FROM events WHERE run_id IN (SELECT unnest(CAST(? AS TEXT[]))) GROUP BY run_id",
+        [runs],
     )
+    before = sorted(run for run, count in held if count > added[run])
+    if before:
+        engine.execute(
+            "DELETE FROM runs WHERE job_id IN (SELECT job_id FROM events WHERE run_id IN (SELECT "
+            "unnest(CAST(? AS TEXT[])))) AND run_id IN (SELECT unnest(CAST(? AS TEXT[])))",
+            [before, before],
+        )
     engine.execute(
         "INSERT INTO runs (run_id, job_id, state, state_terminal, state_at_us, state_rank, state_time, dag_run_id, "
         "try_number) SELECT run_id, job_id, event_type, terminal, at_us, type_rank, event_time, dag_run_id, try_number "
@@ -393,13 +424,30 @@ def lineage_key(raw: dict[str, Any]) -> bytes | None:
         return None
 
 
-def _lineage(engine: Engine, completes: Iterable[Received], known: dict[bytes, ShapeRows] | None = None) -> None:
+def _new(rows: dict[int, Row], table: str, committed: Committed, pending: Committed) -> list[Row]:
+    """Return the rows, by id, whose id is not committed yet, noting their ids as pending for the table."""
+    done = committed.get(table, set())
+    fresh = [rows[key] for key in sorted(rows) if key not in done]
+    pending.setdefault(table, set()).update(row[0] for row in fresh)
+    return fresh
+
+
+def _lineage(
+    engine: Engine,
+    completes: Iterable[Received],
+    known: dict[bytes, ShapeRows] | None = None,
+    committed: Committed | None = None,
+    pending: Committed | None = None,
+) -> None:
     """Add each COMPLETE's lineage.
 
     Its datasets and columns, its shape (edges, columns named, tables written), the snapshots it read and wrote. `known`
-    keeps the shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before).
+    keeps the shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before); the rows
+    of the ids in `committed` are left out, and the ids of those added noted in `pending`.
     """
     known = {} if known is None else known
+    committed = {} if committed is None else committed
+    pending = {} if pending is None else pending
     datasets: dict[int, Row] = {}
     columns: dict[int, Row] = {}
     shapes: dict[int, ShapeRows] = {}
@@ -437,16 +485,20 @@ def _lineage(engine: Engine, completes: Iterable[Received], known: dict[bytes, S
                 event.dag_run_id,
             )
         )
-        for role, table, snapshot in _versions(raw):
-            table_id = dataset_id(table)
+        for role, name, table_id, snapshot in _versions(raw):
             place = (event.run_id, received.at_us, role, table_id)
-            run_datasets.setdefault(place, (*place, snapshot))
-            datasets.setdefault(table_id, (table_id, str(table), spaces.get(str(table), "")))
+            if place not in run_datasets:
+                run_datasets[place] = (*place, snapshot)
+            if table_id not in datasets:
+                datasets[table_id] = (table_id, name, spaces.get(name, ""))
             if role == "output" and snapshot is not None:
                 snapshots.setdefault((table_id, snapshot), (table_id, snapshot, event.run_id, received.at_us))
-    ordered = [shapes[key] for key in sorted(shapes)]
-    engine.insert("datasets", ("dataset_id", "name", "namespace"), _sorted(datasets))
-    engine.insert("dataset_columns", ("column_id", "dataset_id", "name"), _sorted(columns))
+    ordered = [shapes[key] for key in sorted(shapes) if key not in committed.get("shapes", ())]
+    pending.setdefault("shapes", set()).update(r.shape_id for r in ordered)
+    engine.insert("datasets", ("dataset_id", "name", "namespace"), _new(datasets, "datasets", committed, pending))
+    engine.insert(
+        "dataset_columns", ("column_id", "dataset_id", "name"), _new(columns, "dataset_columns", committed, pending)
+    )
     engine.insert("shapes", ("shape_id", "wrong_parts"), [(r.shape_id, r.wrong_parts) for r in ordered])
     engine.insert(
         "shape_columns",
@@ -506,21 +558,47 @@ def _namespaces(raw: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, TableRef, str | None]]:
-    """Yield the role, table and snapshot (the `version` facet, None when absent) of each dataset of the event."""
+@lru_cache(maxsize=1 << 16)  # a history names the same tables in event after event
+def named_dataset_id(name: str) -> int | None:
+    """Return the id of the dataset a table name (`namespace.table`) names; None when it names no table."""
+    try:
+        return dataset_id(TableRef.parse(name))
+    except InvalidNameError:
+        return None
+
+
+def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, str, int, str | None]]:
+    """Yield the role, table name, dataset id and snapshot of each dataset of the event that names a table.
+
+    The snapshot is the `version` facet's, None when absent.
+    """
     for key, role in (("inputs", "input"), ("outputs", "output")):
         datasets = raw.get(key)
         for dataset in datasets if type(datasets) is list else ():
             if type(dataset) is not dict or type(dataset.get("name")) is not str:
                 continue
-            try:
-                table = TableRef.parse(dataset["name"])
-            except InvalidNameError:
+            name = dataset["name"]
+            table_id = named_dataset_id(name)
+            if table_id is None:
                 continue
             facets = dataset.get("facets")
             found = facets.get("version") if type(facets) is dict else None
             version = found.get("datasetVersion") if type(found) is dict else None
-            yield role, table, version if type(version) is str else None
+            yield role, name, table_id, version if type(version) is str else None
+
+
+def recent(engine: Engine, bound: str) -> str:
+    """Return the FROM items of each job's COMPLETEs `c` at or after its `bound` instant in `interval_cuts k`.
+
+    On PostgreSQL a lateral subquery, which reads each job's COMPLETEs through the index on job and instant, not a
+    join the planner would make by reading every COMPLETE of the store.
+    """
+    if engine.dialect == "postgres":
+        return (
+            "interval_cuts k CROSS JOIN LATERAL (SELECT * FROM completes WHERE completes.job_id = k.job_id AND "
+            f"completes.at_us >= k.{bound} OFFSET 0) AS c"
+        )
+    return f"completes c JOIN interval_cuts k ON k.job_id = c.job_id AND c.at_us >= k.{bound}"
 
 
 def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
@@ -536,6 +614,10 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     is at `cut` (`joined`), the stretches are worked out from it, and a stretch beginning there continues the interval
     that held it (its start kept); else they are worked out from the first COMPLETE of the intervals replaced (`start`),
     which begins a stretch of each of their edges and shapes.
+
+    A joined job whose COMPLETEs from `cut` on all state one shape (`steady`: most runs state the lineage of the run
+    before) has one stretch of each edge and of each table written, from the interval that held `cut` to its last
+    COMPLETE: its intervals ending at or after `cut` are moved on to that COMPLETE in place, not worked out again.
     """
     if not earliest:
         return
@@ -544,11 +626,12 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     jobs = sorted(earliest)
     engine.execute(
         "CREATE TEMPORARY TABLE IF NOT EXISTS interval_cuts (job_id BIGINT PRIMARY KEY, earliest BIGINT, "
-        "cut BIGINT, start BIGINT, joined BOOLEAN)"
+        "cut BIGINT, start BIGINT, joined BOOLEAN, steady BOOLEAN, last_at BIGINT, last_run TEXT)"
     )
-    engine.execute("DELETE FROM interval_cuts")
+    engine.execute("TRUNCATE interval_cuts")
     engine.execute(
-        "INSERT INTO interval_cuts (job_id, earliest) SELECT unnest(CAST(? AS BIGINT[])), unnest(CAST(? AS BIGINT[]))",
+        "INSERT INTO interval_cuts (job_id, earliest, steady) SELECT unnest(CAST(? AS BIGINT[])), "
+        "unnest(CAST(? AS BIGINT[])), FALSE",
         [jobs, [earliest[job] for job in jobs]],
     )
     engine.execute(
@@ -575,10 +658,18 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     )
     engine.execute(
         "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT c.job_id, c.run_id, c.at_us, "
-        f"LEAD(c.at_us) OVER (PARTITION BY c.job_id ORDER BY {order}) AS next_at FROM completes c JOIN interval_cuts "
-        "k ON k.job_id = c.job_id AND c.at_us >= k.cut) AS following WHERE completes.job_id = following.job_id AND "
+        f"LEAD(c.at_us) OVER (PARTITION BY c.job_id ORDER BY {order}) AS next_at FROM {recent(engine, 'cut')}) "
+        "AS following WHERE completes.job_id = following.job_id AND "
         "completes.at_us = following.at_us AND completes.run_id = following.run_id AND "
         "completes.valid_until_us IS DISTINCT FROM following.next_at"
+    )
+    engine.execute(  # the last COMPLETE is the one no other follows
+        "UPDATE interval_cuts SET steady = TRUE, last_at = one.last_at, last_run = one.last_run FROM (SELECT "
+        "c.job_id, MAX(CASE WHEN c.valid_until_us IS NULL THEN c.at_us END) AS last_at, MAX(CASE WHEN "
+        f"c.valid_until_us IS NULL THEN c.run_id END) AS last_run FROM {recent(engine, 'cut')} WHERE k.joined "
+        "GROUP BY c.job_id HAVING MIN(c.shape_id) = MAX(c.shape_id) AND "
+        "SUM(CASE WHEN c.valid_until_us IS NULL THEN 1 ELSE 0 END) = 1) AS one "
+        "WHERE interval_cuts.job_id = one.job_id"
     )
     edge_columns = (
         "job_id, source_column_id, target_id, into_table, type, subtype, masking, valid_from_us, valid_until_us, "
@@ -589,12 +680,11 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "target_id BIGINT, into_table BOOLEAN, type TEXT, subtype TEXT, masking BOOLEAN, valid_from_us BIGINT, "
         "valid_until_us BIGINT, first_run_id TEXT, last_run_id TEXT, last_at_us BIGINT)"
     )
-    engine.execute("DELETE FROM edges_rederived")
+    engine.execute("TRUNCATE edges_rederived")
     engine.execute(
         f"INSERT INTO edges_rederived ({edge_columns}) "
         "WITH ordered AS (SELECT c.job_id, c.run_id, c.at_us, c.valid_until_us, c.shape_id, ROW_NUMBER() OVER "
-        f"(PARTITION BY c.job_id ORDER BY {order}) AS place FROM completes c JOIN interval_cuts k ON k.job_id = "
-        "c.job_id AND c.at_us >= k.start), "
+        f"(PARTITION BY c.job_id ORDER BY {order}) AS place FROM {recent(engine, 'start')} WHERE NOT k.steady), "
         "stated AS (SELECT o.job_id, o.place, e.source_column_id, e.target_id, e.into_table, e.type, e.subtype, "
         "e.masking, o.place - ROW_NUMBER() OVER (PARTITION BY o.job_id, e.source_column_id, e.target_id, e.type, "
         "e.subtype, e.masking ORDER BY o.place) AS island FROM ordered o "
@@ -616,7 +706,11 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     )
     engine.execute(
         "DELETE FROM column_edges WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
-        "column_edges.job_id AND column_edges.last_at_us >= k.cut)"
+        "column_edges.job_id AND column_edges.last_at_us >= k.cut AND NOT k.steady)"
+    )
+    engine.execute(
+        "UPDATE column_edges SET valid_until_us = NULL, last_run_id = k.last_run, last_at_us = k.last_at FROM "
+        "interval_cuts k WHERE k.steady AND column_edges.job_id = k.job_id AND column_edges.last_at_us >= k.cut"
     )
     engine.execute(f"INSERT INTO column_edges ({edge_columns}) SELECT {edge_columns} FROM edges_rederived")
     if writers:
@@ -625,13 +719,13 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
             "CREATE TEMPORARY TABLE IF NOT EXISTS writers_rederived (dataset_id BIGINT, job_id BIGINT, "
             "shape_id BIGINT, valid_from_us BIGINT, valid_until_us BIGINT, last_at_us BIGINT)"
         )
-        engine.execute("DELETE FROM writers_rederived")
+        engine.execute("TRUNCATE writers_rederived")
         engine.execute(
             f"INSERT INTO writers_rederived ({writer_columns}) SELECT s.dataset_id, s.job_id, s.shape_id, "
             "COALESCE(p.valid_from_us, s.valid_from_us), s.valid_until_us, s.last_at_us FROM ("
             + STRETCHES.format(
                 text=text,
-                cuts=" JOIN interval_cuts k ON k.job_id = c.job_id AND c.at_us >= k.start",
+                cuts=" JOIN interval_cuts k ON k.job_id = c.job_id AND c.at_us >= k.start AND NOT k.steady",
                 kept=" JOIN interval_cuts k ON k.job_id = i.job_id WHERE l.at_us >= k.cut",
             )
             + f") AS s ({writer_columns}) JOIN interval_cuts k ON k.job_id = s.job_id "
@@ -641,6 +735,10 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         )
         engine.execute(
             "DELETE FROM table_writers WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "
-            "table_writers.job_id AND table_writers.last_at_us >= k.cut)"
+            "table_writers.job_id AND table_writers.last_at_us >= k.cut AND NOT k.steady)"
+        )
+        engine.execute(
+            "UPDATE table_writers SET valid_until_us = NULL, last_at_us = k.last_at FROM interval_cuts k WHERE "
+            "k.steady AND table_writers.job_id = k.job_id AND table_writers.last_at_us >= k.cut"
         )
         engine.execute(f"INSERT INTO table_writers ({writer_columns}) SELECT {writer_columns} FROM writers_rederived")

@@ -50,12 +50,15 @@ class PostgresEngine:
                 f"({reason}); check the connection's host, port, database and login"
             ) from None
         self._staged: set[str] = set()
+        self._keyed: dict[str, bool] = {}
         # the store's queries are short: compiling them (PostgreSQL's JIT, on when a plan's estimate is high, as a
         # recursive query's is) would cost more than running them
         self.execute("SET jit = off")
-        # every edge as of a time sorts about 100,000 rows, and a wide impact walk tens of thousands: in memory, not
-        # in files (the server's default of 4 MB spills them)
-        self.execute("SET work_mem = '64MB'")
+        # every edge as of a time sorts about 100,000 rows, a wide impact walk tens of thousands, and an ingest's batch
+        # sorts and hashes tens of thousands and keeps its work in temporary tables: in memory, not spilled to files
+        # (the server's default work_mem is 4 MB; temp_buffers is set before the session's first temporary table)
+        self.execute(f"SET work_mem = '{WORK_MEM}'")
+        self.execute(f"SET temp_buffers = '{TEMP_BUFFERS}'")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run a query and return its rows."""
@@ -65,6 +68,8 @@ class PostgresEngine:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         """Run a statement."""
+        if sql.lstrip()[:5].upper() in ("CREAT", "ALTER", "DROP "):
+            self._keyed.clear()
         with self.connection.cursor() as cursor:
             cursor.execute(_placeholders(sql), list(params))
 
@@ -74,12 +79,18 @@ class PostgresEngine:
         """Copy the rows into a temporary table, then insert them with `ON CONFLICT DO NOTHING`.
 
         Rows whose key is there already, or repeats within `rows`, are left out; returns `returning` of those added.
+        A table with no key (no conflict to leave out) is copied into directly.
         """
         if not rows:
             return []
         staged = f"staged_{table}"
         listed = ", ".join(columns)
         with self.connection.cursor() as cursor:
+            if not returning and not self._has_key(cursor, table):
+                with cursor.copy(f"COPY {table} ({listed}) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+                return []
             if staged not in self._staged:
                 cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {staged} (LIKE {table})")
                 self._staged.add(staged)
@@ -93,6 +104,15 @@ class PostgresEngine:
                 return cursor.fetchall()
             cursor.execute(sql)
             return []
+
+    def _has_key(self, cursor: psycopg.Cursor[Row], table: str) -> bool:
+        if table not in self._keyed:
+            cursor.execute(
+                "SELECT EXISTS (SELECT 1 FROM pg_index WHERE indrelid = to_regclass(%s) AND indisunique)", [table]
+            )
+            found = cursor.fetchone()
+            self._keyed[table] = bool(found and found[0])
+        return self._keyed[table]
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -139,6 +159,11 @@ class PostgresEngine:
         """Return whether the error is a deadlock or a serialization failure (the batch may be tried again)."""
         return isinstance(error, TRANSIENT)
 
+
+WORK_MEM = "64MB"
+"""The memory each sort or hash of a statement may take before it spills to a file."""
+TEMP_BUFFERS = "64MB"
+"""The memory the session's temporary tables may take before they spill to files."""
 
 TRANSIENT = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 """The errors after which a writer's batch is rolled back and tried again."""

@@ -1,0 +1,182 @@
+"""Where a store's ingest spends its time: each batch's seconds, split into the Python side and each SQL statement.
+
+    .venv/bin/python benchmarks/store_ingest_probe.py EVENTS_FILE [--lines 200000] [--engine postgres]
+        [--batch-size 20000]
+
+Ingests the first `--lines` lines of the JSON Lines file into a new store (PostgreSQL: a server of its own started
+for the run, scripts/postgres/start.sh, stopped by its pid), timing every engine call by its statement. Prints per
+batch its seconds and its share in SQL, then the statements that took most in all, and a RESULT line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from airflow_lineage_governance.graph.events import FileEventSource  # noqa: E402
+from airflow_lineage_governance.store.lineage_store import LineageStore  # noqa: E402
+
+COUNTED = ("events", "completes", "column_edges", "table_writers", "runs")  # the rows the store holds at the end
+DIGESTED = ("completes", "column_edges", "table_writers", "runs", "shape_edges", "datasets", "run_datasets")
+SCRATCH = ("interval_cuts", "edges_rederived", "writers_rederived")  # the temporary tables a batch empties
+
+
+class Timed:
+    """An engine whose calls are timed, each under a short label of its statement."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.batch_sql = 0.0
+        self.explain = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+    def _timed(self, label: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return call(*args, **kwargs)
+        finally:
+            spent = time.perf_counter() - started
+            self.seconds[label] += spent
+            self.batch_sql += spent
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        if self.explain and not sql.startswith(("CREATE", "TRUNCATE", *(f"DELETE FROM {t}" for t in SCRATCH))):
+            started = time.perf_counter()
+            plan = self.engine.query("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
+            print(f"--- {time.perf_counter() - started:.2f} s {label(sql)}")
+            print("\n".join(line[:200] for (line,) in plan))
+            return
+        self._timed(label(sql), self.engine.execute, sql, params)
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return self._timed(label(sql), self.engine.query, sql, params)  # type: ignore[no-any-return]
+
+    def insert(self, table: str, columns: Sequence[str], rows: Sequence[Any], returning: Sequence[str] = ()) -> Any:
+        return self._timed(f"insert {table}", self.engine.insert, table, columns, rows, returning)
+
+    def lock(self, keys: Sequence[int]) -> None:
+        self._timed("lock", self.engine.lock, keys)
+
+    def tables(self) -> set[str]:
+        return self._timed("tables", self.engine.tables)  # type: ignore[no-any-return]
+
+
+def digest(engine: Any, table: str) -> str:
+    """Return a short hash of the table's rows, in order (two ingests that derived the same rows print the same)."""
+    rows = sorted(engine.query(f"SELECT * FROM {table}"), key=repr)
+    return hashlib.sha256(repr(rows).encode()).hexdigest()[:12]
+
+
+def label(sql: str) -> str:
+    words = re.sub(r"\s+", " ", sql).split(" ")
+    return " ".join(words[:4])[:60]
+
+
+def first_lines(path: Path, lines: int, into: Path) -> Path:
+    with path.open("rb") as source, into.open("wb") as copy:
+        for line in itertools.islice(source, lines):
+            copy.write(line)
+    return into
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def postgres(folder: Path) -> Iterator[str]:
+    password, port = secrets.token_hex(16), free_port()
+    subprocess.run(
+        ["bash", str(ROOT / "scripts/postgres/start.sh"), str(folder), str(port)],
+        check=True,
+        env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LINEAGE_STORE_PG_PASSWORD": password},
+        capture_output=True,
+    )
+    try:
+        yield f"postgresql://lineage:{password}@127.0.0.1:{port}/lineage"
+    finally:
+        subprocess.run(["bash", str(ROOT / "scripts/postgres/stop.sh"), str(folder)], check=True)
+
+
+def main(argv: list[str]) -> None:
+    options = argparse.ArgumentParser()
+    options.add_argument("events_file")
+    options.add_argument("--lines", type=int, default=200_000)
+    options.add_argument("--engine", default="postgres", choices=("postgres", "duckdb"))
+    options.add_argument("--batch-size", type=int, default=20000)
+    options.add_argument("--explain", type=int, default=-1, help="the batch whose statements are explained")
+    args = options.parse_args(argv)
+    scratch = Path(tempfile.mkdtemp(prefix="store-ingest-probe-"))
+    try:
+        events = first_lines(Path(args.events_file), args.lines, scratch / "events.jsonl")
+        server = Path(tempfile.mkdtemp(prefix="store-ingest-probe-pg-"))  # the postgres user must reach it
+        servers = postgres(server) if args.engine == "postgres" else iter([str(scratch / "store.duckdb")])
+        location = next(servers)
+        try:
+            probe(location, events, args.batch_size, args.explain)
+        finally:
+            for _ in servers:
+                pass
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(server, ignore_errors=True)
+
+
+def probe(location: str, events: Path, batch_size: int, explain: int) -> None:
+    from airflow_lineage_governance.store import ingest as ingest_module
+
+    with LineageStore.open(location, create=True) as store:
+        timed = Timed(store.engine)
+        original = ingest_module.store_batch
+        per_batch: list[tuple[float, float]] = []
+
+        def store_batch(engine: Any, batch: Any, report: Any, *rest: Any) -> None:
+            timed.batch_sql = 0.0
+            timed.explain = len(per_batch) == explain and store.engine.dialect == "postgres"
+            started = time.perf_counter()
+            original(timed, batch, report, *rest)
+            per_batch.append((time.perf_counter() - started, timed.batch_sql))
+
+        ingest_module.store_batch = store_batch  # type: ignore[assignment]
+        started = time.perf_counter()
+        report = ingest_module.ingest(store.engine, FileEventSource(events), batch_size=batch_size)
+        seconds = time.perf_counter() - started
+        ingest_module.store_batch = original
+        counts = {table: store.engine.query(f"SELECT COUNT(*) FROM {table}")[0][0] for table in COUNTED}
+        digests = {table: digest(store.engine, table) for table in DIGESTED}
+    for number, (spent, sql) in enumerate(per_batch):
+        print(f"batch {number:3d}: {spent:6.2f} s, SQL {sql:6.2f} s")
+    in_batches = sum(spent for spent, _ in per_batch)
+    print(f"ingest {seconds:.1f} s: store_batch {in_batches:.1f} s, reading and parsing {seconds - in_batches:.1f} s")
+    print("digests: " + ", ".join(f"{table} {value}" for table, value in digests.items()))
+    print("rows: " + ", ".join(f"{table} {count:,}" for table, count in counts.items()))
+    for name, spent in sorted(timed.seconds.items(), key=lambda item: -item[1])[:25]:
+        print(f"  {spent:7.2f} s  {name}")
+    print(
+        f"RESULT store_ingest_probe events={report.stored} seconds={seconds:.1f} "
+        f"sql={sum(timed.seconds.values()):.1f} first_batch={per_batch[0][0]:.2f} last_batch={per_batch[-1][0]:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
