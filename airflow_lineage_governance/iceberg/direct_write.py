@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from pyiceberg.io import FileIO
 from pyiceberg.io.pyarrow import (
@@ -177,10 +178,11 @@ def write_directly(metadata: TableMetadata, io: FileIO, writer: DuckDBFileWriter
             shutil.move(os.path.join(folder, name), os.path.join(target, name))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    described = _DataFiles(metadata)
     for name, footer in staged.items():
         path = f"{location.rstrip('/')}/{name}"
         try:
-            data_file = _data_file(metadata, path, footer, os.path.getsize(os.path.join(target, name)))
+            data_file = described.data_file(path, footer, os.path.getsize(os.path.join(target, name)))
             _check_partition(metadata, footer, data_file)
         except ValueError:
             for moved in staged:
@@ -193,31 +195,47 @@ def write_directly(metadata: TableMetadata, io: FileIO, writer: DuckDBFileWriter
     return None
 
 
-def _data_file(metadata: TableMetadata, path: str, footer: pq.FileMetaData, size: int) -> DataFile:
-    """Return the data file at `path` as pyiceberg's `parquet_file_to_data_file` makes it, from its footer as read.
+class _DataFiles:
+    """Describe the files of one write as data files of the table, as pyiceberg's `parquet_file_to_data_file` does.
 
-    Raises:
-        ValueError: when the file's schema is not one the table takes.
+    What the files share (the table's statistics plan and column ids, and each distinct file schema's check) is worked
+    out once per write, not once per file.
     """
-    schema = metadata.schema()
-    _check_pyarrow_schema_compatible(schema, footer.schema.to_arrow_schema(), format_version=metadata.format_version)
-    statistics = data_file_statistics_from_parquet_metadata(
-        parquet_metadata=footer,
-        stats_columns=compute_statistics_plan(schema, metadata.properties),
-        parquet_column_mapping=parquet_path_to_id_mapping(schema),
-    )
-    return DataFile.from_args(
-        content=DataFileContent.DATA,
-        file_path=path,
-        file_format=FileFormat.PARQUET,
-        partition=statistics.partition(metadata.spec(), schema),
-        file_size_in_bytes=size,
-        sort_order_id=None,
-        spec_id=metadata.default_spec_id,
-        equality_ids=None,
-        key_metadata=None,
-        **statistics.to_serialized_dict(),
-    )
+
+    def __init__(self, metadata: TableMetadata) -> None:
+        """Describe files of the table whose metadata is `metadata`."""
+        self.metadata = metadata
+        self.schema = metadata.schema()
+        self.statistics_plan = compute_statistics_plan(self.schema, metadata.properties)
+        self.column_ids = parquet_path_to_id_mapping(self.schema)
+        self.checked: list[pa.Schema] = []
+
+    def data_file(self, path: str, footer: pq.FileMetaData, size: int) -> DataFile:
+        """Return the data file at `path` from its footer as read.
+
+        Raises:
+            ValueError: when the file's schema is not one the table takes.
+        """
+        schema, metadata = self.schema, self.metadata
+        arrow = footer.schema.to_arrow_schema()
+        if not any(arrow.equals(seen, check_metadata=True) for seen in self.checked):
+            _check_pyarrow_schema_compatible(schema, arrow, format_version=metadata.format_version)
+            self.checked.append(arrow)
+        statistics = data_file_statistics_from_parquet_metadata(
+            parquet_metadata=footer, stats_columns=self.statistics_plan, parquet_column_mapping=self.column_ids
+        )
+        return DataFile.from_args(
+            content=DataFileContent.DATA,
+            file_path=path,
+            file_format=FileFormat.PARQUET,
+            partition=statistics.partition(metadata.spec(), schema),
+            file_size_in_bytes=size,
+            sort_order_id=None,
+            spec_id=metadata.default_spec_id,
+            equality_ids=None,
+            key_metadata=None,
+            **statistics.to_serialized_dict(),
+        )
 
 
 def _files_under(folder: str) -> list[str]:

@@ -7,15 +7,19 @@ statement's life, and the commit's snapshot producer (`read_manifests_through`) 
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from pyiceberg.avro.codecs import AVRO_CODEC_KEY, CODEC_MAPPING_ICEBERG_TO_AVRO
 from pyiceberg.avro.decoder import new_decoder
-from pyiceberg.avro.file import AvroFile
+from pyiceberg.avro.file import MAGIC, META_SCHEMA, SYNC_SIZE, AvroFile, AvroFileHeader, AvroOutputFile
 from pyiceberg.avro.reader import Reader
-from pyiceberg.avro.resolver import resolve_reader
+from pyiceberg.avro.resolver import construct_writer, resolve_reader, resolve_writer
+from pyiceberg.avro.writer import Writer
 from pyiceberg.io import FileIO, InputFile
 from pyiceberg.manifest import (
     DEFAULT_READ_VERSION,
@@ -28,16 +32,20 @@ from pyiceberg.manifest import (
     ManifestEntry,
     ManifestEntryStatus,
     ManifestFile,
+    ManifestWriter,
     PartitionFieldSummary,
     _inherit_from_manifest,  # pyiceberg's own sequence-number inheritance (private in 0.12)
 )
 from pyiceberg.schema import Schema
-from pyiceberg.table import FileScanTask
+from pyiceberg.table import FileScanTask, TableProperties
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.typedef import KeyDefaultDict, StructProtocol
+from pyiceberg.utils.schema_conversion import AvroSchemaConversion
 
 READERS_KEPT = 64
 """The most Avro readers `ResolvedAvroFile` keeps, one per file schema and kind of record read."""
+WRITERS_KEPT = 64
+"""The most Avro writers `ResolvedManifestOutput` keeps, one per manifest format and partition type."""
 
 _SCHEMA_KEY = "avro.schema"
 _ENTRY_TYPES: dict[int, Callable[..., StructProtocol]] = {-1: ManifestEntry, 2: DataFile}
@@ -90,6 +98,65 @@ class ResolvedAvroFile(AvroFile[Struct]):
                     self._resolved.popitem(last=False)
         self.schema, self.reader = found
         return self
+
+
+class ResolvedManifestOutput(AvroOutputFile[ManifestEntry]):
+    """pyiceberg's Avro output file of a manifest, whose writer and schema are resolved once per partition type.
+
+    Every manifest of one format version and partition type has the same Avro schema; pyiceberg builds its schemas,
+    resolves its writer and converts it to Avro JSON afresh for each manifest it writes, which costs more than writing
+    a small manifest's entries. The file written is the same.
+    """
+
+    _resolved: OrderedDict[tuple[str, str], tuple[Schema, Writer, str]] = OrderedDict()
+    _lock = threading.Lock()
+    _header_writer = construct_writer(META_SCHEMA)
+    schema_name = "manifest_entry"
+
+    def __init__(self, manifest: ManifestWriter) -> None:
+        """Write `manifest`'s entries to its output file with the writer of its partition type (resolved once)."""
+        key = (type(manifest).__qualname__, manifest._spec.partition_type(manifest._schema).model_dump_json())
+        with self._lock:
+            found = self._resolved.get(key)
+            if found is not None:
+                self._resolved.move_to_end(key)
+        if found is None:
+            file_schema = manifest._with_partition(manifest.version)
+            writer = resolve_writer(
+                record_schema=manifest._with_partition(DEFAULT_READ_VERSION), file_schema=file_schema
+            )
+            avro = AvroSchemaConversion().iceberg_to_avro(file_schema, schema_name=self.schema_name)
+            found = (file_schema, writer, json.dumps(avro))
+            with self._lock:
+                self._resolved[key] = found
+                while len(self._resolved) > WRITERS_KEPT:
+                    self._resolved.popitem(last=False)
+        self.output_file = manifest._output_file
+        self.file_schema, self.writer, self.avro_schema = found
+        self.sync_bytes = os.urandom(SYNC_SIZE)
+        self.metadata = manifest._meta
+
+    def _write_header(self) -> None:
+        codec = self.metadata.get(AVRO_CODEC_KEY, TableProperties.WRITE_AVRO_COMPRESSION_DEFAULT)
+        codec = CODEC_MAPPING_ICEBERG_TO_AVRO.get(codec, codec)
+        meta = {**self.metadata, _SCHEMA_KEY: self.avro_schema, AVRO_CODEC_KEY: codec}
+        self._header_writer.write(self.encoder, AvroFileHeader(MAGIC, meta, self.sync_bytes))
+
+
+def write_manifests_resolved(producer: Any) -> None:
+    """Make a snapshot `producer` write its manifests through `ResolvedManifestOutput`.
+
+    Args:
+        producer: the pyiceberg snapshot producer of a commit, before it commits.
+    """
+    made = producer.new_manifest_writer
+
+    def new_manifest_writer(spec: Any) -> ManifestWriter:
+        manifest: ManifestWriter = made(spec)
+        manifest.new_writer = lambda: ResolvedManifestOutput(manifest)  # type: ignore[method-assign]
+        return manifest
+
+    producer.new_manifest_writer = new_manifest_writer
 
 
 def manifest_list(snapshot: Snapshot, io: FileIO) -> tuple[ManifestFile, ...]:

@@ -31,7 +31,11 @@ from pyiceberg.table.update import update_table_metadata
 from pyiceberg.typedef import Record
 from pyiceberg.types import DateType
 
-from airflow_lineage_governance.iceberg.manifests import ManifestEntries, read_manifests_through
+from airflow_lineage_governance.iceberg.manifests import (
+    ManifestEntries,
+    read_manifests_through,
+    write_manifests_resolved,
+)
 from airflow_lineage_governance.iceberg.partitions import (
     PartitionField,
     check_columns,
@@ -234,6 +238,7 @@ def commit_files(
         with transaction.update_snapshot(snapshot_properties=properties).overwrite() as overwrite:
             overwrite.commit_uuid = commit_uuid
             keep_live_manifests(overwrite)
+            write_manifests_resolved(overwrite)
             if entries is not None:
                 read_manifests_through(overwrite, entries)
             if scope != AlwaysFalse():

@@ -143,13 +143,15 @@ def _counted(parsed: ParsedDml, dml: str) -> str:
     return with_default_keywords(tree).sql(dialect="duckdb")
 
 
-def _run_dml(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, dml: str) -> tuple[RowCounts, pa.Table | None]:
-    """Run the statement on `connection`.
+def _run_dml(
+    connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, dml: str, counted: str
+) -> tuple[RowCounts, pa.Table | None]:
+    """Run the statement on `connection` (a MERGE as `counted`, its text from `_counted`).
 
     Returns the rows it inserted, updated and deleted, and the rows its own RETURNING gave (None without one).
     """
     if parsed.kind == "MERGE":
-        changed = connection.sql(_counted(parsed, dml)).to_arrow_table()
+        changed = connection.sql(counted).to_arrow_table()
         actions = pc.value_counts(changed.column(0).cast(pa.string())).to_pylist()
         tally = {str(entry["values"]): int(entry["counts"]) for entry in actions}
         counts = RowCounts(tally.get("INSERT", 0), tally.get("UPDATE", 0), tally.get("DELETE", 0))
@@ -180,18 +182,26 @@ def _touched_files(
     return sorted(str(row[0]) for row in connection.execute(query).fetchall() if row[0] is not None)
 
 
-def _partition_values(
-    connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, table: Table, read: PinnedRead
-) -> tuple[str, list[str]] | None:
-    """Create the target's per-file identity-partition values; return the query over them and the files left out.
+def _partition_query(parsed: ParsedDml, table: Table) -> str | None:
+    """Return the query over the target's per-file identity-partition values (`_partition_values`).
 
-    None when no conjunct of the statement reads the identity-partition columns alone. Run before the connection
-    is locked down; the query after (it holds the statement's own text).
+    None when no conjunct of the statement reads the identity-partition columns alone.
     """
     columns = identity_partition_columns(table)
-    query = partition_match_query(parsed, columns, FILE_COLUMN) if columns and read.data_files else None
-    if query is None:
+    return partition_match_query(parsed, columns, FILE_COLUMN) if columns else None
+
+
+def _partition_values(
+    connection: duckdb.DuckDBPyConnection, query: str | None, table: Table, read: PinnedRead
+) -> tuple[str, list[str]] | None:
+    """Create the target's per-file identity-partition values; return `query` over them and the files left out.
+
+    None when there is no `query` (`_partition_query`) or no data file. Run before the connection is locked down;
+    the query after (it holds the statement's own text).
+    """
+    if query is None or not read.data_files:
         return None
+    columns = identity_partition_columns(table)
     left_out = create_partition_values(connection, table, read.data_files, columns, FILE_COLUMN)
     return query, left_out
 
@@ -242,13 +252,16 @@ def _rewrite(
     # Planned while the connection opens in the background (prepare_sandboxed_connection).
     planned = [plan_scan(catalog, name, loaded.get(as_table(name)), entries) for name in sources]
     planned_target = plan_scan(catalog, ref, table, entries)
+    # So is the statements' text, which needs no connection.
+    partition_query = _partition_query(parsed, table)
+    counted = _counted(parsed, dml)
     connection = sandboxed_connection(session, resources, spill, database)
     staging = os.path.join(spill, f"result-{uuid.uuid4().hex}")
     os.mkdir(staging)
     try:
         reads = [expose_planned(connection, plan) for plan in planned]
         whole = expose_planned(connection, planned_target, file_column=FILE_COLUMN)
-        pruning = _partition_values(connection, parsed, table, whole)
+        pruning = _partition_values(connection, partition_query, table, whole)
         lock_down(connection, [whole, *reads], staging)
         scope = _checked_filter(table, row_filter(parsed, connection, table.schema().column_names))
         touched = _touched_files(connection, parsed, whole, _candidate_files(connection, pruning, whole))
@@ -262,7 +275,7 @@ def _rewrite(
             f"CREATE TABLE {name} AS SELECT {columns} FROM {whole_name} WHERE {quoted(FILE_COLUMN)} IN ({listed})"
         )
         connection.execute(f"DROP {kind} {whole_name}")
-        counts, own = _run_dml(connection, parsed, dml)
+        counts, own = _run_dml(connection, parsed, dml, counted)
         returned = returned_rows(connection, own, returning_max_rows, ref) if own is not None else None
         handed = ", ".join(
             f"CAST({quoted(f.name)} AS {result_type(f.field_type)}) AS {quoted(f.name)}" for f in table.schema().fields

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from pyiceberg.io.pyarrow import parquet_file_to_data_file
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
@@ -54,6 +55,23 @@ def _statistics(table) -> list[tuple]:
         )
         for f in files
     ]
+
+
+DESCRIBED = (
+    "file_path",
+    "file_format",
+    "partition",
+    "record_count",
+    "file_size_in_bytes",
+    "column_sizes",
+    "value_counts",
+    "null_value_counts",
+    "nan_value_counts",
+    "lower_bounds",
+    "upper_bounds",
+    "split_offsets",
+)
+"""What a data file says of its file."""
 
 
 @pytest.fixture
@@ -120,6 +138,9 @@ def test_an_identity_partitioned_ctas_is_written_by_duckdb_as_pyiceberg_would(se
 
     assert files(direct) == files(through_arrow)
     assert _statistics(direct) == _statistics(through_arrow)
+    for task in direct.scan().plan_files():  # each file described as pyiceberg describes it from the file itself
+        theirs = parquet_file_to_data_file(direct.io, direct.metadata, task.file.file_path)
+        assert [getattr(task.file, name) for name in DESCRIBED] == [getattr(theirs, name) for name in DESCRIBED]
     assert len(direct.snapshots()) == 1
     text = direct.scan(row_filter="text = 'a/b'").to_arrow() if "text" in partition_by else None
     if text is not None:

@@ -13,10 +13,16 @@ import pyarrow as pa
 import pytest
 from pyiceberg.exceptions import ValidationException
 from pyiceberg.expressions import AlwaysFalse
-from pyiceberg.manifest import DataFile, ManifestFile
+from pyiceberg.manifest import DataFile, ManifestFile, write_manifest
 
 from airflow_lineage_governance.iceberg import manifests
-from airflow_lineage_governance.iceberg.manifests import ManifestEntries, ResolvedAvroFile, live_entries, manifest_list
+from airflow_lineage_governance.iceberg.manifests import (
+    ManifestEntries,
+    ResolvedAvroFile,
+    ResolvedManifestOutput,
+    live_entries,
+    manifest_list,
+)
 from airflow_lineage_governance.iceberg.partitioned import commit_files
 from airflow_lineage_governance.iceberg.partitions import parse_partition_by
 from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
@@ -163,3 +169,40 @@ def test_manifests_read_with_resolved_readers_equal_pyiceberg_reading_them(catal
     kinds = sorted(kind for _, kind in ResolvedAvroFile._resolved)
     assert kinds.count("manifest list") == 1
     assert kinds.count("manifest") == 2  # by day and unpartitioned: the evolved table's two specs are those
+
+
+def test_manifests_written_with_resolved_writers_are_the_files_pyiceberg_writes(catalog, tmp_path):
+    """Each entry of a partitioned and an unpartitioned table's manifests, written again by pyiceberg and through
+    `ResolvedManifestOutput`: the two files hold the same bytes but for their random sync marker, and each partition
+    type is resolved once."""
+    create_or_replace(catalog, "shop.orders", _orders(0, 3), {}, partition_by=parse_partition_by(["day"]))
+    create_or_replace(catalog, "shop.flat", _orders(0, 2), {})
+    ResolvedManifestOutput._resolved.clear()
+    for attempt in range(2):
+        for name in ("orders", "flat"):
+            table = catalog.load_table(("shop", name))
+            found = [e for m in manifest_list(table.current_snapshot(), table.io) for e in live_entries(m, table.io)]
+            written = []
+            for how in ("pyiceberg", "resolved"):
+                path = str(tmp_path / f"{name}-{attempt}-{how}.avro")
+                manifest = write_manifest(
+                    format_version=table.metadata.format_version,
+                    spec=table.spec(),
+                    schema=table.schema(),
+                    output_file=table.io.new_output(path),
+                    snapshot_id=7,
+                    avro_compression="deflate",
+                )
+                if how == "resolved":
+                    manifest.new_writer = lambda manifest=manifest: ResolvedManifestOutput(manifest)
+                with manifest as writer:
+                    for entry in found:
+                        writer.add_entry(entry)
+                written.append((open(path, "rb").read(), writer.to_manifest_file()))
+            (theirs, their_file), (ours, our_file) = written
+            assert len(ours) == len(theirs) > 1000 and ours != theirs
+            assert ours.replace(ours[-16:], theirs[-16:]) == theirs  # the sync marker ends each file
+            assert [(e.status, e.data_file) for e in live_entries(our_file, table.io)] == [
+                (e.status, e.data_file) for e in found
+            ]
+    assert len(ResolvedManifestOutput._resolved) == 2  # by day and unpartitioned, at format version 2
