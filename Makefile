@@ -43,12 +43,14 @@ test-equivalence: setup
 	EQUIVALENCE_QUERIES=$(EQUIVALENCE_QUERIES) $(BIN)/python -m pytest -q tests/iceberg/equivalence
 
 # MERGE, UPDATE and DELETE (rewrite_statement) against DuckDB on native tables, on six layouts of shop.orders,
-# DML_EQUIVALENCE_STATEMENTS seeded statements each (the normal run takes 30); the last line sums it up:
+# DML_EQUIVALENCE_STATEMENTS seeded statements each (the normal run takes 30) drawn with DML_EQUIVALENCE_SEED (0 unless
+# set: another seed draws other statements); the last line sums it up:
 # DML_EQUIVALENCE statements=N equal=E unequal=U count_differences=C errors=X lineage_refused=L lineage_violations=V
 # files_rewritten=R files_in_table=T pruning_rate=P.
 DML_EQUIVALENCE_STATEMENTS ?= 170
+DML_EQUIVALENCE_SEED ?= 0
 test-dml-equivalence: setup
-	DML_EQUIVALENCE_STATEMENTS=$(DML_EQUIVALENCE_STATEMENTS) $(BIN)/python -m pytest -q tests/iceberg/dml_equivalence
+	DML_EQUIVALENCE_STATEMENTS=$(DML_EQUIVALENCE_STATEMENTS) DML_EQUIVALENCE_SEED=$(DML_EQUIVALENCE_SEED) $(BIN)/python -m pytest -q tests/iceberg/dml_equivalence
 
 # The checks of .pre-commit-config.yaml, on every file: the format, ruff's rules (with the docstrings' and the
 # complexity limit), mypy --strict on the package, codespell; all configured in pyproject.toml.

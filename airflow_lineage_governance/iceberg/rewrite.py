@@ -21,15 +21,14 @@ from dataclasses import dataclass, replace
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
-import sqlglot
 from pyiceberg.catalog import Catalog
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
 from pyiceberg.expressions.visitors import bind
 from pyiceberg.manifest import DataFile
 from pyiceberg.table import Table
-from sqlglot import exp
+from sqlglot import Dialect, TokenType
+from sqlglot.errors import ParseError, TokenError
 
-from airflow_lineage_governance.default_keyword import with_default_keywords
 from airflow_lineage_governance.iceberg.bounds import ParsedDml, parse_dml, row_filter
 from airflow_lineage_governance.iceberg.catalog import TableName, as_table
 from airflow_lineage_governance.iceberg.data_files import (
@@ -132,15 +131,27 @@ def _returns(parsed: ParsedDml) -> bool:
 def _counted(parsed: ParsedDml, dml: str) -> str:
     """Return the statement as run.
 
-    A MERGE returning `merge_action` first (then its own RETURNING's columns), so each changed row says how.
+    A MERGE returning `merge_action` first (then its own RETURNING's columns), so each changed row says how. The
+    words are put into the statement's own text, which is otherwise run as written: a form of MERGE that sqlglot
+    would write back otherwise (`INSERT BY POSITION`, `SET col = DEFAULT`) keeps its meaning.
     """
     if parsed.kind != "MERGE":
         return dml
-    tree = parsed.tree.copy() if parsed.tree is not None else sqlglot.parse_one(dml, read="duckdb")
-    own = tree.args.get("returning")
-    action = exp.Alias(this=exp.column("merge_action"), alias=exp.to_identifier(_MERGE_ACTION))
-    tree.set("returning", exp.Returning(expressions=[action, *(own.expressions if own is not None else [])]))
-    return with_default_keywords(tree).sql(dialect="duckdb")
+    action = f"merge_action AS {quoted(_MERGE_ACTION)}"
+    depth, last = 0, None
+    for token in Dialect.get_or_raise("duckdb").tokenize(dml):
+        kind = token.token_type
+        depth += (kind is TokenType.L_PAREN) - (kind is TokenType.R_PAREN)
+        if depth == 0 and kind is TokenType.RETURNING:
+            return f"{dml[: token.end + 1]} {action},{dml[token.end + 1 :]}"
+        if kind is not TokenType.SEMICOLON:
+            last = token
+    end = last.end + 1 if last is not None else len(dml)
+    return f"{dml[:end]} RETURNING {action}{dml[end:]}"
+
+
+def _first_line(error: Exception) -> str:
+    return without_values(str(error).splitlines()[0]) if str(error) else type(error).__name__
 
 
 def _run_dml(
@@ -399,14 +410,22 @@ def rewrite_statement(
         RETURNING, None without one or when an earlier try wrote it).
 
     Raises:
-        IcebergWriteError: DuckDB rejects the statement or the rows cannot be written (nothing is written then).
+        IcebergWriteError: The statement cannot be read, DuckDB rejects it, or the rows cannot be written (nothing is
+            written then).
         CommitConflictError: Concurrent writers kept changing the same rows.
     """
     prepare_sandboxed_connection()
     ref = as_table(target)
     check_target_name(ref)
     properties = dict(snapshot_properties or {})
-    parsed = parse_dml(dml, ref)
+    try:
+        parsed = parse_dml(dml, ref)
+    except (ParseError, TokenError, ValueError) as error:
+        raise IcebergWriteError(
+            ref,
+            f"the statement could not be read to choose the data files it changes ({_first_line(error)})",
+            "write it in standard SQL; nothing was written",
+        ) from None
     known = dict(loaded or {})
     timings: dict[str, float] = {}
     entries = ManifestEntries()  # the tables' manifests, read once for every attempt's reads and commit

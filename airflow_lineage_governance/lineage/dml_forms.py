@@ -159,7 +159,7 @@ def _check_action(when: exp.When, which: str, target: str | None) -> None:
             return
         raise UnsupportedStatementError(
             target,
-            "an INSERT of a MERGE by name or of DEFAULT VALUES is not read",
+            "an INSERT of a MERGE by name, by position or of DEFAULT VALUES is not read",
             "list the columns and their values: INSERT (a, b) VALUES (s.a, s.b)",
         )
     shown = then.sql(dialect="duckdb")[:40] if isinstance(then, exp.Expr) else "nothing"

@@ -355,12 +355,36 @@ def _parsed(sql: str, dialect: str) -> list[exp.Expr | None]:
         tokenizer.tokenize("")
 
 
+def _duckdb_parses(sql: str) -> bool:
+    """Return whether DuckDB's own parser reads `sql`: asked only of a text sqlglot could not parse.
+
+    The text is parsed, never run, in an in-memory database of its own that loads no extension.
+    """
+    import duckdb
+
+    connection = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    try:
+        connection.extract_statements(sql)
+    except duckdb.Error:
+        return False
+    finally:
+        connection.close()
+    return True
+
+
 def _one_statement(sql: str, dialect: str) -> exp.Expr:
     try:
         with quiet_sqlglot():
             statements = [s for s in _parsed(sql, dialect) if s is not None]
     except (ParseError, TokenError) as error:
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        if dialect == "duckdb" and _duckdb_parses(sql):
+            raise UnsupportedStatementError(
+                None,
+                f"DuckDB reads it, but the lineage engine does not read this form of it ({first})",
+                "write that part in standard SQL, such as a MERGE action with its columns named "
+                "(UPDATE SET a = s.a, INSERT (a) VALUES (s.a))",
+            ) from None
         raise SqlSyntaxError(
             None, f"the statement does not parse as {dialect} SQL ({first})", "fix the syntax"
         ) from None

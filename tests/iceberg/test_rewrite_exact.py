@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
+from airflow_lineage_governance.iceberg.errors import IcebergWriteError
 from airflow_lineage_governance.iceberg.partitions import parse_partition_by
 from airflow_lineage_governance.iceberg.rewrite import rewrite_statement
 from airflow_lineage_governance.iceberg.write import WRITE_KEY, create_or_replace
@@ -113,6 +114,12 @@ STATEMENTS = [
     "UPDATE shop.orders SET status = 'n' WHERE note IS NOT DISTINCT FROM NULL AND qty = 3",
     "DELETE FROM shop.orders WHERE country = 'FR' COLLATE NOCASE OR amount IS NULL",
     "UPDATE shop.orders SET status = 'd' WHERE amount = 2.254::DOUBLE OR amount BETWEEN 0.5 AND 1.01",
+    # Forms of MERGE sqlglot would write back otherwise, and a statement's own trailing comment and semicolon.
+    "MERGE INTO shop.orders AS t USING (SELECT id + 100 AS id, score, 1 AS qty, 1.5 AS amount, 'zz' AS country, "
+    "'new' AS status, 'n' AS note, DATE '2026-01-02' AS day FROM shop.changes) AS s ON t.id = s.id "
+    "WHEN NOT MATCHED THEN INSERT BY NAME;",
+    "MERGE INTO shop.orders AS t USING shop.changes AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET note = DEFAULT, "
+    "status = 'm' RETURNING t.id -- the default\n",
 ]
 
 
@@ -331,3 +338,18 @@ def test_a_returning_past_its_bound_fails_and_writes_nothing(tmp_path):
     )
     assert catalog.load_table("shop.orders").metadata.current_snapshot_id == before
     assert len(catalog.load_table("shop.orders").scan().to_arrow()) == ROWS
+
+
+def test_a_statement_it_cannot_read_fails_with_one_sentence_and_writes_nothing(tmp_path):
+    catalog = _catalog(tmp_path, "one file")
+    before = catalog.load_table("shop.orders").metadata.current_snapshot_id
+    dml = "MERGE INTO shop.orders AS t USING shop.changes AS s ON t.id = s.id WHEN MATCHED THEN UPDATE BY NAME"
+    with pytest.raises(IcebergWriteError) as raised:
+        rewrite_statement(
+            catalog, target="shop.orders", dml=dml, sources=["shop.changes"], snapshot_properties={WRITE_KEY: "k"}
+        )
+    assert str(raised.value).startswith(
+        "shop.orders: the statement could not be read to choose the data files it changes ("
+    )
+    assert str(raised.value).endswith("; write it in standard SQL; nothing was written.")
+    assert catalog.load_table("shop.orders").metadata.current_snapshot_id == before

@@ -9,6 +9,7 @@ from airflow_lineage_governance.kinds import StatementKind
 from airflow_lineage_governance.lineage import (
     BindError,
     LineageError,
+    SqlSyntaxError,
     UnsupportedStatementError,
     parse_statement,
     runnable_statement,
@@ -403,6 +404,30 @@ REFUSED = [
         "when not matched then insert by name",
         UnsupportedStatementError,
         "crm.learners: an INSERT of a MERGE by name",
+    ),
+    (
+        "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+        "when not matched then insert by position",
+        UnsupportedStatementError,
+        "crm.learners: an INSERT of a MERGE by name, by position or of DEFAULT VALUES is not read",
+    ),
+    (
+        "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+        "when matched then update by name",
+        UnsupportedStatementError,
+        "the statement: DuckDB reads it, but the lineage engine does not read this form of it (",
+    ),
+    (
+        "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+        "when matched then error 'a learner is there already'",
+        UnsupportedStatementError,
+        "the statement: DuckDB reads it, but the lineage engine does not read this form of it (",
+    ),
+    (
+        "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
+        "when matched then update bye name",
+        SqlSyntaxError,
+        "the statement: the statement does not parse as duckdb SQL (",
     ),
     (
         "merge into crm.learners t using support.tickets s on t.learner_id = s.learner_id "
