@@ -364,8 +364,8 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
     The graph at the time is worked out first, once: each edge holding then (its target a column, or a table as its
     id negated) and each table's columns then (from the table, as its id negated, to each column). The walk joins the
     nodes just reached to it, each node with whether every edge on the way to it was a DIRECT column edge (the
-    values). On PostgreSQL the graph is kept as each node's targets in an array, and the walk's join hashes the
-    nodes just reached (`_hashed_walk`).
+    values). On PostgreSQL the graph is kept as each node's targets in an array, which the walk's join hashes
+    once (`_hashed_walk`).
     """
     text = engine.text_order
     held = "valid_from_us <= ? AND (valid_until_us IS NULL OR valid_until_us > ?)"
@@ -378,8 +378,9 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
     )
     if engine.dialect == "postgres":
         graph = (
+            # HAVING, always true, has the planner guess fewer rows for the graph than for the nodes a step reaches
             "SELECT source, array_agg(target) AS targets, array_agg(direct) AS directs FROM "
-            f"({edges}) AS e GROUP BY source"
+            f"({edges}) AS e GROUP BY source HAVING COUNT(*) > 0"
         )
         walk = (
             "SELECT t.target, t.direct FROM graph g CROSS JOIN LATERAL unnest(g.targets, g.directs) AS t (target, "
@@ -426,8 +427,9 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
 def _hashed_walk(engine: Engine, sql: str, params: list[int]) -> list[Row]:
     """Return the rows of the walk's query on PostgreSQL, planned without merge joins.
 
-    The planner may join the nodes just reached to the graph's targets unnested and sorted, all of them read again at
-    each of the walk's steps; a hash join hashes the nodes just reached and reads the graph's rows, one a node.
+    The planner, which has no statistics of the graph, may join the nodes just reached to the graph's targets unnested
+    and sorted, all of them read again at each of the walk's steps. A hash join of the graph (guessed the smaller
+    side: `HAVING` in the query) hashes it once for the whole walk, and each step looks its nodes up in it.
     """
     with engine.transaction():
         engine.execute("SET LOCAL enable_mergejoin = off")
