@@ -290,7 +290,7 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
 
     Each level reads the edges holding at the time that leave the columns just reached, and the columns of the tables
     just reached (`table_columns`), a few keys one look-up each; what was reached is named at the end. A walk that
-    reaches more than `WIDE` columns goes on in one recursive query.
+    reaches more than `WIDE` columns (per engine) goes on in one recursive query.
 
     Args:
         engine: The store's engine.
@@ -310,8 +310,9 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
     tables: set[int] = set()
     columns: list[int] = [start]
     written: list[int] = []
+    wide = WIDE[engine.dialect]
     while columns or written:
-        if len(reached) > WIDE:  # a wide reach: one recursive query walks it in the database
+        if len(reached) > wide:  # a wide reach: one recursive query walks it in the database
             return _walk_in_database(engine, column, at, start, instant)
         found: list[int] = []
         for source, target, into_table, kind in _leaving(engine, columns, instant):
@@ -351,71 +352,88 @@ def _unknown(column: ColumnRef) -> ColumnNotInStoreError:
     )
 
 
-WIDE = 50
-"""A walk that has reached more columns than this goes on in one recursive query: level by level, each level would
-read the edges of hundreds of columns by a query of its own."""
+WIDE = {"duckdb": 50, "postgres": 3000}
+"""Per engine, a walk that has reached more columns than this goes on in one recursive query. On DuckDB each level
+would read the edges of hundreds of columns by a query of its own; on PostgreSQL a level's look-ups cost little and
+the recursive query works out the whole graph at the time first, so a walk goes on by level further."""
 
 
 def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: int, instant: int) -> StoreImpact:
     """Return what a change to the column reaches, walked by one recursive query, named and sorted in the database.
 
-    Each step joins the edges holding at the time that leave the nodes just reached (a node is a column, or a table an
-    edge into it reached, which the next step expands to its writer's columns then).
+    The graph at the time is worked out first, once: each edge holding then (its target a column, or a table as its
+    id negated) and each table's columns then (from the table, as its id negated, to each column). The walk joins the
+    nodes just reached to it, each node with whether every edge on the way to it was a DIRECT column edge (the
+    values). On PostgreSQL the graph is kept as each node's targets in an array, which the walk's join hashes
+    once (`_hashed_walk`).
     """
     text = engine.text_order
-    held = "e.valid_from_us <= ? AND (e.valid_until_us IS NULL OR e.valid_until_us > ?)"
-    written = "f.valid_from_us <= ? AND (f.valid_until_us IS NULL OR f.valid_until_us > ?)"
-    if engine.dialect == "postgres":  # each table reached: its writer and columns looked up by key, once
-        expanded = (
-            "LEFT JOIN LATERAL (SELECT sc.column_id FROM (SELECT f.shape_id FROM table_writers f JOIN jobs j ON "
-            f"j.job_id = f.job_id WHERE w.is_table AND f.dataset_id = w.node_id AND {written} ORDER BY "
-            f"j.name{text}, j.namespace{text} LIMIT 1) AS wr JOIN shape_columns sc ON sc.shape_id = wr.shape_id AND "
-            "sc.dataset_id = w.node_id UNION ALL SELECT dc.column_id FROM dataset_columns dc WHERE w.is_table AND "
-            "dc.dataset_id = w.node_id AND NOT EXISTS (SELECT 1 FROM table_writers f WHERE f.dataset_id = w.node_id "
-            f"AND {written})) AS tc ON TRUE"
-        )
-        writers, params = "", [start, instant, instant, instant, instant, instant, instant]
-    else:  # every table's columns at the time, worked out first
-        expanded = "LEFT JOIN table_columns tc ON w.is_table AND tc.dataset_id = w.node_id"
-        writers = (
-            "writer AS MATERIALIZED (SELECT dataset_id, shape_id FROM (SELECT f.dataset_id, f.shape_id, "
-            f"ROW_NUMBER() OVER (PARTITION BY f.dataset_id ORDER BY j.name{text}, j.namespace{text}) AS place FROM "
-            f"table_writers f JOIN jobs j ON j.job_id = f.job_id WHERE {written}) AS w WHERE place = 1), "
-            "table_columns AS MATERIALIZED (SELECT w.dataset_id, sc.column_id FROM writer w JOIN shape_columns sc ON "
-            "sc.shape_id = w.shape_id AND sc.dataset_id = w.dataset_id UNION ALL SELECT dc.dataset_id, dc.column_id "
-            "FROM dataset_columns dc WHERE NOT EXISTS (SELECT 1 FROM writer w WHERE w.dataset_id = dc.dataset_id)), "
-        )
-        params = [instant, instant, start, instant, instant]
-    rows = engine.query(
-        f"WITH RECURSIVE {writers}"
-        "walk (node_id, is_table, first) AS (SELECT CAST(? AS BIGINT), FALSE, TRUE UNION "
-        "SELECT CASE WHEN w.is_table THEN tc.column_id ELSE e.target_id END, NOT w.is_table AND e.into_table, FALSE "
-        f"FROM walk w LEFT JOIN column_edges e ON NOT w.is_table AND e.source_column_id = w.node_id AND {held} "
-        f"{expanded} WHERE e.target_id IS NOT NULL OR tc.column_id IS NOT NULL), "
-        "through_values (column_id) AS (SELECT e.target_id FROM column_edges e WHERE e.source_column_id = ? AND "
-        f"NOT e.into_table AND e.type = 'DIRECT' AND {held} UNION SELECT e.target_id FROM through_values v "
-        "JOIN column_edges e ON e.source_column_id = v.column_id AND NOT e.into_table AND e.type = 'DIRECT' AND "
-        f"{held}), "
-        "answer AS (SELECT CASE WHEN is_table THEN 'rows' ELSE 'column' END AS part, node_id FROM walk WHERE "
-        "NOT first UNION ALL SELECT 'value', column_id FROM through_values) "
-        "SELECT a.part, d.name, dc.name FROM answer a LEFT JOIN dataset_columns dc ON a.part <> 'rows' AND "
-        "dc.column_id = a.node_id JOIN datasets d ON d.dataset_id = CASE WHEN a.part = 'rows' THEN a.node_id ELSE "
-        f"dc.dataset_id END ORDER BY a.part, CASE WHEN a.part = 'rows' THEN d.name ELSE d.name || '.' || dc.name "
-        f"END{text}",
-        [*params, start, instant, instant, instant, instant],
+    held = "valid_from_us <= ? AND (valid_until_us IS NULL OR valid_until_us > ?)"
+    edges = (
+        "SELECT source_column_id AS source, CASE WHEN into_table THEN -target_id ELSE target_id END AS target, NOT "
+        f"into_table AND type = 'DIRECT' AS direct FROM column_edges WHERE {held} UNION ALL SELECT -w.dataset_id, "
+        "sc.column_id, FALSE FROM writer w JOIN shape_columns sc ON sc.shape_id = w.shape_id AND sc.dataset_id = "
+        "w.dataset_id UNION ALL SELECT -dc.dataset_id, dc.column_id, FALSE FROM dataset_columns dc WHERE NOT EXISTS "
+        "(SELECT 1 FROM writer w WHERE w.dataset_id = dc.dataset_id)"
     )
+    if engine.dialect == "postgres":
+        graph = (
+            # HAVING, always true, has the planner guess fewer rows for the graph than for the nodes a step reaches
+            "SELECT source, array_agg(target) AS targets, array_agg(direct) AS directs FROM "
+            f"({edges}) AS e GROUP BY source HAVING COUNT(*) > 0"
+        )
+        walk = (
+            "SELECT t.target, t.direct FROM graph g CROSS JOIN LATERAL unnest(g.targets, g.directs) AS t (target, "
+            "direct) WHERE g.source = ? UNION SELECT t.target, w.direct AND t.direct FROM walk w JOIN graph g ON "
+            "g.source = w.node CROSS JOIN LATERAL unnest(g.targets, g.directs) AS t (target, direct)"
+        )
+    else:
+        graph = edges
+        walk = (
+            "SELECT target, direct FROM graph WHERE source = ? UNION SELECT g.target, w.direct AND g.direct FROM "
+            "walk w JOIN graph g ON g.source = w.node"
+        )
+    sql = (
+        "WITH RECURSIVE writer AS MATERIALIZED (SELECT dataset_id, shape_id FROM (SELECT f.dataset_id, f.shape_id, "
+        f"ROW_NUMBER() OVER (PARTITION BY f.dataset_id ORDER BY j.name{text}, j.namespace{text}) AS place FROM "
+        f"table_writers f JOIN jobs j ON j.job_id = f.job_id WHERE f.{held}) AS w WHERE place = 1), "
+        f"graph AS MATERIALIZED ({graph}), walk (node, direct) AS ({walk}), "
+        "reached AS (SELECT node, bool_or(direct) AS direct FROM walk GROUP BY node) "
+        "SELECT r.node < 0, r.direct, d.name, dc.name FROM reached r LEFT JOIN dataset_columns dc ON r.node >= 0 AND "
+        "dc.column_id = r.node JOIN datasets d ON d.dataset_id = CASE WHEN r.node < 0 THEN -r.node ELSE "
+        "dc.dataset_id END ORDER BY r.node < 0, CASE WHEN r.node < 0 THEN d.name ELSE d.name || '.' || dc.name "
+        f"END{text}"
+    )
+    params = [instant, instant, instant, instant, start]
+    rows = _hashed_walk(engine, sql, params) if engine.dialect == "postgres" else engine.query(sql, params)
     if not knows(engine, column):
         raise _unknown(column)
     answer = StoreImpact(column, at_us=at)
-    parts = {"column": answer.columns_reached, "value": answer.values}
+    reached, values, rows_reached = answer.columns_reached, answer.values, answer.rows
     tables: dict[str, TableRef] = {}
-    for part, table_name, name in rows:  # each part in the order of its text, as `str` prints a ref
+    new = tuple.__new__
+    for is_table, direct, table_name, name in rows:  # the columns, then the tables, each in the order of its text
         table = tables.get(table_name) or tables.setdefault(table_name, TableRef.parse(table_name))
-        if part == "rows":
-            answer.rows.append(table)
-        else:
-            parts[part].append(ColumnRef(table, name))
+        if is_table:
+            rows_reached.append(table)
+            continue
+        ref = new(ColumnRef, (table, name))
+        reached.append(ref)
+        if direct:
+            values.append(ref)
     return answer
+
+
+def _hashed_walk(engine: Engine, sql: str, params: list[int]) -> list[Row]:
+    """Return the rows of the walk's query on PostgreSQL, planned without merge joins.
+
+    The planner, which has no statistics of the graph, may join the nodes just reached to the graph's targets unnested
+    and sorted, all of them read again at each of the walk's steps. A hash join of the graph (guessed the smaller
+    side: `HAVING` in the query) hashes it once for the whole walk, and each step looks its nodes up in it.
+    """
+    with engine.transaction():
+        engine.execute("SET LOCAL enable_mergejoin = off")
+        return engine.query(sql, params)
 
 
 def _holds(since: int, until: int | None, instant: int) -> bool:

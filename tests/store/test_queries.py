@@ -12,6 +12,7 @@ import pytest
 from airflow_lineage_governance.graph.build import event_graph
 from airflow_lineage_governance.graph.events import FileEventSource
 from airflow_lineage_governance.refs import ColumnRef, TableRef
+from airflow_lineage_governance.store import queries
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.queries import StoredEdge
@@ -174,3 +175,31 @@ def test_impact_equals_the_reference_on_a_generated_history(store_location, tmp_
         report = store.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)), batch_size=300)
         assert report.stored == 2000
         assert assert_same_answers(store, reference, columns, [*times, None]) > 40
+
+
+@pytest.mark.slow
+def test_every_walk_in_one_recursive_query_equals_the_reference(store_location, tmp_path, monkeypatch):
+    jobs = 100
+    events = [history_scale.event(job, day, jobs, changes=True) for day in range(20) for job in range(jobs)]
+    events += changed_history()
+    random.Random(3).shuffle(events)
+    reference = ReferenceHistory(events)
+    rng = random.Random(9)
+    columns = [ColumnRef(TableRef(("out",), f"t{rng.randrange(jobs)}"), f"c{rng.randrange(5)}") for _ in range(12)]
+    columns += [ColumnRef(TableRef(("src",), f"s{rng.randrange(200)}"), f"c{rng.randrange(4)}") for _ in range(4)]
+    columns += [C("out.v.w"), C("out.u.y"), C("crm.learners.email"), C("crm.learners.nothing")]
+    times = [history_scale.START + timedelta(days=rng.uniform(0, 21)) for _ in range(4)]
+    times += [datetime(2026, 10, day, 12, tzinfo=UTC) for day in (2, 3)]
+    monkeypatch.setattr(
+        queries, "WIDE", {"duckdb": -1, "postgres": -1}
+    )  # every walk goes on in the database from its first level
+    with LineageStore.open(store_location, create=True) as store:
+        store.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)), batch_size=500)
+        assert assert_same_answers(store, reference, columns, [*times, None]) > 80
+        cycle = store.impact(C("out.v.w"))
+        assert cycle.reaches_itself and cycle.columns_reached == [C("out.v.w")] and cycle.values == [C("out.v.w")]
+        known = named(reference)
+        wide = max((store.impact(c, times[0]) for c in columns if c in known), key=lambda a: len(a.columns_reached))
+        assert len(wide.columns_reached) > 10 and wide.rows and wide.values
+        assert wide.columns_reached == sorted(wide.columns_reached, key=str)
+        assert wide.values == sorted(wide.values, key=str) and wide.rows == sorted(wide.rows, key=str)
