@@ -15,17 +15,15 @@ import random
 import statistics
 import sys
 import time
-from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import history_scale  # noqa: E402
+from benchmarks.store_scale import impact_question  # noqa: E402
 
 
 def main(argv: list[str]) -> None:
-    from airflow_lineage_governance.refs import ColumnRef, TableRef
     from airflow_lineage_governance.store.errors import ColumnNotInStoreError
     from airflow_lineage_governance.store.lineage_store import LineageStore
 
@@ -42,13 +40,7 @@ def main(argv: list[str]) -> None:
     rng = random.Random(11)
     asked = []
     for _ in range(args.queries):
-        at = history_scale.START + timedelta(days=rng.uniform(0, history_scale.DAYS))
-        table = (
-            TableRef(("src",), f"s{rng.randrange(history_scale.SOURCES)}")
-            if rng.random() < 0.2
-            else TableRef(("out",), f"t{rng.randrange(args.jobs)}")
-        )
-        asked.append((ColumnRef(table, f"c{rng.randrange(history_scale.COLUMNS)}"), at))
+        asked.append(impact_question(rng, args.jobs))
     if args.wide is not None:
         from airflow_lineage_governance.store import queries
 

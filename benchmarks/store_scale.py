@@ -33,24 +33,42 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import history_scale  # noqa: E402
 
+if TYPE_CHECKING:
+    from airflow_lineage_governance.refs import ColumnRef
+
 
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def impact_question(rng: random.Random, jobs: int) -> tuple[ColumnRef, datetime]:
+    """Returns the next impact question of the benchmark's seeded draw: a column (a source's one time in five, else
+    a job's output's) and a time within the history."""
+    from airflow_lineage_governance.refs import ColumnRef, TableRef
+
+    at = history_scale.START + timedelta(days=rng.uniform(0, history_scale.DAYS))
+    table = (
+        TableRef(("src",), f"s{rng.randrange(history_scale.SOURCES)}")
+        if rng.random() < 0.2
+        else TableRef(("out",), f"t{rng.randrange(jobs)}")
+    )
+    return ColumnRef(table, f"c{rng.randrange(history_scale.COLUMNS)}"), at
 
 
 def worker(args: argparse.Namespace) -> None:
     """Runs one step in this process and prints its figures as JSON."""
     begun = time.perf_counter()
     from airflow_lineage_governance.graph.events import FileEventSource
-    from airflow_lineage_governance.refs import ColumnRef, TableRef
+    from airflow_lineage_governance.refs import TableRef
     from airflow_lineage_governance.store.errors import ColumnNotInStoreError
     from airflow_lineage_governance.store.ingest import dataset_id
     from airflow_lineage_governance.store.lineage_store import LineageStore
@@ -75,13 +93,7 @@ def worker(args: argparse.Namespace) -> None:
     first = None
     with LineageStore.open(args.store, read_only=True) as store:
         for index in range(args.queries):
-            at = history_scale.START + timedelta(days=rng.uniform(0, history_scale.DAYS))
-            table = (
-                TableRef(("src",), f"s{rng.randrange(history_scale.SOURCES)}")
-                if rng.random() < 0.2
-                else TableRef(("out",), f"t{rng.randrange(jobs)}")
-            )
-            column = ColumnRef(table, f"c{rng.randrange(history_scale.COLUMNS)}")
+            column, at = impact_question(rng, jobs)
             started = time.perf_counter()
             try:
                 store.impact(column, at)
