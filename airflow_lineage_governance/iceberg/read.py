@@ -131,6 +131,9 @@ def sandboxed_connection(
     apply_session(connection, session or SessionSettings())
     apply_resources(connection, resources or Resources(), spill)
     connection.execute("SET parquet_can_have_nan = true")
+    # A statement reads some files more than once (a rewrite: the files it can change, then their rows); the files of
+    # a snapshot never change, so their footers are read once.
+    connection.execute("SET parquet_metadata_cache = true")
     return connection
 
 
@@ -488,7 +491,7 @@ def plan_scan(
 
 
 def expose_planned(
-    connection: duckdb.DuckDBPyConnection, plan: ScanPlan, *, file_column: str | None = None
+    connection: duckdb.DuckDBPyConnection, plan: ScanPlan, *, file_column: str | None = None, held: bool = False
 ) -> PinnedRead:
     """Create the planned table in DuckDB under its name, as the rows of the planned snapshot; return how it was read.
 
@@ -497,6 +500,8 @@ def expose_planned(
         plan: the read, from `plan_scan`.
         file_column: when given, the name of an extra column holding each row's data file (`data_files` of
             the result maps its values to the snapshot's data files).
+        held: read the data files once into a DuckDB table, for a table the statement reads several times;
+            else a view reads them at each query.
 
     Returns:
         The table, the snapshot read, and how (`DIRECT_SCAN` or `ARROW_READER`, with the reason).
@@ -516,7 +521,7 @@ def expose_planned(
         connection.execute(f"CREATE TABLE {target} AS {_empty_sql(table.schema(), file_column)}")
         return PinnedRead(ref, plan.snapshot_id, DIRECT_SCAN, "the snapshot has no data files")
     sql, paths, data_files = _scan_sql(connection, table, tasks, file_column)
-    connection.execute(f"CREATE VIEW {target} AS {sql}")
+    connection.execute(f"CREATE {'TABLE' if held else 'VIEW'} {target} AS {sql}")
     return PinnedRead(ref, plan.snapshot_id, DIRECT_SCAN, files=tuple(paths), data_files=data_files)
 
 

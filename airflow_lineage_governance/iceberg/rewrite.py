@@ -54,6 +54,7 @@ from airflow_lineage_governance.iceberg.partition_match import (
 from airflow_lineage_governance.iceberg.partitioned import commit_files, partition_names
 from airflow_lineage_governance.iceberg.read import (
     PinnedRead,
+    ScanPlan,
     close_in_background,
     duckdb_name,
     expose_planned,
@@ -90,9 +91,11 @@ FILE_COLUMN = "__iceberg_data_file"
 _WHOLE_TARGET = "__iceberg_whole_target"
 _MERGE_ACTION = "__iceberg_merge_action"
 RETURNING_MAX_ROWS = 1000
+"""The most rows a RETURNING hands back unless the caller says otherwise."""
 IN_MEMORY_FACTOR = 4
 """About how many times their Parquet size rows take in an in-memory DuckDB table (DuckDB does not compress them)."""
-"""The most rows a RETURNING hands back unless the caller says otherwise."""
+HELD_SOURCE_ROWS = 1_000_000
+"""The most rows of a source read once into a DuckDB table (`_held_sources`) instead of at each query."""
 
 
 @dataclass(frozen=True)
@@ -270,7 +273,8 @@ def _rewrite(
     staging = os.path.join(spill, f"result-{uuid.uuid4().hex}")
     os.mkdir(staging)
     try:
-        reads = [expose_planned(connection, plan) for plan in planned]
+        held = _held_sources(planned, database, resources)
+        reads = [expose_planned(connection, plan, held=keep) for plan, keep in zip(planned, held, strict=True)]
         whole = expose_planned(connection, planned_target, file_column=FILE_COLUMN)
         pruning = _partition_values(connection, partition_query, table, whole)
         lock_down(connection, [whole, *reads], staging)
@@ -314,6 +318,24 @@ def _rewrite(
     return _Rewritten(
         [whole.data_files[path] for path in touched], scope, counts.changed > 0, counts, [pinned, *reads], returned
     )
+
+
+def _held_sources(planned: Sequence[ScanPlan], database: str | None, resources: Resources | None) -> list[bool]:
+    """Return, for each planned source, whether it is read once into a DuckDB table: small ones, in memory.
+
+    The statement reads a source several times (the files it can change, the commit's bounds, the statement itself):
+    a source of at most HELD_SOURCE_ROWS rows whose Parquet bytes, times IN_MEMORY_FACTOR, take at most an eighth
+    of the task's DuckDB memory limit together is read once; the others are read at each query.
+    """
+    limit = memory_bytes((resources or Resources()).resolved().memory_limit)
+    held: list[bool] = []
+    budget = limit // 8 if database is None and limit is not None else 0
+    for plan in planned:
+        rows = sum(task.file.record_count for task in plan.tasks)
+        stored = sum(task.file.file_size_in_bytes for task in plan.tasks) * IN_MEMORY_FACTOR
+        held.append(not plan.fallback and rows <= HELD_SOURCE_ROWS and stored <= budget)
+        budget -= stored if held[-1] else 0
+    return held
 
 
 def _work_database(table: Table, resources: Resources | None, spill: str) -> str | None:

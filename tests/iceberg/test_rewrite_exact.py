@@ -12,6 +12,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from airflow_lineage_governance.iceberg import rewrite
 from airflow_lineage_governance.iceberg.catalog import open_local_catalog
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError
 from airflow_lineage_governance.iceberg.partitions import parse_partition_by
@@ -221,6 +222,18 @@ def test_an_update_keeps_every_type_as_duckdb_does(tmp_path):
         dt.datetime(2026, 1, 1, 2, tzinfo=dt.UTC)
     ]
     assert [r["b"] for r in rows] == [b"\x00\x01", b"", None]
+
+
+@pytest.mark.parametrize("layout", ["one file", "identity partition", "bucket partition"])
+@pytest.mark.parametrize("dml", [dml for dml in STATEMENTS if "shop.changes" in dml])
+def test_a_source_read_at_each_query_leaves_what_duckdb_leaves(tmp_path, monkeypatch, layout, dml):
+    # Sources past HELD_SOURCE_ROWS are not read into a DuckDB table first: their files are read at each query.
+    monkeypatch.setattr(rewrite, "HELD_SOURCE_ROWS", 0)
+    catalog = _catalog(tmp_path, layout)
+    rewrite_statement(
+        catalog, target="shop.orders", dml=dml, sources=["shop.changes"], snapshot_properties={WRITE_KEY: "k"}
+    )
+    assert _iceberg_rows(catalog) == _native(dml)
 
 
 @pytest.mark.parametrize(
