@@ -26,7 +26,7 @@ from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.events import paused_collection
 from airflow_lineage_governance.kinds import EdgeSource
 from airflow_lineage_governance.refs import TableRef
-from airflow_lineage_governance.store.engine import Engine, Row, by_key
+from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.errors import SnapshotNotInStoreError
 from airflow_lineage_governance.store.ids import SNAPSHOT_KEY, snapshot_key
 from airflow_lineage_governance.store.ingest import dataset_id
@@ -272,15 +272,17 @@ def _named(engine: Engine, tables: set[int], jobs: set[int]) -> tuple[dict[int, 
     """
     known = _NAMES.setdefault(engine, ({}, {}))
     named, jobs_named = known
-    if not tables <= named.keys():
-        for table_id, name in by_key(
-            engine, "SELECT dataset_id, name FROM datasets WHERE dataset_id", sorted(tables - named.keys())
+    new_tables, new_jobs = sorted(tables - named.keys()), sorted(jobs - jobs_named.keys())
+    if new_tables or new_jobs:  # one query for both: a trace of a few thousand runs meets thousands of each
+        for is_table, key, name in engine.query(
+            "SELECT TRUE, dataset_id, name FROM datasets WHERE dataset_id IN (SELECT unnest(CAST(? AS BIGINT[]))) "
+            "UNION ALL SELECT FALSE, job_id, name FROM jobs WHERE job_id IN (SELECT unnest(CAST(? AS BIGINT[])))",
+            [new_tables, new_jobs],
         ):
-            named[table_id] = (name, TableRef.parse(name))
-    if not jobs <= jobs_named.keys():
-        jobs_named.update(
-            by_key(engine, "SELECT job_id, name FROM jobs WHERE job_id", sorted(jobs - jobs_named.keys()))
-        )
+            if is_table:
+                named[key] = (name, TableRef.parse(name))
+            else:
+                jobs_named[key] = name
     return known
 
 
@@ -525,8 +527,8 @@ def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], 
     """Return the keys a walk of `snapshot_reads` from `first` reaches, and the instants of the rows it follows.
 
     The first `LEVELS_LOOKED_UP` levels a query each (a scan that keeps the level's keys). The rest, from the keys the
-    last of those reached, one recursive query over the rows within `NEAR_US` of the instants met, then one query for
-    the rows outside them that leave a key reached: when those reach a new key, one recursive query over the whole
+    last of those reached, one recursive query over the rows within `NEAR_US` of the instants met, which also returns
+    the rows outside them that leave a key it reached: when those reach a new key, one recursive query over the whole
     table goes on from the new keys.
     """
     start, to = ("read_key", "written_key") if forward else ("written_key", "read_key")
@@ -542,23 +544,26 @@ def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], 
     if level:
         low, high = min(instants) - NEAR_US, max(instants) + NEAR_US
         near = "(SELECT * FROM snapshot_reads WHERE at_us BETWEEN ? AND ?)"
-        _followed(engine.query(_recursion(start, to, near), [level, low, high]), reached, instants)
-        outside = engine.query(
-            f"SELECT {to}, at_us FROM snapshot_reads WHERE (at_us < ? OR at_us > ?) AND {start} IN "
-            "(SELECT UNNEST(?::BIGINT[]))",
-            [low, high, sorted(reached)],
+        outside = (  # in the same query: the rows outside the range that leave a key the recursion reached
+            f"SELECT k, at_us, FALSE FROM walk UNION ALL SELECT s.{to}, s.at_us, TRUE FROM snapshot_reads s WHERE "
+            f"(s.at_us < ? OR s.at_us > ?) AND s.{start} IN (SELECT k FROM walk)"
         )
-        level = _followed(outside, reached, instants)
+        rows = engine.query(_recursion(start, to, near, outside), [level, low, high, low, high])
+        _followed([row[:2] for row in rows if not row[2]], reached, instants)
+        level = _followed([row[:2] for row in rows if row[2]], reached, instants)
     if level:
         _followed(engine.query(_recursion(start, to, "snapshot_reads"), [level]), reached, instants)
     return reached, instants
 
 
-def _recursion(start: str, to: str, table: str) -> str:
-    """Return the recursive query of the keys reached from a list of keys over `table`, with each row's instant."""
+def _recursion(start: str, to: str, table: str, then: str = "SELECT k, at_us FROM walk") -> str:
+    """Return the recursive query of the keys reached from a list of keys over `table`, with each row's instant.
+
+    `then` is the query over the recursion (`walk`: its keys `k` and instants `at_us`) whose rows are returned.
+    """
     return (
         "WITH RECURSIVE walk (k, at_us) AS (SELECT UNNEST(?::BIGINT[]), CAST(NULL AS BIGINT) UNION "
-        f"SELECT s.{to}, s.at_us FROM walk w JOIN {table} s ON s.{start} = w.k) SELECT k, at_us FROM walk"
+        f"SELECT s.{to}, s.at_us FROM walk w JOIN {table} s ON s.{start} = w.k) {then}"
     )
 
 
