@@ -443,11 +443,13 @@ def trace_forward(
     while queue:
         read = queue.popleft()
         for run in readers.get(read, ()):
-            for out_table, version in run.outputs:
-                if out_table not in asked:
-                    asked[out_table] = about(out_table) if about is not None else (None, None)
-                found.append(StoredContaminated(run, read, out_table, version, *asked[out_table]))
-                if version is not None and (out_table, version) not in seen:
+            for output in run.outputs:
+                out_table, version = output
+                known = asked.get(out_table)
+                if known is None:
+                    known = asked[out_table] = about(out_table) if about is not None else (None, None)
+                found.append(StoredContaminated(run, read, out_table, version, *known))
+                if version is not None and output not in seen:
                     seen.add((out_table, version))
                     queue.append((out_table, version))
     return found
