@@ -4,12 +4,13 @@ Which run wrote a table's snapshot (its try, its SQL hash), which snapshot of ea
 sources (`trace_back`); and forwards, every output snapshot that read a snapshot, directly or through others
 (`trace_forward`).
 
-A recursive query finds the snapshots a trace meets and returns the runs between them; only those are read into
-Python, which lays them out in the order a person reads them. On PostgreSQL it walks `run_datasets` by its index of
-snapshots; on DuckDB it walks `snapshot_reads` within a range of instants first, then beyond it only when a row
-outside leaves a snapshot it reached, and reads the runs' rows at the instants the walk met. A snapshot's writer is
-the latest COMPLETE that named it as an output (by instant, then run id), whatever order the events arrived in. A
-run's inputs and outputs are listed by table name.
+A recursive query finds the runs a trace meets and returns each one's own row and its tables' rows (by id), sorted
+by instant, then run id (`_run_rows`); Python names them from a cache by id and lays them out in the order a person
+reads them. On PostgreSQL the recursion walks `run_datasets` by its indexes of snapshots and runs, carrying the runs'
+rows; on DuckDB it walks `snapshot_reads` within a range of instants first, then beyond it only when a row outside
+leaves a snapshot it reached, and reads the runs' rows at the instants the walk met. A snapshot's writer is the
+latest COMPLETE that named it as an output (by instant, then run id), whatever order the events arrived in. A run's
+inputs and outputs are listed by table name.
 """
 
 from __future__ import annotations
