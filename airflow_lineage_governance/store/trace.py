@@ -4,12 +4,13 @@ Which run wrote a table's snapshot (its try, its SQL hash), which snapshot of ea
 sources (`trace_back`); and forwards, every output snapshot that read a snapshot, directly or through others
 (`trace_forward`).
 
-A recursive query finds the snapshots a trace meets and returns the runs between them; only those are read into
-Python, which lays them out in the order a person reads them. On PostgreSQL it walks `run_datasets` by its index of
-snapshots; on DuckDB it walks `snapshot_reads` within a range of instants first, then beyond it only when a row
-outside leaves a snapshot it reached, and reads the runs' rows at the instants the walk met. A snapshot's writer is
-the latest COMPLETE that named it as an output (by instant, then run id), whatever order the events arrived in. A
-run's inputs and outputs are listed by table name.
+A recursive query finds the runs a trace meets and returns each one's own row and its tables' rows (by id), sorted
+by instant, then run id (`_run_rows`); Python names them from a cache by id and lays them out in the order a person
+reads them. On PostgreSQL the recursion walks `run_datasets` by its indexes of snapshots and runs, carrying the runs'
+rows; on DuckDB it walks `snapshot_reads` within a range of instants first, then beyond it only when a row outside
+leaves a snapshot it reached, and reads the runs' rows at the instants the walk met. A snapshot's writer is the
+latest COMPLETE that named it as an output (by instant, then run id), whatever order the events arrived in. A run's
+inputs and outputs are listed by table name.
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import wraps
+from operator import itemgetter
+from typing import Any, ParamSpec, TypeVar
+from weakref import WeakKeyDictionary
 
 from airflow_lineage_governance.errors import InvalidNameError
+from airflow_lineage_governance.graph.events import paused_collection
 from airflow_lineage_governance.kinds import EdgeSource
 from airflow_lineage_governance.refs import TableRef
 from airflow_lineage_governance.store.engine import Engine, Row
@@ -177,13 +182,27 @@ class StoredContaminated:
         )
 
 
-_RUN_COLUMNS = "c.event_time, c.try_number, c.sql_hash, j.name, x.role, xd.name, x.snapshot"
+def _run_rows(engine: Engine, met: str, datasets: str, completes: str = "completes") -> str:
+    """Return the CTE and the query of the rows of `_runs` of the runs a trace met.
 
-_RUN_FACTS = "c.event_time, c.try_number, c.sql_hash, j.name AS job"
-"""A run's own columns of `_RUN_COLUMNS`, read once per run (PostgreSQL's trace, before its datasets' rows)."""
-
-_RUN_READ = "w.event_time, w.try_number, w.sql_hash, w.job, x.role, xd.name, x.snapshot"
-"""`_RUN_COLUMNS` from the runs read first (`_RUN_FACTS`, aliased `w`) and their datasets' rows."""
+    `met` is a relation with the run id and instant of each run met (a run may be in it more than once), `datasets` one
+    of the rows of `run_datasets` of those runs (`d`'s), and `completes` the relation their COMPLETEs are read from.
+    Each run with a COMPLETE is one row of its own (kind 0: instant, run id, its job's id, time, SQL hash, try), then
+    one row per input (kind 2) and per output (3), each its instant, run id, table's id and snapshot: the few columns
+    Python reads, sorted in the order it reads them (by instant, then run id), the names left to Python's cache
+    (`_named`). The rows of a run without a COMPLETE, should `datasets` have them, have no run's row before them, and
+    `_runs` passes them over.
+    """
+    text = engine.text_order
+    return (
+        "numbered AS MATERIALIZED (SELECT c.run_id, c.at_us, c.event_time, c.try_number, c.sql_hash, c.job_id FROM "
+        f"(SELECT DISTINCT run_id, at_us FROM {met}) AS r JOIN {completes} c ON c.run_id = r.run_id AND "
+        "c.at_us = r.at_us) "
+        "SELECT * FROM (SELECT at_us, run_id, 0 AS kind, job_id AS id, CAST(NULL AS TEXT) AS snapshot, event_time, "
+        "sql_hash, try_number FROM numbered UNION ALL SELECT d.at_us, d.run_id, CASE WHEN d.role = 'input' THEN 2 "
+        f"ELSE 3 END, d.dataset_id, d.snapshot, NULL, NULL, NULL FROM {datasets}) AS rows "
+        f"ORDER BY at_us, run_id{text}, kind"
+    )
 
 
 def _latest_writer(engine: Engine, alias: str, writers: str = "run_datasets l WHERE l.role = 'output'") -> str:
@@ -243,41 +262,103 @@ def _refuse_unknown(engine: Engine, table: TableRef, snapshot: str) -> None:
         )
 
 
-def _runs(rows: Sequence[Row]) -> dict[tuple[Snapshot, str, int], StoredRun]:
-    """Return the runs of the rows, keyed by the snapshot each row was asked for, the run id and the instant.
+_NAMES: WeakKeyDictionary[Engine, tuple[dict[int, tuple[str, TableRef]], dict[int, str]]] = WeakKeyDictionary()
 
-    The rows are: key table, key snapshot, run id, instant, then `_RUN_COLUMNS`. Each run's inputs and outputs are by
-    table name (a name's text is its table's), then snapshot.
+
+def _named(engine: Engine, tables: set[int], jobs: set[int]) -> tuple[dict[int, tuple[str, TableRef]], dict[int, str]]:
+    """Return each table's name and ref by id, and each job's name by id, those not known yet read by key.
+
+    An id is a hash of its table's (or job's) name, so a name read once stays its id's: the engine's names are kept
+    and grow with the ids the traces meet.
     """
-    parts: dict[tuple[str, str, str, int], tuple[Row, list[tuple[str, str, str | None, str]]]] = {}
-    for row in rows:
-        key = (row[0], row[1], row[2], row[3])
-        entry = parts.get(key)
-        if entry is None:
-            entry = parts[key] = (row, [])
-        entry[1].append((row[9], row[10] or "", row[10], row[8]))
-    tables = {name: TableRef.parse(name) for name in {row[0] for row in rows} | {row[9] for row in rows}}
-    found = {}
-    for (key_table, key_snapshot, run_id, at_us), (row, datasets) in parts.items():
-        event_time, try_number, sql_hash, job = row[4:8]
-        datasets.sort(key=_by_name)
-        found[((tables[key_table], key_snapshot), run_id, at_us)] = StoredRun(
-            job,
-            run_id,
-            try_number,
-            event_time,
-            sql_hash,
-            at_us,
-            tuple((tables[name], snapshot) for name, _, snapshot, role in datasets if role == "input"),
-            tuple((tables[name], snapshot) for name, _, snapshot, role in datasets if role == "output"),
-        )
+    known = _NAMES.setdefault(engine, ({}, {}))
+    named, jobs_named = known
+    new_tables, new_jobs = sorted(tables - named.keys()), sorted(jobs - jobs_named.keys())
+    if new_tables or new_jobs:  # one query for both: a trace of a few thousand runs meets thousands of each
+        for is_table, key, name in engine.query(
+            "SELECT TRUE, dataset_id, name FROM datasets WHERE dataset_id IN (SELECT unnest(CAST(? AS BIGINT[]))) "
+            "UNION ALL SELECT FALSE, job_id, name FROM jobs WHERE job_id IN (SELECT unnest(CAST(? AS BIGINT[])))",
+            [new_tables, new_jobs],
+        ):
+            if is_table:
+                named[key] = (name, TableRef.parse(name))
+            else:
+                jobs_named[key] = name
+    return known
+
+
+_Facts = tuple[str, str, int | None, str, str | None, int]
+"""A run's job, run id, try, time, SQL hash and instant, as `StoredRun` takes them."""
+
+_Listed = tuple[str, str, TableRef, str | None]
+"""An input or output of a run as `_runs` lists it: its table's name, its snapshot as text, its table, its snapshot."""
+
+
+def _runs(engine: Engine, rows: Sequence[Row]) -> list[StoredRun]:
+    """Return the runs of the rows, in their order (by instant, then run id).
+
+    The rows are `_run_rows`': each run's own row, then its inputs and its outputs. Each run's inputs and outputs are
+    sorted by table name (a name's text is its table's), then snapshot.
+    """
+    tables, jobs = _named(engine, {row[3] for row in rows if row[2]}, {row[3] for row in rows if not row[2]})
+    found: list[StoredRun] = []
+    facts: _Facts | None = None
+    at, of = None, None  # the instant and run id of the run whose rows follow
+    inputs: list[_Listed] = []
+    outputs: list[_Listed] = []
+    for at_us, run_id, kind, key, snapshot, event_time, sql_hash, try_number in rows:
+        if kind:
+            if at_us == at and run_id == of:  # else the rows of a run without a COMPLETE
+                name, table = tables[key]
+                (inputs if kind == 2 else outputs).append((name, snapshot or "", table, snapshot))
+            continue
+        if facts:
+            found.append(_run(facts, inputs, outputs))
+        facts = (jobs[key], run_id, try_number, event_time, sql_hash, at_us)
+        at, of, inputs, outputs = at_us, run_id, [], []
+    if facts:
+        found.append(_run(facts, inputs, outputs))
     return found
 
 
-def _by_name(dataset: tuple[str, str, str | None, str]) -> tuple[str, str]:
-    return dataset[0], dataset[1]
+_BY_NAME = itemgetter(0, 1)
+"""A dataset row's order in `_runs`: its table's name, then its snapshot (as text, an absent one as empty)."""
 
 
+def _run(facts: _Facts, inputs: list[_Listed], outputs: list[_Listed]) -> StoredRun:
+    """Return the run of its facts (job, run id, try, time, SQL hash, instant), inputs and outputs."""
+    if len(inputs) > 1:
+        inputs.sort(key=_BY_NAME)
+    if len(outputs) > 1:
+        outputs.sort(key=_BY_NAME)
+    return StoredRun(
+        *facts,
+        tuple([(table, snapshot) for _, _, table, snapshot in inputs]),
+        tuple([(table, snapshot) for _, _, table, snapshot in outputs]),
+    )
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _uncollected(trace: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Return the trace run with Python's cyclic collector paused (`paused_collection`).
+
+    A large trace makes tens of thousands of rows and runs, none in a cycle: the collector would scan everything the
+    process holds (every ref the store's other questions read) again and again as they are made, 25 to 70 ms of a
+    trace of a few thousand runs at 1,000,000 events.
+    """
+
+    @wraps(trace)
+    def paused(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with paused_collection():
+            return trace(*args, **kwargs)
+
+    return paused
+
+
+@_uncollected
 def trace_back(engine: Engine, table: TableRef, snapshot: str) -> StoredOrigin:
     """Return the origin of the snapshot, recursively to the sources.
 
@@ -297,7 +378,10 @@ def trace_back(engine: Engine, table: TableRef, snapshot: str) -> StoredOrigin:
         rows = _walked(engine, table, snapshot, forward=False)
     else:
         rows = _reached_back(engine, table, snapshot)
-    writers = {key[0]: run for key, run in _runs(rows).items()}
+    writers: dict[tuple[TableRef, str | None], StoredRun] = {}
+    for run in _runs(engine, rows):  # by instant, then run id: each snapshot's latest writer the last
+        for output in run.outputs:
+            writers[output] = run
     if (table, snapshot) not in writers:  # a source, or a snapshot no COMPLETE named
         _refuse_unknown(engine, table, snapshot)
     root = StoredOrigin(table, snapshot)
@@ -320,6 +404,7 @@ def trace_back(engine: Engine, table: TableRef, snapshot: str) -> StoredOrigin:
     return root
 
 
+@_uncollected
 def trace_forward(
     engine: Engine,
     table: TableRef,
@@ -345,13 +430,12 @@ def trace_forward(
         rows = _walked(engine, table, snapshot, forward=True)
     else:
         rows = _reached_forward(engine, table, snapshot)
-    readers: dict[Snapshot, list[StoredRun]] = {}
-    for (key, _, _), run in _runs(rows).items():
-        readers.setdefault(key, []).append(run)
+    readers: dict[tuple[TableRef, str | None], list[StoredRun]] = {}
+    for run in _runs(engine, rows):  # by instant, then run id
+        for read in run.inputs:
+            readers.setdefault(read, []).append(run)
     if (table, snapshot) not in readers:  # written and never read, or a snapshot no COMPLETE named
         _refuse_unknown(engine, table, snapshot)
-    for runs in readers.values():
-        runs.sort(key=lambda run: (run.at_us, run.run_id))
     asked: dict[TableRef, tuple[str | None, int | None]] = {}
     found: list[StoredContaminated] = []
     start = (table, snapshot)
@@ -360,50 +444,51 @@ def trace_forward(
     while queue:
         read = queue.popleft()
         for run in readers.get(read, ()):
-            for out_table, version in run.outputs:
-                if out_table not in asked:
-                    asked[out_table] = about(out_table) if about is not None else (None, None)
-                found.append(StoredContaminated(run, read, out_table, version, *asked[out_table]))
-                if version is not None and (out_table, version) not in seen:
+            for output in run.outputs:
+                out_table, version = output
+                known = asked.get(out_table)
+                if known is None:
+                    known = asked[out_table] = about(out_table) if about is not None else (None, None)
+                found.append(StoredContaminated(run, read, out_table, version, *known))
+                if version is not None and output not in seen:
                     seen.add((out_table, version))
                     queue.append((out_table, version))
     return found
 
 
 def _reached_back(engine: Engine, table: TableRef, snapshot: str) -> list[Row]:
-    """Return the rows of `_runs` of each snapshot's writer a trace back meets, recursing over `run_datasets`."""
-    latest = _latest_writer(engine, "o")
+    """Return the rows of `_runs` of every writer of each snapshot a trace back meets, recursing over `run_datasets`.
+
+    The recursion's rows are the writers' rows of `run_datasets`: every writer of the snapshot, then every writer of
+    each snapshot a writer met read, and so on; `_runs` lays them out by instant, then run id, so the latest writer of
+    each snapshot comes last.
+    """
     return engine.query(
-        "WITH RECURSIVE reached (dataset_id, snapshot) AS (SELECT CAST(? AS BIGINT), CAST(? AS TEXT) UNION "
-        "SELECT i.dataset_id, i.snapshot FROM reached r JOIN run_datasets o ON o.dataset_id = r.dataset_id AND "
-        "o.snapshot = r.snapshot AND o.role = 'output' JOIN run_datasets i ON i.run_id = o.run_id AND "
-        "i.at_us = o.at_us AND i.role = 'input' AND i.snapshot IS NOT NULL), "
-        f"writers AS MATERIALIZED (SELECT o.dataset_id, o.snapshot, o.run_id, o.at_us, {_RUN_FACTS} FROM reached r "
-        "JOIN run_datasets o ON o.dataset_id = r.dataset_id AND o.snapshot = r.snapshot AND o.role = 'output' "
-        "JOIN completes c ON c.run_id = o.run_id AND c.at_us = o.at_us JOIN jobs j ON j.job_id = c.job_id "
-        f"WHERE {latest}) "
-        f"SELECT kd.name, w.snapshot, w.run_id, w.at_us, {_RUN_READ} FROM writers w "
-        "JOIN datasets kd ON kd.dataset_id = w.dataset_id "
-        "JOIN run_datasets x ON x.run_id = w.run_id AND x.at_us = w.at_us "
-        "JOIN datasets xd ON xd.dataset_id = x.dataset_id",
+        "WITH RECURSIVE rows_met (run_id, at_us, role, dataset_id, snapshot) AS (SELECT x.run_id, x.at_us, x.role, "
+        "x.dataset_id, x.snapshot FROM run_datasets o JOIN run_datasets x ON x.run_id = o.run_id AND x.at_us = o.at_us "
+        "WHERE o.dataset_id = ? AND o.snapshot = ? AND o.role = 'output' UNION SELECT x.run_id, x.at_us, x.role, "
+        "x.dataset_id, x.snapshot FROM rows_met i JOIN run_datasets o ON o.dataset_id = i.dataset_id AND "
+        "o.snapshot = i.snapshot AND o.role = 'output' JOIN run_datasets x ON x.run_id = o.run_id AND "
+        "x.at_us = o.at_us WHERE i.role = 'input' AND i.snapshot IS NOT NULL), "
+        f"{_run_rows(engine, 'rows_met', 'rows_met d')}",
         [dataset_id(table), snapshot],
     )
 
 
 def _reached_forward(engine: Engine, table: TableRef, snapshot: str) -> list[Row]:
-    """Return the rows of `_runs` of each snapshot's readers a trace forward meets, recursing over `run_datasets`."""
+    """Return the rows of `_runs` of each snapshot's readers a trace forward meets, recursing over `run_datasets`.
+
+    The recursion's rows are the readers' rows of `run_datasets`: every reader of the snapshot, then every reader of
+    each output of a reader met, and so on.
+    """
     return engine.query(
-        "WITH RECURSIVE reached (dataset_id, snapshot) AS (SELECT CAST(? AS BIGINT), CAST(? AS TEXT) UNION "
-        "SELECT o.dataset_id, o.snapshot FROM reached r JOIN run_datasets i ON i.dataset_id = r.dataset_id AND "
-        "i.snapshot = r.snapshot AND i.role = 'input' JOIN run_datasets o ON o.run_id = i.run_id AND "
-        "o.at_us = i.at_us AND o.role = 'output' AND o.snapshot IS NOT NULL), "
-        f"readers AS MATERIALIZED (SELECT r.dataset_id, r.snapshot, i.run_id, i.at_us, {_RUN_FACTS} FROM reached r "
-        "JOIN run_datasets i ON i.dataset_id = r.dataset_id AND i.snapshot = r.snapshot AND i.role = 'input' "
-        "JOIN completes c ON c.run_id = i.run_id AND c.at_us = i.at_us JOIN jobs j ON j.job_id = c.job_id) "
-        f"SELECT kd.name, w.snapshot, w.run_id, w.at_us, {_RUN_READ} FROM readers w "
-        "JOIN datasets kd ON kd.dataset_id = w.dataset_id "
-        "JOIN run_datasets x ON x.run_id = w.run_id AND x.at_us = w.at_us "
-        "JOIN datasets xd ON xd.dataset_id = x.dataset_id",
+        "WITH RECURSIVE rows_met (run_id, at_us, role, dataset_id, snapshot) AS (SELECT x.run_id, x.at_us, x.role, "
+        "x.dataset_id, x.snapshot FROM run_datasets i JOIN run_datasets x ON x.run_id = i.run_id AND x.at_us = i.at_us "
+        "WHERE i.dataset_id = ? AND i.snapshot = ? AND i.role = 'input' UNION SELECT x.run_id, x.at_us, x.role, "
+        "x.dataset_id, x.snapshot FROM rows_met o JOIN run_datasets i ON i.dataset_id = o.dataset_id AND "
+        "i.snapshot = o.snapshot AND i.role = 'input' JOIN run_datasets x ON x.run_id = i.run_id AND "
+        "x.at_us = i.at_us WHERE o.role = 'output' AND o.snapshot IS NOT NULL), "
+        f"{_run_rows(engine, 'rows_met', 'rows_met d')}",
         [dataset_id(table), snapshot],
     )
 
@@ -422,19 +507,15 @@ def _walked(engine: Engine, table: TableRef, snapshot: str, forward: bool) -> li
     bounds = (listed[0], listed[-1])
     key = SNAPSHOT_KEY[engine.dialect].format(alias="m.")
     role = "input" if forward else "output"
-    latest = "" if forward else "AND " + _latest_writer(engine, "m", writers="met l WHERE TRUE")
+    latest = "" if forward else "AND " + _latest_writer(engine, "m", writers="found l WHERE TRUE")
     return engine.query(
         "WITH near AS MATERIALIZED (SELECT * FROM run_datasets WHERE at_us BETWEEN ? AND ? AND at_us IN "
-        "(SELECT UNNEST(?::BIGINT[]))), runs AS MATERIALIZED (SELECT * FROM completes WHERE at_us BETWEEN ? AND ? "
-        "AND at_us IN (SELECT UNNEST(?::BIGINT[]))), "
-        "met AS MATERIALIZED (SELECT m.dataset_id, m.snapshot, m.run_id, m.at_us FROM near m WHERE "
-        f"m.role = '{role}' AND m.snapshot IS NOT NULL AND {key} IN (SELECT UNNEST(?::BIGINT[]))) "
-        f"SELECT kd.name, m.snapshot, m.run_id, m.at_us, {_RUN_COLUMNS} FROM met m "
-        "JOIN datasets kd ON kd.dataset_id = m.dataset_id "
-        "JOIN runs c ON c.run_id = m.run_id AND c.at_us = m.at_us JOIN jobs j ON j.job_id = c.job_id "
-        "JOIN near x ON x.run_id = m.run_id AND x.at_us = m.at_us "
-        f"JOIN datasets xd ON xd.dataset_id = x.dataset_id WHERE TRUE {latest}",
-        [*bounds, listed, *bounds, listed, sorted(reached)],
+        "(SELECT UNNEST(?::BIGINT[]))), runs AS (SELECT * FROM completes WHERE at_us BETWEEN ? AND ?), "
+        "found AS MATERIALIZED (SELECT m.dataset_id, m.snapshot, m.run_id, m.at_us FROM near m WHERE "
+        f"m.role = '{role}' AND m.snapshot IS NOT NULL AND {key} IN (SELECT UNNEST(?::BIGINT[]))), "
+        f"met AS (SELECT * FROM found m WHERE TRUE {latest}), "
+        f"{_run_rows(engine, 'met', 'near d JOIN numbered r ON r.run_id = d.run_id AND r.at_us = d.at_us', 'runs')}",
+        [*bounds, listed, *bounds, sorted(reached)],
     )
 
 
@@ -449,8 +530,8 @@ def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], 
     """Return the keys a walk of `snapshot_reads` from `first` reaches, and the instants of the rows it follows.
 
     The first `LEVELS_LOOKED_UP` levels a query each (a scan that keeps the level's keys). The rest, from the keys the
-    last of those reached, one recursive query over the rows within `NEAR_US` of the instants met, then one query for
-    the rows outside them that leave a key reached: when those reach a new key, one recursive query over the whole
+    last of those reached, one recursive query over the rows within `NEAR_US` of the instants met, which also returns
+    the rows outside them that leave a key it reached: when those reach a new key, one recursive query over the whole
     table goes on from the new keys.
     """
     start, to = ("read_key", "written_key") if forward else ("written_key", "read_key")
@@ -466,23 +547,26 @@ def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], 
     if level:
         low, high = min(instants) - NEAR_US, max(instants) + NEAR_US
         near = "(SELECT * FROM snapshot_reads WHERE at_us BETWEEN ? AND ?)"
-        _followed(engine.query(_recursion(start, to, near), [level, low, high]), reached, instants)
-        outside = engine.query(
-            f"SELECT {to}, at_us FROM snapshot_reads WHERE (at_us < ? OR at_us > ?) AND {start} IN "
-            "(SELECT UNNEST(?::BIGINT[]))",
-            [low, high, sorted(reached)],
+        outside = (  # in the same query: the rows outside the range that leave a key the recursion reached
+            f"SELECT k, at_us, FALSE FROM walk UNION ALL SELECT s.{to}, s.at_us, TRUE FROM snapshot_reads s WHERE "
+            f"(s.at_us < ? OR s.at_us > ?) AND s.{start} IN (SELECT k FROM walk)"
         )
-        level = _followed(outside, reached, instants)
+        rows = engine.query(_recursion(start, to, near, outside), [level, low, high, low, high])
+        _followed([row[:2] for row in rows if not row[2]], reached, instants)
+        level = _followed([row[:2] for row in rows if row[2]], reached, instants)
     if level:
         _followed(engine.query(_recursion(start, to, "snapshot_reads"), [level]), reached, instants)
     return reached, instants
 
 
-def _recursion(start: str, to: str, table: str) -> str:
-    """Return the recursive query of the keys reached from a list of keys over `table`, with each row's instant."""
+def _recursion(start: str, to: str, table: str, then: str = "SELECT k, at_us FROM walk") -> str:
+    """Return the recursive query of the keys reached from a list of keys over `table`, with each row's instant.
+
+    `then` is the query over the recursion (`walk`: its keys `k` and instants `at_us`) whose rows are returned.
+    """
     return (
         "WITH RECURSIVE walk (k, at_us) AS (SELECT UNNEST(?::BIGINT[]), CAST(NULL AS BIGINT) UNION "
-        f"SELECT s.{to}, s.at_us FROM walk w JOIN {table} s ON s.{start} = w.k) SELECT k, at_us FROM walk"
+        f"SELECT s.{to}, s.at_us FROM walk w JOIN {table} s ON s.{start} = w.k) {then}"
     )
 
 

@@ -193,3 +193,32 @@ def test_a_trace_through_runs_months_apart_meets_every_run(stored):
         assert [(str(c.table), c.snapshot, c.run.run_id) for c in forward] == [
             (f"out.t{i}", f"v{i}", f"r{i}") for i in range(5)
         ]
+
+
+def test_a_store_grown_after_a_trace_traces_its_new_tables_and_jobs_as_traced_by_hand(stored, tmp_path):
+    first = one_snapshot_per_table(tangled(3))
+    later = [
+        complete(
+            f"dag.late{i}",
+            dataset(f"late.t{i}", f"late{i}"),
+            run=f"late{i}",
+            time=f"2026-10-06T0{i}:00:00Z",
+            inputs=[dataset("out.t1", "t1-5"), *([dataset(f"late.t{i - 1}", f"late{i - 1}")] if i else [])],
+        )
+        for i in range(3)
+    ]
+    reference = ReferenceHistory(first + later)
+    with stored(first) as store:
+        before = store.trace_forward(T("out.t1"), "t1-5", about)  # the store's names read: none of the later ones
+        assert all(c.table.namespace != ("late",) for c in before)
+        store.ingest(FileEventSource(write(tmp_path / "later.jsonl", later)))
+        for table, snapshot in [(T("out.t1"), "t1-5"), (T("late.t0"), "late0"), (T("late.t2"), "late2")]:
+            assert as_tuples(store.trace_back(table, snapshot)) == by_hand(reference, table, snapshot)
+            forward = store.trace_forward(table, snapshot, about)
+            assert sorted(((c.run.run_id, c.read, c.table, c.snapshot) for c in forward), key=str) == (
+                reference.traced_forward(table, snapshot)
+            )
+        assert [str(c.table) for c in store.trace_forward(T("late.t0"), "late0")] == ["late.t1", "late.t2"]
+        assert store.trace_back(T("late.t2"), "late2").lines()[0] == (
+            "late.t2@late2 <- dag.late2 run late2 try ? at 2026-10-06T02:00:00Z, SQL unknown"
+        )
