@@ -153,10 +153,6 @@ def _counted(parsed: ParsedDml, dml: str) -> str:
     return f"{dml[:end]} RETURNING {action}{dml[end:]}"
 
 
-def _first_line(error: Exception) -> str:
-    return without_values(str(error).splitlines()[0]) if str(error) else type(error).__name__
-
-
 def _run_dml(
     connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, dml: str, counted: str
 ) -> tuple[RowCounts, pa.Table | None]:
@@ -262,7 +258,8 @@ def _rewrite(
     row changed). The tables' manifests are read through `entries`, for the commit.
     """
     snapshot = table.current_snapshot()
-    database = _work_database(table, resources, spill)
+    limit = memory_bytes((resources or Resources()).resolved().memory_limit)
+    database = _work_database(table, limit, spill)
     # Planned while the connection opens in the background (prepare_sandboxed_connection).
     planned = [plan_scan(catalog, name, loaded.get(as_table(name)), entries) for name in sources]
     planned_target = plan_scan(catalog, ref, table, entries)
@@ -273,7 +270,7 @@ def _rewrite(
     staging = os.path.join(spill, f"result-{uuid.uuid4().hex}")
     os.mkdir(staging)
     try:
-        held = _held_sources(planned, database, resources)
+        held = _held_sources(planned, database, limit)
         reads = [expose_planned(connection, plan, held=keep) for plan, keep in zip(planned, held, strict=True)]
         whole = expose_planned(connection, planned_target, file_column=FILE_COLUMN)
         pruning = _partition_values(connection, partition_query, table, whole)
@@ -320,14 +317,13 @@ def _rewrite(
     )
 
 
-def _held_sources(planned: Sequence[ScanPlan], database: str | None, resources: Resources | None) -> list[bool]:
+def _held_sources(planned: Sequence[ScanPlan], database: str | None, limit: int | None) -> list[bool]:
     """Return, for each planned source, whether it is read once into a DuckDB table: small ones, in memory.
 
     The statement reads a source several times (the files it can change, the commit's bounds, the statement itself):
     a source of at most HELD_SOURCE_ROWS rows whose Parquet bytes, times IN_MEMORY_FACTOR, take at most an eighth
-    of the task's DuckDB memory limit together is read once; the others are read at each query.
+    of the task's DuckDB memory limit (`limit`, in bytes) together is read once; the others are read at each query.
     """
-    limit = memory_bytes((resources or Resources()).resolved().memory_limit)
     held: list[bool] = []
     budget = limit // 8 if database is None and limit is not None else 0
     for plan in planned:
@@ -338,15 +334,15 @@ def _held_sources(planned: Sequence[ScanPlan], database: str | None, resources: 
     return held
 
 
-def _work_database(table: Table, resources: Resources | None, spill: str) -> str | None:
+def _work_database(table: Table, limit: int | None, spill: str) -> str | None:
     """Return a new DuckDB database file in `spill` to hold the rewritten rows, or None to hold them in memory.
 
     In memory while the table's rows (its Parquet bytes, times IN_MEMORY_FACTOR) would take at most half the task's
-    DuckDB memory limit; else in a database file, whose blocks DuckDB evicts to disk to stay within the limit.
+    DuckDB memory limit (`limit`, in bytes; None: DuckDB's default); else in a database file, whose blocks DuckDB
+    evicts to disk to stay within the limit.
     """
     snapshot = table.current_snapshot()
     stored = int((snapshot.summary.get("total-files-size") if snapshot and snapshot.summary else None) or 0)
-    limit = memory_bytes((resources or Resources()).resolved().memory_limit)
     if limit is None or stored * IN_MEMORY_FACTOR <= limit // 2:
         return None
     return os.path.join(spill, f"rewrite-{uuid.uuid4().hex}.duckdb")
@@ -443,9 +439,10 @@ def rewrite_statement(
     try:
         parsed = parse_dml(dml, ref)
     except (ParseError, TokenError, ValueError) as error:
+        problem = without_values(str(error)) or type(error).__name__
         raise IcebergWriteError(
             ref,
-            f"the statement could not be read to choose the data files it changes ({_first_line(error)})",
+            f"the statement could not be read to choose the data files it changes ({problem})",
             "write it in standard SQL; nothing was written",
         ) from None
     known = dict(loaded or {})

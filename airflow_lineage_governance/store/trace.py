@@ -205,7 +205,7 @@ def _run_rows(engine: Engine, met: str, datasets: str, completes: str = "complet
     )
 
 
-def _latest_writer(engine: Engine, alias: str, writers: str = "run_datasets l WHERE l.role = 'output'") -> str:
+def _latest_writer(engine: Engine, alias: str, writers: str) -> str:
     """Return the condition that the output row `alias` is its snapshot's latest writer (by instant, then run id).
 
     `writers` is the relation of output rows it is compared with, aliased `l`, ending in its WHERE clause.
