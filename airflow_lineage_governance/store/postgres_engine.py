@@ -148,8 +148,15 @@ class PostgresEngine:
         return int(found[0][0])
 
     def vacuum(self) -> None:
-        """Run VACUUM (ANALYZE) over the database's tables."""
+        """Run VACUUM (ANALYZE) over the database's tables, then write anew each store table its old rows bloat.
+
+        An ingest moves each open interval on in place (`column_edges`, `table_writers`), and PostgreSQL keeps the
+        pages the old rows took: VACUUM FULL writes such a table (and its indexes) anew, holding an exclusive lock on
+        it while it does (`BLOATED_TABLES`).
+        """
         self.execute("VACUUM (ANALYZE)")
+        for schema, table in self.query(BLOATED_TABLES, [BLOAT_FACTOR, MIN_BLOATED_PAGES]):
+            self.execute(f"VACUUM (FULL, ANALYZE) {_identifier(schema)}.{_identifier(table)}")
 
     def close(self) -> None:
         """Close the connection."""
@@ -165,8 +172,26 @@ WORK_MEM = "64MB"
 TEMP_BUFFERS = "64MB"
 """The memory the session's temporary tables may take before they spill to files."""
 
+BLOAT_FACTOR = 1.5
+"""How many times the pages its rows need a store table may take before `vacuum` writes it anew."""
+MIN_BLOATED_PAGES = 16
+"""The fewest pages (of 8 kB) a table must take before `vacuum` writes it anew."""
+BLOATED_TABLES = (
+    "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE c.relkind = 'r' AND n.nspname = ANY(current_schemas(false)) "
+    "AND c.relpages * 8192.0 > ? * c.reltuples * (28 + COALESCE((SELECT SUM(s.avg_width) FROM pg_stats s "
+    "WHERE s.schemaname = n.nspname AND s.tablename = c.relname), 0)) AND c.relpages >= ? ORDER BY n.nspname, c.relname"
+)
+"""The store's tables whose pages (as VACUUM (ANALYZE) counted them) exceed BLOAT_FACTOR times their rows' bytes:
+each row's columns at their average width (`pg_stats`) and 28 bytes of row header and line pointer."""
+
 TRANSIENT = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 """The errors after which a writer's batch is rolled back and tried again."""
+
+
+def _identifier(name: str) -> str:
+    """Return `name` as a quoted SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _placeholders(sql: str) -> str:
