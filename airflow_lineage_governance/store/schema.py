@@ -14,7 +14,8 @@ keeps where the last sync of an events file stopped, and each governance run wit
 `findings`); version 7 keeps each snapshot read into each snapshot written (`snapshot_reads`); version 8 drops, on
 DuckDB, the indexes of two columns DuckDB never reads; version 9 drops, on DuckDB, the indexes of `runs` by job and
 of `run_datasets` by run, which no DuckDB query reads either; version 10 keeps, on PostgreSQL, every column of an edge
-the store's questions read in its index by source (`column_edges_by_source`).
+the store's questions read in its index by source (`column_edges_by_source`); version 11 leaves, on PostgreSQL,
+room on each page of the tables an ingest updates in place (`column_edges`, `table_writers`).
 """
 
 from __future__ import annotations
@@ -219,6 +220,17 @@ VERSION_10 = (
     ),
 )
 
+EDGE_FILL_FACTOR = 70
+"""How full PostgreSQL fills a page of `column_edges` and `table_writers` (percent) when it writes rows anew."""
+
+VERSION_11 = (
+    # an ingest moves the open interval of every edge of each job it touches on in place: with room left on each page,
+    # PostgreSQL writes the new row beside the old one and leaves the indexes as they are (a HOT update), where on a
+    # full page it wrote the row elsewhere and added an entry to every index
+    OnlyOn("postgres", f"ALTER TABLE column_edges SET (fillfactor = {EDGE_FILL_FACTOR})"),
+    OnlyOn("postgres", f"ALTER TABLE table_writers SET (fillfactor = {EDGE_FILL_FACTOR})"),
+)
+
 MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     1: VERSION_1,
     2: VERSION_2,
@@ -230,6 +242,7 @@ MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     8: VERSION_8,
     9: VERSION_9,
     10: VERSION_10,
+    11: VERSION_11,
 }
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 

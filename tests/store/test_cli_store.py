@@ -33,7 +33,7 @@ def test_init_import_stats_and_vacuum(store_location, tmp_path, capsys):
     missing = capsys.readouterr().err
     assert missing.endswith(": no lineage store here; create it with `lineage-governance store init`.\n")
     assert main(["store", "init", "--store", store_location]) == 0
-    assert capsys.readouterr().out.endswith(": schema version 10\n")
+    assert capsys.readouterr().out.endswith(": schema version 11\n")
     assert main(["store", "import", str(folder), str(more), "--store", store_location]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith(
@@ -46,7 +46,7 @@ def test_init_import_stats_and_vacuum(store_location, tmp_path, capsys):
     )
     assert main(["store", "stats", "--store", store_location, "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
-    assert stats["schema_version"] == 10 and stats["rows"]["events"] == 2 and stats["rows"]["runs"] == 2
+    assert stats["schema_version"] == 11 and stats["rows"]["events"] == 2 and stats["rows"]["runs"] == 2
     assert stats["rows"]["column_edges"] == 1 and stats["size_bytes"] > 0
     assert "password" not in json.dumps(stats) and ":" not in stats["store"].split("@")[0].split("//")[-1]
     assert main(["store", "vacuum", "--store", store_location]) == 0
@@ -94,7 +94,7 @@ def test_the_store_is_found_through_an_airflow_connection(postgres_url, tmp_path
         assert url.password not in done.stdout + done.stderr
         outputs.append(done.stdout.splitlines()[-1])  # (Airflow may log a line of its own first)
     assert outputs[0] == (
-        f"lineage store postgresql://lineage@127.0.0.1:{url.port}/lineage (postgres): schema version 10"
+        f"lineage store postgresql://lineage@127.0.0.1:{url.port}/lineage (postgres): schema version 11"
     )
     assert ": 1 read, 1 stored, 0 already in the store;" in outputs[1]
     with LineageStore.open(url.geturl()) as store:
@@ -112,8 +112,7 @@ def test_vacuum_gives_back_what_moving_intervals_on_took_and_answers_the_same(
     engine_kind, store_location, tmp_path, capsys
 ):
     # Each day's batch moves the open interval of every edge of its 200 jobs on to their new COMPLETE, in place:
-    # PostgreSQL keeps the pages the old rows took (column_edges grew to about 30 times its rows) until `vacuum`
-    # writes the table anew.
+    # PostgreSQL keeps the pages the old rows took until `vacuum` writes the table anew.
     days = [datetime(2026, 9, 1, 2, tzinfo=UTC) + timedelta(days=day) for day in range(20)]
     events = [
         complete(
@@ -141,5 +140,9 @@ def test_vacuum_gives_back_what_moving_intervals_on_took_and_answers_the_same(
         after = store.engine.size_bytes()
         assert store.edges_as_of(days[10]) == edges
         assert store.impact(source, days[15]).to_dict() == impact
-    # a DuckDB file is written anew by every vacuum (`COPY FROM DATABASE`), and is no larger for it
-    assert after < before / 2 if engine_kind == "postgres" else after <= before, (before, after)
+    if engine_kind == "postgres":
+        # the ingest left room on each page for the rows it moved on (on full pages, the store took 2.5 times its
+        # size after the vacuum), and the vacuum wrote anew what they still bloated
+        assert after < before * 0.9 and before < after * 1.5, (before, after)
+    else:  # a DuckDB file is written anew by every vacuum (`COPY FROM DATABASE`), and is no larger for it
+        assert after <= before, (before, after)
