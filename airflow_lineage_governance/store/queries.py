@@ -12,7 +12,7 @@ that time names for it (the first writing job by name), else every column ever n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 from weakref import WeakKeyDictionary
 
 from airflow_lineage_governance.graph.events import paused_collection
@@ -115,7 +115,7 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
         kinds = _kinds(engine, again=attempt > 0)
         nodes = node_places(engine)
         runs = _runs(engine, instant)
-        rows = engine.query(
+        sql = (
             f"WITH {holding}, kinds AS (SELECT unnest(CAST(? AS TEXT[])) AS type, unnest(CAST(? AS TEXT[])) AS "
             "subtype, unnest(CAST(? AS BOOLEAN[])) AS masking, unnest(CAST(? AS BIGINT[])) AS kind), "
             f"places AS (SELECT node, ROW_NUMBER() OVER (ORDER BY {node_order(engine)}) - 1 AS place FROM ({NODES}) "
@@ -128,15 +128,16 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
             "JOIN job_places j ON j.job_id = h.job_id "
             "WHERE (SELECT COUNT(*) FROM places) = ? AND (SELECT COUNT(*) FROM jobs) = ? "
             # two keys of two places each (places are far below 2^32): fewer keys for the database's sort to compare
-            "ORDER BY s.place * 4294967296 + t.place, k.kind * 4294967296 + j.place",
-            [
-                *params,
-                *([kind[part] for kind in kinds] for part in range(3)),
-                list(range(len(kinds))),
-                len(nodes),
-                len(runs),
-            ],
+            "ORDER BY s.place * 4294967296 + t.place, k.kind * 4294967296 + j.place"
         )
+        args = [
+            *params,
+            *([kind[part] for kind in kinds] for part in range(3)),
+            list(range(len(kinds))),
+            len(nodes),
+            len(runs),
+        ]
+        rows = _hash_joined(engine, sql, args) if engine.dialect == "postgres" else engine.query(sql, args)
         if not rows:  # no edge holds then, or the store has more nodes or jobs than read
             count = engine.query(f"SELECT COUNT(*) FROM ({NODES}) AS nodes")[0][0]
             if count == len(nodes) and engine.query("SELECT COUNT(*) FROM jobs")[0][0] == len(runs):
@@ -365,7 +366,7 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
     id negated) and each table's columns then (from the table, as its id negated, to each column). The walk joins the
     nodes just reached to it, each node with whether every edge on the way to it was a DIRECT column edge (the
     values). On PostgreSQL the graph is kept as each node's targets in an array, which the walk's join hashes
-    once (`_hashed_walk`).
+    once (`_hash_joined`).
     """
     text = engine.text_order
     held = "valid_from_us <= ? AND (valid_until_us IS NULL OR valid_until_us > ?)"
@@ -405,7 +406,7 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
         f"END{text}"
     )
     params = [instant, instant, instant, instant, start]
-    rows = _hashed_walk(engine, sql, params) if engine.dialect == "postgres" else engine.query(sql, params)
+    rows = _hash_joined(engine, sql, params) if engine.dialect == "postgres" else engine.query(sql, params)
     if not knows(engine, column):
         raise _unknown(column)
     answer = StoreImpact(column, at_us=at)
@@ -424,12 +425,15 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
     return answer
 
 
-def _hashed_walk(engine: Engine, sql: str, params: list[int]) -> list[Row]:
-    """Return the rows of the walk's query on PostgreSQL, planned without merge joins.
+def _hash_joined(engine: Engine, sql: str, params: list[Any]) -> list[Row]:
+    """Return the rows of a query on PostgreSQL, planned without merge joins.
 
-    The planner, which has no statistics of the graph, may join the nodes just reached to the graph's targets unnested
-    and sorted, all of them read again at each of the walk's steps. A hash join of the graph (guessed the smaller
-    side: `HAVING` in the query) hashes it once for the whole walk, and each step looks its nodes up in it.
+    The planner, which has no statistics of a query's intermediate rows, may sort both sides of a join it guessed
+    large. In an impact walk it joined the nodes just reached to the graph's targets unnested and sorted, all of them
+    read again at each of the walk's steps; a hash join of the graph (guessed the smaller side: `HAVING` in the
+    query) hashes it once for the whole walk, and each step looks its nodes up in it. Every edge as of a time joined
+    its 100,000 edges to the nodes' places by sorting both sides of each join, where hashing the places takes a fifth
+    less time (`_every_edge`).
     """
     with engine.transaction():
         engine.execute("SET LOCAL enable_mergejoin = off")
