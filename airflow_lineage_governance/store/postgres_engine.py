@@ -148,11 +148,11 @@ class PostgresEngine:
         return int(found[0][0])
 
     def vacuum(self) -> None:
-        """Run VACUUM (ANALYZE) over the database's tables, then write anew each store table its old rows bloat.
+        """Run VACUUM (ANALYZE) over the database's tables, then write anew each store table old row versions bloat.
 
         An ingest moves each open interval on in place (`column_edges`, `table_writers`), and PostgreSQL keeps the
-        pages the old rows took: VACUUM FULL writes such a table (and its indexes) anew, holding an exclusive lock on
-        it while it does (`BLOATED_TABLES`).
+        pages the old row versions took: VACUUM FULL writes such a table (`BLOATED_TABLES`) and its indexes anew,
+        holding an exclusive lock on it while it does.
         """
         self.execute("VACUUM (ANALYZE)")
         for schema, table in self.query(BLOATED_TABLES, [BLOAT_FACTOR, MIN_BLOATED_PAGES]):
