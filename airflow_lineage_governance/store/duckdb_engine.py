@@ -173,6 +173,10 @@ class DuckDBEngine:
         """Return False: the file's one writer never meets another transaction."""
         return False
 
+    def out_of_memory(self, error: BaseException) -> bool:
+        """Return whether the query needed more than DuckDB's memory_limit (a reader's `store_memory_limit`)."""
+        return isinstance(error, duckdb.OutOfMemoryException)
+
 
 ARROW_TYPES = {"BIGINT": "int64", "INTEGER": "int32", "VARCHAR": "string", "BOOLEAN": "bool_", "BLOB": "binary"}
 """The Arrow type (a `pyarrow` function's name) each column type of the store is staged as."""

@@ -70,6 +70,10 @@ class Engine(Protocol):
         """
         ...
 
+    def out_of_memory(self, error: BaseException) -> bool:
+        """Return whether a query failed with `error` because it needed more memory than the database may take."""
+        ...
+
 
 def by_key(engine: Engine, select: str, keys: Sequence[int]) -> list[Row]:
     """Return the rows of `select`, which ends in `WHERE` and a key column, for each of the keys.

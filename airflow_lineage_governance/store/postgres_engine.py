@@ -162,6 +162,10 @@ class PostgresEngine:
         """Close the connection."""
         self.connection.close()
 
+    def out_of_memory(self, error: BaseException) -> bool:
+        """Return whether the server could not allocate the memory the query needed."""
+        return isinstance(error, pg_errors.OutOfMemory)
+
     def transient(self, error: BaseException) -> bool:
         """Return whether the error is a deadlock or a serialization failure (the batch may be tried again)."""
         return isinstance(error, TRANSIENT)

@@ -11,6 +11,7 @@ that time names for it (the first writing job by name), else every column ever n
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, cast
 from weakref import WeakKeyDictionary
@@ -291,7 +292,8 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
 
     Each level reads the edges holding at the time that leave the columns just reached, and the columns of the tables
     just reached (`table_columns`), a few keys one look-up each; what was reached is named at the end. A walk that
-    reaches more than `WIDE` columns (per engine) goes on in one recursive query.
+    reaches more than `WIDE` columns (per engine) goes on in one recursive query, or on level by level when that
+    query needs more memory than the database may take (a DuckDB reader's `store_memory_limit`).
 
     Args:
         engine: The store's engine.
@@ -314,7 +316,12 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
     wide = WIDE[engine.dialect]
     while columns or written:
         if len(reached) > wide:  # a wide reach: one recursive query walks it in the database
-            return _walk_in_database(engine, column, at, start, instant)
+            try:
+                return _walk_in_database(engine, column, at, start, instant)
+            except engine.errors as error:
+                if not engine.out_of_memory(error):
+                    raise
+                wide = sys.maxsize  # the graph at the time needs more memory than the store may take: by level
         found: list[int] = []
         for source, target, into_table, kind in _leaving(engine, columns, instant):
             leaving[source].append((target, bool(into_table), kind == "DIRECT"))

@@ -6,9 +6,12 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from airflow_lineage_governance.graph.events import FileEventSource
+from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.errors import StoreBusyError, StoreUnavailableError
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from tests.store.conftest import free_port, new_schema
+from tests.support.events import complete, output, write
 
 
 def test_an_unreachable_postgresql_is_one_sentence_without_the_password():
@@ -90,3 +93,31 @@ def test_a_duckdb_reader_out_of_memory_names_the_setting_to_raise(tmp_path, monk
         f"{location}: the lineage store ran out of memory while it joined every number; raise the "
         "store_memory_limit setting of [lineage_governance] (DuckDB's memory_limit for a reader) and try again."
     )
+
+
+def test_a_wide_impact_past_a_duckdb_readers_memory_walks_on_by_level_and_answers_the_same(tmp_path, monkeypatch):
+    # 200 jobs in a chain, each writing 20 columns from a source column and the job before's: a change to the source
+    # reaches 4,000 columns, past the width the walk goes on from in one recursive query, whose graph needs more than
+    # a 12MB reader may take (it answers within 24MB); a walk by level needs less
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "no-airflow"))
+    events = [
+        complete(
+            f"dag.j{job}",
+            output(
+                f"out.t{job}",
+                {f"c{c}": ["crm.s.f", *([f"out.t{job - 1}.c{c}"] if job else [])] for c in range(20)},
+            ),
+            run=f"r{job}",
+        )
+        for job in range(200)
+    ]
+    location = tmp_path / "lineage-store.duckdb"
+    with LineageStore.open(location, create=True) as store:
+        store.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)))
+    changed = ColumnRef(TableRef(("crm",), "s"), "f")
+    with LineageStore.open(location, read_only=True) as reader:
+        expected = reader.impact(changed).to_dict()
+    assert len(expected["columns_reached"]) == 4000
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE_MEMORY_LIMIT", "12MB")
+    with LineageStore.open(location, read_only=True) as reader:
+        assert reader.impact(changed).to_dict() == expected
