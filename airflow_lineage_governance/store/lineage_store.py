@@ -95,7 +95,7 @@ class LineageStore:
         try:
             yield
         except self.engine.errors as error:
-            if self.engine.out_of_memory(error):  # DuckDB's, under a reader's memory_limit
+            if self.engine.out_of_memory(error):  # under a DuckDB reader's memory_limit
                 raise StoreUnavailableError(
                     f"{self.engine.description}: the lineage store ran out of memory while it {what}; "
                     "raise the store_memory_limit setting of [lineage_governance] (DuckDB's memory_limit "

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg.sql import Identifier
 
 from airflow_lineage_governance.store.engine import Row
 from airflow_lineage_governance.store.errors import StoreUnavailableError
@@ -156,15 +157,15 @@ class PostgresEngine:
         """
         self.execute("VACUUM (ANALYZE)")
         for schema, table in self.query(BLOATED_TABLES, [BLOAT_FACTOR, MIN_BLOATED_PAGES]):
-            self.execute(f"VACUUM (FULL, ANALYZE) {_identifier(schema)}.{_identifier(table)}")
+            self.execute(f"VACUUM (FULL, ANALYZE) {Identifier(schema, table).as_string(self.connection)}")
 
     def close(self) -> None:
         """Close the connection."""
         self.connection.close()
 
     def out_of_memory(self, error: BaseException) -> bool:
-        """Return whether the server could not allocate the memory the query needed."""
-        return isinstance(error, pg_errors.OutOfMemory)
+        """Return False: past `work_mem` PostgreSQL spills to files; a server that cannot allocate memory has failed."""
+        return False
 
     def transient(self, error: BaseException) -> bool:
         """Return whether the error is a deadlock or a serialization failure (the batch may be tried again)."""
@@ -191,11 +192,6 @@ each row's columns at their average width (`pg_stats`) and 28 bytes of row heade
 
 TRANSIENT = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 """The errors after which a writer's batch is rolled back and tried again."""
-
-
-def _identifier(name: str) -> str:
-    """Return `name` as a quoted SQL identifier."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _placeholders(sql: str) -> str:
