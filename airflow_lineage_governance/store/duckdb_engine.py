@@ -177,6 +177,18 @@ class DuckDBEngine:
         """Return whether the query needed more than DuckDB's memory_limit (a reader's `store_memory_limit`)."""
         return isinstance(error, duckdb.OutOfMemoryException)
 
+    def release_memory(self) -> bool:
+        """Open a reader's file again, giving back what DuckDB keeps of the indexes it has read; return whether it did.
+
+        DuckDB keeps each part of an index a look-up read, counted against the memory limit, until the file is
+        closed: after many questions the indexes may hold most of a reader's limit. A writer keeps its connection.
+        """
+        if not self.read_only:
+            return False
+        self.connection.close()
+        self.connection = self._connect()
+        return True
+
 
 ARROW_TYPES = {"BIGINT": "int64", "INTEGER": "int32", "VARCHAR": "string", "BOOLEAN": "bool_", "BLOB": "binary"}
 """The Arrow type (a `pyarrow` function's name) each column type of the store is staged as."""

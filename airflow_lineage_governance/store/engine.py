@@ -74,6 +74,10 @@ class Engine(Protocol):
         """Return whether a query failed with `error` because it needed more memory than the database may take."""
         ...
 
+    def release_memory(self) -> bool:
+        """Give back the memory the database keeps between queries, if it can; return whether it did."""
+        ...
+
 
 def by_key(engine: Engine, select: str, keys: Sequence[int]) -> list[Row]:
     """Return the rows of `select`, which ends in `WHERE` and a key column, for each of the keys.

@@ -78,6 +78,9 @@ class LineageStore:
                     )
                 return cls(engine, migrate(engine))
             return cls(engine, found[0])
+        except engine.errors as error:  # e.g. a DuckDB reader's memory limit too small to read the catalog
+            engine.close()
+            raise _unavailable(engine, "opened", error) from None
         except BaseException:
             engine.close()
             raise
@@ -95,20 +98,15 @@ class LineageStore:
         try:
             yield
         except self.engine.errors as error:
-            if self.engine.out_of_memory(error):  # under a DuckDB reader's memory_limit
-                raise StoreUnavailableError(
-                    f"{self.engine.description}: the lineage store ran out of memory while it {what}; "
-                    "raise the store_memory_limit setting of [lineage_governance] (DuckDB's memory_limit "
-                    "for a reader) and try again"
-                ) from None
-            raise StoreUnavailableError(
-                f"{self.engine.description}: the lineage store failed while it {what} "
-                f"({type(error).__name__}); check that its database is reachable and "
-                "has space, then try again"
-            ) from None
+            raise _unavailable(self.engine, what, error) from None
 
     def _call(self, what: str, work: Callable[[], T]) -> T:
         with self._answering(what):
+            try:
+                return work()
+            except self.engine.errors as error:  # once more when the memory the database kept may be what was missing
+                if not (self.engine.out_of_memory(error) and self.engine.release_memory()):
+                    raise
             return work()
 
     def answer(self, what: str, work: Callable[[], T]) -> T:
@@ -230,3 +228,16 @@ class LineageStore:
     def close(self) -> None:
         """Close the store's connection."""
         self.engine.close()
+
+
+def _unavailable(engine: Engine, what: str, error: BaseException) -> StoreUnavailableError:
+    """Return the one sentence of a database's failure while the store did `what` ("answered an impact")."""
+    if engine.out_of_memory(error):  # under a DuckDB reader's memory_limit
+        return StoreUnavailableError(
+            f"{engine.description}: the lineage store ran out of memory while it {what}; raise the "
+            "store_memory_limit setting of [lineage_governance] (DuckDB's memory_limit for a reader) and try again"
+        )
+    return StoreUnavailableError(
+        f"{engine.description}: the lineage store failed while it {what} ({type(error).__name__}); check that its "
+        "database is reachable and has space, then try again"
+    )

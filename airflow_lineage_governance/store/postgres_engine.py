@@ -167,6 +167,10 @@ class PostgresEngine:
         """Return False: past `work_mem` PostgreSQL spills to files; a server that cannot allocate memory has failed."""
         return False
 
+    def release_memory(self) -> bool:
+        """Return False: the server keeps its memory; a query's own is given back when it ends."""
+        return False
+
     def transient(self, error: BaseException) -> bool:
         """Return whether the error is a deadlock or a serialization failure (the batch may be tried again)."""
         return isinstance(error, TRANSIENT)

@@ -293,7 +293,8 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
     Each level reads the edges holding at the time that leave the columns just reached, and the columns of the tables
     just reached (`table_columns`), a few keys one look-up each; what was reached is named at the end. A walk that
     reaches more than `WIDE` columns (per engine) goes on in one recursive query, or on level by level when that
-    query needs more memory than the database may take (a DuckDB reader's `store_memory_limit`).
+    query needs more memory than the database may take (a DuckDB reader's `store_memory_limit`), even once the
+    memory the database kept between queries is given back (`Engine.release_memory`).
 
     Args:
         engine: The store's engine.
@@ -306,6 +307,11 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
     Raises:
         ColumnNotInStoreError: No event in the store names the column.
     """
+    with paused_collection():  # a wide answer makes hundreds of thousands of refs: the collector would rescan them
+        return _impact(engine, column, at)
+
+
+def _impact(engine: Engine, column: ColumnRef, at: int | None) -> StoreImpact:
     instant = NOW if at is None else at
     start = column_id(column.table, column.field)
     leaving: dict[int, list[tuple[int, bool, bool]]] = {start: []}  # per column walked: its edges' targets, kinds
@@ -314,6 +320,7 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
     columns: list[int] = [start]
     written: list[int] = []
     wide = WIDE[engine.dialect]
+    released = False
     while columns or written:
         if len(reached) > wide:  # a wide reach: one recursive query walks it in the database
             try:
@@ -321,6 +328,9 @@ def impact(engine: Engine, column: ColumnRef, at: int | None = None) -> StoreImp
             except engine.errors as error:
                 if not engine.out_of_memory(error):
                     raise
+                if not released and engine.release_memory():  # what the database kept may be what was missing
+                    released = True
+                    continue
                 wide = sys.maxsize  # the graph at the time needs more memory than the store may take: by level
         found: list[int] = []
         for source, target, into_table, kind in _leaving(engine, columns, instant):
@@ -373,7 +383,8 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
     id negated) and each table's columns then (from the table, as its id negated, to each column). The walk joins the
     nodes just reached to it, each node with whether every edge on the way to it was a DIRECT column edge (the
     values). On PostgreSQL the graph is kept as each node's targets in an array, which the walk's join hashes
-    once (`_hash_joined`).
+    once (`_hash_joined`). On DuckDB the nodes reached are kept in a temporary table (`REACHED`) and named by a
+    second query, so that the walk's memory is given back before the naming takes its own.
     """
     text = engine.text_order
     held = "valid_from_us <= ? AND (valid_until_us IS NULL OR valid_until_us > ?)"
@@ -401,19 +412,22 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
             "SELECT target, direct FROM graph WHERE source = ? UNION SELECT g.target, w.direct AND g.direct FROM "
             "walk w JOIN graph g ON g.source = w.node"
         )
-    sql = (
+    walked = (
         "WITH RECURSIVE writer AS MATERIALIZED (SELECT dataset_id, shape_id FROM (SELECT f.dataset_id, f.shape_id, "
         f"ROW_NUMBER() OVER (PARTITION BY f.dataset_id ORDER BY j.name{text}, j.namespace{text}) AS place FROM "
         f"table_writers f JOIN jobs j ON j.job_id = f.job_id WHERE f.{held}) AS w WHERE place = 1), "
-        f"graph AS MATERIALIZED ({graph}), walk (node, direct) AS ({walk}), "
-        "reached AS (SELECT node, bool_or(direct) AS direct FROM walk GROUP BY node) "
-        "SELECT r.node < 0, r.direct, d.name, dc.name FROM reached r LEFT JOIN dataset_columns dc ON r.node >= 0 AND "
-        "dc.column_id = r.node JOIN datasets d ON d.dataset_id = CASE WHEN r.node < 0 THEN -r.node ELSE "
-        "dc.dataset_id END ORDER BY r.node < 0, CASE WHEN r.node < 0 THEN d.name ELSE d.name || '.' || dc.name "
-        f"END{text}"
+        f"graph AS MATERIALIZED ({graph}), walk (node, direct) AS ({walk})"
     )
+    grouped = "SELECT node, bool_or(direct) AS direct FROM walk GROUP BY node"
     params = [instant, instant, instant, instant, start]
-    rows = _hash_joined(engine, sql, params) if engine.dialect == "postgres" else engine.query(sql, params)
+    if engine.dialect == "postgres":
+        rows = _hash_joined(engine, f"{walked}, reached AS ({grouped}) {_naming('reached', text)}", params)
+    else:  # the walk's memory is given back before the naming takes its own: a reader's limit holds one at a time
+        engine.execute(f"CREATE OR REPLACE TEMP TABLE {REACHED} AS {walked} {grouped}", params)
+        try:
+            rows = engine.query(_naming(REACHED, text))
+        finally:
+            engine.execute(f"DROP TABLE IF EXISTS {REACHED}")
     if not knows(engine, column):
         raise _unknown(column)
     answer = StoreImpact(column, at_us=at)
@@ -430,6 +444,20 @@ def _walk_in_database(engine: Engine, column: ColumnRef, at: int | None, start: 
         if direct:
             values.append(ref)
     return answer
+
+
+REACHED = "temp.impact_reached"
+"""On DuckDB, the table in the connection's own temporary catalog that a wide walk leaves what it reached in."""
+
+
+def _naming(reached: str, text: str) -> str:
+    """Return the query naming the nodes reached (a node, whether its values can change), columns then tables."""
+    return (
+        f"SELECT r.node < 0, r.direct, d.name, dc.name FROM {reached} r LEFT JOIN dataset_columns dc ON r.node >= 0 "
+        "AND dc.column_id = r.node JOIN datasets d ON d.dataset_id = CASE WHEN r.node < 0 THEN -r.node ELSE "
+        "dc.dataset_id END ORDER BY r.node < 0, CASE WHEN r.node < 0 THEN d.name ELSE d.name || '.' || dc.name "
+        f"END{text}"
+    )
 
 
 def _hash_joined(engine: Engine, sql: str, params: list[Any]) -> list[Row]:

@@ -3,6 +3,8 @@ never its password nor a traceback."""
 
 from __future__ import annotations
 
+import random
+
 import psycopg
 import pytest
 
@@ -95,6 +97,19 @@ def test_a_duckdb_reader_out_of_memory_names_the_setting_to_raise(tmp_path, monk
     )
 
 
+def test_a_duckdb_reader_too_small_to_read_the_stores_version_names_the_setting_to_raise(tmp_path, monkeypatch):
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "no-airflow"))
+    location = tmp_path / "lineage-store.duckdb"
+    LineageStore.open(location, create=True).close()
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE_MEMORY_LIMIT", "1MB")
+    with pytest.raises(StoreUnavailableError) as failed:
+        LineageStore.open(location, read_only=True)
+    assert str(failed.value) == (
+        f"{location}: the lineage store ran out of memory while it opened; raise the store_memory_limit setting of "
+        "[lineage_governance] (DuckDB's memory_limit for a reader) and try again."
+    )
+
+
 def test_a_wide_impact_past_a_duckdb_readers_memory_walks_on_by_level_and_answers_the_same(tmp_path, monkeypatch):
     # 200 jobs in a chain, each writing 20 columns from a source column and the job before's: a change to the source
     # reaches 4,000 columns, past the width the walk goes on from in one recursive query, whose graph needs more than
@@ -121,3 +136,37 @@ def test_a_wide_impact_past_a_duckdb_readers_memory_walks_on_by_level_and_answer
     monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE_MEMORY_LIMIT", "12MB")
     with LineageStore.open(location, read_only=True) as reader:
         assert reader.impact(changed).to_dict() == expected
+
+
+def test_a_duckdb_reader_whose_indexes_filled_its_memory_gives_them_back_and_answers_on(tmp_path, monkeypatch):
+    # DuckDB keeps each part of an index a look-up read, counted against a reader's memory limit, until the file is
+    # closed: a reader at 6MB that asks of 100 chained jobs and four tables of 10,000 columns failed its 38th small
+    # question, and every one after it, with the out-of-memory sentence
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "no-airflow"))
+    events = [
+        complete(
+            f"dag.j{job}",
+            output(
+                f"out.t{job}",
+                {f"c{c}": ["crm.s.f", *([f"out.t{job - 1}.c{c}"] if job else [])] for c in range(10)},
+            ),
+            run=f"r{job}",
+        )
+        for job in range(100)
+    ]
+    events += [
+        complete(f"dag.f{f}", output(f"wide.f{f}", {f"c{c}": [f"src.s{f}.c{c}"] for c in range(10000)}), run=f"f{f}")
+        for f in range(4)
+    ]
+    location = tmp_path / "lineage-store.duckdb"
+    with LineageStore.open(location, create=True) as store:
+        store.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)))
+    rng = random.Random(1)
+    asked = [ColumnRef(TableRef(("src",), f"s{rng.randrange(4)}"), f"c{rng.randrange(10000)}") for _ in range(80)]
+    asked.append(ColumnRef(TableRef(("crm",), "s"), "f"))  # reaches 1,000 columns: the walk's one recursive query
+    with LineageStore.open(location, read_only=True) as reader:
+        expected = [reader.impact(column).to_dict() for column in asked]
+    assert len(expected[-1]["columns_reached"]) == 1000 and all(len(e["columns_reached"]) == 1 for e in expected[:-1])
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE_MEMORY_LIMIT", "6MB")
+    with LineageStore.open(location, read_only=True) as reader:
+        assert [reader.impact(column).to_dict() for column in asked] == expected
