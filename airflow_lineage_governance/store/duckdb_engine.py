@@ -31,19 +31,12 @@ class DuckDBEngine:
         self.description = str(path)
         if (read_only or not create) and not path.exists():
             raise StoreMissingError(str(path))
-        try:
-            if not read_only:
+        if not read_only:
+            try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-            self.connection = self._connect()
-        except duckdb.IOException as error:
-            if "lock" in str(error).lower():
-                raise StoreBusyError(
-                    f"{path}: another process has the lineage store's DuckDB file open; try again when it "
-                    "is done, or keep a store that many processes share on PostgreSQL"
-                ) from None
-            raise StoreUnavailableError(f"{path}: the lineage store cannot be opened ({_first_line(error)})") from None
-        except (duckdb.Error, OSError) as error:
-            raise StoreUnavailableError(f"{path}: the lineage store cannot be opened ({_first_line(error)})") from None
+            except OSError as error:
+                raise self._unopened(error) from None
+        self.connection = self._connect()
         self._staged = 0
         self._tables: dict[str, tuple[dict[str, pa.DataType], bool]] = {}  # each table's column types, and keyed
 
@@ -59,7 +52,20 @@ class DuckDBEngine:
             if limit:  # a folder of its own, which DuckDB makes when it spills and removes when it closes
                 spill = Path(tempfile.gettempdir()) / f"lineage-store-{os.getpid()}-{id(self)}"
                 config |= {"memory_limit": limit, "temp_directory": str(spill)}
-        return duckdb.connect(str(self.path), read_only=self.read_only, config=config)
+        try:
+            return duckdb.connect(str(self.path), read_only=self.read_only, config=config)
+        except duckdb.IOException as error:
+            if "lock" in str(error).lower():
+                raise StoreBusyError(
+                    f"{self.path}: another process has the lineage store's DuckDB file open; try again when it "
+                    "is done, or keep a store that many processes share on PostgreSQL"
+                ) from None
+            raise self._unopened(error) from None
+        except (duckdb.Error, OSError) as error:
+            raise self._unopened(error) from None
+
+    def _unopened(self, error: BaseException) -> StoreUnavailableError:
+        return StoreUnavailableError(f"{self.path}: the lineage store cannot be opened ({_first_line(error)})")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run a query and return its rows."""
@@ -182,6 +188,9 @@ class DuckDBEngine:
 
         DuckDB keeps each part of an index a look-up read, counted against the memory limit, until the file is
         closed: after many questions the indexes may hold most of a reader's limit. A writer keeps its connection.
+
+        Raises:
+            StoreBusyError: A writing process opened the file since (DuckDB's file lock).
         """
         if not self.read_only:
             return False

@@ -638,10 +638,17 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "UPDATE interval_cuts SET cut = COALESCE((SELECT MAX(c.at_us) FROM completes c WHERE c.job_id = "
         f"interval_cuts.job_id AND c.at_us < interval_cuts.earliest), {FIRST})"
     )
-    engine.execute(
-        "UPDATE interval_cuts SET joined = (SELECT COUNT(*) FROM completes c WHERE c.job_id = interval_cuts.job_id "
-        "AND c.at_us = interval_cuts.cut) = 1"
-    )
+    if engine.dialect == "postgres":  # a look-up of each job's COMPLETEs at its cut in the index on job and instant
+        engine.execute(
+            "UPDATE interval_cuts SET joined = (SELECT COUNT(*) FROM completes c WHERE c.job_id = "
+            "interval_cuts.job_id AND c.at_us = interval_cuts.cut) = 1"
+        )
+    else:  # one join: DuckDB worked the count out per job over every COMPLETE (1 s a batch at 10,000,000 events)
+        engine.execute(
+            "UPDATE interval_cuts SET joined = at_cut.found = 1 FROM (SELECT k.job_id, COUNT(c.job_id) AS found "
+            "FROM interval_cuts k LEFT JOIN completes c ON c.job_id = k.job_id AND c.at_us = k.cut "
+            "GROUP BY k.job_id) AS at_cut WHERE interval_cuts.job_id = at_cut.job_id"
+        )
     writers = "table_writers" in engine.tables()  # schema version 5 on
     engine.execute("UPDATE interval_cuts SET start = cut WHERE joined")
     engine.execute(
