@@ -453,7 +453,6 @@ def _lineage(
     shapes: dict[int, ShapeRows] = {}
     complete_rows: list[Row] = []
     run_datasets: dict[tuple[str, int, str, int], Row] = {}
-    snapshots: dict[tuple[int, str], Row] = {}
     for received in completes:
         event, raw = received.event, received.event.raw
         assert raw is not None
@@ -491,8 +490,6 @@ def _lineage(
                 run_datasets[place] = (*place, snapshot)
             if table_id not in datasets:
                 datasets[table_id] = (table_id, name, spaces.get(name, ""))
-            if role == "output" and snapshot is not None:
-                snapshots.setdefault((table_id, snapshot), (table_id, snapshot, event.run_id, received.at_us))
     ordered = [shapes[key] for key in sorted(shapes) if key not in committed.get("shapes", ())]
     pending.setdefault("shapes", set()).update(r.shape_id for r in ordered)
     engine.insert("datasets", ("dataset_id", "name", "namespace"), _new(datasets, "datasets", committed, pending))
@@ -517,7 +514,6 @@ def _lineage(
         sorted(complete_rows, key=lambda row: (row[0], row[1])),
     )
     engine.insert("run_datasets", ("run_id", "at_us", "role", "dataset_id", "snapshot"), _sorted(run_datasets))
-    engine.insert("snapshots", ("dataset_id", "snapshot", "written_by_run_id", "written_at_us"), _sorted(snapshots))
     if "snapshot_reads" in engine.tables():  # schema version 7 on
         engine.insert("snapshot_reads", ("written_key", "read_key", "at_us"), snapshot_reads(_sorted(run_datasets)))
 
