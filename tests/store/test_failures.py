@@ -4,6 +4,7 @@ never its password nor a traceback."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import psycopg
 import pytest
@@ -110,22 +111,27 @@ def test_a_duckdb_reader_too_small_to_read_the_stores_version_names_the_setting_
     )
 
 
+def chained(jobs: int, columns: int) -> list[dict[str, Any]]:
+    """Return a chain of jobs, each writing its columns from `crm.s.f` and the same column of the job before."""
+    return [
+        complete(
+            f"dag.j{job}",
+            output(
+                f"out.t{job}",
+                {f"c{c}": ["crm.s.f", *([f"out.t{job - 1}.c{c}"] if job else [])] for c in range(columns)},
+            ),
+            run=f"r{job}",
+        )
+        for job in range(jobs)
+    ]
+
+
 def test_a_wide_impact_past_a_duckdb_readers_memory_walks_on_by_level_and_answers_the_same(tmp_path, monkeypatch):
     # 200 jobs in a chain, each writing 20 columns from a source column and the job before's: a change to the source
     # reaches 4,000 columns, past the width the walk goes on from in one recursive query, whose graph needs more than
     # a 12MB reader may take (it answers within 24MB); a walk by level needs less
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "no-airflow"))
-    events = [
-        complete(
-            f"dag.j{job}",
-            output(
-                f"out.t{job}",
-                {f"c{c}": ["crm.s.f", *([f"out.t{job - 1}.c{c}"] if job else [])] for c in range(20)},
-            ),
-            run=f"r{job}",
-        )
-        for job in range(200)
-    ]
+    events = chained(200, 20)
     location = tmp_path / "lineage-store.duckdb"
     with LineageStore.open(location, create=True) as store:
         store.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)))
@@ -143,17 +149,7 @@ def test_a_duckdb_reader_whose_indexes_filled_its_memory_gives_them_back_and_ans
     # closed: a reader at 6MB that asks of 100 chained jobs and four tables of 10,000 columns failed its 38th small
     # question, and every one after it, with the out-of-memory sentence
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "no-airflow"))
-    events = [
-        complete(
-            f"dag.j{job}",
-            output(
-                f"out.t{job}",
-                {f"c{c}": ["crm.s.f", *([f"out.t{job - 1}.c{c}"] if job else [])] for c in range(10)},
-            ),
-            run=f"r{job}",
-        )
-        for job in range(100)
-    ]
+    events = chained(100, 10)
     events += [
         complete(f"dag.f{f}", output(f"wide.f{f}", {f"c{c}": [f"src.s{f}.c{c}"] for c in range(10000)}), run=f"f{f}")
         for f in range(4)
