@@ -26,7 +26,7 @@ from airflow_lineage_governance.store.errors import (
 from airflow_lineage_governance.store.governance_runs import GovernanceRun, StoredFinding, SubjectFinding
 from airflow_lineage_governance.store.ingest import BATCH, IngestReport, ingest, micros
 from airflow_lineage_governance.store.migrations import migrate, refuse_newer, store_version
-from airflow_lineage_governance.store.schema import SCHEMA_VERSION, TABLES
+from airflow_lineage_governance.store.schema import SCHEMA_VERSION, tables_of
 
 if TYPE_CHECKING:
     from airflow_lineage_governance.graph.diff import ObservedJob
@@ -211,7 +211,10 @@ class LineageStore:
     def stats(self) -> dict[str, Any]:
         """Return the store's location, schema version, size on disk and the rows of each table."""
         with self._answering("counted its rows"):
-            counts = {table: int(self.engine.query(f"SELECT count(*) FROM {table}")[0][0]) for table in TABLES}
+            counts = {
+                table: int(self.engine.query(f"SELECT count(*) FROM {table}")[0][0])
+                for table in tables_of(self.engine.dialect)
+            }
             size = self.engine.size_bytes()
         return {
             "store": self.engine.description,

@@ -17,7 +17,7 @@ from airflow_lineage_governance.store.errors import StoreError, StoreVersionErro
 from airflow_lineage_governance.store.ingest import ingest
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.migrations import migrate, store_version
-from airflow_lineage_governance.store.schema import SCHEMA_VERSION, TABLES
+from airflow_lineage_governance.store.schema import SCHEMA_VERSION, TABLES, tables_of
 from airflow_lineage_governance.store.trace import StoredOrigin
 from tests.support.events import complete, output, write
 from tests.support.trace import dataset
@@ -27,8 +27,11 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
         assert stats["schema_version"] == SCHEMA_VERSION == 12
-        assert stats["rows"] == dict.fromkeys(TABLES, 0)
-        assert set(TABLES) | {"store_versions"} <= store.engine.tables()
+        kept = tables_of(store.engine.dialect)
+        assert stats["rows"] == dict.fromkeys(kept, 0)
+        assert set(kept) | {"store_versions"} <= store.engine.tables()
+        # PostgreSQL's traces walk run_datasets by its indexes: the table DuckDB's walk reads is not kept there
+        assert ("snapshot_reads" in store.engine.tables()) == (store.engine.dialect == "duckdb") and len(TABLES) == 20
     with LineageStore.open(store_location) as again:  # opening it again changes nothing
         assert again.engine.query("SELECT version, provider_version FROM store_versions ORDER BY version") == [
             (1, __version__),
@@ -178,7 +181,9 @@ def test_a_version_6_store_learns_its_snapshot_reads_in_the_upgrade(store_locati
     engine.close()
     with LineageStore.open(store_location) as store:
         assert store.version == SCHEMA_VERSION
-        upgraded = sorted(store.engine.query("SELECT * FROM snapshot_reads"), key=str)
+        on_duckdb = store.engine.dialect == "duckdb"  # PostgreSQL's traces walk run_datasets: version 12 drops it there
+        assert ("snapshot_reads" in store.engine.tables()) == on_duckdb
+        upgraded = sorted(store.engine.query("SELECT * FROM snapshot_reads"), key=str) if on_duckdb else []
         assert flat(store.trace_back(TableRef.parse("out.v"), "v1")) == [
             ("out.v", "v1", "b1"),
             ("out.t", "t1", "a1"),
@@ -195,6 +200,8 @@ def test_a_version_6_store_learns_its_snapshot_reads_in_the_upgrade(store_locati
             ("out.v", "v1", "b1", "out.t@t1"),
             ("out.x", None, "d1", "out.v@v1"),
         ]
+    if not on_duckdb:
+        return
     with LineageStore.open(fresh_location(), create=True) as store:  # as an ingest at the provider's version derives
         store.ingest(FileEventSource(path))
         assert sorted(store.engine.query("SELECT * FROM snapshot_reads"), key=str) == upgraded
