@@ -237,7 +237,7 @@ VERSION_12 = (
     # `run_datasets`), and keeping its key unique cost an ingest a look-up per snapshot written (half a second a batch
     # at 10,000,000 events on DuckDB) and a tenth of the store
     "DROP TABLE IF EXISTS snapshots",
-    # PostgreSQL's traces walk `run_datasets` by its indexes: what DuckDB's walk (5% of PostgreSQL's store) is not read
+    # PostgreSQL's traces walk `run_datasets` by its indexes and never read what DuckDB's walk (5% of the store)
     OnlyOn("postgres", "DROP TABLE IF EXISTS snapshot_reads"),
 )
 
