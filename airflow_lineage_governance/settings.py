@@ -166,9 +166,16 @@ SETTINGS: dict[str, Setting] = {
             "store_memory_limit",
             "The most memory DuckDB may take in a process that reads a lineage store's DuckDB file (the UI, the CLI's "
             "questions, the governance DAG's checks): DuckDB's memory_limit, as '256MB'; past it DuckDB spills to the "
-            "system's temporary folder. A writer (ingest, sync, vacuum) keeps DuckDB's default.",
+            "system's temporary folder. A writer keeps to store_writer_memory_limit.",
             example="512MB",
             default="256MB",
+        ),
+        Setting(
+            "store_writer_memory_limit",
+            "The most memory DuckDB may take in a process that writes a lineage store's DuckDB file (import, sync, "
+            "vacuum): DuckDB's memory_limit, as '2GB'; past it DuckDB spills what it can to the system's temporary "
+            "folder. Unset: DuckDB's default, 80% of the machine's memory.",
+            example="2GB",
         ),
         Setting(
             "duckdb_default_null_order",

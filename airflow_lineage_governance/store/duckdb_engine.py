@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ class DuckDBEngine:
     dialect = "duckdb"
     text_order = ""  # DuckDB compares text by its bytes: UTF-8 byte order is code point order
     errors: tuple[type[BaseException], ...] = (duckdb.Error,)
+    memory_limit_setting: str | None
 
     def __init__(self, path: Path, *, read_only: bool = False, create: bool = True) -> None:
         self.path = path
@@ -36,6 +37,7 @@ class DuckDBEngine:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 raise self._unopened(error) from None
+        self.memory_limit_setting = _memory_limit_setting(read_only)
         self.connection = self._connect()
         self._staged = 0
         self._tables: dict[str, tuple[dict[str, pa.DataType], bool]] = {}  # each table's column types, and keyed
@@ -45,13 +47,12 @@ class DuckDBEngine:
             "autoinstall_known_extensions": False,
             "autoload_known_extensions": False,
         }
-        if self.read_only:  # a reader spills past the store_memory_limit setting rather than grow
-            from airflow_lineage_governance.settings import setting
+        from airflow_lineage_governance.settings import setting
 
-            limit = setting("store_memory_limit")
-            if limit:  # a folder of its own, which DuckDB makes when it spills and removes when it closes
-                spill = Path(tempfile.gettempdir()) / f"lineage-store-{os.getpid()}-{id(self)}"
-                config |= {"memory_limit": limit, "temp_directory": str(spill)}
+        limit = setting(_memory_limit_setting(self.read_only))  # past it DuckDB spills rather than grow
+        if limit:  # a folder of its own, which DuckDB makes when it spills and removes when it closes
+            spill = Path(tempfile.gettempdir()) / f"lineage-store-{os.getpid()}-{id(self)}"
+            config |= {"memory_limit": limit, "temp_directory": str(spill)}
         try:
             return duckdb.connect(str(self.path), read_only=self.read_only, config=config)
         except duckdb.IOException as error:
@@ -95,17 +96,19 @@ class DuckDBEngine:
         self._staged += 1
         name = f"staged_{self._staged}"
         self.connection.register(name, staged)
+        listed = ", ".join(columns)
+        sql = f"INSERT INTO {table} ({listed}) SELECT {listed} FROM {name}" + (
+            " ON CONFLICT DO NOTHING" if keyed else ""
+        )
         try:
-            listed = ", ".join(columns)
-            sql = f"INSERT INTO {table} ({listed}) SELECT {listed} FROM {name}" + (
-                " ON CONFLICT DO NOTHING" if keyed else ""
-            )
-            if returning:
-                return self.connection.execute(sql + " RETURNING " + ", ".join(returning)).fetchall()
-            self.connection.execute(sql)
-            return []
-        finally:
-            self.connection.unregister(name)
+            added = self.connection.execute(sql + (" RETURNING " + ", ".join(returning) if returning else ""))
+            found = added.fetchall() if returning else []
+        except duckdb.Error:
+            with suppress(duckdb.Error):  # in the transaction the error aborted, DuckDB refuses even this
+                self.connection.unregister(name)
+            raise
+        self.connection.unregister(name)
+        return found
 
     def _table(self, table: str) -> tuple[dict[str, pa.DataType], bool]:
         if table not in self._tables:
@@ -180,7 +183,7 @@ class DuckDBEngine:
         return False
 
     def out_of_memory(self, error: BaseException) -> bool:
-        """Return whether the query needed more than DuckDB's memory_limit (a reader's `store_memory_limit`)."""
+        """Return whether the query needed more than DuckDB's memory_limit (`memory_limit_setting`)."""
         return isinstance(error, duckdb.OutOfMemoryException)
 
     def release_memory(self) -> bool:
@@ -201,6 +204,10 @@ class DuckDBEngine:
 
 ARROW_TYPES = {"BIGINT": "int64", "INTEGER": "int32", "VARCHAR": "string", "BOOLEAN": "bool_", "BLOB": "binary"}
 """The Arrow type (a `pyarrow` function's name) each column type of the store is staged as."""
+
+
+def _memory_limit_setting(read_only: bool) -> str:
+    return "store_memory_limit" if read_only else "store_writer_memory_limit"
 
 
 def _first_line(error: BaseException) -> str:

@@ -701,10 +701,13 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "JOIN ordered f ON f.job_id = i.job_id AND f.place = i.first_place "
         "JOIN ordered l ON l.job_id = i.job_id AND l.place = i.last_place "
         "JOIN interval_cuts k ON k.job_id = i.job_id "
-        "LEFT JOIN column_edges p ON k.joined AND i.first_place = 1 AND p.job_id = i.job_id AND "
-        "p.source_column_id = i.source_column_id AND p.target_id = i.target_id AND p.into_table = i.into_table AND "
-        "p.type = i.type AND p.subtype = i.subtype AND p.masking = i.masking AND p.valid_from_us <= k.cut AND "
-        "p.last_at_us >= k.cut "
+        # the intervals that held each joined job's cut, found from the few jobs (not a hash of every edge)
+        "LEFT JOIN (SELECT e.job_id, e.source_column_id, e.target_id, e.into_table, e.type, e.subtype, e.masking, "
+        "e.valid_from_us, e.first_run_id FROM interval_cuts h JOIN column_edges e ON e.job_id = h.job_id AND "
+        "e.valid_from_us <= h.cut AND e.last_at_us >= h.cut WHERE h.joined AND NOT h.steady) AS p ON "
+        "i.first_place = 1 AND p.job_id = i.job_id AND p.source_column_id = i.source_column_id AND "
+        "p.target_id = i.target_id AND p.into_table = i.into_table AND p.type = i.type AND p.subtype = i.subtype AND "
+        "p.masking = i.masking "
         "WHERE l.at_us >= k.cut"
     )
     engine.execute(
@@ -732,9 +735,10 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
                 kept=" JOIN interval_cuts k ON k.job_id = i.job_id WHERE l.at_us >= k.cut",
             )
             + f") AS s ({writer_columns}) JOIN interval_cuts k ON k.job_id = s.job_id "
-            "LEFT JOIN table_writers p ON k.joined AND s.valid_from_us = k.cut AND p.job_id = s.job_id AND "
-            "p.dataset_id = s.dataset_id AND p.shape_id = s.shape_id AND p.valid_from_us <= k.cut AND "
-            "p.last_at_us >= k.cut"
+            "LEFT JOIN (SELECT w.job_id, w.dataset_id, w.shape_id, w.valid_from_us FROM interval_cuts h JOIN "
+            "table_writers w ON w.job_id = h.job_id AND w.valid_from_us <= h.cut AND w.last_at_us >= h.cut WHERE "
+            "h.joined AND NOT h.steady) AS p ON s.valid_from_us = k.cut AND p.job_id = s.job_id AND "
+            "p.dataset_id = s.dataset_id AND p.shape_id = s.shape_id"
         )
         engine.execute(
             "DELETE FROM table_writers WHERE EXISTS (SELECT 1 FROM interval_cuts k WHERE k.job_id = "

@@ -35,6 +35,7 @@ class PostgresEngine:
     dialect = "postgres"
     text_order = ' COLLATE "C"'  # code point order whatever the database's collation
     errors: tuple[type[BaseException], ...] = (psycopg.Error,)
+    memory_limit_setting: str | None = None  # the server keeps its own memory
 
     def __init__(self, url: str, *, connect_timeout: int = 10) -> None:
         self.description = without_password(url)
@@ -118,8 +119,13 @@ class PostgresEngine:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Run the block in one transaction: committed when it ends, rolled back when it raises."""
-        with self.connection.transaction():
-            yield
+        staged = set(self._staged)
+        try:
+            with self.connection.transaction():
+                yield
+        except BaseException:
+            self._staged = staged  # the staging tables the block created went with it
+            raise
 
     def lock(self, keys: Sequence[int]) -> None:
         """Take a transaction-scoped advisory lock on each key, in ascending order (writers never wait in a circle)."""

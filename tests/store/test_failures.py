@@ -111,6 +111,56 @@ def test_a_duckdb_reader_too_small_to_read_the_stores_version_names_the_setting_
     )
 
 
+def test_a_duckdb_writer_out_of_memory_names_its_setting_and_keeps_whole_batches(tmp_path, monkeypatch):
+    # DuckDB's writer needs tens of MB whatever it stores (each table's blocks): under 16MB a batch of 5 events fails
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "no-airflow"))
+    events = write(tmp_path / "events.jsonl", chained(40, 20))
+    location = tmp_path / "lineage-store.duckdb"
+    LineageStore.open(location, create=True).close()
+    monkeypatch.setenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE_WRITER_MEMORY_LIMIT", "16MB")
+    with LineageStore.open(location) as writer:
+        with pytest.raises(StoreUnavailableError) as failed:
+            writer.ingest(FileEventSource(events), batch_size=5)
+    assert str(failed.value) == (
+        f"{location}: the lineage store ran out of memory while it stored events; raise the "
+        "store_writer_memory_limit setting of [lineage_governance] (DuckDB's memory_limit for a writer; unset, 80% "
+        "of the machine's memory) and try again."
+    )
+    monkeypatch.delenv("AIRFLOW__LINEAGE_GOVERNANCE__STORE_WRITER_MEMORY_LIMIT")
+    with LineageStore.open(location) as writer:
+        kept = writer.engine.query("SELECT COUNT(*) FROM events")[0][0]
+        assert kept % 5 == 0 and kept < 40  # whole batches only
+        assert writer.ingest(FileEventSource(events), batch_size=5).stored == 40 - kept
+    fresh = tmp_path / "fresh.duckdb"
+    with LineageStore.open(fresh, create=True) as writer:
+        writer.ingest(FileEventSource(events))
+    changed = ColumnRef(TableRef(("crm",), "s"), "f")
+    with LineageStore.open(location, read_only=True) as again, LineageStore.open(fresh, read_only=True) as once:
+        assert again.impact(changed).to_dict() == once.impact(changed).to_dict()
+        assert len(again.impact(changed).columns_reached) == 40 * 20
+
+
+def test_a_postgresql_batch_rolled_back_leaves_the_store_able_to_store_the_next(postgres_url, tmp_path):
+    # the first batch of a connection makes its staging tables; a batch rolled back takes them with it, and the next
+    # batch on the same connection makes them again (here the batch waited past lock_timeout on a locked table)
+    location = new_schema(postgres_url)
+    events = [complete(f"dag.j{job}", output(f"out.t{job}", {"c": ["crm.s.f"]}), run=f"r{job}") for job in range(6)]
+    first, second = events[:3], events[3:]
+    with LineageStore.open(location, create=True) as store:
+        schema = store.engine.query("SELECT current_schema()")[0][0]
+        store.engine.execute("SET lock_timeout = '200ms'")
+        with psycopg.connect(postgres_url) as holder:
+            holder.execute(f'LOCK TABLE "{schema}".column_edges IN ACCESS EXCLUSIVE MODE')
+            with pytest.raises(StoreUnavailableError) as failed:
+                store.ingest(FileEventSource(write(tmp_path / "first.jsonl", first)))
+            holder.rollback()
+        assert "(LockNotAvailable)" in str(failed.value)
+        assert store.engine.query("SELECT COUNT(*) FROM events")[0][0] == 0
+        assert store.ingest(FileEventSource(write(tmp_path / "all.jsonl", first + second))).stored == 6
+        impact = store.impact(ColumnRef(TableRef(("crm",), "s"), "f"))
+        assert sorted(str(column) for column in impact.columns_reached) == [f"out.t{job}.c" for job in range(6)]
+
+
 def chained(jobs: int, columns: int) -> list[dict[str, Any]]:
     """Return a chain of jobs, each writing its columns from `crm.s.f` and the same column of the job before."""
     return [
