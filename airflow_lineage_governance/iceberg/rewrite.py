@@ -47,6 +47,7 @@ from airflow_lineage_governance.iceberg.direct_write import NotDirectlyWritable,
 from airflow_lineage_governance.iceberg.errors import IcebergWriteError, NamespaceTooDeepError, without_values
 from airflow_lineage_governance.iceberg.manifests import ManifestEntries
 from airflow_lineage_governance.iceberg.partition_match import (
+    VALUES_TABLE,
     create_partition_values,
     identity_partition_columns,
     partition_match_query,
@@ -68,6 +69,7 @@ from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_
 from airflow_lineage_governance.iceberg.run import StatementRun
 from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.sort_order import mark_sorted, sort_plan
+from airflow_lineage_governance.iceberg.target_reads import may_read_beyond, reads_beyond, reads_rowid, reads_whole_rows
 from airflow_lineage_governance.iceberg.touched import touched_files_query
 from airflow_lineage_governance.iceberg.types import facet_fields, quoted, result_type, text_literal
 from airflow_lineage_governance.iceberg.write import (
@@ -231,6 +233,8 @@ def _candidate_files(
         found = {str(row[0]) for row in connection.execute(query).fetchall() if row[0] is not None}
     except duckdb.Error:
         return None
+    finally:  # the statement finds only its own tables in the catalog, as on a native database
+        connection.execute(f"DROP TABLE IF EXISTS main.{quoted(VALUES_TABLE)}")
     kept = found.union(left_out)
     return None if len(kept) >= len(read.data_files) else sorted(kept)
 
@@ -263,6 +267,14 @@ def _rewrite(
     # Planned while the connection opens in the background (prepare_sandboxed_connection).
     planned = [plan_scan(catalog, name, loaded.get(as_table(name)), entries) for name in sources]
     planned_target = plan_scan(catalog, ref, table, entries)
+    columns_read = [f.name for plan in [planned_target, *planned] for f in plan.loaded.schema().fields]
+    if reads_rowid(parsed, columns_read):
+        raise IcebergWriteError(
+            ref,
+            "the statement reads rowid, a row's place in DuckDB's own storage, which the rows of an Iceberg table "
+            "do not have",
+            "name the rows by their columns; nothing was written",
+        )
     # So is the statements' text, which needs no connection.
     partition_query = _partition_query(parsed, table)
     counted = _counted(parsed, dml)
@@ -272,6 +284,8 @@ def _rewrite(
     try:
         held = _held_sources(planned, database, limit)
         reads = [expose_planned(connection, plan, held=keep) for plan, keep in zip(planned, held, strict=True)]
+        if not parsed.unbounded and _reads_beyond_rows(connection, parsed, dml, planned_target):
+            parsed, partition_query = replace(parsed, unbounded=True), None  # every file is read and rewritten
         whole = expose_planned(connection, planned_target, file_column=FILE_COLUMN)
         pruning = _partition_values(connection, partition_query, table, whole)
         lock_down(connection, [whole, *reads], staging)
@@ -315,6 +329,30 @@ def _rewrite(
     return _Rewritten(
         [whole.data_files[path] for path in touched], scope, counts.changed > 0, counts, [pinned, *reads], returned
     )
+
+
+def _reads_beyond_rows(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, dml: str, target: ScanPlan) -> bool:
+    """Return whether the statement reads more of its target than the rows it changes (`target_reads`).
+
+    DuckDB is asked over an empty table of the target's columns, dropped after, when the statement's text does not
+    rule a second read out.
+    """
+    if reads_whole_rows(parsed, target.table, [f.name for f in target.loaded.schema().fields]):
+        return True
+    if not may_read_beyond(parsed):
+        return False
+    expose_planned(connection, replace(target, snapshot_id=None, tasks=()))  # an empty table of its columns
+    name = duckdb_name(connection, target.table)
+    namespace = target.table.namespace
+    catalog = (
+        namespace[0] if len(namespace) == 2 else str(connection.execute("SELECT current_database()").fetchall()[0][0])
+    )
+    try:
+        return reads_beyond(connection, dml, (catalog, namespace[-1], target.table.name))
+    except duckdb.Error:  # DuckDB refuses the statement, and says so when it runs it
+        return True
+    finally:
+        connection.execute(f"DROP TABLE {name}")
 
 
 def _held_sources(planned: Sequence[ScanPlan], database: str | None, limit: int | None) -> list[bool]:

@@ -121,6 +121,20 @@ STATEMENTS = [
     "WHEN NOT MATCHED THEN INSERT BY NAME;",
     "MERGE INTO shop.orders AS t USING shop.changes AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET note = DEFAULT, "
     "status = 'm' RETURNING t.id -- the default\n",
+    # The target read again under another name: every row stays visible to the statement.
+    "UPDATE shop.orders SET qty = (SELECT count(*) FROM memory.shop.orders) WHERE id = 0",
+    "UPDATE shop.orders SET qty = (SELECT count(*) FROM query_table('shop.orders')) WHERE id = 0",
+    "UPDATE shop.orders SET qty = (SELECT * FROM query('SELECT count(*) FROM shop.orders')) WHERE id = 0",
+    "MERGE INTO shop.orders AS t USING (SELECT * FROM memory.shop.orders WHERE id < 3) AS s ON t.id = s.id + 100 "
+    "WHEN NOT MATCHED THEN INSERT (id) VALUES (s.id + 100)",
+    "DELETE FROM shop.orders WHERE id IN (SELECT id + 1 FROM memory.shop.orders WHERE id < 3)",
+    # The target's columns and rows as whole values: the statement sees the table's columns only.
+    "DELETE FROM shop.orders WHERE qty = (SELECT count(*) FROM pragma_table_info('shop.orders'))",
+    "DELETE FROM shop.orders WHERE id < 5 AND (SELECT count(*) FROM information_schema.columns "
+    "WHERE table_name = 'orders') = 8",
+    "UPDATE shop.orders AS t SET note = 'k' WHERE len(json_keys(to_json(t))) = 8",
+    "DELETE FROM shop.orders AS t WHERE len(struct_keys(t)) = 8 AND t.id < 5",
+    "UPDATE shop.orders AS t SET note = 'h' WHERE hash(t) % 3 = 0",
 ]
 
 
@@ -365,4 +379,21 @@ def test_a_statement_it_cannot_read_fails_with_one_sentence_and_writes_nothing(t
         "shop.orders: the statement could not be read to choose the data files it changes ("
     )
     assert str(raised.value).endswith("; write it in standard SQL; nothing was written.")
+    assert catalog.load_table("shop.orders").metadata.current_snapshot_id == before
+
+
+@pytest.mark.parametrize(
+    "dml",
+    ["UPDATE shop.orders SET note = 'r' WHERE rowid < 3", "DELETE FROM shop.orders AS t WHERE t.rowid IN (3, 4)"],
+)
+def test_a_statement_reading_rowid_fails_with_one_sentence_and_writes_nothing(tmp_path, dml):
+    # an Iceberg table's rows have no place in DuckDB's storage: on a native table rowid follows the order of insert
+    catalog = _catalog(tmp_path, "several files")
+    before = catalog.load_table("shop.orders").metadata.current_snapshot_id
+    with pytest.raises(IcebergWriteError) as raised:
+        rewrite_statement(catalog, target="shop.orders", dml=dml, sources=[], snapshot_properties={WRITE_KEY: "k"})
+    assert str(raised.value) == (
+        "shop.orders: the statement reads rowid, a row's place in DuckDB's own storage, which the rows of an Iceberg "
+        "table do not have; name the rows by their columns; nothing was written."
+    )
     assert catalog.load_table("shop.orders").metadata.current_snapshot_id == before

@@ -1,0 +1,115 @@
+"""Whether a MERGE, UPDATE or DELETE reads its target beyond the rows it changes, so that no data file may be skipped.
+
+Choosing data files is exact only when the statement reads its target once, as the rows it changes, and never a
+target row as a whole value: a second read of the target (a subquery over it, however named), a read of the
+database's own catalog, or a row as a whole (whose fields would include the column of each row's data file) needs
+every row and only the table's columns. DuckDB binds the statement over an empty table of the target's columns and
+says what it reads (`reads_beyond`), where a cheaper look at the statement's text (`may_read_beyond`) cannot rule
+it out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterator
+from typing import Any
+
+import duckdb
+from sqlglot import exp
+
+from airflow_lineage_governance.iceberg.bounds import ParsedDml
+from airflow_lineage_governance.refs import TableRef
+
+ROW_SOURCES = frozenset({"RANGE", "GENERATE_SERIES", "UNNEST", "UNNEST_FUNCTION", "READ_PARQUET", "PARQUET_SCAN"})
+"""The table functions a statement may read without reading the database's catalog or a table by its name."""
+
+ROWID = "rowid"
+
+
+def may_read_beyond(parsed: ParsedDml) -> bool:
+    """Return whether the statement may read more than its target's rows and its named sources.
+
+    True when it holds a subquery or a CTE, reads a table function, or names a table with its catalog: DuckDB
+    then says what it reads (`reads_beyond`).
+    """
+    tree = parsed.tree
+    if tree is None:
+        return True
+    if any(True for _ in tree.find_all(exp.Select)):
+        return True
+    for table in tree.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier) or table.args.get("catalog") is not None:
+            return True
+    return False
+
+
+def reads_whole_rows(parsed: ParsedDml, ref: TableRef, columns: Collection[str]) -> bool:
+    """Return whether the statement reads a row of its target as one value, or expands the target's columns.
+
+    A column reference naming the target itself (its alias or name, no column of the table), a star qualified by the
+    target, `COLUMNS(...)`, or a star given to a function other than `count`.
+    """
+    tree = parsed.tree
+    if tree is None:
+        return True
+    names = set(parsed.target_names) | {ref.name.lower()}
+    known = {column.lower() for column in columns}
+    for node in tree.find_all(exp.Column, exp.Star, exp.Columns):
+        if isinstance(node, exp.Columns):
+            return True
+        if isinstance(node, exp.Column):
+            if isinstance(node.this, exp.Star):
+                if node.table.lower() in names or not node.table:
+                    return True
+            elif node.name.lower() in names and node.name.lower() not in known:
+                return True
+            continue
+        parent = node.parent
+        if isinstance(parent, exp.Func) and not isinstance(parent, exp.Count):
+            return True
+    return False
+
+
+def reads_rowid(parsed: ParsedDml, columns: Collection[str]) -> bool:
+    """Return whether the statement reads `rowid` while no table it reads has a column of that name."""
+    if ROWID in {column.lower() for column in columns} or parsed.tree is None:
+        return False
+    return any(column.name.lower() == ROWID for column in parsed.tree.find_all(exp.Column))
+
+
+def reads_beyond(connection: duckdb.DuckDBPyConnection, dml: str, target: tuple[str, str, str]) -> bool:
+    """Return whether DuckDB's binding of the statement reads the target more than once, or a catalog function.
+
+    Args:
+        connection: the statement's connection, its sources exposed and `target` an empty table of the target's
+            columns; its optimizer is left on.
+        dml: the statement.
+        target: the target's catalog, schema and table name as DuckDB holds them.
+
+    Returns:
+        True when a file may not be skipped: the target is read twice, or a table function other than ROW_SOURCES is.
+    """
+    connection.execute("PRAGMA disable_optimizer")  # an empty table's reads would be optimized away
+    try:
+        plan = connection.execute(f"EXPLAIN (FORMAT json) {dml}").fetchall()
+    finally:
+        connection.execute("PRAGMA enable_optimizer")
+    named = ".".join(target).lower()
+    target_reads = 0
+    for node in _nodes(json.loads(plan[0][1]) if plan else []):
+        info = node.get("extra_info") or {}
+        function = info.get("Function")
+        if function is not None and str(function).upper() not in ROW_SOURCES:
+            return True
+        if str(info.get("Table", "")).lower() == named:
+            target_reads += 1
+    return target_reads != 1
+
+
+def _nodes(plan: Any) -> Iterator[dict[str, Any]]:
+    waiting = list(plan) if isinstance(plan, list) else [plan]
+    while waiting:
+        node = waiting.pop()
+        if isinstance(node, dict):
+            yield node
+            waiting.extend(node.get("children") or [])
