@@ -1,11 +1,6 @@
-"""Whether a MERGE, UPDATE or DELETE reads its target beyond the rows it changes, so that no data file may be skipped.
+"""Whether a MERGE, UPDATE or DELETE reads its target beyond the rows it changes, so that every data file is read.
 
-Choosing data files is exact only when the statement reads its target once, as the rows it changes, and never a
-target row as a whole value: a second read of the target (a subquery over it, however named), a read of the
-database's own catalog, or a row as a whole (whose fields would include the column of each row's data file) needs
-every row and only the table's columns. DuckDB binds the statement over an empty table of the target's columns and
-says what it reads (`reads_beyond`), where a cheaper look at the statement's text (`may_read_beyond`) cannot rule
-it out.
+A second read of the target however named, a read of the catalog, or a target row read as one value (`docs/reads.md`).
 """
 
 from __future__ import annotations
