@@ -20,6 +20,7 @@ from sqlglot import exp
 from airflow_lineage_governance.iceberg.bounds import ParsedDml, conjuncts, target_column
 from airflow_lineage_governance.iceberg.direct_write import PARTITION_SOURCE_TYPES
 from airflow_lineage_governance.iceberg.read import create_values_table
+from airflow_lineage_governance.iceberg.sql_text import duckdb_text
 from airflow_lineage_governance.iceberg.touched import other_sources, with_prefix
 from airflow_lineage_governance.iceberg.types import quoted
 
@@ -135,18 +136,18 @@ def partition_match_query(parsed: ParsedDml, columns: Collection[str], file_colu
         if using is None:
             return None
         if keys:
-            kept = [key.sql(dialect="duckdb") for key in keys if key.name.lower() in columns]
-            return f"{select} JOIN {using.sql(dialect='duckdb')} USING ({', '.join(kept)})" if kept else None
+            kept = [duckdb_text(key) for key in keys if key.name.lower() in columns]
+            return f"{select} JOIN {duckdb_text(using)} USING ({', '.join(kept)})" if kept else None
     found = usable_conjuncts(parsed, columns)
     if not found:
         return None
     if isinstance(tree, exp.Merge):
-        return f"{select} JOIN {tree.args['using'].sql(dialect='duckdb')} ON {_all_of(found)}"
+        return f"{select} JOIN {duckdb_text(tree.args['using'])} ON {_all_of(found)}"
     return f"{select}{other_sources(tree)} WHERE {_all_of(found)}"
 
 
 def _all_of(found: Sequence[exp.Expr]) -> str:
-    return " AND ".join(f"({conjunct.sql(dialect='duckdb')})" for conjunct in found)
+    return " AND ".join(f"({duckdb_text(conjunct)})" for conjunct in found)
 
 
 def create_partition_values(

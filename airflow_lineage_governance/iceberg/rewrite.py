@@ -69,7 +69,14 @@ from airflow_lineage_governance.iceberg.returning import ReturnedRows, returned_
 from airflow_lineage_governance.iceberg.run import StatementRun
 from airflow_lineage_governance.iceberg.session import SessionSettings
 from airflow_lineage_governance.iceberg.sort_order import mark_sorted, sort_plan
-from airflow_lineage_governance.iceberg.target_reads import may_read_beyond, reads_beyond, reads_rowid, reads_whole_rows
+from airflow_lineage_governance.iceberg.sql_text import duckdb_text
+from airflow_lineage_governance.iceberg.target_reads import (
+    binds_alike,
+    may_read_beyond,
+    reads_beyond,
+    reads_rowid,
+    reads_whole_rows,
+)
 from airflow_lineage_governance.iceberg.touched import touched_files_query
 from airflow_lineage_governance.iceberg.types import facet_fields, quoted, result_type, text_literal
 from airflow_lineage_governance.iceberg.write import (
@@ -284,7 +291,7 @@ def _rewrite(
     try:
         held = _held_sources(planned, database, limit)
         reads = [expose_planned(connection, plan, held=keep) for plan, keep in zip(planned, held, strict=True)]
-        if not parsed.unbounded and _reads_beyond_rows(connection, parsed, dml, planned_target):
+        if not parsed.unbounded and _must_read_every_file(connection, parsed, dml, planned_target):
             parsed, partition_query = replace(parsed, unbounded=True), None  # every file is read and rewritten
         whole = expose_planned(connection, planned_target, file_column=FILE_COLUMN)
         pruning = _partition_values(connection, partition_query, table, whole)
@@ -331,16 +338,18 @@ def _rewrite(
     )
 
 
-def _reads_beyond_rows(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, dml: str, target: ScanPlan) -> bool:
-    """Return whether the statement reads more of its target than the rows it changes (`target_reads`).
+def _must_read_every_file(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml, dml: str, target: ScanPlan) -> bool:
+    """Return whether every data file must be read and rewritten: the files the statement touches cannot be chosen.
 
-    DuckDB is asked over an empty table of the target's columns, dropped after, when the statement's text does not
-    rule a second read out.
+    It reads more of its target than the rows it changes, or sqlglot's text of it, of which the queries that choose the
+    files are made, means something else to DuckDB (`target_reads`). DuckDB is asked over an empty table of the
+    target's columns, dropped after: whether the statement reads the target again (when its text does not rule that
+    out), and whether it binds sqlglot's text as its own.
     """
     if reads_whole_rows(parsed, target.table, [f.name for f in target.loaded.schema().fields]):
         return True
-    if not may_read_beyond(parsed):
-        return False
+    if parsed.tree is None:
+        return True
     expose_planned(connection, replace(target, snapshot_id=None, tasks=()))  # an empty table of its columns
     name = duckdb_name(connection, target.table)
     namespace = target.table.namespace
@@ -348,7 +357,9 @@ def _reads_beyond_rows(connection: duckdb.DuckDBPyConnection, parsed: ParsedDml,
         namespace[0] if len(namespace) == 2 else str(connection.execute("SELECT current_database()").fetchall()[0][0])
     )
     try:
-        return reads_beyond(connection, dml, (catalog, namespace[-1], target.table.name))
+        if may_read_beyond(parsed) and reads_beyond(connection, dml, (catalog, namespace[-1], target.table.name)):
+            return True
+        return not binds_alike(connection, dml, duckdb_text(parsed.tree))
     except duckdb.Error:  # DuckDB refuses the statement, and says so when it runs it
         return True
     finally:

@@ -39,18 +39,18 @@ def may_read_beyond(parsed: ParsedDml) -> bool:
 
 
 def reads_whole_rows(parsed: ParsedDml, ref: TableRef, columns: Collection[str]) -> bool:
-    """Return whether the statement reads a row of its target as one value, or expands the target's columns.
+    """Return whether the statement reads a row of its target as one value, or its columns by their places.
 
     A column reference naming the target itself (its alias or name, no column of the table), a star qualified by the
-    target, `COLUMNS(...)`, or a star given to a function other than `count`.
+    target, `COLUMNS(...)`, a star given to a function other than `count`, or a column by its place (`#n`).
     """
     tree = parsed.tree
     if tree is None:
         return True
     names = set(parsed.target_names) | {ref.name.lower()}
     known = {column.lower() for column in columns}
-    for node in tree.find_all(exp.Column, exp.Star, exp.Columns):
-        if isinstance(node, exp.Columns):
+    for node in tree.find_all(exp.Column, exp.Star, exp.Columns, exp.PositionalColumn):
+        if isinstance(node, exp.Columns | exp.PositionalColumn):  # `#n` counts the file's column too
             return True
         if isinstance(node, exp.Column):
             if isinstance(node.this, exp.Star):
@@ -99,6 +99,32 @@ def reads_beyond(connection: duckdb.DuckDBPyConnection, dml: str, target: tuple[
         if str(info.get("Table", "")).lower() == named:
             target_reads += 1
     return target_reads != 1
+
+
+def binds_alike(connection: duckdb.DuckDBPyConnection, dml: str, written: str) -> bool:
+    """Return whether DuckDB binds the statement as sqlglot wrote it back (`written`) exactly as its own text.
+
+    The files a statement touches are chosen by queries made of sqlglot's text of its parts; where that text means
+    something else to DuckDB (an operator's precedence, a cast's order, a JSON path), no file may be skipped.
+
+    Args:
+        connection: the statement's connection, its tables exposed (the target as an empty table of its columns).
+        dml: the statement.
+        written: the statement as sqlglot writes it.
+
+    Returns:
+        True when both bind to the same plan; False when they differ or `written` does not bind.
+    """
+    connection.execute("PRAGMA disable_optimizer")
+    try:
+        own = connection.execute(f"EXPLAIN (FORMAT json) {dml}").fetchall()
+        try:
+            again = connection.execute(f"EXPLAIN (FORMAT json) {written}").fetchall()
+        except duckdb.Error:
+            return False
+    finally:
+        connection.execute("PRAGMA enable_optimizer")
+    return own == again
 
 
 def _nodes(plan: Any) -> Iterator[dict[str, Any]]:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from sqlglot import exp
 
 from airflow_lineage_governance.iceberg.bounds import ParsedDml
+from airflow_lineage_governance.iceberg.sql_text import duckdb_text
 from airflow_lineage_governance.iceberg.types import quoted, text_literal
 
 
@@ -39,7 +40,7 @@ def touched_files_query(parsed: ParsedDml, file_column: str, within: Sequence[st
         return None
     target = tree.this
     file_of = _file_of(target, file_column)
-    select = f"{with_prefix(tree)}SELECT DISTINCT {file_of} FROM {target.sql(dialect='duckdb')}"
+    select = f"{with_prefix(tree)}SELECT DISTINCT {file_of} FROM {duckdb_text(target)}"
     only = f"{file_of} IN ({', '.join(text_literal(path) for path in within)})" if within is not None else None
     if isinstance(tree, exp.Merge):
         using, on, keys = tree.args.get("using"), tree.args.get("on"), tree.args.get("using_cond")
@@ -47,22 +48,22 @@ def touched_files_query(parsed: ParsedDml, file_column: str, within: Sequence[st
             return None
         filtered = f" WHERE {only}" if only else ""
         if keys:
-            listed = ", ".join(key.sql(dialect="duckdb") for key in keys)
-            return f"{select} JOIN {using.sql(dialect='duckdb')} USING ({listed}){filtered}"
+            listed = ", ".join(duckdb_text(key) for key in keys)
+            return f"{select} JOIN {duckdb_text(using)} USING ({listed}){filtered}"
         if not isinstance(on, exp.Expr):
             return None
-        return f"{select} JOIN {using.sql(dialect='duckdb')} ON {on.sql(dialect='duckdb')}{filtered}"
+        return f"{select} JOIN {duckdb_text(using)} ON {duckdb_text(on)}{filtered}"
     where = tree.args.get("where")
     if where is None:
         return None
-    condition = where.this.sql(dialect="duckdb")
+    condition = duckdb_text(where.this)
     return f"{select}{other_sources(tree)} WHERE " + (f"({condition}) AND {only}" if only else condition)
 
 
 def with_prefix(tree: exp.Expr) -> str:
     """Return the statement's WITH clause and a space (DuckDB dialect), or '' when it has none."""
     with_ = tree.args.get("with_")
-    return f"{with_.sql(dialect='duckdb')} " if with_ is not None else ""
+    return f"{duckdb_text(with_)} " if with_ is not None else ""
 
 
 def other_sources(tree: exp.Expr) -> str:
@@ -72,4 +73,4 @@ def other_sources(tree: exp.Expr) -> str:
         sources = [from_.this] if from_ is not None else []
     else:
         sources = list(tree.args.get("using") or [])
-    return "".join(f", {source.sql(dialect='duckdb')}" for source in sources)
+    return "".join(f", {duckdb_text(source)}" for source in sources)

@@ -135,6 +135,17 @@ STATEMENTS = [
     "UPDATE shop.orders AS t SET note = 'k' WHERE len(json_keys(to_json(t))) = 8",
     "DELETE FROM shop.orders AS t WHERE len(struct_keys(t)) = 8 AND t.id < 5",
     "UPDATE shop.orders AS t SET note = 'h' WHERE hash(t) % 3 = 0",
+    # Text sqlglot writes back meaning something else to DuckDB: NOT's reach, a cast's order, a JSON key with a dot.
+    "DELETE FROM shop.orders WHERE id NOT IN (5, 6) >= 0 AND id < 10",
+    "UPDATE shop.orders SET note = 'nb' WHERE country NOT BETWEEN 'a' AND 'e' <> -1",
+    "DELETE FROM shop.orders WHERE id = CASE WHEN TIMESTAMPTZ '2026-01-01 02:00:00+05'::DATE < DATE '2026-01-01' "
+    "THEN 5 ELSE 50 END",
+    "UPDATE shop.orders SET note = 'tz' WHERE day < TIMESTAMPTZ '2026-01-03 23:00:00-05'::DATE",
+    "DELETE FROM shop.orders WHERE json_extract_string(to_json({'k.x': country}), 'k.x') = 'de'",
+    "UPDATE shop.orders SET note = 'jd' WHERE to_json({'k.x': id})->>'k.x' = '3'",
+    # Columns by their places, which the files' own column would move.
+    "DELETE FROM shop.orders AS t USING shop.changes AS s WHERE t.id = s.id AND #9::VARCHAR = '6'",
+    "UPDATE shop.orders AS t SET note = 'pos' FROM shop.changes AS s WHERE t.id = s.id AND #9 = 6",
 ]
 
 
