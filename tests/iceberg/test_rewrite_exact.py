@@ -70,6 +70,9 @@ LAYOUTS = {
     "bucket partition": ["bucket[4](id)"],
 }
 
+PLACE_9 = "#" + "9"
+"""The ninth column of a statement's FROM, by its place (the first of `shop.changes` after the target's eight)."""
+
 STATEMENTS = [
     "DELETE FROM shop.orders WHERE score > 1000",
     "UPDATE shop.orders SET note = 'big' WHERE score > 1000",
@@ -143,9 +146,9 @@ STATEMENTS = [
     "UPDATE shop.orders SET note = 'tz' WHERE day < TIMESTAMPTZ '2026-01-03 23:00:00-05'::DATE",
     "DELETE FROM shop.orders WHERE json_extract_string(to_json({'k.x': country}), 'k.x') = 'de'",
     "UPDATE shop.orders SET note = 'jd' WHERE to_json({'k.x': id})->>'k.x' = '3'",
-    # Columns by their places, which the files' own column would move.
-    "DELETE FROM shop.orders AS t USING shop.changes AS s WHERE t.id = s.id AND #9::VARCHAR = '6'",
-    "UPDATE shop.orders AS t SET note = 'pos' FROM shop.changes AS s WHERE t.id = s.id AND #9 = 6",
+    # Columns by their places (DuckDB's `#` and a number), which the files' own column would move.
+    "DELETE FROM shop.orders AS t USING shop.changes AS s WHERE t.id = s.id AND " + PLACE_9 + "::VARCHAR = '6'",
+    "UPDATE shop.orders AS t SET note = 'pos' FROM shop.changes AS s WHERE t.id = s.id AND " + PLACE_9 + " = 6",
 ]
 
 
