@@ -76,6 +76,7 @@ from airflow_lineage_governance.iceberg.target_reads import (
     reads_beyond,
     reads_rowid,
     reads_whole_rows,
+    written_as_is,
 )
 from airflow_lineage_governance.iceberg.touched import touched_files_query
 from airflow_lineage_governance.iceberg.types import facet_fields, quoted, result_type, text_literal
@@ -350,6 +351,10 @@ def _must_read_every_file(connection: duckdb.DuckDBPyConnection, parsed: ParsedD
         return True
     if parsed.tree is None:
         return True
+    written = duckdb_text(parsed.tree)
+    check_reads, check_binding = may_read_beyond(parsed), not written_as_is(dml, written)
+    if not check_reads and not check_binding:
+        return False
     expose_planned(connection, replace(target, snapshot_id=None, tasks=()))  # an empty table of its columns
     name = duckdb_name(connection, target.table)
     namespace = target.table.namespace
@@ -357,9 +362,9 @@ def _must_read_every_file(connection: duckdb.DuckDBPyConnection, parsed: ParsedD
         namespace[0] if len(namespace) == 2 else str(connection.execute("SELECT current_database()").fetchall()[0][0])
     )
     try:
-        if may_read_beyond(parsed) and reads_beyond(connection, dml, (catalog, namespace[-1], target.table.name)):
+        if check_reads and reads_beyond(connection, dml, (catalog, namespace[-1], target.table.name)):
             return True
-        return not binds_alike(connection, dml, duckdb_text(parsed.tree))
+        return check_binding and not binds_alike(connection, dml, written)
     except duckdb.Error:  # DuckDB refuses the statement, and says so when it runs it
         return True
     finally:

@@ -11,6 +11,8 @@ def duckdb_text(node: exp.Expr) -> str:
     As sqlglot writes it, but `x IS NOT NULL` and `SET c = DEFAULT` as written (sqlglot: `NOT x IS NULL`,
     `"DEFAULT"`), so that DuckDB binds the text as the statement's own (`target_reads.binds_alike`).
     """
+    if not any(_as_written(part) is not part for part in node.walk()):
+        return node.sql(dialect="duckdb")
     return node.transform(_as_written).sql(dialect="duckdb")
 
 

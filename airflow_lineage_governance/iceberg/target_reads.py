@@ -10,7 +10,8 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 import duckdb
-from sqlglot import exp
+from sqlglot import TokenType, exp
+from sqlglot.dialects.duckdb import DuckDB
 
 from airflow_lineage_governance.iceberg.bounds import ParsedDml
 from airflow_lineage_governance.refs import TableRef
@@ -99,6 +100,38 @@ def reads_beyond(connection: duckdb.DuckDBPyConnection, dml: str, target: tuple[
         if str(info.get("Table", "")).lower() == named:
             target_reads += 1
     return target_reads != 1
+
+
+def written_as_is(dml: str, written: str) -> bool:
+    """Return whether `written` is the statement's own text but for spaces, comments and the case of keywords and names.
+
+    Then DuckDB binds the two alike without being asked (`binds_alike`).
+    """
+    return _tokens(dml) == _tokens(written)
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    return [
+        (token.token_type.name, token.text if token.token_type in _EXACT else token.text.upper())
+        for token in _DIALECT.tokenize(text)
+    ]
+
+
+_DIALECT = DuckDB()
+_EXACT = frozenset(
+    {
+        TokenType.STRING,
+        TokenType.IDENTIFIER,
+        TokenType.NATIONAL_STRING,
+        TokenType.RAW_STRING,
+        TokenType.BIT_STRING,
+        TokenType.HEX_STRING,
+        TokenType.BYTE_STRING,
+        TokenType.HEREDOC_STRING,
+        TokenType.UNICODE_STRING,
+    }
+)
+"""The tokens whose text is compared as written: a quoted name and a string's contents."""
 
 
 def binds_alike(connection: duckdb.DuckDBPyConnection, dml: str, written: str) -> bool:
