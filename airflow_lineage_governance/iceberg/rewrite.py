@@ -74,6 +74,7 @@ from airflow_lineage_governance.iceberg.target_reads import (
     binds_alike,
     may_read_beyond,
     reads_beyond,
+    reads_own_text,
     reads_rowid,
     reads_whole_rows,
     written_as_is,
@@ -283,6 +284,13 @@ def _rewrite(
             "do not have",
             "name the rows by their columns; nothing was written",
         )
+    if reads_own_text(parsed):
+        raise IcebergWriteError(
+            ref,
+            "the statement reads current_query(), which gives the text DuckDB runs, not always the statement's own "
+            "(the query choosing the data files, or a MERGE counting its rows)",
+            "leave current_query() out; nothing was written",
+        )
     # So is the statements' text, which needs no connection.
     partition_query = _partition_query(parsed, table)
     counted = _counted(parsed, dml)
@@ -348,6 +356,8 @@ def _must_read_every_file(connection: duckdb.DuckDBPyConnection, parsed: ParsedD
     out), and whether it binds sqlglot's text as its own.
     """
     if reads_whole_rows(parsed, target.table, [f.name for f in target.loaded.schema().fields]):
+        return True
+    if FILE_COLUMN.lower() in dml.lower():  # a source's column of that name would be ambiguous beside the target's
         return True
     if parsed.tree is None:
         return True
@@ -492,6 +502,12 @@ def rewrite_statement(
     properties = dict(snapshot_properties or {})
     try:
         parsed = parse_dml(dml, ref)
+    except RecursionError:
+        raise IcebergWriteError(
+            ref,
+            "the statement nests its expressions too deeply to be read to choose the data files it changes",
+            "nest fewer parentheses or subqueries; nothing was written",
+        ) from None
     except (ParseError, TokenError, ValueError) as error:
         problem = without_values(str(error)) or type(error).__name__
         raise IcebergWriteError(

@@ -73,6 +73,20 @@ def reads_rowid(parsed: ParsedDml, columns: Collection[str]) -> bool:
     return any(column.name.lower() == ROWID for column in parsed.tree.find_all(exp.Column))
 
 
+def reads_own_text(parsed: ParsedDml) -> bool:
+    """Return whether the statement reads `current_query()`: the text DuckDB runs is not always the statement's own.
+
+    Its condition runs in the query that chooses the files, and a MERGE runs with `RETURNING merge_action` added.
+    """
+    tree = parsed.tree
+    return tree is None or any(
+        isinstance(node, exp.Anonymous) and node.name.lower() == CURRENT_QUERY for node in tree.find_all(exp.Anonymous)
+    )
+
+
+CURRENT_QUERY = "current_query"
+
+
 def reads_beyond(connection: duckdb.DuckDBPyConnection, dml: str, target: tuple[str, str, str]) -> bool:
     """Return whether DuckDB's binding of the statement reads the target more than once, or a catalog function.
 

@@ -146,6 +146,9 @@ STATEMENTS = [
     "UPDATE shop.orders SET note = 'tz' WHERE day < TIMESTAMPTZ '2026-01-03 23:00:00-05'::DATE",
     "DELETE FROM shop.orders WHERE json_extract_string(to_json({'k.x': country}), 'k.x') = 'de'",
     "UPDATE shop.orders SET note = 'jd' WHERE to_json({'k.x': id})->>'k.x' = '3'",
+    # A source's column named like the column that carries each target row's data file.
+    "UPDATE shop.orders AS t SET note = 'fc' FROM (SELECT id, 'f' AS __iceberg_data_file FROM shop.changes "
+    "WHERE id <> 5) AS s WHERE t.id = s.id AND __iceberg_data_file = 'f'",
     # Columns by their places (DuckDB's `#` and a number), which the files' own column would move.
     "DELETE FROM shop.orders AS t USING shop.changes AS s WHERE t.id = s.id AND " + PLACE_9 + "::VARCHAR = '6'",
     "UPDATE shop.orders AS t SET note = 'pos' FROM shop.changes AS s WHERE t.id = s.id AND " + PLACE_9 + " = 6",
@@ -410,4 +413,30 @@ def test_a_statement_reading_rowid_fails_with_one_sentence_and_writes_nothing(tm
         "shop.orders: the statement reads rowid, a row's place in DuckDB's own storage, which the rows of an Iceberg "
         "table do not have; name the rows by their columns; nothing was written."
     )
+    assert catalog.load_table("shop.orders").metadata.current_snapshot_id == before
+
+
+@pytest.mark.parametrize(
+    ("dml", "sentence"),
+    [
+        (
+            "DELETE FROM shop.orders WHERE id < 5 AND current_query() LIKE 'DELETE%'",
+            "shop.orders: the statement reads current_query(), which gives the text DuckDB runs, not always the "
+            "statement's own (the query choosing the data files, or a MERGE counting its rows); leave current_query() "
+            "out; nothing was written.",
+        ),
+        (
+            "DELETE FROM shop.orders WHERE " + "(" * 950 + "id = 1" + ")" * 950,
+            "shop.orders: the statement nests its expressions too deeply to be read to choose the data files it "
+            "changes; nest fewer parentheses or subqueries; nothing was written.",
+        ),
+    ],
+    ids=["current_query", "950 parentheses"],
+)
+def test_a_statement_it_cannot_choose_files_for_fails_with_one_sentence_and_writes_nothing(tmp_path, dml, sentence):
+    catalog = _catalog(tmp_path, "several files")
+    before = catalog.load_table("shop.orders").metadata.current_snapshot_id
+    with pytest.raises(IcebergWriteError) as raised:
+        rewrite_statement(catalog, target="shop.orders", dml=dml, sources=[], snapshot_properties={WRITE_KEY: "k"})
+    assert str(raised.value) == sentence
     assert catalog.load_table("shop.orders").metadata.current_snapshot_id == before
