@@ -27,6 +27,7 @@ from pyiceberg.expressions import LessThan as _LessThan
 from pyiceberg.expressions import LessThanOrEqual as _LessThanOrEqual
 from sqlglot import exp
 
+from airflow_lineage_governance.iceberg.sql_text import duckdb_text
 from airflow_lineage_governance.refs import TableRef
 
 MAX_VALUES = 1000
@@ -211,7 +212,7 @@ def _between_bound(
     ):
         return None
     try:
-        rows = connection.execute(f"SELECT {low.sql('duckdb')}, {high.sql('duckdb')}").fetchall()
+        rows = connection.execute(f"SELECT {duckdb_text(low)}, {duckdb_text(high)}").fetchall()
         both = rows[0] if rows else None
         bounds = [_literal(value) for value in both] if both and None not in both else None
     except (duckdb.Error, TypeError):
@@ -230,13 +231,11 @@ def _in_bound(node: exp.In, parsed: ParsedDml, connection: duckdb.DuckDBPyConnec
     if query is not None:
         if _names_target(query, parsed):
             return None
-        values = _values(
-            connection, query.this.sql("duckdb") if isinstance(query, exp.Subquery) else query.sql("duckdb")
-        )
+        values = _values(connection, duckdb_text(query.this) if isinstance(query, exp.Subquery) else duckdb_text(query))
     else:
         if any(list(e.find_all(exp.Column)) for e in node.expressions):
             return None
-        values = _values(connection, " UNION ALL ".join(f"SELECT {e.sql('duckdb')}" for e in node.expressions))
+        values = _values(connection, " UNION ALL ".join(f"SELECT {duckdb_text(e)}" for e in node.expressions))
     return None if values is None else _IN(column, values) if values else AlwaysFalse()
 
 
@@ -250,9 +249,9 @@ def _comparison_bound(
         if column is None or _names_target(other, parsed):
             continue
         if not list(other.find_all(exp.Column)):
-            values = _values(connection, f"SELECT {other.sql('duckdb')}")
+            values = _values(connection, f"SELECT {duckdb_text(other)}")
         elif op is exp.EQ and parsed.source is not None:
-            values = _values(connection, f"SELECT {other.sql('duckdb')} FROM {parsed.source.sql('duckdb')}")
+            values = _values(connection, f"SELECT {duckdb_text(other)} FROM {duckdb_text(parsed.source)}")
         else:
             continue
         if values is None:

@@ -284,13 +284,6 @@ def _rewrite(
             "do not have",
             "name the rows by their columns; nothing was written",
         )
-    if reads_own_text(parsed):
-        raise IcebergWriteError(
-            ref,
-            "the statement reads current_query(), which gives the text DuckDB runs, not always the statement's own "
-            "(the query choosing the data files, or a MERGE counting its rows)",
-            "leave current_query() out; nothing was written",
-        )
     # So is the statements' text, which needs no connection.
     partition_query = _partition_query(parsed, table)
     counted = _counted(parsed, dml)
@@ -515,6 +508,13 @@ def rewrite_statement(
             f"the statement could not be read to choose the data files it changes ({problem})",
             "write it in standard SQL; nothing was written",
         ) from None
+    if reads_own_text(parsed):
+        raise IcebergWriteError(
+            ref,
+            "the statement reads current_query(), which gives the text DuckDB runs, not always the statement's own "
+            "(the query choosing the data files, or a MERGE counting its rows)",
+            "leave current_query() out; nothing was written",
+        )
     known = dict(loaded or {})
     timings: dict[str, float] = {}
     entries = ManifestEntries()  # the tables' manifests, read once for every attempt's reads and commit

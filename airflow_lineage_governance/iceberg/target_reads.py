@@ -20,6 +20,7 @@ ROW_SOURCES = frozenset({"RANGE", "GENERATE_SERIES", "UNNEST", "UNNEST_FUNCTION"
 """The table functions a statement may read without reading the database's catalog or a table by its name."""
 
 ROWID = "rowid"
+CURRENT_QUERY = "current_query"
 
 
 def may_read_beyond(parsed: ParsedDml) -> bool:
@@ -79,12 +80,7 @@ def reads_own_text(parsed: ParsedDml) -> bool:
     Its condition runs in the query that chooses the files, and a MERGE runs with `RETURNING merge_action` added.
     """
     tree = parsed.tree
-    return tree is None or any(
-        isinstance(node, exp.Anonymous) and node.name.lower() == CURRENT_QUERY for node in tree.find_all(exp.Anonymous)
-    )
-
-
-CURRENT_QUERY = "current_query"
+    return tree is not None and any(node.name.lower() == CURRENT_QUERY for node in tree.find_all(exp.Anonymous))
 
 
 def reads_beyond(connection: duckdb.DuckDBPyConnection, dml: str, target: tuple[str, str, str]) -> bool:

@@ -24,7 +24,6 @@ class DuckDBEngine:
     dialect = "duckdb"
     text_order = ""  # DuckDB compares text by its bytes: UTF-8 byte order is code point order
     errors: tuple[type[BaseException], ...] = (duckdb.Error,)
-    memory_limit_setting: str | None
 
     def __init__(self, path: Path, *, read_only: bool = False, create: bool = True) -> None:
         self.path = path
@@ -37,7 +36,7 @@ class DuckDBEngine:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 raise self._unopened(error) from None
-        self.memory_limit_setting = _memory_limit_setting(read_only)
+        self.memory_limit_setting = "store_memory_limit" if read_only else "store_writer_memory_limit"
         self.connection = self._connect()
         self._staged = 0
         self._tables: dict[str, tuple[dict[str, pa.DataType], bool]] = {}  # each table's column types, and keyed
@@ -49,7 +48,7 @@ class DuckDBEngine:
         }
         from airflow_lineage_governance.settings import setting
 
-        limit = setting(_memory_limit_setting(self.read_only))  # past it DuckDB spills rather than grow
+        limit = setting(self.memory_limit_setting)  # past it DuckDB spills rather than grow
         if limit:  # a folder of its own, which DuckDB makes when it spills and removes when it closes
             spill = Path(tempfile.gettempdir()) / f"lineage-store-{os.getpid()}-{id(self)}"
             config |= {"memory_limit": limit, "temp_directory": str(spill)}
@@ -204,10 +203,6 @@ class DuckDBEngine:
 
 ARROW_TYPES = {"BIGINT": "int64", "INTEGER": "int32", "VARCHAR": "string", "BOOLEAN": "bool_", "BLOB": "binary"}
 """The Arrow type (a `pyarrow` function's name) each column type of the store is staged as."""
-
-
-def _memory_limit_setting(read_only: bool) -> str:
-    return "store_memory_limit" if read_only else "store_writer_memory_limit"
 
 
 def _first_line(error: BaseException) -> str:

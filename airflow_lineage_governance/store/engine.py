@@ -24,9 +24,14 @@ class Engine(Protocol):
     """What to write after a text expression in ORDER BY so that it sorts by code point, as Python does."""
     errors: tuple[type[BaseException], ...]
     """The errors the database's driver raises (a lost connection, a full disk, a refused statement)."""
-    memory_limit_setting: str | None
-    """The setting whose memory limit the connection keeps to (a DuckDB reader's or writer's); None when the database
-    server keeps its own memory."""
+
+    @property
+    def memory_limit_setting(self) -> str | None:
+        """Return the setting whose memory limit the connection keeps to, None when the server keeps its own memory.
+
+        A DuckDB reader's `store_memory_limit` or a writer's `store_writer_memory_limit`.
+        """
+        ...
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run a query and return its rows."""

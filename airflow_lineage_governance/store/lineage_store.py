@@ -233,18 +233,20 @@ class LineageStore:
         self.engine.close()
 
 
+_MEMORY_LIMITS = {
+    "store_memory_limit": "DuckDB's memory_limit for a reader",
+    "store_writer_memory_limit": "DuckDB's memory_limit for a writer; unset, 80% of the machine's memory",
+}
+"""What each memory setting is, as the out-of-memory sentence names it."""
+
+
 def _unavailable(engine: Engine, what: str, error: BaseException) -> StoreUnavailableError:
     """Return the one sentence of a database's failure while the store did `what` ("answered an impact")."""
-    if engine.out_of_memory(error) and engine.memory_limit_setting == "store_memory_limit":  # a DuckDB reader's
+    setting = engine.memory_limit_setting
+    if setting is not None and engine.out_of_memory(error):  # under a DuckDB reader's or writer's memory_limit
         return StoreUnavailableError(
-            f"{engine.description}: the lineage store ran out of memory while it {what}; raise the "
-            "store_memory_limit setting of [lineage_governance] (DuckDB's memory_limit for a reader) and try again"
-        )
-    if engine.out_of_memory(error):  # a DuckDB writer's
-        return StoreUnavailableError(
-            f"{engine.description}: the lineage store ran out of memory while it {what}; raise the "
-            "store_writer_memory_limit setting of [lineage_governance] (DuckDB's memory_limit for a writer; unset, "
-            "80% of the machine's memory) and try again"
+            f"{engine.description}: the lineage store ran out of memory while it {what}; raise the {setting} setting "
+            f"of [lineage_governance] ({_MEMORY_LIMITS[setting]}) and try again"
         )
     return StoreUnavailableError(
         f"{engine.description}: the lineage store failed while it {what} ({type(error).__name__}); check that its "

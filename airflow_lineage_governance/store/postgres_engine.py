@@ -35,7 +35,7 @@ class PostgresEngine:
     dialect = "postgres"
     text_order = ' COLLATE "C"'  # code point order whatever the database's collation
     errors: tuple[type[BaseException], ...] = (psycopg.Error,)
-    memory_limit_setting: str | None = None  # the server keeps its own memory
+    memory_limit_setting = None  # the server keeps its own memory
 
     def __init__(self, url: str, *, connect_timeout: int = 10) -> None:
         self.description = without_password(url)
