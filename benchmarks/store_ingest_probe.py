@@ -150,11 +150,11 @@ def probe(location: str, events: Path, batch_size: int, explain: int) -> None:
         original = ingest_module.store_batch
         per_batch: list[tuple[float, float]] = []
 
-        def store_batch(engine: Any, batch: Any, report: Any, *rest: Any) -> None:
+        def store_batch(engine: Any, prepared: Any, report: Any, *rest: Any) -> None:
             timed.batch_sql = 0.0
             timed.explain = len(per_batch) == explain and store.engine.dialect == "postgres"
             started = time.perf_counter()
-            original(timed, batch, report, *rest)
+            original(timed, prepared, report, *rest)
             per_batch.append((time.perf_counter() - started, timed.batch_sql))
 
         ingest_module.store_batch = store_batch  # type: ignore[assignment]
@@ -167,7 +167,8 @@ def probe(location: str, events: Path, batch_size: int, explain: int) -> None:
     for number, (spent, sql) in enumerate(per_batch):
         print(f"batch {number:3d}: {spent:6.2f} s, SQL {sql:6.2f} s")
     in_batches = sum(spent for spent, _ in per_batch)
-    print(f"ingest {seconds:.1f} s: store_batch {in_batches:.1f} s, reading and parsing {seconds - in_batches:.1f} s")
+    waited = seconds - in_batches  # for the next batch, read, parsed and prepared in a thread beside the store
+    print(f"ingest {seconds:.1f} s: store_batch {in_batches:.1f} s, waiting for a prepared batch {waited:.1f} s")
     print("digests: " + ", ".join(f"{table} {value}" for table, value in digests.items()))
     print("rows: " + ", ".join(f"{table} {count:,}" for table, count in counts.items()))
     for name, spent in sorted(timed.seconds.items(), key=lambda item: -item[1])[:25]:

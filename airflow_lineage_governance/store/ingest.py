@@ -14,7 +14,7 @@ import hashlib
 import json
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -42,6 +42,7 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.bodies import blocks
 from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.ids import snapshot_key, stable_id
+from airflow_lineage_governance.store.read_ahead import read_ahead
 from airflow_lineage_governance.store.schema import STRETCHES
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -130,9 +131,18 @@ def ingest(
 
 
 def _ingest(engine: Engine, source: EventSource, batch_size: int, report: IngestReport, read: ReadReport) -> None:
+    blocked = "event_blocks" in engine.tables()  # schema version 3 on; an older store keeps bodies one by one
+    committed: Committed = {}
+    for prepared in read_ahead(_prepared(source, batch_size, report, read, blocked)):
+        store_batch(engine, prepared, report, committed)
+
+
+def _prepared(
+    source: EventSource, batch_size: int, report: IngestReport, read: ReadReport, blocked: bool
+) -> Iterator[PreparedBatch]:
+    """Yield each batch of `batch_size` good events of the source, its rows worked out (`prepare_batch`)."""
     batch: list[Received] = []
     known: dict[bytes, ShapeRows] = {}
-    committed: Committed = {}
     for raw, line in _with_lines(source, read):
         report.read += 1
         event = to_run_event(raw)
@@ -151,10 +161,10 @@ def _ingest(engine: Engine, source: EventSource, batch_size: int, report: Ingest
             continue
         batch.append(Received(event, micros(event.at), data))
         if len(batch) >= batch_size:
-            store_batch(engine, batch, report, known, committed)
+            yield prepare_batch(batch, blocked, known)
             batch = []
     if batch:
-        store_batch(engine, batch, report, known, committed)
+        yield prepare_batch(batch, blocked, known)
 
 
 def holds_nul(value: Any) -> bool:
@@ -202,57 +212,52 @@ Committed = dict[str, set[int]]
 committed, by table: a later batch leaves them out instead of offering them again."""
 
 
-def store_batch(
-    engine: Engine,
-    batch: Sequence[Received],
-    report: IngestReport,
-    known: dict[bytes, ShapeRows] | None = None,
-    committed: Committed | None = None,
-) -> None:
-    """Store one batch in one transaction, tried again after a deadlock or serialization failure.
+Key = tuple[str, str, int]
+"""An event's key in the store: run id, event type and instant (microseconds)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompleteRows:
+    """The rows one COMPLETE adds besides its event: its lineage's shape, its datasets, its run and snapshots."""
+
+    shape: ShapeRows
+    shape_datasets: tuple[Row, ...]  # datasets rows of the tables its shape names, with this event's namespaces
+    complete: Row  # its completes row
+    run_datasets: tuple[Row, ...]  # the snapshot of each table it read and wrote
+    version_datasets: tuple[Row, ...]  # datasets rows of those tables
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedBatch:
+    """A batch's rows, worked out before the store is asked anything: what `store_batch` writes of it."""
+
+    received: int  # its events, a key repeated within it counted each time
+    keys: list[Key]  # its distinct keys, sorted
+    events: list[Row]  # the events row of each key, in the keys' order
+    jobs: dict[int, Row]
+    blocked: bool  # whether the events' JSON goes into blocks (schema version 3 on), else into each row
+    block_rows: list[Row]  # event_blocks rows
+    places: list[tuple[int, int]]  # each key's block and line in it
+    completes: dict[Key, CompleteRows]
+
+
+def prepare_batch(batch: Sequence[Received], blocked: bool, known: dict[bytes, ShapeRows]) -> PreparedBatch:
+    """Work out the rows of a batch of events (each key once, the first received kept) without the store.
 
     Args:
-        engine: The store's engine.
         batch: The batch's good events, in the order received.
-        report: The report to count into.
+        blocked: Whether the store keeps events' JSON in blocks (schema version 3 on).
         known: The lineage shapes read so far, by `lineage_key` (kept across the batches of one ingest).
-        committed: The ids committed so far (kept across the batches of one ingest); the batch's are added once it
-            commits.
+
+    Returns:
+        The batch's rows, ready for `store_batch`.
     """
-    unique: dict[tuple[str, str, int], Received] = {}
+    unique: dict[Key, Received] = {}
     for received in batch:
         unique.setdefault((received.event.run_id, received.event.event_type, received.at_us), received)
-    for attempt in range(ATTEMPTS):
-        pending: Committed = {}
-        try:
-            with engine.transaction():
-                stored, completes = _store(engine, unique, known, committed or {}, pending)
-            break
-        except Exception as error:
-            if attempt + 1 == ATTEMPTS or not engine.transient(error):
-                raise
-            report.retries += 1
-    if committed is not None:
-        for table, ids in pending.items():
-            committed.setdefault(table, set()).update(ids)
-    report.batches += 1
-    report.stored += stored
-    report.completes += completes
-    report.duplicates += len(batch) - stored
-
-
-def _store(
-    engine: Engine,
-    unique: dict[tuple[str, str, int], Received],
-    known: dict[bytes, ShapeRows] | None,
-    committed: Committed,
-    pending: Committed,
-) -> tuple[int, int]:
     now = time.time_ns() // 1000
     keys = sorted(unique)
     jobs = {job_id(r.event): (job_id(r.event), r.event.job_namespace, r.event.job_name) for r in unique.values()}
-    engine.insert("jobs", ("job_id", "namespace", "name"), _new(jobs, "jobs", committed, pending))
-    blocked = "event_blocks" in engine.tables()  # schema version 3 on; an older store keeps bodies one by one
     block_rows, places = blocks([unique[key].data for key in keys]) if blocked else ([], [])
     rows = []
     for index, key in enumerate(keys):
@@ -270,6 +275,49 @@ def _store(
             event.try_number,
         )
         rows.append((*row, *places[index]) if blocked else (*row, zlib.compress(received.data, 6)))
+    completes = {
+        key: complete_rows(unique[key], known)
+        for key in keys
+        if unique[key].event.event_type == COMPLETE and unique[key].event.raw is not None
+    }
+    return PreparedBatch(len(batch), keys, rows, jobs, blocked, block_rows, places, completes)
+
+
+def store_batch(
+    engine: Engine, prepared: PreparedBatch, report: IngestReport, committed: Committed | None = None
+) -> None:
+    """Store one prepared batch in one transaction, tried again after a deadlock or serialization failure.
+
+    Args:
+        engine: The store's engine.
+        prepared: The batch's rows (`prepare_batch`).
+        report: The report to count into.
+        committed: The ids committed so far (kept across the batches of one ingest); the batch's are added once it
+            commits.
+    """
+    for attempt in range(ATTEMPTS):
+        pending: Committed = {}
+        try:
+            with engine.transaction():
+                stored, completes = _store(engine, prepared, committed or {}, pending)
+            break
+        except Exception as error:
+            if attempt + 1 == ATTEMPTS or not engine.transient(error):
+                raise
+            report.retries += 1
+    if committed is not None:
+        for table, ids in pending.items():
+            committed.setdefault(table, set()).update(ids)
+    report.batches += 1
+    report.stored += stored
+    report.completes += completes
+    report.duplicates += prepared.received - stored
+
+
+def _store(engine: Engine, prepared: PreparedBatch, committed: Committed, pending: Committed) -> tuple[int, int]:
+    keys = prepared.keys
+    engine.insert("jobs", ("job_id", "namespace", "name"), _new(prepared.jobs, "jobs", committed, pending))
+    blocked = prepared.blocked
     added = engine.insert(
         "events",
         (
@@ -284,26 +332,28 @@ def _store(
             "try_number",
             *(("block_id", "block_line") if blocked else ("body",)),
         ),
-        rows,
+        prepared.events,
         returning=("run_id", "event_type", "at_us"),
     )
-    new = [unique[(run, kind, at)] for run, kind, at in sorted(added)]
+    new: list[Key] = sorted((run, kind, at) for run, kind, at in added)
     if not new:
         return 0, 0
+    line = {key: index for index, key in enumerate(keys)}
     if blocked:  # the blocks holding an event added (a block of events all stored before is left out)
-        line = {key: index for index, key in enumerate(keys)}
-        used = {places[line[tuple(key)]][0] for key in added} if len(new) < len(keys) else None
+        used = {prepared.places[line[key]][0] for key in new} if len(new) < len(keys) else None
         engine.insert(
-            "event_blocks", ("block_id", "body"), [row for row in block_rows if used is None or row[0] in used]
+            "event_blocks",
+            ("block_id", "body"),
+            [row for row in prepared.block_rows if used is None or row[0] in used],
         )
-    engine.lock(sorted({job_id(r.event) for r in new}))
-    _final_states(engine, [r.event.run_id for r in new])
-    completes = [r for r in new if r.event.event_type == COMPLETE and r.event.raw is not None]
-    _lineage(engine, completes, known, committed, pending)
+    engine.lock(sorted({prepared.events[line[key]][4] for key in new}))
+    _final_states(engine, [key[0] for key in new])
+    completes = [prepared.completes[key] for key in new if key in prepared.completes]
+    _lineage(engine, completes, committed, pending)
     earliest: dict[int, int] = {}
-    for received in completes:
-        job = job_id(received.event)
-        earliest[job] = min(earliest.get(job, received.at_us), received.at_us)
+    for rows in completes:
+        job, at_us = rows.complete[3], rows.complete[1]
+        earliest[job] = min(earliest.get(job, at_us), at_us)
     _intervals(engine, earliest)
     return len(new), len(completes)
 
@@ -432,64 +482,70 @@ def _new(rows: dict[int, Row], table: str, committed: Committed, pending: Commit
     return fresh
 
 
-def _lineage(
-    engine: Engine,
-    completes: Iterable[Received],
-    known: dict[bytes, ShapeRows] | None = None,
-    committed: Committed | None = None,
-    pending: Committed | None = None,
-) -> None:
-    """Add each COMPLETE's lineage.
+def complete_rows(received: Received, known: dict[bytes, ShapeRows]) -> CompleteRows:
+    """Return the rows a COMPLETE (holding its `raw` JSON) adds, its shape taken from `known` when read before.
 
-    Its datasets and columns, its shape (edges, columns named, tables written), the snapshots it read and wrote. `known`
-    keeps the shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before); the rows
-    of the ids in `committed` are left out, and the ids of those added noted in `pending`.
+    `known` keeps the shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before).
     """
-    known = {} if known is None else known
-    committed = {} if committed is None else committed
-    pending = {} if pending is None else pending
+    event, raw = received.event, received.event.raw
+    assert raw is not None
+    key = lineage_key(raw)
+    shape = known.get(key) if key is not None else None
+    if shape is None:
+        shape = shape_rows(event)
+        if key is not None:
+            if len(known) > 100_000:
+                known.clear()
+            known[key] = shape
+    spaces = _namespaces(raw)
+    query = sql_query(raw)
+    complete = (
+        event.run_id,
+        received.at_us,
+        event.event_time,
+        job_id(event),
+        shape.shape_id,
+        statement_hash(query) if query is not None else None,
+        event.try_number,
+        event.dag_run_id,
+    )
+    run_datasets: dict[tuple[str, int, str, int], Row] = {}
+    versions: dict[int, Row] = {}
+    for role, name, table_id, snapshot in _versions(raw):
+        run_datasets.setdefault(
+            (event.run_id, received.at_us, role, table_id), (event.run_id, received.at_us, role, table_id, snapshot)
+        )
+        versions.setdefault(table_id, (table_id, name, spaces.get(name, "")))
+    return CompleteRows(
+        shape,
+        tuple((table_id, name, spaces.get(name, "")) for table_id, name in shape.datasets),
+        complete,
+        tuple(run_datasets.values()),
+        tuple(versions.values()),
+    )
+
+
+def _lineage(engine: Engine, completes: Sequence[CompleteRows], committed: Committed, pending: Committed) -> None:
+    """Add the lineage of the COMPLETEs just stored, in their keys' order.
+
+    Their datasets and columns, their shapes (edges, columns named, tables written), the snapshots they read and
+    wrote. The rows of the ids in `committed` are left out, and the ids of those added noted in `pending`.
+    """
     datasets: dict[int, Row] = {}
     columns: dict[int, Row] = {}
     shapes: dict[int, ShapeRows] = {}
-    complete_rows: list[Row] = []
-    run_datasets: dict[tuple[str, int, str, int], Row] = {}
-    for received in completes:
-        event, raw = received.event, received.event.raw
-        assert raw is not None
-        key = lineage_key(raw)
-        rows = known.get(key) if key is not None else None
-        if rows is None:
-            rows = shape_rows(event)
-            if key is not None:
-                if len(known) > 100_000:
-                    known.clear()
-                known[key] = rows
-        spaces = _namespaces(raw)
-        if rows.shape_id not in shapes:
-            shapes[rows.shape_id] = rows
-            for table_id, name in rows.datasets:
-                datasets.setdefault(table_id, (table_id, name, spaces.get(name, "")))
-            for column in rows.columns:
+    run_datasets: dict[Any, Row] = {}
+    for rows in completes:
+        if rows.shape.shape_id not in shapes:
+            shapes[rows.shape.shape_id] = rows.shape
+            for dataset in rows.shape_datasets:
+                datasets.setdefault(dataset[0], dataset)
+            for column in rows.shape.columns:
                 columns.setdefault(column[0], column)
-        query = sql_query(raw)
-        complete_rows.append(
-            (
-                event.run_id,
-                received.at_us,
-                event.event_time,
-                job_id(event),
-                rows.shape_id,
-                statement_hash(query) if query is not None else None,
-                event.try_number,
-                event.dag_run_id,
-            )
-        )
-        for role, name, table_id, snapshot in _versions(raw):
-            place = (event.run_id, received.at_us, role, table_id)
-            if place not in run_datasets:
-                run_datasets[place] = (*place, snapshot)
-            if table_id not in datasets:
-                datasets[table_id] = (table_id, name, spaces.get(name, ""))
+        for place in rows.run_datasets:
+            run_datasets[place[:4]] = place
+        for dataset in rows.version_datasets:
+            datasets.setdefault(dataset[0], dataset)
     ordered = [shapes[key] for key in sorted(shapes) if key not in committed.get("shapes", ())]
     pending.setdefault("shapes", set()).update(r.shape_id for r in ordered)
     engine.insert("datasets", ("dataset_id", "name", "namespace"), _new(datasets, "datasets", committed, pending))
@@ -511,7 +567,7 @@ def _lineage(
     engine.insert(
         "completes",
         ("run_id", "at_us", "event_time", "job_id", "shape_id", "sql_hash", "try_number", "dag_run_id"),
-        sorted(complete_rows, key=lambda row: (row[0], row[1])),
+        sorted((rows.complete for rows in completes), key=lambda row: (row[0], row[1])),
     )
     engine.insert("run_datasets", ("run_id", "at_us", "role", "dataset_id", "snapshot"), _sorted(run_datasets))
     if "snapshot_reads" in engine.tables():  # schema version 7 on

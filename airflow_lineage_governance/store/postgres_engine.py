@@ -128,13 +128,25 @@ class PostgresEngine:
             raise
 
     def lock(self, keys: Sequence[int]) -> None:
-        """Take a transaction-scoped advisory lock on each key, in ascending order (writers never wait in a circle)."""
-        if keys:
-            self.execute(
-                "SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT k FROM unnest(CAST(? AS BIGINT[])) AS k "
-                "ORDER BY k OFFSET 0) AS ordered",
-                [sorted(set(keys))],
-            )
+        """Hold the keys until the transaction ends, so that writers of the same keys take turns.
+
+        A writer holds the store's own key shared, then each of its keys in ascending order (writers never wait in a
+        circle). One of more than `LOCKED_ONE_BY_ONE` keys holds the store's key alone instead: PostgreSQL keeps
+        every lock in one table of the server's shared memory (`max_locks_per_transaction` times the connections,
+        6,400 by default), which a batch of 20,000 jobs' keys overflowed ("out of shared memory").
+        """
+        distinct = sorted(set(keys))
+        if not distinct:
+            return
+        if len(distinct) > LOCKED_ONE_BY_ONE:
+            self.execute("SELECT pg_advisory_xact_lock(?)", [EVERY_KEY])
+            return
+        self.execute("SELECT pg_advisory_xact_lock_shared(?)", [EVERY_KEY])
+        self.execute(
+            "SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT k FROM unnest(CAST(? AS BIGINT[])) AS k "
+            "ORDER BY k OFFSET 0) AS ordered",
+            [distinct],
+        )
 
     def tables(self) -> set[str]:
         """Return the names of the tables on the connection's search path."""
@@ -182,6 +194,11 @@ class PostgresEngine:
         return isinstance(error, TRANSIENT)
 
 
+LOCKED_ONE_BY_ONE = 256
+"""The most keys a writer holds one by one in a transaction; one of more holds the whole store (`lock`)."""
+EVERY_KEY = -1
+"""The store's own key, which a writer holds shared beside its keys, or alone in place of more than
+`LOCKED_ONE_BY_ONE` of them (the keys locked are ids, which are positive)."""
 WORK_MEM = "64MB"
 """The memory each sort or hash of a statement may take before it spills to a file."""
 TEMP_BUFFERS = "64MB"

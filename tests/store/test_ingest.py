@@ -288,3 +288,19 @@ def test_the_json_of_events_in_many_blocks_is_read_at_once(store_location, tmp_p
         found = event_bodies(store.engine, "COMPLETE", [*kept, ("a0", 0)])
         assert {run: json.loads(body) for (run, _), body in found.items()} == {e["run"]["runId"]: e for e in events}
         assert event_bodies(store.engine, "START", kept) == {}
+
+
+@pytest.mark.slow
+def test_a_batch_of_twenty_thousand_jobs_is_stored_and_so_is_the_next_one(engine_kind, fresh_location, tmp_path):
+    # a writer locks the jobs it writes; PostgreSQL keeps every lock of the server in one table of a few thousand
+    # (max_locks_per_transaction x connections): a lock per job of the batch overflowed it ("out of shared memory")
+    starts = [event("START", f"dag.j{n}", run=f"r{n}", time=DAY.format(1)) for n in range(20_000)]
+    path = write(tmp_path / "wide.jsonl", starts)
+    location = fresh_location()
+    with LineageStore.open(location, create=True) as store:
+        report = store.ingest(FileEventSource(path), batch_size=20_000)
+        assert (report.stored, report.batches) == (20_000, 1)
+        assert store.engine.query("SELECT COUNT(DISTINCT job_id) FROM runs") == [(20_000,)]
+        late = complete("dag.j7", output("out.t", {"x": ["crm.learners.email"]}), run="r7", time=DAY.format(2))
+        assert store.ingest(FileEventSource(write(tmp_path / "one.jsonl", [late]))).stored == 1
+        assert [(str(e.source), str(e.target)) for e in store.edges_as_of()] == [("crm.learners.email", "out.t.x")]

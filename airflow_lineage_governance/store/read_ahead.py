@@ -1,0 +1,73 @@
+"""Items of an iterator worked out in a thread of their own while the caller handles the one before."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterator
+from typing import TypeVar, cast
+
+Item = TypeVar("Item")
+
+_DONE = object()
+_WAIT = 0.1  # seconds a full queue is waited on before the thread looks whether the caller has stopped
+
+
+class _Failed:
+    """What the thread raised, for the caller to raise in its turn."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def read_ahead(items: Iterator[Item], depth: int = 1) -> Iterator[Item]:
+    """Yield the items of `items`, each worked out in another thread while the caller handles the ones before.
+
+    The thread holds at most `depth` items the caller has not taken yet. What `items` raises is raised to the caller
+    at that place; a caller that stops early (an exception, `close()`) stops the thread, which closes `items`.
+
+    Args:
+        items: The iterator; it runs in the other thread only.
+        depth: How many items it may run ahead of the caller.
+
+    Returns:
+        The items, in their order.
+    """
+    waiting: queue.Queue[object] = queue.Queue(maxsize=depth)
+    stopped = threading.Event()
+
+    def hand_over(item: object) -> bool:
+        while not stopped.is_set():
+            try:
+                waiting.put(item, timeout=_WAIT)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for item in items:
+                if not hand_over(item):
+                    return
+            hand_over(_DONE)
+        except BaseException as error:  # the caller raises it
+            hand_over(_Failed(error))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=work, name="lineage-store-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = waiting.get()
+            if item is _DONE:
+                return
+            if isinstance(item, _Failed):
+                raise item.error
+            yield cast(Item, item)
+    finally:
+        stopped.set()
+        thread.join()
