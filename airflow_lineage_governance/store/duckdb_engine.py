@@ -73,7 +73,8 @@ class DuckDBEngine:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         """Run a statement."""
-        if sql.lstrip()[:5].upper() in ("CREAT", "ALTER", "DROP "):
+        head = sql.lstrip()[:16].upper()
+        if head[:5] in ("CREAT", "ALTER", "DROP ") and head != "CREATE TEMPORARY":  # a store table may have changed
             self._tables.clear()
         self.connection.execute(sql, list(params))
 

@@ -131,18 +131,18 @@ def ingest(
 
 
 def _ingest(engine: Engine, source: EventSource, batch_size: int, report: IngestReport, read: ReadReport) -> None:
-    blocked = "event_blocks" in engine.tables()  # schema version 3 on; an older store keeps bodies one by one
-    committed: Committed = {}
-    for prepared in read_ahead(_prepared(source, batch_size, report, read, blocked)):
-        store_batch(engine, prepared, report, committed)
+    tables = engine.tables()
+    for prepared in read_ahead(_prepared(source, batch_size, report, read, tables)):
+        store_batch(engine, prepared, report)
 
 
 def _prepared(
-    source: EventSource, batch_size: int, report: IngestReport, read: ReadReport, blocked: bool
+    source: EventSource, batch_size: int, report: IngestReport, read: ReadReport, tables: set[str]
 ) -> Iterator[PreparedBatch]:
     """Yield each batch of `batch_size` good events of the source, its rows worked out (`prepare_batch`)."""
     batch: list[Received] = []
     known: dict[bytes, ShapeRows] = {}
+    offered: Offered = {}
     for raw, line in _with_lines(source, read):
         report.read += 1
         event = to_run_event(raw)
@@ -161,10 +161,10 @@ def _prepared(
             continue
         batch.append(Received(event, micros(event.at), data))
         if len(batch) >= batch_size:
-            yield prepare_batch(batch, blocked, known)
+            yield prepare_batch(batch, tables, known, offered)
             batch = []
     if batch:
-        yield prepare_batch(batch, blocked, known)
+        yield prepare_batch(batch, tables, known, offered)
 
 
 def holds_nul(value: Any) -> bool:
@@ -207,9 +207,9 @@ def dumps_event(raw: Any) -> bytes:
         return json.dumps(raw, separators=(",", ":"), default=str).encode()
 
 
-Committed = dict[str, set[int]]
+Offered = dict[str, set[int]]
 """The ids of the rows a table keeps once and for all (jobs, datasets, columns, shapes) that an ingest's batches
-committed, by table: a later batch leaves them out instead of offering them again."""
+offered so far, by table: a later batch leaves them out (each batch is stored before the next, or the ingest stops)."""
 
 
 Key = tuple[str, str, int]
@@ -223,8 +223,21 @@ class CompleteRows:
     shape: ShapeRows
     shape_datasets: tuple[Row, ...]  # datasets rows of the tables its shape names, with this event's namespaces
     complete: Row  # its completes row
-    run_datasets: tuple[Row, ...]  # the snapshot of each table it read and wrote
+    run_datasets: tuple[Row, ...]  # the snapshot of each table it read and wrote, sorted
     version_datasets: tuple[Row, ...]  # datasets rows of those tables
+    snapshot_reads: tuple[Row, ...]  # its snapshot_reads rows (none when the store keeps no such table)
+
+
+@dataclass(frozen=True, slots=True)
+class LineageRows:
+    """The rows of the lineage a batch's COMPLETEs state that earlier batches did not offer, sorted by key."""
+
+    datasets: list[Row]
+    columns: list[Row]  # dataset_columns rows
+    shapes: list[Row]
+    shape_columns: list[Row]
+    shape_outputs: list[Row]
+    shape_edges: list[Row]
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,30 +247,38 @@ class PreparedBatch:
     received: int  # its events, a key repeated within it counted each time
     keys: list[Key]  # its distinct keys, sorted
     events: list[Row]  # the events row of each key, in the keys' order
-    jobs: dict[int, Row]
+    jobs: list[Row]  # those earlier batches did not offer
     blocked: bool  # whether the events' JSON goes into blocks (schema version 3 on), else into each row
     block_rows: list[Row]  # event_blocks rows
     places: list[tuple[int, int]]  # each key's block and line in it
     completes: dict[Key, CompleteRows]
+    lineage: LineageRows  # of every COMPLETE of the batch: one stored before names rows the store holds already
 
 
-def prepare_batch(batch: Sequence[Received], blocked: bool, known: dict[bytes, ShapeRows]) -> PreparedBatch:
+def prepare_batch(
+    batch: Sequence[Received], tables: set[str], known: dict[bytes, ShapeRows], offered: Offered
+) -> PreparedBatch:
     """Work out the rows of a batch of events (each key once, the first received kept) without the store.
 
     Args:
         batch: The batch's good events, in the order received.
-        blocked: Whether the store keeps events' JSON in blocks (schema version 3 on).
+        tables: The store's tables (`Engine.tables`): the rows of a table an older schema lacks are left out, and an
+            older store keeps each event's JSON in its row (before `event_blocks`, schema version 3).
         known: The lineage shapes read so far, by `lineage_key` (kept across the batches of one ingest).
+        offered: The ids earlier batches of the ingest offered (`Offered`); the batch's are added.
 
     Returns:
         The batch's rows, ready for `store_batch`.
     """
+    blocked, reads = "event_blocks" in tables, "snapshot_reads" in tables
     unique: dict[Key, Received] = {}
     for received in batch:
         unique.setdefault((received.event.run_id, received.event.event_type, received.at_us), received)
     now = time.time_ns() // 1000
     keys = sorted(unique)
-    jobs = {job_id(r.event): (job_id(r.event), r.event.job_namespace, r.event.job_name) for r in unique.values()}
+    jobs: dict[int, Row] = {
+        job_id(r.event): (job_id(r.event), r.event.job_namespace, r.event.job_name) for r in unique.values()
+    }
     block_rows, places = blocks([unique[key].data for key in keys]) if blocked else ([], [])
     rows = []
     for index, key in enumerate(keys):
@@ -276,47 +297,49 @@ def prepare_batch(batch: Sequence[Received], blocked: bool, known: dict[bytes, S
         )
         rows.append((*row, *places[index]) if blocked else (*row, zlib.compress(received.data, 6)))
     completes = {
-        key: complete_rows(unique[key], known)
+        key: complete_rows(unique[key], known, reads)
         for key in keys
         if unique[key].event.event_type == COMPLETE and unique[key].event.raw is not None
     }
-    return PreparedBatch(len(batch), keys, rows, jobs, blocked, block_rows, places, completes)
+    return PreparedBatch(
+        len(batch),
+        keys,
+        rows,
+        _new(jobs, "jobs", offered),
+        blocked,
+        block_rows,
+        places,
+        completes,
+        lineage_rows(list(completes.values()), offered),
+    )
 
 
-def store_batch(
-    engine: Engine, prepared: PreparedBatch, report: IngestReport, committed: Committed | None = None
-) -> None:
+def store_batch(engine: Engine, prepared: PreparedBatch, report: IngestReport) -> None:
     """Store one prepared batch in one transaction, tried again after a deadlock or serialization failure.
 
     Args:
         engine: The store's engine.
         prepared: The batch's rows (`prepare_batch`).
         report: The report to count into.
-        committed: The ids committed so far (kept across the batches of one ingest); the batch's are added once it
-            commits.
     """
     for attempt in range(ATTEMPTS):
-        pending: Committed = {}
         try:
             with engine.transaction():
-                stored, completes = _store(engine, prepared, committed or {}, pending)
+                stored, completes = _store(engine, prepared)
             break
         except Exception as error:
             if attempt + 1 == ATTEMPTS or not engine.transient(error):
                 raise
             report.retries += 1
-    if committed is not None:
-        for table, ids in pending.items():
-            committed.setdefault(table, set()).update(ids)
     report.batches += 1
     report.stored += stored
     report.completes += completes
     report.duplicates += prepared.received - stored
 
 
-def _store(engine: Engine, prepared: PreparedBatch, committed: Committed, pending: Committed) -> tuple[int, int]:
+def _store(engine: Engine, prepared: PreparedBatch) -> tuple[int, int]:
     keys = prepared.keys
-    engine.insert("jobs", ("job_id", "namespace", "name"), _new(prepared.jobs, "jobs", committed, pending))
+    engine.insert("jobs", ("job_id", "namespace", "name"), prepared.jobs)
     blocked = prepared.blocked
     added = engine.insert(
         "events",
@@ -349,7 +372,7 @@ def _store(engine: Engine, prepared: PreparedBatch, committed: Committed, pendin
     engine.lock(sorted({prepared.events[line[key]][4] for key in new}))
     _final_states(engine, [key[0] for key in new])
     completes = [prepared.completes[key] for key in new if key in prepared.completes]
-    _lineage(engine, completes, committed, pending)
+    _lineage(engine, prepared.lineage, completes)
     earliest: dict[int, int] = {}
     for rows in completes:
         job, at_us = rows.complete[3], rows.complete[1]
@@ -474,18 +497,19 @@ def lineage_key(raw: dict[str, Any]) -> bytes | None:
         return None
 
 
-def _new(rows: dict[int, Row], table: str, committed: Committed, pending: Committed) -> list[Row]:
-    """Return the rows, by id, whose id is not committed yet, noting their ids as pending for the table."""
-    done = committed.get(table, set())
+def _new(rows: dict[int, Row], table: str, offered: Offered) -> list[Row]:
+    """Return the rows, by id, whose id was not offered yet, noting their ids as offered for the table."""
+    done = offered.setdefault(table, set())
     fresh = [rows[key] for key in sorted(rows) if key not in done]
-    pending.setdefault(table, set()).update(row[0] for row in fresh)
+    done.update(row[0] for row in fresh)
     return fresh
 
 
-def complete_rows(received: Received, known: dict[bytes, ShapeRows]) -> CompleteRows:
+def complete_rows(received: Received, known: dict[bytes, ShapeRows], reads: bool = True) -> CompleteRows:
     """Return the rows a COMPLETE (holding its `raw` JSON) adds, its shape taken from `known` when read before.
 
-    `known` keeps the shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before).
+    `known` keeps the shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before);
+    `reads` says whether to work out its `snapshot_reads` rows (schema version 7 on).
     """
     event, raw = received.event, received.event.raw
     assert raw is not None
@@ -516,25 +540,25 @@ def complete_rows(received: Received, known: dict[bytes, ShapeRows]) -> Complete
             (event.run_id, received.at_us, role, table_id), (event.run_id, received.at_us, role, table_id, snapshot)
         )
         versions.setdefault(table_id, (table_id, name, spaces.get(name, "")))
+    places = _sorted(run_datasets)
     return CompleteRows(
         shape,
         tuple((table_id, name, spaces.get(name, "")) for table_id, name in shape.datasets),
         complete,
-        tuple(run_datasets.values()),
+        tuple(places),
         tuple(versions.values()),
+        tuple(snapshot_reads(places)) if reads else (),
     )
 
 
-def _lineage(engine: Engine, completes: Sequence[CompleteRows], committed: Committed, pending: Committed) -> None:
-    """Add the lineage of the COMPLETEs just stored, in their keys' order.
+def lineage_rows(completes: Sequence[CompleteRows], offered: Offered) -> LineageRows:
+    """Return the lineage rows of the COMPLETEs (in their keys' order) `offered` does not hold; note them there.
 
-    Their datasets and columns, their shapes (edges, columns named, tables written), the snapshots they read and
-    wrote. The rows of the ids in `committed` are left out, and the ids of those added noted in `pending`.
+    A dataset's namespace is the first COMPLETE's naming it.
     """
     datasets: dict[int, Row] = {}
     columns: dict[int, Row] = {}
     shapes: dict[int, ShapeRows] = {}
-    run_datasets: dict[Any, Row] = {}
     for rows in completes:
         if rows.shape.shape_id not in shapes:
             shapes[rows.shape.shape_id] = rows.shape
@@ -542,36 +566,47 @@ def _lineage(engine: Engine, completes: Sequence[CompleteRows], committed: Commi
                 datasets.setdefault(dataset[0], dataset)
             for column in rows.shape.columns:
                 columns.setdefault(column[0], column)
-        for place in rows.run_datasets:
-            run_datasets[place[:4]] = place
         for dataset in rows.version_datasets:
             datasets.setdefault(dataset[0], dataset)
-    ordered = [shapes[key] for key in sorted(shapes) if key not in committed.get("shapes", ())]
-    pending.setdefault("shapes", set()).update(r.shape_id for r in ordered)
-    engine.insert("datasets", ("dataset_id", "name", "namespace"), _new(datasets, "datasets", committed, pending))
-    engine.insert(
-        "dataset_columns", ("column_id", "dataset_id", "name"), _new(columns, "dataset_columns", committed, pending)
-    )
-    engine.insert("shapes", ("shape_id", "wrong_parts"), [(r.shape_id, r.wrong_parts) for r in ordered])
-    engine.insert(
-        "shape_columns",
-        ("shape_id", "column_id", "dataset_id", "position"),
+    ordered = [shapes[row[0]] for row in _new({key: (key,) for key in shapes}, "shapes", offered)]
+    return LineageRows(
+        _new(datasets, "datasets", offered),
+        _new(columns, "dataset_columns", offered),
+        [(r.shape_id, r.wrong_parts) for r in ordered],
         sorted(row for r in ordered for row in r.shape_columns),
+        sorted(row for r in ordered for row in r.shape_outputs),
+        sorted({row[:3] + row[4:6]: row for r in ordered for row in r.shape_edges}.values()),
     )
-    engine.insert("shape_outputs", ("shape_id", "dataset_id"), sorted(row for r in ordered for row in r.shape_outputs))
+
+
+def _lineage(engine: Engine, lineage: LineageRows, completes: Sequence[CompleteRows]) -> None:
+    """Add the batch's lineage rows and those of the COMPLETEs just stored, in their keys' order (run id, instant)."""
+    engine.insert("datasets", ("dataset_id", "name", "namespace"), lineage.datasets)
+    engine.insert("dataset_columns", ("column_id", "dataset_id", "name"), lineage.columns)
+    engine.insert("shapes", ("shape_id", "wrong_parts"), lineage.shapes)
+    engine.insert("shape_columns", ("shape_id", "column_id", "dataset_id", "position"), lineage.shape_columns)
+    engine.insert("shape_outputs", ("shape_id", "dataset_id"), lineage.shape_outputs)
     engine.insert(
         "shape_edges",
         ("shape_id", "source_column_id", "target_id", "into_table", "type", "subtype", "masking"),
-        sorted({row[:3] + row[4:6]: row for r in ordered for row in r.shape_edges}.values()),
+        lineage.shape_edges,
     )
     engine.insert(
         "completes",
         ("run_id", "at_us", "event_time", "job_id", "shape_id", "sql_hash", "try_number", "dag_run_id"),
-        sorted((rows.complete for rows in completes), key=lambda row: (row[0], row[1])),
+        [rows.complete for rows in completes],
     )
-    engine.insert("run_datasets", ("run_id", "at_us", "role", "dataset_id", "snapshot"), _sorted(run_datasets))
+    engine.insert(
+        "run_datasets",
+        ("run_id", "at_us", "role", "dataset_id", "snapshot"),
+        [row for rows in completes for row in rows.run_datasets],
+    )
     if "snapshot_reads" in engine.tables():  # schema version 7 on
-        engine.insert("snapshot_reads", ("written_key", "read_key", "at_us"), snapshot_reads(_sorted(run_datasets)))
+        engine.insert(
+            "snapshot_reads",
+            ("written_key", "read_key", "at_us"),
+            [row for rows in completes for row in rows.snapshot_reads],
+        )
 
 
 def snapshot_reads(run_datasets: Sequence[Row]) -> list[Row]:
