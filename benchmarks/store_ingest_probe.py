@@ -150,11 +150,11 @@ def probe(location: str, events: Path, batch_size: int, explain: int) -> None:
         original = ingest_module.store_batch
         per_batch: list[tuple[float, float]] = []
 
-        def store_batch(engine: Any, prepared: Any, report: Any, *rest: Any) -> None:
+        def store_batch(engine: Any, prepared: Any, report: Any) -> None:
             timed.batch_sql = 0.0
             timed.explain = len(per_batch) == explain and store.engine.dialect == "postgres"
             started = time.perf_counter()
-            original(timed, prepared, report, *rest)
+            original(timed, prepared, report)
             per_batch.append((time.perf_counter() - started, timed.batch_sql))
 
         ingest_module.store_batch = store_batch  # type: ignore[assignment]

@@ -93,7 +93,12 @@ class Received:
 
 def job_id(event: RunEvent) -> int:
     """Return the id of the event's job (its namespace and name)."""
-    return stable_id("job", event.job_namespace, event.job_name)
+    return _job_id(event.job_namespace, event.job_name)
+
+
+@lru_cache(maxsize=1 << 16)  # each job's runs send event after event
+def _job_id(namespace: str, name: str) -> int:
+    return stable_id("job", namespace, name)
 
 
 def dataset_id(table: TableRef) -> int:
@@ -277,9 +282,10 @@ def prepare_batch(
         unique.setdefault((received.event.run_id, received.event.event_type, received.at_us), received)
     now = time.time_ns() // 1000
     keys = sorted(unique)
-    jobs: dict[int, Row] = {
-        job_id(r.event): (job_id(r.event), r.event.job_namespace, r.event.job_name) for r in unique.values()
-    }
+    jobs: dict[int, Row] = {}
+    for received in unique.values():
+        job = job_id(received.event)
+        jobs.setdefault(job, (job, received.event.job_namespace, received.event.job_name))
     block_rows, places = blocks([unique[key].data for key in keys]) if blocked else ([], [])
     rows = []
     for index, key in enumerate(keys):
@@ -506,7 +512,7 @@ def _new(rows: dict[int, Row], table: str, offered: Offered) -> list[Row]:
     return fresh
 
 
-def complete_rows(received: Received, known: dict[bytes, ShapeRows], reads: bool = True) -> CompleteRows:
+def complete_rows(received: Received, known: dict[bytes, ShapeRows], reads: bool) -> CompleteRows:
     """Return the rows a COMPLETE (holding its `raw` JSON) adds, its shape taken from `known` when read before.
 
     `known` keeps the shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before);
@@ -602,12 +608,11 @@ def _lineage(engine: Engine, lineage: LineageRows, completes: Sequence[CompleteR
         ("run_id", "at_us", "role", "dataset_id", "snapshot"),
         [row for rows in completes for row in rows.run_datasets],
     )
-    if "snapshot_reads" in engine.tables():  # schema version 7 on
-        engine.insert(
-            "snapshot_reads",
-            ("written_key", "read_key", "at_us"),
-            [row for rows in completes for row in rows.snapshot_reads],
-        )
+    engine.insert(  # none on a store without the table (`prepare_batch`)
+        "snapshot_reads",
+        ("written_key", "read_key", "at_us"),
+        [row for rows in completes for row in rows.snapshot_reads],
+    )
 
 
 def snapshot_reads(run_datasets: Sequence[Row]) -> list[Row]:
