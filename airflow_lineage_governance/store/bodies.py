@@ -25,8 +25,8 @@ from airflow_lineage_governance.store.ids import stable_id
 
 BLOCK = 1000
 """How many events' JSON one block holds at most."""
-LEVEL = 6
-"""The zstd level blocks are written at."""
+LEVEL = 2
+"""The zstd level blocks are written at (6 made blocks 7% smaller, 3.7 times slower: a tenth of an ingest's parsing)."""
 MANY = 500
 """How many run ids, or blocks, one query reads the events or blocks of."""
 

@@ -43,6 +43,7 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.bodies import blocks
 from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.ids import snapshot_key, stable_id
+from airflow_lineage_governance.store.migrations import store_version
 from airflow_lineage_governance.store.read_ahead import read_ahead
 from airflow_lineage_governance.store.schema import STRETCHES
 
@@ -51,6 +52,8 @@ BATCH = 2000
 FIRST = -(2**63)  # before every instant
 statement_hash = lru_cache(maxsize=1 << 16)(sql_hash)  # a job's runs repeat its statement night after night
 ATTEMPTS = 5
+HASHED_UNTIL = 13
+"""The schema version from which an event's SHA-256 (`events.content_sha256`) is no longer written."""
 
 
 def micros(at: datetime) -> int:
@@ -138,12 +141,14 @@ def ingest(
 
 def _ingest(engine: Engine, source: EventSource, batch_size: int, report: IngestReport, read: ReadReport) -> None:
     tables = engine.tables()
-    for prepared in read_ahead(_prepared(source, batch_size, report, read, tables)):
+    version = store_version(engine)
+    hashed = version is not None and version[0] < HASHED_UNTIL  # an older store's events keep their JSON's hash
+    for prepared in read_ahead(_prepared(source, batch_size, report, read, tables, hashed)):
         store_batch(engine, prepared, report)
 
 
 def _prepared(
-    source: EventSource, batch_size: int, report: IngestReport, read: ReadReport, tables: set[str]
+    source: EventSource, batch_size: int, report: IngestReport, read: ReadReport, tables: set[str], hashed: bool
 ) -> Iterator[PreparedBatch]:
     """Yield each batch of `batch_size` good events of the source, its rows worked out (`prepare_batch`)."""
     batch: list[Received] = []
@@ -167,10 +172,10 @@ def _prepared(
             continue
         batch.append(Received(event, micros(event.at), data))
         if len(batch) >= batch_size:
-            yield prepare_batch(batch, tables, known, offered)
+            yield prepare_batch(batch, tables, known, offered, hashed=hashed)
             batch = []
     if batch:
-        yield prepare_batch(batch, tables, known, offered)
+        yield prepare_batch(batch, tables, known, offered, hashed=hashed)
 
 
 def holds_nul(value: Any) -> bool:
@@ -255,6 +260,7 @@ class PreparedBatch:
     events: list[Row]  # the events row of each key, in the keys' order
     jobs: list[Row]  # those earlier batches did not offer
     blocked: bool  # whether the events' JSON goes into blocks (schema version 3 on), else into each row
+    hashed: bool  # whether each events row holds its JSON's SHA-256 (before schema version 13)
     block_rows: list[Row]  # event_blocks rows
     places: list[tuple[int, int]]  # each key's block and line in it
     completes: dict[Key, CompleteRows]
@@ -262,7 +268,12 @@ class PreparedBatch:
 
 
 def prepare_batch(
-    batch: Sequence[Received], tables: set[str], known: dict[bytes, ShapeRows], offered: Offered
+    batch: Sequence[Received],
+    tables: set[str],
+    known: dict[bytes, ShapeRows],
+    offered: Offered,
+    *,
+    hashed: bool = False,
 ) -> PreparedBatch:
     """Work out the rows of a batch of events (each key once, the first received kept) without the store.
 
@@ -272,6 +283,7 @@ def prepare_batch(
             older store keeps each event's JSON in its row (before `event_blocks`, schema version 3).
         known: The lineage shapes read so far, by `lineage_key` (kept across the batches of one ingest).
         offered: The ids earlier batches of the ingest offered (`Offered`); the batch's are added.
+        hashed: Whether the store keeps each event's SHA-256 (`content_sha256`, written before schema version 13).
 
     Returns:
         The batch's rows, ready for `store_batch`.
@@ -297,7 +309,7 @@ def prepare_batch(
             received.at_us,
             event.event_time,
             job_id(event),
-            hashlib.sha256(received.data).hexdigest(),
+            *((hashlib.sha256(received.data).hexdigest(),) if hashed else ()),
             now,
             event.dag_run_id,
             event.try_number,
@@ -314,6 +326,7 @@ def prepare_batch(
         rows,
         _new(jobs, "jobs", offered),
         blocked,
+        hashed,
         block_rows,
         places,
         completes,
@@ -356,7 +369,7 @@ def _store(engine: Engine, prepared: PreparedBatch) -> tuple[int, int]:
             "at_us",
             "event_time",
             "job_id",
-            "content_sha256",
+            *(("content_sha256",) if prepared.hashed else ()),
             "ingested_at_us",
             "dag_run_id",
             "try_number",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 from collections.abc import Iterator
 from typing import TypeVar, cast
@@ -11,6 +12,9 @@ Item = TypeVar("Item")
 
 _DONE = object()
 _WAIT = 0.1  # seconds a full queue is waited on before the thread looks whether the caller has stopped
+SWITCH_INTERVAL = 0.00005
+"""Seconds a thread holding Python's lock runs before it hands it over to a thread waiting for it, while the thread
+works ahead: the caller gets it back soon after each call into a database, which runs without it."""
 
 
 class _Failed:
@@ -24,7 +28,8 @@ def read_ahead(items: Iterator[Item], depth: int = 1) -> Iterator[Item]:
     """Yield the items of `items`, each worked out in another thread while the caller handles the ones before.
 
     The thread holds at most `depth` items the caller has not taken yet. What `items` raises is raised to the caller
-    at that place; a caller that stops early (an exception, `close()`) stops the thread, which closes `items`.
+    at that place; a caller that stops early (an exception, `close()`) stops the thread, which closes `items`. While
+    the thread runs, Python's switch interval is `SWITCH_INTERVAL` at most (the process's own again after).
 
     Args:
         items: The iterator; it runs in the other thread only.
@@ -60,6 +65,8 @@ def read_ahead(items: Iterator[Item], depth: int = 1) -> Iterator[Item]:
 
     thread = threading.Thread(target=work, name="lineage-store-read-ahead", daemon=True)
     thread.start()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
     try:
         while True:
             item = waiting.get()
@@ -71,3 +78,4 @@ def read_ahead(items: Iterator[Item], depth: int = 1) -> Iterator[Item]:
     finally:
         stopped.set()
         thread.join()
+        sys.setswitchinterval(interval)

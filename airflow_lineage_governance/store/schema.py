@@ -16,7 +16,8 @@ DuckDB, the indexes of two columns DuckDB never reads; version 9 drops, on DuckD
 of `run_datasets` by run, which no DuckDB query reads either; version 10 keeps, on PostgreSQL, every column of an edge
 the store's questions read in its index by source (`column_edges_by_source`); version 11 leaves, on PostgreSQL,
 room on each page of the tables an ingest updates in place (`column_edges`, `table_writers`); version 12 drops
-`snapshots` (which run first wrote each snapshot), which no question reads, and on PostgreSQL `snapshot_reads`.
+`snapshots` (which run first wrote each snapshot), which no question reads, and on PostgreSQL `snapshot_reads`;
+version 13 no longer writes each event's `content_sha256`, which no question reads.
 """
 
 from __future__ import annotations
@@ -241,6 +242,15 @@ VERSION_12 = (
     OnlyOn("postgres", "DROP TABLE IF EXISTS snapshot_reads"),
 )
 
+VERSION_13 = (
+    # the SHA-256 of each event's JSON: no question reads it (a block's id is its content's hash), and working it out
+    # cost an ingest a twentieth of its parsing; an event stored from this version on leaves it NULL (DuckDB alters
+    # no table another index depends on: the index by DAG run is made again)
+    OnlyOn("duckdb", "DROP INDEX IF EXISTS events_by_dag_run"),
+    "ALTER TABLE events ALTER COLUMN content_sha256 DROP NOT NULL",
+    OnlyOn("duckdb", "CREATE INDEX events_by_dag_run ON events (dag_run_id)"),
+)
+
 MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     1: VERSION_1,
     2: VERSION_2,
@@ -254,6 +264,7 @@ MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     10: VERSION_10,
     11: VERSION_11,
     12: VERSION_12,
+    13: VERSION_13,
 }
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 
 import pytest
 
-from airflow_lineage_governance.store.read_ahead import read_ahead
+from airflow_lineage_governance.store.read_ahead import SWITCH_INTERVAL, read_ahead
 
 
 def counted(upto: int, seen: list[str], fail_at: int | None = None) -> Iterator[int]:
@@ -44,3 +45,15 @@ def test_a_caller_that_stops_early_stops_the_thread_and_closes_the_items():
                 raise RuntimeError("the store failed")
     assert seen[-1] == "closed" and len(seen) < 100
     assert not any(thread.name == "lineage-store-read-ahead" for thread in threading.enumerate())
+
+
+def test_the_caller_gets_pythons_lock_back_sooner_while_the_thread_runs_and_the_process_keeps_its_own_after():
+    before = sys.getswitchinterval()
+    during: list[float] = []
+    for _ in read_ahead(counted(3, [])):
+        during.append(sys.getswitchinterval())
+    assert during == pytest.approx([SWITCH_INTERVAL] * 3) and SWITCH_INTERVAL < before
+    assert sys.getswitchinterval() == before
+    with pytest.raises(ValueError):
+        list(read_ahead(counted(10, [], fail_at=1)))
+    assert sys.getswitchinterval() == before

@@ -26,7 +26,7 @@ from tests.support.trace import dataset
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 12
+        assert stats["schema_version"] == SCHEMA_VERSION == 13
         kept = tables_of(store.engine.dialect)
         assert stats["rows"] == dict.fromkeys(kept, 0)
         assert set(kept) | {"store_versions"} <= store.engine.tables()
@@ -46,6 +46,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (10, __version__),
             (11, __version__),
             (12, __version__),
+            (13, __version__),
         ]
 
 
