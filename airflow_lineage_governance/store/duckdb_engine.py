@@ -48,8 +48,6 @@ class DuckDBEngine:
         }
         from airflow_lineage_governance.settings import setting
 
-        if not self.read_only:  # fewer checkpoints in an ingest; the file is checkpointed when the writer closes it
-            config["checkpoint_threshold"] = WRITER_CHECKPOINT_THRESHOLD
         limit = setting(self.memory_limit_setting)  # past it DuckDB spills rather than grow
         if limit:  # a folder of its own, which DuckDB makes when it spills and removes when it closes
             spill = Path(tempfile.gettempdir()) / f"lineage-store-{os.getpid()}-{id(self)}"
@@ -203,10 +201,6 @@ class DuckDBEngine:
         self.connection = self._connect()
         return True
 
-
-WRITER_CHECKPOINT_THRESHOLD = "1GB"
-"""How much a writer's write-ahead log holds before a commit writes it into the file (DuckDB's checkpoint_threshold;
-its default, 16MB, made an ingest checkpoint every batch or two, a quarter of its time at 1,000,000 events)."""
 
 ARROW_TYPES = {"BIGINT": "int64", "INTEGER": "int32", "VARCHAR": "string", "BOOLEAN": "bool_", "BLOB": "binary"}
 """The Arrow type (a `pyarrow` function's name) each column type of the store is staged as."""

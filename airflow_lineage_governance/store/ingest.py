@@ -693,18 +693,36 @@ def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, str, int, str | None]]
             yield role, name, table_id, version if type(version) is str else None
 
 
-def recent(engine: Engine, bound: str) -> str:
+def recent(engine: Engine, bound: str, lowest: int | None = None) -> str:
     """Return the FROM items of each job's COMPLETEs `c` at or after its `bound` instant in `interval_cuts k`.
 
     On PostgreSQL a lateral subquery, which reads each job's COMPLETEs through the index on job and instant, not a
-    join the planner would make by reading every COMPLETE of the store.
+    join the planner would make by reading every COMPLETE of the store. On DuckDB a join, narrowed to the COMPLETEs
+    at or after `lowest` (`lowest_bound`) when given.
     """
     if engine.dialect == "postgres":
         return (
             "interval_cuts k CROSS JOIN LATERAL (SELECT * FROM completes WHERE completes.job_id = k.job_id AND "
             f"completes.at_us >= k.{bound} OFFSET 0) AS c"
         )
-    return f"completes c JOIN interval_cuts k ON k.job_id = c.job_id AND c.at_us >= k.{bound}"
+    return f"completes c JOIN interval_cuts k ON k.job_id = c.job_id AND c.at_us >= k.{bound}" + _at_least("c", lowest)
+
+
+def lowest_bound(engine: Engine, bound: str) -> int | None:
+    """Return an instant no COMPLETE of a job in `interval_cuts` at or after its `bound` instant precedes (DuckDB).
+
+    A job with no COMPLETE before the batch's (its `bound` is `FIRST`) has none before its `earliest`. A constant bound
+    lets DuckDB's scan of `completes`, whose rows an ingest appends about in time order, skip the row groups wholly
+    before it (their instants' range is kept with them); PostgreSQL reads each job's COMPLETEs by its index, None.
+    """
+    if engine.dialect != "duckdb":
+        return None
+    found = engine.query(f"SELECT MIN(CASE WHEN {bound} = {FIRST} THEN earliest ELSE {bound} END) FROM interval_cuts")
+    return int(found[0][0]) if found and found[0][0] is not None else None
+
+
+def _at_least(alias: str, lowest: int | None) -> str:
+    return "" if lowest is None else f" AND {alias}.at_us >= {int(lowest)}"
 
 
 def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
@@ -744,6 +762,7 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "UPDATE interval_cuts SET cut = COALESCE((SELECT MAX(c.at_us) FROM completes c WHERE c.job_id = "
         f"interval_cuts.job_id AND c.at_us < interval_cuts.earliest), {FIRST})"
     )
+    lowest_cut = lowest_bound(engine, "cut")
     if engine.dialect == "postgres":  # a look-up of each job's COMPLETEs at its cut in the index on job and instant
         engine.execute(
             "UPDATE interval_cuts SET joined = (SELECT COUNT(*) FROM completes c WHERE c.job_id = "
@@ -752,8 +771,8 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     else:  # one join: DuckDB worked the count out per job over every COMPLETE (1 s a batch at 10,000,000 events)
         engine.execute(
             "UPDATE interval_cuts SET joined = at_cut.found = 1 FROM (SELECT k.job_id, COUNT(c.job_id) AS found "
-            "FROM interval_cuts k LEFT JOIN completes c ON c.job_id = k.job_id AND c.at_us = k.cut "
-            "GROUP BY k.job_id) AS at_cut WHERE interval_cuts.job_id = at_cut.job_id"
+            "FROM interval_cuts k LEFT JOIN completes c ON c.job_id = k.job_id AND c.at_us = k.cut"
+            f"{_at_least('c', lowest_cut)} GROUP BY k.job_id) AS at_cut WHERE interval_cuts.job_id = at_cut.job_id"
         )
     writers = "table_writers" in engine.tables()  # schema version 5 on
     engine.execute("UPDATE interval_cuts SET start = cut WHERE joined")
@@ -769,17 +788,19 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         )
         + " WHERE NOT joined"
     )
+    lowest_start = lowest_bound(engine, "start")
     engine.execute(
         "UPDATE completes SET valid_until_us = following.next_at FROM (SELECT c.job_id, c.run_id, c.at_us, "
-        f"LEAD(c.at_us) OVER (PARTITION BY c.job_id ORDER BY {order}) AS next_at FROM {recent(engine, 'cut')}) "
-        "AS following WHERE completes.job_id = following.job_id AND "
+        f"LEAD(c.at_us) OVER (PARTITION BY c.job_id ORDER BY {order}) AS next_at FROM "
+        f"{recent(engine, 'cut', lowest_cut)}) AS following WHERE completes.job_id = following.job_id AND "
         "completes.at_us = following.at_us AND completes.run_id = following.run_id AND "
-        "completes.valid_until_us IS DISTINCT FROM following.next_at"
+        f"completes.valid_until_us IS DISTINCT FROM following.next_at{_at_least('completes', lowest_cut)}"
     )
     engine.execute(  # the last COMPLETE is the one no other follows
         "UPDATE interval_cuts SET steady = TRUE, last_at = one.last_at, last_run = one.last_run FROM (SELECT "
         "c.job_id, MAX(CASE WHEN c.valid_until_us IS NULL THEN c.at_us END) AS last_at, MAX(CASE WHEN "
-        f"c.valid_until_us IS NULL THEN c.run_id END) AS last_run FROM {recent(engine, 'cut')} WHERE k.joined "
+        "c.valid_until_us IS NULL THEN c.run_id END) AS last_run FROM "
+        f"{recent(engine, 'cut', lowest_cut)} WHERE k.joined "
         "GROUP BY c.job_id HAVING MIN(c.shape_id) = MAX(c.shape_id) AND "
         "SUM(CASE WHEN c.valid_until_us IS NULL THEN 1 ELSE 0 END) = 1) AS one "
         "WHERE interval_cuts.job_id = one.job_id"
@@ -797,7 +818,8 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     engine.execute(
         f"INSERT INTO edges_rederived ({edge_columns}) "
         "WITH ordered AS (SELECT c.job_id, c.run_id, c.at_us, c.valid_until_us, c.shape_id, ROW_NUMBER() OVER "
-        f"(PARTITION BY c.job_id ORDER BY {order}) AS place FROM {recent(engine, 'start')} WHERE NOT k.steady), "
+        f"(PARTITION BY c.job_id ORDER BY {order}) AS place FROM {recent(engine, 'start', lowest_start)} "
+        "WHERE NOT k.steady), "
         "stated AS (SELECT o.job_id, o.place, e.source_column_id, e.target_id, e.into_table, e.type, e.subtype, "
         "e.masking, o.place - ROW_NUMBER() OVER (PARTITION BY o.job_id, e.source_column_id, e.target_id, e.type, "
         "e.subtype, e.masking ORDER BY o.place) AS island FROM ordered o "
@@ -841,7 +863,8 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
             "COALESCE(p.valid_from_us, s.valid_from_us), s.valid_until_us, s.last_at_us FROM ("
             + STRETCHES.format(
                 text=text,
-                cuts=" JOIN interval_cuts k ON k.job_id = c.job_id AND c.at_us >= k.start AND NOT k.steady",
+                cuts=" JOIN interval_cuts k ON k.job_id = c.job_id AND c.at_us >= k.start AND NOT k.steady"
+                + _at_least("c", lowest_start),
                 kept=" JOIN interval_cuts k ON k.job_id = i.job_id WHERE l.at_us >= k.cut",
             )
             + f") AS s ({writer_columns}) JOIN interval_cuts k ON k.job_id = s.job_id "

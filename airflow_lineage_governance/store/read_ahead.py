@@ -16,6 +16,25 @@ SWITCH_INTERVAL = 0.00005
 """Seconds a thread holding Python's lock runs before it hands it over to a thread waiting for it, while the thread
 works ahead: the caller gets it back soon after each call into a database, which runs without it."""
 
+_switching = threading.Lock()
+_own_interval = [0.0]  # the process's switch interval before the first of the threads working ahead now
+_working = [0]  # how many threads work ahead now
+
+
+def _lower_switch_interval() -> None:
+    with _switching:
+        if _working[0] == 0:
+            _own_interval[0] = sys.getswitchinterval()
+            sys.setswitchinterval(min(_own_interval[0], SWITCH_INTERVAL))
+        _working[0] += 1
+
+
+def _restore_switch_interval() -> None:
+    with _switching:
+        _working[0] -= 1
+        if _working[0] == 0:  # the last thread working ahead is done
+            sys.setswitchinterval(_own_interval[0])
+
 
 class _Failed:
     """What the thread raised, for the caller to raise in its turn."""
@@ -29,7 +48,8 @@ def read_ahead(items: Iterator[Item], depth: int = 1) -> Iterator[Item]:
 
     The thread holds at most `depth` items the caller has not taken yet. What `items` raises is raised to the caller
     at that place; a caller that stops early (an exception, `close()`) stops the thread, which closes `items`. While
-    the thread runs, Python's switch interval is `SWITCH_INTERVAL` at most (the process's own again after).
+    the thread runs, Python's switch interval is `SWITCH_INTERVAL` at most (the process's own again once no thread
+    works ahead).
 
     Args:
         items: The iterator; it runs in the other thread only.
@@ -65,8 +85,7 @@ def read_ahead(items: Iterator[Item], depth: int = 1) -> Iterator[Item]:
 
     thread = threading.Thread(target=work, name="lineage-store-read-ahead", daemon=True)
     thread.start()
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
+    _lower_switch_interval()
     try:
         while True:
             item = waiting.get()
@@ -78,4 +97,4 @@ def read_ahead(items: Iterator[Item], depth: int = 1) -> Iterator[Item]:
     finally:
         stopped.set()
         thread.join()
-        sys.setswitchinterval(interval)
+        _restore_switch_interval()

@@ -57,3 +57,13 @@ def test_the_caller_gets_pythons_lock_back_sooner_while_the_thread_runs_and_the_
     with pytest.raises(ValueError):
         list(read_ahead(counted(10, [], fail_at=1)))
     assert sys.getswitchinterval() == before
+
+
+def test_two_read_aheads_at_once_leave_the_process_its_own_switch_interval_when_both_are_done():
+    before = sys.getswitchinterval()
+    first, second = read_ahead(counted(3, [])), read_ahead(counted(3, []))
+    assert next(first) == 0 and next(second) == 0
+    first.close()  # the first ends while the second still works ahead
+    assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
+    assert list(second) == [1, 2]
+    assert sys.getswitchinterval() == before
