@@ -87,11 +87,12 @@ class IngestReport:
 
 @dataclass(frozen=True, slots=True)
 class Received:
-    """One good event of a batch: its parsed parts, its instant and its JSON bytes."""
+    """One good event of a batch: its parsed parts, its instant, its JSON bytes and, of a COMPLETE, its rows."""
 
-    event: RunEvent
+    event: RunEvent  # its parsed JSON (`raw`) already dropped: a batch of parsed events is many times its JSON
     at_us: int
     data: bytes
+    complete: CompleteRows | None = None  # the rows a COMPLETE adds (`complete_rows`); None for any other event
 
 
 def job_id(event: RunEvent) -> int:
@@ -154,6 +155,7 @@ def _prepared(
     batch: list[Received] = []
     known: dict[bytes, ShapeRows] = {}
     offered: Offered = {}
+    reads = "snapshot_reads" in tables
     for raw, line in _with_lines(source, read):
         report.read += 1
         event = to_run_event(raw)
@@ -170,12 +172,15 @@ def _prepared(
             report.wrong_shape += 1
             _note(report, "an event holding a NUL character (\\u0000), which no name in the store can hold")
             continue
-        batch.append(Received(event, micros(event.at), data))
+        at_us = micros(event.at)
+        complete = complete_rows(event, at_us, known, reads) if event.event_type == COMPLETE else None
+        event.raw = None  # read while it is fresh in memory, then freed: the batch keeps its rows and its JSON bytes
+        batch.append(Received(event, at_us, data, complete))
         if len(batch) >= batch_size:
-            yield prepare_batch(batch, tables, known, offered, hashed=hashed)
+            yield prepare_batch(batch, tables, offered, hashed=hashed)
             batch = []
     if batch:
-        yield prepare_batch(batch, tables, known, offered, hashed=hashed)
+        yield prepare_batch(batch, tables, offered, hashed=hashed)
 
 
 def holds_nul(value: Any) -> bool:
@@ -268,27 +273,21 @@ class PreparedBatch:
 
 
 def prepare_batch(
-    batch: Sequence[Received],
-    tables: set[str],
-    known: dict[bytes, ShapeRows],
-    offered: Offered,
-    *,
-    hashed: bool = False,
+    batch: Sequence[Received], tables: set[str], offered: Offered, *, hashed: bool = False
 ) -> PreparedBatch:
     """Work out the rows of a batch of events (each key once, the first received kept) without the store.
 
     Args:
-        batch: The batch's good events, in the order received.
-        tables: The store's tables (`Engine.tables`): the rows of a table an older schema lacks are left out, and an
-            older store keeps each event's JSON in its row (before `event_blocks`, schema version 3).
-        known: The lineage shapes read so far, by `lineage_key` (kept across the batches of one ingest).
+        batch: The batch's good events, in the order received, each COMPLETE with its rows (`complete_rows`).
+        tables: The store's tables (`Engine.tables`): an older store keeps each event's JSON in its row (before
+            `event_blocks`, schema version 3).
         offered: The ids earlier batches of the ingest offered (`Offered`); the batch's are added.
         hashed: Whether the store keeps each event's SHA-256 (`content_sha256`, written before schema version 13).
 
     Returns:
         The batch's rows, ready for `store_batch`.
     """
-    blocked, reads = "event_blocks" in tables, "snapshot_reads" in tables
+    blocked = "event_blocks" in tables
     unique: dict[Key, Received] = {}
     for received in batch:
         unique.setdefault((received.event.run_id, received.event.event_type, received.at_us), received)
@@ -315,11 +314,7 @@ def prepare_batch(
             event.try_number,
         )
         rows.append((*row, *places[index]) if blocked else (*row, zlib.compress(received.data, 6)))
-    completes = {
-        key: complete_rows(unique[key], known, reads)
-        for key in keys
-        if unique[key].event.event_type == COMPLETE and unique[key].event.raw is not None
-    }
+    completes = {key: stated for key in keys if (stated := unique[key].complete) is not None}
     return PreparedBatch(
         len(batch),
         keys,
@@ -379,7 +374,8 @@ def _store(engine: Engine, prepared: PreparedBatch) -> tuple[int, int]:
         returning=("run_id", "event_type", "at_us"),
     )
     new: list[Key] = sorted((run, kind, at) for run, kind, at in added)
-    if not new:
+    if not new:  # the tables, columns and shapes noted as offered must be stored, or a later batch would leave them out
+        _named(engine, prepared.lineage)
         return 0, 0
     line = {key: index for index, key in enumerate(keys)}
     if blocked:  # the blocks holding an event added (a block of events all stored before is left out)
@@ -525,14 +521,22 @@ def _new(rows: dict[int, Row], table: str, offered: Offered) -> list[Row]:
     return fresh
 
 
-def complete_rows(received: Received, known: dict[bytes, ShapeRows], reads: bool) -> CompleteRows:
-    """Return the rows a COMPLETE (holding its `raw` JSON) adds, its shape taken from `known` when read before.
+def complete_rows(event: RunEvent, at_us: int, known: dict[bytes, ShapeRows], reads: bool) -> CompleteRows | None:
+    """Return the rows a COMPLETE adds, its shape taken from `known` when read before; None without its `raw` JSON.
 
-    `known` keeps the shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before);
-    `reads` says whether to work out its `snapshot_reads` rows (schema version 7 on).
+    Args:
+        event: The COMPLETE, holding its parsed JSON (`raw`).
+        at_us: Its instant, microseconds since the epoch (UTC).
+        known: The shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before);
+            the event's is added.
+        reads: Whether to work out its `snapshot_reads` rows (a store keeping that table, schema version 7 on).
+
+    Returns:
+        Its rows, or None when the event holds no JSON.
     """
-    event, raw = received.event, received.event.raw
-    assert raw is not None
+    raw = event.raw
+    if raw is None:
+        return None
     key = lineage_key(raw)
     shape = known.get(key) if key is not None else None
     if shape is None:
@@ -545,7 +549,7 @@ def complete_rows(received: Received, known: dict[bytes, ShapeRows], reads: bool
     query = sql_query(raw)
     complete = (
         event.run_id,
-        received.at_us,
+        at_us,
         event.event_time,
         job_id(event),
         shape.shape_id,
@@ -556,9 +560,7 @@ def complete_rows(received: Received, known: dict[bytes, ShapeRows], reads: bool
     run_datasets: dict[tuple[str, int, str, int], Row] = {}
     versions: dict[int, Row] = {}
     for role, name, table_id, snapshot in _versions(raw):
-        run_datasets.setdefault(
-            (event.run_id, received.at_us, role, table_id), (event.run_id, received.at_us, role, table_id, snapshot)
-        )
+        run_datasets.setdefault((event.run_id, at_us, role, table_id), (event.run_id, at_us, role, table_id, snapshot))
         versions.setdefault(table_id, (table_id, name, spaces.get(name, "")))
     places = _sorted(run_datasets)
     return CompleteRows(
@@ -601,16 +603,7 @@ def lineage_rows(completes: Sequence[CompleteRows], offered: Offered) -> Lineage
 
 def _lineage(engine: Engine, lineage: LineageRows, completes: Sequence[CompleteRows]) -> None:
     """Add the batch's lineage rows and those of the COMPLETEs just stored, in their keys' order (run id, instant)."""
-    engine.insert("datasets", ("dataset_id", "name", "namespace"), lineage.datasets)
-    engine.insert("dataset_columns", ("column_id", "dataset_id", "name"), lineage.columns)
-    engine.insert("shapes", ("shape_id", "wrong_parts"), lineage.shapes)
-    engine.insert("shape_columns", ("shape_id", "column_id", "dataset_id", "position"), lineage.shape_columns)
-    engine.insert("shape_outputs", ("shape_id", "dataset_id"), lineage.shape_outputs)
-    engine.insert(
-        "shape_edges",
-        ("shape_id", "source_column_id", "target_id", "into_table", "type", "subtype", "masking"),
-        lineage.shape_edges,
-    )
+    _named(engine, lineage)
     engine.insert(
         "completes",
         ("run_id", "at_us", "event_time", "job_id", "shape_id", "sql_hash", "try_number", "dag_run_id"),
@@ -621,10 +614,24 @@ def _lineage(engine: Engine, lineage: LineageRows, completes: Sequence[CompleteR
         ("run_id", "at_us", "role", "dataset_id", "snapshot"),
         [row for rows in completes for row in rows.run_datasets],
     )
-    engine.insert(  # none on a store without the table (`prepare_batch`)
+    engine.insert(  # none on a store without the table (`_prepared`)
         "snapshot_reads",
         ("written_key", "read_key", "at_us"),
         [row for rows in completes for row in rows.snapshot_reads],
+    )
+
+
+def _named(engine: Engine, lineage: LineageRows) -> None:
+    """Add the tables, columns and shapes a batch's COMPLETEs name that earlier batches did not offer."""
+    engine.insert("datasets", ("dataset_id", "name", "namespace"), lineage.datasets)
+    engine.insert("dataset_columns", ("column_id", "dataset_id", "name"), lineage.columns)
+    engine.insert("shapes", ("shape_id", "wrong_parts"), lineage.shapes)
+    engine.insert("shape_columns", ("shape_id", "column_id", "dataset_id", "position"), lineage.shape_columns)
+    engine.insert("shape_outputs", ("shape_id", "dataset_id"), lineage.shape_outputs)
+    engine.insert(
+        "shape_edges",
+        ("shape_id", "source_column_id", "target_id", "into_table", "type", "subtype", "masking"),
+        lineage.shape_edges,
     )
 
 

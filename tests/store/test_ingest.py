@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from airflow_lineage_governance.graph.events import FileEventSource, ReadReport
+from airflow_lineage_governance.refs import TableRef
 from airflow_lineage_governance.store.bodies import event_bodies, event_body
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.schema import DUCKDB_ONLY
-from tests.support.events import complete, event, output, write
+from tests.support.events import NS, complete, event, output, write
 
 DAY = "2026-10-{:02d}T02:00:00Z"
 
@@ -113,6 +114,30 @@ def test_events_in_any_order_give_the_same_store(engine_kind, fresh_location, tm
     with LineageStore.open(third_location, create=True) as third:
         third.ingest(FileEventSource(backwards), batch_size=2)
         assert answers(third) == expected
+
+
+def test_a_table_first_named_by_a_batch_of_duplicates_is_known_to_a_later_run(engine_kind, fresh_location, tmp_path):
+    first = complete("dag.b", output("out.u", {"y": ["out.t.x"]}), run="b1", time=DAY.format(1))
+    redelivered = complete(  # the same run, type and instant, its lineage rewritten: the first received is kept
+        "dag.b", output("out.u", {"y": ["src.a.x"]}), run="b1", time=DAY.format(1), inputs=[source_table("src.a")]
+    )
+    reader = complete(
+        "dag.c", output("out.v", {"z": ["src.a.x"]}), run="c1", time=DAY.format(2), inputs=[source_table("src.a")]
+    )
+    path = write(tmp_path / "events.jsonl", [first, redelivered, reader])
+    with LineageStore.open(fresh_location(), create=True) as store:
+        report = store.ingest(FileEventSource(path), batch_size=1)  # the second batch stores nothing new
+        assert (report.stored, report.duplicates) == (2, 1)
+        observed = store.observed_jobs()
+        assert {(str(e.source), str(e.target)) for e in observed["dag.c"].dataset_edges} == {("src.a", "out.v")}
+        assert [(str(e.source), str(e.target)) for e in store.edges_as_of(None, into=TableRef.parse("out.v"))] == [
+            ("src.a.x", "out.v.z")
+        ]
+
+
+def source_table(name: str) -> dict[str, Any]:
+    """Returns an input dataset of the events' namespace."""
+    return {"namespace": NS, "name": name}
 
 
 class Crashing:
