@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 from airflow_lineage_governance.store.engine import Row
 from airflow_lineage_governance.store.errors import StoreBusyError, StoreMissingError, StoreUnavailableError
 
+WRITER_CHECKPOINT_THRESHOLD = "256MB"
+"""How large a writer lets DuckDB's write-ahead log grow before a commit checkpoints it into the file (DuckDB's
+default, 16MB, checkpointed after about every batch of an ingest)."""
+
 
 class DuckDBEngine:
     """A store in a DuckDB file."""
@@ -52,6 +56,8 @@ class DuckDBEngine:
         if limit:  # a folder of its own, which DuckDB makes when it spills and removes when it closes
             spill = Path(tempfile.gettempdir()) / f"lineage-store-{os.getpid()}-{id(self)}"
             config |= {"memory_limit": limit, "temp_directory": str(spill)}
+        if not self.read_only:
+            config["checkpoint_threshold"] = WRITER_CHECKPOINT_THRESHOLD
         try:
             return duckdb.connect(str(self.path), read_only=self.read_only, config=config)
         except duckdb.IOException as error:

@@ -87,12 +87,11 @@ class IngestReport:
 
 @dataclass(frozen=True, slots=True)
 class Received:
-    """One good event of a batch: its parsed parts, its instant, its JSON bytes and, of a COMPLETE, its rows."""
+    """One good event of a batch: its parsed parts, its instant and its JSON bytes."""
 
-    event: RunEvent  # its parsed JSON (`raw`) already dropped: a batch of parsed events is many times its JSON
+    event: RunEvent
     at_us: int
     data: bytes
-    complete: CompleteRows | None = None  # the rows a COMPLETE adds (`complete_rows`); None for any other event
 
 
 def job_id(event: RunEvent) -> int:
@@ -155,7 +154,6 @@ def _prepared(
     batch: list[Received] = []
     known: dict[bytes, ShapeRows] = {}
     offered: Offered = {}
-    reads = "snapshot_reads" in tables
     for raw, line in _with_lines(source, read):
         report.read += 1
         event = to_run_event(raw)
@@ -172,15 +170,12 @@ def _prepared(
             report.wrong_shape += 1
             _note(report, "an event holding a NUL character (\\u0000), which no name in the store can hold")
             continue
-        at_us = micros(event.at)
-        complete = complete_rows(event, at_us, known, reads) if event.event_type == COMPLETE else None
-        event.raw = None  # read while it is fresh in memory, then freed: the batch keeps its rows and its JSON bytes
-        batch.append(Received(event, at_us, data, complete))
+        batch.append(Received(event, micros(event.at), data))
         if len(batch) >= batch_size:
-            yield prepare_batch(batch, tables, offered, hashed=hashed)
+            yield prepare_batch(batch, tables, known, offered, hashed=hashed)
             batch = []
     if batch:
-        yield prepare_batch(batch, tables, offered, hashed=hashed)
+        yield prepare_batch(batch, tables, known, offered, hashed=hashed)
 
 
 def holds_nul(value: Any) -> bool:
@@ -273,21 +268,27 @@ class PreparedBatch:
 
 
 def prepare_batch(
-    batch: Sequence[Received], tables: set[str], offered: Offered, *, hashed: bool = False
+    batch: Sequence[Received],
+    tables: set[str],
+    known: dict[bytes, ShapeRows],
+    offered: Offered,
+    *,
+    hashed: bool = False,
 ) -> PreparedBatch:
     """Work out the rows of a batch of events (each key once, the first received kept) without the store.
 
     Args:
-        batch: The batch's good events, in the order received, each COMPLETE with its rows (`complete_rows`).
-        tables: The store's tables (`Engine.tables`): an older store keeps each event's JSON in its row (before
-            `event_blocks`, schema version 3).
+        batch: The batch's good events, in the order received.
+        tables: The store's tables (`Engine.tables`): the rows of a table an older schema lacks are left out, and an
+            older store keeps each event's JSON in its row (before `event_blocks`, schema version 3).
+        known: The lineage shapes read so far, by `lineage_key` (kept across the batches of one ingest).
         offered: The ids earlier batches of the ingest offered (`Offered`); the batch's are added.
         hashed: Whether the store keeps each event's SHA-256 (`content_sha256`, written before schema version 13).
 
     Returns:
         The batch's rows, ready for `store_batch`.
     """
-    blocked = "event_blocks" in tables
+    blocked, reads = "event_blocks" in tables, "snapshot_reads" in tables
     unique: dict[Key, Received] = {}
     for received in batch:
         unique.setdefault((received.event.run_id, received.event.event_type, received.at_us), received)
@@ -314,7 +315,11 @@ def prepare_batch(
             event.try_number,
         )
         rows.append((*row, *places[index]) if blocked else (*row, zlib.compress(received.data, 6)))
-    completes = {key: stated for key in keys if (stated := unique[key].complete) is not None}
+    completes = {
+        key: complete_rows(unique[key], known, reads)
+        for key in keys
+        if unique[key].event.event_type == COMPLETE and unique[key].event.raw is not None
+    }
     return PreparedBatch(
         len(batch),
         keys,
@@ -521,22 +526,14 @@ def _new(rows: dict[int, Row], table: str, offered: Offered) -> list[Row]:
     return fresh
 
 
-def complete_rows(event: RunEvent, at_us: int, known: dict[bytes, ShapeRows], reads: bool) -> CompleteRows | None:
-    """Return the rows a COMPLETE adds, its shape taken from `known` when read before; None without its `raw` JSON.
+def complete_rows(received: Received, known: dict[bytes, ShapeRows], reads: bool) -> CompleteRows:
+    """Return the rows a COMPLETE (holding its `raw` JSON) adds, its shape taken from `known` when read before.
 
-    Args:
-        event: The COMPLETE, holding its parsed JSON (`raw`).
-        at_us: Its instant, microseconds since the epoch (UTC).
-        known: The shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before);
-            the event's is added.
-        reads: Whether to work out its `snapshot_reads` rows (a store keeping that table, schema version 7 on).
-
-    Returns:
-        Its rows, or None when the event holds no JSON.
+    `known` keeps the shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before);
+    `reads` says whether to work out its `snapshot_reads` rows (schema version 7 on).
     """
-    raw = event.raw
-    if raw is None:
-        return None
+    event, raw = received.event, received.event.raw
+    assert raw is not None
     key = lineage_key(raw)
     shape = known.get(key) if key is not None else None
     if shape is None:
@@ -549,7 +546,7 @@ def complete_rows(event: RunEvent, at_us: int, known: dict[bytes, ShapeRows], re
     query = sql_query(raw)
     complete = (
         event.run_id,
-        at_us,
+        received.at_us,
         event.event_time,
         job_id(event),
         shape.shape_id,
@@ -560,7 +557,9 @@ def complete_rows(event: RunEvent, at_us: int, known: dict[bytes, ShapeRows], re
     run_datasets: dict[tuple[str, int, str, int], Row] = {}
     versions: dict[int, Row] = {}
     for role, name, table_id, snapshot in _versions(raw):
-        run_datasets.setdefault((event.run_id, at_us, role, table_id), (event.run_id, at_us, role, table_id, snapshot))
+        run_datasets.setdefault(
+            (event.run_id, received.at_us, role, table_id), (event.run_id, received.at_us, role, table_id, snapshot)
+        )
         versions.setdefault(table_id, (table_id, name, spaces.get(name, "")))
     places = _sorted(run_datasets)
     return CompleteRows(
@@ -614,7 +613,7 @@ def _lineage(engine: Engine, lineage: LineageRows, completes: Sequence[CompleteR
         ("run_id", "at_us", "role", "dataset_id", "snapshot"),
         [row for rows in completes for row in rows.run_datasets],
     )
-    engine.insert(  # none on a store without the table (`_prepared`)
+    engine.insert(  # none on a store without the table (`prepare_batch`)
         "snapshot_reads",
         ("written_key", "read_key", "at_us"),
         [row for rows in completes for row in rows.snapshot_reads],

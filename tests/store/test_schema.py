@@ -277,8 +277,10 @@ def test_a_reader_of_a_duckdb_store_keeps_to_the_store_memory_limit(tmp_path, mo
     with LineageStore.open(location, create=True) as store:
         store.ingest(FileEventSource(write(tmp_path / "events.jsonl", events)))
         assert store.engine.query("SELECT current_setting('memory_limit')")[0][0] != shown  # a writer is not bounded
+        assert store.engine.query("SELECT current_setting('checkpoint_threshold')")[0][0] == "244.1 MiB"  # 256MB
     with LineageStore.open(location, read_only=True) as reader:
         assert reader.engine.query("SELECT current_setting('memory_limit')")[0][0] == shown
+        assert reader.engine.query("SELECT current_setting('checkpoint_threshold')")[0][0] == "16.0 MiB"  # DuckDB's
         assert flat(reader.trace_back(TableRef.parse("out.t"), "t1")) == [("out.t", "t1", "a1"), ("src.s", "s1", None)]
 
 
