@@ -16,7 +16,8 @@ from airflow_lineage_governance.refs import TableRef
 from airflow_lineage_governance.store.bodies import event_bodies, event_body
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.schema import DUCKDB_ONLY
-from tests.support.events import NS, complete, event, output, write
+from tests.support.events import complete, event, output, write
+from tests.support.trace import dataset
 
 DAY = "2026-10-{:02d}T02:00:00Z"
 
@@ -119,10 +120,10 @@ def test_events_in_any_order_give_the_same_store(engine_kind, fresh_location, tm
 def test_a_table_first_named_by_a_batch_of_duplicates_is_known_to_a_later_run(engine_kind, fresh_location, tmp_path):
     first = complete("dag.b", output("out.u", {"y": ["out.t.x"]}), run="b1", time=DAY.format(1))
     redelivered = complete(  # the same run, type and instant, its lineage rewritten: the first received is kept
-        "dag.b", output("out.u", {"y": ["src.a.x"]}), run="b1", time=DAY.format(1), inputs=[source_table("src.a")]
+        "dag.b", output("out.u", {"y": ["src.a.x"]}), run="b1", time=DAY.format(1), inputs=[dataset("src.a", None)]
     )
     reader = complete(
-        "dag.c", output("out.v", {"z": ["src.a.x"]}), run="c1", time=DAY.format(2), inputs=[source_table("src.a")]
+        "dag.c", output("out.v", {"z": ["src.a.x"]}), run="c1", time=DAY.format(2), inputs=[dataset("src.a", None)]
     )
     path = write(tmp_path / "events.jsonl", [first, redelivered, reader])
     with LineageStore.open(fresh_location(), create=True) as store:
@@ -133,11 +134,6 @@ def test_a_table_first_named_by_a_batch_of_duplicates_is_known_to_a_later_run(en
         assert [(str(e.source), str(e.target)) for e in store.edges_as_of(None, into=TableRef.parse("out.v"))] == [
             ("src.a.x", "out.v.z")
         ]
-
-
-def source_table(name: str) -> dict[str, Any]:
-    """Returns an input dataset of the events' namespace."""
-    return {"namespace": NS, "name": name}
 
 
 class Crashing:
