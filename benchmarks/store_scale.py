@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import secrets
@@ -74,12 +75,12 @@ def worker(args: argparse.Namespace) -> None:
     from airflow_lineage_governance.store.lineage_store import LineageStore
 
     if args.worker == "upgrade":
-        with LineageStore.open(args.store) as store:
+        with LineageStore.open(os.environ[STORE_VARIABLE]) as store:
             store.vacuum()
             print(json.dumps({"version": store.version, "size": store.engine.size_bytes()}))
         return
     if args.worker == "ingest":
-        with LineageStore.open(args.store, create=True) as store:
+        with LineageStore.open(os.environ[STORE_VARIABLE], create=True) as store:
             started = time.perf_counter()
             report = store.ingest(FileEventSource(args.events_file), batch_size=args.batch_size)
             seconds = time.perf_counter() - started
@@ -91,7 +92,7 @@ def worker(args: argparse.Namespace) -> None:
     rng = random.Random(11)
     timings = []
     first = None
-    with LineageStore.open(args.store, read_only=True) as store:
+    with LineageStore.open(os.environ[STORE_VARIABLE], read_only=True) as store:
         for index in range(args.queries):
             column, at = impact_question(rng, jobs)
             started = time.perf_counter()
@@ -177,8 +178,19 @@ def loads_floor(path: Path) -> float:
     return time.perf_counter() - started
 
 
-def run_step(*args: str) -> dict[str, float]:
-    done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=False)
+STORE_VARIABLE = "STORE_SCALE_STORE"
+"""The environment variable a step's process reads its store from: a PostgreSQL URL holds the server's password, which
+a process's arguments would show to every user of the machine (`ps`)."""
+
+
+def run_step(store: str, *args: str) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, __file__, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, STORE_VARIABLE: store},
+    )
     if done.returncode != 0:
         raise SystemExit(done.stderr)
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
@@ -209,7 +221,6 @@ def main(argv: list[str]) -> None:
         "--keep", help="a folder keeping the history and the stores between runs: a store found there is not ingested"
     )
     options.add_argument("--worker", choices=("ingest", "queries", "upgrade"))
-    options.add_argument("--store")
     options.add_argument("--events-file")
     options.add_argument("--jobs", type=int)
     args = options.parse_args(argv)
@@ -249,16 +260,15 @@ def main(argv: list[str]) -> None:
             try:
                 ingested: dict[str, float] | None = None
                 if args.keep and ingested_mark.exists():
-                    kept = run_step("--worker", "upgrade", "--store", store)
+                    kept = run_step(store, "--worker", "upgrade")
                 else:
                     if not floor:
                         floor = loads_floor(path)
                         print(f"json.loads floor {floor:.2f} s")
                     ingested = run_step(
+                        store,
                         "--worker",
                         "ingest",
-                        "--store",
-                        store,
                         "--events-file",
                         str(path),
                         "--batch-size",
@@ -267,10 +277,9 @@ def main(argv: list[str]) -> None:
                     ingested_mark.write_text(json.dumps(ingested))
                     kept = ingested
                 asked = run_step(
+                    store,
                     "--worker",
                     "queries",
-                    "--store",
-                    store,
                     "--jobs",
                     str(jobs),
                     "--queries",
