@@ -47,6 +47,11 @@ if TYPE_CHECKING:
     from airflow_lineage_governance.refs import ColumnRef
 
 
+STORE_VARIABLE = "STORE_SCALE_STORE"
+"""The environment variable a step's process reads its store from: a PostgreSQL URL holds the server's password, which
+a process's arguments would show to every user of the machine (`ps`)."""
+
+
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -74,13 +79,14 @@ def worker(args: argparse.Namespace) -> None:
     from airflow_lineage_governance.store.ingest import dataset_id
     from airflow_lineage_governance.store.lineage_store import LineageStore
 
+    location = os.environ[STORE_VARIABLE]
     if args.worker == "upgrade":
-        with LineageStore.open(os.environ[STORE_VARIABLE]) as store:
+        with LineageStore.open(location) as store:
             store.vacuum()
             print(json.dumps({"version": store.version, "size": store.engine.size_bytes()}))
         return
     if args.worker == "ingest":
-        with LineageStore.open(os.environ[STORE_VARIABLE], create=True) as store:
+        with LineageStore.open(location, create=True) as store:
             started = time.perf_counter()
             report = store.ingest(FileEventSource(args.events_file), batch_size=args.batch_size)
             seconds = time.perf_counter() - started
@@ -92,7 +98,7 @@ def worker(args: argparse.Namespace) -> None:
     rng = random.Random(11)
     timings = []
     first = None
-    with LineageStore.open(os.environ[STORE_VARIABLE], read_only=True) as store:
+    with LineageStore.open(location, read_only=True) as store:
         for index in range(args.queries):
             column, at = impact_question(rng, jobs)
             started = time.perf_counter()
@@ -176,11 +182,6 @@ def loads_floor(path: Path) -> float:
         for line in handle:
             json.loads(line)
     return time.perf_counter() - started
-
-
-STORE_VARIABLE = "STORE_SCALE_STORE"
-"""The environment variable a step's process reads its store from: a PostgreSQL URL holds the server's password, which
-a process's arguments would show to every user of the machine (`ps`)."""
 
 
 def run_step(store: str, *args: str) -> dict[str, float]:
