@@ -1,6 +1,7 @@
-"""The history of the scale benchmarks: one COMPLETE per job per day (10,000 jobs over 100 days is 1,000,000
-events), each with input and output snapshots (version facets), an `airflow` run facet with the try, and the SQL
-facet; each job's lineage changes every 30 to 60 days (a new shape), so the history holds superseded edges.
+"""The history of the scale benchmarks: one COMPLETE per job per run of its DAG (10,000 jobs run daily over 100 days
+is 1,000,000 events; run ten times a day, 10,000,000), each with input and output snapshots (version facets), an
+`airflow` run facet with the try, and the SQL facet; each job's lineage changes every 30 to 60 days (a new shape), so
+the history holds superseded edges. A run reads the snapshots its upstream tables' runs of the same slot wrote.
 
 `benchmarks/store_scale.py` measures the lineage store on it (ingest, as-of impact, traces); the store's tests
 generate their larger histories with it.
@@ -14,6 +15,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 DAYS, COLUMNS, SOURCES = 100, 4, 200
+MOST_JOBS = 10_000
+"""The most jobs a history has: a larger one runs them more often each day (thousands of tables, however long the
+history)."""
 NS = "iceberg://bench"
 START = datetime(2026, 7, 1, 2, tzinfo=UTC)
 
@@ -49,29 +53,42 @@ def shape(job: int, era: int, jobs: int) -> tuple[list[str], dict, list]:
     return upstream, fields, rows
 
 
-def version(table: str, day: int) -> str:
-    return f"{abs(hash((table, day))) % 10**18}"
+def shape_of(events: int) -> tuple[int, int]:
+    """Returns the jobs and the runs a day of a history of about `events` COMPLETEs over `DAYS` days."""
+    jobs = min(max(events // DAYS, 1), MOST_JOBS)
+    return jobs, max(events // (jobs * DAYS), 1)
 
 
-def event(job: int, day: int, jobs: int, changes: bool = False) -> dict:
-    """Returns a job's COMPLETE of one day; with `changes`, every third era of a job adds a column to its table
-    (a schema change)."""
+def version(table: str, day: int, run: int = 0) -> str:
+    return f"{abs(hash((table, day) if run == 0 else (table, day, run))) % 10**18}"
+
+
+def dag_run_id(day: int, run: int = 0, runs: int = 1) -> str:
+    """Returns the Airflow run id of the DAG's `run`th run of `day` (of `runs` a day): its date, or with more than one
+    run a day its date and time."""
+    at = START + timedelta(days=day, hours=run * 24 / runs)
+    return f"scheduled__{at.date()}" if runs == 1 else f"scheduled__{at.isoformat()}"
+
+
+def event(job: int, day: int, jobs: int, changes: bool = False, run: int = 0, runs: int = 1) -> dict:
+    """Returns a job's COMPLETE of the `run`th of `runs` runs of one day; with `changes`, every third era of a job adds
+    a column to its table (a schema change)."""
     era = (day + job % 30) // (30 + job % 31)
     upstream, fields, rows = shape(job, era, jobs)
     columns = COLUMNS + (1 if changes and era % 3 == 2 else 0)
     if columns > COLUMNS:
         fields = {**fields, f"c{COLUMNS}": fields["c0"]}
     table = f"out.t{job}"
-    at = START + timedelta(days=day, seconds=job % 3600)
+    at = START + timedelta(days=day, hours=run * 24 / runs, seconds=job % 3600)
     return {
         "eventType": "COMPLETE",
         "eventTime": at.isoformat(),
         "run": {
-            "runId": f"0199{job:08x}-{day:04x}-7000-8000-000000000000",
+            "runId": f"0199{job:08x}-{day:04x}-7{run:03x}-8000-000000000000",
             "facets": {
                 "airflow": {
-                    "dagRun": {"run_id": f"scheduled__{at.date()}"},
-                    "taskInstance": {"try_number": retried(job, day) + 1},
+                    "dagRun": {"run_id": dag_run_id(day, run, runs)},
+                    "taskInstance": {"try_number": retried(job, day, run) + 1},
                 }
             },
         },
@@ -81,7 +98,7 @@ def event(job: int, day: int, jobs: int, changes: bool = False) -> dict:
             "facets": {"sql": {"query": f"INSERT INTO {table} SELECT ... FROM {upstream[0]} -- v{era}"}},
         },
         "inputs": [
-            {"namespace": NS, "name": name, "facets": {"version": {"datasetVersion": version(name, day)}}}
+            {"namespace": NS, "name": name, "facets": {"version": {"datasetVersion": version(name, day, run)}}}
             for name in upstream
         ],
         "outputs": [
@@ -89,7 +106,7 @@ def event(job: int, day: int, jobs: int, changes: bool = False) -> dict:
                 "namespace": NS,
                 "name": table,
                 "facets": {
-                    "version": {"datasetVersion": version(table, day)},
+                    "version": {"datasetVersion": version(table, day, run)},
                     "schema": {"fields": [{"name": f"c{i}", "type": "long"} for i in range(columns)]},
                     "columnLineage": {"fields": fields, "dataset": rows},
                 },
@@ -99,9 +116,9 @@ def event(job: int, day: int, jobs: int, changes: bool = False) -> dict:
     }
 
 
-def retried(job: int, day: int) -> int:
-    """Returns 1 when the job's first try failed that day (one job-day in seven), else 0."""
-    return (job + day) % 7 // 6
+def retried(job: int, day: int, run: int = 0) -> int:
+    """Returns 1 when the job's first try failed in that run (one job-run in seven), else 0."""
+    return (job + day + run) % 7 // 6
 
 
 def failure(complete: dict) -> dict:
@@ -126,13 +143,14 @@ def failure(complete: dict) -> dict:
     }
 
 
-def write_events(path: Path, jobs: int, failures: bool = False) -> None:
-    """Writes every job's COMPLETE of every day; with `failures`, a retried job-day's failed first try before it
-    too, and schema changes (`event`'s `changes`)."""
+def write_events(path: Path, jobs: int, failures: bool = False, runs: int = 1) -> None:
+    """Writes every job's COMPLETE of each of `runs` runs of every day; with `failures`, a retried job-run's failed
+    first try before it too, and schema changes (`event`'s `changes`)."""
     with path.open("w") as handle:
         for day in range(DAYS):
-            for job in range(jobs):
-                complete = event(job, day, jobs, changes=failures)
-                if failures and retried(job, day):
-                    handle.write(json.dumps(failure(complete)) + "\n")
-                handle.write(json.dumps(complete) + "\n")
+            for run in range(runs):
+                for job in range(jobs):
+                    complete = event(job, day, jobs, changes=failures, run=run, runs=runs)
+                    if failures and retried(job, day, run):
+                        handle.write(json.dumps(failure(complete)) + "\n")
+                    handle.write(json.dumps(complete) + "\n")

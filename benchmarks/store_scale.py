@@ -1,11 +1,12 @@
-"""The lineage store at scale, per engine: ingest of the scale benchmark's history (one COMPLETE per job per day,
-jobs = events / 100, over 100 days, with a failed first try before one job-day in seven and schema changes;
-benchmarks/history_scale.py) against `json.loads` of every line, the store's size on disk (after `vacuum`)
-against the JSON Lines, the first impact answer in a new process (opening the store read-only), as-of impact of
-random columns at random times, every edge as of random times, the edges into one random table as of random times
-(what fed the table then), trace back and forward of random output snapshots
-(p50, p99), and what the nightly governance checks ask of the store (each job's run now for the design diff, the
-tables written now, the events of the last DAG run) in one go; each step's peak memory (RSS) in its own process.
+"""The lineage store at scale, per engine: ingest of the scale benchmark's history (one COMPLETE per job per run of its
+DAG over 100 days, jobs = events / 100 up to 10,000 run daily, beyond that 10,000 jobs run events / 1,000,000 times a
+day; a failed first try before one job-run in seven, and schema changes; benchmarks/history_scale.py) against
+`json.loads` of every line, the store's size on disk (after `vacuum`) against the JSON Lines, the first impact answer
+in a new process (opening the store read-only), as-of impact of random columns at random times, every edge as of
+random times, the edges into one random table as of random times (what fed the table then), trace back and forward of
+random output snapshots (p50, p99), and what the nightly governance checks ask of the store (each job's run now for
+the design diff, the tables written now, the events of the last DAG run) in one go; each step's peak memory (RSS) in
+its own process.
 
     .venv/bin/python benchmarks/store_scale.py [--events 1000000] [--engines duckdb,postgres] [--queries 1000]
         [--keep FOLDER]
@@ -141,8 +142,7 @@ def worker(args: argparse.Namespace) -> None:
         started = time.perf_counter()
         store.observed_jobs()
         store.written_tables()
-        last_day = (history_scale.START + timedelta(days=history_scale.DAYS - 1)).date()
-        store.run_events("dag", f"scheduled__{last_day}")
+        store.run_events("dag", history_scale.dag_run_id(history_scale.DAYS - 1, 0, args.runs))
         checks_s = time.perf_counter() - started
     print(
         json.dumps(
@@ -205,7 +205,12 @@ def free_port() -> int:
 
 def main(argv: list[str]) -> None:
     options = argparse.ArgumentParser()
-    options.add_argument("--events", type=int, default=1_000_000, help="events in all (jobs = events / 100)")
+    options.add_argument(
+        "--events",
+        type=int,
+        default=1_000_000,
+        help="events in all (jobs = events / 100, at most 10,000, run more often a day beyond)",
+    )
     options.add_argument("--engines", default="duckdb,postgres")
     options.add_argument("--queries", type=int, default=1000)
     options.add_argument("--as-of-queries", type=int, default=50, help="edges_as_of (every edge at a time) asked")
@@ -224,21 +229,25 @@ def main(argv: list[str]) -> None:
     options.add_argument("--worker", choices=("ingest", "queries", "upgrade"))
     options.add_argument("--events-file")
     options.add_argument("--jobs", type=int)
+    options.add_argument("--runs", type=int, default=1)
     args = options.parse_args(argv)
     if args.worker:
         worker(args)
         return
-    jobs = max(args.events // history_scale.DAYS, 1)
+    jobs, runs = history_scale.shape_of(args.events)
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(args.keep) if args.keep else Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
         path = Path(args.history) if args.history else folder / "events.jsonl"
         if not path.exists():
-            history_scale.write_events(path, jobs, failures=True)
+            history_scale.write_events(path, jobs, failures=True, runs=runs)
         size = path.stat().st_size
         with path.open("rb") as handle:
             parsed = sum(1 for _ in handle)
-        print(f"{parsed:,} events ({size / 1e6:.0f} MB of JSON Lines; {jobs:,} jobs x {history_scale.DAYS} days)")
+        print(
+            f"{parsed:,} events ({size / 1e6:.0f} MB of JSON Lines; {jobs:,} jobs x {runs} runs a day x "
+            f"{history_scale.DAYS} days)"
+        )
         floor = 0.0  # json.loads of every line, measured once before the first ingest
         for engine in args.engines.split(","):
             server = None
@@ -283,6 +292,8 @@ def main(argv: list[str]) -> None:
                     "queries",
                     "--jobs",
                     str(jobs),
+                    "--runs",
+                    str(runs),
                     "--queries",
                     str(args.queries),
                     "--as-of-queries",
