@@ -17,7 +17,8 @@ of `run_datasets` by run, which no DuckDB query reads either; version 10 keeps, 
 the store's questions read in its index by source (`column_edges_by_source`); version 11 leaves, on PostgreSQL,
 room on each page of the tables an ingest updates in place (`column_edges`, `table_writers`); version 12 drops
 `snapshots` (which run first wrote each snapshot), which no question reads, and on PostgreSQL `snapshot_reads`;
-version 13 no longer writes each event's `content_sha256`, which no question reads.
+version 13 no longer writes each event's `content_sha256`, which no question reads; version 14 indexes, on
+PostgreSQL, `run_datasets` by snapshot and role, so a trace finds a snapshot's writers without reading its readers.
 """
 
 from __future__ import annotations
@@ -251,6 +252,14 @@ VERSION_13 = (
     OnlyOn("duckdb", "CREATE INDEX events_by_dag_run ON events (dag_run_id)"),
 )
 
+VERSION_14 = (
+    # a trace back looks up the writers of each snapshot it meets, a trace forward its readers: by snapshot alone,
+    # PostgreSQL read every row of the snapshot from the table to keep those of the role (a source's snapshot of a day
+    # has hundreds of readers), with the role in the index it reads only the rows it keeps
+    OnlyOn("postgres", "DROP INDEX IF EXISTS run_datasets_by_snapshot"),
+    OnlyOn("postgres", "CREATE INDEX run_datasets_by_snapshot ON run_datasets (dataset_id, snapshot, role)"),
+)
+
 MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     1: VERSION_1,
     2: VERSION_2,
@@ -265,6 +274,7 @@ MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     11: VERSION_11,
     12: VERSION_12,
     13: VERSION_13,
+    14: VERSION_14,
 }
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 

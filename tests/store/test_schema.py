@@ -26,7 +26,7 @@ from tests.support.trace import dataset
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 13
+        assert stats["schema_version"] == SCHEMA_VERSION == 14
         kept = tables_of(store.engine.dialect)
         assert stats["rows"] == dict.fromkeys(kept, 0)
         assert set(kept) | {"store_versions"} <= store.engine.tables()
@@ -47,6 +47,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (11, __version__),
             (12, __version__),
             (13, __version__),
+            (14, __version__),
         ]
 
 
@@ -335,4 +336,37 @@ def test_a_version_8_store_reads_its_edges_from_the_index_by_source_on_postgres(
             ("crm.learners.email", "out.t.x"),
             ("crm.learners.email", "out.t.y"),
             ("out.t.x", "out.u.z"),
+        ]
+
+
+def test_a_version_13_store_finds_a_snapshots_writers_by_the_index_of_snapshot_and_role_on_postgres(
+    store_location, tmp_path
+):
+    engine = open_engine(store_location)
+    assert migrate(engine, target=13) == 13
+    events = [  # a snapshot with one writer and three readers
+        complete("dag.a", dataset("out.t", "t1"), run="a1", inputs=[dataset("src.s", "s1")]),
+        *(
+            complete(f"dag.r{n}", dataset(f"out.r{n}", f"r{n}"), run=f"r{n}", inputs=[dataset("out.t", "t1")])
+            for n in range(3)
+        ),
+    ]
+    assert ingest(engine, FileEventSource(write(tmp_path / "events.jsonl", events))).stored == 4
+    engine.close()
+    with LineageStore.open(store_location) as store:
+        assert store.version == SCHEMA_VERSION
+        if store.engine.dialect == "postgres":
+            definition = store.engine.query(
+                "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?",
+                ["run_datasets_by_snapshot"],
+            )[0][0]
+            assert definition.endswith("(dataset_id, snapshot, role)")
+        else:
+            assert "run_datasets_by_snapshot" not in _indexes(store.engine)
+        assert flat(store.trace_back(TableRef.parse("out.t"), "t1")) == [("out.t", "t1", "a1"), ("src.s", "s1", None)]
+        forward = store.trace_forward(TableRef.parse("out.t"), "t1")
+        assert sorted((str(c.table), c.snapshot, c.run.run_id) for c in forward) == [
+            ("out.r0", "r0", "r0"),
+            ("out.r1", "r1", "r1"),
+            ("out.r2", "r2", "r2"),
         ]
