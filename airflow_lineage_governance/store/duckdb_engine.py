@@ -79,8 +79,9 @@ class DuckDBEngine:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         """Run a statement."""
-        head = sql.lstrip()[:16].upper()
-        if head[:5] in ("CREAT", "ALTER", "DROP ") and head != "CREATE TEMPORARY":  # a store table may have changed
+        head = sql.lstrip()[:22].upper()
+        temporary = head.startswith(("CREATE TEMP", "CREATE OR REPLACE TEMP"))
+        if head[:5] in ("CREAT", "ALTER", "DROP ") and not temporary:  # a store table may have changed
             self._tables.clear()
         self.connection.execute(sql, list(params))
 

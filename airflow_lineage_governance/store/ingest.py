@@ -731,6 +731,19 @@ def _at_least(alias: str, lowest: int | None) -> str:
     return "" if lowest is None else f" AND {alias}.at_us >= {int(lowest)}"
 
 
+def _scratch(engine: Engine, table: str, columns: str) -> None:
+    """Make the empty temporary table of one batch, of the columns defined (made anew on DuckDB, emptied on PostgreSQL).
+
+    On DuckDB a table emptied by TRUNCATE and filled again had its planner build its joins' hash tables on the store's
+    table and scan the small one, so an UPDATE of `column_edges` met its rows out of order (`docs/store.md`).
+    """
+    if engine.dialect == "duckdb":
+        engine.execute(f"CREATE OR REPLACE TEMPORARY TABLE {table} ({columns})")
+    else:
+        engine.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {table} ({columns})")
+        engine.execute(f"TRUNCATE {table}")
+
+
 def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     """Re-derive when each COMPLETE was its job's run, each edge's intervals and the job's writes, for the jobs given.
 
@@ -754,11 +767,12 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     text = engine.text_order
     order = f"at_us, run_id{text}, event_time{text}"
     jobs = sorted(earliest)
-    engine.execute(
-        "CREATE TEMPORARY TABLE IF NOT EXISTS interval_cuts (job_id BIGINT PRIMARY KEY, earliest BIGINT, "
-        "cut BIGINT, start BIGINT, joined BOOLEAN, steady BOOLEAN, last_at BIGINT, last_run TEXT)"
+    _scratch(
+        engine,
+        "interval_cuts",
+        "job_id BIGINT PRIMARY KEY, earliest BIGINT, cut BIGINT, start BIGINT, joined BOOLEAN, steady BOOLEAN, "
+        "last_at BIGINT, last_run TEXT",
     )
-    engine.execute("TRUNCATE interval_cuts")
     engine.execute(
         "INSERT INTO interval_cuts (job_id, earliest, steady) SELECT unnest(CAST(? AS BIGINT[])), "
         "unnest(CAST(? AS BIGINT[])), FALSE",
@@ -815,12 +829,13 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "job_id, source_column_id, target_id, into_table, type, subtype, masking, valid_from_us, valid_until_us, "
         "first_run_id, last_run_id, last_at_us"
     )
-    engine.execute(
-        "CREATE TEMPORARY TABLE IF NOT EXISTS edges_rederived (job_id BIGINT, source_column_id BIGINT, "
-        "target_id BIGINT, into_table BOOLEAN, type TEXT, subtype TEXT, masking BOOLEAN, valid_from_us BIGINT, "
-        "valid_until_us BIGINT, first_run_id TEXT, last_run_id TEXT, last_at_us BIGINT)"
+    _scratch(
+        engine,
+        "edges_rederived",
+        "job_id BIGINT, source_column_id BIGINT, target_id BIGINT, into_table BOOLEAN, type TEXT, subtype TEXT, "
+        "masking BOOLEAN, valid_from_us BIGINT, valid_until_us BIGINT, first_run_id TEXT, last_run_id TEXT, "
+        "last_at_us BIGINT",
     )
-    engine.execute("TRUNCATE edges_rederived")
     engine.execute(
         f"INSERT INTO edges_rederived ({edge_columns}) "
         "WITH ordered AS (SELECT c.job_id, c.run_id, c.at_us, c.valid_until_us, c.shape_id, ROW_NUMBER() OVER "
@@ -859,11 +874,12 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     engine.execute(f"INSERT INTO column_edges ({edge_columns}) SELECT {edge_columns} FROM edges_rederived")
     if writers:
         writer_columns = "dataset_id, job_id, shape_id, valid_from_us, valid_until_us, last_at_us"
-        engine.execute(
-            "CREATE TEMPORARY TABLE IF NOT EXISTS writers_rederived (dataset_id BIGINT, job_id BIGINT, "
-            "shape_id BIGINT, valid_from_us BIGINT, valid_until_us BIGINT, last_at_us BIGINT)"
+        _scratch(
+            engine,
+            "writers_rederived",
+            "dataset_id BIGINT, job_id BIGINT, shape_id BIGINT, valid_from_us BIGINT, valid_until_us BIGINT, "
+            "last_at_us BIGINT",
         )
-        engine.execute("TRUNCATE writers_rederived")
         engine.execute(
             f"INSERT INTO writers_rederived ({writer_columns}) SELECT s.dataset_id, s.job_id, s.shape_id, "
             "COALESCE(p.valid_from_us, s.valid_from_us), s.valid_until_us, s.last_at_us FROM ("
