@@ -87,20 +87,21 @@ class Engine(Protocol):
         ...
 
 
-def by_key(engine: Engine, select: str, keys: Sequence[int]) -> list[Row]:
-    """Return the rows of `select`, which ends in `WHERE` and a key column, for each of the keys.
+def by_key(engine: Engine, select: str, keys: Sequence[int], params: Sequence[Any] = ()) -> list[Row]:
+    """Return the rows of `select`, which ends in `WHERE` (or `AND`) and a key column, for each of the keys.
 
     Args:
         engine: The store's engine.
         select: The query, up to the key column it looks the keys up in.
         keys: The keys.
+        params: The parameters of the query's placeholders before the key column's.
 
     Returns:
         The rows: one look-up per key for a few keys (`FEW`), else one query for them all.
     """
     if len(keys) <= FEW:
-        return [row for key in keys for row in engine.query(f"{select} = ?", [key])]
-    return engine.query(f"{select} IN (SELECT unnest(CAST(? AS BIGINT[])))", [list(keys)])
+        return [row for key in keys for row in engine.query(f"{select} = ?", [*params, key])]
+    return engine.query(f"{select} IN (SELECT unnest(CAST(? AS BIGINT[])))", [*params, list(keys)])
 
 
 def batches(rows: Sequence[Row], size: int) -> Iterator[Sequence[Row]]:

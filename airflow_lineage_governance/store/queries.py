@@ -229,12 +229,15 @@ def _edges_into(engine: Engine, instant: int, into: TableRef) -> list[StoredEdge
         )
         if _holds(row[7], row[8], instant) and (row[1] == table if row[2] else row[1] in columns)
     ]
-    runs = {
+    runs = {  # the COMPLETE holding then, not every one of the job's: DuckDB fetched each from its own part of the file
         job: (run_id, event_time)
-        for job, run_id, event_time, since, until in by_key(
-            engine, "SELECT job_id, run_id, event_time, at_us, valid_until_us FROM completes WHERE job_id", jobs
+        for job, run_id, event_time in by_key(
+            engine,
+            "SELECT job_id, run_id, event_time FROM completes WHERE at_us <= ? AND (valid_until_us IS NULL OR "
+            "valid_until_us > ?) AND job_id",
+            jobs,
+            [instant, instant],
         )
-        if _holds(since, until, instant)
     }
     names = {
         job: (namespace, name)
