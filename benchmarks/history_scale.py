@@ -63,10 +63,15 @@ def version(table: str, day: int, run: int = 0) -> str:
     return f"{abs(hash((table, day) if run == 0 else (table, day, run))) % 10**18}"
 
 
+def slot(day: int, run: int = 0, runs: int = 1) -> datetime:
+    """Returns when the DAG's `run`th run of `day` (of `runs` a day) is scheduled."""
+    return START + timedelta(days=day, hours=run * 24 / runs)
+
+
 def dag_run_id(day: int, run: int = 0, runs: int = 1) -> str:
     """Returns the Airflow run id of the DAG's `run`th run of `day` (of `runs` a day): its date, or with more than one
     run a day its date and time."""
-    at = START + timedelta(days=day, hours=run * 24 / runs)
+    at = slot(day, run, runs)
     return f"scheduled__{at.date()}" if runs == 1 else f"scheduled__{at.isoformat()}"
 
 
@@ -79,7 +84,7 @@ def event(job: int, day: int, jobs: int, changes: bool = False, run: int = 0, ru
     if columns > COLUMNS:
         fields = {**fields, f"c{COLUMNS}": fields["c0"]}
     table = f"out.t{job}"
-    at = START + timedelta(days=day, hours=run * 24 / runs, seconds=job % 3600)
+    at = slot(day, run, runs) + timedelta(seconds=job % 3600)
     return {
         "eventType": "COMPLETE",
         "eventTime": at.isoformat(),

@@ -95,7 +95,7 @@ def worker(args: argparse.Namespace) -> None:
             size = store.engine.size_bytes()
         print(json.dumps({"seconds": seconds, "stored": report.stored, "size": size, "peak_mb": peak_mb()}))
         return
-    jobs = args.jobs
+    jobs, runs = history_scale.shape_of(args.events)
     rng = random.Random(11)
     timings = []
     first = None
@@ -142,7 +142,7 @@ def worker(args: argparse.Namespace) -> None:
         started = time.perf_counter()
         store.observed_jobs()
         store.written_tables()
-        store.run_events("dag", history_scale.dag_run_id(history_scale.DAYS - 1, 0, args.runs))
+        store.run_events("dag", history_scale.dag_run_id(history_scale.DAYS - 1, 0, runs))
         checks_s = time.perf_counter() - started
     print(
         json.dumps(
@@ -228,8 +228,6 @@ def main(argv: list[str]) -> None:
     )
     options.add_argument("--worker", choices=("ingest", "queries", "upgrade"))
     options.add_argument("--events-file")
-    options.add_argument("--jobs", type=int)
-    options.add_argument("--runs", type=int, default=1)
     args = options.parse_args(argv)
     if args.worker:
         worker(args)
@@ -290,10 +288,8 @@ def main(argv: list[str]) -> None:
                     store,
                     "--worker",
                     "queries",
-                    "--jobs",
-                    str(jobs),
-                    "--runs",
-                    str(runs),
+                    "--events",
+                    str(args.events),
                     "--queries",
                     str(args.queries),
                     "--as-of-queries",
