@@ -45,7 +45,7 @@ from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.ids import snapshot_key, stable_id
 from airflow_lineage_governance.store.migrations import store_version
 from airflow_lineage_governance.store.read_ahead import read_ahead
-from airflow_lineage_governance.store.schema import STRETCHES
+from airflow_lineage_governance.store.schema import FAR_APART_US, STRETCHES
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 BATCH = 2000
@@ -261,6 +261,7 @@ class PreparedBatch:
     jobs: list[Row]  # those earlier batches did not offer
     blocked: bool  # whether the events' JSON goes into blocks (schema version 3 on), else into each row
     hashed: bool  # whether each events row holds its JSON's SHA-256 (before schema version 13)
+    spanned: bool  # whether the store keeps the span of each snapshot key (`snapshot_spans`, schema version 15 on)
     block_rows: list[Row]  # event_blocks rows
     places: list[tuple[int, int]]  # each key's block and line in it
     completes: dict[Key, CompleteRows]
@@ -327,6 +328,7 @@ def prepare_batch(
         _new(jobs, "jobs", offered),
         blocked,
         hashed,
+        "snapshot_spans" in tables,
         block_rows,
         places,
         completes,
@@ -394,6 +396,8 @@ def _store(engine: Engine, prepared: PreparedBatch) -> tuple[int, int]:
     _final_states(engine, [key[0] for key in new])
     completes = [prepared.completes[key] for key in new if key in prepared.completes]
     _lineage(engine, prepared.lineage, completes)
+    if prepared.spanned:
+        _spans(engine, [row for rows in completes for row in rows.snapshot_reads])
     earliest: dict[int, int] = {}
     for rows in completes:
         job, at_us = rows.complete[3], rows.complete[1]
@@ -631,6 +635,31 @@ def _named(engine: Engine, lineage: LineageRows) -> None:
         "shape_edges",
         ("shape_id", "source_column_id", "target_id", "into_table", "type", "subtype", "masking"),
         lineage.shape_edges,
+    )
+
+
+def _spans(engine: Engine, reads: Sequence[Row]) -> None:
+    """Widen the span of each snapshot key the `snapshot_reads` rows name to take in their instants (DuckDB).
+
+    A key's span is the earliest and latest instant of the rows naming it, written or read; it is far apart when they
+    lie more than `FAR_APART_US` apart (`trace._reached_keys` looks up only such keys' rows beyond its range).
+    """
+    keys: list[int] = []
+    instants: list[int] = []
+    for written, read, at_us in reads:
+        for key in (written, read):
+            if key is not None:
+                keys.append(key)
+                instants.append(at_us)
+    if not keys:
+        return
+    engine.execute(
+        "INSERT INTO snapshot_spans SELECT k, MIN(at_us), MAX(at_us), MAX(at_us) - MIN(at_us) > ? FROM (SELECT "
+        "unnest(CAST(? AS BIGINT[])) AS k, unnest(CAST(? AS BIGINT[])) AS at_us) AS named GROUP BY k ON CONFLICT "
+        "(snapshot_key) DO UPDATE SET first_at_us = LEAST(first_at_us, excluded.first_at_us), last_at_us = "
+        "GREATEST(last_at_us, excluded.last_at_us), far_apart = GREATEST(last_at_us, excluded.last_at_us) - "
+        "LEAST(first_at_us, excluded.first_at_us) > ?",
+        [FAR_APART_US, keys, instants, FAR_APART_US],
     )
 
 

@@ -18,7 +18,9 @@ the store's questions read in its index by source (`column_edges_by_source`); ve
 room on each page of the tables an ingest updates in place (`column_edges`, `table_writers`); version 12 drops
 `snapshots` (which run first wrote each snapshot), which no question reads, and on PostgreSQL `snapshot_reads`;
 version 13 no longer writes each event's `content_sha256`, which no question reads; version 14 indexes, on
-PostgreSQL, `run_datasets` by snapshot and role, so a trace finds a snapshot's writers without reading its readers.
+PostgreSQL, `run_datasets` by snapshot and role, so a trace finds a snapshot's writers without reading its readers;
+version 15 keeps, on DuckDB, the earliest and latest instant of the `snapshot_reads` rows of each snapshot
+(`snapshot_spans`), so a trace looks a snapshot up by its key and reads its rows only where they are.
 """
 
 from __future__ import annotations
@@ -260,6 +262,28 @@ VERSION_14 = (
     OnlyOn("postgres", "CREATE INDEX run_datasets_by_snapshot ON run_datasets (dataset_id, snapshot, role)"),
 )
 
+FAR_APART_US = 86_400_000_000
+"""How far apart (a day, in microseconds) the `snapshot_reads` rows of a snapshot may lie before `snapshot_spans` marks
+it `far_apart`. Stored with each key: changing it needs a migration that works the marks out again."""
+
+VERSION_15 = (
+    # per snapshot key of `snapshot_reads`, the earliest and latest instant of its rows (written or read), and
+    # whether they lie more than FAR_APART_US apart: a trace on DuckDB finds a snapshot's rows by its key's span
+    # instead of scanning the whole table (its keys are hashes, in no order), and looks beyond the instants it walks
+    # only for the keys far apart
+    OnlyOn(
+        "duckdb",
+        "CREATE TABLE snapshot_spans (snapshot_key BIGINT PRIMARY KEY, first_at_us BIGINT NOT NULL, last_at_us BIGINT "
+        "NOT NULL, far_apart BOOLEAN NOT NULL)",
+    ),
+    OnlyOn(
+        "duckdb",
+        "INSERT INTO snapshot_spans SELECT k, MIN(at_us), MAX(at_us), MAX(at_us) - MIN(at_us) > "
+        f"{FAR_APART_US} FROM (SELECT written_key AS k, at_us FROM snapshot_reads WHERE written_key IS NOT NULL "
+        "UNION ALL SELECT read_key, at_us FROM snapshot_reads WHERE read_key IS NOT NULL) AS named GROUP BY k",
+    ),
+)
+
 MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     1: VERSION_1,
     2: VERSION_2,
@@ -275,6 +299,7 @@ MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     12: VERSION_12,
     13: VERSION_13,
     14: VERSION_14,
+    15: VERSION_15,
 }
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 
@@ -302,11 +327,12 @@ TABLES = (
     "table_writers",
     "governance_runs",
     "snapshot_reads",
+    "snapshot_spans",
 )
 """The store's tables (besides `store_versions` and `event_blocks`, how the events' JSON is kept), as `stats` counts
 them."""
 
-DUCKDB_ONLY = ("snapshot_reads",)
+DUCKDB_ONLY = ("snapshot_reads", "snapshot_spans")
 """The tables only a DuckDB store keeps: what its traces walk (PostgreSQL's walk `run_datasets` by its indexes)."""
 
 

@@ -7,8 +7,9 @@ sources (`trace_back`); and forwards, every output snapshot that read a snapshot
 A recursive query finds the runs a trace meets and returns each one's own row and its tables' rows (by id), sorted
 by instant, then run id (`_run_rows`); Python names them from a cache by id and lays them out in the order a person
 reads them. On PostgreSQL the recursion walks `run_datasets` by its indexes of snapshots and runs, carrying the runs'
-rows; on DuckDB it walks `snapshot_reads` within a range of instants first, then beyond it only when a row outside
-leaves a snapshot it reached, and reads the runs' rows at the instants the walk met. A snapshot's writer is the
+rows; on DuckDB it walks `snapshot_reads` from the snapshot's rows (found by its key's span, `snapshot_spans`) within
+a range of instants, then beyond it only where a snapshot it reached has rows, and reads the runs' rows at the
+instants the walk met. A snapshot's writer is the
 latest COMPLETE that named it as an output (by instant, then run id), whatever order the events arrived in. A run's
 inputs and outputs are listed by table name.
 """
@@ -31,6 +32,7 @@ from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.errors import SnapshotNotInStoreError
 from airflow_lineage_governance.store.ids import SNAPSHOT_KEY, snapshot_key
 from airflow_lineage_governance.store.ingest import dataset_id
+from airflow_lineage_governance.store.schema import FAR_APART_US
 
 Snapshot = tuple[TableRef, str]
 Versions = tuple[tuple[TableRef, str | None], ...]
@@ -221,18 +223,23 @@ def _latest_writer(engine: Engine, alias: str, writers: str) -> str:
 def known(engine: Engine, table: TableRef, snapshot: str) -> bool:
     """Return True when some COMPLETE in the store wrote or read the snapshot."""
     table_id = dataset_id(table)
-    if engine.dialect == "duckdb":  # the instants of the runs that name its key, then the rows of those runs
-        key = snapshot_key(table_id, snapshot)
-        return bool(
+    if engine.dialect == "duckdb":  # the rows of the runs within its key's span
+        span = _span(engine, snapshot_key(table_id, snapshot))
+        return span is not None and bool(
             engine.query(
-                "SELECT 1 FROM run_datasets WHERE at_us IN (SELECT at_us FROM snapshot_reads WHERE written_key = ? "
-                "OR read_key = ?) AND dataset_id = ? AND snapshot = ? LIMIT 1",
-                [key, key, table_id, snapshot],
+                "SELECT 1 FROM run_datasets WHERE at_us BETWEEN ? AND ? AND dataset_id = ? AND snapshot = ? LIMIT 1",
+                [*span, table_id, snapshot],
             )
         )
     return bool(
         engine.query("SELECT 1 FROM run_datasets WHERE dataset_id = ? AND snapshot = ? LIMIT 1", [table_id, snapshot])
     )
+
+
+def _span(engine: Engine, key: int) -> tuple[int, int] | None:
+    """Return the earliest and latest instant of the `snapshot_reads` rows of a snapshot key, None when it has none."""
+    rows = engine.query("SELECT first_at_us, last_at_us FROM snapshot_spans WHERE snapshot_key = ?", [key])
+    return (int(rows[0][0]), int(rows[0][1])) if rows else None
 
 
 def latest_snapshot(engine: Engine, table: TableRef) -> str | None:
@@ -519,41 +526,59 @@ def _walked(engine: Engine, table: TableRef, snapshot: str, forward: bool) -> li
     )
 
 
-LEVELS_LOOKED_UP = 1
-"""How many levels a DuckDB trace walks a query per level before it walks the rest by recursion."""
-
-NEAR_US = 86_400_000_000
-"""How far (a day, in microseconds) before and after the instants met the recursion of a DuckDB trace looks first."""
-
-
 def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], set[int]]:
     """Return the keys a walk of `snapshot_reads` from `first` reaches, and the instants of the rows it follows.
 
-    The first `LEVELS_LOOKED_UP` levels a query each (a scan that keeps the level's keys). The rest, from the keys the
-    last of those reached, one recursive query over the rows within `NEAR_US` of the instants met, which also returns
-    the rows outside them that leave a key it reached: when those reach a new key, one recursive query over the whole
-    table goes on from the new keys.
+    The first key's rows are read within its span (`snapshot_spans`). From the keys they reach, one recursive query
+    walks the rows within `FAR_APART_US` of the instants met (the range) and also returns the rows within
+    `FAR_APART_US` beyond the range that leave a key it reached, and the reached keys whose rows lie far apart. A key
+    not far apart has every row within `FAR_APART_US` of the row that reached it, so within the range or just beyond;
+    the rows of those far apart are read within their spans. When the rows beyond the range reach a new key, one
+    recursive query over the whole table goes on from the new keys.
     """
     start, to = ("read_key", "written_key") if forward else ("written_key", "read_key")
     reached = {first}
     instants: set[int] = set()
-    level = [first]
-    for _ in range(LEVELS_LOOKED_UP):
-        if not level:
-            return reached, instants
-        listed = ", ".join(str(int(key)) for key in level)
-        rows = engine.query(f"SELECT {to}, at_us FROM snapshot_reads WHERE {start} IN ({listed})")
-        level = _followed(rows, reached, instants)
+    span = _span(engine, first)
+    if span is None:
+        return reached, instants
+    rows = engine.query(
+        f"SELECT {to}, at_us FROM snapshot_reads WHERE at_us BETWEEN ? AND ? AND {start} = ?", [*span, first]
+    )
+    level = _followed(rows, reached, instants)
     if level:
-        low, high = min(instants) - NEAR_US, max(instants) + NEAR_US
+        low, high = min(instants) - FAR_APART_US, max(instants) + FAR_APART_US
         near = "(SELECT * FROM snapshot_reads WHERE at_us BETWEEN ? AND ?)"
-        outside = (  # in the same query: the rows outside the range that leave a key the recursion reached
-            f"SELECT k, at_us, FALSE FROM walk UNION ALL SELECT s.{to}, s.at_us, TRUE FROM snapshot_reads s WHERE "
-            f"(s.at_us < ? OR s.at_us > ?) AND s.{start} IN (SELECT k FROM walk)"
+        beyond = (  # in the same query: the rows just beyond the range that leave a key reached, the keys far apart
+            f"SELECT k, at_us, NULL, 0 FROM walk UNION ALL SELECT s.{to}, s.at_us, NULL, 1 FROM snapshot_reads s WHERE "
+            f"(s.at_us BETWEEN ? AND ? OR s.at_us BETWEEN ? AND ?) AND s.{start} IN (SELECT k FROM walk) UNION ALL "
+            "SELECT snapshot_key, first_at_us, last_at_us, 2 FROM snapshot_spans WHERE far_apart AND snapshot_key IN "
+            "(SELECT k FROM walk)"
         )
-        rows = engine.query(_recursion(start, to, near, outside), [level, low, high, low, high])
-        _followed([row[:2] for row in rows if not row[2]], reached, instants)
-        level = _followed([row[:2] for row in rows if row[2]], reached, instants)
+        rows = engine.query(
+            _recursion(start, to, near, beyond),
+            [level, low, high, low - FAR_APART_US, low - 1, high + 1, high + FAR_APART_US],
+        )
+        _followed([row[:2] for row in rows if row[3] == 0], reached, instants)
+        outside = [row[:2] for row in rows if row[3] == 1]
+        far = [row for row in rows if row[3] == 2]
+        if far:
+            outside += engine.query(
+                f"SELECT s.{to}, s.at_us FROM snapshot_reads s JOIN (SELECT unnest(?::BIGINT[]) AS k, "
+                "unnest(?::BIGINT[]) AS first_at_us, unnest(?::BIGINT[]) AS last_at_us) AS far ON s."
+                f"{start} = far.k AND s.at_us BETWEEN far.first_at_us AND far.last_at_us WHERE s.at_us BETWEEN ? AND ? "
+                "AND (s.at_us < ? OR s.at_us > ?)",
+                [
+                    [row[0] for row in far],
+                    [row[1] for row in far],
+                    [row[2] for row in far],
+                    min(row[1] for row in far),
+                    max(row[2] for row in far),
+                    low,
+                    high,
+                ],
+            )
+        level = _followed(outside, reached, instants)
     if level:
         _followed(engine.query(_recursion(start, to, "snapshot_reads"), [level]), reached, instants)
     return reached, instants

@@ -26,12 +26,15 @@ from tests.support.trace import dataset
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 14
+        assert stats["schema_version"] == SCHEMA_VERSION == 15
         kept = tables_of(store.engine.dialect)
         assert stats["rows"] == dict.fromkeys(kept, 0)
         assert set(kept) | {"store_versions"} <= store.engine.tables()
         # PostgreSQL's traces walk run_datasets by its indexes: the table DuckDB's walk reads is not kept there
-        assert ("snapshot_reads" in store.engine.tables()) == (store.engine.dialect == "duckdb") and len(TABLES) == 20
+        on_duckdb = store.engine.dialect == "duckdb"
+        assert {"snapshot_reads", "snapshot_spans"} & store.engine.tables() == (
+            {"snapshot_reads", "snapshot_spans"} if on_duckdb else set()
+        ) and len(TABLES) == 21
     with LineageStore.open(store_location) as again:  # opening it again changes nothing
         assert again.engine.query("SELECT version, provider_version FROM store_versions ORDER BY version") == [
             (1, __version__),
@@ -48,6 +51,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (12, __version__),
             (13, __version__),
             (14, __version__),
+            (15, __version__),
         ]
 
 
@@ -370,3 +374,47 @@ def test_a_version_13_store_finds_a_snapshots_writers_by_the_index_of_snapshot_a
             ("out.r1", "r1", "r1"),
             ("out.r2", "r2", "r2"),
         ]
+
+
+def test_a_version_14_store_learns_the_span_of_each_snapshot_on_duckdb(store_location, fresh_location, tmp_path):
+    events = [  # t1 read the next day and a week later; v1 read within the hour; u1 written and never read
+        complete(
+            "dag.a", dataset("out.t", "t1"), run="a1", time="2026-10-01T02:00:00Z", inputs=[dataset("src.s", "s1")]
+        ),
+        complete(
+            "dag.b", dataset("out.v", "v1"), run="b1", time="2026-10-02T03:00:00Z", inputs=[dataset("out.t", "t1")]
+        ),
+        complete(
+            "dag.c", dataset("out.w", "w1"), run="c1", time="2026-10-02T03:30:00Z", inputs=[dataset("out.v", "v1")]
+        ),
+        complete(
+            "dag.d", dataset("out.u", "u1"), run="d1", time="2026-10-08T02:00:00Z", inputs=[dataset("out.t", "t1")]
+        ),
+    ]
+    path = write(tmp_path / "events.jsonl", events)
+    engine = open_engine(store_location)
+    assert migrate(engine, target=14) == 14
+    assert "snapshot_spans" not in engine.tables()
+    ingest(engine, FileEventSource(path))
+    engine.close()
+    with LineageStore.open(store_location) as store:  # opened for writing: upgraded in place
+        assert store.version == SCHEMA_VERSION
+        if store.engine.dialect == "postgres":  # its traces walk run_datasets by its indexes
+            assert "snapshot_spans" not in store.engine.tables()
+            return
+        upgraded = store.engine.query("SELECT * FROM snapshot_spans ORDER BY first_at_us, last_at_us")
+        forward = [(str(c.table), c.run.run_id) for c in store.trace_forward(TableRef.parse("out.t"), "t1")]
+    hour = 3_600_000_000
+    first = int(datetime(2026, 10, 1, 2, tzinfo=UTC).timestamp() * 1_000_000)
+    assert [(low - first, high - first, far) for _, low, high, far in upgraded] == [
+        (0, 0, False),  # s1
+        (0, 7 * 24 * hour, True),  # t1: written, read 25 hours and a week later
+        (25 * hour, 25 * hour + hour // 2, False),  # v1
+        (25 * hour + hour // 2, 25 * hour + hour // 2, False),  # w1
+        (7 * 24 * hour, 7 * 24 * hour, False),  # u1
+    ]
+    assert forward == [("out.v", "b1"), ("out.u", "d1"), ("out.w", "c1")]  # nearest first
+    with LineageStore.open(fresh_location(), create=True) as fresh:  # one event a batch, each span widened both ways
+        shuffled = [events[3], events[1], events[0], events[2]]
+        fresh.ingest(FileEventSource(write(tmp_path / "shuffled.jsonl", shuffled)), batch_size=1)
+        assert fresh.engine.query("SELECT * FROM snapshot_spans ORDER BY first_at_us, last_at_us") == upgraded

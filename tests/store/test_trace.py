@@ -195,6 +195,44 @@ def test_a_trace_through_runs_months_apart_meets_every_run(stored):
         ]
 
 
+def test_a_trace_meets_writers_a_day_away_from_every_run_it_met_and_readers_a_month_later(stored):
+    # x1 (10-10 00:00) read a1 (10-09 02:24), which read b1 (10-08 16:48: more than a day before x1, a1's read of it
+    # within one), which read c1 (10-07 12:00); x1 also read d1, written a month before and read by nothing else
+    runs = [
+        ("d", "out.d", "d1", "2026-09-10T00:00:00Z", [("src.r", "r1")]),
+        ("c", "out.c", "c1", "2026-10-07T12:00:00Z", [("src.s", "s1")]),
+        ("b", "out.b", "b1", "2026-10-08T16:48:00Z", [("out.c", "c1")]),
+        ("a", "out.a", "a1", "2026-10-09T02:24:00Z", [("out.b", "b1")]),
+        ("x", "out.x", "x1", "2026-10-10T00:00:00Z", [("out.a", "a1"), ("out.d", "d1")]),
+    ]
+    events = [
+        complete(f"dag.{run}", dataset(table, version), run=run, time=time, inputs=[dataset(*i) for i in inputs])
+        for run, table, version, time, inputs in runs
+    ]
+    with stored(events) as store:
+        assert [line.split(" try ")[0] for line in store.trace_back(T("out.x"), "x1").lines()] == [
+            "out.x@x1 <- dag.x run x",
+            "  out.a@a1 <- dag.a run a",
+            "    out.b@b1 <- dag.b run b",
+            "      out.c@c1 <- dag.c run c",
+            "        src.s@s1: a source (no run in the lineage wrote it)",
+            "  out.d@d1 <- dag.d run d",
+            "    src.r@r1: a source (no run in the lineage wrote it)",
+        ]
+        assert [(str(c.table), c.run.run_id) for c in store.trace_forward(T("src.s"), "s1")] == [
+            ("out.c", "c"),
+            ("out.b", "b"),
+            ("out.a", "a"),
+            ("out.x", "x"),
+        ]
+        assert [(str(c.table), c.run.run_id) for c in store.trace_forward(T("src.r"), "r1")] == [
+            ("out.d", "d"),
+            ("out.x", "x"),
+        ]
+        if store.engine.dialect == "duckdb":  # c1's and d1's rows lie more than a day apart
+            assert store.engine.query("SELECT COUNT(*) FROM snapshot_spans WHERE far_apart") == [(2,)]
+
+
 def test_a_store_grown_after_a_trace_traces_its_new_tables_and_jobs_as_traced_by_hand(stored, tmp_path):
     first = one_snapshot_per_table(tangled(3))
     later = [
