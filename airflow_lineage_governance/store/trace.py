@@ -526,15 +526,25 @@ def _walked(engine: Engine, table: TableRef, snapshot: str, forward: bool) -> li
     )
 
 
+NEAR_US = 3_600_000_000
+"""How far (an hour, in microseconds) before and after the instants that reached its keys a DuckDB trace's recursion
+looks."""
+
+ROUNDS = 8
+"""How many rounds of recursion (each within a range of instants) a DuckDB trace walks before it walks the rest by one
+recursion over the whole of `snapshot_reads`."""
+
+
 def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], set[int]]:
     """Return the keys a walk of `snapshot_reads` from `first` reaches, and the instants of the rows it follows.
 
-    The first key's rows are read within its span (`snapshot_spans`). From the keys they reach, one recursive query
-    walks the rows within `FAR_APART_US` of the instants met (the range) and also returns the rows within
-    `FAR_APART_US` beyond the range that leave a key it reached, and the reached keys whose rows lie far apart. A key
-    not far apart has every row within `FAR_APART_US` of the row that reached it, so within the range or just beyond;
-    the rows of those far apart are read within their spans. When the rows beyond the range reach a new key, one
-    recursive query over the whole table goes on from the new keys.
+    The first key's rows are read within its span (`snapshot_spans`). From the keys they reach, a round is one
+    recursive query over the rows within `NEAR_US` of the instants that reached them (the range), which also returns
+    the rows within `FAR_APART_US` beyond the range that leave a key it reached, and the reached keys whose rows lie
+    far apart, whose rows beyond the range are then read within their spans. A key not far apart has every row within
+    `FAR_APART_US` of the row that reached it, so within the range or just beyond: after a round every row leaving a
+    key it reached was followed. The keys the rows beyond reach first are the next round's; after `ROUNDS` rounds, one
+    recursive query over the whole table goes on from them.
     """
     start, to = ("read_key", "written_key") if forward else ("written_key", "read_key")
     reached = {first}
@@ -545,43 +555,59 @@ def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], 
     rows = engine.query(
         f"SELECT {to}, at_us FROM snapshot_reads WHERE at_us BETWEEN ? AND ? AND {start} = ?", [*span, first]
     )
-    level = _followed(rows, reached, instants)
-    if level:
-        low, high = min(instants) - FAR_APART_US, max(instants) + FAR_APART_US
-        near = "(SELECT * FROM snapshot_reads WHERE at_us BETWEEN ? AND ?)"
-        beyond = (  # in the same query: the rows just beyond the range that leave a key reached, the keys far apart
-            f"SELECT k, at_us, NULL, 0 FROM walk UNION ALL SELECT s.{to}, s.at_us, NULL, 1 FROM snapshot_reads s WHERE "
-            f"(s.at_us BETWEEN ? AND ? OR s.at_us BETWEEN ? AND ?) AND s.{start} IN (SELECT k FROM walk) UNION ALL "
-            "SELECT snapshot_key, first_at_us, last_at_us, 2 FROM snapshot_spans WHERE far_apart AND snapshot_key IN "
-            "(SELECT k FROM walk)"
-        )
-        rows = engine.query(
-            _recursion(start, to, near, beyond),
-            [level, low, high, low - FAR_APART_US, low - 1, high + 1, high + FAR_APART_US],
-        )
-        _followed([row[:2] for row in rows if row[3] == 0], reached, instants)
-        outside = [row[:2] for row in rows if row[3] == 1]
-        far = [row for row in rows if row[3] == 2]
-        if far:
-            outside += engine.query(
-                f"SELECT s.{to}, s.at_us FROM snapshot_reads s JOIN (SELECT unnest(?::BIGINT[]) AS k, "
-                "unnest(?::BIGINT[]) AS first_at_us, unnest(?::BIGINT[]) AS last_at_us) AS far ON s."
-                f"{start} = far.k AND s.at_us BETWEEN far.first_at_us AND far.last_at_us WHERE s.at_us BETWEEN ? AND ? "
-                "AND (s.at_us < ? OR s.at_us > ?)",
-                [
-                    [row[0] for row in far],
-                    [row[1] for row in far],
-                    [row[2] for row in far],
-                    min(row[1] for row in far),
-                    max(row[2] for row in far),
-                    low,
-                    high,
-                ],
-            )
-        level = _followed(outside, reached, instants)
+    met: set[int] = set()  # the instants of the rows that reached the keys of `level`, and others
+    level = _followed(rows, reached, met)
+    for _ in range(ROUNDS):
+        if not level:
+            break
+        instants |= met
+        low, high = min(met) - NEAR_US, max(met) + NEAR_US
+        met = set()
+        level = _followed(_beyond(engine, start, to, level, low, high, reached, instants), reached, met)
+    instants |= met
     if level:
         _followed(engine.query(_recursion(start, to, "snapshot_reads"), [level]), reached, instants)
     return reached, instants
+
+
+def _beyond(
+    engine: Engine, start: str, to: str, level: list[int], low: int, high: int, reached: set[int], instants: set[int]
+) -> list[Row]:
+    """Walk from the keys of `level` over the rows between `low` and `high`; return the rows beyond that leave a key.
+
+    The keys the walk reaches go into `reached` and its rows' instants into `instants`. The rows returned are those
+    within `FAR_APART_US` beyond the range, and those of the keys far apart anywhere beyond it.
+    """
+    near = "(SELECT * FROM snapshot_reads WHERE at_us BETWEEN ? AND ?)"
+    beyond = (  # in the same query: the rows just beyond the range that leave a key reached, the keys far apart
+        f"SELECT k, at_us, NULL, 0 FROM walk UNION ALL SELECT s.{to}, s.at_us, NULL, 1 FROM snapshot_reads s WHERE "
+        f"(s.at_us BETWEEN ? AND ? OR s.at_us BETWEEN ? AND ?) AND s.{start} IN (SELECT k FROM walk) UNION ALL "
+        "SELECT snapshot_key, first_at_us, last_at_us, 2 FROM snapshot_spans WHERE far_apart AND snapshot_key IN "
+        "(SELECT k FROM walk)"
+    )
+    rows = engine.query(
+        _recursion(start, to, near, beyond),
+        [level, low, high, low - FAR_APART_US, low - 1, high + 1, high + FAR_APART_US],
+    )
+    _followed([row[:2] for row in rows if row[3] == 0], reached, instants)
+    found = [row[:2] for row in rows if row[3] == 1]
+    far = [row for row in rows if row[3] == 2]
+    if far:
+        found += engine.query(
+            f"SELECT s.{to}, s.at_us FROM snapshot_reads s JOIN (SELECT unnest(?::BIGINT[]) AS k, unnest(?::BIGINT[]) "
+            f"AS first_at_us, unnest(?::BIGINT[]) AS last_at_us) AS far ON s.{start} = far.k AND s.at_us BETWEEN "
+            "far.first_at_us AND far.last_at_us WHERE s.at_us BETWEEN ? AND ? AND (s.at_us < ? OR s.at_us > ?)",
+            [
+                [row[0] for row in far],
+                [row[1] for row in far],
+                [row[2] for row in far],
+                min(row[1] for row in far),
+                max(row[2] for row in far),
+                low,
+                high,
+            ],
+        )
+    return found
 
 
 def _recursion(start: str, to: str, table: str, then: str = "SELECT k, at_us FROM walk") -> str:
