@@ -9,9 +9,8 @@ by instant, then run id (`_run_rows`); Python names them from a cache by id and 
 reads them. On PostgreSQL the recursion walks `run_datasets` by its indexes of snapshots and runs, carrying the runs'
 rows; on DuckDB it walks `snapshot_reads` from the snapshot's rows (found by its key's span, `snapshot_spans`) within
 a range of instants, then beyond it only where a snapshot it reached has rows, and reads the runs' rows at the
-instants the walk met. A snapshot's writer is the
-latest COMPLETE that named it as an output (by instant, then run id), whatever order the events arrived in. A run's
-inputs and outputs are listed by table name.
+instants the walk met. A snapshot's writer is the latest COMPLETE that named it as an output (by instant, then run
+id), whatever order the events arrived in. A run's inputs and outputs are listed by table name.
 """
 
 from __future__ import annotations
