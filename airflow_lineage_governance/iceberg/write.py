@@ -508,6 +508,26 @@ def _written(ref: TableRef, table: Table, rows: int, *, replaced: bool = False) 
     )
 
 
+def namespace_made(catalog: Catalog, namespace: tuple[str, ...]) -> None:
+    """Make the namespace unless it exists, also when another writer makes it at the same moment.
+
+    A SQL catalog looks the namespace up, then inserts its row: two tasks making one namespace at once both find none,
+    and the later insert breaks the catalog's key. The namespace is there then, which is all a write needs.
+
+    Args:
+        catalog: The catalog.
+        namespace: The namespace's levels.
+
+    Raises:
+        Exception: The catalog's own error, when the namespace is still not there after it.
+    """
+    try:
+        catalog.create_namespace_if_not_exists(namespace)
+    except Exception:
+        if not catalog.namespace_exists(namespace):
+            raise
+
+
 def create_or_replace(
     catalog: Catalog,
     name: TableName,
@@ -555,7 +575,7 @@ def create_or_replace(
         partition_by, [f.name for f in columns.fields] if isinstance(columns, Schema) else columns.names, str(ref)
     )
     if table is None:
-        catalog.create_namespace_if_not_exists(ref.namespace)
+        namespace_made(catalog, ref.namespace)
     loaded = [table] if table is not None else []
 
     def attempt() -> WriteResult:

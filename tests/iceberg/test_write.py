@@ -7,7 +7,7 @@ import pytest
 from pyiceberg.exceptions import CommitFailedException
 
 from airflow_lineage_governance.errors import LineageGovernanceError
-from airflow_lineage_governance.iceberg.catalog import catalog_tables
+from airflow_lineage_governance.iceberg.catalog import catalog_tables, open_catalog
 from airflow_lineage_governance.iceberg.errors import CommitConflictError, IcebergError, IcebergWriteError
 from airflow_lineage_governance.iceberg.run import run_statement
 from airflow_lineage_governance.iceberg.write import (
@@ -116,3 +116,23 @@ def test_a_statement_reads_and_writes_a_two_level_namespace(catalog):
 
 def test_write_errors_share_the_package_root():
     assert issubclass(IcebergWriteError, IcebergError) and issubclass(IcebergError, LineageGovernanceError)
+
+
+def test_a_namespace_another_task_makes_at_the_same_moment_is_written_into(
+    catalog, empty_catalog_properties, catalog_kind, monkeypatch
+):
+    other = open_catalog("platform", empty_catalog_properties)  # another task's catalog, on the same store
+    looked_up = catalog.namespace_exists
+    made: list[object] = []
+
+    def made_right_after(namespace):  # the other task makes the namespace between this one's look-up and its insert
+        found = looked_up(namespace)
+        if not made:
+            other.create_namespace(namespace)
+            made.append(namespace)
+        return found
+
+    monkeypatch.setattr(catalog, "namespace_exists", made_right_after)
+    create_or_replace(catalog, "marketing.t", pa.table({"n": [1, 2]}), {})
+    assert catalog.load_table("marketing.t").scan().to_arrow().column("n").to_pylist() == [1, 2]
+    assert bool(made) == (catalog_kind == "sql")  # a REST server makes it or answers that it exists, in one call
