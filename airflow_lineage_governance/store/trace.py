@@ -4,13 +4,13 @@ Which run wrote a table's snapshot (its try, its SQL hash), which snapshot of ea
 sources (`trace_back`); and forwards, every output snapshot that read a snapshot, directly or through others
 (`trace_forward`).
 
-A recursive query finds the runs a trace meets and returns each one's own row and its tables' rows (by id), sorted
-by instant, then run id (`_run_rows`); Python names them from a cache by id and lays them out in the order a person
-reads them. On PostgreSQL the recursion walks `run_datasets` by its indexes of snapshots and runs, carrying the runs'
-rows; on DuckDB it walks `snapshot_reads` from the snapshot's rows (found by its key's span, `snapshot_spans`) within
-a range of instants, then beyond it only where a snapshot it reached has rows, and reads the runs' rows at the
-instants the walk met. A snapshot's writer is the latest COMPLETE that named it as an output (by instant, then run
-id), whatever order the events arrived in. A run's inputs and outputs are listed by table name.
+A recursive query finds the runs a trace meets and returns each one's own row and its tables' rows, named and sorted by
+instant, then run id, then table name (`_run_rows`); Python lays them out in the order a person reads them. On
+PostgreSQL the recursion walks `run_datasets` by its indexes of snapshots and runs, carrying the runs' rows; on DuckDB
+it walks `snapshot_reads` from the snapshot's rows (found by its key's span, `snapshot_spans`) within a range of
+instants, then beyond it only where a snapshot it reached has rows, and reads the runs' rows at the instants the walk
+met. A snapshot's writer is the latest COMPLETE that named it as an output (by instant, then run id), whatever order the
+events arrived in. A run's inputs and outputs are listed by table name.
 """
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import wraps
-from operator import itemgetter
-from typing import Any, ParamSpec, TypeVar
-from weakref import WeakKeyDictionary
+from functools import lru_cache, wraps
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from airflow_lineage_governance.errors import InvalidNameError
 from airflow_lineage_governance.graph.events import paused_collection
@@ -61,8 +59,7 @@ def snapshot_asked(text: str) -> Snapshot:
     return table, snapshot
 
 
-@dataclass(frozen=True)
-class StoredRun:
+class StoredRun(NamedTuple):
     """A COMPLETE run as a trace shows it.
 
     Its job, run id, try, time, SQL hash and the snapshots it read and wrote (by table name).
@@ -149,8 +146,7 @@ class StoredOrigin:
         )
 
 
-@dataclass(frozen=True)
-class StoredContaminated:
+class StoredContaminated(NamedTuple):
     """An output snapshot that read a contaminated snapshot.
 
     The run, what it read, what it wrote, and the written table's owner and tier.
@@ -188,21 +184,22 @@ def _run_rows(engine: Engine, met: str, datasets: str, completes: str = "complet
 
     `met` is a relation with the run id and instant of each run met (a run may be in it more than once), `datasets` one
     of the rows of `run_datasets` of those runs (`d`'s), and `completes` the relation their COMPLETEs are read from.
-    Each run with a COMPLETE is one row of its own (kind 0: instant, run id, its job's id, time, SQL hash, try), then
-    one row per input (kind 2) and per output (3), each its instant, run id, table's id and snapshot: the few columns
-    Python reads, sorted in the order it reads them (by instant, then run id), the names left to Python's cache
-    (`_named`). The rows of a run without a COMPLETE, should `datasets` have them, have no run's row before them, and
-    `_runs` passes them over.
+    Each run with a COMPLETE is one row of its own (kind 0: instant, run id, its job's name, time, SQL hash, try), then
+    one row per input (kind 2) and per output (3), each its instant, run id, table's name and snapshot, sorted by the
+    table's name, then snapshot (an absent one as empty): the few columns Python reads, in the order it reads them (by
+    instant, then run id). The rows of a run without a COMPLETE, should `datasets` have them, have no run's row before
+    them, and `_runs` passes them over.
     """
     text = engine.text_order
     return (
         "numbered AS MATERIALIZED (SELECT c.run_id, c.at_us, c.event_time, c.try_number, c.sql_hash, c.job_id FROM "
         f"(SELECT DISTINCT run_id, at_us FROM {met}) AS r JOIN {completes} c ON c.run_id = r.run_id AND "
         "c.at_us = r.at_us) "
-        "SELECT * FROM (SELECT at_us, run_id, 0 AS kind, job_id AS id, CAST(NULL AS TEXT) AS snapshot, event_time, "
-        "sql_hash, try_number FROM numbered UNION ALL SELECT d.at_us, d.run_id, CASE WHEN d.role = 'input' THEN 2 "
-        f"ELSE 3 END, d.dataset_id, d.snapshot, NULL, NULL, NULL FROM {datasets}) AS rows "
-        f"ORDER BY at_us, run_id{text}, kind"
+        "SELECT at_us, run_id, kind, name, snapshot, event_time, sql_hash, try_number FROM (SELECT n.at_us, n.run_id, "
+        "0 AS kind, j.name, CAST(NULL AS TEXT) AS snapshot, n.event_time, n.sql_hash, n.try_number FROM numbered n "
+        "LEFT JOIN jobs j ON j.job_id = n.job_id UNION ALL SELECT d.at_us, d.run_id, CASE WHEN d.role = 'input' THEN 2 "
+        f"ELSE 3 END, t.name, d.snapshot, NULL, NULL, NULL FROM {datasets} LEFT JOIN datasets t ON t.dataset_id = "
+        f"d.dataset_id) AS rows ORDER BY at_us, run_id{text}, kind, name{text}, COALESCE(snapshot, ''){text}"
     )
 
 
@@ -268,80 +265,39 @@ def _refuse_unknown(engine: Engine, table: TableRef, snapshot: str) -> None:
         )
 
 
-_NAMES: WeakKeyDictionary[Engine, tuple[dict[int, tuple[str, TableRef]], dict[int, str]]] = WeakKeyDictionary()
-
-
-def _named(engine: Engine, tables: set[int], jobs: set[int]) -> tuple[dict[int, tuple[str, TableRef]], dict[int, str]]:
-    """Return each table's name and ref by id, and each job's name by id, those not known yet read by key.
-
-    An id is a hash of its table's (or job's) name, so a name read once stays its id's: the engine's names are kept
-    and grow with the ids the traces meet.
-    """
-    known = _NAMES.setdefault(engine, ({}, {}))
-    named, jobs_named = known
-    new_tables, new_jobs = sorted(tables - named.keys()), sorted(jobs - jobs_named.keys())
-    if new_tables or new_jobs:  # one query for both: a trace of a few thousand runs meets thousands of each
-        for is_table, key, name in engine.query(
-            "SELECT TRUE, dataset_id, name FROM datasets WHERE dataset_id IN (SELECT unnest(CAST(? AS BIGINT[]))) "
-            "UNION ALL SELECT FALSE, job_id, name FROM jobs WHERE job_id IN (SELECT unnest(CAST(? AS BIGINT[])))",
-            [new_tables, new_jobs],
-        ):
-            if is_table:
-                named[key] = (name, TableRef.parse(name))
-            else:
-                jobs_named[key] = name
-    return known
+@lru_cache(maxsize=1 << 16)  # a trace of a few thousand runs names thousands of tables, most of them again and again
+def _table(name: str) -> TableRef:
+    """Return the table a stored table name names."""
+    return TableRef.parse(name)
 
 
 _Facts = tuple[str, str, int | None, str, str | None, int]
 """A run's job, run id, try, time, SQL hash and instant, as `StoredRun` takes them."""
 
-_Listed = tuple[str, str, TableRef, str | None]
-"""An input or output of a run as `_runs` lists it: its table's name, its snapshot as text, its table, its snapshot."""
 
-
-def _runs(engine: Engine, rows: Sequence[Row]) -> list[StoredRun]:
+def _runs(rows: Sequence[Row]) -> list[StoredRun]:
     """Return the runs of the rows, in their order (by instant, then run id).
 
-    The rows are `_run_rows`': each run's own row, then its inputs and its outputs. Each run's inputs and outputs are
-    sorted by table name (a name's text is its table's), then snapshot.
+    The rows are `_run_rows`': each run's own row, then its inputs and its outputs, each sorted by table name, then
+    snapshot.
     """
-    tables, jobs = _named(engine, {row[3] for row in rows if row[2]}, {row[3] for row in rows if not row[2]})
     found: list[StoredRun] = []
     facts: _Facts | None = None
     at, of = None, None  # the instant and run id of the run whose rows follow
-    inputs: list[_Listed] = []
-    outputs: list[_Listed] = []
-    for at_us, run_id, kind, key, snapshot, event_time, sql_hash, try_number in rows:
+    inputs: list[tuple[TableRef, str | None]] = []
+    outputs: list[tuple[TableRef, str | None]] = []
+    for at_us, run_id, kind, name, snapshot, event_time, sql_hash, try_number in rows:
         if kind:
             if at_us == at and run_id == of:  # else the rows of a run without a COMPLETE
-                name, table = tables[key]
-                (inputs if kind == 2 else outputs).append((name, snapshot or "", table, snapshot))
+                (inputs if kind == 2 else outputs).append((_table(name), snapshot))
             continue
         if facts:
-            found.append(_run(facts, inputs, outputs))
-        facts = (jobs[key], run_id, try_number, event_time, sql_hash, at_us)
+            found.append(StoredRun(*facts, tuple(inputs), tuple(outputs)))
+        facts = (name, run_id, try_number, event_time, sql_hash, at_us)
         at, of, inputs, outputs = at_us, run_id, [], []
     if facts:
-        found.append(_run(facts, inputs, outputs))
+        found.append(StoredRun(*facts, tuple(inputs), tuple(outputs)))
     return found
-
-
-_BY_NAME = itemgetter(0, 1)
-"""A dataset row's order in `_runs`: its table's name, then its snapshot (as text, an absent one as empty)."""
-
-
-def _run(facts: _Facts, inputs: list[_Listed], outputs: list[_Listed]) -> StoredRun:
-    """Return the run of its facts (job, run id, try, time, SQL hash, instant), inputs and outputs."""
-    if len(inputs) > 1:
-        inputs.sort(key=_BY_NAME)
-    if len(outputs) > 1:
-        outputs.sort(key=_BY_NAME)
-    return StoredRun(
-        *facts,
-        tuple([(table, snapshot) for _, _, table, snapshot in inputs]),
-        tuple([(table, snapshot) for _, _, table, snapshot in outputs]),
-    )
 
 
 _P = ParamSpec("_P")
@@ -385,7 +341,7 @@ def trace_back(engine: Engine, table: TableRef, snapshot: str) -> StoredOrigin:
     else:
         rows = _reached_back(engine, table, snapshot)
     writers: dict[tuple[TableRef, str | None], StoredRun] = {}
-    for run in _runs(engine, rows):  # by instant, then run id: each snapshot's latest writer the last
+    for run in _runs(rows):  # by instant, then run id: each snapshot's latest writer the last
         for output in run.outputs:
             writers[output] = run
     if (table, snapshot) not in writers:  # a source, or a snapshot no COMPLETE named
@@ -437,7 +393,7 @@ def trace_forward(
     else:
         rows = _reached_forward(engine, table, snapshot)
     readers: dict[tuple[TableRef, str | None], list[StoredRun]] = {}
-    for run in _runs(engine, rows):  # by instant, then run id
+    for run in _runs(rows):  # by instant, then run id
         for read in run.inputs:
             readers.setdefault(read, []).append(run)
     if (table, snapshot) not in readers:  # written and never read, or a snapshot no COMPLETE named
