@@ -395,9 +395,10 @@ def _store(engine: Engine, prepared: PreparedBatch) -> tuple[int, int]:
     engine.lock(sorted({prepared.events[line[key]][4] for key in new}))
     _final_states(engine, [key[0] for key in new])
     completes = [prepared.completes[key] for key in new if key in prepared.completes]
-    _lineage(engine, prepared.lineage, completes)
+    reads = [row for rows in completes for row in rows.snapshot_reads]
+    _lineage(engine, prepared.lineage, completes, reads)
     if prepared.spanned:
-        _spans(engine, [row for rows in completes for row in rows.snapshot_reads])
+        _spans(engine, reads)
     earliest: dict[int, int] = {}
     for rows in completes:
         job, at_us = rows.complete[3], rows.complete[1]
@@ -604,8 +605,11 @@ def lineage_rows(completes: Sequence[CompleteRows], offered: Offered) -> Lineage
     )
 
 
-def _lineage(engine: Engine, lineage: LineageRows, completes: Sequence[CompleteRows]) -> None:
-    """Add the batch's lineage rows and those of the COMPLETEs just stored, in their keys' order (run id, instant)."""
+def _lineage(engine: Engine, lineage: LineageRows, completes: Sequence[CompleteRows], reads: Sequence[Row]) -> None:
+    """Add the batch's lineage rows and those of the COMPLETEs just stored, in their keys' order (run id, instant).
+
+    `reads` are the COMPLETEs' `snapshot_reads` rows, in the same order.
+    """
     _named(engine, lineage)
     engine.insert(
         "completes",
@@ -620,7 +624,7 @@ def _lineage(engine: Engine, lineage: LineageRows, completes: Sequence[CompleteR
     engine.insert(  # none on a store without the table (`prepare_batch`)
         "snapshot_reads",
         ("written_key", "read_key", "at_us"),
-        [row for rows in completes for row in rows.snapshot_reads],
+        reads,
     )
 
 
