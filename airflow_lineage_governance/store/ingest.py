@@ -42,7 +42,7 @@ from airflow_lineage_governance.graph.records import sql_hash
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.bodies import blocks
 from airflow_lineage_governance.store.engine import Engine, Row
-from airflow_lineage_governance.store.ids import snapshot_key, stable_id
+from airflow_lineage_governance.store.ids import SNAPSHOT_KEY, stable_id
 from airflow_lineage_governance.store.migrations import store_version
 from airflow_lineage_governance.store.read_ahead import read_ahead
 from airflow_lineage_governance.store.schema import FAR_APART_US, STRETCHES
@@ -236,7 +236,6 @@ class CompleteRows:
     complete: Row  # its completes row
     run_datasets: tuple[Row, ...]  # the snapshot of each table it read and wrote, sorted
     version_datasets: tuple[Row, ...]  # datasets rows of those tables
-    snapshot_reads: tuple[Row, ...]  # its snapshot_reads rows (none when the store keeps no such table)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +260,7 @@ class PreparedBatch:
     jobs: list[Row]  # those earlier batches did not offer
     blocked: bool  # whether the events' JSON goes into blocks (schema version 3 on), else into each row
     hashed: bool  # whether each events row holds its JSON's SHA-256 (before schema version 13)
+    reads: bool  # whether the store keeps each snapshot read into each written (`snapshot_reads`, version 7 on, DuckDB)
     spanned: bool  # whether the store keeps the span of each snapshot key (`snapshot_spans`, schema version 15 on)
     block_rows: list[Row]  # event_blocks rows
     places: list[tuple[int, int]]  # each key's block and line in it
@@ -317,7 +317,7 @@ def prepare_batch(
         )
         rows.append((*row, *places[index]) if blocked else (*row, zlib.compress(received.data, 6)))
     completes = {
-        key: complete_rows(unique[key], known, reads)
+        key: complete_rows(unique[key], known)
         for key in keys
         if unique[key].event.event_type == COMPLETE and unique[key].event.raw is not None
     }
@@ -328,6 +328,7 @@ def prepare_batch(
         _new(jobs, "jobs", offered),
         blocked,
         hashed,
+        reads,
         "snapshot_spans" in tables,
         block_rows,
         places,
@@ -395,10 +396,7 @@ def _store(engine: Engine, prepared: PreparedBatch) -> tuple[int, int]:
     engine.lock(sorted({prepared.events[line[key]][4] for key in new}))
     _final_states(engine, [key[0] for key in new])
     completes = [prepared.completes[key] for key in new if key in prepared.completes]
-    reads = [row for rows in completes for row in rows.snapshot_reads]
-    _lineage(engine, prepared.lineage, completes, reads)
-    if prepared.spanned:
-        _spans(engine, reads)
+    _lineage(engine, prepared, completes)
     earliest: dict[int, int] = {}
     for rows in completes:
         job, at_us = rows.complete[3], rows.complete[1]
@@ -531,11 +529,10 @@ def _new(rows: dict[int, Row], table: str, offered: Offered) -> list[Row]:
     return fresh
 
 
-def complete_rows(received: Received, known: dict[bytes, ShapeRows], reads: bool) -> CompleteRows:
+def complete_rows(received: Received, known: dict[bytes, ShapeRows]) -> CompleteRows:
     """Return the rows a COMPLETE (holding its `raw` JSON) adds, its shape taken from `known` when read before.
 
-    `known` keeps the shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before);
-    `reads` says whether to work out its `snapshot_reads` rows (schema version 7 on).
+    `known` keeps the shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before).
     """
     event, raw = received.event, received.event.raw
     assert raw is not None
@@ -566,14 +563,12 @@ def complete_rows(received: Received, known: dict[bytes, ShapeRows], reads: bool
             (event.run_id, received.at_us, role, table_id), (event.run_id, received.at_us, role, table_id, snapshot)
         )
         versions.setdefault(table_id, (table_id, name, spaces.get(name, "")))
-    places = _sorted(run_datasets)
     return CompleteRows(
         shape,
         tuple((table_id, name, spaces.get(name, "")) for table_id, name in shape.datasets),
         complete,
-        tuple(places),
+        tuple(_sorted(run_datasets)),
         tuple(versions.values()),
-        tuple(snapshot_reads(places)) if reads else (),
     )
 
 
@@ -605,27 +600,27 @@ def lineage_rows(completes: Sequence[CompleteRows], offered: Offered) -> Lineage
     )
 
 
-def _lineage(engine: Engine, lineage: LineageRows, completes: Sequence[CompleteRows], reads: Sequence[Row]) -> None:
-    """Add the batch's lineage rows and those of the COMPLETEs just stored, in their keys' order (run id, instant).
-
-    `reads` are the COMPLETEs' `snapshot_reads` rows, in the same order.
-    """
-    _named(engine, lineage)
+def _lineage(engine: Engine, prepared: PreparedBatch, completes: Sequence[CompleteRows]) -> None:
+    """Add the batch's lineage rows and those of the COMPLETEs just stored, in their keys' order (run id, instant)."""
+    _named(engine, prepared.lineage)
     engine.insert(
         "completes",
         ("run_id", "at_us", "event_time", "job_id", "shape_id", "sql_hash", "try_number", "dag_run_id"),
         [rows.complete for rows in completes],
     )
-    engine.insert(
-        "run_datasets",
-        ("run_id", "at_us", "role", "dataset_id", "snapshot"),
-        [row for rows in completes for row in rows.run_datasets],
-    )
-    engine.insert(  # none on a store without the table (`prepare_batch`)
-        "snapshot_reads",
-        ("written_key", "read_key", "at_us"),
-        reads,
-    )
+    datasets = [row for rows in completes for row in rows.run_datasets]
+    if not prepared.reads:
+        engine.insert("run_datasets", RUN_DATASETS, datasets)
+    elif datasets:
+        _scratch(engine, "batch_datasets", "run_id TEXT, at_us BIGINT, role TEXT, dataset_id BIGINT, snapshot TEXT")
+        engine.insert("batch_datasets", RUN_DATASETS, datasets)
+        listed = ", ".join(RUN_DATASETS)
+        engine.execute(f"INSERT INTO run_datasets ({listed}) SELECT {listed} FROM batch_datasets")
+        _snapshot_reads(engine, spanned=prepared.spanned)
+
+
+RUN_DATASETS = ("run_id", "at_us", "role", "dataset_id", "snapshot")
+"""The columns of `run_datasets` an ingest writes."""
 
 
 def _named(engine: Engine, lineage: LineageRows) -> None:
@@ -642,46 +637,31 @@ def _named(engine: Engine, lineage: LineageRows) -> None:
     )
 
 
-def _spans(engine: Engine, reads: Sequence[Row]) -> None:
-    """Widen the span of each snapshot key the `snapshot_reads` rows name to take in their instants (DuckDB).
-
-    A key's span is the earliest and latest instant of the rows naming it, written or read; it is far apart when they
-    lie more than `FAR_APART_US` apart (`trace._reached_keys` looks up only such keys' rows beyond its range).
-    """
-    keys: list[int] = []
-    instants: list[int] = []
-    for written, read, at_us in reads:
-        for key in (written, read):
-            if key is not None:
-                keys.append(key)
-                instants.append(at_us)
-    if not keys:
-        return
-    engine.execute(
-        "INSERT INTO snapshot_spans SELECT k, MIN(at_us), MAX(at_us), MAX(at_us) - MIN(at_us) > ? FROM (SELECT "
-        "unnest(CAST(? AS BIGINT[])) AS k, unnest(CAST(? AS BIGINT[])) AS at_us) AS named GROUP BY k ON CONFLICT "
-        "(snapshot_key) DO UPDATE SET first_at_us = LEAST(first_at_us, excluded.first_at_us), last_at_us = "
-        "GREATEST(last_at_us, excluded.last_at_us), far_apart = GREATEST(last_at_us, excluded.last_at_us) - "
-        "LEAST(first_at_us, excluded.first_at_us) > ?",
-        [FAR_APART_US, keys, instants, FAR_APART_US],
-    )
-
-
-def snapshot_reads(run_datasets: Sequence[Row]) -> list[Row]:
-    """Return the `snapshot_reads` rows of the `run_datasets` rows (a COMPLETE's rows next to each other).
+def _snapshot_reads(engine: Engine, *, spanned: bool) -> None:
+    """Add the `snapshot_reads` rows of the batch's `run_datasets` rows (`batch_datasets`), and widen their keys' spans.
 
     Each snapshot a COMPLETE read with each snapshot it wrote; one it wrote with none read, or read with none written,
-    beside NULL.
+    beside NULL; each by its key (`ids.snapshot_key`, computed by the database). With `spanned` (DuckDB, schema
+    version 15 on), the span of each key the rows name takes in their instants: its earliest and latest instant,
+    written or read, far apart when they lie more than `FAR_APART_US` apart (`trace._reached_keys` looks up only such
+    keys' rows beyond its range).
     """
-    found: list[Row] = []
-    runs: dict[tuple[str, int], tuple[list[int | None], list[int | None]]] = {}
-    for run_id, at_us, role, table_id, snapshot in run_datasets:
-        if snapshot is not None:
-            written, read = runs.setdefault((run_id, at_us), ([], []))
-            (written if role == "output" else read).append(snapshot_key(table_id, snapshot))
-    for (_, at_us), (written, read) in runs.items():
-        found.extend((w, r, at_us) for w in written or [None] for r in read or [None])
-    return found
+    key = SNAPSHOT_KEY[engine.dialect].format(alias="")
+    engine.execute(
+        "INSERT INTO snapshot_reads (written_key, read_key, at_us) SELECT o.k, i.k, COALESCE(o.at_us, i.at_us) AS "
+        f"at_us FROM (SELECT run_id, at_us, {key} AS k FROM batch_datasets WHERE role = 'output' AND snapshot IS NOT "
+        f"NULL) o FULL JOIN (SELECT run_id, at_us, {key} AS k FROM batch_datasets WHERE role = 'input' AND snapshot "
+        "IS NOT NULL) i ON i.run_id = o.run_id AND i.at_us = o.at_us ORDER BY at_us"
+    )
+    if spanned:  # every snapshot of a COMPLETE is in one of its rows of `snapshot_reads` at least
+        engine.execute(
+            "INSERT INTO snapshot_spans SELECT k, MIN(at_us), MAX(at_us), MAX(at_us) - MIN(at_us) > ? FROM (SELECT "
+            f"{key} AS k, at_us FROM batch_datasets WHERE snapshot IS NOT NULL) AS named GROUP BY k ON CONFLICT "
+            "(snapshot_key) DO UPDATE SET first_at_us = LEAST(first_at_us, excluded.first_at_us), last_at_us = "
+            "GREATEST(last_at_us, excluded.last_at_us), far_apart = GREATEST(last_at_us, excluded.last_at_us) - "
+            "LEAST(first_at_us, excluded.first_at_us) > ?",
+            [FAR_APART_US, FAR_APART_US],
+        )
 
 
 def _target(target: ColumnRef | TableRef) -> tuple[str, str, bool]:
