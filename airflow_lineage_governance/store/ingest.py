@@ -45,7 +45,7 @@ from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.ids import SNAPSHOT_KEY, stable_id
 from airflow_lineage_governance.store.migrations import store_version
 from airflow_lineage_governance.store.read_ahead import read_ahead
-from airflow_lineage_governance.store.schema import FAR_APART_US, STRETCHES
+from airflow_lineage_governance.store.schema import FAR_APART_US, SNAPSHOT_PAIRS, STRETCHES
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 BATCH = 2000
@@ -641,17 +641,16 @@ def _snapshot_reads(engine: Engine, *, spanned: bool) -> None:
     """Add the `snapshot_reads` rows of the batch's `run_datasets` rows (`batch_datasets`), and widen their keys' spans.
 
     Each snapshot a COMPLETE read with each snapshot it wrote; one it wrote with none read, or read with none written,
-    beside NULL; each by its key (`ids.snapshot_key`, computed by the database). With `spanned` (DuckDB, schema
-    version 15 on), the span of each key the rows name takes in their instants: its earliest and latest instant,
-    written or read, far apart when they lie more than `FAR_APART_US` apart (`trace._reached_keys` looks up only such
-    keys' rows beyond its range).
+    beside NULL; each by its key (`ids.snapshot_key`, computed by the database; `schema.SNAPSHOT_PAIRS`, as the
+    migration to version 7 fills the table). With `spanned` (DuckDB, schema version 15 on), the span of each key the
+    rows name takes in their instants: its earliest and latest instant, written or read, far apart when they lie more
+    than `FAR_APART_US` apart (`trace._reached_keys` looks up only such keys' rows beyond its range).
     """
     key = SNAPSHOT_KEY[engine.dialect].format(alias="")
     engine.execute(
-        "INSERT INTO snapshot_reads (written_key, read_key, at_us) SELECT o.k, i.k, COALESCE(o.at_us, i.at_us) AS "
-        f"at_us FROM (SELECT run_id, at_us, {key} AS k FROM batch_datasets WHERE role = 'output' AND snapshot IS NOT "
-        f"NULL) o FULL JOIN (SELECT run_id, at_us, {key} AS k FROM batch_datasets WHERE role = 'input' AND snapshot "
-        "IS NOT NULL) i ON i.run_id = o.run_id AND i.at_us = o.at_us ORDER BY at_us"
+        "INSERT INTO snapshot_reads (written_key, read_key, at_us) "
+        + SNAPSHOT_PAIRS.format(snapshot_key=key, datasets="batch_datasets")
+        + " ORDER BY at_us"
     )
     if spanned:  # every snapshot of a COMPLETE is in one of its rows of `snapshot_reads` at least
         engine.execute(

@@ -178,14 +178,19 @@ VERSION_6 = (
     "CREATE INDEX findings_by_subject ON findings (subject)",
 )
 
+SNAPSHOT_PAIRS = (
+    "SELECT o.k, i.k, COALESCE(o.at_us, i.at_us) AS at_us FROM (SELECT run_id, at_us, {snapshot_key} AS k FROM "
+    "{datasets} WHERE role = 'output' AND snapshot IS NOT NULL) o FULL JOIN (SELECT run_id, at_us, {snapshot_key} AS "
+    "k FROM {datasets} WHERE role = 'input' AND snapshot IS NOT NULL) i ON i.run_id = o.run_id AND i.at_us = o.at_us"
+)
+"""The rows of `snapshot_reads` (written key, read key, instant) of the `run_datasets` rows of the relation
+`{datasets}`, each key `ids.SNAPSHOT_KEY` (`{snapshot_key}`)."""
+
 VERSION_7 = (
     # per COMPLETE, each snapshot it read into each snapshot it wrote, by `ids.snapshot_key`: what a trace walks on
     # DuckDB (a snapshot it wrote with none read, or read with none written, beside NULL)
     "CREATE TABLE snapshot_reads (written_key BIGINT, read_key BIGINT, at_us BIGINT NOT NULL)",
-    "INSERT INTO snapshot_reads (written_key, read_key, at_us) SELECT o.k, i.k, COALESCE(o.at_us, i.at_us) FROM "
-    "(SELECT run_id, at_us, {snapshot_key} AS k FROM run_datasets WHERE role = 'output' AND snapshot IS NOT NULL) o "
-    "FULL JOIN (SELECT run_id, at_us, {snapshot_key} AS k FROM run_datasets WHERE role = 'input' AND snapshot IS "
-    "NOT NULL) i ON i.run_id = o.run_id AND i.at_us = o.at_us",
+    "INSERT INTO snapshot_reads (written_key, read_key, at_us) " + SNAPSHOT_PAIRS.replace("{datasets}", "run_datasets"),
 )
 
 
