@@ -125,6 +125,19 @@ class LineSource(Protocol):
         ...
 
 
+@runtime_checkable
+class RawLineSource(Protocol):
+    """A source of JSON lines that hands each line unparsed, for a reader that parses only the parts it needs."""
+
+    def lines(self, report: ReadReport) -> Iterator[tuple[int, bytes]]:
+        """Yield each line that is not blank, with its number (counted in `report.lines`)."""
+        ...
+
+    def not_json(self, report: ReadReport, number: int, line: bytes) -> None:
+        """Count a line of `lines` that is not JSON, as `parsed_lines` counts it."""
+        ...
+
+
 class FileEventSource:
     """An OpenLineage JSONL file, as the file transport writes it.
 
@@ -148,6 +161,17 @@ class FileEventSource:
 
     def parsed_lines(self, report: ReadReport) -> Iterator[tuple[Any, bytes | None]]:
         """Yield each line's parsed JSON with the line, as `raw_events` reads them (and raises as it does)."""
+        for number, line in self.lines(report):
+            try:
+                yield orjson.loads(line), line
+            except (orjson.JSONDecodeError, UnicodeDecodeError):
+                self.not_json(report, number, line)
+
+    def lines(self, report: ReadReport) -> Iterator[tuple[int, bytes]]:
+        """Yield each line that is not blank, unparsed, with its number; count it in `report.lines`.
+
+        Raises EventSourceError as `raw_events` does; a missing file yields nothing.
+        """
         if not self.path.exists():
             report.note(f"{self.description} does not exist: no event was ever written there")
             return  # no events at all is a finding for the checks, not an error of reading
@@ -169,15 +193,16 @@ class FileEventSource:
                     )
                 first = False
                 report.lines += 1
-                try:
-                    yield orjson.loads(line), line
-                except (orjson.JSONDecodeError, UnicodeDecodeError):
-                    if line.endswith(b"\n"):
-                        report.malformed += 1
-                        report.note(f"line {number}: not JSON")
-                    else:  # only the last line can lack its newline: the writer stopped mid-event
-                        report.truncated += 1
-                        report.note(f"line {number}: truncated (the file ends mid-event)")
+                yield number, line
+
+    def not_json(self, report: ReadReport, number: int, line: bytes) -> None:
+        """Count a line of `lines` that is not JSON: truncated when it is the last and lacks its newline."""
+        if line.endswith(b"\n"):
+            report.malformed += 1
+            report.note(f"line {number}: not JSON")
+        else:  # only the last line can lack its newline: the writer stopped mid-event
+            report.truncated += 1
+            report.note(f"line {number}: truncated (the file ends mid-event)")
 
 
 def sql_query(raw: dict[str, Any]) -> str | None:
@@ -225,19 +250,45 @@ def to_run_event(raw: Any) -> RunEvent | None:
         if type(airflow) is dict:
             dag_run, task = airflow.get("dagRun"), airflow.get("taskInstance")
             if type(dag_run) is dict and type(dag_run.get("run_id")) is str:
-                dag_run_id = intern(dag_run["run_id"])
+                dag_run_id = dag_run["run_id"]
             if type(task) is dict and type(task.get("try_number")) is int:
                 try_number = task["try_number"]
         extraction_failed = type(facets.get("extractionError")) is dict
-    # the strings many events repeat (type, job, DAG run) are kept once, not once per event
+    return interned_event(
+        event_type,
+        event_time,
+        run_id,
+        namespace if type(namespace) is str else "",
+        name,
+        at,
+        dag_run_id,
+        try_number,
+        extraction_failed,
+        raw,
+    )
+
+
+def interned_event(
+    event_type: str,
+    event_time: str,
+    run_id: str,
+    namespace: str,
+    name: str,
+    at: datetime,
+    dag_run_id: str | None,
+    try_number: int | None,
+    extraction_failed: bool,
+    raw: dict[str, Any] | None,
+) -> RunEvent:
+    """Return the run event of these parts, the strings many events repeat (type, job, DAG run) kept once."""
     return RunEvent(
         _KNOWN_TYPES.get(event_type, event_type),
         event_time,
         run_id,
-        intern(namespace) if type(namespace) is str else "",
+        intern(namespace),
         intern(name),
         at,
-        dag_run_id,
+        None if dag_run_id is None else intern(dag_run_id),
         try_number,
         extraction_failed,
         raw,

@@ -32,16 +32,17 @@ from airflow_lineage_governance.graph.events import (
     TYPE_RANK,
     EventSource,
     LineSource,
+    RawLineSource,
     ReadReport,
     RunEvent,
     paused_collection,
-    sql_query,
     to_run_event,
 )
 from airflow_lineage_governance.graph.records import sql_hash
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.bodies import blocks
 from airflow_lineage_governance.store.engine import Engine, Row
+from airflow_lineage_governance.store.event_parts import EventParts, parts_of, read_line
 from airflow_lineage_governance.store.ids import SNAPSHOT_KEY, stable_id
 from airflow_lineage_governance.store.migrations import store_version
 from airflow_lineage_governance.store.read_ahead import read_ahead
@@ -87,11 +88,12 @@ class IngestReport:
 
 @dataclass(frozen=True, slots=True)
 class Received:
-    """One good event of a batch: its parsed parts, its instant and its JSON bytes."""
+    """One good event of a batch: its run event, its instant, its JSON bytes and, for a COMPLETE, its parts."""
 
     event: RunEvent
     at_us: int
     data: bytes
+    parts: EventParts | None = None
 
 
 def job_id(event: RunEvent) -> int:
@@ -154,28 +156,62 @@ def _prepared(
     batch: list[Received] = []
     known: dict[bytes, ShapeRows] = {}
     offered: Offered = {}
-    for raw, line in _with_lines(source, read):
-        report.read += 1
-        event = to_run_event(raw)
-        if event is None:
-            report.wrong_shape += 1
-            _note(report, "an event without a run id, job name, event type or ISO 8601 event time")
-            continue
-        if event.event_type not in EVENT_TYPES:
-            report.unknown_type += 1
-            _note(report, "an event of an unknown event type")
-            continue
-        data = line.rstrip(b"\r\n") if line is not None else dumps_event(raw)
-        if b"\\u0000" in data and holds_nul(raw):
-            report.wrong_shape += 1
-            _note(report, "an event holding a NUL character (\\u0000), which no name in the store can hold")
-            continue
-        batch.append(Received(event, micros(event.at), data))
+    for received in _received(source, report, read):
+        batch.append(received)
         if len(batch) >= batch_size:
             yield prepare_batch(batch, tables, known, offered, hashed=hashed)
             batch = []
     if batch:
         yield prepare_batch(batch, tables, known, offered, hashed=hashed)
+
+
+def _received(source: EventSource, report: IngestReport, read: ReadReport) -> Iterator[Received]:
+    """Yield each good event of the source; count those left out.
+
+    The lines of a file are read by the parts the store keeps (`event_parts.read_line`), a line it hands back parsed
+    whole, as the events of any other source.
+    """
+    if not isinstance(source, RawLineSource):
+        for raw, line in _with_lines(source, read):
+            received = _checked(raw, line, report)
+            if received is not None:
+                yield received
+        return
+    for number, line in source.lines(read):
+        quick = read_line(line)
+        if quick is not None:
+            report.read += 1
+            event, parts = quick
+            yield Received(event, micros(event.at), line.rstrip(b"\r\n"), parts)
+            continue
+        try:
+            raw = orjson.loads(line)
+        except (orjson.JSONDecodeError, UnicodeDecodeError):
+            source.not_json(read, number, line)
+            continue
+        received = _checked(raw, line, report)
+        if received is not None:
+            yield received
+
+
+def _checked(raw: Any, line: bytes | None, report: IngestReport) -> Received | None:
+    """Return the good event of a parsed JSON value (its line, if any), else None, counting why it was left out."""
+    report.read += 1
+    event = to_run_event(raw)
+    if event is None:
+        report.wrong_shape += 1
+        _note(report, "an event without a run id, job name, event type or ISO 8601 event time")
+        return None
+    if event.event_type not in EVENT_TYPES:
+        report.unknown_type += 1
+        _note(report, "an event of an unknown event type")
+        return None
+    data = line.rstrip(b"\r\n") if line is not None else dumps_event(raw)
+    if b"\\u0000" in data and holds_nul(raw):
+        report.wrong_shape += 1
+        _note(report, "an event holding a NUL character (\\u0000), which no name in the store can hold")
+        return None
+    return Received(event, micros(event.at), data, parts_of(raw) if event.event_type == COMPLETE else None)
 
 
 def holds_nul(value: Any) -> bool:
@@ -316,11 +352,7 @@ def prepare_batch(
             event.try_number,
         )
         rows.append((*row, *places[index]) if blocked else (*row, zlib.compress(received.data, 6)))
-    completes = {
-        key: complete_rows(unique[key], known)
-        for key in keys
-        if unique[key].event.event_type == COMPLETE and unique[key].event.raw is not None
-    }
+    completes = {key: complete_rows(unique[key], known) for key in keys if unique[key].parts is not None}
     return PreparedBatch(
         len(batch),
         keys,
@@ -491,36 +523,6 @@ def shape_rows(event: RunEvent) -> ShapeRows:
     )
 
 
-def lineage_key(raw: dict[str, Any]) -> bytes | None:
-    """Return the parts of an event its lineage is read from, as orjson bytes.
-
-    Each dataset's name, namespace, schema and column lineage facets, or the dataset itself when it is no object: two
-    events with equal keys state the same lineage (their snapshots may differ). None when the parts cannot be written so
-    (nested too deep).
-    """
-    parts: list[Any] = []
-    for key in ("inputs", "outputs"):
-        datasets = raw.get(key)
-        if type(datasets) is not list:
-            parts.append({"datasets": datasets})
-            continue
-        for dataset in datasets:
-            facets = dataset.get("facets") if type(dataset) is dict else None
-            if type(facets) is dict:
-                parts.append(
-                    [dataset.get("name"), dataset.get("namespace"), facets.get("schema"), facets.get("columnLineage")]
-                )
-            elif type(dataset) is dict:
-                parts.append([dataset.get("name"), dataset.get("namespace"), facets])
-            else:
-                parts.append({"dataset": dataset})
-        parts.append(None)  # between the inputs and the outputs
-    try:
-        return orjson.dumps(parts)
-    except (orjson.JSONEncodeError, TypeError):
-        return None
-
-
 def _new(rows: dict[int, Row], table: str, offered: Offered) -> list[Row]:
     """Return the rows, by id, whose id was not offered yet, noting their ids as offered for the table."""
     done = offered.setdefault(table, set())
@@ -530,22 +532,26 @@ def _new(rows: dict[int, Row], table: str, offered: Offered) -> list[Row]:
 
 
 def complete_rows(received: Received, known: dict[bytes, ShapeRows]) -> CompleteRows:
-    """Return the rows a COMPLETE (holding its `raw` JSON) adds, its shape taken from `known` when read before.
+    """Return the rows a COMPLETE (holding its `parts`) adds, its shape taken from `known` when read before.
 
-    `known` keeps the shapes read so far by `lineage_key` (most runs of a job state the lineage of its run before).
+    `known` keeps the shapes read so far by lineage key (most runs of a job state the lineage of its run before); a
+    shape not read yet is read from the event's JSON, parsed whole (`shape_rows`).
     """
-    event, raw = received.event, received.event.raw
-    assert raw is not None
-    key = lineage_key(raw)
+    event, parts = received.event, received.parts
+    assert parts is not None
+    key = parts.lineage_key
     shape = known.get(key) if key is not None else None
     if shape is None:
-        shape = shape_rows(event)
+        shape = shape_rows(event if event.raw is not None else _whole(received))
         if key is not None:
             if len(known) > 100_000:
                 known.clear()
             known[key] = shape
-    spaces = _namespaces(raw)
-    query = sql_query(raw)
+    spaces: dict[str, str] = {}  # the namespace of each dataset named, the first given
+    for _, name, namespace, _ in parts.datasets:
+        if namespace is not None:
+            spaces.setdefault(name, namespace)
+    query = parts.query
     complete = (
         event.run_id,
         received.at_us,
@@ -558,7 +564,10 @@ def complete_rows(received: Received, known: dict[bytes, ShapeRows]) -> Complete
     )
     run_datasets: dict[tuple[str, int, str, int], Row] = {}
     versions: dict[int, Row] = {}
-    for role, name, table_id, snapshot in _versions(raw):
+    for role, name, _, snapshot in parts.datasets:
+        table_id = named_dataset_id(name)
+        if table_id is None:
+            continue
         run_datasets.setdefault(
             (event.run_id, received.at_us, role, table_id), (event.run_id, received.at_us, role, table_id, snapshot)
         )
@@ -570,6 +579,13 @@ def complete_rows(received: Received, known: dict[bytes, ShapeRows]) -> Complete
         tuple(_sorted(run_datasets)),
         tuple(versions.values()),
     )
+
+
+def _whole(received: Received) -> RunEvent:
+    """Return the run event of a line read by its parts (`event_parts.read_line`), parsed whole with its `raw` JSON."""
+    event = to_run_event(orjson.loads(received.data))
+    assert event is not None  # the line read by its parts reads the same whole
+    return event
 
 
 def lineage_rows(completes: Sequence[CompleteRows], offered: Offered) -> LineageRows:
@@ -671,17 +687,6 @@ def _sorted(rows: dict[Any, Row]) -> list[Row]:
     return [rows[key] for key in sorted(rows)]
 
 
-def _namespaces(raw: dict[str, Any]) -> dict[str, str]:
-    """Return the namespace of each dataset the event names (the first it gives a name)."""
-    found: dict[str, str] = {}
-    for key in ("inputs", "outputs"):
-        datasets = raw.get(key)
-        for dataset in datasets if type(datasets) is list else ():
-            if type(dataset) is dict and type(dataset.get("name")) is str and type(dataset.get("namespace")) is str:
-                found.setdefault(dataset["name"], dataset["namespace"])
-    return found
-
-
 @lru_cache(maxsize=1 << 16)  # a history names the same tables in event after event
 def named_dataset_id(name: str) -> int | None:
     """Return the id of the dataset a table name (`namespace.table`) names; None when it names no table."""
@@ -689,26 +694,6 @@ def named_dataset_id(name: str) -> int | None:
         return dataset_id(TableRef.parse(name))
     except InvalidNameError:
         return None
-
-
-def _versions(raw: dict[str, Any]) -> Iterator[tuple[str, str, int, str | None]]:
-    """Yield the role, table name, dataset id and snapshot of each dataset of the event that names a table.
-
-    The snapshot is the `version` facet's, None when absent.
-    """
-    for key, role in (("inputs", "input"), ("outputs", "output")):
-        datasets = raw.get(key)
-        for dataset in datasets if type(datasets) is list else ():
-            if type(dataset) is not dict or type(dataset.get("name")) is not str:
-                continue
-            name = dataset["name"]
-            table_id = named_dataset_id(name)
-            if table_id is None:
-                continue
-            facets = dataset.get("facets")
-            found = facets.get("version") if type(facets) is dict else None
-            version = found.get("datasetVersion") if type(found) is dict else None
-            yield role, name, table_id, version if type(version) is str else None
 
 
 def recent(engine: Engine, bound: str, lowest: int | None = None) -> str:

@@ -218,6 +218,28 @@ def test_an_event_holding_a_nul_character_is_left_out_with_one_sentence_on_both_
         assert sorted(str(e.target) for e in store.edges_as_of()) == ["out.d.x", "out.t.x"]
 
 
+def test_a_table_keeps_the_namespace_its_first_naming_gave_it_whether_read_by_parts_or_whole(store_location, tmp_path):
+    twice = complete(
+        "dag.a",
+        output("out.t", {"x": ["crm.people.email"]}, namespace="iceberg://second"),
+        run="r1",
+        inputs=[{"namespace": "iceberg://first", "name": "out.t"}, {"namespace": "iceberg://first", "name": "crm.people"}],
+    )
+    escaped = complete(  # a Unicode escape: the line is parsed whole
+        "dag.b",
+        output("out.u", {"y": ["crm.people.email"]}, namespace="iceberg://second"),
+        run="r2",
+        inputs=[{"namespace": "iceberg://first", "name": "out.u"}],
+    )
+    escaped["producer"] = "café"  # written as `caf\\u00e9`
+    path = write(tmp_path / "events.jsonl", [twice, escaped])
+    assert "\\u00e9" in path.read_text()
+    with LineageStore.open(store_location, create=True) as store:
+        assert store.ingest(FileEventSource(path)).stored == 2
+        found = store.engine.query("SELECT name, namespace FROM datasets ORDER BY name")
+    assert found == [("crm.people", "iceberg://first"), ("out.t", "iceberg://first"), ("out.u", "iceberg://first")]
+
+
 @pytest.mark.slow
 def test_many_writers_at_once_store_each_event_once(fresh_location, tmp_path, engine_kind):
     # PostgreSQL: four connections write at once. DuckDB: a file has one writing process, so the four take turns.
