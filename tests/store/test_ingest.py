@@ -223,7 +223,10 @@ def test_a_table_keeps_the_namespace_its_first_naming_gave_it_whether_read_by_pa
         "dag.a",
         output("out.t", {"x": ["crm.people.email"]}, namespace="iceberg://second"),
         run="r1",
-        inputs=[{"namespace": "iceberg://first", "name": "out.t"}, {"namespace": "iceberg://first", "name": "crm.people"}],
+        inputs=[
+            {"namespace": "iceberg://first", "name": "out.t"},
+            {"namespace": "iceberg://first", "name": "crm.people"},
+        ],
     )
     escaped = complete(  # a Unicode escape: the line is parsed whole
         "dag.b",
