@@ -234,7 +234,7 @@ def test_a_table_keeps_the_namespace_its_first_naming_gave_it_whether_read_by_pa
         run="r2",
         inputs=[{"namespace": "iceberg://first", "name": "out.u"}],
     )
-    escaped["producer"] = "café"  # written as `caf\\u00e9`
+    escaped["producer"] = "café"  # its é written as a Unicode escape
     path = write(tmp_path / "events.jsonl", [twice, escaped])
     assert "\\u00e9" in path.read_text()
     with LineageStore.open(store_location, create=True) as store:
