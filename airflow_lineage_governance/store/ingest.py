@@ -145,14 +145,32 @@ def _ingest(engine: Engine, source: EventSource, batch_size: int, report: Ingest
     tables = engine.tables()
     version = store_version(engine)
     hashed = version is not None and version[0] < HASHED_UNTIL  # an older store's events keep their JSON's hash
-    for prepared in read_ahead(_prepared(source, batch_size, report, read, tables, hashed)):
+    for prepared in read_ahead(prepared_batches(source, batch_size, report, read, tables, hashed=hashed)):
         store_batch(engine, prepared, report)
 
 
-def _prepared(
-    source: EventSource, batch_size: int, report: IngestReport, read: ReadReport, tables: set[str], hashed: bool
+def prepared_batches(
+    source: EventSource,
+    batch_size: int,
+    report: IngestReport,
+    read: ReadReport,
+    tables: set[str],
+    *,
+    hashed: bool = False,
 ) -> Iterator[PreparedBatch]:
-    """Yield each batch of `batch_size` good events of the source, its rows worked out (`prepare_batch`)."""
+    """Yield each batch of `batch_size` good events of the source, its rows worked out (`prepare_batch`).
+
+    Args:
+        source: The events.
+        batch_size: How many good events a batch holds.
+        report: The ingest's report, counting the events read and those left out.
+        read: The source's report, counting its lines that are not JSON.
+        tables: The store's tables (`Engine.tables`).
+        hashed: Whether the store keeps each event's SHA-256 (before schema version 13).
+
+    Returns:
+        The batches, in the source's order.
+    """
     batch: list[Received] = []
     known: dict[bytes, ShapeRows] = {}
     offered: Offered = {}
