@@ -162,8 +162,9 @@ class _Event(msgspec.Struct):
 
 
 _DECODER = msgspec.json.Decoder(_Event)
-_MARKED = bytes.maketrans(b"123456789E{", b"000000000e[")
-"""Every digit read as `0`, an exponent's `E` as `e`, a `{` as a `[`: what `_checked_whole` looks for, in one pass."""
+_MARKED = bytes.maketrans(b"123456789E-{", b"000000000e+[")
+"""Every digit read as `0`, `E` as `e`, a minus as a plus, a `{` as a `[`: what `_checked_whole` looks for, in one
+pass."""
 DEEPEST = 1024
 """How deep orjson reads JSON (msgspec reads as deep as Python's recursion limit lets it)."""
 INTEGERS = range(-(2**63), 2**64)
@@ -173,12 +174,18 @@ INTEGERS = range(-(2**63), 2**64)
 def _checked_whole(line: bytes) -> bool:
     """Return whether orjson might refuse a line `read_line`'s decoding read, which skips some parts unchecked.
 
-    Bytes beyond ASCII (orjson refuses invalid UTF-8), a number with an exponent or of 309 digits and more (orjson
-    refuses one past a double's range), or more brackets than orjson reads deep. A string that merely looks so (a
-    hexadecimal id with `3e5` in it) is checked too.
+    Bytes beyond ASCII (orjson refuses invalid UTF-8), a number with an exponent (a digit, `e` or `E`, maybe a sign,
+    a digit) or of 309 digits and more (orjson refuses one past a double's range), or more brackets than orjson reads
+    deep. A string that merely looks so (a hexadecimal id with `3e5` or `0e-` in it) is checked too.
     """
     marked = line.translate(_MARKED)
-    return not line.isascii() or b"0e" in marked or b"0" * 309 in marked or marked.count(b"[") > DEEPEST
+    return (
+        not line.isascii()
+        or b"0e0" in marked
+        or b"0e+0" in marked
+        or b"0" * 309 in marked
+        or marked.count(b"[") > DEEPEST
+    )
 
 
 def read_line(line: bytes) -> tuple[RunEvent, EventParts | None] | None:

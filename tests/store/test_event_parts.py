@@ -4,6 +4,7 @@ refuse, is left to be parsed whole."""
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import orjson
@@ -127,7 +128,9 @@ HOSTILE = {
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_a_line_orjson_refuses_or_reads_otherwise_is_never_read_differently(name):
-    line = json.dumps(typical()).encode()
+    plain = typical()
+    plain["run"]["runId"] = "run-a"  # no `3e5` in it, which has the line checked by orjson whatever else it holds
+    line = json.dumps(plain).encode()
     spliced = line[:-1] + b", " + HOSTILE[name] + b"}"
     assert_read_as_whole(spliced)
     try:
@@ -244,3 +247,15 @@ EVENT = st.fixed_dictionaries(
 def test_any_event_read_by_its_parts_reads_as_parsed_whole(raw):
     for line in (json.dumps(raw).encode(), json.dumps(raw, ensure_ascii=False).encode(), json.dumps(raw, indent=1)):
         assert_read_as_whole(line if isinstance(line, bytes) else line.encode())
+
+
+def test_a_line_nested_past_orjsons_depth_is_parsed_whole_however_deep_python_may_recurse():
+    plain = typical()
+    plain["run"]["runId"] = "run-a"
+    line = json.dumps(plain).encode()[:-1] + b', "dataQuality": ' + b"[" * 1100 + b"]" * 1100 + b"}"
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)
+    try:
+        assert read_line(line) is None
+    finally:
+        sys.setrecursionlimit(limit)
