@@ -3,8 +3,9 @@
 Each event is kept once under its key: run id, event type and event time as an instant (microseconds, UTC; so
 `…46.54148Z` and `…46.541480+00:00` are one event), the key `graph/events.py` counts duplicates by. The first
 delivery of a key is kept; a later one is counted as a duplicate whatever its content (a backend may rewrite an
-event's time text or facets). Events are parsed by `graph/events.py` and a COMPLETE's lineage read by
-`graph/build.py`, as for the lineage graph. Each batch's rows are worked out in a thread beside the one storing the
+event's time text or facets). An events file's lines are read by the parts the store keeps (`event_parts.py`), other
+sources' events by `graph/events.py`, and a COMPLETE's lineage by `graph/build.py`, as for the lineage graph, once
+per lineage read. Each batch's rows are worked out in a thread beside the one storing the
 batch before (`read_ahead`), and each batch is one transaction: it adds its events, the runs' final states, the
 COMPLETEs' lineage, and re-derives the validity intervals of the jobs it touched.
 """
