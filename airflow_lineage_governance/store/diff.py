@@ -13,7 +13,7 @@ from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.queries import NOW
 
 _CHOSEN = (
-    "chosen AS (SELECT c.run_id, c.at_us, c.shape_id, c.job_id FROM completes c WHERE c.at_us <= ? AND "
+    "chosen AS (SELECT c.run_key, c.at_us, c.shape_id, c.job_id FROM completes c WHERE c.at_us <= ? AND "
     "(c.valid_until_us IS NULL OR c.valid_until_us > ?))"
 )
 
@@ -35,7 +35,7 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
     params = [instant, instant]
     runs = engine.query(
         f"WITH {_CHOSEN} SELECT j.name, j.namespace, c.run_id, c.event_time, c.dag_run_id, c.try_number, c.sql_hash "
-        "FROM chosen h JOIN completes c ON c.run_id = h.run_id AND c.at_us = h.at_us JOIN jobs j ON j.job_id = "
+        "FROM chosen h JOIN completes c ON c.run_key = h.run_key AND c.at_us = h.at_us JOIN jobs j ON j.job_id = "
         f"h.job_id ORDER BY j.name{text}, j.namespace{text} DESC",
         params,
     )
@@ -49,9 +49,9 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
     )
     tables = engine.query(
         f"WITH {_CHOSEN} SELECT j.name, j.namespace, 'input', d.name FROM chosen h JOIN jobs j ON j.job_id = h.job_id "
-        "JOIN run_datasets r ON r.run_id = h.run_id AND r.at_us = h.at_us AND r.role = 'input' JOIN datasets d ON "
+        "JOIN run_datasets r ON r.run_key = h.run_key AND r.at_us = h.at_us AND r.role = 'input' JOIN datasets d ON "
         "d.dataset_id = r.dataset_id UNION ALL SELECT j.name, j.namespace, 'output', d.name FROM chosen h JOIN jobs j "
-        "ON j.job_id = h.job_id JOIN run_datasets r ON r.run_id = h.run_id AND r.at_us = h.at_us AND r.role = "
+        "ON j.job_id = h.job_id JOIN run_datasets r ON r.run_key = h.run_key AND r.at_us = h.at_us AND r.role = "
         "'output' JOIN datasets d ON d.dataset_id = r.dataset_id UNION ALL SELECT j.name, j.namespace, 'shape', "
         "d.name FROM chosen h JOIN jobs j ON j.job_id = h.job_id JOIN shape_outputs so ON so.shape_id = h.shape_id "
         "JOIN datasets d ON d.dataset_id = so.dataset_id",

@@ -43,6 +43,19 @@ def snapshot_key(table_id: int, snapshot: str) -> int:
     return int.from_bytes(digest[:8], "big") & 0x7FFFFFFFFFFFFFFF
 
 
+def run_key(run_id: str) -> int:
+    """Return the key of a run in `completes` and `run_datasets` (a positive 63-bit integer).
+
+    Args:
+        run_id: The run id, as its events name it.
+
+    Returns:
+        The first 63 bits of the MD5 of the run id, as `RUN_KEY` computes it in SQL.
+    """
+    digest = hashlib.md5(run_id.encode("utf-8", "surrogatepass"), usedforsecurity=False).digest()
+    return int.from_bytes(digest[:8], "big") & 0x7FFFFFFFFFFFFFFF
+
+
 SNAPSHOT_KEY = {
     "duckdb": "CAST(CAST('0x' || substr(md5(CAST({alias}dataset_id AS TEXT) || '@' || {alias}snapshot), 1, 16) AS "
     "UBIGINT) & 9223372036854775807 AS BIGINT)",
@@ -51,3 +64,10 @@ SNAPSHOT_KEY = {
 }
 """`snapshot_key` in each engine's SQL, of the columns `dataset_id` and `snapshot` (`{alias}` their table's, with its
 dot)."""
+
+
+RUN_KEY = {
+    "duckdb": "CAST(CAST('0x' || substr(md5({alias}run_id), 1, 16) AS UBIGINT) & 9223372036854775807 AS BIGINT)",
+    "postgres": "(('x' || substr(md5({alias}run_id), 1, 16))::bit(64)::bigint & 9223372036854775807)",
+}
+"""`run_key` in each engine's SQL, of the column `run_id` (`{alias}` its table's, with its dot)."""

@@ -44,10 +44,10 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.bodies import blocks
 from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.event_parts import EventParts, parts_of, read_line
-from airflow_lineage_governance.store.ids import SNAPSHOT_KEY, stable_id
+from airflow_lineage_governance.store.ids import SNAPSHOT_KEY, run_key, stable_id
 from airflow_lineage_governance.store.migrations import store_version
 from airflow_lineage_governance.store.read_ahead import read_ahead
-from airflow_lineage_governance.store.schema import FAR_APART_US, SNAPSHOT_PAIRS, STRETCHES
+from airflow_lineage_governance.store.schema import FAR_APART_US, SCHEMA_VERSION, SNAPSHOT_PAIRS, STRETCHES
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 BATCH = 2000
@@ -56,6 +56,8 @@ statement_hash = lru_cache(maxsize=1 << 16)(sql_hash)  # a job's runs repeat its
 ATTEMPTS = 5
 HASHED_UNTIL = 13
 """The schema version from which an event's SHA-256 (`events.content_sha256`) is no longer written."""
+RUN_KEYED_FROM = 16
+"""The schema version from which `run_datasets` names a run by its key (`ids.run_key`), and `completes` keeps it."""
 
 
 def micros(at: datetime) -> int:
@@ -144,9 +146,9 @@ def ingest(
 
 def _ingest(engine: Engine, source: EventSource, batch_size: int, report: IngestReport, read: ReadReport) -> None:
     tables = engine.tables()
-    version = store_version(engine)
-    hashed = version is not None and version[0] < HASHED_UNTIL  # an older store's events keep their JSON's hash
-    for prepared in read_ahead(prepared_batches(source, batch_size, report, read, tables, hashed=hashed)):
+    found = store_version(engine)
+    version = SCHEMA_VERSION if found is None else found[0]  # an older store's rows are written as it keeps them
+    for prepared in read_ahead(prepared_batches(source, batch_size, report, read, tables, version=version)):
         store_batch(engine, prepared, report)
 
 
@@ -157,7 +159,7 @@ def prepared_batches(
     read: ReadReport,
     tables: set[str],
     *,
-    hashed: bool = False,
+    version: int = SCHEMA_VERSION,
 ) -> Iterator[PreparedBatch]:
     """Yield each batch of `batch_size` good events of the source, its rows worked out (`prepare_batch`).
 
@@ -167,7 +169,7 @@ def prepared_batches(
         report: The ingest's report, counting the events read and those left out.
         read: The source's report, counting its lines that are not JSON.
         tables: The store's tables (`Engine.tables`).
-        hashed: Whether the store keeps each event's SHA-256 (before schema version 13).
+        version: The store's schema version.
 
     Returns:
         The batches, in the source's order.
@@ -178,10 +180,10 @@ def prepared_batches(
     for received in _received(source, report, read):
         batch.append(received)
         if len(batch) >= batch_size:
-            yield prepare_batch(batch, tables, known, offered, hashed=hashed)
+            yield prepare_batch(batch, tables, known, offered, version=version)
             batch = []
     if batch:
-        yield prepare_batch(batch, tables, known, offered, hashed=hashed)
+        yield prepare_batch(batch, tables, known, offered, version=version)
 
 
 def _received(source: EventSource, report: IngestReport, read: ReadReport) -> Iterator[Received]:
@@ -315,6 +317,7 @@ class PreparedBatch:
     jobs: list[Row]  # those earlier batches did not offer
     blocked: bool  # whether the events' JSON goes into blocks (schema version 3 on), else into each row
     hashed: bool  # whether each events row holds its JSON's SHA-256 (before schema version 13)
+    run_keyed: bool  # whether a run is named by its key in `run_datasets` and `completes` (schema version 16 on)
     reads: bool  # whether the store keeps each snapshot read into each written (`snapshot_reads`, version 7 on, DuckDB)
     spanned: bool  # whether the store keeps the span of each snapshot key (`snapshot_spans`, schema version 15 on)
     block_rows: list[Row]  # event_blocks rows
@@ -329,7 +332,7 @@ def prepare_batch(
     known: dict[bytes, ShapeRows],
     offered: Offered,
     *,
-    hashed: bool = False,
+    version: int = SCHEMA_VERSION,
 ) -> PreparedBatch:
     """Work out the rows of a batch of events (each key once, the first received kept) without the store.
 
@@ -339,12 +342,14 @@ def prepare_batch(
             older store keeps each event's JSON in its row (before `event_blocks`, schema version 3).
         known: The lineage shapes read so far, by `lineage_key` (kept across the batches of one ingest).
         offered: The ids earlier batches of the ingest offered (`Offered`); the batch's are added.
-        hashed: Whether the store keeps each event's SHA-256 (`content_sha256`, written before schema version 13).
+        version: The store's schema version: before 13 each event's SHA-256 is kept (`content_sha256`), before 16 a
+            run is named by its id in `run_datasets` (`RUN_KEYED_FROM`).
 
     Returns:
         The batch's rows, ready for `store_batch`.
     """
     blocked, reads = "event_blocks" in tables, "snapshot_reads" in tables
+    hashed, run_keyed = version < HASHED_UNTIL, version >= RUN_KEYED_FROM
     unique: dict[Key, Received] = {}
     for received in batch:
         unique.setdefault((received.event.run_id, received.event.event_type, received.at_us), received)
@@ -371,7 +376,9 @@ def prepare_batch(
             event.try_number,
         )
         rows.append((*row, *places[index]) if blocked else (*row, zlib.compress(received.data, 6)))
-    completes = {key: complete_rows(unique[key], known) for key in keys if unique[key].parts is not None}
+    completes = {
+        key: complete_rows(unique[key], known, run_keyed=run_keyed) for key in keys if unique[key].parts is not None
+    }
     return PreparedBatch(
         len(batch),
         keys,
@@ -379,6 +386,7 @@ def prepare_batch(
         _new(jobs, "jobs", offered),
         blocked,
         hashed,
+        run_keyed,
         reads,
         "snapshot_spans" in tables,
         block_rows,
@@ -550,11 +558,12 @@ def _new(rows: dict[int, Row], table: str, offered: Offered) -> list[Row]:
     return fresh
 
 
-def complete_rows(received: Received, known: dict[bytes, ShapeRows]) -> CompleteRows:
+def complete_rows(received: Received, known: dict[bytes, ShapeRows], *, run_keyed: bool = True) -> CompleteRows:
     """Return the rows a COMPLETE (holding its `parts`) adds, its shape taken from `known` when read before.
 
     `known` keeps the shapes read so far by lineage key (most runs of a job state the lineage of its run before); a
-    shape not read yet is read from the event's JSON, parsed whole (`shape_rows`).
+    shape not read yet is read from the event's JSON, parsed whole (`shape_rows`). With `run_keyed` (schema version 16
+    on) its run is named by its key (`ids.run_key`) in its `run_datasets` rows, and the key ends its `completes` row.
     """
     event, parts = received.event, received.parts
     assert parts is not None
@@ -571,6 +580,7 @@ def complete_rows(received: Received, known: dict[bytes, ShapeRows]) -> Complete
         if namespace is not None:
             spaces.setdefault(name, namespace)
     query = parts.query
+    run = run_key(event.run_id) if run_keyed else event.run_id
     complete = (
         event.run_id,
         received.at_us,
@@ -580,16 +590,15 @@ def complete_rows(received: Received, known: dict[bytes, ShapeRows]) -> Complete
         statement_hash(query) if query is not None else None,
         event.try_number,
         event.dag_run_id,
+        *((run,) if run_keyed else ()),
     )
-    run_datasets: dict[tuple[str, int, str, int], Row] = {}
+    run_datasets: dict[tuple[int | str, int, str, int], Row] = {}
     versions: dict[int, Row] = {}
     for role, name, _, snapshot in parts.datasets:
         table_id = named_dataset_id(name)
         if table_id is None:
             continue
-        run_datasets.setdefault(
-            (event.run_id, received.at_us, role, table_id), (event.run_id, received.at_us, role, table_id, snapshot)
-        )
+        run_datasets.setdefault((run, received.at_us, role, table_id), (run, received.at_us, role, table_id, snapshot))
         versions.setdefault(table_id, (table_id, name, spaces.get(name, "")))
     return CompleteRows(
         shape,
@@ -638,24 +647,29 @@ def lineage_rows(completes: Sequence[CompleteRows], offered: Offered) -> Lineage
 def _lineage(engine: Engine, prepared: PreparedBatch, completes: Sequence[CompleteRows]) -> None:
     """Add the batch's lineage rows and those of the COMPLETEs just stored, in their keys' order (run id, instant)."""
     _named(engine, prepared.lineage)
+    run = "run_key" if prepared.run_keyed else "run_id"
     engine.insert(
         "completes",
-        ("run_id", "at_us", "event_time", "job_id", "shape_id", "sql_hash", "try_number", "dag_run_id"),
+        (*COMPLETES, *((run,) if prepared.run_keyed else ())),
         [rows.complete for rows in completes],
     )
     datasets = [row for rows in completes for row in rows.run_datasets]
+    columns = (run, *RUN_DATASETS)
     if not prepared.reads:
-        engine.insert("run_datasets", RUN_DATASETS, datasets)
+        engine.insert("run_datasets", columns, datasets)
     elif datasets:
-        _scratch(engine, "batch_datasets", "run_id TEXT, at_us BIGINT, role TEXT, dataset_id BIGINT, snapshot TEXT")
-        engine.insert("batch_datasets", RUN_DATASETS, datasets)
-        listed = ", ".join(RUN_DATASETS)
+        kind = "BIGINT" if prepared.run_keyed else "TEXT"
+        _scratch(engine, "batch_datasets", f"{run} {kind}, at_us BIGINT, role TEXT, dataset_id BIGINT, snapshot TEXT")
+        engine.insert("batch_datasets", columns, datasets)
+        listed = ", ".join(columns)
         engine.execute(f"INSERT INTO run_datasets ({listed}) SELECT {listed} FROM batch_datasets")
-        _snapshot_reads(engine, spanned=prepared.spanned)
+        _snapshot_reads(engine, run, spanned=prepared.spanned)
 
 
-RUN_DATASETS = ("run_id", "at_us", "role", "dataset_id", "snapshot")
-"""The columns of `run_datasets` an ingest writes."""
+COMPLETES = ("run_id", "at_us", "event_time", "job_id", "shape_id", "sql_hash", "try_number", "dag_run_id")
+"""The columns of `completes` an ingest writes, besides the run's key (`run_key`, schema version 16 on)."""
+RUN_DATASETS = ("at_us", "role", "dataset_id", "snapshot")
+"""The columns of `run_datasets` an ingest writes after the run's (`run_key`, its id before schema version 16)."""
 
 
 def _named(engine: Engine, lineage: LineageRows) -> None:
@@ -672,7 +686,7 @@ def _named(engine: Engine, lineage: LineageRows) -> None:
     )
 
 
-def _snapshot_reads(engine: Engine, *, spanned: bool) -> None:
+def _snapshot_reads(engine: Engine, run: str, *, spanned: bool) -> None:
     """Add the `snapshot_reads` rows of the batch's `run_datasets` rows (`batch_datasets`), and widen their keys' spans.
 
     Each snapshot a COMPLETE read with each snapshot it wrote; one it wrote with none read, or read with none written,
@@ -684,7 +698,7 @@ def _snapshot_reads(engine: Engine, *, spanned: bool) -> None:
     key = SNAPSHOT_KEY[engine.dialect].format(alias="")
     engine.execute(
         "INSERT INTO snapshot_reads (written_key, read_key, at_us) "
-        + SNAPSHOT_PAIRS.format(snapshot_key=key, datasets="batch_datasets")
+        + SNAPSHOT_PAIRS.format(snapshot_key=key, datasets="batch_datasets", run=run)
         + " ORDER BY at_us"
     )
     if spanned:  # every snapshot of a COMPLETE is in one of its rows of `snapshot_reads` at least

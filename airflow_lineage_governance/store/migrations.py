@@ -11,7 +11,7 @@ import time
 from airflow_lineage_governance import __version__
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.errors import StoreError, StoreVersionError
-from airflow_lineage_governance.store.ids import SNAPSHOT_KEY
+from airflow_lineage_governance.store.ids import RUN_KEY, SNAPSHOT_KEY
 from airflow_lineage_governance.store.schema import MIGRATIONS, SCHEMA_VERSION, OnlyOn
 
 BLOB = {"duckdb": "BLOB", "postgres": "BYTEA"}
@@ -93,6 +93,7 @@ def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
                         blob=BLOB[engine.dialect],
                         text=engine.text_order,
                         snapshot_key=SNAPSHOT_KEY[engine.dialect].format(alias=""),
+                        run_key=RUN_KEY[engine.dialect].format(alias=""),
                     )
                 )
             engine.execute(

@@ -30,6 +30,7 @@ from airflow_lineage_governance.kinds import CONFIDENCE_RANK, EdgeSource, EdgeTy
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.bodies import event_bodies
 from airflow_lineage_governance.store.engine import FEW, Engine
+from airflow_lineage_governance.store.ids import run_key
 from airflow_lineage_governance.store.ingest import column_id, dataset_id, micros
 
 Version = tuple[TableRef, str | None]
@@ -375,8 +376,8 @@ class StoreWalker:
                 found: tuple[list[Version], list[Version]] = ([], [])
                 for role, name, snapshot in self.engine.query(
                     "SELECT rd.role, d.name, rd.snapshot FROM run_datasets rd JOIN datasets d ON d.dataset_id = "
-                    f"rd.dataset_id WHERE rd.run_id = ? AND rd.at_us = ? ORDER BY d.name{self.engine.text_order}",
-                    [run_id, at_us],
+                    f"rd.dataset_id WHERE rd.run_key = ? AND rd.at_us = ? ORDER BY d.name{self.engine.text_order}",
+                    [run_key(run_id), at_us],
                 ):
                     found[0 if role == "input" else 1].append((TableRef.parse(name), snapshot))
                 self._versions[(run_id, at_us)] = found
@@ -458,12 +459,12 @@ class StoreWalker:
             if key not in latest or (at_us, run_id) > latest[key][0:1] + (latest[key][2],):
                 latest[key] = (at_us, edge, run_id)
         wanted = {(run_id, at_us) for at_us, _, run_id in latest.values()}
-        runs = sorted({run_id for run_id, _ in wanted})
+        runs = sorted({run_key(run_id) for run_id, _ in wanted})
         stated: dict[tuple[str, int], Sequence[object]] = {}
         for start in range(0, len(runs), BATCH):
             part = runs[start : start + BATCH]
-            for row in self.engine.query(
-                f"{_RUN}JOIN jobs j ON j.job_id = c.job_id WHERE c.run_id IN ({', '.join('?' * len(part))})", part
+            for row in self.engine.query(  # by the runs' keys, each row then kept by its run's id
+                f"{_RUN}JOIN jobs j ON j.job_id = c.job_id WHERE c.run_key IN ({', '.join('?' * len(part))})", part
             ):
                 if _key(row) in wanted:
                     stated.setdefault(_key(row), row)

@@ -20,7 +20,8 @@ room on each page of the tables an ingest updates in place (`column_edges`, `tab
 version 13 no longer writes each event's `content_sha256`, which no question reads; version 14 indexes, on
 PostgreSQL, `run_datasets` by snapshot and role, so a trace finds a snapshot's writers without reading its readers;
 version 15 keeps, on DuckDB, the earliest and latest instant of the `snapshot_reads` rows of each snapshot
-(`snapshot_spans`), so a trace looks a snapshot up by its key and reads its rows only where they are.
+(`snapshot_spans`), so a trace looks a snapshot up by its key and reads its rows only where they are; version 16
+keys a run in `run_datasets` and `completes` by a number (`ids.run_key`) instead of its id's text.
 """
 
 from __future__ import annotations
@@ -179,18 +180,20 @@ VERSION_6 = (
 )
 
 SNAPSHOT_PAIRS = (
-    "SELECT o.k, i.k, COALESCE(o.at_us, i.at_us) AS at_us FROM (SELECT run_id, at_us, {snapshot_key} AS k FROM "
-    "{datasets} WHERE role = 'output' AND snapshot IS NOT NULL) o FULL JOIN (SELECT run_id, at_us, {snapshot_key} AS "
-    "k FROM {datasets} WHERE role = 'input' AND snapshot IS NOT NULL) i ON i.run_id = o.run_id AND i.at_us = o.at_us"
+    "SELECT o.k, i.k, COALESCE(o.at_us, i.at_us) AS at_us FROM (SELECT {run}, at_us, {snapshot_key} AS k FROM "
+    "{datasets} WHERE role = 'output' AND snapshot IS NOT NULL) o FULL JOIN (SELECT {run}, at_us, {snapshot_key} AS "
+    "k FROM {datasets} WHERE role = 'input' AND snapshot IS NOT NULL) i ON i.{run} = o.{run} AND i.at_us = o.at_us"
 )
 """The rows of `snapshot_reads` (written key, read key, instant) of the `run_datasets` rows of the relation
-`{datasets}`, each key `ids.SNAPSHOT_KEY` (`{snapshot_key}`)."""
+`{datasets}`, each key `ids.SNAPSHOT_KEY` (`{snapshot_key}`), their runs told apart by the column `{run}` (`run_id`
+before version 16, `run_key` from it on)."""
 
 VERSION_7 = (
     # per COMPLETE, each snapshot it read into each snapshot it wrote, by `ids.snapshot_key`: what a trace walks on
     # DuckDB (a snapshot it wrote with none read, or read with none written, beside NULL)
     "CREATE TABLE snapshot_reads (written_key BIGINT, read_key BIGINT, at_us BIGINT NOT NULL)",
-    "INSERT INTO snapshot_reads (written_key, read_key, at_us) " + SNAPSHOT_PAIRS.replace("{datasets}", "run_datasets"),
+    "INSERT INTO snapshot_reads (written_key, read_key, at_us) "
+    + SNAPSHOT_PAIRS.replace("{datasets}", "run_datasets").replace("{run}", "run_id"),
 )
 
 
@@ -289,6 +292,39 @@ VERSION_15 = (
     ),
 )
 
+COMPLETES_16 = (
+    "run_id TEXT NOT NULL, at_us BIGINT NOT NULL, event_time TEXT NOT NULL, job_id BIGINT NOT NULL, shape_id BIGINT "
+    "NOT NULL, sql_hash TEXT, try_number INTEGER, dag_run_id TEXT, valid_until_us BIGINT, run_key BIGINT NOT NULL"
+)
+RUN_DATASETS_16 = (
+    "run_key BIGINT NOT NULL, at_us BIGINT NOT NULL, role TEXT NOT NULL, dataset_id BIGINT NOT NULL, snapshot TEXT"
+)
+
+VERSION_16 = (
+    # a run keyed by a number (`ids.run_key`, `{run_key}` in SQL): `run_datasets` keeps the key instead of the run id's
+    # text (about 40 bytes a row, three rows a COMPLETE on PostgreSQL), `completes` the key beside the id, and
+    # PostgreSQL's indexes by run hold the key (each table made anew, its rows kept in their order)
+    "DROP INDEX IF EXISTS completes_by_job",
+    "DROP INDEX IF EXISTS completes_by_job_alone",
+    "DROP INDEX IF EXISTS completes_by_run",
+    "ALTER TABLE completes RENAME TO completes_before_16",
+    f"CREATE TABLE completes ({COMPLETES_16})",
+    "INSERT INTO completes SELECT run_id, at_us, event_time, job_id, shape_id, sql_hash, try_number, dag_run_id, "
+    "valid_until_us, {run_key} FROM completes_before_16",
+    "DROP TABLE completes_before_16",
+    OnlyOn("postgres", "CREATE INDEX completes_by_job ON completes (job_id, at_us)"),
+    "CREATE INDEX completes_by_job_alone ON completes (job_id)",
+    OnlyOn("postgres", "CREATE INDEX completes_by_run ON completes (run_key, at_us)"),
+    "DROP INDEX IF EXISTS run_datasets_by_snapshot",
+    "DROP INDEX IF EXISTS run_datasets_by_run",
+    "ALTER TABLE run_datasets RENAME TO run_datasets_before_16",
+    f"CREATE TABLE run_datasets ({RUN_DATASETS_16})",
+    "INSERT INTO run_datasets SELECT {run_key}, at_us, role, dataset_id, snapshot FROM run_datasets_before_16",
+    "DROP TABLE run_datasets_before_16",
+    OnlyOn("postgres", "CREATE INDEX run_datasets_by_snapshot ON run_datasets (dataset_id, snapshot, role)"),
+    OnlyOn("postgres", "CREATE INDEX run_datasets_by_run ON run_datasets (run_key)"),
+)
+
 MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     1: VERSION_1,
     2: VERSION_2,
@@ -305,6 +341,7 @@ MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     13: VERSION_13,
     14: VERSION_14,
     15: VERSION_15,
+    16: VERSION_16,
 }
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 

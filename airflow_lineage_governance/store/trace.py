@@ -182,8 +182,9 @@ class StoredContaminated(NamedTuple):
 def _run_rows(engine: Engine, met: str, datasets: str, completes: str = "completes") -> str:
     """Return the CTE and the query of the rows of `_runs` of the runs a trace met.
 
-    `met` is a relation with the run id and instant of each run met (a run may be in it more than once), `datasets` one
-    of the rows of `run_datasets` of those runs (`d`'s), and `completes` the relation their COMPLETEs are read from.
+    `met` is a relation with the run key and instant of each run met (a run may be in it more than once), `datasets`
+    one of the rows of `run_datasets` of those runs (`d`'s), and `completes` the relation their COMPLETEs are read from
+    (which also names each row of `datasets` by its run's id).
     Each run with a COMPLETE is one row of its own (kind 0: instant, run id, its job's name, time, SQL hash, try), then
     one row per input (kind 2) and per output (3), each its instant, run id, table's name and snapshot, sorted by the
     table's name, then snapshot (an absent one as empty): the few columns Python reads, in the order it reads them (by
@@ -192,14 +193,15 @@ def _run_rows(engine: Engine, met: str, datasets: str, completes: str = "complet
     """
     text = engine.text_order
     return (
-        "numbered AS MATERIALIZED (SELECT c.run_id, c.at_us, c.event_time, c.try_number, c.sql_hash, c.job_id FROM "
-        f"(SELECT DISTINCT run_id, at_us FROM {met}) AS r JOIN {completes} c ON c.run_id = r.run_id AND "
-        "c.at_us = r.at_us) "
+        "numbered AS MATERIALIZED (SELECT c.run_key, c.run_id, c.at_us, c.event_time, c.try_number, c.sql_hash, "
+        f"c.job_id FROM (SELECT DISTINCT run_key, at_us FROM {met}) AS r JOIN {completes} c ON c.run_key = r.run_key "
+        "AND c.at_us = r.at_us) "
         "SELECT at_us, run_id, kind, name, snapshot, event_time, sql_hash, try_number FROM (SELECT n.at_us, n.run_id, "
         "0 AS kind, j.name, CAST(NULL AS TEXT) AS snapshot, n.event_time, n.sql_hash, n.try_number FROM numbered n "
-        "LEFT JOIN jobs j ON j.job_id = n.job_id UNION ALL SELECT d.at_us, d.run_id, CASE WHEN d.role = 'input' THEN 2 "
-        f"ELSE 3 END, t.name, d.snapshot, NULL, NULL, NULL FROM {datasets} LEFT JOIN datasets t ON t.dataset_id = "
-        f"d.dataset_id) AS rows ORDER BY at_us, run_id{text}, kind, name{text}, COALESCE(snapshot, ''){text}"
+        "LEFT JOIN jobs j ON j.job_id = n.job_id UNION ALL SELECT d.at_us, r.run_id, CASE WHEN d.role = 'input' THEN 2 "
+        f"ELSE 3 END, t.name, d.snapshot, NULL, NULL, NULL FROM {datasets} JOIN numbered r ON r.run_key = d.run_key "
+        "AND r.at_us = d.at_us LEFT JOIN datasets t ON t.dataset_id = d.dataset_id) AS rows "
+        f"ORDER BY at_us, run_id{text}, kind, name{text}, COALESCE(snapshot, ''){text}"
     )
 
 
@@ -249,10 +251,12 @@ def latest_snapshot(engine: Engine, table: TableRef) -> str | None:
         The snapshot id, as the event's `version` facet named it.
     """
     text = engine.text_order
-    rows = engine.query(
-        "SELECT snapshot FROM run_datasets WHERE dataset_id = ? AND role = 'output' AND snapshot IS NOT NULL "
-        f"ORDER BY at_us DESC, run_id{text} DESC LIMIT 1",
-        [dataset_id(table)],
+    rows = engine.query(  # the writers at the latest instant, told apart by their runs' ids
+        "SELECT d.snapshot FROM run_datasets d JOIN completes c ON c.run_key = d.run_key AND c.at_us = d.at_us WHERE "
+        "d.dataset_id = ? AND d.role = 'output' AND d.snapshot IS NOT NULL AND d.at_us = (SELECT MAX(at_us) FROM "
+        "run_datasets WHERE dataset_id = ? AND role = 'output' AND snapshot IS NOT NULL) "
+        f"ORDER BY c.run_id{text} DESC LIMIT 1",
+        [dataset_id(table), dataset_id(table)],
     )
     return str(rows[0][0]) if rows else None
 
@@ -426,11 +430,11 @@ def _reached_back(engine: Engine, table: TableRef, snapshot: str) -> list[Row]:
     each snapshot comes last.
     """
     return engine.query(
-        "WITH RECURSIVE rows_met (run_id, at_us, role, dataset_id, snapshot) AS (SELECT x.run_id, x.at_us, x.role, "
-        "x.dataset_id, x.snapshot FROM run_datasets o JOIN run_datasets x ON x.run_id = o.run_id AND x.at_us = o.at_us "
-        "WHERE o.dataset_id = ? AND o.snapshot = ? AND o.role = 'output' UNION SELECT x.run_id, x.at_us, x.role, "
-        "x.dataset_id, x.snapshot FROM rows_met i JOIN run_datasets o ON o.dataset_id = i.dataset_id AND "
-        "o.snapshot = i.snapshot AND o.role = 'output' JOIN run_datasets x ON x.run_id = o.run_id AND "
+        "WITH RECURSIVE rows_met (run_key, at_us, role, dataset_id, snapshot) AS (SELECT x.run_key, x.at_us, x.role, "
+        "x.dataset_id, x.snapshot FROM run_datasets o JOIN run_datasets x ON x.run_key = o.run_key AND x.at_us = "
+        "o.at_us WHERE o.dataset_id = ? AND o.snapshot = ? AND o.role = 'output' UNION SELECT x.run_key, x.at_us, "
+        "x.role, x.dataset_id, x.snapshot FROM rows_met i JOIN run_datasets o ON o.dataset_id = i.dataset_id AND "
+        "o.snapshot = i.snapshot AND o.role = 'output' JOIN run_datasets x ON x.run_key = o.run_key AND "
         "x.at_us = o.at_us WHERE i.role = 'input' AND i.snapshot IS NOT NULL), "
         f"{_run_rows(engine, 'rows_met', 'rows_met d')}",
         [dataset_id(table), snapshot],
@@ -444,11 +448,11 @@ def _reached_forward(engine: Engine, table: TableRef, snapshot: str) -> list[Row
     each output of a reader met, and so on.
     """
     return engine.query(
-        "WITH RECURSIVE rows_met (run_id, at_us, role, dataset_id, snapshot) AS (SELECT x.run_id, x.at_us, x.role, "
-        "x.dataset_id, x.snapshot FROM run_datasets i JOIN run_datasets x ON x.run_id = i.run_id AND x.at_us = i.at_us "
-        "WHERE i.dataset_id = ? AND i.snapshot = ? AND i.role = 'input' UNION SELECT x.run_id, x.at_us, x.role, "
-        "x.dataset_id, x.snapshot FROM rows_met o JOIN run_datasets i ON i.dataset_id = o.dataset_id AND "
-        "i.snapshot = o.snapshot AND i.role = 'input' JOIN run_datasets x ON x.run_id = i.run_id AND "
+        "WITH RECURSIVE rows_met (run_key, at_us, role, dataset_id, snapshot) AS (SELECT x.run_key, x.at_us, x.role, "
+        "x.dataset_id, x.snapshot FROM run_datasets i JOIN run_datasets x ON x.run_key = i.run_key AND x.at_us = "
+        "i.at_us WHERE i.dataset_id = ? AND i.snapshot = ? AND i.role = 'input' UNION SELECT x.run_key, x.at_us, "
+        "x.role, x.dataset_id, x.snapshot FROM rows_met o JOIN run_datasets i ON i.dataset_id = o.dataset_id AND "
+        "i.snapshot = o.snapshot AND i.role = 'input' JOIN run_datasets x ON x.run_key = i.run_key AND "
         "x.at_us = i.at_us WHERE o.role = 'output' AND o.snapshot IS NOT NULL), "
         f"{_run_rows(engine, 'rows_met', 'rows_met d')}",
         [dataset_id(table), snapshot],
@@ -473,10 +477,11 @@ def _walked(engine: Engine, table: TableRef, snapshot: str, forward: bool) -> li
     return engine.query(
         "WITH near AS MATERIALIZED (SELECT * FROM run_datasets WHERE at_us BETWEEN ? AND ? AND at_us IN "
         "(SELECT UNNEST(?::BIGINT[]))), runs AS (SELECT * FROM completes WHERE at_us BETWEEN ? AND ?), "
-        "found AS MATERIALIZED (SELECT m.dataset_id, m.snapshot, m.run_id, m.at_us FROM near m WHERE "
-        f"m.role = '{role}' AND m.snapshot IS NOT NULL AND {key} IN (SELECT UNNEST(?::BIGINT[]))), "
+        "found AS MATERIALIZED (SELECT m.dataset_id, m.snapshot, m.run_key, c.run_id, m.at_us FROM near m JOIN runs c "
+        f"ON c.run_key = m.run_key AND c.at_us = m.at_us WHERE m.role = '{role}' AND m.snapshot IS NOT NULL AND {key} "
+        "IN (SELECT UNNEST(?::BIGINT[]))), "
         f"met AS (SELECT * FROM found m WHERE TRUE {latest}), "
-        f"{_run_rows(engine, 'met', 'near d JOIN numbered r ON r.run_id = d.run_id AND r.at_us = d.at_us', 'runs')}",
+        f"{_run_rows(engine, 'met', 'near d', 'runs')}",
         [*bounds, listed, *bounds, sorted(reached)],
     )
 

@@ -14,6 +14,7 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.bodies import event_body
 from airflow_lineage_governance.store.engines import open_engine
 from airflow_lineage_governance.store.errors import StoreError, StoreVersionError
+from airflow_lineage_governance.store.ids import run_key
 from airflow_lineage_governance.store.ingest import ingest
 from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.migrations import migrate, store_version
@@ -26,7 +27,7 @@ from tests.support.trace import dataset
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 15
+        assert stats["schema_version"] == SCHEMA_VERSION == 16
         kept = tables_of(store.engine.dialect)
         assert stats["rows"] == dict.fromkeys(kept, 0)
         assert set(kept) | {"store_versions"} <= store.engine.tables()
@@ -52,6 +53,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (13, __version__),
             (14, __version__),
             (15, __version__),
+            (16, __version__),
         ]
 
 
@@ -418,3 +420,70 @@ def test_a_version_14_store_learns_the_span_of_each_snapshot_on_duckdb(store_loc
         shuffled = [events[3], events[1], events[0], events[2]]
         fresh.ingest(FileEventSource(write(tmp_path / "shuffled.jsonl", shuffled)), batch_size=1)
         assert fresh.engine.query("SELECT * FROM snapshot_spans ORDER BY first_at_us, last_at_us") == upgraded
+
+
+def test_a_version_15_store_names_its_runs_by_key_in_the_upgrade(store_location, fresh_location, tmp_path):
+    events = [  # two runs write out.t at one instant: the one of the later run id wrote its latest snapshot
+        complete(
+            "dag.a", dataset("out.t", "t1"), run="zeta-1", time="2026-10-01T02:00:00Z", inputs=[dataset("src.s", "s1")]
+        ),
+        complete(
+            "dag.b", dataset("out.t", "t2"), run="été-2", time="2026-10-01T02:00:00Z", inputs=[dataset("src.s", "s1")]
+        ),
+        complete(
+            "dag.c", dataset("out.v", "v1"), run="☃-3", time="2026-10-01T03:00:00Z", inputs=[dataset("out.t", "t2")]
+        ),
+    ]
+    path = write(tmp_path / "events.jsonl", events)
+    engine = open_engine(store_location)
+    assert migrate(engine, target=15) == 15
+    ingest(engine, FileEventSource(path))
+    engine.close()
+
+    def answers(store: LineageStore) -> tuple[object, ...]:
+        keyed = store.engine.query(  # each row's key, worked out by the database in the upgrade or by the ingest
+            "SELECT c.run_id, r.run_key, r.role, r.snapshot FROM run_datasets r JOIN completes c ON c.run_key = "
+            "r.run_key AND c.at_us = r.at_us ORDER BY c.run_id, r.role, r.snapshot"
+        )
+        back = store.trace_back(TableRef.parse("out.v"), "v1")
+        forward = store.trace_forward(TableRef.parse("src.s"), "s1")
+        return (
+            keyed,
+            store.latest_snapshot(TableRef.parse("out.t")),
+            [(str(t), s, o.run.run_id if o.run else None) for o in back.inputs for t, s in [(o.table, o.snapshot)]],
+            back.run.run_id if back.run else None,
+            [(c.run.run_id, str(c.table), c.snapshot) for c in forward],
+            store.stats()["rows"]["run_datasets"],
+        )
+
+    with LineageStore.open(store_location) as store:  # opened for writing: upgraded in place
+        assert store.version == SCHEMA_VERSION
+        upgraded = answers(store)
+        if store.engine.dialect == "postgres":  # its indexes by run hold the key
+            assert sorted(
+                store.engine.query(
+                    "SELECT indexname, indexdef LIKE '%(run_key%' FROM pg_indexes WHERE indexname IN "
+                    "('completes_by_run', 'run_datasets_by_run') AND schemaname = current_schema()"
+                )
+            ) == [("completes_by_run", True), ("run_datasets_by_run", True)]
+    assert upgraded[0] == [
+        (run, run_key(run), role, snapshot)
+        for run, role, snapshot in [
+            ("zeta-1", "input", "s1"),
+            ("zeta-1", "output", "t1"),
+            ("été-2", "input", "s1"),
+            ("été-2", "output", "t2"),
+            ("☃-3", "input", "t2"),
+            ("☃-3", "output", "v1"),
+        ]
+    ]
+    assert upgraded[1:] == (
+        "t2",  # "été-2" sorts after "zeta-1"
+        [("out.t", "t2", "été-2")],
+        "☃-3",
+        [("zeta-1", "out.t", "t1"), ("été-2", "out.t", "t2"), ("☃-3", "out.v", "v1")],
+        6,
+    )
+    with LineageStore.open(fresh_location(), create=True) as fresh:  # a new store's ingest names them alike
+        fresh.ingest(FileEventSource(path))
+        assert answers(fresh) == upgraded
