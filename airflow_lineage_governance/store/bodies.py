@@ -21,7 +21,7 @@ from typing import Any
 import zstandard
 
 from airflow_lineage_governance.store.engine import FEW, Engine, Row
-from airflow_lineage_governance.store.ids import stable_id
+from airflow_lineage_governance.store.ids import run_key, stable_id
 
 BLOCK = 1000
 """How many events' JSON one block holds at most."""
@@ -96,7 +96,7 @@ def event_bodies(engine: Engine, event_type: str, keys: Iterable[tuple[str, int]
     wanted = set(keys)
     if not wanted:
         return {}
-    runs = sorted({run_id for run_id, _ in wanted})
+    runs = sorted({run_key(run_id) for run_id, _ in wanted})  # looked up by key, kept by id
     blocked = keeps_blocks(engine)
     select = (
         "SELECT run_id, at_us, body, block_id, block_line FROM events"
@@ -108,7 +108,7 @@ def event_bodies(engine: Engine, event_type: str, keys: Iterable[tuple[str, int]
     for start in range(0, len(runs), MANY):
         part = runs[start : start + MANY]
         for run_id, at_us, own, block_id, line in engine.query(
-            f"{select} WHERE event_type = ? AND run_id IN ({', '.join('?' * len(part))})", [event_type, *part]
+            f"{select} WHERE event_type = ? AND run_key IN ({', '.join('?' * len(part))})", [event_type, *part]
         ):
             key = (run_id, at_us)
             if key not in wanted:

@@ -109,7 +109,8 @@ def late_events(engine: Engine, job_namespaces: list[str] | None = None) -> int:
     where, params = _scope(job_namespaces)
     rows = engine.query(
         "SELECT count(*) FROM events e JOIN jobs j ON j.job_id = e.job_id WHERE EXISTS (SELECT 1 FROM events o "
-        f"WHERE o.run_id = e.run_id AND o.at_us > e.at_us AND o.ingested_at_us < e.ingested_at_us){where}",
+        f"WHERE o.run_key = e.run_key AND o.run_id = e.run_id AND o.at_us > e.at_us AND o.ingested_at_us < "
+        f"e.ingested_at_us){where}",
         params,
     )
     return int(rows[0][0])

@@ -17,6 +17,7 @@ from airflow_lineage_governance.graph.events import RunEvent, to_run_event
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.bodies import stored_body
 from airflow_lineage_governance.store.engine import Engine
+from airflow_lineage_governance.store.ids import run_key
 from airflow_lineage_governance.store.ingest import micros
 
 NOW = 2**63 - 1
@@ -130,13 +131,13 @@ def chosen_events(engine: Engine, chosen: dict[str, tuple[str, int]]) -> dict[st
         The events, by job name (a job whose event's JSON no longer parses is left out).
     """
     wanted = {(run_id, at_us): job for job, (run_id, at_us) in chosen.items()}
-    runs = sorted({run_id for run_id, _ in wanted})
+    runs = sorted({run_key(run_id) for run_id, _ in wanted})  # looked up by key, kept by id
     found: dict[str, RunEvent] = {}
     for start in range(0, len(runs), 500):
         part = runs[start : start + 500]
         for run_id, at_us, own, block, line in engine.query(
             "SELECT e.run_id, e.at_us, e.body, b.body, e.block_line FROM events e LEFT JOIN event_blocks b ON "
-            f"b.block_id = e.block_id WHERE e.event_type = 'COMPLETE' AND e.run_id IN ({', '.join('?' * len(part))})",
+            f"b.block_id = e.block_id WHERE e.event_type = 'COMPLETE' AND e.run_key IN ({', '.join('?' * len(part))})",
             part,
         ):
             job = wanted.get((str(run_id), int(at_us)))

@@ -374,8 +374,9 @@ def prepare_batch(
             now,
             event.dag_run_id,
             event.try_number,
+            *(places[index] if blocked else (zlib.compress(received.data, 6),)),
         )
-        rows.append((*row, *places[index]) if blocked else (*row, zlib.compress(received.data, 6)))
+        rows.append((*row, run_key(event.run_id)) if run_keyed else row)
     completes = {
         key: complete_rows(unique[key], known, run_keyed=run_keyed) for key in keys if unique[key].parts is not None
     }
@@ -436,6 +437,7 @@ def _store(engine: Engine, prepared: PreparedBatch) -> tuple[int, int]:
             "dag_run_id",
             "try_number",
             *(("block_id", "block_line") if blocked else ("body",)),
+            *(("run_key",) if prepared.run_keyed else ()),
         ),
         prepared.events,
         returning=("run_id", "event_type", "at_us"),
@@ -453,7 +455,7 @@ def _store(engine: Engine, prepared: PreparedBatch) -> tuple[int, int]:
             [row for row in prepared.block_rows if used is None or row[0] in used],
         )
     engine.lock(sorted({prepared.events[line[key]][4] for key in new}))
-    _final_states(engine, [key[0] for key in new])
+    _final_states(engine, [key[0] for key in new], run_keyed=prepared.run_keyed)
     completes = [prepared.completes[key] for key in new if key in prepared.completes]
     _lineage(engine, prepared, completes)
     earliest: dict[int, int] = {}
@@ -468,28 +470,27 @@ RANK = "CASE event_type " + " ".join(f"WHEN '{kind}' THEN {rank}" for kind, rank
 TERMINAL_TYPES = ", ".join(f"'{kind}'" for kind in TERMINAL)
 
 
-def _final_states(engine: Engine, new_runs: list[str]) -> None:
+def _final_states(engine: Engine, new_runs: list[str], *, run_keyed: bool) -> None:
     """Re-derive the final state of the runs of the events just added (each event's run id, once per event).
 
     The latest terminal event, else the latest event (by instant, then type: COMPLETE beats START at the same instant,
     then the time as written), as `final_events` reads them. Only a run with events stored before has a state to
-    replace.
+    replace. With `run_keyed` (schema version 16 on) the runs' events are found by their keys, then their ids.
     """
     text = engine.text_order
     added: dict[str, int] = {}
     for run in new_runs:
         added[run] = added.get(run, 0) + 1
     runs = sorted(added)
-    held = engine.query(
-        "SELECT run_id, COUNT(*) FROM events WHERE run_id IN (SELECT unnest(CAST(? AS TEXT[]))) GROUP BY run_id",
-        [runs],
-    )
+    of_runs, params = _of_runs(runs, run_keyed=run_keyed)
+    held = engine.query(f"SELECT run_id, COUNT(*) FROM events WHERE {of_runs} GROUP BY run_id", params)
     before = sorted(run for run, count in held if count > added[run])
     if before:
+        of_before, before_params = _of_runs(before, run_keyed=run_keyed)
         engine.execute(
-            "DELETE FROM runs WHERE job_id IN (SELECT job_id FROM events WHERE run_id IN (SELECT "
-            "unnest(CAST(? AS TEXT[])))) AND run_id IN (SELECT unnest(CAST(? AS TEXT[])))",
-            [before, before],
+            f"DELETE FROM runs WHERE job_id IN (SELECT job_id FROM events WHERE {of_before}) AND run_id IN (SELECT "
+            "unnest(CAST(? AS TEXT[])))",
+            [*before_params, before],
         )
     engine.execute(
         "INSERT INTO runs (run_id, job_id, state, state_terminal, state_at_us, state_rank, state_time, dag_run_id, "
@@ -497,9 +498,17 @@ def _final_states(engine: Engine, new_runs: list[str]) -> None:
         f"FROM (SELECT e.*, ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY terminal DESC, at_us DESC, type_rank DESC, "
         f"event_time{text} DESC) AS place FROM (SELECT run_id, job_id, event_type, event_type IN ({TERMINAL_TYPES}) "
         f"AS terminal, at_us, {RANK} AS type_rank, event_time, dag_run_id, try_number FROM events "
-        "WHERE run_id IN (SELECT unnest(CAST(? AS TEXT[])))) AS e) AS ranked WHERE place = 1",
-        [runs],
+        f"WHERE {of_runs}) AS e) AS ranked WHERE place = 1",
+        params,
     )
+
+
+def _of_runs(runs: list[str], *, run_keyed: bool) -> tuple[str, list[Any]]:
+    """Return the condition that an `events` row is of one of the runs, and its parameters (by key, then id)."""
+    named = "run_id IN (SELECT unnest(CAST(? AS TEXT[])))"
+    if not run_keyed:
+        return named, [runs]
+    return f"run_key IN (SELECT unnest(CAST(? AS BIGINT[]))) AND {named}", [sorted({run_key(r) for r in runs}), runs]
 
 
 @dataclass(frozen=True, slots=True)

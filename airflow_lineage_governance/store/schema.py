@@ -21,7 +21,7 @@ version 13 no longer writes each event's `content_sha256`, which no question rea
 PostgreSQL, `run_datasets` by snapshot and role, so a trace finds a snapshot's writers without reading its readers;
 version 15 keeps, on DuckDB, the earliest and latest instant of the `snapshot_reads` rows of each snapshot
 (`snapshot_spans`), so a trace looks a snapshot up by its key and reads its rows only where they are; version 16
-keys a run in `run_datasets` and `completes` by a number (`ids.run_key`) instead of its id's text.
+keys a run in `events`, `run_datasets` and `completes` by a number (`ids.run_key`) instead of its id's text.
 """
 
 from __future__ import annotations
@@ -300,10 +300,25 @@ RUN_DATASETS_16 = (
     "run_key BIGINT NOT NULL, at_us BIGINT NOT NULL, role TEXT NOT NULL, dataset_id BIGINT NOT NULL, snapshot TEXT"
 )
 
+EVENTS_16 = (
+    "run_id TEXT NOT NULL, event_type TEXT NOT NULL, at_us BIGINT NOT NULL, event_time TEXT NOT NULL, job_id BIGINT "
+    "NOT NULL, content_sha256 TEXT, body {blob}, ingested_at_us BIGINT NOT NULL, dag_run_id TEXT, try_number INTEGER, "
+    "block_id BIGINT, block_line INTEGER, run_key BIGINT NOT NULL, PRIMARY KEY (run_key, event_type, at_us)"
+)
+
 VERSION_16 = (
     # a run keyed by a number (`ids.run_key`, `{run_key}` in SQL): `run_datasets` keeps the key instead of the run id's
-    # text (about 40 bytes a row, three rows a COMPLETE on PostgreSQL), `completes` the key beside the id, and
-    # PostgreSQL's indexes by run hold the key (each table made anew, its rows kept in their order)
+    # text (about 40 bytes a row, three rows a COMPLETE on PostgreSQL), `events` and `completes` the key beside the id,
+    # and the events' primary key and PostgreSQL's indexes by run hold the key (each table made anew, its rows kept
+    # in their order)
+    "DROP INDEX IF EXISTS events_by_dag_run",
+    "ALTER TABLE events RENAME TO events_before_16",
+    OnlyOn("postgres", "ALTER TABLE events_before_16 RENAME CONSTRAINT events_pkey TO events_before_16_pkey"),
+    f"CREATE TABLE events ({EVENTS_16})",
+    "INSERT INTO events SELECT run_id, event_type, at_us, event_time, job_id, content_sha256, body, ingested_at_us, "
+    "dag_run_id, try_number, block_id, block_line, {run_key} FROM events_before_16",
+    "DROP TABLE events_before_16",
+    "CREATE INDEX events_by_dag_run ON events (dag_run_id)",
     "DROP INDEX IF EXISTS completes_by_job",
     "DROP INDEX IF EXISTS completes_by_job_alone",
     "DROP INDEX IF EXISTS completes_by_run",

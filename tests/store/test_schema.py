@@ -447,8 +447,10 @@ def test_a_version_15_store_names_its_runs_by_key_in_the_upgrade(store_location,
         )
         back = store.trace_back(TableRef.parse("out.v"), "v1")
         forward = store.trace_forward(TableRef.parse("src.s"), "s1")
+        events = store.engine.query("SELECT run_id, run_key FROM events ORDER BY run_id")
         return (
             keyed,
+            events,
             store.latest_snapshot(TableRef.parse("out.t")),
             [(str(t), s, o.run.run_id if o.run else None) for o in back.inputs for t, s in [(o.table, o.snapshot)]],
             back.run.run_id if back.run else None,
@@ -463,9 +465,9 @@ def test_a_version_15_store_names_its_runs_by_key_in_the_upgrade(store_location,
             assert sorted(
                 store.engine.query(
                     "SELECT indexname, indexdef LIKE '%(run_key%' FROM pg_indexes WHERE indexname IN "
-                    "('completes_by_run', 'run_datasets_by_run') AND schemaname = current_schema()"
+                    "('completes_by_run', 'run_datasets_by_run', 'events_pkey') AND schemaname = current_schema()"
                 )
-            ) == [("completes_by_run", True), ("run_datasets_by_run", True)]
+            ) == [("completes_by_run", True), ("events_pkey", True), ("run_datasets_by_run", True)]
     assert upgraded[0] == [
         (run, run_key(run), role, snapshot)
         for run, role, snapshot in [
@@ -477,7 +479,8 @@ def test_a_version_15_store_names_its_runs_by_key_in_the_upgrade(store_location,
             ("☃-3", "output", "v1"),
         ]
     ]
-    assert upgraded[1:] == (
+    assert upgraded[1] == [(run, run_key(run)) for run in ("zeta-1", "été-2", "☃-3")]
+    assert upgraded[2:] == (
         "t2",  # "été-2" sorts after "zeta-1"
         [("out.t", "t2", "été-2")],
         "☃-3",
