@@ -475,18 +475,20 @@ def _final_states(engine: Engine, new_runs: list[str], *, run_keyed: bool) -> No
 
     The latest terminal event, else the latest event (by instant, then type: COMPLETE beats START at the same instant,
     then the time as written), as `final_events` reads them. Only a run with events stored before has a state to
-    replace. With `run_keyed` (schema version 16 on) the runs' events are found by their keys, then their ids.
+    replace. With `run_keyed` (schema version 16 on) PostgreSQL finds the runs' events by their keys (the events'
+    primary key), then their ids; DuckDB, whose scan reads no index of two columns, by their ids alone.
     """
     text = engine.text_order
     added: dict[str, int] = {}
     for run in new_runs:
         added[run] = added.get(run, 0) + 1
     runs = sorted(added)
-    of_runs, params = _of_runs(runs, run_keyed=run_keyed)
+    by_key = run_keyed and engine.dialect == "postgres"
+    of_runs, params = _of_runs(runs, by_key=by_key)
     held = engine.query(f"SELECT run_id, COUNT(*) FROM events WHERE {of_runs} GROUP BY run_id", params)
     before = sorted(run for run, count in held if count > added[run])
     if before:
-        of_before, before_params = _of_runs(before, run_keyed=run_keyed)
+        of_before, before_params = _of_runs(before, by_key=by_key)
         engine.execute(
             f"DELETE FROM runs WHERE job_id IN (SELECT job_id FROM events WHERE {of_before}) AND run_id IN (SELECT "
             "unnest(CAST(? AS TEXT[])))",
@@ -503,10 +505,10 @@ def _final_states(engine: Engine, new_runs: list[str], *, run_keyed: bool) -> No
     )
 
 
-def _of_runs(runs: list[str], *, run_keyed: bool) -> tuple[str, list[Any]]:
-    """Return the condition that an `events` row is of one of the runs, and its parameters (by key, then id)."""
+def _of_runs(runs: list[str], *, by_key: bool) -> tuple[str, list[Any]]:
+    """Return the condition that an `events` row is of one of the runs, and its parameters (`by_key`: key, then id)."""
     named = "run_id IN (SELECT unnest(CAST(? AS TEXT[])))"
-    if not run_keyed:
+    if not by_key:
         return named, [runs]
     return f"run_key IN (SELECT unnest(CAST(? AS BIGINT[]))) AND {named}", [sorted({run_key(r) for r in runs}), runs]
 
