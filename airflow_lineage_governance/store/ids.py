@@ -44,7 +44,7 @@ def snapshot_key(table_id: int, snapshot: str) -> int:
 
 
 def run_key(run_id: str) -> int:
-    """Return the key of a run in `completes` and `run_datasets` (a positive 63-bit integer).
+    """Return the key of a run in `events`, `completes` and `run_datasets` (a positive 63-bit integer).
 
     Args:
         run_id: The run id, as its events name it.

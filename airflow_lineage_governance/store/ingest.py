@@ -57,7 +57,8 @@ ATTEMPTS = 5
 HASHED_UNTIL = 13
 """The schema version from which an event's SHA-256 (`events.content_sha256`) is no longer written."""
 RUN_KEYED_FROM = 16
-"""The schema version from which `run_datasets` names a run by its key (`ids.run_key`), and `completes` keeps it."""
+"""The schema version from which `run_datasets` names a run by its key (`ids.run_key`), `events` and `completes` keep
+it beside the run id, and the events' primary key holds it."""
 
 
 def micros(at: datetime) -> int:
@@ -317,7 +318,7 @@ class PreparedBatch:
     jobs: list[Row]  # those earlier batches did not offer
     blocked: bool  # whether the events' JSON goes into blocks (schema version 3 on), else into each row
     hashed: bool  # whether each events row holds its JSON's SHA-256 (before schema version 13)
-    run_keyed: bool  # whether a run is named by its key in `run_datasets` and `completes` (schema version 16 on)
+    run_keyed: bool  # whether a run's key is in `events`, `completes` and `run_datasets` (schema version 16 on)
     reads: bool  # whether the store keeps each snapshot read into each written (`snapshot_reads`, version 7 on, DuckDB)
     spanned: bool  # whether the store keeps the span of each snapshot key (`snapshot_spans`, schema version 15 on)
     block_rows: list[Row]  # event_blocks rows
@@ -342,8 +343,8 @@ def prepare_batch(
             older store keeps each event's JSON in its row (before `event_blocks`, schema version 3).
         known: The lineage shapes read so far, by `lineage_key` (kept across the batches of one ingest).
         offered: The ids earlier batches of the ingest offered (`Offered`); the batch's are added.
-        version: The store's schema version: before 13 each event's SHA-256 is kept (`content_sha256`), before 16 a
-            run is named by its id in `run_datasets` (`RUN_KEYED_FROM`).
+        version: The store's schema version: before 13 each event's SHA-256 is kept (`content_sha256`), from 16 on
+            each run's key (`RUN_KEYED_FROM`).
 
     Returns:
         The batch's rows, ready for `store_batch`.
@@ -700,6 +701,7 @@ def _named(engine: Engine, lineage: LineageRows) -> None:
 def _snapshot_reads(engine: Engine, run: str, *, spanned: bool) -> None:
     """Add the `snapshot_reads` rows of the batch's `run_datasets` rows (`batch_datasets`), and widen their keys' spans.
 
+    A COMPLETE's rows are told apart by the column `run` (`run_key` from schema version 16 on, `run_id` before).
     Each snapshot a COMPLETE read with each snapshot it wrote; one it wrote with none read, or read with none written,
     beside NULL; each by its key (`ids.snapshot_key`, computed by the database; `schema.SNAPSHOT_PAIRS`, as the
     migration to version 7 fills the table). With `spanned` (DuckDB, schema version 15 on), the span of each key the
