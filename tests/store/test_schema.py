@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -147,10 +148,7 @@ def test_a_version_3_store_learns_its_tables_writers_in_the_upgrade(store_locati
         ),
     ]
     path = write(tmp_path / "events.jsonl", events)
-    engine = open_engine(store_location)
-    assert migrate(engine, target=3) == 3
-    ingest(engine, FileEventSource(path))
-    engine.close()
+    _ingested_at(store_location, 3, path)
     with LineageStore.open(store_location) as store:
         assert store.version == SCHEMA_VERSION
         # out.t.y shapes out.u's rows: they reach the columns out.u's writer's run at the time names
@@ -183,10 +181,7 @@ def test_a_version_6_store_learns_its_snapshot_reads_in_the_upgrade(store_locati
         ),
     ]
     path = write(tmp_path / "events.jsonl", events)
-    engine = open_engine(store_location)
-    assert migrate(engine, target=6) == 6
-    ingest(engine, FileEventSource(path))
-    engine.close()
+    _ingested_at(store_location, 6, path)
     with LineageStore.open(store_location) as store:
         assert store.version == SCHEMA_VERSION
         on_duckdb = store.engine.dialect == "duckdb"  # PostgreSQL's traces walk run_datasets: version 12 drops it there
@@ -380,25 +375,13 @@ def test_a_version_13_store_finds_a_snapshots_writers_by_the_index_of_snapshot_a
 
 def test_a_version_14_store_learns_the_span_of_each_snapshot_on_duckdb(store_location, fresh_location, tmp_path):
     events = [  # t1 read the next day and a week later; v1 read within the hour; u1 written and never read
-        complete(
-            "dag.a", dataset("out.t", "t1"), run="a1", time="2026-10-01T02:00:00Z", inputs=[dataset("src.s", "s1")]
-        ),
-        complete(
-            "dag.b", dataset("out.v", "v1"), run="b1", time="2026-10-02T03:00:00Z", inputs=[dataset("out.t", "t1")]
-        ),
-        complete(
-            "dag.c", dataset("out.w", "w1"), run="c1", time="2026-10-02T03:30:00Z", inputs=[dataset("out.v", "v1")]
-        ),
-        complete(
-            "dag.d", dataset("out.u", "u1"), run="d1", time="2026-10-08T02:00:00Z", inputs=[dataset("out.t", "t1")]
-        ),
+        _wrote("dag.a", ("out.t", "t1"), "a1", "2026-10-01T02:00:00Z", ("src.s", "s1")),
+        _wrote("dag.b", ("out.v", "v1"), "b1", "2026-10-02T03:00:00Z", ("out.t", "t1")),
+        _wrote("dag.c", ("out.w", "w1"), "c1", "2026-10-02T03:30:00Z", ("out.v", "v1")),
+        _wrote("dag.d", ("out.u", "u1"), "d1", "2026-10-08T02:00:00Z", ("out.t", "t1")),
     ]
     path = write(tmp_path / "events.jsonl", events)
-    engine = open_engine(store_location)
-    assert migrate(engine, target=14) == 14
-    assert "snapshot_spans" not in engine.tables()
-    ingest(engine, FileEventSource(path))
-    engine.close()
+    _ingested_at(store_location, 14, path, absent="snapshot_spans")
     with LineageStore.open(store_location) as store:  # opened for writing: upgraded in place
         assert store.version == SCHEMA_VERSION
         if store.engine.dialect == "postgres":  # its traces walk run_datasets by its indexes
@@ -424,21 +407,12 @@ def test_a_version_14_store_learns_the_span_of_each_snapshot_on_duckdb(store_loc
 
 def test_a_version_15_store_names_its_runs_by_key_in_the_upgrade(store_location, fresh_location, tmp_path):
     events = [  # two runs write out.t at one instant: the one of the later run id wrote its latest snapshot
-        complete(
-            "dag.a", dataset("out.t", "t1"), run="zeta-1", time="2026-10-01T02:00:00Z", inputs=[dataset("src.s", "s1")]
-        ),
-        complete(
-            "dag.b", dataset("out.t", "t2"), run="été-2", time="2026-10-01T02:00:00Z", inputs=[dataset("src.s", "s1")]
-        ),
-        complete(
-            "dag.c", dataset("out.v", "v1"), run="☃-3", time="2026-10-01T03:00:00Z", inputs=[dataset("out.t", "t2")]
-        ),
+        _wrote("dag.a", ("out.t", "t1"), "zeta-1", "2026-10-01T02:00:00Z", ("src.s", "s1")),
+        _wrote("dag.b", ("out.t", "t2"), "été-2", "2026-10-01T02:00:00Z", ("src.s", "s1")),
+        _wrote("dag.c", ("out.v", "v1"), "☃-3", "2026-10-01T03:00:00Z", ("out.t", "t2")),
     ]
     path = write(tmp_path / "events.jsonl", events)
-    engine = open_engine(store_location)
-    assert migrate(engine, target=15) == 15
-    ingest(engine, FileEventSource(path))
-    engine.close()
+    _ingested_at(store_location, 15, path)
 
     def answers(store: LineageStore) -> tuple[object, ...]:
         keyed = store.engine.query(  # each row's key, worked out by the database in the upgrade or by the ingest
@@ -490,3 +464,17 @@ def test_a_version_15_store_names_its_runs_by_key_in_the_upgrade(store_location,
     with LineageStore.open(fresh_location(), create=True) as fresh:  # a new store's ingest names them alike
         fresh.ingest(FileEventSource(path))
         assert answers(fresh) == upgraded
+
+
+def _wrote(job: str, written: tuple[str, str], run: str, time: str, read: tuple[str, str]) -> dict:
+    """Return the COMPLETE of a run of `job` that read one snapshot (table, id) and wrote another."""
+    return complete(job, dataset(*written), run=run, time=time, inputs=[dataset(*read)])
+
+
+def _ingested_at(location: str, version: int, path: Path, absent: str | None = None) -> None:
+    """Make a store of schema `version` (without the table `absent`) and ingest the events file into it."""
+    engine = open_engine(location)
+    assert migrate(engine, target=version) == version
+    assert absent is None or absent not in engine.tables()
+    ingest(engine, FileEventSource(path))
+    engine.close()
