@@ -9,10 +9,10 @@ the design diff, the tables written now, the events of the last DAG run) in one 
 its own process.
 
     .venv/bin/python benchmarks/store_scale.py [--events 1000000] [--engines duckdb,postgres] [--queries 1000]
-        [--keep FOLDER]
+        [--keep FOLDER] [--postgres-settings "shared_buffers=4GB max_wal_size=4GB"]
 
 PostgreSQL is a server of its own started for the run (scripts/postgres/start.sh on a free loopback port, stopped
-by its pid). Prints one RESULT line per engine.
+by its pid; `--postgres-settings` adds server settings). Prints one RESULT line per engine.
 
 With `--keep FOLDER`, the generated history (`events.jsonl`), the DuckDB store and the PostgreSQL server's cluster
 stay in FOLDER after the run, and a later run with the same FOLDER (and `--events`) asks its questions of the stores
@@ -220,6 +220,11 @@ def main(argv: list[str]) -> None:
     options.add_argument("--trace-queries", type=int, default=200, help="trace back and trace forward, each")
     options.add_argument("--batch-size", type=int, default=20000)
     options.add_argument(
+        "--postgres-settings",
+        default="",
+        help="more settings of the PostgreSQL server started, as NAME=VALUE words (scripts/postgres/start.sh)",
+    )
+    options.add_argument(
         "--history",
         help="the generated history's JSON Lines: written there when missing, else read (of the same --events)",
     )
@@ -261,7 +266,11 @@ def main(argv: list[str]) -> None:
                 subprocess.run(
                     ["bash", str(ROOT / "scripts/postgres/start.sh"), str(server), str(port)],
                     check=True,
-                    env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LINEAGE_STORE_PG_PASSWORD": password},
+                    env={
+                        "PATH": "/usr/bin:/bin:/usr/sbin:/sbin",
+                        "LINEAGE_STORE_PG_PASSWORD": password,
+                        "LINEAGE_STORE_PG_SETTINGS": args.postgres_settings,
+                    },
                     capture_output=True,
                 )
                 store = f"postgresql://lineage:{password}@127.0.0.1:{port}/lineage"

@@ -319,6 +319,7 @@ class PreparedBatch:
     blocked: bool  # whether the events' JSON goes into blocks (schema version 3 on), else into each row
     hashed: bool  # whether each events row holds its JSON's SHA-256 (before schema version 13)
     run_keyed: bool  # whether a run's key is in `events`, `completes` and `run_datasets` (schema version 16 on)
+    run_keys: dict[str, int]  # the key of each run of the batch's events, by run id (empty before version 16)
     reads: bool  # whether the store keeps each snapshot read into each written (`snapshot_reads`, version 7 on, DuckDB)
     spanned: bool  # whether the store keeps the span of each snapshot key (`snapshot_spans`, schema version 15 on)
     block_rows: list[Row]  # event_blocks rows
@@ -356,6 +357,7 @@ def prepare_batch(
         unique.setdefault((received.event.run_id, received.event.event_type, received.at_us), received)
     now = time.time_ns() // 1000
     keys = sorted(unique)
+    run_keys = {run: run_key(run) for run in {key[0] for key in keys}} if run_keyed else {}
     jobs: dict[int, Row] = {}
     for received in unique.values():
         job = job_id(received.event)
@@ -377,9 +379,9 @@ def prepare_batch(
             event.try_number,
             *(places[index] if blocked else (zlib.compress(received.data, 6),)),
         )
-        rows.append((*row, run_key(event.run_id)) if run_keyed else row)
+        rows.append((*row, run_keys[event.run_id]) if run_keyed else row)
     completes = {
-        key: complete_rows(unique[key], known, run_keyed=run_keyed) for key in keys if unique[key].parts is not None
+        key: complete_rows(unique[key], known, run_keys.get(key[0])) for key in keys if unique[key].parts is not None
     }
     return PreparedBatch(
         len(batch),
@@ -389,6 +391,7 @@ def prepare_batch(
         blocked,
         hashed,
         run_keyed,
+        run_keys,
         reads,
         "snapshot_spans" in tables,
         block_rows,
@@ -456,7 +459,7 @@ def _store(engine: Engine, prepared: PreparedBatch) -> tuple[int, int]:
             [row for row in prepared.block_rows if used is None or row[0] in used],
         )
     engine.lock(sorted({prepared.events[line[key]][4] for key in new}))
-    _final_states(engine, [key[0] for key in new], run_keyed=prepared.run_keyed)
+    _final_states(engine, [key[0] for key in new], prepared.run_keys)
     completes = [prepared.completes[key] for key in new if key in prepared.completes]
     _lineage(engine, prepared, completes)
     earliest: dict[int, int] = {}
@@ -471,25 +474,25 @@ RANK = "CASE event_type " + " ".join(f"WHEN '{kind}' THEN {rank}" for kind, rank
 TERMINAL_TYPES = ", ".join(f"'{kind}'" for kind in TERMINAL)
 
 
-def _final_states(engine: Engine, new_runs: list[str], *, run_keyed: bool) -> None:
+def _final_states(engine: Engine, new_runs: list[str], run_keys: dict[str, int]) -> None:
     """Re-derive the final state of the runs of the events just added (each event's run id, once per event).
 
     The latest terminal event, else the latest event (by instant, then type: COMPLETE beats START at the same instant,
     then the time as written), as `final_events` reads them. Only a run with events stored before has a state to
-    replace. With `run_keyed` (schema version 16 on) PostgreSQL finds the runs' events by their keys (the events'
-    primary key), then their ids; DuckDB, whose scan reads no index of two columns, by their ids alone.
+    replace. With the runs' keys (`run_keys`, schema version 16 on) PostgreSQL finds the runs' events by their keys
+    (the events' primary key), then their ids; DuckDB, whose scan reads no index of two columns, by their ids alone.
     """
     text = engine.text_order
     added: dict[str, int] = {}
     for run in new_runs:
         added[run] = added.get(run, 0) + 1
     runs = sorted(added)
-    by_key = run_keyed and engine.dialect == "postgres"
-    of_runs, params = _of_runs(runs, by_key=by_key)
+    keys = run_keys if engine.dialect == "postgres" else {}
+    of_runs, params = _of_runs(runs, keys)
     held = engine.query(f"SELECT run_id, COUNT(*) FROM events WHERE {of_runs} GROUP BY run_id", params)
     before = sorted(run for run, count in held if count > added[run])
     if before:
-        of_before, before_params = _of_runs(before, by_key=by_key)
+        of_before, before_params = _of_runs(before, keys)
         engine.execute(
             f"DELETE FROM runs WHERE job_id IN (SELECT job_id FROM events WHERE {of_before}) AND run_id IN (SELECT "
             "unnest(CAST(? AS TEXT[])))",
@@ -506,12 +509,15 @@ def _final_states(engine: Engine, new_runs: list[str], *, run_keyed: bool) -> No
     )
 
 
-def _of_runs(runs: list[str], *, by_key: bool) -> tuple[str, list[Any]]:
-    """Return the condition that an `events` row is of one of the runs, and its parameters (`by_key`: key, then id)."""
+def _of_runs(runs: list[str], run_keys: dict[str, int]) -> tuple[str, list[Any]]:
+    """Return the condition that an `events` row is of one of the runs, and its parameters (key then id, or id alone).
+
+    The runs are found by key, then id, when `run_keys` holds their keys; by id alone when it is empty.
+    """
     named = "run_id IN (SELECT unnest(CAST(? AS TEXT[])))"
-    if not by_key:
+    if not run_keys:
         return named, [runs]
-    return f"run_key IN (SELECT unnest(CAST(? AS BIGINT[]))) AND {named}", [sorted({run_key(r) for r in runs}), runs]
+    return f"run_key IN (SELECT unnest(CAST(? AS BIGINT[]))) AND {named}", [sorted({run_keys[r] for r in runs}), runs]
 
 
 @dataclass(frozen=True, slots=True)
@@ -570,12 +576,13 @@ def _new(rows: dict[int, Row], table: str, offered: Offered) -> list[Row]:
     return fresh
 
 
-def complete_rows(received: Received, known: dict[bytes, ShapeRows], *, run_keyed: bool = True) -> CompleteRows:
+def complete_rows(received: Received, known: dict[bytes, ShapeRows], run: int | None) -> CompleteRows:
     """Return the rows a COMPLETE (holding its `parts`) adds, its shape taken from `known` when read before.
 
     `known` keeps the shapes read so far by lineage key (most runs of a job state the lineage of its run before); a
-    shape not read yet is read from the event's JSON, parsed whole (`shape_rows`). With `run_keyed` (schema version 16
-    on) its run is named by its key (`ids.run_key`) in its `run_datasets` rows, and the key ends its `completes` row.
+    shape not read yet is read from the event's JSON, parsed whole (`shape_rows`). With its run's key `run`
+    (`ids.run_key`, schema version 16 on) its run is named by the key in its `run_datasets` rows, and the key ends its
+    `completes` row; with None, by its run id.
     """
     event, parts = received.event, received.parts
     assert parts is not None
@@ -592,7 +599,7 @@ def complete_rows(received: Received, known: dict[bytes, ShapeRows], *, run_keye
         if namespace is not None:
             spaces.setdefault(name, namespace)
     query = parts.query
-    run = run_key(event.run_id) if run_keyed else event.run_id
+    named_as = event.run_id if run is None else run
     complete = (
         event.run_id,
         received.at_us,
@@ -602,7 +609,7 @@ def complete_rows(received: Received, known: dict[bytes, ShapeRows], *, run_keye
         statement_hash(query) if query is not None else None,
         event.try_number,
         event.dag_run_id,
-        *((run,) if run_keyed else ()),
+        *(() if run is None else (run,)),
     )
     run_datasets: dict[tuple[int | str, int, str, int], Row] = {}
     versions: dict[int, Row] = {}
@@ -610,7 +617,9 @@ def complete_rows(received: Received, known: dict[bytes, ShapeRows], *, run_keye
         table_id = named_dataset_id(name)
         if table_id is None:
             continue
-        run_datasets.setdefault((run, received.at_us, role, table_id), (run, received.at_us, role, table_id, snapshot))
+        run_datasets.setdefault(
+            (named_as, received.at_us, role, table_id), (named_as, received.at_us, role, table_id, snapshot)
+        )
         versions.setdefault(table_id, (table_id, name, spaces.get(name, "")))
     return CompleteRows(
         shape,

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg.adapt import Dumper
 from psycopg.sql import Identifier
 
 from airflow_lineage_governance.store.engine import Row
@@ -51,6 +52,7 @@ class PostgresEngine:
                 f"{self.description}: the lineage store's PostgreSQL cannot be opened "
                 f"({reason}); check the connection's host, port, database and login"
             ) from None
+        self.connection.adapters.register_dumper(list, ArrayDumper)
         self._staged: set[str] = set()
         self._keyed: dict[str, bool] = {}
         # the store's queries are short: compiling them (PostgreSQL's JIT, on when a plan's estimate is high, as a
@@ -232,6 +234,52 @@ INDEXED_TABLES = (
 
 TRANSIENT = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 """The errors after which a writer's batch is rolled back and tried again."""
+
+
+def array_literal(values: Sequence[Any]) -> str:
+    """Return PostgreSQL's text form of an array of integers, text, booleans and NULLs (`{1,2}`, `{"a","b"}`).
+
+    Args:
+        values: The elements: each an int, a str, a bool or None.
+
+    Returns:
+        The array's literal, each text element quoted, for a query to cast to its type (`CAST(? AS BIGINT[])`).
+
+    Raises:
+        TypeError: An element of another type.
+    """
+    kinds = set(map(type, values))
+    if kinds <= {int}:
+        return "{" + ",".join(map(str, values)) + "}"
+    if kinds == {str}:
+        joined = "".join(values)
+        if '"' not in joined and "\\" not in joined:
+            return '{"' + '","'.join(values) + '"}'
+    return "{" + ",".join(map(_array_element, values)) + "}"
+
+
+def _array_element(value: object) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    raise TypeError(f"an array sent to the lineage store's PostgreSQL holds a {type(value).__name__}")
+
+
+class ArrayDumper(Dumper):
+    """Send a list as the text of an array whose type the query gives (`CAST(? AS TEXT[])`).
+
+    psycopg's own adapter of lists works out each element's type and text in Python, 2.4-2.8 microseconds an element:
+    more than the query that reads them when a list is of tens of thousands of ids (`array_literal` instead).
+    """
+
+    def dump(self, obj: Any) -> bytes:
+        """Return the list as the text of an array (`array_literal`)."""
+        return array_literal(obj).encode()
 
 
 def _placeholders(sql: str) -> str:
