@@ -62,7 +62,9 @@ class Timed:
             self.batch_sql += spent
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        if self.explain and not sql.startswith(("CREATE", "TRUNCATE", *(f"DELETE FROM {t}" for t in SCRATCH))):
+        if self.explain and not sql.startswith(
+            ("CREATE", "TRUNCATE", "SET", "RESET", *(f"DELETE FROM {t}" for t in SCRATCH))
+        ):
             started = time.perf_counter()
             plan = self.engine.query("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
             print(f"--- {time.perf_counter() - started:.2f} s {label(sql)}")

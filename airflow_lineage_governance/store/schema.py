@@ -138,7 +138,7 @@ VERSION_4 = (
 STRETCHES = (
     # each stretch of consecutive COMPLETEs of a job stating one shape, per table the shape writes: [from, until)
     "WITH ordered AS (SELECT c.job_id, c.at_us, c.valid_until_us, c.shape_id, ROW_NUMBER() OVER (PARTITION BY "
-    "c.job_id ORDER BY c.at_us, c.run_id{text}, c.event_time{text}) AS place FROM completes c{cuts}), "
+    "c.job_id ORDER BY c.at_us, c.run_id{text}, c.event_time{text}) AS place FROM {completes}), "
     "stated AS (SELECT job_id, shape_id, place, place - ROW_NUMBER() OVER (PARTITION BY job_id, shape_id ORDER BY "
     "place) AS island FROM ordered), "
     "islands AS (SELECT job_id, shape_id, MIN(place) AS first_place, MAX(place) AS last_place FROM stated GROUP BY "
@@ -148,15 +148,15 @@ STRETCHES = (
     "JOIN ordered l ON l.job_id = i.job_id AND l.place = i.last_place "
     "JOIN shape_outputs so ON so.shape_id = i.shape_id{kept}"
 )
-"""The rows of `table_writers` from the COMPLETEs (`{cuts}` and `{kept}` narrow them to the jobs and times an ingest
-re-derives; empty, every job's)."""
+"""The rows of `table_writers` from the COMPLETEs `c` of `{completes}` (`completes c` for every job's; an ingest's
+narrows them to the jobs and times it re-derives, as `{kept}` does the stretches kept; empty, every one)."""
 
 VERSION_5 = (
     # the writer of a table at a time, looked up by table: each job's stretches of one shape, per table it writes
     "CREATE TABLE table_writers (dataset_id BIGINT NOT NULL, job_id BIGINT NOT NULL, shape_id BIGINT NOT NULL, "
     "valid_from_us BIGINT NOT NULL, valid_until_us BIGINT, last_at_us BIGINT NOT NULL)",
     "INSERT INTO table_writers (dataset_id, job_id, shape_id, valid_from_us, valid_until_us, last_at_us) "
-    + STRETCHES.replace("{cuts}", "").replace("{kept}", ""),
+    + STRETCHES.replace("{completes}", "completes c").replace("{kept}", ""),
     "CREATE INDEX table_writers_by_dataset ON table_writers (dataset_id)",
     "CREATE INDEX table_writers_by_job ON table_writers (job_id)",
     # a shape's columns, and a job's COMPLETEs, by that key alone: DuckDB looks a key up in an index of one column only
