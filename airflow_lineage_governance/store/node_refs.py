@@ -2,12 +2,13 @@
 
 A node is a column, or a table (its id negated: ids are positive). The nodes are ordered by table name, then column
 name, a table after its columns, in code point order: an edge's ends are read as their places in that order, which
-sort as the names do and index the refs kept. The store only ever adds nodes, so as many nodes as there are refs kept
-means the same nodes: the refs are read again only when the store has more.
+sort as the names do and index the refs kept. The store only ever adds nodes: the nodes kept are read again only
+when an edge names one they lack.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
 from weakref import WeakKeyDictionary
 
 from airflow_lineage_governance.refs import ColumnRef, TableRef
@@ -19,7 +20,15 @@ NODES = (
 )
 """Every node of the store: its id (a table's negated), its table's name and its column's name (NULL for a table)."""
 
-_KEPT: WeakKeyDictionary[Engine, list[ColumnRef | TableRef]] = WeakKeyDictionary()
+
+class Nodes(NamedTuple):
+    """The store's nodes in their order: each one's id (a table's negated) and its ref, at its place."""
+
+    ids: list[int]
+    refs: list[ColumnRef | TableRef]
+
+
+_KEPT: WeakKeyDictionary[Engine, Nodes] = WeakKeyDictionary()
 
 
 def node_order(engine: Engine) -> str:
@@ -34,27 +43,29 @@ def node_order(engine: Engine) -> str:
     return f"table_name{engine.text_order}, column_name{engine.text_order} NULLS LAST"
 
 
-def node_places(engine: Engine, count: int | None = None) -> list[ColumnRef | TableRef]:
-    """Return the refs of the store's nodes by place, read again when the store has `count` nodes and more than kept.
+def node_places(engine: Engine, *, again: bool = False) -> Nodes:
+    """Return the store's nodes by place, read once per engine, or `again` when the store has more than kept.
 
     Args:
         engine: The store's engine.
-        count: How many nodes the store has now (None: the refs kept, if any).
+        again: Read them again (the store gained a node since they were read).
 
     Returns:
-        The ref of each node, at its place (`node_order`).
+        The id and ref of each node, at its place (`node_order`).
     """
     kept = _KEPT.get(engine)
-    if kept is not None and (count is None or count == len(kept)):
+    if kept is not None and not again:
         return kept
     tables: dict[str, TableRef] = {}
+    ids: list[int] = []
     refs: list[ColumnRef | TableRef] = []
-    for table_name, column_name in engine.query(
-        f"SELECT table_name, column_name FROM ({NODES}) AS nodes ORDER BY {node_order(engine)}"
+    for node, table_name, column_name in engine.query(
+        f"SELECT node, table_name, column_name FROM ({NODES}) AS nodes ORDER BY {node_order(engine)}"
     ):
         table = tables.get(table_name)
         if table is None:
             table = tables[table_name] = TableRef.parse(table_name)
+        ids.append(node)
         refs.append(table if column_name is None else ColumnRef(table, column_name))
-    _KEPT[engine] = refs
-    return refs
+    kept = _KEPT[engine] = Nodes(ids, refs)
+    return kept

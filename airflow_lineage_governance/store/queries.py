@@ -21,7 +21,7 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.engine import Engine, Row, by_key
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError, StoreError
 from airflow_lineage_governance.store.ingest import column_id, dataset_id
-from airflow_lineage_governance.store.node_refs import NODES, node_order, node_places
+from airflow_lineage_governance.store.node_refs import node_places
 
 NOW = 2**63 - 1
 """The instant that stands for now: only the intervals still open hold at it."""
@@ -107,27 +107,26 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
 
     The edges are read in their order as small numbers: each end as its place among the store's nodes
     (`node_places`), each kind (type, subtype and masking) as its place among the store's kinds (`_kinds`), each job as
-    its place among the jobs by name, whose runs are read first. Read again when the store gained a node, a kind or a
-    job between the queries.
+    its place among the jobs by name, whose runs are read first. The places of the nodes and jobs are handed to the
+    query as the ids in their order, not worked out again by it. Read again when an edge names a node, a kind or a
+    job the lists lack (the store gained it between the queries).
     """
     holding, params = _holding(instant)
-    text = engine.text_order
     for attempt in range(ATTEMPTS):
         kinds = _kinds(engine, again=attempt > 0)
-        nodes = node_places(engine)
-        runs = _runs(engine, instant)
+        nodes = node_places(engine, again=attempt > 0)
+        jobs, runs = _runs(engine, instant)
         sql = (
             f"WITH {holding}, kinds AS (SELECT unnest(CAST(? AS TEXT[])) AS type, unnest(CAST(? AS TEXT[])) AS "
             "subtype, unnest(CAST(? AS BOOLEAN[])) AS masking, unnest(CAST(? AS BIGINT[])) AS kind), "
-            f"places AS (SELECT node, ROW_NUMBER() OVER (ORDER BY {node_order(engine)}) - 1 AS place FROM ({NODES}) "
-            f"AS nodes), job_places AS (SELECT job_id, ROW_NUMBER() OVER (ORDER BY name{text}, namespace{text}) - 1 "
-            "AS place FROM jobs) "
+            "places AS (SELECT node, place - 1 AS place FROM unnest(CAST(? AS BIGINT[])) WITH ORDINALITY AS p(node, "
+            "place)), job_places AS (SELECT job_id, place - 1 AS place FROM unnest(CAST(? AS BIGINT[])) WITH "
+            "ORDINALITY AS j(job_id, place)) "
             "SELECT s.place, t.place, j.place, k.kind FROM holding h "
             "LEFT JOIN kinds k ON k.type = h.type AND k.subtype = h.subtype AND k.masking = h.masking "
-            "JOIN places s ON s.node = h.source_column_id "
-            "JOIN places t ON t.node = CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END "
-            "JOIN job_places j ON j.job_id = h.job_id "
-            "WHERE (SELECT COUNT(*) FROM places) = ? AND (SELECT COUNT(*) FROM jobs) = ? "
+            "LEFT JOIN places s ON s.node = h.source_column_id "
+            "LEFT JOIN places t ON t.node = CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END "
+            "LEFT JOIN job_places j ON j.job_id = h.job_id "
             # two keys of two places each (places are far below 2^32): fewer keys for the database's sort to compare
             "ORDER BY s.place * 4294967296 + t.place, k.kind * 4294967296 + j.place"
         )
@@ -135,33 +134,31 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
             *params,
             *([kind[part] for kind in kinds] for part in range(3)),
             list(range(len(kinds))),
-            len(nodes),
-            len(runs),
+            nodes.ids,
+            jobs,
         ]
         rows = _hash_joined(engine, sql, args) if engine.dialect == "postgres" else engine.query(sql, args)
-        if not rows:  # no edge holds then, or the store has more nodes or jobs than read
-            count = engine.query(f"SELECT COUNT(*) FROM ({NODES}) AS nodes")[0][0]
-            if count == len(nodes) and engine.query("SELECT COUNT(*) FROM jobs")[0][0] == len(runs):
-                return []
-            node_places(engine, count)
-            continue
-        new = tuple.__new__
+        refs, new = nodes.refs, tuple.__new__
         try:
             if None not in runs:
                 every = cast("list[tuple[str, str, str, str]]", runs)
-                return [new(StoredEdge, (nodes[s], nodes[t], *kinds[kind], *every[job])) for s, t, job, kind in rows]
+                return [new(StoredEdge, (refs[s], refs[t], *kinds[kind], *every[job])) for s, t, job, kind in rows]
             return [  # a job without a run then: its edges are left out
-                new(StoredEdge, (nodes[s], nodes[t], *kinds[kind], *run))
+                new(StoredEdge, (refs[s], refs[t], *kinds[kind], *run))
                 for s, t, job, kind in rows
                 if (run := runs[job]) is not None
             ]
-        except TypeError:  # a kind added since the kinds were read
+        except TypeError:  # a node, kind or job added since they were read: its place is NULL
             continue
     raise StoreError(f"the lineage store gained columns or edges each of the {ATTEMPTS} times it was read; ask again")
 
 
-def _runs(engine: Engine, instant: int) -> list[tuple[str, str, str, str] | None]:
-    """Return each job's run at the instant (namespace, name, run id, event time; None: no run then), by name."""
+def _runs(engine: Engine, instant: int) -> tuple[list[int], list[tuple[str, str, str, str] | None]]:
+    """Return the jobs by name, and each one's run at the instant (namespace, name, run id, event time; None: no run).
+
+    Returns:
+        The ids of the jobs, sorted by name then namespace, and each one's run, in the same order.
+    """
     text = engine.text_order
     joined = "JOIN completes c ON c.job_id = j.job_id AND c.at_us <= ? AND (c.valid_until_us IS NULL OR "
     joined += "c.valid_until_us > ?)"
@@ -172,20 +169,20 @@ def _runs(engine: Engine, instant: int) -> list[tuple[str, str, str, str] | None
             "(SELECT MAX(m.at_us) FROM completes m WHERE m.job_id = j.job_id AND m.at_us <= ?) AND "
             "(c.valid_until_us IS NULL OR c.valid_until_us > ?) OFFSET 0) AS c ON TRUE"
         )
+    jobs: list[int] = []
     runs: list[tuple[str, str, str, str] | None] = []
-    last = None
     for job_id, namespace, job, run_id, event_time in engine.query(
         f"SELECT j.job_id, j.namespace, j.name, c.run_id, c.event_time FROM jobs j LEFT {joined} "
         f"ORDER BY j.name{text}, j.namespace{text}",
         [instant, instant],
     ):
         run = None if run_id is None else (namespace, job, run_id, event_time)
-        if job_id == last:  # two runs of a job holding at once: the one read last
+        if jobs and job_id == jobs[-1]:  # two runs of a job holding at once: the one read last
             runs[-1] = run
         else:
+            jobs.append(job_id)
             runs.append(run)
-        last = job_id
-    return runs
+    return jobs, runs
 
 
 ATTEMPTS = 3
