@@ -148,8 +148,9 @@ STRETCHES = (
     "JOIN ordered l ON l.job_id = i.job_id AND l.place = i.last_place "
     "JOIN shape_outputs so ON so.shape_id = i.shape_id{kept}"
 )
-"""The rows of `table_writers` from the COMPLETEs `c` of `{completes}` (`completes c` for every job's; an ingest's
-narrows them to the jobs and times it re-derives, as `{kept}` does the stretches kept; empty, every one)."""
+"""The rows of `table_writers` from the COMPLETEs `c` that `{completes}` reads: `completes c` for every job's, or an
+ingest's FROM items narrowing them to the jobs and times it re-derives; `{kept}` narrows the stretches kept (empty:
+every one)."""
 
 VERSION_5 = (
     # the writer of a table at a time, looked up by table: each job's stretches of one shape, per table it writes

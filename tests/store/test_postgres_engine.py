@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_lineage_governance.store.postgres_engine import PostgresEngine, array_literal
-
-from .conftest import new_schema
+from tests.store.conftest import new_schema
 
 TEXTS = ['say "hi"', "C:\\temp\\", None, "NULL", "", "a,b", "{c}", " padded ", "naïve ☃", 'back\\"slash']
 
