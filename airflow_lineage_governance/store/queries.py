@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from itertools import product
 from typing import Any, NamedTuple, cast
 from weakref import WeakKeyDictionary
 
 from airflow_lineage_governance.graph.events import paused_collection
+from airflow_lineage_governance.kinds import EdgeType, Subtype
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.engine import Engine, Row, by_key
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError, StoreError
@@ -109,7 +111,7 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
     (`node_places`), each kind (type, subtype and masking) as its place among the store's kinds (`_kinds`), each job as
     its place among the jobs by name, whose runs are read first. The places of the nodes and jobs are handed to the
     query as the ids in their order, not worked out again by it. Read again when an edge names a node, a kind or a
-    job the lists lack (the store gained it between the queries).
+    job the lists lack (the store gained it between the queries, or its kind is not one OpenLineage names).
     """
     holding, params = _holding(instant)
     for attempt in range(ATTEMPTS):
@@ -188,14 +190,22 @@ def _runs(engine: Engine, instant: int) -> tuple[list[int], list[tuple[str, str,
 ATTEMPTS = 3
 """How many times every edge as of a time is read before giving up, should the store change between the queries."""
 
+OPENLINEAGE_KINDS: list[Row] = sorted(product([t.value for t in EdgeType], [s.value for s in Subtype], [False, True]))
+"""Every kind of edge OpenLineage names (type, subtype, masking), sorted: the kinds assumed before the store is read."""
+
 _KINDS: WeakKeyDictionary[Engine, list[Row]] = WeakKeyDictionary()
 
 
 def _kinds(engine: Engine, *, again: bool = False) -> list[Row]:
-    """Return every kind of edge in the store (type, subtype, masking), sorted; read once per engine, or `again`."""
-    if again or engine not in _KINDS:
-        _KINDS[engine] = sorted(engine.query("SELECT DISTINCT type, subtype, masking FROM column_edges"))
-    return _KINDS[engine]
+    """Return the kinds of edge (type, subtype, masking) an edge of the store may have, sorted.
+
+    OpenLineage's own (`OPENLINEAGE_KINDS`) until an edge of another kind is met; then, `again`, those and every kind
+    the store's edges have, read once per engine.
+    """
+    if again:
+        distinct = engine.query("SELECT DISTINCT type, subtype, masking FROM column_edges")
+        _KINDS[engine] = sorted({*OPENLINEAGE_KINDS, *distinct})
+    return _KINDS.get(engine, OPENLINEAGE_KINDS)
 
 
 def _edges_into(engine: Engine, instant: int, into: TableRef) -> list[StoredEdge]:

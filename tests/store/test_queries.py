@@ -18,7 +18,7 @@ from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.queries import StoredEdge
 from airflow_lineage_governance.store.reference import ReferenceHistory
 from benchmarks import history_scale
-from tests.support.events import output, write
+from tests.support.events import output, source, write
 from tests.support.history import run
 
 C = ColumnRef.parse
@@ -133,6 +133,18 @@ def test_every_edge_as_of_a_time_holds_what_the_store_gained_since_it_was_last_a
         ),
         run("dag.a", output("out.t", {"x": ["crm.learners.full_name"]}), day=4, run="r4"),
     ]
+    unnamed = [  # kinds OpenLineage does not name: a subtype left out, one of the sender's own
+        run(
+            "dag.d",
+            output(
+                "out.v",
+                {"z": [source("crm.learners.email", "DIRECT", "")]},
+                [source("crm.learners.email", "INDIRECT", "PARTITION", masking=True)],
+            ),
+            day=5,
+            run="d5",
+        )
+    ]
     with LineageStore.open(store_location, create=True) as store:
         store.ingest(FileEventSource(write(tmp_path / "first.jsonl", first)))
         assert [(str(e.source), str(e.target), e.run_id) for e in store.edges_as_of()] == [
@@ -146,12 +158,20 @@ def test_every_edge_as_of_a_time_holds_what_the_store_gained_since_it_was_last_a
             ("out.t.x", "out.u", "INDIRECT", "b3"),
         ]
         store.ingest(FileEventSource(write(tmp_path / "later.jsonl", later)))
-        reference = ReferenceHistory([*first, *kind, *later])
-        for at in [datetime(2026, 10, day, 12, tzinfo=UTC) for day in (1, 2, 3, 4)] + [None]:
+        store.ingest(FileEventSource(write(tmp_path / "unnamed.jsonl", unnamed)))
+        day_5 = store.edges_as_of(datetime(2026, 10, 5, 12, tzinfo=UTC))
+        assert [(str(e.source), str(e.target), e.type, e.subtype, e.masking) for e in day_5 if e.job == "dag.d"] == [
+            ("crm.learners.email", "out.v.z", "DIRECT", "", False),
+            ("crm.learners.email", "out.v", "INDIRECT", "PARTITION", True),
+        ]
+        reference = ReferenceHistory([*first, *kind, *later, *unnamed])
+        for at in [datetime(2026, 10, day, 12, tzinfo=UTC) for day in (1, 2, 3, 4, 5)] + [None]:
             edges = store.edges_as_of(at)
             assert {(e.source, e.target, e.type, e.subtype, e.job) for e in edges} == reference.edges_as_of(at)
             assert edges == sorted(edges, key=as_of_order)
         assert [(str(e.source), str(e.target), e.type, e.subtype, e.run_id) for e in store.edges_as_of()] == [
+            ("crm.learners.email", "out.v.z", "DIRECT", "", "d5"),
+            ("crm.learners.email", "out.v", "INDIRECT", "PARTITION", "d5"),
             ("crm.learners.email", "out.w.a", "DIRECT", "IDENTITY", "c3"),
             ("crm.learners.full_name", "out.t.x", "DIRECT", "IDENTITY", "r4"),
             ("crm.learners.status", "out.w", "INDIRECT", "FILTER", "c3"),
