@@ -109,9 +109,10 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
 
     The edges are read in their order as small numbers: each end as its place among the store's nodes
     (`node_places`), each kind (type, subtype and masking) as its place among the store's kinds (`_kinds`), each job as
-    its place among the jobs by name, whose runs are read first. The places of the nodes and jobs are handed to the
-    query as the ids in their order, not worked out again by it. Read again when an edge names a node, a kind or a
-    job the lists lack (the store gained it between the queries, or its kind is not one OpenLineage names).
+    its place among the jobs by name, whose runs are read first; two places to a number (`PAIRED`), half the values
+    the database hands over. The places of the nodes and jobs are handed to the query as the ids in their order, not
+    worked out again by it. Read again when an edge names a node, a kind or a job the lists lack (the store gained it
+    between the queries, or its kind is not one OpenLineage names).
     """
     holding, params = _holding(instant)
     for attempt in range(ATTEMPTS):
@@ -124,13 +125,13 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
             "places AS (SELECT node, place - 1 AS place FROM unnest(CAST(? AS BIGINT[])) WITH ORDINALITY AS p(node, "
             "place)), job_places AS (SELECT job_id, place - 1 AS place FROM unnest(CAST(? AS BIGINT[])) WITH "
             "ORDINALITY AS j(job_id, place)) "
-            "SELECT s.place, t.place, j.place, k.kind FROM holding h "
+            f"SELECT s.place * {1 << PAIRED} + t.place AS ends, k.kind * {1 << PAIRED} + j.place AS kind_job "
+            "FROM holding h "
             "LEFT JOIN kinds k ON k.type = h.type AND k.subtype = h.subtype AND k.masking = h.masking "
             "LEFT JOIN places s ON s.node = h.source_column_id "
             "LEFT JOIN places t ON t.node = CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END "
             "LEFT JOIN job_places j ON j.job_id = h.job_id "
-            # two keys of two places each (places are far below 2^32): fewer keys for the database's sort to compare
-            "ORDER BY s.place * 4294967296 + t.place, k.kind * 4294967296 + j.place"
+            "ORDER BY ends, kind_job"
         )
         args = [
             *params,
@@ -140,17 +141,20 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
             jobs,
         ]
         rows = _hash_joined(engine, sql, args) if engine.dialect == "postgres" else engine.query(sql, args)
-        refs, new = nodes.refs, tuple.__new__
+        refs, new, bits, low = nodes.refs, tuple.__new__, PAIRED, (1 << PAIRED) - 1
         try:
             if None not in runs:
                 every = cast("list[tuple[str, str, str, str]]", runs)
-                return [new(StoredEdge, (refs[s], refs[t], *kinds[kind], *every[job])) for s, t, job, kind in rows]
+                return [
+                    new(StoredEdge, (refs[ends >> bits], refs[ends & low], *kinds[pair >> bits], *every[pair & low]))
+                    for ends, pair in rows
+                ]
             return [  # a job without a run then: its edges are left out
-                new(StoredEdge, (refs[s], refs[t], *kinds[kind], *run))
-                for s, t, job, kind in rows
-                if (run := runs[job]) is not None
+                new(StoredEdge, (refs[ends >> bits], refs[ends & low], *kinds[pair >> bits], *run))
+                for ends, pair in rows
+                if (run := runs[pair & low]) is not None
             ]
-        except TypeError:  # a node, kind or job added since they were read: its place is NULL
+        except TypeError:  # a node, kind or job added since they were read: its place is NULL, and so the pair
             continue
     raise StoreError(f"the lineage store gained columns or edges each of the {ATTEMPTS} times it was read; ask again")
 
@@ -186,6 +190,10 @@ def _runs(engine: Engine, instant: int) -> tuple[list[int], list[tuple[str, str,
             runs.append(run)
     return jobs, runs
 
+
+PAIRED = 32
+"""Two places are read as one number: the first shifted left by this many bits, plus the second (places are far below
+2^31)."""
 
 ATTEMPTS = 3
 """How many times every edge as of a time is read before giving up, should the store change between the queries."""
