@@ -223,3 +223,21 @@ def test_every_walk_in_one_recursive_query_equals_the_reference(store_location, 
         assert len(wide.columns_reached) > 10 and wide.rows and wide.values
         assert wide.columns_reached == sorted(wide.columns_reached, key=str)
         assert wide.values == sorted(wide.values, key=str) and wide.rows == sorted(wide.rows, key=str)
+
+
+def test_every_edge_as_of_a_time_takes_the_run_that_holds_of_two_completes_at_one_instant(store_location, tmp_path):
+    def twice(job: str, runs: tuple[str, str], day: int) -> list[dict]:  # two runs, one instant, in arrival order
+        return [run(job, output(f"out.{job[-1]}", {"x": [f"crm.learners.{r}"]}), day=day, run=r) for r in runs]
+
+    events = [*twice("dag.a", ("a1", "a2"), 1), *twice("dag.b", ("b2", "b1"), 1), *twice("dag.a", ("a4", "a3"), 2)]
+    reference = ReferenceHistory(events)
+    with LineageStore.open(store_location, create=True) as store:
+        for number, event in enumerate(events):  # each event a batch of its own: the order the store gets them in
+            store.ingest(FileEventSource(write(tmp_path / f"{number}.jsonl", [event])))
+        for at in (datetime(2026, 10, 1, 12, tzinfo=UTC), None):
+            edges = store.edges_as_of(at)
+            assert {(e.source, e.target, e.type, e.subtype, e.job) for e in edges} == reference.edges_as_of(at)
+            assert [(str(e.source), str(e.target), e.run_id) for e in edges] == [
+                ("crm.learners.a2" if at else "crm.learners.a4", "out.a.x", "a2" if at else "a4"),
+                ("crm.learners.b2", "out.b.x", "b2"),
+            ]
