@@ -4,8 +4,9 @@ Which run wrote a table's snapshot (its try, its SQL hash), which snapshot of ea
 sources (`trace_back`); and forwards, every output snapshot that read a snapshot, directly or through others
 (`trace_forward`).
 
-A recursive query finds the runs a trace meets and returns each one's own row and its tables' rows, named and sorted by
-instant, then run id, then table name (`_run_rows`); Python lays them out in the order a person reads them. On
+A recursive query finds the runs a trace meets and returns each one's own row and its tables' rows, sorted by instant,
+then run id (`_run_rows`); Python names their jobs and tables from the names it keeps (`names`) and lays them out in
+the order a person reads them. On
 PostgreSQL the recursion walks `run_datasets` by its indexes of snapshots and runs, carrying the runs' rows; on DuckDB
 it walks `snapshot_reads` from the snapshot's rows (found by its key's span, `snapshot_spans`) within a range of
 instants, then beyond it only where a snapshot it reached has rows, and reads the runs' rows at the instants the walk
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache, wraps
+from functools import wraps
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from airflow_lineage_governance.errors import InvalidNameError
@@ -29,6 +30,7 @@ from airflow_lineage_governance.store.engine import Engine, Row
 from airflow_lineage_governance.store.errors import SnapshotNotInStoreError
 from airflow_lineage_governance.store.ids import SNAPSHOT_KEY, snapshot_key
 from airflow_lineage_governance.store.ingest import dataset_id
+from airflow_lineage_governance.store.names import names
 from airflow_lineage_governance.store.schema import FAR_APART_US
 
 Snapshot = tuple[TableRef, str]
@@ -185,23 +187,20 @@ def _run_rows(engine: Engine, met: str, datasets: str, completes: str = "complet
     `met` is a relation with the run key and instant of each run met (a run may be in it more than once), `datasets`
     one of the rows of `run_datasets` of those runs (`d`'s), and `completes` the relation their COMPLETEs are read from
     (which also names each row of `datasets` by its run's id).
-    Each run with a COMPLETE is one row of its own (kind 0: instant, run id, its job's name, time, SQL hash, try), then
-    one row per input (kind 2) and per output (3), each its instant, run id, table's name and snapshot, sorted by the
-    table's name, then snapshot (an absent one as empty): the few columns Python reads, in the order it reads them (by
-    instant, then run id). The rows of a run without a COMPLETE, should `datasets` have them, have no run's row before
-    them, and `_runs` passes them over.
+    Each run with a COMPLETE is one row of its own (kind 0: instant, run id, its job's id, time, SQL hash, try), then
+    one row per input (kind 2) and per output (3), each its instant, run id, table's id and snapshot: the few columns
+    Python reads, in the order it reads them (by instant, then run id), numbers where Python names them. The rows of a
+    run without a COMPLETE, should `datasets` have them, have no run's row before them, and `_runs` passes them over.
     """
-    text = engine.text_order
     return (
         "numbered AS MATERIALIZED (SELECT c.run_key, c.run_id, c.at_us, c.event_time, c.try_number, c.sql_hash, "
         f"c.job_id FROM (SELECT DISTINCT run_key, at_us FROM {met}) AS r JOIN {completes} c ON c.run_key = r.run_key "
         "AND c.at_us = r.at_us) "
-        "SELECT at_us, run_id, kind, name, snapshot, event_time, sql_hash, try_number FROM (SELECT n.at_us, n.run_id, "
-        "0 AS kind, j.name, CAST(NULL AS TEXT) AS snapshot, n.event_time, n.sql_hash, n.try_number FROM numbered n "
-        "LEFT JOIN jobs j ON j.job_id = n.job_id UNION ALL SELECT d.at_us, r.run_id, CASE WHEN d.role = 'input' THEN 2 "
-        f"ELSE 3 END, t.name, d.snapshot, NULL, NULL, NULL FROM {datasets} JOIN numbered r ON r.run_key = d.run_key "
-        "AND r.at_us = d.at_us LEFT JOIN datasets t ON t.dataset_id = d.dataset_id) AS rows "
-        f"ORDER BY at_us, run_id{text}, kind, name{text}, COALESCE(snapshot, ''){text}"
+        "SELECT at_us, run_id, kind, id, snapshot, event_time, sql_hash, try_number FROM (SELECT n.at_us, n.run_id, "
+        "0 AS kind, n.job_id AS id, CAST(NULL AS TEXT) AS snapshot, n.event_time, n.sql_hash, n.try_number FROM "
+        "numbered n UNION ALL SELECT d.at_us, r.run_id, CASE WHEN d.role = 'input' THEN 2 ELSE 3 END, d.dataset_id, "
+        f"d.snapshot, NULL, NULL, NULL FROM {datasets} JOIN numbered r ON r.run_key = d.run_key AND r.at_us = d.at_us) "
+        f"AS rows ORDER BY at_us, run_id{engine.text_order}, kind"
     )
 
 
@@ -269,39 +268,50 @@ def _refuse_unknown(engine: Engine, table: TableRef, snapshot: str) -> None:
         )
 
 
-@lru_cache(maxsize=1 << 16)  # a trace of a few thousand runs names thousands of tables, most of them again and again
-def _table(name: str) -> TableRef:
-    """Return the table a stored table name names."""
-    return TableRef.parse(name)
-
-
 _Facts = tuple[str, str, int | None, str, str | None, int]
 """A run's job, run id, try, time, SQL hash and instant, as `StoredRun` takes them."""
 
 
-def _runs(rows: Sequence[Row]) -> list[StoredRun]:
+def _runs(engine: Engine, rows: Sequence[Row]) -> list[StoredRun]:
     """Return the runs of the rows, in their order (by instant, then run id).
 
-    The rows are `_run_rows`': each run's own row, then its inputs and its outputs, each sorted by table name, then
-    snapshot.
+    The rows are `_run_rows`': each run's own row, then its inputs and its outputs. Their jobs and tables are named
+    from the names the engine keeps (`names`), read again when a row names one they lack; each run's inputs and
+    outputs are sorted by table name, then snapshot (an absent one as empty).
     """
+    known = names(engine)
     found: list[StoredRun] = []
     facts: _Facts | None = None
     at, of = None, None  # the instant and run id of the run whose rows follow
-    inputs: list[tuple[TableRef, str | None]] = []
-    outputs: list[tuple[TableRef, str | None]] = []
-    for at_us, run_id, kind, name, snapshot, event_time, sql_hash, try_number in rows:
+    inputs: list[tuple[str, TableRef, str | None]] = []
+    outputs: list[tuple[str, TableRef, str | None]] = []
+    for at_us, run_id, kind, key, snapshot, event_time, sql_hash, try_number in rows:
         if kind:
             if at_us == at and run_id == of:  # else the rows of a run without a COMPLETE
-                (inputs if kind == 2 else outputs).append((_table(name), snapshot))
+                table = known.tables.get(key)
+                if table is None:
+                    known = names(engine, again=True)
+                    table = known.tables[key]
+                (inputs if kind == 2 else outputs).append((*table, snapshot))
             continue
         if facts:
-            found.append(StoredRun(*facts, tuple(inputs), tuple(outputs)))
-        facts = (name, run_id, try_number, event_time, sql_hash, at_us)
+            found.append(StoredRun(*facts, _by_name(inputs), _by_name(outputs)))
+        job = known.jobs.get(key)
+        if job is None:
+            known = names(engine, again=True)
+            job = known.jobs[key]
+        facts = (job, run_id, try_number, event_time, sql_hash, at_us)
         at, of, inputs, outputs = at_us, run_id, [], []
     if facts:
-        found.append(StoredRun(*facts, tuple(inputs), tuple(outputs)))
+        found.append(StoredRun(*facts, _by_name(inputs), _by_name(outputs)))
     return found
+
+
+def _by_name(versions: list[tuple[str, TableRef, str | None]]) -> Versions:
+    """Return the tables' snapshots (each a table's name, ref and snapshot) sorted by name, then snapshot."""
+    if len(versions) > 1:
+        versions.sort(key=lambda version: (version[0], version[2] or ""))
+    return tuple([(table, snapshot) for _, table, snapshot in versions])
 
 
 _P = ParamSpec("_P")
@@ -345,7 +355,7 @@ def trace_back(engine: Engine, table: TableRef, snapshot: str) -> StoredOrigin:
     else:
         rows = _reached_back(engine, table, snapshot)
     writers: dict[tuple[TableRef, str | None], StoredRun] = {}
-    for run in _runs(rows):  # by instant, then run id: each snapshot's latest writer the last
+    for run in _runs(engine, rows):  # by instant, then run id: each snapshot's latest writer the last
         for output in run.outputs:
             writers[output] = run
     if (table, snapshot) not in writers:  # a source, or a snapshot no COMPLETE named
@@ -397,7 +407,7 @@ def trace_forward(
     else:
         rows = _reached_forward(engine, table, snapshot)
     readers: dict[tuple[TableRef, str | None], list[StoredRun]] = {}
-    for run in _runs(rows):  # by instant, then run id
+    for run in _runs(engine, rows):  # by instant, then run id
         for read in run.inputs:
             readers.setdefault(read, []).append(run)
     if (table, snapshot) not in readers:  # written and never read, or a snapshot no COMPLETE named
