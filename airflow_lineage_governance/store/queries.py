@@ -108,7 +108,7 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
     """Return every edge holding at the instant, sorted (`edges_as_of`).
 
     The edges are read in their order as small numbers: each end as its place among the store's nodes
-    (`node_places`), each kind (type, subtype and masking) as its place among the store's kinds (`_kinds`), each job as
+    (`node_places`), each kind (type, subtype and masking) as its place among the kinds of edge (`_kinds`), each job as
     its place among the jobs by name, whose runs are read first; two places to a number (`PAIRED`), half the values
     the database hands over. The places of the nodes and jobs are handed to the query as the ids in their order, not
     worked out again by it. Read again when an edge names a node, a kind or a job the lists lack (the store gained it
