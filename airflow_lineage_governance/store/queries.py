@@ -109,10 +109,10 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
 
     The edges are read in their order as small numbers: each end as its place among the store's nodes
     (`node_places`), each kind (type, subtype and masking) as its place among the kinds of edge (`_kinds`), each job as
-    its place among the jobs by name, whose runs are read first; two places to a number (`PAIRED`), half the values
-    the database hands over. The places of the nodes and jobs are handed to the query as the ids in their order, not
-    worked out again by it. Read again when an edge names a node, a kind or a job the lists lack (the store gained it
-    between the queries, or its kind is not one OpenLineage names).
+    its place among the jobs by name, whose runs are read first; two places to a number (`PLACE_BITS`), half the
+    values the database hands over. The places of the nodes and jobs are handed to the query as the ids in their
+    order, not worked out again by it. Read again when an edge names a node, a kind or a job the lists lack (the store
+    gained it between the queries, or its kind is not one OpenLineage names).
     """
     holding, params = _holding(instant)
     for attempt in range(ATTEMPTS):
@@ -125,7 +125,7 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
             "places AS (SELECT node, place - 1 AS place FROM unnest(CAST(? AS BIGINT[])) WITH ORDINALITY AS p(node, "
             "place)), job_places AS (SELECT job_id, place - 1 AS place FROM unnest(CAST(? AS BIGINT[])) WITH "
             "ORDINALITY AS j(job_id, place)) "
-            f"SELECT s.place * {1 << PAIRED} + t.place AS ends, k.kind * {1 << PAIRED} + j.place AS kind_job "
+            f"SELECT s.place * {1 << PLACE_BITS} + t.place AS ends, k.kind * {1 << PLACE_BITS} + j.place AS kind_job "
             "FROM holding h "
             "LEFT JOIN kinds k ON k.type = h.type AND k.subtype = h.subtype AND k.masking = h.masking "
             "LEFT JOIN places s ON s.node = h.source_column_id "
@@ -141,20 +141,23 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
             jobs,
         ]
         rows = _hash_joined(engine, sql, args) if engine.dialect == "postgres" else engine.query(sql, args)
-        refs, new, bits, low = nodes.refs, tuple.__new__, PAIRED, (1 << PAIRED) - 1
+        refs, new, bits, low = nodes.refs, tuple.__new__, PLACE_BITS, (1 << PLACE_BITS) - 1
         try:
             if None not in runs:
                 every = cast("list[tuple[str, str, str, str]]", runs)
                 return [
-                    new(StoredEdge, (refs[ends >> bits], refs[ends & low], *kinds[pair >> bits], *every[pair & low]))
-                    for ends, pair in rows
+                    new(
+                        StoredEdge,
+                        (refs[ends >> bits], refs[ends & low], *kinds[kind_job >> bits], *every[kind_job & low]),
+                    )
+                    for ends, kind_job in rows
                 ]
             return [  # a job without a run then: its edges are left out
-                new(StoredEdge, (refs[ends >> bits], refs[ends & low], *kinds[pair >> bits], *run))
-                for ends, pair in rows
-                if (run := runs[pair & low]) is not None
+                new(StoredEdge, (refs[ends >> bits], refs[ends & low], *kinds[kind_job >> bits], *run))
+                for ends, kind_job in rows
+                if (run := runs[kind_job & low]) is not None
             ]
-        except TypeError:  # a node, kind or job added since they were read: its place is NULL, and so the pair
+        except TypeError:  # a node, kind or job added since they were read: its place is NULL, and so the number
             continue
     raise StoreError(f"the lineage store gained columns or edges each of the {ATTEMPTS} times it was read; ask again")
 
@@ -191,7 +194,7 @@ def _runs(engine: Engine, instant: int) -> tuple[list[int], list[tuple[str, str,
     return jobs, runs
 
 
-PAIRED = 32
+PLACE_BITS = 32
 """Two places are read as one number: the first shifted left by this many bits, plus the second (places are far below
 2^31)."""
 

@@ -6,12 +6,11 @@ sources (`trace_back`); and forwards, every output snapshot that read a snapshot
 
 A recursive query finds the runs a trace meets and returns each one's own row and its tables' rows, sorted by instant,
 then run id (`_run_rows`); Python names their jobs and tables from the names it keeps (`names`) and lays them out in
-the order a person reads them. On
-PostgreSQL the recursion walks `run_datasets` by its indexes of snapshots and runs, carrying the runs' rows; on DuckDB
-it walks `snapshot_reads` from the snapshot's rows (found by its key's span, `snapshot_spans`) within a range of
-instants, then beyond it only where a snapshot it reached has rows, and reads the runs' rows at the instants the walk
-met. A snapshot's writer is the latest COMPLETE that named it as an output (by instant, then run id), whatever order the
-events arrived in. A run's inputs and outputs are listed by table name.
+the order a person reads them. On PostgreSQL the recursion walks `run_datasets` by its indexes of snapshots and runs,
+carrying the runs' rows; on DuckDB it walks `snapshot_reads` from the snapshot's rows (found by its key's span,
+`snapshot_spans`) within a range of instants, then beyond it only where a snapshot it reached has rows, and reads the
+runs' rows at the instants the walk met. A snapshot's writer is the latest COMPLETE that named it as an output (by
+instant, then run id), whatever order the events arrived in. A run's inputs and outputs are listed by table name.
 """
 
 from __future__ import annotations
