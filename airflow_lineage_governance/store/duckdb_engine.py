@@ -151,8 +151,14 @@ class DuckDBEngine:
         """Do nothing: a DuckDB file has one writing process, and the engine one connection."""
 
     def tables(self) -> set[str]:
-        """Return the names of the tables in the file's main schema."""
-        return {name for (name,) in self.query("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'")}
+        """Return the names of the tables and views in the file's main schema."""
+        return {
+            name
+            for (name,) in self.query(
+                "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' UNION ALL SELECT view_name FROM "
+                "duckdb_views() WHERE schema_name = 'main' AND NOT internal"
+            )
+        }
 
     def size_bytes(self) -> int:
         """Return the file's size (with its write-ahead log)."""

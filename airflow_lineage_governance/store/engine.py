@@ -56,7 +56,7 @@ class Engine(Protocol):
         ...
 
     def tables(self) -> set[str]:
-        """Return the names of the tables in the database (the store's search path on PostgreSQL)."""
+        """Return the names of the tables and views in the database (the store's search path on PostgreSQL)."""
         ...
 
     def size_bytes(self) -> int:

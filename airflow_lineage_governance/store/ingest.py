@@ -29,8 +29,6 @@ from airflow_lineage_governance.graph.build import event_graph
 from airflow_lineage_governance.graph.events import (
     COMPLETE,
     EVENT_TYPES,
-    TERMINAL,
-    TYPE_RANK,
     EventSource,
     LineSource,
     RawLineSource,
@@ -47,7 +45,13 @@ from airflow_lineage_governance.store.event_parts import EventParts, parts_of, r
 from airflow_lineage_governance.store.ids import SNAPSHOT_KEY, run_key, stable_id
 from airflow_lineage_governance.store.migrations import store_version
 from airflow_lineage_governance.store.read_ahead import read_ahead
-from airflow_lineage_governance.store.schema import FAR_APART_US, SCHEMA_VERSION, SNAPSHOT_PAIRS, STRETCHES
+from airflow_lineage_governance.store.schema import (
+    FAR_APART_US,
+    SCHEMA_VERSION,
+    SNAPSHOT_PAIRS,
+    STRETCHES,
+    final_states,
+)
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 BATCH = 2000
@@ -59,6 +63,10 @@ HASHED_UNTIL = 13
 RUN_KEYED_FROM = 16
 """The schema version from which `run_datasets` names a run by its key (`ids.run_key`), `events` and `completes` keep
 it beside the run id, and the events' primary key holds it."""
+
+STATES_VIEWED_FROM = 17
+"""The schema version from which `runs` is a view of the events (each run's final state, worked out when read), no
+longer rows each batch replaces."""
 
 
 def micros(at: datetime) -> int:
@@ -322,6 +330,7 @@ class PreparedBatch:
     run_keys: dict[str, int]  # the key of each run of the batch's events, by run id (empty before version 16)
     reads: bool  # whether the store keeps each snapshot read into each written (`snapshot_reads`, version 7 on, DuckDB)
     spanned: bool  # whether the store keeps the span of each snapshot key (`snapshot_spans`, schema version 15 on)
+    states_kept: bool  # whether each run's final state is kept in rows of `runs` (before schema version 17)
     block_rows: list[Row]  # event_blocks rows
     places: list[tuple[int, int]]  # each key's block and line in it
     completes: dict[Key, CompleteRows]
@@ -345,7 +354,7 @@ def prepare_batch(
         known: The lineage shapes read so far, by `lineage_key` (kept across the batches of one ingest).
         offered: The ids earlier batches of the ingest offered (`Offered`); the batch's are added.
         version: The store's schema version: before 13 each event's SHA-256 is kept (`content_sha256`), from 16 on
-            each run's key (`RUN_KEYED_FROM`).
+            each run's key (`RUN_KEYED_FROM`), before 17 each run's final state in rows (`STATES_VIEWED_FROM`).
 
     Returns:
         The batch's rows, ready for `store_batch`.
@@ -394,6 +403,7 @@ def prepare_batch(
         run_keys,
         reads,
         "snapshot_spans" in tables,
+        version < STATES_VIEWED_FROM,
         block_rows,
         places,
         completes,
@@ -459,7 +469,8 @@ def _store(engine: Engine, prepared: PreparedBatch) -> tuple[int, int]:
             [row for row in prepared.block_rows if used is None or row[0] in used],
         )
     engine.lock(sorted({prepared.events[line[key]][4] for key in new}))
-    _final_states(engine, [key[0] for key in new], prepared.run_keys)
+    if prepared.states_kept:
+        _final_states(engine, [key[0] for key in new], prepared.run_keys)
     completes = [prepared.completes[key] for key in new if key in prepared.completes]
     _lineage(engine, prepared, completes)
     earliest: dict[int, int] = {}
@@ -470,19 +481,14 @@ def _store(engine: Engine, prepared: PreparedBatch) -> tuple[int, int]:
     return len(new), len(completes)
 
 
-RANK = "CASE event_type " + " ".join(f"WHEN '{kind}' THEN {rank}" for kind, rank in TYPE_RANK.items()) + " ELSE 1 END"
-TERMINAL_TYPES = ", ".join(f"'{kind}'" for kind in TERMINAL)
-
-
 def _final_states(engine: Engine, new_runs: list[str], run_keys: dict[str, int]) -> None:
-    """Re-derive the final state of the runs of the events just added (each event's run id, once per event).
+    """Re-derive the rows of `runs` of the runs of the events just added (a store before schema version 17).
 
-    The latest terminal event, else the latest event (by instant, then type: COMPLETE beats START at the same instant,
-    then the time as written), as `final_events` reads them. Only a run with events stored before has a state to
-    replace. With the runs' keys (`run_keys`, schema version 16 on) PostgreSQL finds the runs' events by their keys
-    (the events' primary key), then their ids; DuckDB, whose scan reads no index of two columns, by their ids alone.
+    Each run's final state (`schema.final_states`), once per event's run id. Only a run with events stored before has
+    a state to replace. With the runs' keys (`run_keys`, schema version 16 on) PostgreSQL finds the runs' events by
+    their keys (the events' primary key), then their ids; DuckDB, whose scan reads no index of two columns, by their
+    ids alone.
     """
-    text = engine.text_order
     added: dict[str, int] = {}
     for run in new_runs:
         added[run] = added.get(run, 0) + 1
@@ -500,11 +506,7 @@ def _final_states(engine: Engine, new_runs: list[str], run_keys: dict[str, int])
         )
     engine.execute(
         "INSERT INTO runs (run_id, job_id, state, state_terminal, state_at_us, state_rank, state_time, dag_run_id, "
-        "try_number) SELECT run_id, job_id, event_type, terminal, at_us, type_rank, event_time, dag_run_id, try_number "
-        f"FROM (SELECT e.*, ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY terminal DESC, at_us DESC, type_rank DESC, "
-        f"event_time{text} DESC) AS place FROM (SELECT run_id, job_id, event_type, event_type IN ({TERMINAL_TYPES}) "
-        f"AS terminal, at_us, {RANK} AS type_rank, event_time, dag_run_id, try_number FROM events "
-        f"WHERE {of_runs}) AS e) AS ranked WHERE place = 1",
+        f"try_number) {final_states(engine.text_order, of_runs)}",
         params,
     )
 

@@ -151,7 +151,7 @@ class PostgresEngine:
         )
 
     def tables(self) -> set[str]:
-        """Return the names of the tables on the connection's search path."""
+        """Return the names of the tables and views on the connection's search path."""
         return {
             name
             for (name,) in self.query(

@@ -21,14 +21,14 @@ from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.migrations import migrate, store_version
 from airflow_lineage_governance.store.schema import SCHEMA_VERSION, TABLES, tables_of
 from airflow_lineage_governance.store.trace import StoredOrigin
-from tests.support.events import complete, output, write
+from tests.support.events import complete, event, output, write
 from tests.support.trace import dataset
 
 
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 16
+        assert stats["schema_version"] == SCHEMA_VERSION == 17
         kept = tables_of(store.engine.dialect)
         assert stats["rows"] == dict.fromkeys(kept, 0)
         assert set(kept) | {"store_versions"} <= store.engine.tables()
@@ -55,6 +55,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (14, __version__),
             (15, __version__),
             (16, __version__),
+            (17, __version__),
         ]
 
 
@@ -249,7 +250,8 @@ def test_a_version_8_store_answers_as_before_without_the_indexes_duckdb_never_re
     with LineageStore.open(store_location) as store:  # opened for writing: upgraded in place
         assert store.version == SCHEMA_VERSION
         kept = _indexes(store.engine) & ONE_COLUMN_INDEXES_UNREAD
-        assert kept == (set() if store.engine.dialect == "duckdb" else ONE_COLUMN_INDEXES_UNREAD)
+        # PostgreSQL keeps its index by run; `runs` is a view from version 17 on, on both engines
+        assert kept == (set() if store.engine.dialect == "duckdb" else {"run_datasets_by_run"})
         store.ingest(FileEventSource(later_path))  # a run of a job seen before: its runs' states re-derived
         upgraded = answers(store)
     with LineageStore.open(fresh_location(), create=True) as fresh:  # as a store made at the provider's version
@@ -464,6 +466,49 @@ def test_a_version_15_store_names_its_runs_by_key_in_the_upgrade(store_location,
     with LineageStore.open(fresh_location(), create=True) as fresh:  # a new store's ingest names them alike
         fresh.ingest(FileEventSource(path))
         assert answers(fresh) == upgraded
+
+
+def test_a_version_16_store_reads_its_runs_final_states_from_its_events_after_the_upgrade(
+    store_location, fresh_location, tmp_path
+):
+    events = [  # each delivered in its own batch, some after a later event of their run
+        complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}), run="a1", time="2026-10-01T02:00:00Z"),
+        event("START", "dag.a", run="a1", time="2026-10-01T01:59:00Z"),  # late: after its COMPLETE
+        event("START", "dag.b", run="b1", time="2026-10-01T02:00:00Z"),
+        event("FAIL", "dag.b", run="b1", time="2026-10-01T02:05:00Z"),
+        event("COMPLETE", "dag.b", run="b1", time="2026-10-01T02:05:00Z"),  # beats FAIL at one instant
+        event("START", "dag.c", run="c1", time="2026-10-01T02:00:00Z"),
+        event("RUNNING", "dag.c", run="c1", time="2026-10-01T02:01:00Z"),  # no terminal event: the latest
+        event("FAIL", "dag.d", run="d1", time="2026-10-01T02:10:00Z"),
+        event("START", "dag.d", run="d1", time="2026-10-01T02:20:00Z"),  # after its FAIL: the terminal one holds
+    ]
+    path = write(tmp_path / "events.jsonl", events)
+    engine = open_engine(store_location)
+    assert migrate(engine, target=16) == 16
+    ingest(engine, FileEventSource(path), batch_size=1)
+    kept = engine.query("SELECT * FROM runs ORDER BY run_id")
+    engine.close()
+    assert [(row[0], row[2]) for row in kept] == [
+        ("a1", "COMPLETE"),
+        ("b1", "COMPLETE"),
+        ("c1", "RUNNING"),
+        ("d1", "FAIL"),
+    ]
+    with LineageStore.open(store_location) as store:  # opened for writing: upgraded in place
+        assert store.version == SCHEMA_VERSION
+        assert store.engine.query("SELECT * FROM runs ORDER BY run_id") == kept
+        viewed = (
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal"
+            if store.engine.dialect == "duckdb"
+            else "SELECT table_name FROM information_schema.views WHERE table_schema = current_schema()"
+        )
+        assert store.engine.query(viewed) == [("runs",)] and store.stats()["rows"]["runs"] == 4
+        later = write(tmp_path / "later.jsonl", [event("COMPLETE", "dag.c", run="c1", time="2026-10-01T02:30:00Z")])
+        store.ingest(FileEventSource(later))
+        assert store.engine.query("SELECT run_id, state FROM runs WHERE run_id = 'c1'") == [("c1", "COMPLETE")]
+    with LineageStore.open(fresh_location(), create=True) as fresh:  # a new store's view reads the same
+        fresh.ingest(FileEventSource(path), batch_size=1)
+        assert fresh.engine.query("SELECT * FROM runs ORDER BY run_id") == kept
 
 
 def _wrote(job: str, written: tuple[str, str], run: str, time: str, read: tuple[str, str]) -> dict:
