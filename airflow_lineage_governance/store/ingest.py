@@ -46,6 +46,7 @@ from airflow_lineage_governance.store.ids import SNAPSHOT_KEY, run_key, stable_i
 from airflow_lineage_governance.store.migrations import store_version
 from airflow_lineage_governance.store.read_ahead import read_ahead
 from airflow_lineage_governance.store.schema import (
+    COMPLETES_IN_EVENTS_FROM,
     FAR_APART_US,
     SCHEMA_VERSION,
     SNAPSHOT_PAIRS,
@@ -157,7 +158,9 @@ def _ingest(engine: Engine, source: EventSource, batch_size: int, report: Ingest
     tables = engine.tables()
     found = store_version(engine)
     version = SCHEMA_VERSION if found is None else found[0]  # an older store's rows are written as it keeps them
-    for prepared in read_ahead(prepared_batches(source, batch_size, report, read, tables, version=version)):
+    in_events = engine.dialect == "postgres" and version >= COMPLETES_IN_EVENTS_FROM
+    batches = prepared_batches(source, batch_size, report, read, tables, version=version, completes_in_events=in_events)
+    for prepared in read_ahead(batches):
         store_batch(engine, prepared, report)
 
 
@@ -169,6 +172,7 @@ def prepared_batches(
     tables: set[str],
     *,
     version: int = SCHEMA_VERSION,
+    completes_in_events: bool = False,
 ) -> Iterator[PreparedBatch]:
     """Yield each batch of `batch_size` good events of the source, its rows worked out (`prepare_batch`).
 
@@ -179,6 +183,8 @@ def prepared_batches(
         read: The source's report, counting its lines that are not JSON.
         tables: The store's tables (`Engine.tables`).
         version: The store's schema version.
+        completes_in_events: Whether a COMPLETE's `completes` columns go into its `events` row (PostgreSQL, schema
+            version 18 on: `schema.COMPLETES_IN_EVENTS_FROM`).
 
     Returns:
         The batches, in the source's order.
@@ -189,10 +195,10 @@ def prepared_batches(
     for received in _received(source, report, read):
         batch.append(received)
         if len(batch) >= batch_size:
-            yield prepare_batch(batch, tables, known, offered, version=version)
+            yield prepare_batch(batch, tables, known, offered, version=version, in_events=completes_in_events)
             batch = []
     if batch:
-        yield prepare_batch(batch, tables, known, offered, version=version)
+        yield prepare_batch(batch, tables, known, offered, version=version, in_events=completes_in_events)
 
 
 def _received(source: EventSource, report: IngestReport, read: ReadReport) -> Iterator[Received]:
@@ -331,6 +337,7 @@ class PreparedBatch:
     reads: bool  # whether the store keeps each snapshot read into each written (`snapshot_reads`, version 7 on, DuckDB)
     spanned: bool  # whether the store keeps the span of each snapshot key (`snapshot_spans`, schema version 15 on)
     states_kept: bool  # whether each run's final state is kept in rows of `runs` (before schema version 17)
+    completes_in_events: bool  # whether a COMPLETE's shape and SQL hash are in its events row (PostgreSQL, version 18)
     block_rows: list[Row]  # event_blocks rows
     places: list[tuple[int, int]]  # each key's block and line in it
     completes: dict[Key, CompleteRows]
@@ -344,6 +351,7 @@ def prepare_batch(
     offered: Offered,
     *,
     version: int = SCHEMA_VERSION,
+    in_events: bool = False,
 ) -> PreparedBatch:
     """Work out the rows of a batch of events (each key once, the first received kept) without the store.
 
@@ -355,6 +363,8 @@ def prepare_batch(
         offered: The ids earlier batches of the ingest offered (`Offered`); the batch's are added.
         version: The store's schema version: before 13 each event's SHA-256 is kept (`content_sha256`), from 16 on
             each run's key (`RUN_KEYED_FROM`), before 17 each run's final state in rows (`STATES_VIEWED_FROM`).
+        in_events: Whether a COMPLETE's shape and SQL hash go into its events row, not a `completes` row of its own
+            (PostgreSQL, schema version 18 on).
 
     Returns:
         The batch's rows, ready for `store_batch`.
@@ -372,6 +382,9 @@ def prepare_batch(
         job = job_id(received.event)
         jobs.setdefault(job, (job, received.event.job_namespace, received.event.job_name))
     block_rows, places = blocks([unique[key].data for key in keys]) if blocked else ([], [])
+    completes = {
+        key: complete_rows(unique[key], known, run_keys.get(key[0])) for key in keys if unique[key].parts is not None
+    }
     rows = []
     for index, key in enumerate(keys):
         received = unique[key]
@@ -388,10 +401,12 @@ def prepare_batch(
             event.try_number,
             *(places[index] if blocked else (zlib.compress(received.data, 6),)),
         )
-        rows.append((*row, run_keys[event.run_id]) if run_keyed else row)
-    completes = {
-        key: complete_rows(unique[key], known, run_keys.get(key[0])) for key in keys if unique[key].parts is not None
-    }
+        if run_keyed:
+            row = (*row, run_keys[event.run_id])
+        if in_events:  # the shape and SQL hash of a COMPLETE's `completes` row
+            complete = completes[key].complete if key in completes else None
+            row = (*row, *((complete[4], complete[5]) if complete else (None, None)))
+        rows.append(row)
     return PreparedBatch(
         len(batch),
         keys,
@@ -404,6 +419,7 @@ def prepare_batch(
         reads,
         "snapshot_spans" in tables,
         version < STATES_VIEWED_FROM,
+        in_events,
         block_rows,
         places,
         completes,
@@ -452,6 +468,7 @@ def _store(engine: Engine, prepared: PreparedBatch) -> tuple[int, int]:
             "try_number",
             *(("block_id", "block_line") if blocked else ("body",)),
             *(("run_key",) if prepared.run_keyed else ()),
+            *(("shape_id", "sql_hash") if prepared.completes_in_events else ()),
         ),
         prepared.events,
         returning=("run_id", "event_type", "at_us"),
@@ -671,11 +688,12 @@ def _lineage(engine: Engine, prepared: PreparedBatch, completes: Sequence[Comple
     """Add the batch's lineage rows and those of the COMPLETEs just stored, in their keys' order (run id, instant)."""
     _named(engine, prepared.lineage)
     run = "run_key" if prepared.run_keyed else "run_id"
-    engine.insert(
-        "completes",
-        (*COMPLETES, *((run,) if prepared.run_keyed else ())),
-        [rows.complete for rows in completes],
-    )
+    if not prepared.completes_in_events:
+        engine.insert(
+            "completes",
+            (*COMPLETES, *((run,) if prepared.run_keyed else ())),
+            [rows.complete for rows in completes],
+        )
     datasets = [row for rows in completes for row in rows.run_datasets]
     columns = (run, *RUN_DATASETS)
     if not prepared.reads:

@@ -23,7 +23,8 @@ version 15 keeps, on DuckDB, the earliest and latest instant of the `snapshot_re
 (`snapshot_spans`), so a trace looks a snapshot up by its key and reads its rows only where they are; version 16
 keys a run in `events`, `run_datasets` and `completes` by a number (`ids.run_key`) instead of its id's text;
 version 17 makes `runs` a view of `events` (each run's final state, worked out when read) instead of rows each batch
-replaced.
+replaced; version 18 keeps, on PostgreSQL, each COMPLETE's shape, SQL hash and interval in its `events` row, and
+`completes` becomes a view of those rows.
 """
 
 from __future__ import annotations
@@ -380,6 +381,48 @@ VERSION_17 = (
     "CREATE VIEW runs AS " + final_states("{text}"),
 )
 
+COMPLETES_IN_EVENTS_FROM = 18
+"""The schema version from which, on PostgreSQL, a COMPLETE's `completes` columns are in its `events` row."""
+
+EVENTS_18 = (
+    "run_id TEXT NOT NULL, event_type TEXT NOT NULL, at_us BIGINT NOT NULL, event_time TEXT NOT NULL, job_id BIGINT "
+    "NOT NULL, content_sha256 TEXT, body {blob}, ingested_at_us BIGINT NOT NULL, dag_run_id TEXT, try_number INTEGER, "
+    "block_id BIGINT, block_line INTEGER, run_key BIGINT NOT NULL, shape_id BIGINT, sql_hash TEXT, valid_until_us "
+    "BIGINT, PRIMARY KEY (run_key, event_type, at_us)"
+)
+
+COMPLETES_VIEW = (
+    "SELECT run_id, at_us, event_time, job_id, shape_id, sql_hash, try_number, dag_run_id, valid_until_us, run_key "
+    "FROM events WHERE event_type = 'COMPLETE' AND shape_id IS NOT NULL"
+)
+
+VERSION_18 = tuple(
+    OnlyOn("postgres", statement)
+    for statement in (
+        # on PostgreSQL, whose rows are not compressed, a COMPLETE's `completes` row repeated its event's run id, key,
+        # instant, time as written, job, try and DAG run (about 130 of its 190 bytes): its shape, SQL hash and
+        # interval go into its events row, and `completes` reads them there (a view PostgreSQL inlines and updates
+        # through); its events row is found by run key, type and instant (the events' primary key), by job and
+        # instant through `completes_by_job`, now an index of `events`. DuckDB, which compresses each column, keeps
+        # its table. The view `runs` reads the table it was made over: made again over the new one.
+        "DROP VIEW runs",
+        "DROP INDEX IF EXISTS events_by_dag_run",
+        "ALTER TABLE events RENAME TO events_before_18",
+        "ALTER TABLE events_before_18 RENAME CONSTRAINT events_pkey TO events_before_18_pkey",
+        f"CREATE TABLE events ({EVENTS_18})",
+        "INSERT INTO events SELECT e.*, c.shape_id, c.sql_hash, c.valid_until_us FROM events_before_18 e LEFT JOIN "
+        "completes c ON e.event_type = 'COMPLETE' AND c.run_key = e.run_key AND c.at_us = e.at_us AND c.run_id = "
+        "e.run_id",
+        "DROP TABLE events_before_18",
+        "CREATE VIEW runs AS " + final_states("{text}"),
+        "CREATE INDEX events_by_dag_run ON events (dag_run_id)",
+        "DROP TABLE completes",
+        f"CREATE VIEW completes AS {COMPLETES_VIEW}",
+        "CREATE INDEX completes_by_job ON events (job_id, at_us) WHERE event_type = 'COMPLETE' AND shape_id IS NOT "
+        "NULL",
+    )
+)
+
 MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     1: VERSION_1,
     2: VERSION_2,
@@ -398,6 +441,7 @@ MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     15: VERSION_15,
     16: VERSION_16,
     17: VERSION_17,
+    18: VERSION_18,
 }
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 

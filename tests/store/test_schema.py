@@ -28,7 +28,7 @@ from tests.support.trace import dataset
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 17
+        assert stats["schema_version"] == SCHEMA_VERSION == 18
         kept = tables_of(store.engine.dialect)
         assert stats["rows"] == dict.fromkeys(kept, 0)
         assert set(kept) | {"store_versions"} <= store.engine.tables()
@@ -56,6 +56,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (15, __version__),
             (16, __version__),
             (17, __version__),
+            (18, __version__),
         ]
 
 
@@ -305,8 +306,10 @@ def test_a_duckdb_store_keeps_no_index_duckdb_never_reads(store_location, tmp_pa
     assert ingest(engine, FileEventSource(events)).stored == 1
     assert migrate(engine) == SCHEMA_VERSION
     kept = _indexes(engine) & TWO_COLUMN_INDEXES
-    assert kept == (set() if engine.dialect == "duckdb" else TWO_COLUMN_INDEXES)
-    assert "completes_by_job_alone" in _indexes(engine)
+    # PostgreSQL keeps them, but for `completes_by_run`: from version 18 its `completes` are events rows, found by
+    # the events' primary key (run key, type, instant)
+    assert kept == (set() if engine.dialect == "duckdb" else {"completes_by_job", "run_datasets_by_snapshot"})
+    assert ("completes_by_job_alone" in _indexes(engine)) == (engine.dialect == "duckdb")
     engine.close()
     with LineageStore.open(store_location) as store:
         assert [(str(e.source), str(e.target)) for e in store.edges_as_of()] == [("crm.learners.email", "out.t.x")]
@@ -441,9 +444,9 @@ def test_a_version_15_store_names_its_runs_by_key_in_the_upgrade(store_location,
             assert sorted(
                 store.engine.query(
                     "SELECT indexname, indexdef LIKE '%(run_key%' FROM pg_indexes WHERE indexname IN "
-                    "('completes_by_run', 'run_datasets_by_run', 'events_pkey') AND schemaname = current_schema()"
+                    "('run_datasets_by_run', 'events_pkey') AND schemaname = current_schema()"
                 )
-            ) == [("completes_by_run", True), ("events_pkey", True), ("run_datasets_by_run", True)]
+            ) == [("events_pkey", True), ("run_datasets_by_run", True)]
     assert upgraded[0] == [
         (run, run_key(run), role, snapshot)
         for run, role, snapshot in [
@@ -502,13 +505,71 @@ def test_a_version_16_store_reads_its_runs_final_states_from_its_events_after_th
             if store.engine.dialect == "duckdb"
             else "SELECT table_name FROM information_schema.views WHERE table_schema = current_schema()"
         )
-        assert store.engine.query(viewed) == [("runs",)] and store.stats()["rows"]["runs"] == 4
+        assert ("runs",) in store.engine.query(viewed) and store.stats()["rows"]["runs"] == 4
         later = write(tmp_path / "later.jsonl", [event("COMPLETE", "dag.c", run="c1", time="2026-10-01T02:30:00Z")])
         store.ingest(FileEventSource(later))
         assert store.engine.query("SELECT run_id, state FROM runs WHERE run_id = 'c1'") == [("c1", "COMPLETE")]
     with LineageStore.open(fresh_location(), create=True) as fresh:  # a new store's view reads the same
         fresh.ingest(FileEventSource(path), batch_size=1)
         assert fresh.engine.query("SELECT * FROM runs ORDER BY run_id") == kept
+
+
+def test_a_version_17_store_keeps_its_completes_in_their_events_on_postgres(store_location, fresh_location, tmp_path):
+    events = [
+        complete("dag.a", output("out.t", {"x": ["crm.learners.email"]}), run="a1", time="2026-10-01T02:00:00Z"),
+        event("START", "dag.a", run="a2", time="2026-10-02T01:59:00Z"),
+        complete("dag.a", output("out.t", {"x": ["crm.learners.name"]}), run="a2", time="2026-10-02T02:00:00Z"),
+        _wrote("dag.b", ("out.v", "v1"), "b1", "2026-10-02T03:00:00Z", ("out.t", "t1")),
+    ]
+    later = [  # delivered again, and a later run of dag.a: a2's interval ends at it
+        events[2],
+        complete("dag.a", output("out.t", {"x": ["crm.learners.id"]}), run="a3", time="2026-10-03T02:00:00Z"),
+    ]
+    path, later_path = write(tmp_path / "events.jsonl", events), write(tmp_path / "later.jsonl", later)
+    _ingested_at(store_location, 17, path)
+    every = "SELECT * FROM completes ORDER BY run_id"
+    engine = open_engine(store_location)
+    kept = engine.query(every)
+    engine.close()
+
+    def answers(store: LineageStore) -> tuple[object, ...]:
+        return (
+            [
+                (str(e.source), str(e.target), e.run_id)
+                for e in store.edges_as_of(datetime(2026, 10, 2, 12, tzinfo=UTC))
+            ],
+            [(str(e.source), str(e.target), e.run_id) for e in store.edges_as_of()],
+            flat(store.trace_back(TableRef.parse("out.v"), "v1")),
+            store.engine.query(every),
+            store.stats()["rows"]["completes"],
+        )
+
+    with LineageStore.open(store_location) as store:  # opened for writing: upgraded in place
+        assert store.version == SCHEMA_VERSION
+        assert store.engine.query(every) == kept and len(kept) == 3
+        views = (  # PostgreSQL reads them from the events' rows; DuckDB keeps its table
+            "SELECT table_name FROM information_schema.views WHERE table_schema = current_schema()"
+            if store.engine.dialect == "postgres"
+            else "SELECT view_name FROM duckdb_views() WHERE NOT internal"
+        )
+        assert sorted(store.engine.query(views)) == (
+            [("completes",), ("runs",)] if store.engine.dialect == "postgres" else [("runs",)]
+        )
+        store.ingest(FileEventSource(later_path))
+        upgraded = answers(store)
+    with LineageStore.open(fresh_location(), create=True) as fresh:  # as a store made at the provider's version
+        fresh.ingest(FileEventSource(path))
+        fresh.ingest(FileEventSource(later_path))
+        assert answers(fresh) == upgraded
+    assert upgraded[0] == [("crm.learners.name", "out.t.x", "a2")]
+    assert upgraded[1] == [("crm.learners.id", "out.t.x", "a3")]
+    assert upgraded[2] == [("out.v", "v1", "b1"), ("out.t", "t1", None)]
+    at = {
+        run: round(datetime(2026, 10, day, 2, tzinfo=UTC).timestamp() * 1_000_000)
+        for run, day in (("a2", 2), ("a3", 3))
+    }
+    assert [(row[0], row[8]) for row in upgraded[3]] == [("a1", at["a2"]), ("a2", at["a3"]), ("a3", None), ("b1", None)]
+    assert upgraded[4] == 4
 
 
 def _wrote(job: str, written: tuple[str, str], run: str, time: str, read: tuple[str, str]) -> dict:
