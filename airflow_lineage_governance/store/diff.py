@@ -10,12 +10,7 @@ from airflow_lineage_governance.graph.design import LineEdge, TableEdge
 from airflow_lineage_governance.graph.diff import ObservedJob
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.engine import Engine
-from airflow_lineage_governance.store.queries import NOW
-
-_CHOSEN = (
-    "chosen AS (SELECT c.run_key, c.at_us, c.shape_id, c.job_id FROM completes c WHERE c.at_us <= ? AND "
-    "(c.valid_until_us IS NULL OR c.valid_until_us > ?))"
-)
+from airflow_lineage_governance.store.queries import NOW, holding_join
 
 
 def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJob]:
@@ -33,14 +28,18 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
     instant = NOW if at is None else at
     text = engine.text_order
     params = [instant, instant]
+    holding = (  # each job's COMPLETE that holds at the instant
+        "chosen AS (SELECT c.run_key, c.at_us, c.shape_id, j.job_id FROM jobs j "
+        f"{holding_join(engine, 'c.run_key, c.at_us, c.shape_id')})"
+    )
     runs = engine.query(
-        f"WITH {_CHOSEN} SELECT j.name, j.namespace, c.run_id, c.event_time, c.dag_run_id, c.try_number, c.sql_hash "
-        "FROM chosen h JOIN completes c ON c.run_key = h.run_key AND c.at_us = h.at_us JOIN jobs j ON j.job_id = "
-        f"h.job_id ORDER BY j.name{text}, j.namespace{text} DESC",
+        "SELECT j.name, j.namespace, c.run_id, c.event_time, c.dag_run_id, c.try_number, c.sql_hash FROM jobs j "
+        f"{holding_join(engine, 'c.run_id, c.event_time, c.dag_run_id, c.try_number, c.sql_hash')} "
+        f"ORDER BY j.name{text}, j.namespace{text} DESC",
         params,
     )
     edges = engine.query(
-        f"WITH {_CHOSEN} SELECT j.name, j.namespace, sd.name, sc.name, td.name, tc.name, e.into_table, e.type, "
+        f"WITH {holding} SELECT j.name, j.namespace, sd.name, sc.name, td.name, tc.name, e.into_table, e.type, "
         "e.subtype FROM chosen h JOIN jobs j ON j.job_id = h.job_id JOIN shape_edges e ON e.shape_id = h.shape_id "
         "JOIN dataset_columns sc ON sc.column_id = e.source_column_id JOIN datasets sd ON sd.dataset_id = "
         "sc.dataset_id LEFT JOIN dataset_columns tc ON NOT e.into_table AND tc.column_id = e.target_id "
@@ -48,7 +47,7 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
         params,
     )
     tables = engine.query(
-        f"WITH {_CHOSEN} SELECT j.name, j.namespace, 'input', d.name FROM chosen h JOIN jobs j ON j.job_id = h.job_id "
+        f"WITH {holding} SELECT j.name, j.namespace, 'input', d.name FROM chosen h JOIN jobs j ON j.job_id = h.job_id "
         "JOIN run_datasets r ON r.run_key = h.run_key AND r.at_us = h.at_us AND r.role = 'input' JOIN datasets d ON "
         "d.dataset_id = r.dataset_id UNION ALL SELECT j.name, j.namespace, 'output', d.name FROM chosen h JOIN jobs j "
         "ON j.job_id = h.job_id JOIN run_datasets r ON r.run_key = h.run_key AND r.at_us = h.at_us AND r.role = "

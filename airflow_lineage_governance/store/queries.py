@@ -162,6 +162,32 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
     raise StoreError(f"the lineage store gained columns or edges each of the {ATTEMPTS} times it was read; ask again")
 
 
+def holding_join(engine: Engine, columns: str) -> str:
+    """Return the join of each job (`j`) to its COMPLETE (`c`) that holds at an instant, given twice as parameters.
+
+    A COMPLETE holds from its instant until the job's next (`valid_until_us`). On PostgreSQL only one of the job's
+    COMPLETEs at its latest instant up to the time can hold: found by one descent of `completes_by_job` (those at
+    that instant, `WITH TIES`), not a scan of every COMPLETE, whose count the planner cannot guess.
+
+    Args:
+        engine: The store's engine.
+        columns: The columns of `c` the query reads (qualified by `c.`).
+
+    Returns:
+        A `JOIN` clause, with two `?` (the instant, twice).
+    """
+    if engine.dialect == "postgres":
+        return (
+            f"JOIN LATERAL (SELECT {columns}, c.valid_until_us FROM completes c WHERE c.job_id = j.job_id AND c.at_us "
+            "<= ? ORDER BY c.at_us DESC FETCH FIRST 1 ROWS WITH TIES) AS c ON c.valid_until_us IS NULL OR "
+            "c.valid_until_us > ?"
+        )
+    return (
+        "JOIN completes c ON c.job_id = j.job_id AND c.at_us <= ? AND (c.valid_until_us IS NULL OR c.valid_until_us > "
+        "?)"
+    )
+
+
 def _runs(engine: Engine, instant: int) -> tuple[list[int], list[tuple[str, str, str, str] | None]]:
     """Return the jobs by name, and each one's run at the instant (namespace, name, run id, event time; None: no run).
 
@@ -169,15 +195,7 @@ def _runs(engine: Engine, instant: int) -> tuple[list[int], list[tuple[str, str,
         The ids of the jobs, sorted by name then namespace, and each one's run, in the same order.
     """
     text = engine.text_order
-    joined = "JOIN completes c ON c.job_id = j.job_id AND c.at_us <= ? AND (c.valid_until_us IS NULL OR "
-    joined += "c.valid_until_us > ?)"
-    if engine.dialect == "postgres":  # a COMPLETE holds until the job's next: only one at its latest instant can
-        # hold, found by one descent of the job's index (those at that instant, `WITH TIES`), not a scan of every one
-        joined = (
-            "JOIN LATERAL (SELECT c.run_id, c.event_time, c.valid_until_us FROM completes c WHERE c.job_id = j.job_id "
-            "AND c.at_us <= ? ORDER BY c.at_us DESC FETCH FIRST 1 ROWS WITH TIES) AS c ON c.valid_until_us IS NULL OR "
-            "c.valid_until_us > ?"
-        )
+    joined = holding_join(engine, "c.run_id, c.event_time")
     jobs: list[int] = []
     runs: list[tuple[str, str, str, str] | None] = []
     for job_id, namespace, job, run_id, event_time in engine.query(

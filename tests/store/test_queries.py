@@ -241,3 +241,8 @@ def test_every_edge_as_of_a_time_takes_the_run_that_holds_of_two_completes_at_on
                 ("crm.learners.a2" if at else "crm.learners.a4", "out.a.x", "a2" if at else "a4"),
                 ("crm.learners.b2", "out.b.x", "b2"),
             ]
+            observed = store.observed_jobs(at)  # the design diff's runtime lineage takes the same runs
+            assert {job: (o.run_id, sorted(str(e.source) for e in o.edges)) for job, o in observed.items()} == {
+                "dag.a": ("a2", ["crm.learners.a2"]) if at else ("a4", ["crm.learners.a4"]),
+                "dag.b": ("b2", ["crm.learners.b2"]),
+            }
