@@ -195,10 +195,10 @@ def prepared_batches(
     for received in _received(source, report, read):
         batch.append(received)
         if len(batch) >= batch_size:
-            yield prepare_batch(batch, tables, known, offered, version=version, in_events=completes_in_events)
+            yield prepare_batch(batch, tables, known, offered, version=version, completes_in_events=completes_in_events)
             batch = []
     if batch:
-        yield prepare_batch(batch, tables, known, offered, version=version, in_events=completes_in_events)
+        yield prepare_batch(batch, tables, known, offered, version=version, completes_in_events=completes_in_events)
 
 
 def _received(source: EventSource, report: IngestReport, read: ReadReport) -> Iterator[Received]:
@@ -351,7 +351,7 @@ def prepare_batch(
     offered: Offered,
     *,
     version: int = SCHEMA_VERSION,
-    in_events: bool = False,
+    completes_in_events: bool = False,
 ) -> PreparedBatch:
     """Work out the rows of a batch of events (each key once, the first received kept) without the store.
 
@@ -363,8 +363,8 @@ def prepare_batch(
         offered: The ids earlier batches of the ingest offered (`Offered`); the batch's are added.
         version: The store's schema version: before 13 each event's SHA-256 is kept (`content_sha256`), from 16 on
             each run's key (`RUN_KEYED_FROM`), before 17 each run's final state in rows (`STATES_VIEWED_FROM`).
-        in_events: Whether a COMPLETE's shape and SQL hash go into its events row, not a `completes` row of its own
-            (PostgreSQL, schema version 18 on).
+        completes_in_events: Whether a COMPLETE's shape and SQL hash go into its events row, not a `completes` row of
+            its own (PostgreSQL, schema version 18 on).
 
     Returns:
         The batch's rows, ready for `store_batch`.
@@ -403,9 +403,9 @@ def prepare_batch(
         )
         if run_keyed:
             row = (*row, run_keys[event.run_id])
-        if in_events:  # the shape and SQL hash of a COMPLETE's `completes` row
+        if completes_in_events:  # the shape and SQL hash of a COMPLETE's `completes` row (`COMPLETES`' 5th and 6th)
             complete = completes[key].complete if key in completes else None
-            row = (*row, *((complete[4], complete[5]) if complete else (None, None)))
+            row = (*row, *(complete[4:6] if complete else (None, None)))
         rows.append(row)
     return PreparedBatch(
         len(batch),
@@ -419,7 +419,7 @@ def prepare_batch(
         reads,
         "snapshot_spans" in tables,
         version < STATES_VIEWED_FROM,
-        in_events,
+        completes_in_events,
         block_rows,
         places,
         completes,
