@@ -375,8 +375,8 @@ def final_states(text_order: str, where: str = "") -> str:
 
 VERSION_17 = (
     # each run's final state worked out from its events when asked, instead of rows each batch replaced: no question
-    # reads it often, and the rows repeated each run's id, time as written and DAG run (186 of 1,412 MB on PostgreSQL
-    # at 1,000,000 events)
+    # reads it often, and the rows repeated each run's id, time as written and DAG run (with their index, about an
+    # eighth of a PostgreSQL store)
     "DROP TABLE runs",
     "CREATE VIEW runs AS " + final_states("{text}"),
 )
