@@ -15,7 +15,7 @@ from airflow_lineage_governance.graph.events import RunEvent, to_run_event
 from airflow_lineage_governance.refs import TableRef
 from airflow_lineage_governance.store.bodies import read_blocks, stored_body
 from airflow_lineage_governance.store.engine import Engine
-from airflow_lineage_governance.store.queries import NOW
+from airflow_lineage_governance.store.queries import NOW, holding_join
 
 
 def written_tables(engine: Engine, at: int | None = None) -> dict[TableRef, str]:
@@ -31,9 +31,9 @@ def written_tables(engine: Engine, at: int | None = None) -> dict[TableRef, str]
     instant = NOW if at is None else at
     text = engine.text_order
     rows = engine.query(
-        f"SELECT d.name, min(j.name{text}) FROM completes c JOIN shape_outputs so ON so.shape_id = c.shape_id "
-        "JOIN datasets d ON d.dataset_id = so.dataset_id JOIN jobs j ON j.job_id = c.job_id WHERE c.at_us <= ? AND "
-        f"(c.valid_until_us IS NULL OR c.valid_until_us > ?) GROUP BY d.name ORDER BY d.name{text}",
+        f"SELECT d.name, min(j.name{text}) FROM jobs j {holding_join(engine, 'c.shape_id')} JOIN shape_outputs so "
+        "ON so.shape_id = c.shape_id JOIN datasets d ON d.dataset_id = so.dataset_id GROUP BY d.name ORDER BY "
+        f"d.name{text}",
         [instant, instant],
     )
     return {TableRef.parse(name): job for name, job in rows}
