@@ -10,6 +10,7 @@ from airflow_lineage_governance.graph.design import LineEdge, TableEdge
 from airflow_lineage_governance.graph.diff import ObservedJob
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.engine import Engine
+from airflow_lineage_governance.store.names import names
 from airflow_lineage_governance.store.queries import NOW, holding_join
 
 
@@ -33,8 +34,8 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
         f"{holding_join(engine, 'c.run_key, c.at_us, c.shape_id')})"
     )
     runs = engine.query(
-        "SELECT j.name, j.namespace, c.run_id, c.event_time, c.dag_run_id, c.try_number, c.sql_hash FROM jobs j "
-        f"{holding_join(engine, 'c.run_id, c.event_time, c.dag_run_id, c.try_number, c.sql_hash')} "
+        "SELECT j.job_id, j.name, j.namespace, c.run_id, c.event_time, c.dag_run_id, c.try_number, c.sql_hash "
+        f"FROM jobs j {holding_join(engine, 'c.run_id, c.event_time, c.dag_run_id, c.try_number, c.sql_hash')} "
         f"ORDER BY j.name{text}, j.namespace{text} DESC",
         params,
     )
@@ -46,17 +47,15 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
         "JOIN datasets td ON td.dataset_id = CASE WHEN e.into_table THEN e.target_id ELSE tc.dataset_id END",
         params,
     )
-    tables = engine.query(
-        f"WITH {holding} SELECT j.name, j.namespace, 'input', d.name FROM chosen h JOIN jobs j ON j.job_id = h.job_id "
-        "JOIN run_datasets r ON r.run_key = h.run_key AND r.at_us = h.at_us AND r.role = 'input' JOIN datasets d ON "
-        "d.dataset_id = r.dataset_id UNION ALL SELECT j.name, j.namespace, 'output', d.name FROM chosen h JOIN jobs j "
-        "ON j.job_id = h.job_id JOIN run_datasets r ON r.run_key = h.run_key AND r.at_us = h.at_us AND r.role = "
-        "'output' JOIN datasets d ON d.dataset_id = r.dataset_id UNION ALL SELECT j.name, j.namespace, 'shape', "
-        "d.name FROM chosen h JOIN jobs j ON j.job_id = h.job_id JOIN shape_outputs so ON so.shape_id = h.shape_id "
-        "JOIN datasets d ON d.dataset_id = so.dataset_id",
+    tables = engine.query(  # by id, named below: joined to the names, PostgreSQL's planner, guessing one row a run,
+        # scanned `jobs` and `datasets` once per row
+        f"WITH {holding} SELECT h.job_id, r.role, r.dataset_id FROM chosen h JOIN run_datasets r ON r.run_key = "
+        "h.run_key AND r.at_us = h.at_us UNION ALL SELECT h.job_id, 'shape', so.dataset_id FROM chosen h JOIN "
+        "shape_outputs so ON so.shape_id = h.shape_id",
         params,
     )
-    chosen = {name: (space, rest) for name, space, *rest in runs}  # the first namespace by name wins (sorted last)
+    chosen = {name: (space, rest) for _, name, space, *rest in runs}  # the first namespace by name wins (sorted last)
+    kept = {job_id: name for job_id, name, space, *_ in runs if chosen[name][0] == space}
     refs = Refs()
     lines: dict[str, set[LineEdge]] = {}
     for job, space, source_table, source, target_table, target, into_table, kind, subtype in edges:
@@ -71,9 +70,12 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
             )
     del edges
     read: dict[tuple[str, str], set[TableRef]] = {}
-    for job, space, role, name in tables:
-        if chosen.get(job, ("",))[0] == space:
-            read.setdefault((job, role), set()).add(refs.table(name))
+    table_names = names(engine).tables
+    for job_id, role, table in tables:
+        if (job := kept.get(job_id)) is not None:
+            if table not in table_names:  # a table added since the names were read
+                table_names = names(engine, again=True).tables
+            read.setdefault((job, role), set()).add(table_names[table][1])
     found = {}
     for job, (_, (run_id, event_time, dag_run_id, try_number, sql_hash)) in sorted(chosen.items()):
         inputs = read.get((job, "input"), set())

@@ -15,7 +15,7 @@ from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.reference import ReferenceHistory
 from tests.store.test_queries import changed_history
 from tests.support.design import CHANGED, OFFERS, design_of, run_event
-from tests.support.events import write
+from tests.support.events import complete, write
 
 TIMES = [None, datetime(2026, 9, 30, tzinfo=UTC), *(datetime(2026, 10, d, 12, tzinfo=UTC) for d in (1, 2, 3))]
 
@@ -110,3 +110,31 @@ def test_the_design_diff_over_the_store_finds_each_difference(stored):
             assert diff_lines(design_diff(design, store.observed_jobs(at), label)) == expected
         now = design_diff(design, store.observed_jobs(), "now")
         assert [m.run_id for m in now.sql_mismatches] == ["r2"] and now.count == 7
+
+
+def test_a_store_grown_after_the_runtime_lineage_was_read_names_its_new_tables(store_location, tmp_path):
+    first = [_reading("dag.a", "a1", "src.s", "out.t", day=1)]
+    later = [_reading("dag.a", "a2", "src.new", "out.t", day=2), _reading("dag.b", "b1", "out.t", "out.v", day=2)]
+    with LineageStore.open(store_location, create=True) as store:
+        store.ingest(FileEventSource(write(tmp_path / "first.jsonl", first)))
+        assert {job: sorted(map(str, o.tables)) for job, o in store.observed_jobs().items()} == {
+            "dag.a": ["out.t", "src.s"]
+        }
+        store.ingest(FileEventSource(write(tmp_path / "later.jsonl", later)))  # two tables the first answer never met
+        found = store.observed_jobs()
+        assert {job: sorted(map(str, o.tables)) for job, o in found.items()} == {
+            "dag.a": ["out.t", "src.new"],
+            "dag.b": ["out.t", "out.v"],
+        }
+        assert {(str(e.source), str(e.target)) for e in found["dag.b"].dataset_edges} == {("out.t", "out.v")}
+
+
+def _reading(job: str, run: str, read: str, written: str, *, day: int) -> dict:
+    """Return the COMPLETE of a run of `job` that read one table and wrote another (no column lineage)."""
+    return complete(
+        job,
+        {"namespace": "warehouse", "name": written},
+        run=run,
+        time=f"2026-10-0{day}T02:00:00Z",
+        inputs=[{"namespace": "warehouse", "name": read}],
+    )
