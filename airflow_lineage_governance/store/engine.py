@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 Row = tuple[Any, ...]
 
@@ -35,6 +39,17 @@ class Engine(Protocol):
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run a query and return its rows."""
+        ...
+
+    def integer_columns(self, sql: str, params: Sequence[Any], count: int) -> list[npt.NDArray[np.int64]]:
+        """Run a query of `count` BIGINT columns, never NULL; return its columns as arrays.
+
+        The values come over as numbers in blocks, not as a Python object each: 100,000 rows of four numbers made
+        into tuples cost more than the query that made them.
+
+        Raises:
+            StoreError: A value is NULL, or the query has another number of columns.
+        """
         ...
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:

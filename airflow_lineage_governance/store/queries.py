@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from weakref import WeakKeyDictionary
 
 from airflow_lineage_governance.graph.events import paused_collection
@@ -23,7 +23,11 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.engine import Engine, Row, by_key
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError, StoreError
 from airflow_lineage_governance.store.ingest import column_id, dataset_id
-from airflow_lineage_governance.store.node_refs import node_places
+from airflow_lineage_governance.store.node_refs import Nodes, node_places
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 NOW = 2**63 - 1
 """The instant that stands for now: only the intervals still open hold at it."""
@@ -107,59 +111,94 @@ def edges_as_of(engine: Engine, at: int | None = None, into: TableRef | None = N
 def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
     """Return every edge holding at the instant, sorted (`edges_as_of`).
 
-    The edges are read in their order as small numbers: each end as its place among the store's nodes
-    (`node_places`), each kind (type, subtype and masking) as its place among the kinds of edge (`_kinds`), each job as
-    its place among the jobs by name, whose runs are read first; two places to a number (`PLACE_BITS`), half the
-    values the database hands over. The places of the nodes and jobs are handed to the query as the ids in their
-    order, not worked out again by it. Read again when an edge names a node, a kind or a job the lists lack (the store
-    gained it between the queries, or its kind is not one OpenLineage names).
+    The database hands over each edge as four numbers, in blocks (`Engine.integer_columns`): its source's id, its
+    target's (a table's negated), its kind's place among the kinds of edge (`_kinds`) and its job's id. Each id is
+    looked up among the ids of the store's nodes (`node_places`) and of its jobs by name, whose runs are read first,
+    to its place in their order; the edges are sorted by those places, which sort as the names do, then named from
+    the refs kept. Read again when an edge names a node, a kind or a job the lists lack (the store gained it between
+    the queries, or its kind is not one OpenLineage names).
     """
+    import numpy as np  # only every edge as of a time sorts in arrays
+
     holding, params = _holding(instant)
+    sql = (
+        f"WITH {holding}, kinds AS (SELECT unnest(CAST(? AS TEXT[])) AS type, unnest(CAST(? AS TEXT[])) AS "
+        "subtype, unnest(CAST(? AS BOOLEAN[])) AS masking, unnest(CAST(? AS BIGINT[])) AS kind) "
+        "SELECT h.source_column_id AS source, CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END AS "
+        "target, COALESCE(k.kind, -1) AS kind, h.job_id AS job FROM holding h LEFT JOIN kinds k ON k.type = h.type "
+        "AND k.subtype = h.subtype AND k.masking = h.masking"
+    )
     for attempt in range(ATTEMPTS):
         kinds = _kinds(engine, again=attempt > 0)
         nodes = node_places(engine, again=attempt > 0)
         jobs, runs = _runs(engine, instant)
-        sql = (
-            f"WITH {holding}, kinds AS (SELECT unnest(CAST(? AS TEXT[])) AS type, unnest(CAST(? AS TEXT[])) AS "
-            "subtype, unnest(CAST(? AS BOOLEAN[])) AS masking, unnest(CAST(? AS BIGINT[])) AS kind), "
-            "places AS (SELECT node, place - 1 AS place FROM unnest(CAST(? AS BIGINT[])) WITH ORDINALITY AS p(node, "
-            "place)), job_places AS (SELECT job_id, place - 1 AS place FROM unnest(CAST(? AS BIGINT[])) WITH "
-            "ORDINALITY AS j(job_id, place)) "
-            f"SELECT s.place * {1 << PLACE_BITS} + t.place AS ends, k.kind * {1 << PLACE_BITS} + j.place AS kind_job "
-            "FROM holding h "
-            "LEFT JOIN kinds k ON k.type = h.type AND k.subtype = h.subtype AND k.masking = h.masking "
-            "LEFT JOIN places s ON s.node = h.source_column_id "
-            "LEFT JOIN places t ON t.node = CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END "
-            "LEFT JOIN job_places j ON j.job_id = h.job_id "
-            "ORDER BY ends, kind_job"
+        sources, targets, kind_places, job_ids = engine.integer_columns(
+            sql, [*params, *([kind[part] for kind in kinds] for part in range(3)), list(range(len(kinds)))], 4
         )
-        args = [
-            *params,
-            *([kind[part] for kind in kinds] for part in range(3)),
-            list(range(len(kinds))),
-            nodes.ids,
-            jobs,
-        ]
-        rows = _hash_joined(engine, sql, args) if engine.dialect == "postgres" else engine.query(sql, args)
+        if not len(sources):
+            return []
+        node_ids = _node_ids(engine, nodes)
+        source_places, target_places = _places(node_ids, sources), _places(node_ids, targets)
+        job_places = _places(_sorted_ids(jobs), job_ids)
+        if source_places is None or target_places is None or job_places is None or (kind_places < 0).any():
+            continue  # a node, kind or job added since they were read
+        ends = (source_places << PLACE_BITS) | target_places
+        kind_jobs = (kind_places << PLACE_BITS) | job_places
+        order = np.lexsort((kind_jobs, ends))
+        rows = zip(ends[order].tolist(), kind_jobs[order].tolist(), strict=True)
         refs, new, bits, low = nodes.refs, tuple.__new__, PLACE_BITS, (1 << PLACE_BITS) - 1
-        try:
-            if None not in runs:
-                every = cast("list[tuple[str, str, str, str]]", runs)
-                return [
-                    new(
-                        StoredEdge,
-                        (refs[ends >> bits], refs[ends & low], *kinds[kind_job >> bits], *every[kind_job & low]),
-                    )
-                    for ends, kind_job in rows
-                ]
-            return [  # a job without a run then: its edges are left out
-                new(StoredEdge, (refs[ends >> bits], refs[ends & low], *kinds[kind_job >> bits], *run))
+        if None not in runs:
+            every = cast("list[tuple[str, str, str, str]]", runs)
+            return [
+                new(
+                    StoredEdge, (refs[ends >> bits], refs[ends & low], *kinds[kind_job >> bits], *every[kind_job & low])
+                )
                 for ends, kind_job in rows
-                if (run := runs[kind_job & low]) is not None
             ]
-        except TypeError:  # a node, kind or job added since they were read: its place is NULL, and so the number
-            continue
+        return [  # a job without a run then: its edges are left out
+            new(StoredEdge, (refs[ends >> bits], refs[ends & low], *kinds[kind_job >> bits], *run))
+            for ends, kind_job in rows
+            if (run := runs[kind_job & low]) is not None
+        ]
     raise StoreError(f"the lineage store gained columns or edges each of the {ATTEMPTS} times it was read; ask again")
+
+
+class SortedIds(NamedTuple):
+    """Ids sorted (`ids`), and the place of each in the list they were sorted from (`places`)."""
+
+    ids: npt.NDArray[np.int64]
+    places: npt.NDArray[np.int64]
+
+
+_NODE_IDS: WeakKeyDictionary[Engine, tuple[Nodes, SortedIds]] = WeakKeyDictionary()
+
+
+def _node_ids(engine: Engine, nodes: Nodes) -> SortedIds:
+    """Return the ids of the nodes kept, sorted (`_sorted_ids`): worked out again only when the nodes are read again."""
+    kept = _NODE_IDS.get(engine)
+    if kept is None or kept[0] is not nodes:
+        kept = _NODE_IDS[engine] = (nodes, _sorted_ids(nodes.ids))
+    return kept[1]
+
+
+def _sorted_ids(ids: list[int]) -> SortedIds:
+    """Return the ids sorted, with the place of each in `ids`."""
+    import numpy as np
+
+    listed = np.array(ids, dtype=np.int64)
+    places = np.argsort(listed, kind="stable")
+    return SortedIds(listed[places], places)
+
+
+def _places(sorted_ids: SortedIds, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+    """Return the place of each of `ids` in the list `sorted_ids` was sorted from; None if one is not in it."""
+    if not len(sorted_ids.ids):
+        return None
+    found = sorted_ids.ids.searchsorted(ids).clip(0, len(sorted_ids.ids) - 1)
+    if (sorted_ids.ids[found] != ids).any():
+        return None
+    places: npt.NDArray[np.int64] = sorted_ids.places[found]
+    return places
 
 
 def holding_join(engine: Engine, columns: str) -> str:
@@ -213,7 +252,7 @@ def _runs(engine: Engine, instant: int) -> tuple[list[int], list[tuple[str, str,
 
 
 PLACE_BITS = 32
-"""Two places are read as one number: the first shifted left by this many bits, plus the second (places are far below
+"""Two places are kept as one number: the first shifted left by this many bits, plus the second (places are far below
 2^31)."""
 
 ATTEMPTS = 3
@@ -505,9 +544,7 @@ def _hash_joined(engine: Engine, sql: str, params: list[Any]) -> list[Row]:
     The planner, which has no statistics of a query's intermediate rows, may sort both sides of a join it guessed
     large. In an impact walk it joined the nodes just reached to the graph's targets unnested and sorted, all of them
     read again at each of the walk's steps; a hash join of the graph (guessed the smaller side: `HAVING` in the
-    query) hashes it once for the whole walk, and each step looks its nodes up in it. Every edge as of a time joined
-    its 100,000 edges to the nodes' places by sorting both sides of each join, where hashing the places takes a fifth
-    less time (`_every_edge`).
+    query) hashes it once for the whole walk, and each step looks its nodes up in it.
     """
     with engine.transaction():
         engine.execute("SET LOCAL enable_mergejoin = off")

@@ -158,6 +158,11 @@ def test_every_edge_as_of_a_time_holds_what_the_store_gained_since_it_was_last_a
             ("out.t.x", "out.u", "INDIRECT", "b3"),
         ]
         store.ingest(FileEventSource(write(tmp_path / "later.jsonl", later)))
+        edges = store.edges_as_of()  # new nodes and a new job, of kinds OpenLineage names
+        assert {(e.source, e.target, e.type, e.subtype, e.job) for e in edges} == ReferenceHistory(
+            [*first, *kind, *later]
+        ).edges_as_of(None)
+        assert edges == sorted(edges, key=as_of_order) and {e.run_id for e in edges} == {"b3", "c3", "r4"}
         store.ingest(FileEventSource(write(tmp_path / "unnamed.jsonl", unnamed)))
         day_5 = store.edges_as_of(datetime(2026, 10, 5, 12, tzinfo=UTC))
         assert [(str(e.source), str(e.target), e.type, e.subtype, e.masking) for e in day_5 if e.job == "dag.d"] == [
@@ -179,6 +184,11 @@ def test_every_edge_as_of_a_time_holds_what_the_store_gained_since_it_was_last_a
             ("out.t.x", "out.u", "INDIRECT", "FILTER", "b3"),
             ("out.u.y", "out.w.a", "DIRECT", "IDENTITY", "c3"),
         ]
+        own = [run("dag.d", output("out.v", {"z": [source("crm.learners.email", "DIRECT", "OWN")]}), day=6, run="d6")]
+        store.ingest(FileEventSource(write(tmp_path / "own.jsonl", own)))  # a new kind alone: no new node or job
+        assert [
+            (str(e.source), str(e.target), e.subtype, e.run_id) for e in store.edges_as_of() if e.job == "dag.d"
+        ] == [("crm.learners.email", "out.v.z", "OWN", "d6")]
 
 
 @pytest.mark.slow
