@@ -12,6 +12,7 @@ that time names for it (the first writing job by name), else every column ever n
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import product
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -111,56 +112,102 @@ def edges_as_of(engine: Engine, at: int | None = None, into: TableRef | None = N
 def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
     """Return every edge holding at the instant, sorted (`edges_as_of`).
 
-    The database hands over each edge as four numbers, in blocks (`Engine.integer_columns`): its source's id, its
-    target's (a table's negated), its kind's place among the kinds of edge (`_kinds`) and its job's id. Each id is
-    looked up among the ids of the store's nodes (`node_places`) and of its jobs by name, whose runs are read first,
-    to its place in their order; the edges are sorted by those places, which sort as the names do, then named from
-    the refs kept. Read again when an edge names a node, a kind or a job the lists lack (the store gained it between
-    the queries, or its kind is not one OpenLineage names).
+    Each edge is placed by four numbers: its ends' places among the store's nodes (`node_places`), its kind's among
+    the kinds of edge (`_kinds`) and its job's among the jobs by name, whose runs are read first; the places sort as
+    the names do, and index the refs, kinds and runs kept. DuckDB joins the places in its query and sorts
+    (`_placed_in_the_database`); PostgreSQL hands over ids, which Python places and sorts in arrays
+    (`_placed_in_arrays`). Read again when an edge names a node, a kind or a job the lists lack (the store gained it
+    between the queries, or its kind is not one OpenLineage names).
     """
-    import numpy as np  # only every edge as of a time sorts in arrays
-
     holding, params = _holding(instant)
-    sql = (
-        f"WITH {holding}, kinds AS (SELECT unnest(CAST(? AS TEXT[])) AS type, unnest(CAST(? AS TEXT[])) AS "
-        "subtype, unnest(CAST(? AS BOOLEAN[])) AS masking, unnest(CAST(? AS BIGINT[])) AS kind) "
-        "SELECT h.source_column_id AS source, CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END AS "
-        "target, COALESCE(k.kind, -1) AS kind, h.job_id AS job FROM holding h LEFT JOIN kinds k ON k.type = h.type "
-        "AND k.subtype = h.subtype AND k.masking = h.masking"
-    )
     for attempt in range(ATTEMPTS):
         kinds = _kinds(engine, again=attempt > 0)
         nodes = node_places(engine, again=attempt > 0)
         jobs, runs = _runs(engine, instant)
-        sources, targets, kind_places, job_ids = engine.integer_columns(
-            sql, [*params, *([kind[part] for kind in kinds] for part in range(3)), list(range(len(kinds)))], 4
-        )
-        if not len(sources):
-            return []
-        node_ids = _node_ids(engine, nodes)
-        source_places, target_places = _places(node_ids, sources), _places(node_ids, targets)
-        job_places = _places(_sorted_ids(jobs), job_ids)
-        if source_places is None or target_places is None or job_places is None or (kind_places < 0).any():
-            continue  # a node, kind or job added since they were read
-        ends = (source_places << PLACE_BITS) | target_places
-        kind_jobs = (kind_places << PLACE_BITS) | job_places
-        order = np.lexsort((kind_jobs, ends))
-        rows = zip(ends[order].tolist(), kind_jobs[order].tolist(), strict=True)
+        placed = _placed_in_arrays if engine.dialect == "postgres" else _placed_in_the_database
+        kinds_listed = [*([kind[part] for kind in kinds] for part in range(3)), list(range(len(kinds)))]
+        rows = placed(engine, holding, [*params, *kinds_listed], nodes, jobs)
+        if rows is None:
+            continue
         refs, new, bits, low = nodes.refs, tuple.__new__, PLACE_BITS, (1 << PLACE_BITS) - 1
-        if None not in runs:
-            every = cast("list[tuple[str, str, str, str]]", runs)
-            return [
-                new(
-                    StoredEdge, (refs[ends >> bits], refs[ends & low], *kinds[kind_job >> bits], *every[kind_job & low])
-                )
+        try:
+            if None not in runs:
+                every = cast("list[tuple[str, str, str, str]]", runs)
+                return [
+                    new(
+                        StoredEdge,
+                        (refs[ends >> bits], refs[ends & low], *kinds[kind_job >> bits], *every[kind_job & low]),
+                    )
+                    for ends, kind_job in rows
+                ]
+            return [  # a job without a run then: its edges are left out
+                new(StoredEdge, (refs[ends >> bits], refs[ends & low], *kinds[kind_job >> bits], *run))
                 for ends, kind_job in rows
+                if (run := runs[kind_job & low]) is not None
             ]
-        return [  # a job without a run then: its edges are left out
-            new(StoredEdge, (refs[ends >> bits], refs[ends & low], *kinds[kind_job >> bits], *run))
-            for ends, kind_job in rows
-            if (run := runs[kind_job & low]) is not None
-        ]
+        except TypeError:  # a node, kind or job added since they were read: its place is NULL, and so the number
+            continue
     raise StoreError(f"the lineage store gained columns or edges each of the {ATTEMPTS} times it was read; ask again")
+
+
+KINDS = (
+    "kinds AS (SELECT unnest(CAST(? AS TEXT[])) AS type, unnest(CAST(? AS TEXT[])) AS subtype, unnest(CAST(? AS "
+    "BOOLEAN[])) AS masking, unnest(CAST(? AS BIGINT[])) AS kind)"
+)
+"""The kinds of edge handed to a query as arrays of their types, subtypes, masking and places."""
+
+
+def _placed_in_the_database(
+    engine: Engine, holding: str, params: list[Any], nodes: Nodes, jobs: list[int]
+) -> Iterable[tuple[int, int]]:
+    """Return each edge's places, two to a number (`PLACE_BITS`), joined and sorted by the database (DuckDB).
+
+    The query is handed the nodes' and jobs' ids in their orders (`unnest … WITH ORDINALITY`); an edge whose end,
+    kind or job is not among them has a NULL place.
+    """
+    sql = (
+        f"WITH {holding}, {KINDS}, places AS (SELECT node, place - 1 AS place FROM unnest(CAST(? AS BIGINT[])) WITH "
+        "ORDINALITY AS p(node, place)), job_places AS (SELECT job_id, place - 1 AS place FROM unnest(CAST(? AS "
+        f"BIGINT[])) WITH ORDINALITY AS j(job_id, place)) SELECT s.place * {1 << PLACE_BITS} + t.place AS ends, "
+        f"k.kind * {1 << PLACE_BITS} + j.place AS kind_job FROM holding h "
+        "LEFT JOIN kinds k ON k.type = h.type AND k.subtype = h.subtype AND k.masking = h.masking "
+        "LEFT JOIN places s ON s.node = h.source_column_id "
+        "LEFT JOIN places t ON t.node = CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END "
+        "LEFT JOIN job_places j ON j.job_id = h.job_id "
+        "ORDER BY ends, kind_job"
+    )
+    return cast("list[tuple[int, int]]", engine.query(sql, [*params, nodes.ids, jobs]))
+
+
+def _placed_in_arrays(
+    engine: Engine, holding: str, params: list[Any], nodes: Nodes, jobs: list[int]
+) -> Iterable[tuple[int, int]] | None:
+    """Return each edge's places, two to a number (`PLACE_BITS`), worked out and sorted in arrays (PostgreSQL).
+
+    The database hands over each edge as four numbers, in blocks (`Engine.integer_columns`): its source's id, its
+    target's (a table's negated), its kind's place (-1: not among the kinds) and its job's id. Each id is looked up
+    among the nodes' and the jobs' ids, sorted once (`_node_ids`). None when an edge's end, kind or job is not among
+    them.
+    """
+    import numpy as np  # only every edge as of a time on PostgreSQL sorts in arrays
+
+    sql = (
+        f"WITH {holding}, {KINDS} SELECT h.source_column_id AS source, CASE WHEN h.into_table THEN -h.target_id ELSE "
+        "h.target_id END AS target, COALESCE(k.kind, -1) AS kind, h.job_id AS job FROM holding h LEFT JOIN kinds k "
+        "ON k.type = h.type AND k.subtype = h.subtype AND k.masking = h.masking"
+    )
+    sources, targets, kind_places, job_ids = engine.integer_columns(sql, params, 4)
+    if not len(sources):
+        return []
+    node_ids = _node_ids(engine, nodes)
+    source_places, target_places = _places(node_ids, sources), _places(node_ids, targets)
+    job_places = _places(_sorted_ids(jobs), job_ids)
+    if source_places is None or target_places is None or job_places is None or (kind_places < 0).any():
+        return None
+    ends = (source_places << PLACE_BITS) | target_places
+    kind_jobs = (kind_places << PLACE_BITS) | job_places
+    order = np.lexsort((kind_jobs, ends))
+    return zip(ends[order].tolist(), kind_jobs[order].tolist(), strict=True)
 
 
 class SortedIds(NamedTuple):
