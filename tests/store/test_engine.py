@@ -14,17 +14,17 @@ NUMBERS = [-(2**63), -1, 0, 1, 42, 2**63 - 1]
 def test_a_query_of_numbers_comes_back_as_its_columns(store_location):
     engine = open_engine(store_location)
     try:
-        texts = ["it's", "100%", "a?b", '"quoted"', "naïve ☃"]  # each bound in the statement on PostgreSQL
+        texts = ["it's", "100%", "a?b", '"quoted"', "naïve ☃", "C:\\temp\\", "{x,y}"]  # bound in the statement on PG
         columns = engine.integer_columns(
-            "SELECT CAST(n AS BIGINT) AS n, CAST(-(n % 1000) AS BIGINT) AS m, CAST(length(?) AS BIGINT) AS t FROM "
-            "unnest(CAST(? AS BIGINT[])) AS u(n) WHERE ? AND length((CAST(? AS TEXT[]))[5]) = 7 ORDER BY n",
-            ["it's 100%", NUMBERS, True, texts],
+            "SELECT CAST(n AS BIGINT) AS n, CAST(-(n % 1000) AS BIGINT) AS m, CAST(length(array_to_string(CAST(? AS "
+            "TEXT[]), '|')) AS BIGINT) AS t FROM unnest(CAST(? AS BIGINT[])) AS u(n) WHERE ? AND length(?) = 9 ORDER BY n",
+            [texts, NUMBERS, True, "it's 100%"],
             3,
         )
         assert [column.tolist() for column in columns] == [
             NUMBERS,
             [-(n % 1000) if n >= 0 else -(n % -1000) for n in NUMBERS],
-            [9] * len(NUMBERS),
+            [len("|".join(texts))] * len(NUMBERS),
         ]
         none = engine.integer_columns("SELECT CAST(n AS BIGINT) AS n FROM unnest(CAST(? AS BIGINT[])) AS u(n)", [[]], 1)
         assert [column.tolist() for column in none] == [[]]
