@@ -17,7 +17,8 @@ def test_a_query_of_numbers_comes_back_as_its_columns(store_location):
         texts = ["it's", "100%", "a?b", '"quoted"', "naïve ☃", "C:\\temp\\", "{x,y}"]  # bound in the statement on PG
         columns = engine.integer_columns(
             "SELECT CAST(n AS BIGINT) AS n, CAST(-(n % 1000) AS BIGINT) AS m, CAST(length(array_to_string(CAST(? AS "
-            "TEXT[]), '|')) AS BIGINT) AS t FROM unnest(CAST(? AS BIGINT[])) AS u(n) WHERE ? AND length(?) = 9 ORDER BY n",
+            "TEXT[]), '|')) AS BIGINT) AS t FROM unnest(CAST(? AS BIGINT[])) AS u(n) WHERE ? AND length(?) = 9 "
+            "ORDER BY n",
             [texts, NUMBERS, True, "it's 100%"],
             3,
         )
