@@ -16,13 +16,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import pyarrow as pa
 
-from airflow_lineage_governance.store.engine import Row
-from airflow_lineage_governance.store.errors import (
-    StoreBusyError,
-    StoreError,
-    StoreMissingError,
-    StoreUnavailableError,
-)
+from airflow_lineage_governance.store.engine import Row, numbers_refused
+from airflow_lineage_governance.store.errors import StoreBusyError, StoreMissingError, StoreUnavailableError
 
 WRITER_CHECKPOINT_THRESHOLD = "256MB"
 """How large a writer lets DuckDB's write-ahead log grow before a commit checkpoints it into the file (DuckDB's
@@ -94,7 +89,7 @@ class DuckDBEngine:
 
         columns = list(self.connection.execute(sql, list(params)).fetchnumpy().values())
         if len(columns) != count or any(np.ma.isMaskedArray(column) for column in columns):
-            raise StoreError(f"{self.path}: a query of {count} numbers read something else; ask again")
+            raise numbers_refused(self.description, count)
         return [np.asarray(column, dtype=np.int64) for column in columns]
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:

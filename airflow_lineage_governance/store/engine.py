@@ -6,6 +6,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
+from airflow_lineage_governance.store.errors import StoreError
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -100,6 +102,11 @@ class Engine(Protocol):
     def release_memory(self) -> bool:
         """Give back the memory the database keeps between queries, if it can; return whether it did."""
         ...
+
+
+def numbers_refused(description: str, count: int) -> StoreError:
+    """Return the error of a query of `count` numbers (`Engine.integer_columns`) that read something else."""
+    return StoreError(f"{description}: a query of {count} numbers read something else; ask again")
 
 
 def by_key(engine: Engine, select: str, keys: Sequence[int], params: Sequence[Any] = ()) -> list[Row]:

@@ -16,8 +16,8 @@ from psycopg import errors as pg_errors
 from psycopg.adapt import Dumper
 from psycopg.sql import Identifier
 
-from airflow_lineage_governance.store.engine import Row
-from airflow_lineage_governance.store.errors import StoreError, StoreUnavailableError
+from airflow_lineage_governance.store.engine import Row, numbers_refused
+from airflow_lineage_governance.store.errors import StoreUnavailableError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,12 +84,13 @@ class PostgresEngine:
         Raises:
             StoreError: A value is NULL, or the query has another number of columns.
         """
-        bound = psycopg.ClientCursor(self.connection).mogrify(_placeholders(sql), list(params))
-        with self.connection.cursor() as cursor, cursor.copy(f"COPY ({bound}) TO STDOUT (FORMAT binary)") as copy:
-            data = b"".join(copy)
+        with psycopg.ClientCursor(self.connection) as cursor:
+            bound = cursor.mogrify(_placeholders(sql), list(params))
+            with cursor.copy(f"COPY ({bound}) TO STDOUT (FORMAT binary)") as copy:
+                data = b"".join(copy)
         columns = binary_columns(data, count)
         if columns is None:
-            raise StoreError(f"{self.description}: a query of {count} numbers read something else; ask again")
+            raise numbers_refused(self.description, count)
         return columns
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
@@ -278,9 +279,10 @@ def binary_columns(data: bytes, count: int) -> list[npt.NDArray[np.int64]] | Non
     if body < 0 or body % record.itemsize:
         return None
     rows = np.frombuffer(data, dtype=record, count=body // record.itemsize, offset=start)
-    if (rows["fields"] != count).any() or any((rows[f"x{i}"]["length"] != 8).any() for i in range(count)):
+    fields = [rows[f"x{i}"] for i in range(count)]
+    if (rows["fields"] != count).any() or any((field["length"] != 8).any() for field in fields):
         return None
-    return [rows[f"x{i}"]["value"].astype(np.int64) for i in range(count)]
+    return [field["value"].astype(np.int64) for field in fields]
 
 
 def array_literal(values: Sequence[Any]) -> str:

@@ -120,11 +120,11 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
     between the queries, or its kind is not one OpenLineage names).
     """
     holding, params = _holding(instant)
+    placed = _placed_in_arrays if engine.dialect == "postgres" else _placed_in_the_database
     for attempt in range(ATTEMPTS):
         kinds = _kinds(engine, again=attempt > 0)
         nodes = node_places(engine, again=attempt > 0)
         jobs, runs = _runs(engine, instant)
-        placed = _placed_in_arrays if engine.dialect == "postgres" else _placed_in_the_database
         kinds_listed = [*([kind[part] for kind in kinds] for part in range(3)), list(range(len(kinds)))]
         rows = placed(engine, holding, [*params, *kinds_listed], nodes, jobs)
         if rows is None:
