@@ -187,15 +187,16 @@ def _run_rows(engine: Engine, met: str, datasets: str, completes: str = "complet
     one of the rows of `run_datasets` of those runs (`d`'s), and `completes` the relation their COMPLETEs are read from
     (which also names each row of `datasets` by its run's id).
     Each run with a COMPLETE is one row of its own (kind 0: instant, run id, its job's id, time, SQL hash, try), then
-    one row per input (kind 2) and per output (3), each its instant, run id, table's id and snapshot: the few columns
-    Python reads, in the order it reads them (by instant, then run id), numbers where Python names them. The rows of a
-    run without a COMPLETE, should `datasets` have them, have no run's row before them, and `_runs` passes them over.
+    one row per input (kind 2) and per output (3), each its table's id and snapshot, the rest NULL: the few values
+    Python reads, in the order it reads them (by instant, then run id), numbers where Python names them. A table's
+    row follows its run's (both sorted by the run's instant and id): it names no run of its own.
     """
     return (
         "numbered AS MATERIALIZED (SELECT c.run_key, c.run_id, c.at_us, c.event_time, c.try_number, c.sql_hash, "
         f"c.job_id FROM (SELECT DISTINCT run_key, at_us FROM {met}) AS r JOIN {completes} c ON c.run_key = r.run_key "
         "AND c.at_us = r.at_us) "
-        "SELECT at_us, run_id, kind, id, snapshot, event_time, sql_hash, try_number FROM (SELECT n.at_us, n.run_id, "
+        "SELECT CASE kind WHEN 0 THEN at_us END, CASE kind WHEN 0 THEN run_id END, kind, id, snapshot, event_time, "
+        "sql_hash, try_number FROM (SELECT n.at_us, n.run_id, "
         "0 AS kind, n.job_id AS id, CAST(NULL AS TEXT) AS snapshot, n.event_time, n.sql_hash, n.try_number FROM "
         "numbered n UNION ALL SELECT d.at_us, r.run_id, CASE WHEN d.role = 'input' THEN 2 ELSE 3 END, d.dataset_id, "
         f"d.snapshot, NULL, NULL, NULL FROM {datasets} JOIN numbered r ON r.run_key = d.run_key AND r.at_us = d.at_us) "
@@ -279,28 +280,29 @@ def _runs(engine: Engine, rows: Sequence[Row]) -> list[StoredRun]:
     outputs are sorted by table name, then snapshot (an absent one as empty).
     """
     known = names(engine)
+    tables = known.tables
     found: list[StoredRun] = []
     facts: _Facts | None = None
-    at, of = None, None  # the instant and run id of the run whose rows follow
     inputs: list[tuple[str, TableRef, str | None]] = []
     outputs: list[tuple[str, TableRef, str | None]] = []
     for at_us, run_id, kind, key, snapshot, event_time, sql_hash, try_number in rows:
         if kind:
-            if at_us == at and run_id == of:  # else the rows of a run without a COMPLETE
-                table = known.tables.get(key)
-                if table is None:
-                    known = names(engine, again=True)
-                    table = known.tables[key]
-                (inputs if kind == 2 else outputs).append((*table, snapshot))
+            table = tables.get(key)
+            if table is None:
+                known = names(engine, again=True)
+                tables = known.tables
+                table = tables[key]
+            (inputs if kind == 2 else outputs).append((*table, snapshot))
             continue
         if facts:
             found.append(StoredRun(*facts, _by_name(inputs), _by_name(outputs)))
         job = known.jobs.get(key)
         if job is None:
             known = names(engine, again=True)
+            tables = known.tables
             job = known.jobs[key]
         facts = (job, run_id, try_number, event_time, sql_hash, at_us)
-        at, of, inputs, outputs = at_us, run_id, [], []
+        inputs, outputs = [], []
     if facts:
         found.append(StoredRun(*facts, _by_name(inputs), _by_name(outputs)))
     return found
