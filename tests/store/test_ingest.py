@@ -243,6 +243,29 @@ def test_a_table_keeps_the_namespace_its_first_naming_gave_it_whether_read_by_pa
     assert found == [("crm.people", "iceberg://first"), ("out.t", "iceberg://first"), ("out.u", "iceberg://first")]
 
 
+def test_each_run_of_one_lineage_keeps_the_snapshots_it_read_the_first_of_a_table_named_twice(store_location, tmp_path):
+    runs = [
+        complete(
+            "dag.a",
+            dataset("out.t", f"t-{day}"),
+            run=f"a{day}",
+            time=DAY.format(day),
+            inputs=[dataset("src.s", f"s-{day}"), dataset("src.s", f"later-{day}"), dataset("src.r", f"r-{day}")],
+        )
+        for day in (1, 2, 3)
+    ]
+    path = write(tmp_path / "events.jsonl", runs)
+    with LineageStore.open(store_location, create=True) as store:
+        assert store.ingest(FileEventSource(path), batch_size=2).stored == 3
+        read = {day: store.trace_back(TableRef.parse("out.t"), f"t-{day}").run for day in (1, 2, 3)}
+    for day, run in read.items():
+        assert run is not None and run.run_id == f"a{day}"
+        assert [(str(table), snapshot) for table, snapshot in run.inputs] == [
+            ("src.r", f"r-{day}"),
+            ("src.s", f"s-{day}"),
+        ]
+
+
 @pytest.mark.slow
 def test_many_writers_at_once_store_each_event_once(fresh_location, tmp_path, engine_kind):
     # PostgreSQL: four connections write at once. DuckDB: a file has one writing process, so the four take turns.
