@@ -795,10 +795,6 @@ def _target(target: ColumnRef | TableRef) -> tuple[str, str, bool]:
     return (str(target), "", True) if isinstance(target, TableRef) else (str(target.table), target.field, False)
 
 
-def _sorted(rows: dict[Any, Row]) -> list[Row]:
-    return [rows[key] for key in sorted(rows)]
-
-
 @lru_cache(maxsize=1 << 16)  # a history names the same tables in event after event
 def named_dataset_id(name: str) -> int | None:
     """Return the id of the dataset a table name (`namespace.table`) names; None when it names no table."""
