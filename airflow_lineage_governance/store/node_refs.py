@@ -8,11 +8,14 @@ when an edge names one they lack.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 from weakref import WeakKeyDictionary
 
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.engine import Engine
+
+if TYPE_CHECKING:
+    from airflow_lineage_governance.store.duckdb_engine import DuckDBEngine
 
 NODES = (
     "SELECT dc.column_id AS node, d.name AS table_name, dc.name AS column_name FROM dataset_columns dc JOIN datasets d "
@@ -66,3 +69,30 @@ def node_places(engine: Engine, *, again: bool = False) -> Nodes:
         refs.append(table if column_name is None else new(ColumnRef, (table, column_name)))
     kept = _KEPT[engine] = Nodes([row[0] for row in rows], refs)
     return kept
+
+
+PLACES_TABLE = "temp.node_places"
+"""A DuckDB connection's temporary table of the nodes kept: each one's id (`node`) and place (`place`, from 0)."""
+
+_TABLED: WeakKeyDictionary[DuckDBEngine, tuple[object, Nodes]] = WeakKeyDictionary()
+
+
+def places_table(engine: DuckDBEngine, nodes: Nodes) -> str:
+    """Return the temporary table of the nodes' ids and places, made once per nodes read and per connection.
+
+    Args:
+        engine: The store's DuckDB engine (a temporary table lasts as long as the connection it was made on).
+        nodes: The nodes kept (`node_places`).
+
+    Returns:
+        The table's name (`PLACES_TABLE`).
+    """
+    made = _TABLED.get(engine)
+    if made is None or made[0] is not engine.connection or made[1] is not nodes:
+        engine.execute(
+            f"CREATE OR REPLACE TEMP TABLE {PLACES_TABLE} AS SELECT node, place - 1 AS place FROM "
+            "unnest(CAST(? AS BIGINT[])) WITH ORDINALITY AS p(node, place)",
+            [nodes.ids],
+        )
+        _TABLED[engine] = (engine.connection, nodes)
+    return PLACES_TABLE

@@ -12,10 +12,11 @@ that time names for it (the first writing job by name), else every column ever n
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import product
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from itertools import product, repeat
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 from weakref import WeakKeyDictionary
 
 from airflow_lineage_governance.graph.events import paused_collection
@@ -24,11 +25,15 @@ from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.engine import Engine, Row, by_key
 from airflow_lineage_governance.store.errors import ColumnNotInStoreError, StoreError
 from airflow_lineage_governance.store.ingest import column_id, dataset_id
-from airflow_lineage_governance.store.node_refs import Nodes, node_places
+from airflow_lineage_governance.store.node_refs import Nodes, node_places, places_table
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from airflow_lineage_governance.store.duckdb_engine import DuckDBEngine
+
+T = TypeVar("T")
 
 NOW = 2**63 - 1
 """The instant that stands for now: only the intervals still open hold at it."""
@@ -126,28 +131,48 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
         nodes = node_places(engine, again=attempt > 0)
         jobs, runs = _runs(engine, instant)
         kinds_listed = [*([kind[part] for kind in kinds] for part in range(3)), list(range(len(kinds)))]
-        rows = placed(engine, holding, [*params, *kinds_listed], nodes, jobs)
-        if rows is None:
-            continue
-        refs, new, bits, low = nodes.refs, tuple.__new__, PLACE_BITS, (1 << PLACE_BITS) - 1
-        try:
-            if None not in runs:
-                every = cast("list[tuple[str, str, str, str]]", runs)
-                return [
-                    new(
-                        StoredEdge,
-                        (refs[ends >> bits], refs[ends & low], *kinds[kind_job >> bits], *every[kind_job & low]),
-                    )
-                    for ends, kind_job in rows
-                ]
-            return [  # a job without a run then: its edges are left out
-                new(StoredEdge, (refs[ends >> bits], refs[ends & low], *kinds[kind_job >> bits], *run))
-                for ends, kind_job in rows
-                if (run := runs[kind_job & low]) is not None
-            ]
-        except TypeError:  # a node, kind or job added since they were read: its place is NULL, and so the number
-            continue
+        places = placed(engine, holding, [*params, *kinds_listed], nodes, jobs)
+        if places is not None:
+            return _edges_at(*places, nodes.refs, kinds, runs)
     raise StoreError(f"the lineage store gained columns or edges each of the {ATTEMPTS} times it was read; ask again")
+
+
+def _edges_at(
+    ends: npt.NDArray[np.int64],
+    kind_jobs: npt.NDArray[np.int64],
+    refs: list[ColumnRef | TableRef],
+    kinds: list[Row],
+    runs: list[tuple[str, str, str, str] | None],
+) -> list[StoredEdge]:
+    """Return the edges placed by their ends' places and their kind's and job's, two to a number (`PLACE_BITS`).
+
+    Each field is taken for every edge at once (`_taken`), then the fields are zipped into edges. An edge of a job
+    with no run at the time is left out.
+    """
+    import numpy as np  # the places come as arrays: every edge as of a time is the one question that reads them
+
+    if not len(ends):
+        return []
+    low = (1 << PLACE_BITS) - 1
+    job_places = kind_jobs & low
+    if None in runs:
+        held = np.array([run is not None for run in runs], dtype=bool)[job_places]
+        ends, kind_jobs, job_places = ends[held], kind_jobs[held], job_places[held]
+    kind_places, job_listed = (kind_jobs >> PLACE_BITS).tolist(), job_places.tolist()
+    fields = [
+        _taken((ends >> PLACE_BITS).tolist(), refs),
+        _taken((ends & low).tolist(), refs),
+        *(_taken(kind_places, part) for part in zip(*kinds, strict=True)),
+        *(_taken(job_listed, part) for part in zip(*(run or (None,) * 4 for run in runs), strict=True)),
+    ]
+    return list(map(tuple.__new__, repeat(StoredEdge), zip(*fields, strict=True)))
+
+
+def _taken(places: list[int], values: Sequence[T]) -> tuple[T, ...]:
+    """Return the value at each place, in order (`itemgetter`, which returns a lone value for one place)."""
+    if len(places) == 1:
+        return (values[places[0]],)
+    return cast("tuple[T, ...]", itemgetter(*places)(values)) if places else ()
 
 
 KINDS = (
@@ -159,29 +184,32 @@ KINDS = (
 
 def _placed_in_the_database(
     engine: Engine, holding: str, params: list[Any], nodes: Nodes, jobs: list[int]
-) -> Iterable[tuple[int, int]]:
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
     """Return each edge's places, two to a number (`PLACE_BITS`), joined and sorted by the database (DuckDB).
 
-    The query is handed the nodes' and jobs' ids in their orders (`unnest … WITH ORDINALITY`); an edge whose end,
-    kind or job is not among them has a NULL place.
+    The nodes' places are a temporary table (`places_table`), the jobs' ids are handed to the query in their order
+    (`unnest … WITH ORDINALITY`). None when an edge's end, kind or job is not among them (its place is NULL).
     """
+    places = places_table(cast("DuckDBEngine", engine), nodes)
     sql = (
-        f"WITH {holding}, {KINDS}, places AS (SELECT node, place - 1 AS place FROM unnest(CAST(? AS BIGINT[])) WITH "
-        "ORDINALITY AS p(node, place)), job_places AS (SELECT job_id, place - 1 AS place FROM unnest(CAST(? AS "
-        f"BIGINT[])) WITH ORDINALITY AS j(job_id, place)) SELECT s.place * {1 << PLACE_BITS} + t.place AS ends, "
-        f"k.kind * {1 << PLACE_BITS} + j.place AS kind_job FROM holding h "
+        f"WITH {holding}, {KINDS}, job_places AS (SELECT job_id, place - 1 AS place FROM unnest(CAST(? AS BIGINT[])) "
+        f"WITH ORDINALITY AS j(job_id, place)) SELECT COALESCE(s.place * {1 << PLACE_BITS} + t.place, -1) AS ends, "
+        f"COALESCE(k.kind * {1 << PLACE_BITS} + j.place, -1) AS kind_job FROM holding h "
         "LEFT JOIN kinds k ON k.type = h.type AND k.subtype = h.subtype AND k.masking = h.masking "
-        "LEFT JOIN places s ON s.node = h.source_column_id "
-        "LEFT JOIN places t ON t.node = CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END "
+        f"LEFT JOIN {places} s ON s.node = h.source_column_id "
+        f"LEFT JOIN {places} t ON t.node = CASE WHEN h.into_table THEN -h.target_id ELSE h.target_id END "
         "LEFT JOIN job_places j ON j.job_id = h.job_id "
         "ORDER BY ends, kind_job"
     )
-    return cast("list[tuple[int, int]]", engine.query(sql, [*params, nodes.ids, jobs]))
+    ends, kind_jobs = engine.integer_columns(sql, [*params, jobs], 2)
+    if len(ends) and (ends[0] < 0 or kind_jobs.min() < 0):  # sorted by `ends`: a NULL end's -1 comes first
+        return None
+    return ends, kind_jobs
 
 
 def _placed_in_arrays(
     engine: Engine, holding: str, params: list[Any], nodes: Nodes, jobs: list[int]
-) -> Iterable[tuple[int, int]] | None:
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
     """Return each edge's places, two to a number (`PLACE_BITS`), worked out and sorted in arrays (PostgreSQL).
 
     The database hands over each edge as four numbers, in blocks (`Engine.integer_columns`): its source's id, its
@@ -198,7 +226,7 @@ def _placed_in_arrays(
     )
     sources, targets, kind_places, job_ids = engine.integer_columns(sql, params, 4)
     if not len(sources):
-        return []
+        return sources, sources
     node_ids = _node_ids(engine, nodes)
     source_places, target_places = _places(node_ids, sources), _places(node_ids, targets)
     job_places = _places(_sorted_ids(jobs), job_ids)
@@ -207,7 +235,7 @@ def _placed_in_arrays(
     ends = (source_places << PLACE_BITS) | target_places
     kind_jobs = (kind_places << PLACE_BITS) | job_places
     order = np.lexsort((kind_jobs, ends))
-    return zip(ends[order].tolist(), kind_jobs[order].tolist(), strict=True)
+    return ends[order], kind_jobs[order]
 
 
 class SortedIds(NamedTuple):

@@ -256,3 +256,41 @@ def test_every_edge_as_of_a_time_takes_the_run_that_holds_of_two_completes_at_on
                 "dag.a": ("a2", ["crm.learners.a2"]) if at else ("a4", ["crm.learners.a4"]),
                 "dag.b": ("b2", ["crm.learners.b2"]),
             }
+
+
+def test_every_edge_as_of_a_time_from_a_duckdb_reader_that_opened_its_file_again(tmp_path):
+    """A DuckDB reader gives its memory back by opening its file again (`release_memory`); the nodes' places it kept
+    in a temporary table go with the connection, and are made again for the next question."""
+    location = tmp_path / "store.duckdb"
+    with LineageStore.open(location, create=True) as store:
+        store.ingest(FileEventSource(write(tmp_path / "events.jsonl", changed_history())))
+    day_one = datetime(2026, 10, 1, 12, tzinfo=UTC)  # dag.a's first run alone holds: one edge
+    with LineageStore.open(location, read_only=True) as reader:
+        first = reader.edges_as_of(day_one)
+        assert [(str(e.source), str(e.target), e.type, e.job, e.run_id) for e in first] == [
+            ("crm.learners.email", "out.t.x", "DIRECT", "dag.a", "r1")
+        ]
+        assert reader.engine.release_memory()
+        assert reader.edges_as_of(day_one) == first
+        assert [(str(e.source), str(e.target), e.run_id) for e in reader.edges_as_of(None)] == [
+            ("crm.learners.full_name", "out.t.x", "r3"),
+            ("out.t.x", "out.u.y", "b3"),
+            ("out.u.y", "out.v", "c2"),
+            ("out.u.z", "out.v.w", "c2"),
+            ("out.v.w", "out.v.w", "c2"),
+        ]
+
+
+def test_every_edge_as_of_a_time_leaves_out_the_edges_of_a_job_with_no_run_then(tmp_path):
+    """An edge is given with the run that stated it: one whose job has no COMPLETE holding at the time (its COMPLETE
+    deleted from the store by hand here) is left out, the other jobs' edges kept."""
+    location = tmp_path / "store.duckdb"
+    with LineageStore.open(location, create=True) as store:
+        store.ingest(FileEventSource(write(tmp_path / "events.jsonl", changed_history())))
+        store.engine.execute("DELETE FROM completes WHERE run_id = 'b3'")  # DuckDB keeps the COMPLETEs apart
+        assert [(str(e.source), str(e.target), e.job, e.run_id) for e in store.edges_as_of(None)] == [
+            ("crm.learners.full_name", "out.t.x", "dag.a", "r3"),
+            ("out.u.y", "out.v", "dag.c", "c2"),
+            ("out.u.z", "out.v.w", "dag.c", "c2"),
+            ("out.v.w", "out.v.w", "dag.c", "c2"),
+        ]
