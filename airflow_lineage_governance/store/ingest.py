@@ -302,13 +302,11 @@ Key = tuple[str, str, int]
 
 @dataclass(frozen=True, slots=True)
 class CompleteRows:
-    """The rows one COMPLETE adds besides its event: its lineage's shape, its datasets, its run and snapshots."""
+    """The rows one COMPLETE adds besides its event: its lineage's (one per lineage key), its run and its snapshots."""
 
-    shape: ShapeRows
-    shape_datasets: tuple[Row, ...]  # datasets rows of the tables its shape names, with this event's namespaces
+    lineage: KnownLineage
     complete: Row  # its completes row
     run_datasets: tuple[Row, ...]  # the snapshot of each table it read and wrote, sorted
-    version_datasets: tuple[Row, ...]  # datasets rows of those tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -675,11 +673,9 @@ def complete_rows(received: Received, known: dict[bytes, KnownLineage], run: int
     )
     datasets = parts.datasets
     return CompleteRows(
-        lineage.shape,
-        lineage.shape_datasets,
+        lineage,
         complete,
         tuple([(named_as, at_us, role, table_id, datasets[place][3]) for role, table_id, place in lineage.places]),
-        lineage.version_datasets,
     )
 
 
@@ -698,18 +694,16 @@ def lineage_rows(completes: Sequence[CompleteRows], offered: Offered) -> Lineage
     datasets: dict[int, Row] = {}
     columns: dict[int, Row] = {}
     shapes: dict[int, ShapeRows] = {}
-    versions: dict[int, tuple[Row, ...]] = {}  # the datasets rows met, by identity: COMPLETEs of one key share them
-    for rows in completes:
-        if rows.shape.shape_id not in shapes:
-            shapes[rows.shape.shape_id] = rows.shape
-            for dataset in rows.shape_datasets:
+    lineages = {id(rows.lineage): rows.lineage for rows in completes}  # by identity (a key's COMPLETEs share one),
+    for lineage in lineages.values():  # in the order their first COMPLETEs come
+        if lineage.shape.shape_id not in shapes:
+            shapes[lineage.shape.shape_id] = lineage.shape
+            for dataset in lineage.shape_datasets:
                 datasets.setdefault(dataset[0], dataset)
-            for column in rows.shape.columns:
+            for column in lineage.shape.columns:
                 columns.setdefault(column[0], column)
-        if id(rows.version_datasets) not in versions:
-            versions[id(rows.version_datasets)] = rows.version_datasets
-            for dataset in rows.version_datasets:
-                datasets.setdefault(dataset[0], dataset)
+        for dataset in lineage.version_datasets:
+            datasets.setdefault(dataset[0], dataset)
     ordered = [shapes[row[0]] for row in _new({key: (key,) for key in shapes}, "shapes", offered)]
     return LineageRows(
         _new(datasets, "datasets", offered),
