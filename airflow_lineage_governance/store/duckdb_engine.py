@@ -83,12 +83,12 @@ class DuckDBEngine:
         """Run a query of `count` BIGINT columns, never NULL; return its columns as arrays (DuckDB's own).
 
         Raises:
-            StoreError: A value is NULL, or the query has another number of columns.
+            StoreError: A value is NULL, or the query has another number of columns, or a column of another type.
         """
         import numpy as np  # only every edge as of a time reads columns
 
         columns = list(self.connection.execute(sql, list(params)).fetchnumpy().values())
-        if len(columns) != count or any(np.ma.isMaskedArray(column) for column in columns):
+        if len(columns) != count or any(np.ma.isMaskedArray(c) or c.dtype != np.int64 for c in columns):
             raise numbers_refused(self.description, count)
         return [np.asarray(column, dtype=np.int64) for column in columns]
 

@@ -50,7 +50,7 @@ class Engine(Protocol):
         into tuples cost more than the query that made them.
 
         Raises:
-            StoreError: A value is NULL, or the query has another number of columns.
+            StoreError: A value is NULL, or the query has another number of columns, or a column of another type.
         """
         ...
 

@@ -77,18 +77,27 @@ class PostgresEngine:
     def integer_columns(self, sql: str, params: Sequence[Any], count: int) -> list[npt.NDArray[np.int64]]:
         """Run a query of `count` BIGINT columns, never NULL; return its columns as arrays.
 
-        The rows come over by `COPY ... TO STDOUT` in PostgreSQL's binary format, read as arrays of fixed-size
-        records (`binary_columns`). `COPY` takes no parameters: they are bound in the statement by psycopg, as
-        quoted literals.
+        The query's columns are checked first (its description, from the query with no rows); then the server packs
+        every row's numbers into one `bytea` (`int8send`: 8 bytes each, big-endian; `string_agg`), which comes over
+        as one value, read as arrays (`packed_columns`). The rows are in the order the query returns them (the
+        aggregate reads its subquery's rows in their order).
 
         Raises:
-            StoreError: A value is NULL, or the query has another number of columns.
+            StoreError: A value is NULL, or the query has another number of columns, or a column of another type.
         """
-        with psycopg.ClientCursor(self.connection) as cursor:
-            bound = cursor.mogrify(_placeholders(sql), list(params))
-            with cursor.copy(f"COPY ({bound}) TO STDOUT (FORMAT binary)") as copy:
-                data = b"".join(copy)
-        columns = binary_columns(data, count)
+        bound = _placeholders(sql)
+        with self.connection.cursor(binary=True) as cursor:
+            cursor.execute(f"SELECT * FROM ({bound}) AS r LIMIT 0", list(params))
+            described = cursor.description or []
+            if len(described) != count or any(column.type_code != BIGINT_OID for column in described):
+                raise numbers_refused(self.description, count)
+            packed = " || ".join(f"int8send(r.c{i})" for i in range(count))
+            named = ", ".join(f"c{i}" for i in range(count))
+            cursor.execute(
+                f"SELECT count(*), string_agg({packed}, ''::bytea) FROM ({bound}) AS r({named})", list(params)
+            )
+            found = cursor.fetchone()
+        columns = packed_columns(found[1], found[0], count) if found is not None else None
         if columns is None:
             raise numbers_refused(self.description, count)
         return columns
@@ -259,30 +268,28 @@ TRANSIENT = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 """The errors after which a writer's batch is rolled back and tried again."""
 
 
-BINARY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
-"""The first bytes of `COPY`'s binary format; then 4 bytes of flags and the length of a header extension (4)."""
+BIGINT_OID = 20
+"""The type of PostgreSQL's BIGINT (`int8`), as a query's description names it."""
 
 
-def binary_columns(data: bytes, count: int) -> list[npt.NDArray[np.int64]] | None:
-    """Return the columns of `COPY`'s binary output of `count` BIGINT columns, or None if it holds anything else.
+def packed_columns(data: bytes | None, rows: int, count: int) -> list[npt.NDArray[np.int64]] | None:
+    """Return the columns of `rows` rows of `count` numbers packed row after row, 8 bytes each, big-endian.
 
-    Each row is the number of its fields (2 bytes), then each field's length (4) and value (8), big-endian; the
-    output ends with -1 (2 bytes). A NULL (length -1, no value) or a value of another size is anything else.
+    Args:
+        data: The packed numbers (None for no rows: PostgreSQL's aggregate of nothing).
+        rows: How many rows the query returned.
+        count: How many numbers each row holds.
+
+    Returns:
+        The columns; None when `data` holds another number of bytes (a row holding a NULL is packed as nothing).
     """
     import numpy as np  # only every edge as of a time reads columns
 
-    if not data.startswith(BINARY_SIGNATURE) or len(data) < 21 or data[-2:] != b"\xff\xff":
+    packed = data or b""
+    if len(packed) != rows * count * 8:
         return None
-    start = 19 + int.from_bytes(data[15:19], "big")
-    record = np.dtype([("fields", ">i2"), *((f"x{i}", [("length", ">i4"), ("value", ">i8")]) for i in range(count))])
-    body = len(data) - 2 - start
-    if body < 0 or body % record.itemsize:
-        return None
-    rows = np.frombuffer(data, dtype=record, count=body // record.itemsize, offset=start)
-    fields = [rows[f"x{i}"] for i in range(count)]
-    if (rows["fields"] != count).any() or any((field["length"] != 8).any() for field in fields):
-        return None
-    return [field["value"].astype(np.int64) for field in fields]
+    numbers = np.frombuffer(packed, dtype=">i8").reshape(rows, count)
+    return [numbers[:, i].astype(np.int64) for i in range(count)]
 
 
 def array_literal(values: Sequence[Any]) -> str:

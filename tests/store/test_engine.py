@@ -6,7 +6,7 @@ import pytest
 
 from airflow_lineage_governance.store.engines import open_engine
 from airflow_lineage_governance.store.errors import StoreError
-from airflow_lineage_governance.store.postgres_engine import binary_columns
+from airflow_lineage_governance.store.postgres_engine import packed_columns
 
 NUMBERS = [-(2**63), -1, 0, 1, 42, 2**63 - 1]
 
@@ -38,8 +38,9 @@ def test_a_query_of_numbers_comes_back_as_its_columns(store_location):
     [
         "SELECT CAST(NULL AS BIGINT) AS n UNION ALL SELECT CAST(1 AS BIGINT)",
         "SELECT CAST(1 AS BIGINT) AS n, CAST(2 AS BIGINT) AS m",
+        "SELECT CAST(1 AS INTEGER) AS n",
     ],
-    ids=["a NULL", "two columns"],
+    ids=["a NULL", "two columns", "an INTEGER"],
 )
 def test_a_query_of_numbers_that_reads_anything_else_is_refused_with_one_sentence(store_location, sql):
     engine = open_engine(store_location)
@@ -50,21 +51,19 @@ def test_a_query_of_numbers_that_reads_anything_else_is_refused_with_one_sentenc
         engine.close()
 
 
-def test_binary_output_of_anything_but_bigint_columns_is_read_as_nothing():
-    header = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
-    row = (2).to_bytes(2, "big") + b"".join((8).to_bytes(4, "big") + n.to_bytes(8, "big", signed=True) for n in (7, -7))
-    end = b"\xff\xff"
-    assert [column.tolist() for column in binary_columns(header + row + row + end, 2) or []] == [[7, 7], [-7, -7]]
-    assert [column.tolist() for column in binary_columns(header + end, 2) or []] == [[], []]
-    null = (
-        (2).to_bytes(2, "big") + (8).to_bytes(4, "big") + (7).to_bytes(8, "big") + (-1).to_bytes(4, "big", signed=True)
-    )
-    narrow = (1).to_bytes(2, "big") + (4).to_bytes(4, "big") + (7).to_bytes(4, "big")
-    for data, count in [
-        (header + row + null + end, 2),  # a NULL: no value after its length
-        (header + row + end, 1),  # two columns read as one
-        (header + narrow * 2 + end, 1),  # an INTEGER's four bytes
-        (header + row, 2),  # no end
-        (b"PGCOPY" + row + end, 2),  # not the binary format
+def test_packed_numbers_of_anything_but_the_rows_asked_are_read_as_nothing():
+    def packed(*rows: tuple[int, ...]) -> bytes:
+        return b"".join(n.to_bytes(8, "big", signed=True) for row in rows for n in row)
+
+    assert [column.tolist() for column in packed_columns(packed((7, -7), (2**63 - 1, -(2**63))), 2, 2) or []] == [
+        [7, 2**63 - 1],
+        [-7, -(2**63)],
+    ]
+    assert [column.tolist() for column in packed_columns(None, 0, 2) or []] == [[], []]  # no rows: NULL
+    for data, rows, count in [
+        (packed((7, -7)), 2, 2),  # a row holding a NULL: packed as nothing
+        (None, 1, 1),  # the one row's NULL
+        (packed((7, -7)), 1, 1),  # two columns read as one
+        (packed((7, -7))[:12], 1, 1),  # not whole numbers
     ]:
-        assert binary_columns(data, count) is None
+        assert packed_columns(data, rows, count) is None
