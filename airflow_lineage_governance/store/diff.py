@@ -6,11 +6,14 @@ hash, with the run as evidence), as `graph.diff.design_diff` compares it with th
 
 from __future__ import annotations
 
+from typing import cast
+
 from airflow_lineage_governance.graph.design import LineEdge, TableEdge
 from airflow_lineage_governance.graph.diff import ObservedJob
 from airflow_lineage_governance.refs import ColumnRef, TableRef
 from airflow_lineage_governance.store.engine import Engine
 from airflow_lineage_governance.store.names import names
+from airflow_lineage_governance.store.node_refs import refs_by_id
 from airflow_lineage_governance.store.queries import NOW, holding_join
 
 
@@ -39,12 +42,9 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
         f"ORDER BY j.name{text}, j.namespace{text} DESC",
         params,
     )
-    edges = engine.query(
-        f"WITH {holding} SELECT j.name, j.namespace, sd.name, sc.name, td.name, tc.name, e.into_table, e.type, "
-        "e.subtype FROM chosen h JOIN jobs j ON j.job_id = h.job_id JOIN shape_edges e ON e.shape_id = h.shape_id "
-        "JOIN dataset_columns sc ON sc.column_id = e.source_column_id JOIN datasets sd ON sd.dataset_id = "
-        "sc.dataset_id LEFT JOIN dataset_columns tc ON NOT e.into_table AND tc.column_id = e.target_id "
-        "JOIN datasets td ON td.dataset_id = CASE WHEN e.into_table THEN e.target_id ELSE tc.dataset_id END",
+    edges = engine.query(  # by id, each end named from the refs kept (`node_refs`)
+        f"WITH {holding} SELECT h.job_id, e.source_column_id, CASE WHEN e.into_table THEN -e.target_id ELSE "
+        "e.target_id END, e.type, e.subtype FROM chosen h JOIN shape_edges e ON e.shape_id = h.shape_id",
         params,
     )
     tables = engine.query(  # by id, named below: joined to the names, PostgreSQL's planner, guessing one row a run,
@@ -56,16 +56,17 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
     )
     chosen = {name: (space, rest) for _, name, space, *rest in runs}  # the first namespace by name wins (sorted last)
     kept = {job_id: name for job_id, name, space, *_ in runs if chosen[name][0] == space}
-    refs = Refs()
+    refs = refs_by_id(engine, {row[1] for row in edges} | {row[2] for row in edges})
+    texts: dict[str, str] = {}  # one object for each distinct type and subtype
     lines: dict[str, set[LineEdge]] = {}
-    for job, space, source_table, source, target_table, target, into_table, kind, subtype in edges:
-        if chosen.get(job, ("",))[0] == space:
+    for job_id, source, target, kind, subtype in edges:
+        if (job := kept.get(job_id)) is not None and source in refs and target in refs:
             lines.setdefault(job, set()).add(
                 LineEdge(
-                    refs.column(source_table, source),
-                    refs.table(target_table) if into_table else refs.column(target_table, target),
-                    refs.text(kind),
-                    refs.text(subtype),
+                    cast("ColumnRef", refs[source]),
+                    refs[target],
+                    texts.setdefault(kind, kind),
+                    texts.setdefault(subtype, subtype),
                 )
             )
     del edges
@@ -92,30 +93,3 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
             sql_hash,
         )
     return found
-
-
-class Refs:
-    """The tables and columns of one answer, each parsed once and shared by every edge that names it."""
-
-    def __init__(self) -> None:
-        self.tables: dict[str, TableRef] = {}
-        self.columns: dict[tuple[str, str], ColumnRef] = {}
-        self.texts: dict[str, str] = {}
-
-    def table(self, name: str) -> TableRef:
-        """Return the table the dotted name names."""
-        found = self.tables.get(name)
-        if found is None:
-            found = self.tables[name] = TableRef.parse(name)
-        return found
-
-    def column(self, table: str, name: str) -> ColumnRef:
-        """Return the column `name` of the table the dotted name `table` names."""
-        found = self.columns.get((table, name))
-        if found is None:
-            found = self.columns[(table, name)] = ColumnRef(self.table(table), name)
-        return found
-
-    def text(self, value: str) -> str:
-        """Return the value, one object for each distinct value (an edge's type and subtype repeat)."""
-        return self.texts.setdefault(value, value)

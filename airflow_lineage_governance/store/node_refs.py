@@ -8,6 +8,7 @@ when an edge names one they lack.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING, NamedTuple
 from weakref import WeakKeyDictionary
 
@@ -69,6 +70,29 @@ def node_places(engine: Engine, *, again: bool = False) -> Nodes:
         refs.append(table if column_name is None else new(ColumnRef, (table, column_name)))
     kept = _KEPT[engine] = Nodes([row[0] for row in rows], refs)
     return kept
+
+
+_BY_ID: WeakKeyDictionary[Engine, tuple[Nodes, dict[int, ColumnRef | TableRef]]] = WeakKeyDictionary()
+
+
+def refs_by_id(engine: Engine, ids: Collection[int]) -> dict[int, ColumnRef | TableRef]:
+    """Return the ref of each node kept by its id, the nodes read again when one of `ids` is not among them.
+
+    Args:
+        engine: The store's engine.
+        ids: The ids of the nodes the caller names (a table's negated).
+
+    Returns:
+        Every node's ref by id, made once per nodes read; an id the store does not hold is not among them.
+    """
+    nodes = node_places(engine)
+    kept = _BY_ID.get(engine)
+    if kept is None or kept[0] is not nodes:
+        kept = _BY_ID[engine] = (nodes, dict(zip(nodes.ids, nodes.refs, strict=True)))
+    if not all(node in kept[1] for node in ids):
+        nodes = node_places(engine, again=True)
+        kept = _BY_ID[engine] = (nodes, dict(zip(nodes.ids, nodes.refs, strict=True)))
+    return kept[1]
 
 
 PLACES_TABLE = "temp.node_places"

@@ -15,7 +15,8 @@ from airflow_lineage_governance.store.lineage_store import LineageStore
 from airflow_lineage_governance.store.reference import ReferenceHistory
 from tests.store.test_queries import changed_history
 from tests.support.design import CHANGED, OFFERS, design_of, run_event
-from tests.support.events import complete, write
+from tests.support.events import complete, output, write
+from tests.support.history import run
 
 TIMES = [None, datetime(2026, 9, 30, tzinfo=UTC), *(datetime(2026, 10, d, 12, tzinfo=UTC) for d in (1, 2, 3))]
 
@@ -127,6 +128,28 @@ def test_a_store_grown_after_the_runtime_lineage_was_read_names_its_new_tables(s
             "dag.b": ["out.t", "out.v"],
         }
         assert {(str(e.source), str(e.target)) for e in found["dag.b"].dataset_edges} == {("out.t", "out.v")}
+
+
+def test_a_store_grown_after_its_columns_were_read_names_the_new_columns_of_the_runtime_lineage(
+    store_location, tmp_path
+):
+    first = [run("dag.a", output("out.t", {"x": ["crm.learners.email"]}), day=1, run="r1")]
+    later = [  # columns the first answers never met: of a table met, and of a new table
+        run("dag.a", output("out.t", {"x": ["crm.learners.full_name"], "y": ["crm.learners.email"]}), day=2, run="r2"),
+        run("dag.b", output("out.u", {"z": ["out.t.y"]}, ["out.t.x"]), day=2, run="b2"),
+    ]
+    with LineageStore.open(store_location, create=True) as store:
+        store.ingest(FileEventSource(write(tmp_path / "first.jsonl", first)))
+        store.edges_as_of()  # the store's columns read and kept
+        assert {(str(e.source), str(e.target)) for e in store.observed_jobs()["dag.a"].edges} == {
+            ("crm.learners.email", "out.t.x")
+        }
+        store.ingest(FileEventSource(write(tmp_path / "later.jsonl", later)))
+        found = store.observed_jobs()
+        assert {job: sorted((str(e.source), str(e.target), e.type) for e in o.edges) for job, o in found.items()} == {
+            "dag.a": [("crm.learners.email", "out.t.y", "DIRECT"), ("crm.learners.full_name", "out.t.x", "DIRECT")],
+            "dag.b": [("out.t.x", "out.u", "INDIRECT"), ("out.t.y", "out.u.z", "DIRECT")],
+        }
 
 
 def _reading(job: str, run: str, read: str, written: str, *, day: int) -> dict:
