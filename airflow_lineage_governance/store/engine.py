@@ -46,7 +46,7 @@ class Engine(Protocol):
     def integer_columns(self, sql: str, params: Sequence[Any], count: int) -> list[npt.NDArray[np.int64]]:
         """Run a query of `count` BIGINT columns, never NULL; return its columns as arrays.
 
-        The values come over as numbers in blocks, not as a Python object each: 100,000 rows of four numbers made
+        The values come over as numbers in bulk, not as a Python object each: 100,000 rows of four numbers made
         into tuples cost more than the query that made them.
 
         Raises:

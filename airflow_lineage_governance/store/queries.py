@@ -212,7 +212,7 @@ def _placed_in_arrays(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
     """Return each edge's places, two to a number (`PLACE_BITS`), worked out and sorted in arrays (PostgreSQL).
 
-    The database hands over each edge as four numbers, in blocks (`Engine.integer_columns`): its source's id, its
+    The database hands over each edge as four numbers, as arrays (`Engine.integer_columns`): its source's id, its
     target's (a table's negated), its kind's place (-1: not among the kinds) and its job's id. Each id is looked up
     among the nodes' and the jobs' ids, sorted once (`_node_ids`). None when an edge's end, kind or job is not among
     them.
