@@ -285,6 +285,7 @@ def _runs(engine: Engine, rows: Sequence[Row]) -> list[StoredRun]:
     facts: _Facts | None = None
     inputs: list[tuple[str, TableRef, str | None]] = []
     outputs: list[tuple[str, TableRef, str | None]] = []
+    new = tuple.__new__  # a run made as the tuple it is: thousands of them in a large trace
     for at_us, run_id, kind, key, snapshot, event_time, sql_hash, try_number in rows:
         if kind:
             table = tables.get(key)
@@ -292,10 +293,10 @@ def _runs(engine: Engine, rows: Sequence[Row]) -> list[StoredRun]:
                 known = names(engine, again=True)
                 tables = known.tables
                 table = tables[key]
-            (inputs if kind == 2 else outputs).append((*table, snapshot))
+            (inputs if kind == 2 else outputs).append((table[0], table[1], snapshot))
             continue
         if facts:
-            found.append(StoredRun(*facts, _by_name(inputs), _by_name(outputs)))
+            found.append(new(StoredRun, (*facts, _by_name(inputs), _by_name(outputs))))
         job = known.jobs.get(key)
         if job is None:
             known = names(engine, again=True)
@@ -304,15 +305,21 @@ def _runs(engine: Engine, rows: Sequence[Row]) -> list[StoredRun]:
         facts = (job, run_id, try_number, event_time, sql_hash, at_us)
         inputs, outputs = [], []
     if facts:
-        found.append(StoredRun(*facts, _by_name(inputs), _by_name(outputs)))
+        found.append(new(StoredRun, (*facts, _by_name(inputs), _by_name(outputs))))
     return found
 
 
 def _by_name(versions: list[tuple[str, TableRef, str | None]]) -> Versions:
     """Return the tables' snapshots (each a table's name, ref and snapshot) sorted by name, then snapshot."""
-    if len(versions) > 1:
-        versions.sort(key=lambda version: (version[0], version[2] or ""))
+    if len(versions) == 1:
+        return ((versions[0][1], versions[0][2]),)
+    versions.sort(key=_name_then_snapshot)
     return tuple([(table, snapshot) for _, table, snapshot in versions])
+
+
+def _name_then_snapshot(version: tuple[str, TableRef, str | None]) -> tuple[str, str]:
+    """Return the sort key of a table's snapshot: the table's name, then the snapshot (an absent one as empty)."""
+    return version[0], version[2] or ""
 
 
 _P = ParamSpec("_P")
@@ -414,6 +421,7 @@ def trace_forward(
     if (table, snapshot) not in readers:  # written and never read, or a snapshot no COMPLETE named
         _refuse_unknown(engine, table, snapshot)
     asked: dict[TableRef, tuple[str | None, int | None]] = {}
+    new = tuple.__new__  # an output made as the tuple it is
     found: list[StoredContaminated] = []
     start = (table, snapshot)
     seen = {start}
@@ -426,7 +434,7 @@ def trace_forward(
                 known = asked.get(out_table)
                 if known is None:
                     known = asked[out_table] = about(out_table) if about is not None else (None, None)
-                found.append(StoredContaminated(run, read, out_table, version, *known))
+                found.append(new(StoredContaminated, (run, read, out_table, version, *known)))
                 if version is not None and output not in seen:
                     seen.add((out_table, version))
                     queue.append((out_table, version))
