@@ -305,12 +305,31 @@ def holding_join(engine: Engine, columns: str) -> str:
 def _runs(engine: Engine, instant: int) -> tuple[list[int], list[tuple[str, str, str, str] | None]]:
     """Return the jobs by name, and each one's run at the instant (namespace, name, run id, event time; None: no run).
 
+    On DuckDB the COMPLETEs holding at the instant are read by one scan, and placed among the jobs kept by name
+    (`_jobs`, read again when a COMPLETE names a job they lack); on PostgreSQL each job's by one descent of
+    `completes_by_job` (`holding_join`), in name order.
+
     Returns:
         The ids of the jobs, sorted by name then namespace, and each one's run, in the same order.
     """
+    if engine.dialect == "duckdb":
+        for again in (False, True):
+            jobs = _jobs(engine, again=again)
+            held: list[tuple[str, str, str, str] | None] = [None] * len(jobs.ids)
+            for job_id, run_id, event_time in engine.query(
+                "SELECT job_id, run_id, event_time FROM completes WHERE at_us <= ? AND (valid_until_us IS NULL OR "
+                "valid_until_us > ?)",
+                [instant, instant],
+            ):
+                place = jobs.places.get(job_id)
+                if place is None:  # a job the store gained since they were read
+                    break
+                held[place] = (*jobs.names[place], run_id, event_time)  # of two holding at once, the one read last
+            else:
+                return jobs.ids, held
     text = engine.text_order
     joined = holding_join(engine, "c.run_id, c.event_time")
-    jobs: list[int] = []
+    ids: list[int] = []
     runs: list[tuple[str, str, str, str] | None] = []
     for job_id, namespace, job, run_id, event_time in engine.query(
         f"SELECT j.job_id, j.namespace, j.name, c.run_id, c.event_time FROM jobs j LEFT {joined} "
@@ -318,12 +337,37 @@ def _runs(engine: Engine, instant: int) -> tuple[list[int], list[tuple[str, str,
         [instant, instant],
     ):
         run = None if run_id is None else (namespace, job, run_id, event_time)
-        if jobs and job_id == jobs[-1]:  # two runs of a job holding at once: the one read last
+        if ids and job_id == ids[-1]:  # two runs of a job holding at once: the one read last
             runs[-1] = run
         else:
-            jobs.append(job_id)
+            ids.append(job_id)
             runs.append(run)
-    return jobs, runs
+    return ids, runs
+
+
+class Jobs(NamedTuple):
+    """The store's jobs by name then namespace: each one's id and (namespace, name), and each id's place."""
+
+    ids: list[int]
+    names: list[tuple[str, str]]
+    places: dict[int, int]
+
+
+_JOBS: WeakKeyDictionary[Engine, Jobs] = WeakKeyDictionary()
+
+
+def _jobs(engine: Engine, *, again: bool = False) -> Jobs:
+    """Return the store's jobs by name then namespace, read once per engine, or `again` when it has more than kept."""
+    kept = _JOBS.get(engine)
+    if kept is None or again:
+        text = engine.text_order
+        rows = engine.query(f"SELECT job_id, namespace, name FROM jobs ORDER BY name{text}, namespace{text}")
+        kept = _JOBS[engine] = Jobs(
+            [row[0] for row in rows],
+            [(row[1], row[2]) for row in rows],
+            {row[0]: place for place, row in enumerate(rows)},
+        )
+    return kept
 
 
 PLACE_BITS = 32
