@@ -5,7 +5,8 @@
 
 Ingests the first `--lines` lines of the JSON Lines file into a new store (PostgreSQL: a server of its own started
 for the run, scripts/postgres/start.sh, stopped by its pid), timing every engine call by its statement. Prints per
-batch its seconds and its share in SQL, then the statements that took most in all, and a RESULT line. With
+batch its seconds and its share in SQL, then the statements that took most in all, and a RESULT line with the
+store's size once vacuumed (`size_mb`, as `store_scale.py` measures it). With
 `--prepare-only`, times the preparing alone instead (every batch read, parsed and worked out in the calling thread,
 none stored, as for a store of the current schema) beside `json.loads` of the same lines.
 """
@@ -86,8 +87,17 @@ class Timed:
 
 
 def digest(engine: Any, table: str) -> str:
-    """Return a short hash of the table's rows, in order (two ingests that derived the same rows print the same)."""
-    rows = sorted(engine.query(f"SELECT * FROM {table}"), key=repr)
+    """Return a short hash of the table's rows, in order (two ingests that derived the same rows print the same).
+
+    Each row's columns are read in their names' order: two schemas that order a table's columns differently digest
+    the same rows the same.
+    """
+    named = engine.query(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = current_schema() "
+        "ORDER BY column_name",
+        [table],
+    )
+    rows = sorted(engine.query(f"SELECT {', '.join(name for (name,) in named)} FROM {table}"), key=repr)
     return hashlib.sha256(repr(rows).encode()).hexdigest()[:12]
 
 
@@ -199,6 +209,8 @@ def probe(location: str, events: Path, batch_size: int, explain: int) -> None:
         ingest_module.store_batch = original
         counts = {table: store.engine.query(f"SELECT COUNT(*) FROM {table}")[0][0] for table in COUNTED}
         digests = {table: digest(store.engine, table) for table in DIGESTED}
+        store.vacuum()  # as the benchmark measures a store: after `vacuum`
+        size_mb = store.engine.size_bytes() / 1e6
     for number, (spent, sql) in enumerate(per_batch):
         print(f"batch {number:3d}: {spent:6.2f} s, SQL {sql:6.2f} s")
     in_batches = sum(spent for spent, _ in per_batch)
@@ -210,7 +222,8 @@ def probe(location: str, events: Path, batch_size: int, explain: int) -> None:
         print(f"  {spent:7.2f} s  {name}")
     print(
         f"RESULT store_ingest_probe events={report.stored} seconds={seconds:.1f} "
-        f"sql={sum(timed.seconds.values()):.1f} first_batch={per_batch[0][0]:.2f} last_batch={per_batch[-1][0]:.2f}"
+        f"sql={sum(timed.seconds.values()):.1f} first_batch={per_batch[0][0]:.2f} last_batch={per_batch[-1][0]:.2f} "
+        f"size_mb={size_mb:.1f}"
     )
 
 

@@ -48,10 +48,10 @@ def observed_jobs(engine: Engine, at: int | None = None) -> dict[str, ObservedJo
         params,
     )
     tables = engine.query(  # by id, named below: joined to the names, PostgreSQL's planner, guessing one row a run,
-        # scanned `jobs` and `datasets` once per row
-        f"WITH {holding} SELECT h.job_id, r.role, r.dataset_id FROM chosen h JOIN run_datasets r ON r.run_key = "
-        "h.run_key AND r.at_us = h.at_us UNION ALL SELECT h.job_id, 'shape', so.dataset_id FROM chosen h JOIN "
-        "shape_outputs so ON so.shape_id = h.shape_id",
+        # scanned `jobs` and `datasets` once per row; the role as text beside `shape` (an enumerated type on PostgreSQL)
+        f"WITH {holding} SELECT h.job_id, CAST(r.role AS TEXT), r.dataset_id FROM chosen h JOIN run_datasets r ON "
+        "r.run_key = h.run_key AND r.at_us = h.at_us UNION ALL SELECT h.job_id, 'shape', so.dataset_id FROM chosen h "
+        "JOIN shape_outputs so ON so.shape_id = h.shape_id",
         params,
     )
     chosen = {name: (space, rest) for _, name, space, *rest in runs}  # the first namespace by name wins (sorted last)

@@ -24,14 +24,15 @@ version 15 keeps, on DuckDB, the earliest and latest instant of the `snapshot_re
 keys a run in `events`, `run_datasets` and `completes` by a number (`ids.run_key`) instead of its id's text;
 version 17 makes `runs` a view of `events` (each run's final state, worked out when read) instead of rows each batch
 replaced; version 18 keeps, on PostgreSQL, each COMPLETE's shape, SQL hash and interval in its `events` row, and
-`completes` becomes a view of those rows.
+`completes` becomes a view of those rows; version 19 keeps, on PostgreSQL, an event's type and a table's role in a run
+as enumerated types, and orders the columns of `events` and `run_datasets` numbers first.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from airflow_lineage_governance.graph.events import TERMINAL, TYPE_RANK
+from airflow_lineage_governance.graph.events import EVENT_TYPES, TERMINAL, TYPE_RANK
 
 VERSION_1 = (
     "CREATE TABLE store_versions (version INTEGER PRIMARY KEY, applied_at_us BIGINT NOT NULL, "
@@ -423,6 +424,65 @@ VERSION_18 = tuple(
     )
 )
 
+EVENT_TYPE = "run_event_type"
+"""PostgreSQL's type of `events.event_type` from schema version 19 on: one of the event types the store keeps."""
+DATASET_ROLE = "run_dataset_role"
+"""PostgreSQL's type of `run_datasets.role` from schema version 19 on: `input` or `output`."""
+
+EVENTS_19 = (
+    "at_us BIGINT NOT NULL, run_key BIGINT NOT NULL, job_id BIGINT NOT NULL, ingested_at_us BIGINT NOT NULL, block_id "
+    "BIGINT, shape_id BIGINT, valid_until_us BIGINT, try_number INTEGER, block_line INTEGER, event_type "
+    f"{EVENT_TYPE} NOT NULL, run_id TEXT NOT NULL, event_time TEXT NOT NULL, dag_run_id TEXT, sql_hash TEXT, "
+    "content_sha256 TEXT, body BYTEA, PRIMARY KEY (run_key, event_type, at_us)"
+)
+EVENTS_19_COLUMNS = (
+    "at_us, run_key, job_id, ingested_at_us, block_id, shape_id, valid_until_us, try_number, block_line, event_type, "
+    "run_id, event_time, dag_run_id, sql_hash, content_sha256, body"
+)
+RUN_DATASETS_19 = (
+    f"run_key BIGINT NOT NULL, at_us BIGINT NOT NULL, dataset_id BIGINT NOT NULL, role {DATASET_ROLE} NOT NULL, "
+    "snapshot TEXT"
+)
+
+VERSION_19 = tuple(
+    OnlyOn("postgres", statement)
+    for statement in (
+        # PostgreSQL aligns each number to 8 bytes and keeps each text with its length: an event type (`COMPLETE`, 9
+        # bytes) or a role (`output`, 7) before a number took 16 or 8 bytes, and a text between two numbers padded
+        # the second. The event type and the role become enumerated types (4 bytes, written and compared as the
+        # same text), and each table's columns are ordered numbers first, then texts: an events row about 30 bytes
+        # narrower, its primary key 8, a `run_datasets` row and its entry by snapshot 8 (each table made anew, its
+        # rows kept). The views over `events` are made again over the new table.
+        "CREATE TYPE " + EVENT_TYPE + " AS ENUM (" + ", ".join(f"'{kind}'" for kind in sorted(EVENT_TYPES)) + ")",
+        f"CREATE TYPE {DATASET_ROLE} AS ENUM ('input', 'output')",
+        "DROP VIEW runs",
+        "DROP VIEW completes",
+        "DROP INDEX IF EXISTS events_by_dag_run",
+        "DROP INDEX IF EXISTS completes_by_job",
+        "ALTER TABLE events RENAME TO events_before_19",
+        "ALTER TABLE events_before_19 RENAME CONSTRAINT events_pkey TO events_before_19_pkey",
+        f"CREATE TABLE events ({EVENTS_19})",
+        f"INSERT INTO events ({EVENTS_19_COLUMNS}) SELECT "
+        + EVENTS_19_COLUMNS.replace("event_type,", f"CAST(event_type AS {EVENT_TYPE}),")
+        + " FROM events_before_19",
+        "DROP TABLE events_before_19",
+        "CREATE VIEW runs AS " + final_states("{text}"),
+        f"CREATE VIEW completes AS {COMPLETES_VIEW}",
+        "CREATE INDEX events_by_dag_run ON events (dag_run_id)",
+        "CREATE INDEX completes_by_job ON events (job_id, at_us) WHERE event_type = 'COMPLETE' AND shape_id IS NOT "
+        "NULL",
+        "DROP INDEX IF EXISTS run_datasets_by_snapshot",
+        "DROP INDEX IF EXISTS run_datasets_by_run",
+        "ALTER TABLE run_datasets RENAME TO run_datasets_before_19",
+        f"CREATE TABLE run_datasets ({RUN_DATASETS_19})",
+        "INSERT INTO run_datasets (run_key, at_us, dataset_id, role, snapshot) SELECT run_key, at_us, dataset_id, "
+        f"CAST(role AS {DATASET_ROLE}), snapshot FROM run_datasets_before_19",
+        "DROP TABLE run_datasets_before_19",
+        "CREATE INDEX run_datasets_by_snapshot ON run_datasets (dataset_id, snapshot, role)",
+        "CREATE INDEX run_datasets_by_run ON run_datasets (run_key)",
+    )
+)
+
 MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     1: VERSION_1,
     2: VERSION_2,
@@ -442,6 +502,7 @@ MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     16: VERSION_16,
     17: VERSION_17,
     18: VERSION_18,
+    19: VERSION_19,
 }
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 

@@ -28,7 +28,7 @@ from tests.support.trace import dataset
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 18
+        assert stats["schema_version"] == SCHEMA_VERSION == 19
         kept = tables_of(store.engine.dialect)
         assert stats["rows"] == dict.fromkeys(kept, 0)
         assert set(kept) | {"store_versions"} <= store.engine.tables()
@@ -57,6 +57,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (16, __version__),
             (17, __version__),
             (18, __version__),
+            (19, __version__),
         ]
 
 
@@ -570,6 +571,84 @@ def test_a_version_17_store_keeps_its_completes_in_their_events_on_postgres(stor
     }
     assert [(row[0], row[8]) for row in upgraded[3]] == [("a1", at["a2"]), ("a2", at["a3"]), ("a3", None), ("b1", None)]
     assert upgraded[4] == 4
+
+
+def test_a_version_18_store_keeps_event_types_and_roles_in_narrower_rows_on_postgres(
+    store_location, fresh_location, tmp_path
+):
+    events = [
+        event("START", "dag.b", run="b1", time="2026-10-02T02:59:00Z"),
+        _wrote("dag.b", ("out.v", "v1"), "b1", "2026-10-02T03:00:00Z", ("out.t", "t1")),
+        event("FAIL", "dag.c", run="c1", time="2026-10-02T04:00:00Z"),
+    ]
+    later = [_wrote("dag.b", ("out.v", "v2"), "b2", "2026-10-03T03:00:00Z", ("out.v", "v1"))]
+    path, later_path = write(tmp_path / "events.jsonl", events), write(tmp_path / "later.jsonl", later)
+    _ingested_at(store_location, 18, path)
+    listed = (  # each table's rows by its columns' names, whatever their order
+        "SELECT run_id, event_type, at_us, event_time, job_id, dag_run_id, try_number, block_id, block_line, run_key "
+        "FROM events ORDER BY run_id, at_us",
+        "SELECT run_key, at_us, role, dataset_id, snapshot FROM run_datasets ORDER BY at_us, role",
+        "SELECT * FROM completes ORDER BY run_id",
+        "SELECT * FROM runs ORDER BY run_id",
+    )
+    widths = (  # a row's header and columns, in bytes
+        "SELECT 'events', pg_column_size(e.*) FROM events e UNION ALL SELECT 'run_datasets', pg_column_size(r.*) FROM "
+        "run_datasets r ORDER BY 1, 2"
+    )
+    engine = open_engine(store_location)
+    kept = [engine.query(sql) for sql in listed]
+    wide = engine.query(widths) if engine.dialect == "postgres" else None
+    engine.close()
+
+    def answers(store: LineageStore) -> tuple[object, ...]:
+        observed = store.observed_jobs()["dag.b"]
+        return (
+            flat(store.trace_back(TableRef.parse("out.v"), "v2")),
+            [(str(c.table), c.snapshot) for c in store.trace_forward(TableRef.parse("out.t"), "t1")],
+            (observed.run_id, sorted(str(t) for t in observed.tables)),
+            [store.engine.query(sql) for sql in listed[2:]],
+        )
+
+    with LineageStore.open(store_location) as store:  # opened for writing: upgraded in place
+        assert store.version == SCHEMA_VERSION
+        assert [store.engine.query(sql) for sql in listed] == kept and len(kept[0]) == 3 and len(kept[1]) == 2
+        if store.engine.dialect == "postgres":
+            assert store.engine.query(
+                "SELECT table_name, column_name, udt_name FROM information_schema.columns WHERE table_schema = "
+                "current_schema() AND column_name IN ('event_type', 'role') ORDER BY table_name, column_name"
+            ) == [("events", "event_type", "run_event_type"), ("run_datasets", "role", "run_dataset_role")]
+            assert [
+                name
+                for (name,) in store.engine.query(
+                    "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND "
+                    "table_name = 'run_datasets' ORDER BY ordinal_position"
+                )
+            ] == ["run_key", "at_us", "dataset_id", "role", "snapshot"]
+            # a text between two numbers was padded to 8 bytes (the role's, the event type's); an enumerated type takes
+            # 4, the texts come after the numbers
+            assert wide == [
+                ("events", 112),
+                ("events", 120),
+                ("events", 128),
+                ("run_datasets", 59),
+                ("run_datasets", 59),
+            ]
+            assert store.engine.query(widths) == [
+                ("events", 104),
+                ("events", 104),
+                ("events", 112),
+                ("run_datasets", 55),
+                ("run_datasets", 55),
+            ]
+        store.ingest(FileEventSource(later_path))
+        upgraded = answers(store)
+    with LineageStore.open(fresh_location(), create=True) as fresh:  # as a store made at the provider's version
+        fresh.ingest(FileEventSource(path))
+        fresh.ingest(FileEventSource(later_path))
+        assert answers(fresh) == upgraded
+    assert upgraded[0] == [("out.v", "v2", "b2"), ("out.v", "v1", "b1"), ("out.t", "t1", None)]
+    assert upgraded[1] == [("out.v", "v1"), ("out.v", "v2")]
+    assert upgraded[2] == ("b2", ["out.v"])
 
 
 def _wrote(job: str, written: tuple[str, str], run: str, time: str, read: tuple[str, str]) -> dict:
