@@ -450,9 +450,9 @@ VERSION_19 = tuple(
         # PostgreSQL aligns each number to 8 bytes and keeps each text with its length: an event type (`COMPLETE`, 9
         # bytes) or a role (`output`, 7) before a number took 16 or 8 bytes, and a text between two numbers padded
         # the second. The event type and the role become enumerated types (4 bytes, written and compared as the
-        # same text), and each table's columns are ordered numbers first, then texts: an events row about 30 bytes
-        # narrower, its primary key 8, a `run_datasets` row and its entry by snapshot 8 (each table made anew, its
-        # rows kept). The views over `events` are made again over the new table.
+        # same text), and each table's columns are ordered numbers first, then texts: a COMPLETE's events row about
+        # 30 bytes narrower, its primary key's entry 8, a `run_datasets` row 4 to 8 and its entry by snapshot 8 (each
+        # table made anew, its rows kept). The views over `events` are made again over the new table.
         "CREATE TYPE " + EVENT_TYPE + " AS ENUM (" + ", ".join(f"'{kind}'" for kind in sorted(EVENT_TYPES)) + ")",
         f"CREATE TYPE {DATASET_ROLE} AS ENUM ('input', 'output')",
         "DROP VIEW runs",
