@@ -4,6 +4,7 @@ place with its rows kept, a newer store refused with one sentence."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -556,12 +557,7 @@ def test_a_version_17_store_keeps_its_completes_in_their_events_on_postgres(stor
         assert sorted(store.engine.query(views)) == (
             [("completes",), ("runs",)] if store.engine.dialect == "postgres" else [("runs",)]
         )
-        store.ingest(FileEventSource(later_path))
-        upgraded = answers(store)
-    with LineageStore.open(fresh_location(), create=True) as fresh:  # as a store made at the provider's version
-        fresh.ingest(FileEventSource(path))
-        fresh.ingest(FileEventSource(later_path))
-        assert answers(fresh) == upgraded
+        upgraded = _as_a_new_store_answers(store, fresh_location(), answers, path, later_path)
     assert upgraded[0] == [("crm.learners.name", "out.t.x", "a2")]
     assert upgraded[1] == [("crm.learners.id", "out.t.x", "a3")]
     assert upgraded[2] == [("out.v", "v1", "b1"), ("out.t", "t1", None)]
@@ -640,15 +636,24 @@ def test_a_version_18_store_keeps_event_types_and_roles_in_narrower_rows_on_post
                 ("run_datasets", 55),
                 ("run_datasets", 55),
             ]
-        store.ingest(FileEventSource(later_path))
-        upgraded = answers(store)
-    with LineageStore.open(fresh_location(), create=True) as fresh:  # as a store made at the provider's version
-        fresh.ingest(FileEventSource(path))
-        fresh.ingest(FileEventSource(later_path))
-        assert answers(fresh) == upgraded
+        upgraded = _as_a_new_store_answers(store, fresh_location(), answers, path, later_path)
     assert upgraded[0] == [("out.v", "v2", "b2"), ("out.v", "v1", "b1"), ("out.t", "t1", None)]
     assert upgraded[1] == [("out.v", "v1"), ("out.v", "v2")]
     assert upgraded[2] == ("b2", ["out.v"])
+
+
+def _as_a_new_store_answers(
+    store: LineageStore, location: str, answers: Callable[[LineageStore], tuple[object, ...]], *paths: Path
+) -> tuple[object, ...]:
+    """Ingest the last events file into the upgraded store; return its answers, checked equal to those of a store made
+    at the provider's version at `location` from every file."""
+    store.ingest(FileEventSource(paths[-1]))
+    upgraded = answers(store)
+    with LineageStore.open(location, create=True) as fresh:
+        for path in paths:
+            fresh.ingest(FileEventSource(path))
+        assert answers(fresh) == upgraded
+    return upgraded
 
 
 def _wrote(job: str, written: tuple[str, str], run: str, time: str, read: tuple[str, str]) -> dict:
