@@ -448,7 +448,7 @@ VERSION_19 = tuple(
     OnlyOn("postgres", statement)
     for statement in (
         # PostgreSQL aligns each number to 8 bytes and keeps each text with its length: an event type (`COMPLETE`, 9
-        # bytes) or a role (`output`, 7) before a number took 16 or 8 bytes, and a text between two numbers padded
+        # bytes) or a role (`output`, 7) before a number took up to 16 or 8, and a text between two numbers padded
         # the second. The event type and the role become enumerated types (4 bytes, written and compared as the
         # same text), and each table's columns are ordered numbers first, then texts: a COMPLETE's events row about
         # 30 bytes narrower, its primary key's entry 8, a `run_datasets` row 4 to 8 and its entry by snapshot 8 (each
