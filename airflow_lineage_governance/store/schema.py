@@ -396,6 +396,11 @@ COMPLETES_VIEW = (
     "SELECT run_id, at_us, event_time, job_id, shape_id, sql_hash, try_number, dag_run_id, valid_until_us, run_key "
     "FROM events WHERE event_type = 'COMPLETE' AND shape_id IS NOT NULL"
 )
+COMPLETES_BY_JOB = (
+    "CREATE INDEX completes_by_job ON events (job_id, at_us) WHERE event_type = 'COMPLETE' AND shape_id IS NOT NULL"
+)
+"""On PostgreSQL from schema version 18, a job's COMPLETEs by instant: a partial index of `events` on the view's
+condition, which PostgreSQL matches to it."""
 
 VERSION_18 = tuple(
     OnlyOn("postgres", statement)
@@ -419,8 +424,7 @@ VERSION_18 = tuple(
         "CREATE INDEX events_by_dag_run ON events (dag_run_id)",
         "DROP TABLE completes",
         f"CREATE VIEW completes AS {COMPLETES_VIEW}",
-        "CREATE INDEX completes_by_job ON events (job_id, at_us) WHERE event_type = 'COMPLETE' AND shape_id IS NOT "
-        "NULL",
+        COMPLETES_BY_JOB,
     )
 )
 
@@ -430,19 +434,51 @@ DATASET_ROLE = "run_dataset_role"
 """PostgreSQL's type of `run_datasets.role` from schema version 19 on: `input` or `output`."""
 
 EVENTS_19 = (
-    "at_us BIGINT NOT NULL, run_key BIGINT NOT NULL, job_id BIGINT NOT NULL, ingested_at_us BIGINT NOT NULL, block_id "
-    "BIGINT, shape_id BIGINT, valid_until_us BIGINT, try_number INTEGER, block_line INTEGER, event_type "
-    f"{EVENT_TYPE} NOT NULL, run_id TEXT NOT NULL, event_time TEXT NOT NULL, dag_run_id TEXT, sql_hash TEXT, "
-    "content_sha256 TEXT, body BYTEA, PRIMARY KEY (run_key, event_type, at_us)"
-)
-EVENTS_19_COLUMNS = (
-    "at_us, run_key, job_id, ingested_at_us, block_id, shape_id, valid_until_us, try_number, block_line, event_type, "
-    "run_id, event_time, dag_run_id, sql_hash, content_sha256, body"
+    ("at_us", "BIGINT NOT NULL"),
+    ("run_key", "BIGINT NOT NULL"),
+    ("job_id", "BIGINT NOT NULL"),
+    ("ingested_at_us", "BIGINT NOT NULL"),
+    ("block_id", "BIGINT"),
+    ("shape_id", "BIGINT"),
+    ("valid_until_us", "BIGINT"),
+    ("try_number", "INTEGER"),
+    ("block_line", "INTEGER"),
+    ("event_type", f"{EVENT_TYPE} NOT NULL"),
+    ("run_id", "TEXT NOT NULL"),
+    ("event_time", "TEXT NOT NULL"),
+    ("dag_run_id", "TEXT"),
+    ("sql_hash", "TEXT"),
+    ("content_sha256", "TEXT"),
+    ("body", "BYTEA"),
 )
 RUN_DATASETS_19 = (
-    f"run_key BIGINT NOT NULL, at_us BIGINT NOT NULL, dataset_id BIGINT NOT NULL, role {DATASET_ROLE} NOT NULL, "
-    "snapshot TEXT"
+    ("run_key", "BIGINT NOT NULL"),
+    ("at_us", "BIGINT NOT NULL"),
+    ("dataset_id", "BIGINT NOT NULL"),
+    ("role", f"{DATASET_ROLE} NOT NULL"),
+    ("snapshot", "TEXT"),
 )
+"""The columns (name, type) of `events` and `run_datasets` on PostgreSQL from schema version 19 on, in their order."""
+
+
+def made_anew(table: str, version: int, columns: tuple[tuple[str, str], ...], key: str = "") -> tuple[str, ...]:
+    """Return the statements that make `table` anew with `columns` (name, type) in their order, its rows kept.
+
+    Each row's value is cast to its column's new type; the old table is renamed `<table>_before_<version>` (with its
+    primary key's constraint, when `key` gives the new table one) and dropped once its rows are copied.
+    """
+    before = f"{table}_before_{version}"
+    names = ", ".join(name for name, _ in columns)
+    values = ", ".join(f"CAST({name} AS {kind.removesuffix(' NOT NULL')})" for name, kind in columns)
+    defined = ", ".join(f"{name} {kind}" for name, kind in columns)
+    return (
+        f"ALTER TABLE {table} RENAME TO {before}",
+        *((f"ALTER TABLE {before} RENAME CONSTRAINT {table}_pkey TO {before}_pkey",) if key else ()),
+        f"CREATE TABLE {table} ({defined}{f', PRIMARY KEY ({key})' if key else ''})",
+        f"INSERT INTO {table} ({names}) SELECT {values} FROM {before}",
+        f"DROP TABLE {before}",
+    )
+
 
 VERSION_19 = tuple(
     OnlyOn("postgres", statement)
@@ -459,25 +495,14 @@ VERSION_19 = tuple(
         "DROP VIEW completes",
         "DROP INDEX IF EXISTS events_by_dag_run",
         "DROP INDEX IF EXISTS completes_by_job",
-        "ALTER TABLE events RENAME TO events_before_19",
-        "ALTER TABLE events_before_19 RENAME CONSTRAINT events_pkey TO events_before_19_pkey",
-        f"CREATE TABLE events ({EVENTS_19})",
-        f"INSERT INTO events ({EVENTS_19_COLUMNS}) SELECT "
-        + EVENTS_19_COLUMNS.replace("event_type,", f"CAST(event_type AS {EVENT_TYPE}),")
-        + " FROM events_before_19",
-        "DROP TABLE events_before_19",
+        *made_anew("events", 19, EVENTS_19, key="run_key, event_type, at_us"),
         "CREATE VIEW runs AS " + final_states("{text}"),
         f"CREATE VIEW completes AS {COMPLETES_VIEW}",
         "CREATE INDEX events_by_dag_run ON events (dag_run_id)",
-        "CREATE INDEX completes_by_job ON events (job_id, at_us) WHERE event_type = 'COMPLETE' AND shape_id IS NOT "
-        "NULL",
+        COMPLETES_BY_JOB,
         "DROP INDEX IF EXISTS run_datasets_by_snapshot",
         "DROP INDEX IF EXISTS run_datasets_by_run",
-        "ALTER TABLE run_datasets RENAME TO run_datasets_before_19",
-        f"CREATE TABLE run_datasets ({RUN_DATASETS_19})",
-        "INSERT INTO run_datasets (run_key, at_us, dataset_id, role, snapshot) SELECT run_key, at_us, dataset_id, "
-        f"CAST(role AS {DATASET_ROLE}), snapshot FROM run_datasets_before_19",
-        "DROP TABLE run_datasets_before_19",
+        *made_anew("run_datasets", 19, RUN_DATASETS_19),
         "CREATE INDEX run_datasets_by_snapshot ON run_datasets (dataset_id, snapshot, role)",
         "CREATE INDEX run_datasets_by_run ON run_datasets (run_key)",
     )
