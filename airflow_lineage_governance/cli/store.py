@@ -58,12 +58,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     """Add the events of each file or folder to the store and print what was read, stored and left out."""
     from airflow_lineage_governance.cli.common import say
     from airflow_lineage_governance.graph.events import FileEventSource
+    from airflow_lineage_governance.store.ingest import BATCH
 
     files = events_files(args.events)
     reports = []
     with _open(args) as store:
         for path in files:
-            report = store.ingest(FileEventSource(path), batch_size=args.batch_size)
+            report = store.ingest(FileEventSource(path), batch_size=args.batch_size or BATCH)
             reports.append(report.to_dict())
             if not args.json:
                 say(
@@ -79,6 +80,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_sync(args: argparse.Namespace) -> int:
     """Bring the new events of the event source into the store and print what was read, added and left out."""
     from airflow_lineage_governance.cli.common import BadInput, parse_duration, say
+    from airflow_lineage_governance.store.ingest import BATCH
     from airflow_lineage_governance.store.sync import OVERLAP, sync
 
     source = args.events or settings.event_source()
@@ -90,7 +92,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
     overlap = parse_duration(args.overlap) if args.overlap else OVERLAP
     if overlap is None:
         raise BadInput(f"--overlap {args.overlap!r}: not a duration; write e.g. 1h, 90m or 2d.")
-    report = sync(settings.store_location(args.store), source, overlap=overlap, batch_size=args.batch_size)
+    report = sync(settings.store_location(args.store), source, overlap=overlap, batch_size=args.batch_size or BATCH)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
@@ -145,7 +147,7 @@ def add_store_commands(commands: Any) -> None:
         command.add_argument("--store", help=where)
         if name == "import":
             command.add_argument("events", nargs="+", help="an events.jsonl file, or a folder holding one")
-            command.add_argument("--batch-size", type=int, default=2000, help="events per transaction")
+            command.add_argument("--batch-size", type=int, help="events per transaction (default: 20000)")
         if name == "sync":
             command.add_argument(
                 "events",
@@ -158,7 +160,7 @@ def add_store_commands(commands: Any) -> None:
                 metavar="DURATION",
                 help="ask a Marquez source again for this much before the last event time read (default: 1h)",
             )
-            command.add_argument("--batch-size", type=int, default=2000, help="events per transaction")
+            command.add_argument("--batch-size", type=int, help="events per transaction (default: 20000)")
         if name in ("import", "sync", "stats"):
             command.add_argument("--json", action="store_true")
         command.set_defaults(run=run)

@@ -168,3 +168,28 @@ def test_vacuum_writes_anew_the_indexes_an_ingest_left_part_full_on_postgres(eng
         after = store.engine.query(sizes)[0]
     # at this size a tenth of each index (at 1,000,000 events, 111 of 466 MB of indexes), where VACUUM left them
     assert all(now < 0.95 * then for now, then in zip(after, before, strict=True)), (before, after)
+
+
+def test_import_and_sync_store_20000_events_a_transaction_unless_told(store_location, tmp_path, capsys):
+    def starts(first: int) -> list[dict]:
+        return [
+            event("START", f"dag.j{number % 50}", run=f"r{number}", time=f"2026-10-01T02:{number % 60:02}:00Z")
+            for number in range(first, first + 2500)
+        ]
+
+    imported, synced, told = (
+        write(tmp_path / f"{name}.jsonl", starts(first))
+        for name, first in (("imported", 0), ("synced", 2500), ("told", 5000))
+    )
+    assert main(["store", "init", "--store", store_location]) == 0
+    assert main(["store", "import", str(imported), "--store", store_location, "--json"]) == 0
+    capsys.readouterr()
+    assert main(["store", "import", str(imported), "--store", store_location, "--json"]) == 0
+    assert [(r["stored"], r["duplicates"], r["batches"]) for r in json.loads(capsys.readouterr().out)["imports"]] == [
+        (0, 2500, 1)
+    ]
+    assert main(["store", "sync", str(synced), "--store", store_location, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["added"], report["ingest"]["batches"]) == (2500, 1)
+    assert main(["store", "import", str(told), "--batch-size", "1000", "--store", store_location, "--json"]) == 0
+    assert [(r["stored"], r["batches"]) for r in json.loads(capsys.readouterr().out)["imports"]] == [(2500, 3)]
