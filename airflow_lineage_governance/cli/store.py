@@ -54,17 +54,32 @@ def events_files(given: list[str]) -> list[Path]:
     return files
 
 
+def batch_size(args: argparse.Namespace) -> int:
+    """Return the events per transaction `--batch-size` asks for (`ingest.BATCH` unless given).
+
+    Raises BadInput for a number below 1.
+    """
+    from airflow_lineage_governance.cli.common import BadInput
+    from airflow_lineage_governance.store.ingest import BATCH
+
+    if args.batch_size is None:
+        return BATCH
+    if args.batch_size < 1:
+        raise BadInput(f"--batch-size {args.batch_size}: give how many events a transaction holds, 1 or more")
+    return int(args.batch_size)
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """Add the events of each file or folder to the store and print what was read, stored and left out."""
     from airflow_lineage_governance.cli.common import say
     from airflow_lineage_governance.graph.events import FileEventSource
-    from airflow_lineage_governance.store.ingest import BATCH
 
     files = events_files(args.events)
+    size = batch_size(args)
     reports = []
     with _open(args) as store:
         for path in files:
-            report = store.ingest(FileEventSource(path), batch_size=args.batch_size or BATCH)
+            report = store.ingest(FileEventSource(path), batch_size=size)
             reports.append(report.to_dict())
             if not args.json:
                 say(
@@ -80,7 +95,6 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_sync(args: argparse.Namespace) -> int:
     """Bring the new events of the event source into the store and print what was read, added and left out."""
     from airflow_lineage_governance.cli.common import BadInput, parse_duration, say
-    from airflow_lineage_governance.store.ingest import BATCH
     from airflow_lineage_governance.store.sync import OVERLAP, sync
 
     source = args.events or settings.event_source()
@@ -92,7 +106,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
     overlap = parse_duration(args.overlap) if args.overlap else OVERLAP
     if overlap is None:
         raise BadInput(f"--overlap {args.overlap!r}: not a duration; write e.g. 1h, 90m or 2d.")
-    report = sync(settings.store_location(args.store), source, overlap=overlap, batch_size=args.batch_size or BATCH)
+    report = sync(settings.store_location(args.store), source, overlap=overlap, batch_size=batch_size(args))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:

@@ -193,3 +193,16 @@ def test_import_and_sync_store_20000_events_a_transaction_unless_told(store_loca
     assert (report["added"], report["ingest"]["batches"]) == (2500, 1)
     assert main(["store", "import", str(told), "--batch-size", "1000", "--store", store_location, "--json"]) == 0
     assert [(r["stored"], r["batches"]) for r in json.loads(capsys.readouterr().out)["imports"]] == [(2500, 3)]
+
+
+def test_a_batch_size_below_one_is_refused_in_one_sentence_before_anything_is_stored(store_location, tmp_path, capsys):
+    events = write(tmp_path / "events.jsonl", [event("START", "dag.a", run="r1")])
+    assert main(["store", "init", "--store", store_location]) == 0
+    capsys.readouterr()
+    for command, size in (("import", "0"), ("sync", "-5")):
+        assert main(["store", command, str(events), "--batch-size", size, "--store", store_location]) == 2
+        assert capsys.readouterr().err == (
+            f"lineage-governance: --batch-size {size}: give how many events a transaction holds, 1 or more.\n"
+        )
+    with LineageStore.open(store_location, read_only=store_location.endswith(".duckdb")) as store:
+        assert store.stats()["rows"]["events"] == 0
