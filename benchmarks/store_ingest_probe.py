@@ -1,10 +1,11 @@
 """Where a store's ingest spends its time: each batch's seconds, split into the Python side and each SQL statement.
 
     .venv/bin/python benchmarks/store_ingest_probe.py EVENTS_FILE [--lines 200000] [--engine postgres]
-        [--batch-size 20000]
+        [--batch-size 20000] [--no-digests]
 
-Ingests the first `--lines` lines of the JSON Lines file into a new store (PostgreSQL: a server of its own started
-for the run, scripts/postgres/start.sh, stopped by its pid), timing every engine call by its statement. Prints per
+Ingests the first `--lines` lines of the JSON Lines file (0: the whole file, read where it is) into a new store
+(PostgreSQL: a server of its own started for the run, scripts/postgres/start.sh, stopped by its pid), timing every
+engine call by its statement. Prints per
 batch its seconds and its share in SQL, then the statements that took most in all, and a RESULT line with the
 store's size once vacuumed (`size_mb`, as `store_scale.py` measures it). With
 `--prepare-only`, times the preparing alone instead (every batch read, parsed and worked out in the calling thread,
@@ -136,7 +137,8 @@ def postgres(folder: Path) -> Iterator[str]:
 def main(argv: list[str]) -> None:
     options = argparse.ArgumentParser()
     options.add_argument("events_file")
-    options.add_argument("--lines", type=int, default=200_000)
+    options.add_argument("--lines", type=int, default=200_000, help="the first lines ingested; 0: the whole file")
+    options.add_argument("--no-digests", action="store_true", help="leave out the tables' digests (large stores)")
     options.add_argument("--engine", default="postgres", choices=("postgres", "duckdb"))
     options.add_argument("--batch-size", type=int, default=20000)
     options.add_argument("--explain", type=int, default=-1, help="the batch whose statements are explained")
@@ -146,13 +148,18 @@ def main(argv: list[str]) -> None:
         prepare_only(Path(args.events_file), args.lines, args.batch_size)
         return
     scratch = Path(tempfile.mkdtemp(prefix="store-ingest-probe-"))
+    server = Path(tempfile.mkdtemp(prefix="store-ingest-probe-pg-"))  # the postgres user must reach it
     try:
-        events = first_lines(Path(args.events_file), args.lines, scratch / "events.jsonl")
-        server = Path(tempfile.mkdtemp(prefix="store-ingest-probe-pg-"))  # the postgres user must reach it
+        whole = args.lines == 0  # read where it is: a copy of a large history may not fit beside it
+        events = (
+            Path(args.events_file)
+            if whole
+            else first_lines(Path(args.events_file), args.lines, scratch / "events.jsonl")
+        )
         servers = postgres(server) if args.engine == "postgres" else iter([str(scratch / "store.duckdb")])
         location = next(servers)
         try:
-            probe(location, events, args.batch_size, args.explain)
+            probe(location, events, args.batch_size, args.explain, digested=not args.no_digests)
         finally:
             for _ in servers:
                 pass
@@ -187,7 +194,7 @@ def prepare_only(path: Path, lines: int, batch_size: int) -> None:
     print(f"RESULT store_ingest_probe prepare_only events={prepared} seconds={seconds:.1f} json_loads_s={floor:.1f}")
 
 
-def probe(location: str, events: Path, batch_size: int, explain: int) -> None:
+def probe(location: str, events: Path, batch_size: int, explain: int, *, digested: bool = True) -> None:
     from airflow_lineage_governance.store import ingest as ingest_module
 
     with LineageStore.open(location, create=True) as store:
@@ -208,7 +215,7 @@ def probe(location: str, events: Path, batch_size: int, explain: int) -> None:
         seconds = time.perf_counter() - started
         ingest_module.store_batch = original
         counts = {table: store.engine.query(f"SELECT COUNT(*) FROM {table}")[0][0] for table in COUNTED}
-        digests = {table: digest(store.engine, table) for table in DIGESTED}
+        digests = {table: digest(store.engine, table) for table in DIGESTED} if digested else {}
         store.vacuum()  # as the benchmark measures a store: after `vacuum`
         size_mb = store.engine.size_bytes() / 1e6
     for number, (spent, sql) in enumerate(per_batch):
