@@ -5,9 +5,8 @@
 
 Ingests the first `--lines` lines of the JSON Lines file (0: the whole file, read where it is) into a new store
 (PostgreSQL: a server of its own started for the run, scripts/postgres/start.sh, stopped by its pid), timing every
-engine call by its statement. Prints per
-batch its seconds and its share in SQL, then the statements that took most in all, and a RESULT line with the
-store's size once vacuumed (`size_mb`, as `store_scale.py` measures it). With
+engine call by its statement. Prints per batch its seconds and its share in SQL, then the statements that took most
+in all, and a RESULT line with the store's size once vacuumed (`size_mb`, as `store_scale.py` measures it). With
 `--prepare-only`, times the preparing alone instead (every batch read, parsed and worked out in the calling thread,
 none stored, as for a store of the current schema) beside `json.loads` of the same lines.
 """
@@ -108,6 +107,9 @@ def label(sql: str) -> str:
 
 
 def first_lines(path: Path, lines: int, into: Path) -> Path:
+    """Return a copy of the first lines of the file in `into`; with 0 lines, the file itself (a copy may not fit)."""
+    if lines == 0:
+        return path
     with path.open("rb") as source, into.open("wb") as copy:
         for line in itertools.islice(source, lines):
             copy.write(line)
@@ -150,12 +152,7 @@ def main(argv: list[str]) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="store-ingest-probe-"))
     server = Path(tempfile.mkdtemp(prefix="store-ingest-probe-pg-"))  # the postgres user must reach it
     try:
-        whole = args.lines == 0  # read where it is: a copy of a large history may not fit beside it
-        events = (
-            Path(args.events_file)
-            if whole
-            else first_lines(Path(args.events_file), args.lines, scratch / "events.jsonl")
-        )
+        events = first_lines(Path(args.events_file), args.lines, scratch / "events.jsonl")
         servers = postgres(server) if args.engine == "postgres" else iter([str(scratch / "store.duckdb")])
         location = next(servers)
         try:
