@@ -27,6 +27,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ class Timed:
     def __init__(self, engine: Any) -> None:
         self.engine = engine
         self.seconds: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
         self.batch_sql = 0.0
         self.explain = False
 
@@ -60,6 +62,7 @@ class Timed:
         finally:
             spent = time.perf_counter() - started
             self.seconds[label] += spent
+            self.calls[label] += 1
             self.batch_sql += spent
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
@@ -78,6 +81,17 @@ class Timed:
 
     def insert(self, table: str, columns: Sequence[str], rows: Sequence[Any], returning: Sequence[str] = ()) -> Any:
         return self._timed(f"insert {table}", self.engine.insert, table, columns, rows, returning)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        within = self.engine.transaction()
+        within.__enter__()
+        try:
+            yield
+        except BaseException:
+            within.__exit__(*sys.exc_info())
+            raise
+        self._timed("commit", within.__exit__, None, None, None)
 
     def lock(self, keys: Sequence[int]) -> None:
         self._timed("lock", self.engine.lock, keys)
@@ -222,8 +236,8 @@ def probe(location: str, events: Path, batch_size: int, explain: int, *, digeste
     print(f"ingest {seconds:.1f} s: store_batch {in_batches:.1f} s, waiting for a prepared batch {waited:.1f} s")
     print("digests: " + ", ".join(f"{table} {value}" for table, value in digests.items()))
     print("rows: " + ", ".join(f"{table} {count:,}" for table, count in counts.items()))
-    for name, spent in sorted(timed.seconds.items(), key=lambda item: -item[1])[:25]:
-        print(f"  {spent:7.2f} s  {name}")
+    for name, spent in sorted(timed.seconds.items(), key=lambda item: -item[1])[:30]:
+        print(f"  {spent:7.2f} s {timed.calls[name]:6,} calls  {name}")
     print(
         f"RESULT store_ingest_probe events={report.stored} seconds={seconds:.1f} "
         f"sql={sum(timed.seconds.values()):.1f} first_batch={per_batch[0][0]:.2f} last_batch={per_batch[-1][0]:.2f} "

@@ -868,6 +868,36 @@ def _scratch(engine: Engine, table: str, columns: str) -> None:
         engine.execute(f"TRUNCATE {table}")
 
 
+CUT_WINDOWS = tuple(days * 86_400_000_000 for days in (1, 8, 64, 512))
+"""How far before a batch's earliest COMPLETE, in microseconds, DuckDB looks for each job's cut, window after window,
+before it reads every COMPLETE of the jobs not found (`docs/store.md`, "How a batch is ingested")."""
+
+
+def _cuts(engine: Engine) -> None:
+    """Set each job's `cut` in `interval_cuts`: the instant of its last COMPLETE before its `earliest`, else `FIRST`.
+
+    On DuckDB the look-up reads the COMPLETEs of a window before the batch's earliest instant first (`CUT_WINDOWS`),
+    a wider one for the jobs not found in it, and all of them last: a constant bound lets the scan of `completes`,
+    whose rows an ingest appends about in time order, skip the row groups wholly before it, where the look-up of all
+    of them read each job's whole history batch after batch. The last COMPLETE found in a window is the last before
+    `earliest` at all. PostgreSQL finds each by the index on job and instant.
+
+    Args:
+        engine: The store's engine, within the batch's transaction, `interval_cuts` filled with `earliest`.
+    """
+    look_up = (
+        "UPDATE interval_cuts SET cut = {value}(SELECT MAX(c.at_us) FROM completes c WHERE c.job_id = "
+        "interval_cuts.job_id AND c.at_us < interval_cuts.earliest{bound}){fallback} WHERE cut IS NULL"
+    )
+    if engine.dialect == "duckdb":
+        lowest = int(engine.query("SELECT MIN(earliest) FROM interval_cuts")[0][0])
+        for window in CUT_WINDOWS:
+            engine.execute(look_up.format(value="", bound=_at_least("c", lowest - window), fallback=""))
+            if not engine.query("SELECT 1 FROM interval_cuts WHERE cut IS NULL LIMIT 1"):
+                return
+    engine.execute(look_up.format(value="COALESCE(", bound="", fallback=f", {FIRST})"))
+
+
 def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
     """Re-derive when each COMPLETE was its job's run, each edge's intervals and the job's writes, for the jobs given.
 
@@ -902,10 +932,7 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "unnest(CAST(? AS BIGINT[])), FALSE",
         [jobs, [earliest[job] for job in jobs]],
     )
-    engine.execute(
-        "UPDATE interval_cuts SET cut = COALESCE((SELECT MAX(c.at_us) FROM completes c WHERE c.job_id = "
-        f"interval_cuts.job_id AND c.at_us < interval_cuts.earliest), {FIRST})"
-    )
+    _cuts(engine)
     lowest_cut = lowest_bound(engine, "cut")
     if engine.dialect == "postgres":  # a look-up of each job's COMPLETEs at its cut in the index on job and instant
         engine.execute(

@@ -117,6 +117,47 @@ def test_events_in_any_order_give_the_same_store(engine_kind, fresh_location, tm
         assert answers(third) == expected
 
 
+def test_runs_of_a_job_days_to_years_apart_stored_one_a_batch_give_the_store_of_one_batch(
+    engine_kind, fresh_location, tmp_path
+):
+    apart = ("2022-01-01T00:00:00Z", "2022-01-01T12:00:00Z", "2022-01-06T12:00:00Z", "2022-02-15T12:00:00Z")
+    times = (*apart, "2022-12-12T12:00:00Z", "2025-12-12T12:00:00Z", "2022-01-07T12:00:00Z")  # the last arrives late
+    sources = ("email", "email", "full_name", "full_name", "email", "email", "status")
+    events = [
+        complete("dag.far", output("out.t", {"x": [f"crm.learners.{column}"]}), run=f"r{index}", time=at)
+        for index, (at, column) in enumerate(zip(times, sources, strict=True))
+    ]
+    at_once = write(tmp_path / "at-once.jsonl", events)
+    with (
+        LineageStore.open(fresh_location(), create=True) as first,
+        LineageStore.open(fresh_location(), create=True) as second,
+    ):
+        first.ingest(FileEventSource(at_once))
+        for index, one in enumerate(events):  # each COMPLETE's job looked up before it: hours to years before
+            second.ingest(FileEventSource(write(tmp_path / f"one-{index}.jsonl", [one])))
+        days = ("2022-01-01T06:00:00Z", "2022-01-07T00:00:00Z", "2022-01-08T00:00:00Z", "2023-06-01T00:00:00Z")
+
+        def edges(store: LineageStore) -> dict[str, list[tuple[str, str]]]:
+            return {
+                day: [(str(e.source), e.run_id) for e in store.edges_as_of(datetime.fromisoformat(day))] for day in days
+            }
+
+        assert (
+            edges(second)
+            == edges(first)
+            == {
+                "2022-01-01T06:00:00Z": [("crm.learners.email", "r0")],
+                "2022-01-07T00:00:00Z": [("crm.learners.full_name", "r2")],
+                "2022-01-08T00:00:00Z": [("crm.learners.status", "r6")],
+                "2023-06-01T00:00:00Z": [("crm.learners.email", "r4")],
+            }
+        )
+        held = "SELECT run_id, at_us, valid_until_us FROM completes ORDER BY at_us"
+        assert second.engine.query(held) == first.engine.query(held)
+        assert [run for run, _, until in first.engine.query(held) if until is None] == ["r5"]
+        assert answers(second) == answers(first)
+
+
 def test_a_table_first_named_by_a_batch_of_duplicates_is_known_to_a_later_run(engine_kind, fresh_location, tmp_path):
     first = complete("dag.b", output("out.u", {"y": ["out.t.x"]}), run="b1", time=DAY.format(1))
     redelivered = complete(  # the same run, type and instant, its lineage rewritten: the first received is kept
