@@ -1,10 +1,11 @@
 """Where a store's ingest spends its time: each batch's seconds, split into the Python side and each SQL statement.
 
     .venv/bin/python benchmarks/store_ingest_probe.py EVENTS_FILE [--lines 200000] [--engine postgres]
-        [--batch-size 20000] [--no-digests]
+        [--batch-size 20000] [--no-digests] [--into STORE]
 
 Ingests the first `--lines` lines of the JSON Lines file (0: the whole file, read where it is) into a new store
-(PostgreSQL: a server of its own started for the run, scripts/postgres/start.sh, stopped by its pid), timing every
+(PostgreSQL: a server of its own started for the run, scripts/postgres/start.sh, stopped by its pid), or into the
+store `--into` names (a copy of a large one, to time batches at its size: changed, and not vacuumed), timing every
 engine call by its statement. Prints per batch its seconds and its share in SQL, then the statements that took most
 in all, and a RESULT line with the store's size once vacuumed (`size_mb`, as `store_scale.py` measures it). With
 `--prepare-only`, times the preparing alone instead (every batch read, parsed and worked out in the calling thread,
@@ -70,9 +71,13 @@ class Timed:
             ("CREATE", "TRUNCATE", "SET", "RESET", *(f"DELETE FROM {t}" for t in SCRATCH))
         ):
             started = time.perf_counter()
-            plan = self.engine.query("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
+            if self.engine.dialect == "postgres":
+                plan = self.engine.query("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
+                lines = [line for (line,) in plan]
+            else:  # DuckDB's profile: one row of its kind and its text
+                lines = self.engine.query("EXPLAIN ANALYZE " + sql, params)[0][1].splitlines()
             print(f"--- {time.perf_counter() - started:.2f} s {label(sql)}")
-            print("\n".join(line[:200] for (line,) in plan))
+            print("\n".join(line[:200] for line in lines))
             return
         self._timed(label(sql), self.engine.execute, sql, params)
 
@@ -158,6 +163,9 @@ def main(argv: list[str]) -> None:
     options.add_argument("--engine", default="postgres", choices=("postgres", "duckdb"))
     options.add_argument("--batch-size", type=int, default=20000)
     options.add_argument("--explain", type=int, default=-1, help="the batch whose statements are explained")
+    options.add_argument(
+        "--into", help="a store to ingest into (a DuckDB file or PostgreSQL URL; changed: give a copy), not a new one"
+    )
     options.add_argument("--prepare-only", action="store_true", help="time the preparing of the batches alone")
     args = options.parse_args(argv)
     if args.prepare_only:
@@ -167,10 +175,15 @@ def main(argv: list[str]) -> None:
     server = Path(tempfile.mkdtemp(prefix="store-ingest-probe-pg-"))  # the postgres user must reach it
     try:
         events = first_lines(Path(args.events_file), args.lines, scratch / "events.jsonl")
-        servers = postgres(server) if args.engine == "postgres" else iter([str(scratch / "store.duckdb")])
+        if args.into:
+            servers = iter([args.into])
+        elif args.engine == "postgres":
+            servers = postgres(server)
+        else:
+            servers = iter([str(scratch / "store.duckdb")])
         location = next(servers)
         try:
-            probe(location, events, args.batch_size, args.explain, digested=not args.no_digests)
+            probe(location, events, args.batch_size, args.explain, digested=not args.no_digests, new=not args.into)
         finally:
             for _ in servers:
                 pass
@@ -205,7 +218,9 @@ def prepare_only(path: Path, lines: int, batch_size: int) -> None:
     print(f"RESULT store_ingest_probe prepare_only events={prepared} seconds={seconds:.1f} json_loads_s={floor:.1f}")
 
 
-def probe(location: str, events: Path, batch_size: int, explain: int, *, digested: bool = True) -> None:
+def probe(
+    location: str, events: Path, batch_size: int, explain: int, *, digested: bool = True, new: bool = True
+) -> None:
     from airflow_lineage_governance.store import ingest as ingest_module
 
     with LineageStore.open(location, create=True) as store:
@@ -215,7 +230,7 @@ def probe(location: str, events: Path, batch_size: int, explain: int, *, digeste
 
         def store_batch(engine: Any, prepared: Any, report: Any) -> None:
             timed.batch_sql = 0.0
-            timed.explain = len(per_batch) == explain and store.engine.dialect == "postgres"
+            timed.explain = len(per_batch) == explain
             started = time.perf_counter()
             original(timed, prepared, report)
             per_batch.append((time.perf_counter() - started, timed.batch_sql))
@@ -227,7 +242,8 @@ def probe(location: str, events: Path, batch_size: int, explain: int, *, digeste
         ingest_module.store_batch = original
         counts = {table: store.engine.query(f"SELECT COUNT(*) FROM {table}")[0][0] for table in COUNTED}
         digests = {table: digest(store.engine, table) for table in DIGESTED} if digested else {}
-        store.vacuum()  # as the benchmark measures a store: after `vacuum`
+        if new:  # as the benchmark measures a store: after `vacuum` (a store ingested into is left as it is)
+            store.vacuum()
         size_mb = store.engine.size_bytes() / 1e6
     for number, (spent, sql) in enumerate(per_batch):
         print(f"batch {number:3d}: {spent:6.2f} s, SQL {sql:6.2f} s")
