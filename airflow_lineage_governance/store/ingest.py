@@ -873,7 +873,7 @@ CUT_WINDOWS = tuple(days * 86_400_000_000 for days in (1, 8, 64, 512))
 before it reads every COMPLETE of the jobs not found (`docs/store.md`, "How a batch is ingested")."""
 
 
-def _cuts(engine: Engine) -> None:
+def _cuts(engine: Engine, lowest: int) -> None:
     """Set each job's `cut` in `interval_cuts`: the instant of its last COMPLETE before its `earliest`, else `FIRST`.
 
     On DuckDB the look-up reads the COMPLETEs of a window before the batch's earliest instant first (`CUT_WINDOWS`),
@@ -884,13 +884,13 @@ def _cuts(engine: Engine) -> None:
 
     Args:
         engine: The store's engine, within the batch's transaction, `interval_cuts` filled with `earliest`.
+        lowest: The earliest instant of the batch's COMPLETEs (the least `earliest`), from which the windows reach back.
     """
     look_up = (
         "UPDATE interval_cuts SET cut = {value}(SELECT MAX(c.at_us) FROM completes c WHERE c.job_id = "
         "interval_cuts.job_id AND c.at_us < interval_cuts.earliest{bound}){fallback} WHERE cut IS NULL"
     )
     if engine.dialect == "duckdb":
-        lowest = int(engine.query("SELECT MIN(earliest) FROM interval_cuts")[0][0])
         for window in CUT_WINDOWS:
             engine.execute(look_up.format(value="", bound=_at_least("c", lowest - window), fallback=""))
             if not engine.query("SELECT 1 FROM interval_cuts WHERE cut IS NULL LIMIT 1"):
@@ -932,7 +932,7 @@ def _intervals(engine: Engine, earliest: dict[int, int]) -> None:
         "unnest(CAST(? AS BIGINT[])), FALSE",
         [jobs, [earliest[job] for job in jobs]],
     )
-    _cuts(engine)
+    _cuts(engine, min(earliest.values()))
     lowest_cut = lowest_bound(engine, "cut")
     if engine.dialect == "postgres":  # a look-up of each job's COMPLETEs at its cut in the index on job and instant
         engine.execute(
