@@ -47,7 +47,9 @@ from airflow_lineage_governance.store.migrations import store_version
 from airflow_lineage_governance.store.read_ahead import read_ahead
 from airflow_lineage_governance.store.schema import (
     COMPLETES_IN_EVENTS_FROM,
+    EACH_RUN,
     FAR_APART_US,
+    READ_RUNS_FROM,
     SCHEMA_VERSION,
     SNAPSHOT_PAIRS,
     STRETCHES,
@@ -337,6 +339,7 @@ class PreparedBatch:
     run_keys: dict[str, int]  # the key of each run of the batch's events, by run id (empty before version 16)
     reads: bool  # whether the store keeps each snapshot read into each written (`snapshot_reads`, version 7 on, DuckDB)
     spanned: bool  # whether the store keeps the span of each snapshot key (`snapshot_spans`, schema version 15 on)
+    read_runs: bool  # whether each `snapshot_reads` row keeps its run's key (schema version 20 on)
     states_kept: bool  # whether each run's final state is kept in rows of `runs` (before schema version 17)
     completes_in_events: bool  # whether a COMPLETE's shape and SQL hash are in its events row (PostgreSQL, version 18)
     block_rows: list[Row]  # event_blocks rows
@@ -419,6 +422,7 @@ def prepare_batch(
         run_keys,
         reads,
         "snapshot_spans" in tables,
+        reads and version >= READ_RUNS_FROM,
         version < STATES_VIEWED_FROM,
         completes_in_events,
         block_rows,
@@ -737,7 +741,7 @@ def _lineage(engine: Engine, prepared: PreparedBatch, completes: Sequence[Comple
         engine.insert("batch_datasets", columns, datasets)
         listed = ", ".join(columns)
         engine.execute(f"INSERT INTO run_datasets ({listed}) SELECT {listed} FROM batch_datasets")
-        _snapshot_reads(engine, run, spanned=prepared.spanned)
+        _snapshot_reads(engine, run, spanned=prepared.spanned, read_runs=prepared.read_runs)
 
 
 COMPLETES = ("run_id", "at_us", "event_time", "job_id", "shape_id", "sql_hash", "try_number", "dag_run_id")
@@ -760,7 +764,7 @@ def _named(engine: Engine, lineage: LineageRows) -> None:
     )
 
 
-def _snapshot_reads(engine: Engine, run: str, *, spanned: bool) -> None:
+def _snapshot_reads(engine: Engine, run: str, *, spanned: bool, read_runs: bool) -> None:
     """Add the `snapshot_reads` rows of the batch's `run_datasets` rows (`batch_datasets`), and widen their keys' spans.
 
     A COMPLETE's rows are told apart by the column `run` (`run_key` from schema version 16 on, `run_id` before).
@@ -768,12 +772,15 @@ def _snapshot_reads(engine: Engine, run: str, *, spanned: bool) -> None:
     beside NULL; each by its key (`ids.snapshot_key`, computed by the database; `schema.SNAPSHOT_PAIRS`, as the
     migration to version 7 fills the table). With `spanned` (DuckDB, schema version 15 on), the span of each key the
     rows name takes in their instants: its earliest and latest instant, written or read, far apart when they lie more
-    than `FAR_APART_US` apart (`trace._reached_keys` looks up only such keys' rows beyond its range).
+    than `FAR_APART_US` apart (`trace._reached_keys` looks up only such keys' rows beyond its range). With
+    `read_runs` (schema version 20 on) each row keeps its run's key.
     """
     key = SNAPSHOT_KEY[engine.dialect].format(alias="")
     engine.execute(
-        "INSERT INTO snapshot_reads (written_key, read_key, at_us) "
-        + SNAPSHOT_PAIRS.format(snapshot_key=key, datasets="batch_datasets", run=run)
+        f"INSERT INTO snapshot_reads (written_key, read_key, at_us{', run_key' if read_runs else ''}) "
+        + SNAPSHOT_PAIRS.format(
+            snapshot_key=key, datasets="batch_datasets", run=run, each_run=EACH_RUN if read_runs else ""
+        )
         + " ORDER BY at_us"
     )
     if spanned:  # every snapshot of a COMPLETE is in one of its rows of `snapshot_reads` at least

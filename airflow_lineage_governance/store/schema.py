@@ -25,7 +25,8 @@ keys a run in `events`, `run_datasets` and `completes` by a number (`ids.run_key
 version 17 makes `runs` a view of `events` (each run's final state, worked out when read) instead of rows each batch
 replaced; version 18 keeps, on PostgreSQL, each COMPLETE's shape, SQL hash and interval in its `events` row, and
 `completes` becomes a view of those rows; version 19 keeps, on PostgreSQL, an event's type and a table's role in a run
-as enumerated types, and orders the columns of `events` and `run_datasets` numbers first.
+as enumerated types, and orders the columns of `events` and `run_datasets` numbers first; version 20 keeps, on DuckDB,
+the key of each `snapshot_reads` row's run.
 """
 
 from __future__ import annotations
@@ -187,20 +188,28 @@ VERSION_6 = (
 )
 
 SNAPSHOT_PAIRS = (
-    "SELECT o.k, i.k, COALESCE(o.at_us, i.at_us) AS at_us FROM (SELECT {run}, at_us, {snapshot_key} AS k FROM "
-    "{datasets} WHERE role = 'output' AND snapshot IS NOT NULL) o FULL JOIN (SELECT {run}, at_us, {snapshot_key} AS "
-    "k FROM {datasets} WHERE role = 'input' AND snapshot IS NOT NULL) i ON i.{run} = o.{run} AND i.at_us = o.at_us"
+    "SELECT o.k, i.k, COALESCE(o.at_us, i.at_us) AS at_us{each_run} FROM (SELECT {run}, at_us, {snapshot_key} AS "
+    "k FROM {datasets} WHERE role = 'output' AND snapshot IS NOT NULL) o FULL JOIN (SELECT {run}, at_us, "
+    "{snapshot_key} AS k FROM {datasets} WHERE role = 'input' AND snapshot IS NOT NULL) i ON i.{run} = o.{run} AND "
+    "i.at_us = o.at_us"
 )
-"""The rows of `snapshot_reads` (written key, read key, instant) of the `run_datasets` rows of the relation
-`{datasets}`, each key `ids.SNAPSHOT_KEY` (`{snapshot_key}`), their runs told apart by the column `{run}` (`run_id`
-before version 16, `run_key` from it on)."""
+"""The rows of `snapshot_reads` (written key, read key, instant, then `{each_run}`) of the `run_datasets` rows of the
+relation `{datasets}`, each key `ids.SNAPSHOT_KEY` (`{snapshot_key}`), their runs told apart by the column `{run}`
+(`run_id` before version 16, `run_key` from it on). `{each_run}` is `EACH_RUN` from version 20 on (each row's run
+key), else empty."""
+
+EACH_RUN = ", COALESCE(o.run_key, i.run_key)"
+"""What `SNAPSHOT_PAIRS` returns after a row's instant from schema version 20 on: the key of the row's run."""
+
+READ_RUNS_FROM = 20
+"""The schema version from which each `snapshot_reads` row keeps its run's key (`run_key`)."""
 
 VERSION_7 = (
     # per COMPLETE, each snapshot it read into each snapshot it wrote, by `ids.snapshot_key`: what a trace walks on
     # DuckDB (a snapshot it wrote with none read, or read with none written, beside NULL)
     "CREATE TABLE snapshot_reads (written_key BIGINT, read_key BIGINT, at_us BIGINT NOT NULL)",
     "INSERT INTO snapshot_reads (written_key, read_key, at_us) "
-    + SNAPSHOT_PAIRS.replace("{datasets}", "run_datasets").replace("{run}", "run_id"),
+    + SNAPSHOT_PAIRS.replace("{datasets}", "run_datasets").replace("{run}", "run_id").replace("{each_run}", ""),
 )
 
 
@@ -508,6 +517,25 @@ VERSION_19 = tuple(
     )
 )
 
+VERSION_20 = tuple(
+    OnlyOn("duckdb", statement)
+    for statement in (
+        # each row of `snapshot_reads` names its run (`run_key`): a trace forward hands the runs it met to the query of
+        # their rows as they are, where it picked them out again among the runs at the instants it met, by the key of
+        # each table's snapshot worked out anew (an MD5 a row). The table is made anew in the order of its instants,
+        # which a trace's ranges of instants read by
+        "ALTER TABLE snapshot_reads RENAME TO snapshot_reads_before_20",
+        "CREATE TABLE snapshot_reads (written_key BIGINT, read_key BIGINT, at_us BIGINT NOT NULL, run_key BIGINT NOT "
+        "NULL)",
+        "INSERT INTO snapshot_reads (written_key, read_key, at_us, run_key) "
+        + SNAPSHOT_PAIRS.replace("{datasets}", "run_datasets")
+        .replace("{run}", "run_key")
+        .replace("{each_run}", EACH_RUN)
+        + " ORDER BY at_us",
+        "DROP TABLE snapshot_reads_before_20",
+    )
+)
+
 MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     1: VERSION_1,
     2: VERSION_2,
@@ -528,6 +556,7 @@ MIGRATIONS: dict[int, tuple[str | OnlyOn, ...]] = {
     17: VERSION_17,
     18: VERSION_18,
     19: VERSION_19,
+    20: VERSION_20,
 }
 """Each schema version's statements, applied in order from the store's version to `SCHEMA_VERSION`."""
 

@@ -9,16 +9,18 @@ then run id (`_run_rows`); Python names their jobs and tables from the names it 
 the order a person reads them. On PostgreSQL the recursion walks `run_datasets` by its indexes of snapshots and runs,
 carrying the runs' rows; on DuckDB it walks `snapshot_reads` from the snapshot's rows (found by its key's span,
 `snapshot_spans`) within a range of instants, then beyond it only where a snapshot it reached has rows, and reads the
-runs' rows at the instants the walk met. A snapshot's writer is the latest COMPLETE that named it as an output (by
+rows of the runs the walk met (forward, each row it followed names its run; back, the latest writers of the snapshots
+it reached at the instants it met). A snapshot's writer is the latest COMPLETE that named it as an output (by
 instant, then run id), whatever order the events arrived in. A run's inputs and outputs are listed by table name.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import wraps
+from operator import itemgetter
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from airflow_lineage_governance.errors import InvalidNameError
@@ -310,16 +312,18 @@ def _runs(engine: Engine, rows: Sequence[Row]) -> list[StoredRun]:
 
 
 def _by_name(versions: list[tuple[str, TableRef, str | None]]) -> Versions:
-    """Return the tables' snapshots (each a table's name, ref and snapshot) sorted by name, then snapshot."""
+    """Return the tables' snapshots (each a table's name, ref and snapshot) sorted by name.
+
+    A run names a table once as an input and once as an output at most (`run_datasets`' key): no two of its inputs,
+    nor two of its outputs, share a name.
+    """
     if len(versions) == 1:
         return ((versions[0][1], versions[0][2]),)
-    versions.sort(key=_name_then_snapshot)
+    versions.sort(key=_NAME)
     return tuple([(table, snapshot) for _, table, snapshot in versions])
 
 
-def _name_then_snapshot(version: tuple[str, TableRef, str | None]) -> tuple[str, str]:
-    """Return the sort key of a table's snapshot: the table's name, then the snapshot (an absent one as empty)."""
-    return version[0], version[2] or ""
+_NAME = itemgetter(0)
 
 
 _P = ParamSpec("_P")
@@ -414,16 +418,16 @@ def trace_forward(
         rows = _walked(engine, table, snapshot, forward=True)
     else:
         rows = _reached_forward(engine, table, snapshot)
-    readers: dict[tuple[TableRef, str | None], list[StoredRun]] = {}
+    readers: defaultdict[tuple[TableRef, str | None], list[StoredRun]] = defaultdict(list)
     for run in _runs(engine, rows):  # by instant, then run id
         for read in run.inputs:
-            readers.setdefault(read, []).append(run)
+            readers[read].append(run)
     if (table, snapshot) not in readers:  # written and never read, or a snapshot no COMPLETE named
         _refuse_unknown(engine, table, snapshot)
     asked: dict[TableRef, tuple[str | None, int | None]] = {}
     new = tuple.__new__  # an output made as the tuple it is
     found: list[StoredContaminated] = []
-    start = (table, snapshot)
+    start: tuple[TableRef, str | None] = (table, snapshot)
     seen = {start}
     queue = deque([start])
     while queue:
@@ -436,8 +440,8 @@ def trace_forward(
                     known = asked[out_table] = about(out_table) if about is not None else (None, None)
                 found.append(new(StoredContaminated, (run, read, out_table, version, *known)))
                 if version is not None and output not in seen:
-                    seen.add((out_table, version))
-                    queue.append((out_table, version))
+                    seen.add(output)
+                    queue.append(output)
     return found
 
 
@@ -485,21 +489,28 @@ def _walked(engine: Engine, table: TableRef, snapshot: str, forward: bool) -> li
     readers. The walk is by key: a key two snapshots share can add rows, never lose one, and the layout follows exact
     names.
     """
-    reached, instants = _reached_keys(engine, snapshot_key(dataset_id(table), snapshot), forward)
+    reached, instants, runs = _reached_keys(engine, snapshot_key(dataset_id(table), snapshot), forward)
     if not instants:
         return []
     listed = sorted(instants)
     bounds = (listed[0], listed[-1])
-    key = SNAPSHOT_KEY[engine.dialect].format(alias="m.")
-    role = "input" if forward else "output"
-    latest = "" if forward else "AND " + _latest_writer(engine, "m", writers="found l WHERE TRUE")
-    return engine.query(
+    near = (
         "WITH near AS MATERIALIZED (SELECT * FROM run_datasets WHERE at_us BETWEEN ? AND ? AND at_us IN "
         "(SELECT UNNEST(?::BIGINT[]))), runs AS (SELECT * FROM completes WHERE at_us BETWEEN ? AND ?), "
-        "found AS MATERIALIZED (SELECT m.dataset_id, m.snapshot, m.run_key, c.run_id, m.at_us FROM near m JOIN runs c "
-        f"ON c.run_key = m.run_key AND c.at_us = m.at_us WHERE m.role = '{role}' AND m.snapshot IS NOT NULL AND {key} "
-        "IN (SELECT UNNEST(?::BIGINT[]))), "
-        f"met AS (SELECT * FROM found m WHERE TRUE {latest}), "
+    )
+    if forward:  # the runs met are the readers: each row the walk followed names its run
+        met = list(runs)
+        return engine.query(
+            f"{near}met AS (SELECT UNNEST(?::BIGINT[]) AS run_key, UNNEST(?::BIGINT[]) AS at_us), "
+            f"{_run_rows(engine, 'met', 'near d', 'runs')}",
+            [*bounds, listed, *bounds, [run for run, _ in met], [at_us for _, at_us in met]],
+        )
+    key = SNAPSHOT_KEY[engine.dialect].format(alias="m.")
+    latest = _latest_writer(engine, "m", writers="found l WHERE TRUE")
+    return engine.query(  # the writers met: each snapshot's latest only
+        f"{near}found AS MATERIALIZED (SELECT m.dataset_id, m.snapshot, m.run_key, c.run_id, m.at_us FROM near m JOIN "
+        f"runs c ON c.run_key = m.run_key AND c.at_us = m.at_us WHERE m.role = 'output' AND m.snapshot IS NOT NULL AND "
+        f"{key} IN (SELECT UNNEST(?::BIGINT[]))), met AS (SELECT * FROM found m WHERE {latest}), "
         f"{_run_rows(engine, 'met', 'near d', 'runs')}",
         [*bounds, listed, *bounds, sorted(reached)],
     )
@@ -514,8 +525,20 @@ ROUNDS = 8
 recursion over the whole of `snapshot_reads`."""
 
 
-def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], set[int]]:
-    """Return the keys a walk of `snapshot_reads` from `first` reaches, and the instants of the rows it follows.
+class _Walk(NamedTuple):
+    """A direction of a walk of `snapshot_reads` (aliased `s`): the key a row leaves, the key it reaches, its run."""
+
+    start: str
+    to: str
+    run: str
+
+
+_FORWARD = _Walk("read_key", "written_key", "s.run_key")
+_BACK = _Walk("written_key", "read_key", "CAST(NULL AS BIGINT)")
+
+
+def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], set[int], set[tuple[int, int]]]:
+    """Return the keys a walk of `snapshot_reads` from `first` reaches, and the instants and runs of the rows followed.
 
     The first key's rows are read within its span (`snapshot_spans`). From the keys they reach, a round is one
     recursive query over the rows within `NEAR_US` of the instants that reached them (the range), which also returns
@@ -523,65 +546,77 @@ def _reached_keys(engine: Engine, first: int, forward: bool) -> tuple[set[int], 
     far apart, whose rows beyond the range are then read within their spans. A key not far apart has every row within
     `FAR_APART_US` of the row that reached it, so within the range or just beyond: after a round every row leaving a
     key it reached was followed. The keys the rows beyond reach first are the next round's; after `ROUNDS` rounds, one
-    recursive query over the whole table goes on from them.
+    recursive query over the whole table goes on from them. Forward, each row's run (its key and instant) is kept
+    too: the readers met; back, no run (the writers met are worked out from the keys reached).
     """
-    start, to = ("read_key", "written_key") if forward else ("written_key", "read_key")
+    walk = _FORWARD if forward else _BACK
     reached = {first}
     instants: set[int] = set()
+    runs: set[tuple[int, int]] = set()
     span = _span(engine, first)
     if span is None:
-        return reached, instants
+        return reached, instants, runs
     rows = engine.query(
-        f"SELECT {to}, at_us FROM snapshot_reads WHERE at_us BETWEEN ? AND ? AND {start} = ?", [*span, first]
+        f"SELECT s.{walk.to}, s.at_us, {walk.run} FROM snapshot_reads s WHERE s.at_us BETWEEN ? AND ? AND "
+        f"s.{walk.start} = ?",
+        [*span, first],
     )
     met: set[int] = set()  # the instants of the rows that reached the keys of `level`, and others
-    level = _followed(rows, reached, met)
+    level = _followed(rows, reached, met, runs)
     for _ in range(ROUNDS):
         if not level:
             break
         instants |= met
         low, high = min(met) - NEAR_US, max(met) + NEAR_US
         met = set()
-        level = _followed(_beyond(engine, start, to, level, low, high, reached, instants), reached, met)
+        level = _followed(_beyond(engine, walk, level, (low, high), reached, (instants, runs)), reached, met, runs)
     instants |= met
     if level:
-        _followed(engine.query(_recursion(start, to, "snapshot_reads"), [level]), reached, instants)
-    return reached, instants
+        _followed(engine.query(_recursion(walk, "snapshot_reads"), [level]), reached, instants, runs)
+    return reached, instants, runs
 
 
 def _beyond(
-    engine: Engine, start: str, to: str, level: list[int], low: int, high: int, reached: set[int], instants: set[int]
+    engine: Engine,
+    walk: _Walk,
+    level: list[int],
+    within: tuple[int, int],
+    reached: set[int],
+    met: tuple[set[int], set[tuple[int, int]]],
 ) -> list[Row]:
-    """Walk from the keys of `level` over the rows between `low` and `high`; return the rows beyond that leave a key.
+    """Walk from the keys of `level` over the rows `within` a range of instants; return the rows beyond leaving a key.
 
-    The keys the walk reaches go into `reached` and its rows' instants into `instants`. The rows returned are those
-    within `FAR_APART_US` beyond the range, and those of the keys far apart anywhere beyond it.
+    The keys the walk reaches go into `reached`, its rows' instants and runs into `met`'s. The rows returned are
+    those within `FAR_APART_US` beyond the range, and those of the keys far apart anywhere beyond it.
     """
+    low, high = within
+    start, to = walk.start, walk.to
     near = "(SELECT * FROM snapshot_reads WHERE at_us BETWEEN ? AND ?)"
     beyond = (  # in the same query: the rows just beyond the range that leave a key reached, the keys far apart
-        f"SELECT k, at_us, NULL, 0 FROM walk UNION ALL SELECT s.{to}, s.at_us, NULL, 1 FROM snapshot_reads s WHERE "
-        f"(s.at_us BETWEEN ? AND ? OR s.at_us BETWEEN ? AND ?) AND s.{start} IN (SELECT k FROM walk) UNION ALL "
-        "SELECT snapshot_key, first_at_us, last_at_us, 2 FROM snapshot_spans WHERE far_apart AND snapshot_key IN "
-        "(SELECT k FROM walk)"
+        f"SELECT k, at_us, run_key, NULL, 0 FROM walk UNION ALL SELECT s.{to}, s.at_us, {walk.run}, NULL, 1 FROM "
+        f"snapshot_reads s WHERE (s.at_us BETWEEN ? AND ? OR s.at_us BETWEEN ? AND ?) AND s.{start} IN (SELECT k FROM "
+        "walk) UNION ALL SELECT snapshot_key, first_at_us, NULL, last_at_us, 2 FROM snapshot_spans WHERE far_apart "
+        "AND snapshot_key IN (SELECT k FROM walk)"
     )
     rows = engine.query(
-        _recursion(start, to, near, beyond),
+        _recursion(walk, near, beyond),
         [level, low, high, low - FAR_APART_US, low - 1, high + 1, high + FAR_APART_US],
     )
-    _followed([row[:2] for row in rows if row[3] == 0], reached, instants)
-    found = [row[:2] for row in rows if row[3] == 1]
-    far = [row for row in rows if row[3] == 2]
+    _followed([row[:3] for row in rows if row[4] == 0], reached, *met)
+    found = [row[:3] for row in rows if row[4] == 1]
+    far = [row for row in rows if row[4] == 2]
     if far:
         found += engine.query(
-            f"SELECT s.{to}, s.at_us FROM snapshot_reads s JOIN (SELECT unnest(?::BIGINT[]) AS k, unnest(?::BIGINT[]) "
-            f"AS first_at_us, unnest(?::BIGINT[]) AS last_at_us) AS far ON s.{start} = far.k AND s.at_us BETWEEN "
-            "far.first_at_us AND far.last_at_us WHERE s.at_us BETWEEN ? AND ? AND (s.at_us < ? OR s.at_us > ?)",
+            f"SELECT s.{to}, s.at_us, {walk.run} FROM snapshot_reads s JOIN (SELECT unnest(?::BIGINT[]) AS k, "
+            "unnest(?::BIGINT[]) AS first_at_us, unnest(?::BIGINT[]) AS last_at_us) AS far ON s."
+            f"{start} = far.k AND s.at_us BETWEEN far.first_at_us AND far.last_at_us WHERE s.at_us BETWEEN ? AND ? AND "
+            "(s.at_us < ? OR s.at_us > ?)",
             [
                 [row[0] for row in far],
                 [row[1] for row in far],
-                [row[2] for row in far],
+                [row[3] for row in far],
                 min(row[1] for row in far),
-                max(row[2] for row in far),
+                max(row[3] for row in far),
                 low,
                 high,
             ],
@@ -589,23 +624,30 @@ def _beyond(
     return found
 
 
-def _recursion(start: str, to: str, table: str, then: str = "SELECT k, at_us FROM walk") -> str:
-    """Return the recursive query of the keys reached from a list of keys over `table`, with each row's instant.
+def _recursion(walk: _Walk, table: str, then: str = "SELECT k, at_us, run_key FROM walk") -> str:
+    """Return the recursive query of the keys reached from a list of keys over `table`, with each row's instant and run.
 
-    `then` is the query over the recursion (`walk`: its keys `k` and instants `at_us`) whose rows are returned.
+    `then` is the query over the recursion (`walk`: its keys `k`, instants `at_us` and runs `run_key`) whose rows are
+    returned.
     """
     return (
-        "WITH RECURSIVE walk (k, at_us) AS (SELECT UNNEST(?::BIGINT[]), CAST(NULL AS BIGINT) UNION "
-        f"SELECT s.{to}, s.at_us FROM walk w JOIN {table} s ON s.{start} = w.k) {then}"
+        "WITH RECURSIVE walk (k, at_us, run_key) AS (SELECT UNNEST(?::BIGINT[]), CAST(NULL AS BIGINT), CAST(NULL AS "
+        f"BIGINT) UNION SELECT s.{walk.to}, s.at_us, {walk.run} FROM walk w JOIN {table} s ON s.{walk.start} = w.k) "
+        f"{then}"
     )
 
 
-def _followed(rows: Sequence[Row], reached: set[int], instants: set[int]) -> list[int]:
-    """Add the rows' keys to `reached` and their instants to `instants`; return the keys not reached before."""
+def _followed(rows: Sequence[Row], reached: set[int], instants: set[int], runs: set[tuple[int, int]]) -> list[int]:
+    """Add the rows' keys to `reached`, their instants to `instants` and runs to `runs`; return the keys new to reach.
+
+    Each row is a key, the instant of the row that reached it and that row's run (NULL for the keys a walk began at).
+    """
     level = []
-    for key, at_us in rows:
+    for key, at_us, run in rows:
         if at_us is not None:
             instants.add(at_us)
+            if run is not None:
+                runs.add((run, at_us))
         if key is not None and key not in reached:
             reached.add(key)
             level.append(key)

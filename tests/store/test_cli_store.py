@@ -34,7 +34,7 @@ def test_init_import_stats_and_vacuum(store_location, tmp_path, capsys):
     missing = capsys.readouterr().err
     assert missing.endswith(": no lineage store here; create it with `lineage-governance store init`.\n")
     assert main(["store", "init", "--store", store_location]) == 0
-    assert capsys.readouterr().out.endswith(": schema version 19\n")
+    assert capsys.readouterr().out.endswith(": schema version 20\n")
     assert main(["store", "import", str(folder), str(more), "--store", store_location]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith(
@@ -47,7 +47,7 @@ def test_init_import_stats_and_vacuum(store_location, tmp_path, capsys):
     )
     assert main(["store", "stats", "--store", store_location, "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
-    assert stats["schema_version"] == 19 and stats["rows"]["events"] == 2 and stats["rows"]["runs"] == 2
+    assert stats["schema_version"] == 20 and stats["rows"]["events"] == 2 and stats["rows"]["runs"] == 2
     assert stats["rows"]["column_edges"] == 1 and stats["size_bytes"] > 0
     assert "password" not in json.dumps(stats) and ":" not in stats["store"].split("@")[0].split("//")[-1]
     assert main(["store", "vacuum", "--store", store_location]) == 0
@@ -95,7 +95,7 @@ def test_the_store_is_found_through_an_airflow_connection(postgres_url, tmp_path
         assert url.password not in done.stdout + done.stderr
         outputs.append(done.stdout.splitlines()[-1])  # (Airflow may log a line of its own first)
     assert outputs[0] == (
-        f"lineage store postgresql://lineage@127.0.0.1:{url.port}/lineage (postgres): schema version 19"
+        f"lineage store postgresql://lineage@127.0.0.1:{url.port}/lineage (postgres): schema version 20"
     )
     assert ": 1 read, 1 stored, 0 already in the store;" in outputs[1]
     with LineageStore.open(url.geturl()) as store:

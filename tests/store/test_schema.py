@@ -29,7 +29,7 @@ from tests.support.trace import dataset
 def test_a_new_store_has_every_table_at_the_providers_schema_version(store_location):
     with LineageStore.open(store_location, create=True) as store:
         stats = store.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 19
+        assert stats["schema_version"] == SCHEMA_VERSION == 20
         kept = tables_of(store.engine.dialect)
         assert stats["rows"] == dict.fromkeys(kept, 0)
         assert set(kept) | {"store_versions"} <= store.engine.tables()
@@ -59,6 +59,7 @@ def test_a_new_store_has_every_table_at_the_providers_schema_version(store_locat
             (17, __version__),
             (18, __version__),
             (19, __version__),
+            (20, __version__),
         ]
 
 
@@ -213,7 +214,8 @@ def test_a_version_6_store_learns_its_snapshot_reads_in_the_upgrade(store_locati
         store.ingest(FileEventSource(path))
         assert sorted(store.engine.query("SELECT * FROM snapshot_reads"), key=str) == upgraded
     # a1 read s1 into t1; b1 read t1 and s1 into v1; c1 wrote w1 reading no snapshot; d1 read v1 into none
-    assert [(w is not None, r is not None) for w, r, _ in upgraded].count((True, True)) == 3 and len(upgraded) == 5
+    assert [(w is not None, r is not None) for w, r, _, _ in upgraded].count((True, True)) == 3 and len(upgraded) == 5
+    assert sorted(run for _, _, _, run in upgraded) == sorted(run_key(run) for run in ("a1", "b1", "b1", "c1", "d1"))
 
 
 ONE_COLUMN_INDEXES_UNREAD = {"run_datasets_by_run", "runs_by_job"}
@@ -640,6 +642,48 @@ def test_a_version_18_store_keeps_event_types_and_roles_in_narrower_rows_on_post
     assert upgraded[0] == [("out.v", "v2", "b2"), ("out.v", "v1", "b1"), ("out.t", "t1", None)]
     assert upgraded[1] == [("out.v", "v1"), ("out.v", "v2")]
     assert upgraded[2] == ("b2", ["out.v"])
+
+
+def test_a_version_19_store_keeps_the_run_of_each_snapshot_read_in_the_upgrade_on_duckdb(
+    store_location, fresh_location, tmp_path
+):
+    events = [  # a1 and b1 at one instant, only a1 reading s1; c1 read what a1 wrote, then b1's
+        _wrote("dag.a", ("out.t", "t1"), "a1", "2026-10-01T02:00:00Z", ("src.s", "s1")),
+        _wrote("dag.b", ("out.u", "u1"), "b1", "2026-10-01T02:00:00Z", ("src.r", "r1")),
+        _wrote("dag.c", ("out.v", "v1"), "c1", "2026-10-01T03:00:00Z", ("out.t", "t1")),
+        _wrote("dag.c", ("out.v", "v2"), "c2", "2026-10-02T03:00:00Z", ("out.u", "u1")),
+    ]
+    later = [_wrote("dag.d", ("out.w", "w1"), "d1", "2026-10-01T02:00:00Z", ("out.t", "t1"))]  # at a1's instant
+    path, later_path = write(tmp_path / "events.jsonl", events), write(tmp_path / "later.jsonl", later)
+    _ingested_at(store_location, 19, path)
+
+    def answers(store: LineageStore) -> tuple[object, ...]:
+        forward = store.trace_forward(TableRef.parse("src.s"), "s1")
+        reads = store.engine.query("SELECT * FROM snapshot_reads ORDER BY at_us, run_key") if on_duckdb else []
+        return [(c.run.run_id, f"{c.read[0]}@{c.read[1]}", str(c.table), c.snapshot) for c in forward], reads
+
+    with LineageStore.open(store_location) as store:  # opened for writing: upgraded in place
+        assert store.version == SCHEMA_VERSION
+        on_duckdb = store.engine.dialect == "duckdb"
+        if on_duckdb:
+            assert [name for _, name, *_ in store.engine.query("PRAGMA table_info('snapshot_reads')")] == [
+                "written_key",
+                "read_key",
+                "at_us",
+                "run_key",
+            ]
+            assert sorted({run for *_, run in answers(store)[1]}) == sorted(
+                run_key(r) for r in ("a1", "b1", "c1", "c2")
+            )
+        upgraded = _as_a_new_store_answers(store, fresh_location(), answers, path, later_path)
+    assert upgraded[0] == [
+        ("a1", "src.s@s1", "out.t", "t1"),
+        ("d1", "out.t@t1", "out.w", "w1"),  # t1's readers by instant: b1's output, read by c2, is not reached
+        ("c1", "out.t@t1", "out.v", "v1"),
+    ]
+    if on_duckdb:  # each row names its run: a1's and b1's at one instant told apart, d1's stored by the new code
+        keys = {run_key(run): run for run in ("a1", "b1", "c1", "c2", "d1")}
+        assert sorted(keys[run] for *_, run in upgraded[1]) == ["a1", "b1", "c1", "c2", "d1"]
 
 
 def _as_a_new_store_answers(
