@@ -279,7 +279,7 @@ def _runs(engine: Engine, rows: Sequence[Row]) -> list[StoredRun]:
 
     The rows are `_run_rows`': each run's own row, then its inputs and its outputs. Their jobs and tables are named
     from the names the engine keeps (`names`), read again when a row names one they lack; each run's inputs and
-    outputs are sorted by table name, then snapshot (an absent one as empty).
+    outputs are sorted by table name (`_by_name`).
     """
     known = names(engine)
     tables = known.tables
