@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,6 +78,11 @@ class DuckDBEngine:
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run a query and return its rows."""
         return self.connection.execute(sql, list(params)).fetchall()
+
+    def start_query(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[Row]]:
+        """Run a query at once (the file has one connection); return a function that returns its rows."""
+        rows = self.query(sql, params)
+        return lambda: rows
 
     def integer_columns(self, sql: str, params: Sequence[Any], count: int) -> list[npt.NDArray[np.int64]]:
         """Run a query of `count` BIGINT columns, never NULL; return its columns as arrays (DuckDB's own).

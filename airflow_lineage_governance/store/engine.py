@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -41,6 +41,14 @@ class Engine(Protocol):
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run a query and return its rows."""
+        ...
+
+    def start_query(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[Row]]:
+        """Start a query; return a function that waits for its rows and returns them.
+
+        PostgreSQL runs it on a second connection while the caller's next queries run on the first (the server works
+        on both at once); DuckDB runs it at once.
+        """
         ...
 
     def integer_columns(self, sql: str, params: Sequence[Any], count: int) -> list[npt.NDArray[np.int64]]:

@@ -6,7 +6,8 @@ NOTHING`, writers of the same job taking turns on an advisory lock).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -44,8 +45,17 @@ class PostgresEngine:
 
     def __init__(self, url: str, *, connect_timeout: int = 10) -> None:
         self.description = without_password(url)
+        self._url = url
+        self._connect_timeout = connect_timeout
+        self.connection = self._connect()
+        self._staged: set[str] = set()
+        self._keyed: dict[str, bool] = {}
+        self._beside: tuple[psycopg.Connection[Row], ThreadPoolExecutor] | None = None
+
+    def _connect(self) -> psycopg.Connection[Row]:
+        """Open a connection to the store's database, set up for the store's queries."""
         try:
-            self.connection = psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout)
+            connection = psycopg.connect(self._url, autocommit=True, connect_timeout=self._connect_timeout)
         except (psycopg.Error, ValueError) as error:
             reason = (
                 type(error).__name__
@@ -56,23 +66,37 @@ class PostgresEngine:
                 f"{self.description}: the lineage store's PostgreSQL cannot be opened "
                 f"({reason}); check the connection's host, port, database and login"
             ) from None
-        self.connection.adapters.register_dumper(list, ArrayDumper)
-        self._staged: set[str] = set()
-        self._keyed: dict[str, bool] = {}
+        connection.adapters.register_dumper(list, ArrayDumper)
         # the store's queries are short: compiling them (PostgreSQL's JIT, on when a plan's estimate is high, as a
         # recursive query's is) would cost more than running them
-        self.execute("SET jit = off")
+        connection.execute("SET jit = off")
         # every edge as of a time sorts about 100,000 rows, a wide impact walk tens of thousands, and an ingest's batch
         # sorts and hashes tens of thousands and keeps its work in temporary tables: in memory, not spilled to files
         # (the server's default work_mem is 4 MB; temp_buffers is set before the session's first temporary table)
-        self.execute(f"SET work_mem = '{WORK_MEM}'")
-        self.execute(f"SET temp_buffers = '{TEMP_BUFFERS}'")
+        connection.execute(f"SET work_mem = '{WORK_MEM}'")
+        connection.execute(f"SET temp_buffers = '{TEMP_BUFFERS}'")
+        return connection
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run a query and return its rows."""
         with self.connection.cursor() as cursor:
             cursor.execute(_placeholders(sql), list(params))
             return cursor.fetchall()
+
+    def start_query(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[Row]]:
+        """Start a query on a second connection, opened at the first such query; return a function that waits for it.
+
+        The query runs in a thread of its own while the caller's next queries run on the first connection: the
+        server works on both at once. Each sees the store as it is when it starts, as any two queries do.
+
+        Raises:
+            StoreUnavailableError: The second connection cannot be opened.
+        """
+        if self._beside is None:
+            self._beside = (self._connect(), ThreadPoolExecutor(1, thread_name_prefix="lineage-store"))
+        connection, thread = self._beside
+        started = thread.submit(_fetched, connection, _placeholders(sql), list(params))
+        return started.result
 
     def integer_columns(self, sql: str, params: Sequence[Any], count: int) -> list[npt.NDArray[np.int64]]:
         """Run a query of `count` BIGINT columns, never NULL; return its columns as arrays.
@@ -219,7 +243,12 @@ class PostgresEngine:
                 self.execute(f"REINDEX TABLE CONCURRENTLY {Identifier(schema, table).as_string(self.connection)}")
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connections, once a query started on the second has ended."""
+        if self._beside is not None:
+            connection, thread = self._beside
+            thread.shutdown()
+            connection.close()
+            self._beside = None
         self.connection.close()
 
     def out_of_memory(self, error: BaseException) -> bool:
@@ -336,6 +365,13 @@ class ArrayDumper(Dumper):
     def dump(self, obj: Any) -> bytes:
         """Return the list as the text of an array (`array_literal`)."""
         return array_literal(obj).encode()
+
+
+def _fetched(connection: psycopg.Connection[Row], sql: str, params: list[Any]) -> list[Row]:
+    """Run a query on the connection and return its rows."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def _placeholders(sql: str) -> str:

@@ -12,7 +12,7 @@ that time names for it (the first writing job by name), else every column ever n
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import product, repeat
 from operator import itemgetter
@@ -129,11 +129,13 @@ def _every_edge(engine: Engine, instant: int) -> list[StoredEdge]:
     for attempt in range(ATTEMPTS):
         kinds = _kinds(engine, again=attempt > 0)
         nodes = node_places(engine, again=attempt > 0)
-        jobs, runs = _runs(engine, instant)
+        jobs = _jobs(engine, again=attempt > 0)
+        runs = _runs(engine, instant, jobs)  # PostgreSQL reads them while it reads the edges
         kinds_listed = [*([kind[part] for kind in kinds] for part in range(3)), list(range(len(kinds)))]
-        places = placed(engine, holding, [*params, *kinds_listed], nodes, jobs)
-        if places is not None:
-            return _edges_at(*places, nodes.refs, kinds, runs)
+        places = placed(engine, holding, [*params, *kinds_listed], nodes, jobs.ids)
+        held = runs()
+        if places is not None and held is not None:
+            return _edges_at(*places, nodes.refs, kinds, held)
     raise StoreError(f"the lineage store gained columns or edges each of the {ATTEMPTS} times it was read; ask again")
 
 
@@ -302,47 +304,40 @@ def holding_join(engine: Engine, columns: str) -> str:
     )
 
 
-def _runs(engine: Engine, instant: int) -> tuple[list[int], list[tuple[str, str, str, str] | None]]:
-    """Return the jobs by name, and each one's run at the instant (namespace, name, run id, event time; None: no run).
+def _runs(engine: Engine, instant: int, jobs: Jobs) -> Callable[[], list[tuple[str, str, str, str] | None] | None]:
+    """Start reading each job's run at the instant; return a function that waits for them.
 
-    On DuckDB the COMPLETEs holding at the instant are read by one scan, and placed among the jobs kept by name
-    (`_jobs`, read again when a COMPLETE names a job they lack); on PostgreSQL each job's by one descent of
-    `completes_by_job` (`holding_join`), in name order.
+    On DuckDB the COMPLETEs holding at the instant are read by one scan; on PostgreSQL each job's by one descent of
+    `completes_by_job` (`holding_join`), on the engine's second connection (`Engine.start_query`).
+
+    Args:
+        engine: The store's engine.
+        instant: The instant.
+        jobs: The store's jobs by name (`_jobs`).
 
     Returns:
-        The ids of the jobs, sorted by name then namespace, and each one's run, in the same order.
+        A function returning each job's run (namespace, name, run id, event time; None: no run), in the jobs' order;
+        None when a COMPLETE names a job they lack (the store gained it since they were read).
     """
     if engine.dialect == "duckdb":
-        for again in (False, True):
-            jobs = _jobs(engine, again=again)
-            held: list[tuple[str, str, str, str] | None] = [None] * len(jobs.ids)
-            for job_id, run_id, event_time in engine.query(
-                "SELECT job_id, run_id, event_time FROM completes WHERE at_us <= ? AND (valid_until_us IS NULL OR "
-                "valid_until_us > ?)",
-                [instant, instant],
-            ):
-                place = jobs.places.get(job_id)
-                if place is None:  # a job the store gained since they were read
-                    break
-                held[place] = (*jobs.names[place], run_id, event_time)  # of two holding at once, the one read last
-            else:
-                return jobs.ids, held
-    text = engine.text_order
-    joined = holding_join(engine, "c.run_id, c.event_time")
-    ids: list[int] = []
-    runs: list[tuple[str, str, str, str] | None] = []
-    for job_id, namespace, job, run_id, event_time in engine.query(
-        f"SELECT j.job_id, j.namespace, j.name, c.run_id, c.event_time FROM jobs j LEFT {joined} "
-        f"ORDER BY j.name{text}, j.namespace{text}",
-        [instant, instant],
-    ):
-        run = None if run_id is None else (namespace, job, run_id, event_time)
-        if ids and job_id == ids[-1]:  # two runs of a job holding at once: the one read last
-            runs[-1] = run
-        else:
-            ids.append(job_id)
-            runs.append(run)
-    return ids, runs
+        sql = (
+            "SELECT job_id, run_id, event_time FROM completes WHERE at_us <= ? AND (valid_until_us IS NULL OR "
+            "valid_until_us > ?)"
+        )
+    else:
+        sql = f"SELECT j.job_id, c.run_id, c.event_time FROM jobs j {holding_join(engine, 'c.run_id, c.event_time')}"
+    rows = engine.start_query(sql, [instant, instant])
+
+    def placed() -> list[tuple[str, str, str, str] | None] | None:
+        held: list[tuple[str, str, str, str] | None] = [None] * len(jobs.ids)
+        for job_id, run_id, event_time in rows():
+            place = jobs.places.get(job_id)
+            if place is None:
+                return None
+            held[place] = (*jobs.names[place], run_id, event_time)  # of two holding at once, the one read last
+        return held
+
+    return placed
 
 
 class Jobs(NamedTuple):

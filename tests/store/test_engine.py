@@ -67,3 +67,15 @@ def test_packed_numbers_of_anything_but_the_rows_asked_are_read_as_nothing():
         (packed((7, -7))[:12], 1, 1),  # not whole numbers
     ]:
         assert packed_columns(data, rows, count) is None
+
+
+def test_a_query_started_returns_its_rows_when_waited_for(store_location):
+    engine = open_engine(store_location)
+    try:
+        started = engine.start_query(
+            "SELECT n, ? FROM unnest(CAST(? AS BIGINT[])) AS u(n) ORDER BY n", ["a?b", NUMBERS]
+        )
+        assert engine.query("SELECT CAST(? AS BIGINT)", [7]) == [(7,)]
+        assert started() == [(n, "a?b") for n in NUMBERS]
+    finally:
+        engine.close()

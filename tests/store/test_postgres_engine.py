@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import secrets
+
+import psycopg
 import pytest
 
 from airflow_lineage_governance.store.postgres_engine import PostgresEngine, array_literal
@@ -33,3 +36,34 @@ def test_an_array_of_another_kind_of_element_is_refused_with_one_sentence():
     assert array_literal(["a", "b"]) == '{"a","b"}'
     with pytest.raises(TypeError, match=r"^an array sent to the lineage store's PostgreSQL holds a float$"):
         array_literal([1, 2.5])
+
+
+def test_a_query_started_beside_runs_on_a_second_connection_while_the_first_answers(postgres_url):
+    name = f"beside-{secrets.token_hex(4)}"
+    # a lock waited for ten seconds at most: a query that did not run beside would fail, not hang
+    url = f"{new_schema(postgres_url)}%20-clock_timeout%3D10000&application_name={name}"
+    engine = PostgresEngine(url)
+    try:
+        engine.query("SELECT pg_advisory_lock(?)", [LOCK_KEY])
+        waiting = engine.start_query("SELECT pg_advisory_lock(?), pg_backend_pid(), ?", [LOCK_KEY, "it's 100%"])
+        assert engine.query("SELECT ?", ["answered meanwhile"]) == [("answered meanwhile",)]
+        first = engine.query("SELECT pg_backend_pid()")[0][0]
+        engine.query("SELECT pg_advisory_unlock(?)", [LOCK_KEY])
+        (_, second, text), *more = waiting()
+        assert (second != first, text, more) == (True, "it's 100%", [])
+        assert _connections(postgres_url, name) == 2
+    finally:
+        engine.close()
+    assert _connections(postgres_url, name) == 0
+
+
+LOCK_KEY = 4242
+
+
+def _connections(postgres_url: str, name: str) -> int:
+    """Return how many connections of the application name the server has."""
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        found = connection.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [name]
+        ).fetchone()
+    return int(found[0]) if found else -1
