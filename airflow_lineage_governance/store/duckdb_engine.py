@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import pyarrow as pa
 
-from airflow_lineage_governance.store.engine import Row, numbers_refused
+from airflow_lineage_governance.store.engine import Row, T, numbers_refused
 from airflow_lineage_governance.store.errors import StoreBusyError, StoreMissingError, StoreUnavailableError
 
 WRITER_CHECKPOINT_THRESHOLD = "256MB"
@@ -79,10 +79,13 @@ class DuckDBEngine:
         """Run a query and return its rows."""
         return self.connection.execute(sql, list(params)).fetchall()
 
-    def start_query(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[Row]]:
-        """Run a query at once (the file has one connection); return a function that returns its rows."""
-        rows = self.query(sql, params)
-        return lambda: rows
+    def start_query(self, sql: str, params: Sequence[Any], then: Callable[[list[Row]], T]) -> Callable[[], T]:
+        """Run a query, and `then` on its rows, at once; return a function that returns `then`'s value.
+
+        The file has one connection, and DuckDB reads with all of the reader's threads.
+        """
+        value = then(self.query(sql, params))
+        return lambda: value
 
     def integer_columns(self, sql: str, params: Sequence[Any], count: int) -> list[npt.NDArray[np.int64]]:
         """Run a query of `count` BIGINT columns, never NULL; return its columns as arrays (DuckDB's own).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from airflow_lineage_governance.store.errors import StoreError
 
@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 Row = tuple[Any, ...]
+T = TypeVar("T")
 
 FEW = 6
 """At most this many keys are read one look-up each (an index look-up on both engines: DuckDB uses an index for one
@@ -43,11 +44,12 @@ class Engine(Protocol):
         """Run a query and return its rows."""
         ...
 
-    def start_query(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[Row]]:
-        """Start a query; return a function that waits for its rows and returns them.
+    def start_query(self, sql: str, params: Sequence[Any], then: Callable[[list[Row]], T]) -> Callable[[], T]:
+        """Start a query, and `then` on its rows; return a function that waits for `then`'s value and returns it.
 
-        PostgreSQL runs it on a second connection while the caller's next queries run on the first (the server works
-        on both at once); DuckDB runs it at once.
+        PostgreSQL runs both on a second connection's thread while the caller's next queries run on the first (the
+        server works on both queries at once, and `then` runs while the caller waits for the server); DuckDB runs
+        them at once.
         """
         ...
 

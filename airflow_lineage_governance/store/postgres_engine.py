@@ -17,7 +17,7 @@ from psycopg import errors as pg_errors
 from psycopg.adapt import Dumper
 from psycopg.sql import Identifier
 
-from airflow_lineage_governance.store.engine import Row, numbers_refused
+from airflow_lineage_governance.store.engine import Row, T, numbers_refused
 from airflow_lineage_governance.store.errors import StoreUnavailableError
 
 if TYPE_CHECKING:
@@ -83,11 +83,12 @@ class PostgresEngine:
             cursor.execute(_placeholders(sql), list(params))
             return cursor.fetchall()
 
-    def start_query(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[Row]]:
-        """Start a query on a second connection, opened at the first such query; return a function that waits for it.
+    def start_query(self, sql: str, params: Sequence[Any], then: Callable[[list[Row]], T]) -> Callable[[], T]:
+        """Start a query, and `then` on its rows, on a second connection; return a function that waits for their value.
 
-        The query runs in a thread of its own while the caller's next queries run on the first connection: the
-        server works on both at once. Each sees the store as it is when it starts, as any two queries do.
+        The query and `then` run in a thread of the engine's own, on a connection opened at the first such query. The
+        caller's next queries run on the first connection meanwhile: the server works on both at once, and `then`
+        runs while the caller waits for the server. Each query sees the store as it is when it starts, as any two do.
 
         Raises:
             StoreUnavailableError: The second connection cannot be opened.
@@ -95,7 +96,7 @@ class PostgresEngine:
         if self._beside is None:
             self._beside = (self._connect(), ThreadPoolExecutor(1, thread_name_prefix="lineage-store"))
         connection, thread = self._beside
-        started = thread.submit(_fetched, connection, _placeholders(sql), list(params))
+        started = thread.submit(_fetched, connection, _placeholders(sql), list(params), then)
         return started.result
 
     def integer_columns(self, sql: str, params: Sequence[Any], count: int) -> list[npt.NDArray[np.int64]]:
@@ -367,11 +368,11 @@ class ArrayDumper(Dumper):
         return array_literal(obj).encode()
 
 
-def _fetched(connection: psycopg.Connection[Row], sql: str, params: list[Any]) -> list[Row]:
-    """Run a query on the connection and return its rows."""
+def _fetched(connection: psycopg.Connection[Row], sql: str, params: list[Any], then: Callable[[list[Row]], T]) -> T:
+    """Run a query on the connection and return `then`'s value of its rows."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        return then(cursor.fetchall())
 
 
 def _placeholders(sql: str) -> str:

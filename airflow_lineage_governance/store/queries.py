@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import product, repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
@@ -308,7 +309,8 @@ def _runs(engine: Engine, instant: int, jobs: Jobs) -> Callable[[], list[tuple[s
     """Start reading each job's run at the instant; return a function that waits for them.
 
     On DuckDB the COMPLETEs holding at the instant are read by one scan; on PostgreSQL each job's by one descent of
-    `completes_by_job` (`holding_join`), on the engine's second connection (`Engine.start_query`).
+    `completes_by_job` (`holding_join`), on the engine's second connection, where the runs are placed too
+    (`Engine.start_query`).
 
     Args:
         engine: The store's engine.
@@ -326,18 +328,21 @@ def _runs(engine: Engine, instant: int, jobs: Jobs) -> Callable[[], list[tuple[s
         )
     else:
         sql = f"SELECT j.job_id, c.run_id, c.event_time FROM jobs j {holding_join(engine, 'c.run_id, c.event_time')}"
-    rows = engine.start_query(sql, [instant, instant])
+    return engine.start_query(sql, [instant, instant], partial(_placed_runs, jobs))
 
-    def placed() -> list[tuple[str, str, str, str] | None] | None:
-        held: list[tuple[str, str, str, str] | None] = [None] * len(jobs.ids)
-        for job_id, run_id, event_time in rows():
-            place = jobs.places.get(job_id)
-            if place is None:
-                return None
-            held[place] = (*jobs.names[place], run_id, event_time)  # of two holding at once, the one read last
-        return held
 
-    return placed
+def _placed_runs(jobs: Jobs, rows: list[Row]) -> list[tuple[str, str, str, str] | None] | None:
+    """Return each job's run (namespace, name, run id, event time; None: no run) in the jobs' order.
+
+    The rows are a job's id, a run id and an event time each; None when one names a job the jobs lack.
+    """
+    held: list[tuple[str, str, str, str] | None] = [None] * len(jobs.ids)
+    for job_id, run_id, event_time in rows:
+        place = jobs.places.get(job_id)
+        if place is None:
+            return None
+        held[place] = (*jobs.names[place], run_id, event_time)  # of two holding at once, the one read last
+    return held
 
 
 class Jobs(NamedTuple):

@@ -69,13 +69,13 @@ def test_packed_numbers_of_anything_but_the_rows_asked_are_read_as_nothing():
         assert packed_columns(data, rows, count) is None
 
 
-def test_a_query_started_returns_its_rows_when_waited_for(store_location):
+def test_a_query_started_returns_the_value_of_its_rows_when_waited_for(store_location):
     engine = open_engine(store_location)
     try:
         started = engine.start_query(
-            "SELECT n, ? FROM unnest(CAST(? AS BIGINT[])) AS u(n) ORDER BY n", ["a?b", NUMBERS]
+            "SELECT n, ? FROM unnest(CAST(? AS BIGINT[])) AS u(n) ORDER BY n", ["a?b", NUMBERS], lambda rows: rows[::-1]
         )
         assert engine.query("SELECT CAST(? AS BIGINT)", [7]) == [(7,)]
-        assert started() == [(n, "a?b") for n in NUMBERS]
+        assert started() == [(n, "a?b") for n in reversed(NUMBERS)]
     finally:
         engine.close()

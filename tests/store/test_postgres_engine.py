@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import threading
 
 import psycopg
 import pytest
@@ -45,12 +46,16 @@ def test_a_query_started_beside_runs_on_a_second_connection_while_the_first_answ
     engine = PostgresEngine(url)
     try:
         engine.query("SELECT pg_advisory_lock(?)", [LOCK_KEY])
-        waiting = engine.start_query("SELECT pg_advisory_lock(?), pg_backend_pid(), ?", [LOCK_KEY, "it's 100%"])
+        waiting = engine.start_query(
+            "SELECT pg_advisory_lock(?), pg_backend_pid(), ?",
+            [LOCK_KEY, "it's 100%"],
+            lambda rows: (rows, threading.current_thread() is threading.main_thread()),
+        )
         assert engine.query("SELECT ?", ["answered meanwhile"]) == [("answered meanwhile",)]
         first = engine.query("SELECT pg_backend_pid()")[0][0]
         engine.query("SELECT pg_advisory_unlock(?)", [LOCK_KEY])
-        (_, second, text), *more = waiting()
-        assert (second != first, text, more) == (True, "it's 100%", [])
+        [(_, second, text)], on_the_callers_thread = waiting()
+        assert (second != first, text, on_the_callers_thread) == (True, "it's 100%", False)
         assert _connections(postgres_url, name) == 2
     finally:
         engine.close()
