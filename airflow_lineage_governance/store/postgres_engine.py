@@ -50,7 +50,9 @@ class PostgresEngine:
         self.connection = self._connect()
         self._staged: set[str] = set()
         self._keyed: dict[str, bool] = {}
-        self._beside: tuple[psycopg.Connection[Row], ThreadPoolExecutor] | None = None
+        self._thread: ThreadPoolExecutor | None = None  # `start_query`'s, and its connection
+        self._beside: psycopg.Connection[Row] | None = None
+        self._alone = False  # the server refused the second connection
 
     def _connect(self) -> psycopg.Connection[Row]:
         """Open a connection to the store's database, set up for the store's queries."""
@@ -86,18 +88,35 @@ class PostgresEngine:
     def start_query(self, sql: str, params: Sequence[Any], then: Callable[[list[Row]], T]) -> Callable[[], T]:
         """Start a query, and `then` on its rows, on a second connection; return a function that waits for their value.
 
-        The query and `then` run in a thread of the engine's own, on a connection opened at the first such query. The
+        The query and `then` run in a thread of the engine's own, on a connection it opens for its first query. The
         caller's next queries run on the first connection meanwhile: the server works on both at once, and `then`
         runs while the caller waits for the server. Each query sees the store as it is when it starts, as any two do.
-
-        Raises:
-            StoreUnavailableError: The second connection cannot be opened.
+        When the server refuses the second connection (a connection limit), the query runs on the first when waited
+        for, and every later one at once.
         """
+        if self._alone:
+            value = then(self.query(sql, params))
+            return lambda: value
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="lineage-store")
+        started = self._thread.submit(self._fetched_beside, _placeholders(sql), list(params), then)
+
+        def waited() -> T:
+            try:
+                return started.result()
+            except StoreUnavailableError:
+                self._alone = True
+                return then(self.query(sql, params))
+
+        return waited
+
+    def _fetched_beside(self, sql: str, params: list[Any], then: Callable[[list[Row]], T]) -> T:
+        """Run a query on the second connection, opened at its first query, and return `then`'s value of its rows."""
         if self._beside is None:
-            self._beside = (self._connect(), ThreadPoolExecutor(1, thread_name_prefix="lineage-store"))
-        connection, thread = self._beside
-        started = thread.submit(_fetched, connection, _placeholders(sql), list(params), then)
-        return started.result
+            self._beside = self._connect()
+        with self._beside.cursor() as cursor:
+            cursor.execute(sql, params)
+            return then(cursor.fetchall())
 
     def integer_columns(self, sql: str, params: Sequence[Any], count: int) -> list[npt.NDArray[np.int64]]:
         """Run a query of `count` BIGINT columns, never NULL; return its columns as arrays.
@@ -245,10 +264,11 @@ class PostgresEngine:
 
     def close(self) -> None:
         """Close the connections, once a query started on the second has ended."""
+        if self._thread is not None:
+            self._thread.shutdown()
+            self._thread = None
         if self._beside is not None:
-            connection, thread = self._beside
-            thread.shutdown()
-            connection.close()
+            self._beside.close()
             self._beside = None
         self.connection.close()
 
@@ -366,13 +386,6 @@ class ArrayDumper(Dumper):
     def dump(self, obj: Any) -> bytes:
         """Return the list as the text of an array (`array_literal`)."""
         return array_literal(obj).encode()
-
-
-def _fetched(connection: psycopg.Connection[Row], sql: str, params: list[Any], then: Callable[[list[Row]], T]) -> T:
-    """Run a query on the connection and return `then`'s value of its rows."""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return then(cursor.fetchall())
 
 
 def _placeholders(sql: str) -> str:

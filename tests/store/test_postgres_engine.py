@@ -72,3 +72,22 @@ def _connections(postgres_url: str, name: str) -> int:
             "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [name]
         ).fetchone()
     return int(found[0]) if found else -1
+
+
+def test_a_query_started_when_the_server_refuses_a_second_connection_runs_on_the_first(postgres_url):
+    url = new_schema(postgres_url)
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        found = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = 'lineage'").fetchone()
+        admin.execute(f"ALTER DATABASE lineage CONNECTION LIMIT {int(found[0]) + 1 if found else 0}")
+        try:
+            engine = PostgresEngine(url)
+            try:
+                first = engine.query("SELECT pg_backend_pid()")[0][0]
+                waiting = engine.start_query("SELECT pg_backend_pid(), ?", ["twice"], list)
+                assert engine.query("SELECT ?", ["answered first"]) == [("answered first",)]
+                assert waiting() == [(first, "twice")]
+                assert engine.start_query("SELECT pg_backend_pid()", [], list)() == [(first,)]
+            finally:
+                engine.close()
+        finally:
+            admin.execute("ALTER DATABASE lineage CONNECTION LIMIT -1")
