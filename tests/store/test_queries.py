@@ -294,3 +294,26 @@ def test_every_edge_as_of_a_time_leaves_out_the_edges_of_a_job_with_no_run_then(
             ("out.u.z", "out.v.w", "dag.c", "c2"),
             ("out.v.w", "out.v.w", "dag.c", "c2"),
         ]
+
+
+@pytest.mark.parametrize("one_number", [True, False], ids=["places as one number", "places sorted by keys"])
+def test_every_edge_as_of_a_time_lists_one_source_and_target_by_type_subtype_then_job(
+    store_location, tmp_path, monkeypatch, one_number
+):
+    if not one_number:
+        monkeypatch.setattr(queries, "ONE_NUMBER_BITS", 0)
+    email = "crm.learners.email"
+    history = [
+        run("dag.a", output("out.t", {"x": [source(email, "DIRECT", "TRANSFORMATION")]}), day=1, run="a1"),
+        run("dag.b", output("out.t", {"x": [source(email), source(email, "INDIRECT", "FILTER")]}), day=1, run="b1"),
+        run("dag.c", output("out.t", {"x": [source(email, "DIRECT", "TRANSFORMATION")]}, [email]), day=1, run="c1"),
+    ]
+    with LineageStore.open(store_location, create=True) as store:
+        store.ingest(FileEventSource(write(tmp_path / "history.jsonl", history)))
+        assert [(str(e.source), str(e.target), e.type, e.subtype, e.job) for e in store.edges_as_of()] == [
+            (email, "out.t.x", "DIRECT", "IDENTITY", "dag.b"),
+            (email, "out.t.x", "DIRECT", "TRANSFORMATION", "dag.a"),
+            (email, "out.t.x", "DIRECT", "TRANSFORMATION", "dag.c"),
+            (email, "out.t.x", "INDIRECT", "FILTER", "dag.b"),
+            (email, "out.t", "INDIRECT", "FILTER", "dag.c"),  # the nodes' places: every column before the tables
+        ]
