@@ -4,14 +4,15 @@ Which run wrote a table's snapshot (its try, its SQL hash), which snapshot of ea
 sources (`trace_back`); and forwards, every output snapshot that read a snapshot, directly or through others
 (`trace_forward`).
 
-A recursive query finds the runs a trace meets and returns each one's own row and its tables' rows, sorted by instant,
-then run id (`_run_rows`); Python names their jobs and tables from the names it keeps (`names`) and lays them out in
-the order a person reads them. On PostgreSQL the recursion walks `run_datasets` by its indexes of snapshots and runs,
-carrying the runs' rows; on DuckDB it walks `snapshot_reads` from the snapshot's rows (found by its key's span,
-`snapshot_spans`) within a range of instants, then beyond it only where a snapshot it reached has rows, and reads the
-rows of the runs the walk met (forward, each row it followed names its run; back, the latest writers of the snapshots
-it reached at the instants it met). A snapshot's writer is the latest COMPLETE that named it as an output (by
-instant, then run id), whatever order the events arrived in. A run's inputs and outputs are listed by table name.
+A recursive query finds the runs a trace meets and returns each one's own row and its tables' rows, each naming the
+run's place among them by instant, then run id (`_run_rows`); Python names their jobs and tables from the names it keeps
+(`names`) and lays them out in the order a person reads them. On PostgreSQL the recursion walks `run_datasets` by its
+indexes of snapshots and runs, carrying the runs' rows; on DuckDB it walks `snapshot_reads` from the snapshot's rows
+(found by its key's span, `snapshot_spans`) within a range of instants, then beyond it only where a snapshot it reached
+has rows, and reads the rows of the runs the walk met (forward, each row it followed names its run; back, the latest
+writers of the snapshots it reached at the instants it met). A snapshot's writer is the latest COMPLETE that named it as
+an output (by instant, then run id), whatever order the events arrived in. A run's inputs and outputs are listed by
+table name.
 """
 
 from __future__ import annotations
@@ -188,21 +189,19 @@ def _run_rows(engine: Engine, met: str, datasets: str, completes: str = "complet
     `met` is a relation with the run key and instant of each run met (a run may be in it more than once), `datasets`
     one of the rows of `run_datasets` of those runs (`d`'s), and `completes` the relation their COMPLETEs are read from
     (which also names each row of `datasets` by its run's id).
-    Each run with a COMPLETE is one row of its own (kind 0: instant, run id, its job's id, time, SQL hash, try), then
-    one row per input (kind 2) and per output (3), each its table's id and snapshot, the rest NULL: the few values
-    Python reads, in the order it reads them (by instant, then run id), numbers where Python names them. A table's
-    row follows its run's (both sorted by the run's instant and id): it names no run of its own.
+    Each row names its run by the run's place among them by instant, then run id (from 0; the database numbers the
+    runs, never sorting the rows): each run with a COMPLETE is one row of its own (kind 0: its job's id, instant, run
+    id, time, SQL hash, try), and has one row per input (kind 2) and per output (3), each its table's id and
+    snapshot, the rest NULL: the few values Python reads, numbers where Python names them. The rows come in no order.
     """
+    text = engine.text_order
     return (
         "numbered AS MATERIALIZED (SELECT c.run_key, c.run_id, c.at_us, c.event_time, c.try_number, c.sql_hash, "
-        f"c.job_id FROM (SELECT DISTINCT run_key, at_us FROM {met}) AS r JOIN {completes} c ON c.run_key = r.run_key "
-        "AND c.at_us = r.at_us) "
-        "SELECT CASE kind WHEN 0 THEN at_us END, CASE kind WHEN 0 THEN run_id END, kind, id, snapshot, event_time, "
-        "sql_hash, try_number FROM (SELECT n.at_us, n.run_id, "
-        "0 AS kind, n.job_id AS id, CAST(NULL AS TEXT) AS snapshot, n.event_time, n.sql_hash, n.try_number FROM "
-        "numbered n UNION ALL SELECT d.at_us, r.run_id, CASE WHEN d.role = 'input' THEN 2 ELSE 3 END, d.dataset_id, "
-        f"d.snapshot, NULL, NULL, NULL FROM {datasets} JOIN numbered r ON r.run_key = d.run_key AND r.at_us = d.at_us) "
-        f"AS rows ORDER BY at_us, run_id{engine.text_order}, kind"
+        f"c.job_id, ROW_NUMBER() OVER (ORDER BY c.at_us, c.run_id{text}) - 1 AS place FROM (SELECT DISTINCT run_key, "
+        f"at_us FROM {met}) AS r JOIN {completes} c ON c.run_key = r.run_key AND c.at_us = r.at_us) "
+        "SELECT place, 0, job_id, CAST(NULL AS TEXT), at_us, run_id, event_time, sql_hash, try_number FROM numbered "
+        "UNION ALL SELECT r.place, CASE WHEN d.role = 'input' THEN 2 ELSE 3 END, d.dataset_id, d.snapshot, NULL, NULL, "
+        f"NULL, NULL, NULL FROM {datasets} JOIN numbered r ON r.run_key = d.run_key AND r.at_us = d.at_us"
     )
 
 
@@ -275,40 +274,41 @@ _Facts = tuple[str, str, int | None, str, str | None, int]
 
 
 def _runs(engine: Engine, rows: Sequence[Row]) -> list[StoredRun]:
-    """Return the runs of the rows, in their order (by instant, then run id).
+    """Return the runs of the rows, in their places' order (by instant, then run id).
 
-    The rows are `_run_rows`': each run's own row, then its inputs and its outputs. Their jobs and tables are named
-    from the names the engine keeps (`names`), read again when a row names one they lack; each run's inputs and
-    outputs are sorted by table name (`_by_name`).
+    The rows are `_run_rows`': each run's own row, and its inputs' and outputs', in any order. Their jobs and tables
+    are named from the names the engine keeps (`names`), read again when a row names one they lack; each run's inputs
+    and outputs are sorted by table name (`_by_name`).
     """
     known = names(engine)
     tables = known.tables
-    found: list[StoredRun] = []
-    facts: _Facts | None = None
-    inputs: list[tuple[str, TableRef, str | None]] = []
-    outputs: list[tuple[str, TableRef, str | None]] = []
-    new = tuple.__new__  # a run made as the tuple it is: thousands of them in a large trace
-    for at_us, run_id, kind, key, snapshot, event_time, sql_hash, try_number in rows:
+    facts: dict[int, _Facts] = {}
+    read: dict[int, list[tuple[str, TableRef, str | None]]] = {}
+    wrote: dict[int, list[tuple[str, TableRef, str | None]]] = {}
+    for place, kind, key, snapshot, at_us, run_id, event_time, sql_hash, try_number in rows:
         if kind:
             table = tables.get(key)
             if table is None:
                 known = names(engine, again=True)
                 tables = known.tables
                 table = tables[key]
-            (inputs if kind == 2 else outputs).append((table[0], table[1], snapshot))
+            by_place = read if kind == 2 else wrote
+            versions = by_place.get(place)
+            if versions is None:
+                versions = by_place[place] = []
+            versions.append((table[0], table[1], snapshot))
             continue
-        if facts:
-            found.append(new(StoredRun, (*facts, _by_name(inputs), _by_name(outputs))))
         job = known.jobs.get(key)
         if job is None:
             known = names(engine, again=True)
             tables = known.tables
             job = known.jobs[key]
-        facts = (job, run_id, try_number, event_time, sql_hash, at_us)
-        inputs, outputs = [], []
-    if facts:
-        found.append(new(StoredRun, (*facts, _by_name(inputs), _by_name(outputs))))
-    return found
+        facts[place] = (job, run_id, try_number, event_time, sql_hash, at_us)
+    new = tuple.__new__  # a run made as the tuple it is: thousands of them in a large trace
+    return [
+        new(StoredRun, (*facts[place], _by_name(read.get(place, [])), _by_name(wrote.get(place, []))))
+        for place in range(len(facts))
+    ]
 
 
 def _by_name(versions: list[tuple[str, TableRef, str | None]]) -> Versions:
@@ -317,8 +317,8 @@ def _by_name(versions: list[tuple[str, TableRef, str | None]]) -> Versions:
     A run names a table once as an input and once as an output at most (`run_datasets`' key): no two of its inputs,
     nor two of its outputs, share a name.
     """
-    if len(versions) == 1:
-        return ((versions[0][1], versions[0][2]),)
+    if len(versions) < 2:
+        return ((versions[0][1], versions[0][2]),) if versions else ()
     versions.sort(key=_NAME)
     return tuple([(table, snapshot) for _, table, snapshot in versions])
 

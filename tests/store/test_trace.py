@@ -139,6 +139,29 @@ def test_a_retry_that_wrote_the_same_snapshot_is_its_writer_whatever_the_order_r
         assert [(str(o.table), o.snapshot, o.run) for o in origin.inputs] == [("src.s", "s2", None)]
 
 
+def test_runs_at_one_instant_are_laid_out_by_run_id_whatever_the_order_received(stored):
+    at = "2026-10-01T02:00:00Z"
+    readers = [
+        complete(f"dag.{run}", dataset(f"out.{run}", f"{run}1"), run=run, time=at, inputs=[dataset("src.s", "s1")])
+        for run in ("rb", "rd", "ra", "rc")
+    ]
+    writers = [
+        complete("dag.w", dataset("out.w", "w1"), run=run, time=at, inputs=[dataset("src.s", f"s-{run}")])
+        for run in ("wz", "wa", "wm")
+    ]
+    with stored([*readers, *writers]) as store:
+        forward = store.trace_forward(T("src.s"), "s1")
+        assert [(c.run.run_id, str(c.table)) for c in forward] == [
+            ("ra", "out.ra"),
+            ("rb", "out.rb"),
+            ("rc", "out.rc"),
+            ("rd", "out.rd"),
+        ]
+        origin = store.trace_back(T("out.w"), "w1")  # of the writers at one instant, the last by run id
+        assert origin.run is not None and origin.run.run_id == "wz"
+        assert [(str(o.table), o.snapshot) for o in origin.inputs] == [("src.s", "s-wz")]
+
+
 def test_a_snapshot_no_complete_named_is_refused_in_one_sentence(stored):
     events = [complete("dag.a", dataset("out.a", "a1"), run="a", inputs=[dataset("src.s", "s1")])]
     with stored(events) as store:
